@@ -1,0 +1,93 @@
+/* arch/x86_64/arch.h: the interfaces between the files of arch/x86_64 -- boot information, ACPI tables,
+ * the local and I/O APICs, timekeeping, SMP start, console devices, interrupt vectors. */
+#ifndef ARCH_X86_64_ARCH_H
+#define ARCH_X86_64_ARCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "arch/x86_64/context.h"
+
+/* Interrupt vectors. */
+#define VEC_TIMER 0x20
+#define VEC_PIC_BASE 0x30      /* the 8259s, remapped here and masked: only spurious ones arrive */
+#define VEC_DEVICE_BASE 0x40   /* IOAPIC-routed device interrupts, allocated upwards */
+#define VEC_DEVICE_LAST 0x7F
+#define VEC_YIELD 0x81         /* int $0x81: a task gives up the CPU */
+#define VEC_SPURIOUS 0xFF
+
+/* multiboot.c: what GRUB told us, copied out of its structures early. */
+struct mem_range {
+    uint64_t base;
+    uint64_t length;
+};
+#define BOOT_MAX_RANGES 32
+struct boot_info {
+    char cmdline[512];
+    struct mem_range usable[BOOT_MAX_RANGES];
+    unsigned usable_count;
+    uint8_t rsdp[36];   /* GRUB's copy of the RSDP (v1: first 20 bytes) */
+    unsigned rsdp_len;  /* 0 when GRUB gave no ACPI tag */
+};
+extern struct boot_info boot_info;
+void multiboot_parse(uintptr_t info_phys);
+
+/* acpi.c */
+#define ACPI_MAX_IOAPICS 4
+struct acpi_info {
+    uint32_t lapic_phys;
+    unsigned cpu_count;
+    uint32_t cpu_apic_ids[16];
+    unsigned ioapic_count;
+    struct { uint32_t id, phys, gsi_base; } ioapics[ACPI_MAX_IOAPICS];
+    struct { uint32_t gsi; uint16_t flags; bool present; } isa_override[16];
+    uint16_t pm1a_cnt, pm1b_cnt;
+    uint16_t slp_typ_s5_a, slp_typ_s5_b;
+    bool s5_known;
+};
+extern struct acpi_info acpi;
+void acpi_init(void);
+
+/* lapic.c */
+void lapic_init(void);                 /* this CPU */
+uint32_t lapic_id(void);
+void lapic_eoi(void);
+void lapic_timer_calibrate_start(void);
+uint32_t lapic_timer_calibrate_read(void);
+void lapic_timer_start(uint32_t ticks_per_period);
+void lapic_send_init(uint32_t apic_id);
+void lapic_send_startup(uint32_t apic_id, uint8_t vector_page);
+void lapic_send_nmi_all_but_self(void);
+bool lapic_wait_icr_idle(void);
+
+/* ioapic.c */
+void ioapic_init(void);
+void ioapic_route(uint32_t gsi, uint8_t vector, bool level, bool active_low, uint32_t dest_apic);
+
+/* time.c */
+void time_init(void);                  /* boot CPU: TSC and LAPIC timer calibrated against the PIT */
+void time_start_tick(void);            /* each CPU: the LAPIC timer at TICK_HZ */
+#define TICK_HZ 100
+void delay_us(uint64_t us);
+
+/* interrupts.c */
+void idt_init(void);                   /* once */
+void idt_load(void);                   /* each CPU */
+void pic_disable(void);
+struct context *interrupt_dispatch(struct context *ctx);
+
+/* smp.c */
+void smp_start_aps(void);
+
+/* serial.c, vga.c, ps2kbd.c */
+void serial_init(void);
+void serial_enable_input(void);
+void serial_write(const char *text, size_t len);
+void vga_init(void);
+void vga_write(const char *text, size_t len);
+void ps2kbd_init(void);
+
+/* power */
+const char *acpi_poweroff(void);
+
+#endif

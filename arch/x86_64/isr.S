@@ -1,0 +1,86 @@
+/* arch/x86_64/isr.S: the interrupt entry stubs. Every vector pushes the same struct context
+ * (arch/x86_64/context.h) and calls interrupt_dispatch(ctx), which returns the context to resume -- the same
+ * one, or another task's: that return value is the whole context switch. Also the AP's 64-bit entry. */
+
+    .text
+    .code64
+
+/* Vectors where the CPU pushes an error code: 8, 10-14, 17, 21, 29, 30. */
+.macro ISR_STUB n
+    .align 16
+isr_stub_\n:
+    .if (\n == 8) || (\n >= 10 && \n <= 14) || (\n == 17) || (\n == 21) || (\n == 29) || (\n == 30)
+    pushq $\n
+    .else
+    pushq $0
+    pushq $\n
+    .endif
+    jmp isr_common
+.endm
+
+.altmacro
+.macro ISR_STUB_AT n
+    ISR_STUB %n
+.endm
+.set vec, 0
+.rept 256
+    ISR_STUB_AT %vec
+    .set vec, vec + 1
+.endr
+
+isr_common:
+    pushq %rax
+    pushq %rbx
+    pushq %rcx
+    pushq %rdx
+    pushq %rsi
+    pushq %rdi
+    pushq %rbp
+    pushq %r8
+    pushq %r9
+    pushq %r10
+    pushq %r11
+    pushq %r12
+    pushq %r13
+    pushq %r14
+    pushq %r15
+    cld
+    movq %rsp, %rdi
+    call interrupt_dispatch
+    movq %rax, %rsp
+    .global isr_resume
+isr_resume:
+    popq %r15
+    popq %r14
+    popq %r13
+    popq %r12
+    popq %r11
+    popq %r10
+    popq %r9
+    popq %r8
+    popq %rbp
+    popq %rdi
+    popq %rsi
+    popq %rdx
+    popq %rcx
+    popq %rbx
+    popq %rax
+    addq $16, %rsp
+    iretq
+
+/* The addresses of the 256 stubs, for the IDT. */
+.macro STUB_ADDR n
+    .quad isr_stub_\n
+.endm
+.macro STUB_ADDR_AT n
+    STUB_ADDR %n
+.endm
+    .section .rodata
+    .align 8
+    .global isr_stub_table
+isr_stub_table:
+.set vec, 0
+.rept 256
+    STUB_ADDR_AT %vec
+    .set vec, vec + 1
+.endr

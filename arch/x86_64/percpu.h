@@ -1,0 +1,49 @@
+/* arch/x86_64/percpu.h: what each CPU keeps for itself -- identity, its GDT and TSS, its interrupt stacks --
+ * reached through the GS base so that cpu_index() is one instruction. */
+#ifndef ARCH_X86_64_PERCPU_H
+#define ARCH_X86_64_PERCPU_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include "hal/cpu.h"
+
+#define IST_STACK_SIZE 8192
+#define IST_NMI 1
+#define IST_DOUBLE_FAULT 2
+#define IST_MACHINE_CHECK 3
+
+struct tss {
+    uint32_t reserved0;
+    uint64_t rsp[3];
+    uint64_t reserved1;
+    uint64_t ist[7];
+    uint64_t reserved2;
+    uint16_t reserved3;
+    uint16_t iomap_base;
+} __attribute__((packed));
+
+struct percpu {
+    struct percpu *self; /* %gs:0 */
+    uint64_t index;      /* %gs:8: cpu_index() reads this */
+    uint32_t apic_id;
+    atomic_bool online;
+    uint64_t gdt[5];     /* null, code, data, TSS (two slots) */
+    struct tss tss;
+    uint8_t ist_stacks[3][IST_STACK_SIZE] __attribute__((aligned(16)));
+};
+
+extern struct percpu percpu_area[MAX_CPUS];
+
+/* Loads this CPU's GDT, TSS and GS base; called once on each CPU before anything else reads cpu_index(). */
+void percpu_install(unsigned index, uint32_t apic_id);
+void percpu_set_count(unsigned count);
+void percpu_mark_online(unsigned index);
+
+/* Which CPU index an APIC id belongs to; -1 when unknown. */
+int percpu_index_of_apic(uint32_t apic_id);
+
+/* Bounds of the interrupt stack that contains sp, for stack walks from NMI/#DF/#MC handlers. */
+bool percpu_ist_bounds(uintptr_t sp, uintptr_t *lo, uintptr_t *hi);
+
+#endif

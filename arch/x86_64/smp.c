@@ -1,0 +1,89 @@
+/* arch/x86_64/smp.c: starting the application processors the MADT listed, one at a time, with the
+ * INIT-SIPI-SIPI sequence through a real-mode trampoline copied to 0x8000; and each AP's way from the
+ * trampoline into the scheduler (its own GDT/TSS/GS, the shared IDT, its LAPIC and tick, an idle task). */
+#include "arch/x86_64/arch.h"
+#include "arch/x86_64/percpu.h"
+#include "arch/x86_64/x86.h"
+#include "kernel/heap.h"
+#include "kernel/log.h"
+#include "kernel/string.h"
+#include "kernel/task.h"
+
+#define AP_TRAMPOLINE_ADDR 0x8000
+#define AP_STACK_SIZE TASK_STACK_SIZE
+
+extern const uint8_t ap_trampoline_start[], ap_trampoline_end[];
+extern const uint32_t ap_tramp_cr3_off, ap_tramp_stack_off, ap_tramp_entry_off, ap_tramp_cpu_off;
+
+static atomic_bool ap_arrived;
+static uint8_t *ap_stacks[MAX_CPUS];
+
+__attribute__((noreturn)) static void ap_main(uint64_t index)
+{
+    percpu_install((unsigned)index, lapic_id());
+    idt_load();
+    lapic_init();
+    sched_init_cpu(ap_stacks[index], ap_stacks[index] + AP_STACK_SIZE);
+    percpu_mark_online((unsigned)index);
+    atomic_store(&ap_arrived, true);
+    time_start_tick();
+    sched_idle_loop();
+}
+
+static void tramp_set(uint32_t off, uint64_t value)
+{
+    *(volatile uint64_t *)(uintptr_t)(AP_TRAMPOLINE_ADDR + off) = value;
+}
+
+static bool wait_arrival(uint64_t us)
+{
+    for (uint64_t waited = 0; waited < us; waited += 10) {
+        if (atomic_load(&ap_arrived))
+            return true;
+        delay_us(10);
+    }
+    return atomic_load(&ap_arrived);
+}
+
+void smp_start_aps(void)
+{
+    memcpy((void *)AP_TRAMPOLINE_ADDR, ap_trampoline_start, (size_t)(ap_trampoline_end - ap_trampoline_start));
+    uint32_t self = lapic_id();
+    unsigned next_index = 1;
+
+    percpu_set_count(acpi.cpu_count > MAX_CPUS ? MAX_CPUS : acpi.cpu_count);
+    for (unsigned i = 0; i < acpi.cpu_count && next_index < MAX_CPUS; i++) {
+        uint32_t apic_id = acpi.cpu_apic_ids[i];
+        if (apic_id == self)
+            continue;
+        /* The AP's first stack becomes its idle task's stack, painted so `stacks` can measure it. */
+        uint8_t *stack = kmalloc_aligned(AP_STACK_SIZE, 16);
+        if (!stack) {
+            log_warn("smp: no memory for the stack of cpu with APIC id %u", apic_id);
+            break;
+        }
+        for (size_t w = 0; w < AP_STACK_SIZE / 4; w++)
+            ((uint32_t *)stack)[w] = STACK_PAINT;
+        percpu_area[next_index].apic_id = apic_id;
+        ap_stacks[next_index] = stack;
+        tramp_set(ap_tramp_cr3_off, read_cr3());
+        tramp_set(ap_tramp_stack_off, (uint64_t)(stack + AP_STACK_SIZE));
+        tramp_set(ap_tramp_entry_off, (uint64_t)ap_main);
+        tramp_set(ap_tramp_cpu_off, next_index);
+        atomic_store(&ap_arrived, false);
+
+        lapic_send_init(apic_id);
+        delay_us(10000);
+        lapic_send_startup(apic_id, AP_TRAMPOLINE_ADDR >> 12);
+        if (!wait_arrival(1000)) {
+            lapic_send_startup(apic_id, AP_TRAMPOLINE_ADDR >> 12);
+            if (!wait_arrival(1000000)) {
+                log_warn("smp: cpu with APIC id %u did not start", apic_id);
+                kfree(stack);
+                continue;
+            }
+        }
+        next_index++;
+    }
+    percpu_set_count(next_index);
+}

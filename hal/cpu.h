@@ -1,0 +1,32 @@
+/* hal/cpu.h: what portable kernel code may ask of the processor it runs on -- which CPU this is, how many
+ * there are, interrupt masking, halting, and the one clock. arch/x86_64 implements it; tests/unit/fake_hal.c
+ * fakes it for host tests. */
+#ifndef HAL_CPU_H
+#define HAL_CPU_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define MAX_CPUS 16
+
+/* Index of the calling CPU, 0 .. cpu_count()-1 (0 is the boot CPU). Stable while interrupts are off. */
+unsigned cpu_index(void);
+/* CPUs that have come online. */
+unsigned cpu_count(void);
+
+/* Interrupt flag: irq_save() disables and returns the previous state for irq_restore(). */
+unsigned long irq_save(void);
+void irq_restore(unsigned long flags);
+bool irq_enabled(void);
+
+/* A spin-wait hint (PAUSE). */
+void cpu_relax(void);
+
+/* Nanoseconds since boot from the calibrated TSC: signed, monotonic, one clock for the whole kernel.
+ * Compare times as signed differences, never unsigned subtraction. */
+int64_t time_ns(void);
+/* Raw cycle counter, and its calibrated rate in kHz. */
+uint64_t cycles(void);
+uint64_t cycles_per_ms(void);
+
+#endif

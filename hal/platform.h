@@ -1,0 +1,36 @@
+/* hal/platform.h: machine-wide services the portable kernel asks of the architecture -- stopping the other
+ * CPUs, powering off, the identity of each CPU, the console hardware and the boot information. */
+#ifndef HAL_PLATFORM_H
+#define HAL_PLATFORM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Stops every other CPU with an NMI; they halt for good. Safe from any context, once. */
+void platform_stop_other_cpus(void);
+/* Halts this CPU for good, interrupts off. */
+__attribute__((noreturn)) void platform_halt_forever(void);
+/* The bounds of the interrupt stack (NMI, double fault, machine check) that contains sp; false if none. */
+bool platform_interrupt_stack_bounds(uintptr_t sp, uintptr_t *lo, uintptr_t *hi);
+/* ACPI S5. Returns only when it failed, with the reason. */
+const char *platform_poweroff(void);
+
+/* The hardware id of CPU index i (APIC id on x86) and whether it is online. */
+uint32_t cpu_hw_id(unsigned index);
+bool cpu_online(unsigned index);
+
+/* Console hardware: every output device (COM1, VGA text). console_hw_write takes no lock (the console layer
+ * serialises); console_hw_write_raw is for panics, when other CPUs are already stopped. */
+void console_hw_write(const char *text, size_t len);
+
+/* Total usable RAM found in the memory map, in bytes. */
+uint64_t platform_ram_bytes(void);
+/* The kernel command line GRUB passed ("" when none). */
+const char *platform_cmdline(void);
+
+/* Interrupt-driven console input: the serial and keyboard drivers call this from their interrupt handlers
+ * with each character (kernel/console.c). */
+void console_input_char(char c);
+
+#endif

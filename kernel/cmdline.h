@@ -1,0 +1,20 @@
+/* kernel/cmdline.h: the kernel command line GRUB passes (`make run CMDLINE="..."`): words of the form
+ * key=value or key. Unknown keys and malformed words are reported once at boot and otherwise ignored; a
+ * consumer asks for its key's value and validates it itself, falling back to its default with a message. */
+#ifndef KERNEL_CMDLINE_H
+#define KERNEL_CMDLINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "kernel/sink.h"
+
+#define CMDLINE_MAX 512
+#define CMDLINE_MAX_OPTIONS 16
+
+/* Parses text (copied). Problems are written to report, one line each; returns how many there were. */
+int cmdline_parse(const char *text, struct sink *report);
+
+/* The value of key ("" for a bare word), or NULL when absent. */
+const char *cmdline_get(const char *key);
+
+#endif

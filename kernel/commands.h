@@ -1,0 +1,37 @@
+/* kernel/commands.h: the shell's commands. Each takes its words (argv[0] is the command's name) and writes
+ * only to the sink it is given, so the console and the UDP shell run the same code. A command checks every
+ * argument and answers bad ones with one line, "usage: ..." or "<cmd>: <reason>", and returns non-zero. */
+#ifndef KERNEL_COMMANDS_H
+#define KERNEL_COMMANDS_H
+
+#include "kernel/sink.h"
+
+typedef int (*command_fn)(int argc, char **argv, struct sink *out);
+
+struct shell_command {
+    const char *name;
+    const char *usage; /* "profile [ms] [pid|all] [chains]" */
+    const char *help;  /* one line */
+    command_fn run;
+};
+
+/* The table, in help order, ending with a {NULL} entry (kernel/shell.c). */
+extern const struct shell_command shell_commands[];
+
+const struct shell_command *shell_find_command(const char *name);
+/* Splits a line and runs it; prints "unknown command: X (try help)" for unknown names. Returns the
+ * command's result, or -1. */
+int shell_run_line(char *line, struct sink *out);
+
+int cmd_help(int argc, char **argv, struct sink *out);
+int cmd_ps(int argc, char **argv, struct sink *out);
+int cmd_stacks(int argc, char **argv, struct sink *out);
+int cmd_uptime(int argc, char **argv, struct sink *out);
+int cmd_mem(int argc, char **argv, struct sink *out);
+int cmd_cpus(int argc, char **argv, struct sink *out);
+int cmd_burn(int argc, char **argv, struct sink *out);
+int cmd_panic(int argc, char **argv, struct sink *out);
+int cmd_poweroff(int argc, char **argv, struct sink *out);
+int cmd_profile(int argc, char **argv, struct sink *out);
+
+#endif

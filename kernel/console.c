@@ -1,0 +1,97 @@
+/* kernel/console.c: the console. Output goes to every console device (hal's console_hw_write: COM1 and the
+ * VGA mirror) under one lock so lines from different CPUs do not interleave mid-line; input characters arrive
+ * from interrupt handlers into a single-producer ring, and the one task reading them (the console shell)
+ * blocks until there is one. Also log_info/log_warn. */
+#include "kernel/console.h"
+
+#include <stdatomic.h>
+
+#include "hal/platform.h"
+#include "hal/spinlock.h"
+#include "kernel/format.h"
+#include "kernel/log.h"
+#include "kernel/task.h"
+
+#define INPUT_RING 256
+
+static spinlock_t console_lock = SPINLOCK_INIT;
+static char input_ring[INPUT_RING];
+static atomic_uint input_head; /* written by the interrupt handler */
+static atomic_uint input_tail; /* written by the reader */
+static atomic_uint input_dropped;
+static struct task *_Atomic input_reader;
+
+void console_write(const char *text, size_t len)
+{
+    unsigned long flags = spin_lock_irqsave(&console_lock);
+    console_hw_write(text, len);
+    spin_unlock_irqrestore(&console_lock, flags);
+}
+
+void console_write_unlocked(const char *text, size_t len) { console_hw_write(text, len); }
+
+static void console_sink_write(struct sink *sink, const char *text, size_t len)
+{
+    (void)sink;
+    console_write(text, len);
+}
+
+struct sink console_sink = { console_sink_write };
+
+/* Interrupt context (serial and keyboard IRQs, both routed to the boot CPU, never nested). */
+void console_input_char(char c)
+{
+    unsigned head = atomic_load_explicit(&input_head, memory_order_relaxed);
+    if (head - atomic_load_explicit(&input_tail, memory_order_acquire) >= INPUT_RING) {
+        atomic_fetch_add_explicit(&input_dropped, 1, memory_order_relaxed);
+        return;
+    }
+    input_ring[head % INPUT_RING] = c;
+    atomic_store_explicit(&input_head, head + 1, memory_order_release);
+    struct task *reader = atomic_load(&input_reader);
+    if (reader)
+        task_wake(reader);
+}
+
+char console_read_char(void)
+{
+    atomic_store(&input_reader, task_current());
+    for (;;) {
+        unsigned tail = atomic_load_explicit(&input_tail, memory_order_relaxed);
+        if (atomic_load_explicit(&input_head, memory_order_acquire) != tail) {
+            char c = input_ring[tail % INPUT_RING];
+            atomic_store_explicit(&input_tail, tail + 1, memory_order_release);
+            return c;
+        }
+        task_block();
+    }
+}
+
+/* One line, formatted first and written in one piece, so boot messages from several CPUs stay whole. */
+static void log_line(const char *prefix, const char *fmt, va_list ap)
+{
+    char line[256];
+    size_t len = ksnprintf(line, sizeof line, "%s", prefix);
+    if (len < sizeof line)
+        len += kvsnprintf(line + len, sizeof line - len, fmt, ap);
+    if (len > sizeof line - 2)
+        len = sizeof line - 2;
+    line[len++] = '\n';
+    console_write(line, len);
+}
+
+void log_info(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    log_line("", fmt, ap);
+    va_end(ap);
+}
+
+void log_warn(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    log_line("warning: ", fmt, ap);
+    va_end(ap);
+}

@@ -1,0 +1,111 @@
+/* kernel/shell.c: the shell -- the one command table, running a line against it, and the console shell task
+ * that reads lines with the line editor and prints the prompt. The UDP shell reuses shell_run_line with its
+ * own sink. */
+#include "kernel/commands.h"
+
+#include "hal/cpu.h"
+#include "hal/platform.h"
+#include "kernel/console.h"
+#include "kernel/lineedit.h"
+#include "kernel/parse.h"
+#include "kernel/string.h"
+#include "kernel/task.h"
+
+const struct shell_command shell_commands[] = {
+    { "help", "help", "list the commands", cmd_help },
+    { "profile", "profile [ms] [pid|all] [chains]", "sample where the CPUs spend their time, fold by call chain",
+      cmd_profile },
+    { "ps", "ps", "tasks: pid, cpu, state, name", cmd_ps },
+    { "stacks", "stacks", "per task: stack size, deepest use, headroom", cmd_stacks },
+    { "cpus", "cpus", "each CPU: APIC id, online, ticks, busy ticks", cmd_cpus },
+    { "mem", "mem", "heap statistics", cmd_mem },
+    { "uptime", "uptime", "time since boot", cmd_uptime },
+    { "burn", "burn [MS [N]]", "start N busy tasks for MS ms (a known call chain); alone: the last run",
+      cmd_burn },
+    { "panic", "panic", "panic on purpose (to see the backtrace)", cmd_panic },
+    { "poweroff", "poweroff", "power the machine off (ACPI S5)", cmd_poweroff },
+    { 0, 0, 0, 0 },
+};
+
+const struct shell_command *shell_find_command(const char *name)
+{
+    for (const struct shell_command *c = shell_commands; c->name; c++)
+        if (strcmp(c->name, name) == 0)
+            return c;
+    return 0;
+}
+
+int shell_run_line(char *line, struct sink *out)
+{
+    char *argv[SHELL_MAX_ARGS];
+    int argc = split_words(line, argv, SHELL_MAX_ARGS);
+    if (argc < 0) {
+        sink_printf(out, "too many words (max %d)\n", SHELL_MAX_ARGS);
+        return -1;
+    }
+    if (argc == 0)
+        return 0;
+    const struct shell_command *cmd = shell_find_command(argv[0]);
+    if (!cmd) {
+        /* Echo the name back only as printable text: the line may be binary garbage. */
+        char shown[33];
+        size_t n = 0;
+        for (const char *p = argv[0]; *p && n < sizeof shown - 1; p++)
+            shown[n++] = (*p >= 0x20 && *p < 0x7F) ? *p : '?';
+        shown[n] = 0;
+        sink_printf(out, "unknown command: %s (try help)\n", shown);
+        return -1;
+    }
+    return cmd->run(argc, argv, out);
+}
+
+int cmd_help(int argc, char **argv, struct sink *out)
+{
+    (void)argv;
+    if (argc != 1) {
+        sink_puts(out, "usage: help\n");
+        return 1;
+    }
+    for (const struct shell_command *c = shell_commands; c->name; c++)
+        sink_printf(out, "%-34s %s\n", c->usage, c->help);
+    return 0;
+}
+
+static void echo_write(struct sink *sink, const char *text, size_t len)
+{
+    (void)sink;
+    console_write(text, len);
+}
+
+static void console_shell(void *arg)
+{
+    (void)arg;
+    static struct line_editor editor;
+    struct sink echo = { echo_write };
+
+    line_editor_init(&editor);
+    sink_printf(&console_sink, "ready: %u cpus, %llu MiB, boot %lld ms\n", cpu_count(),
+                (unsigned long long)(platform_ram_bytes() >> 20), (long long)(time_ns() / 1000000));
+    sink_puts(&console_sink, "> ");
+    for (;;) {
+        char c = console_read_char();
+        switch (line_editor_feed(&editor, c, &echo)) {
+        case LINE_READY:
+            shell_run_line(editor.buf, &console_sink);
+            break;
+        case LINE_TOO_LONG:
+            sink_printf(&console_sink, "line too long (max %d characters)\n", LINE_MAX);
+            break;
+        case LINE_CANCEL:
+            break;
+        case LINE_NONE:
+            continue;
+        }
+        sink_puts(&console_sink, "> ");
+    }
+}
+
+void console_start_shell(void)
+{
+    task_spawn("shell", console_shell, 0, 0);
+}

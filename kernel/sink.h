@@ -1,0 +1,32 @@
+/* kernel/sink.h: an output sink is where a command writes -- the console, or a UDP reply. Every shell command
+ * is written once against a sink, so the console and the UDP shell run the same code. */
+#ifndef KERNEL_SINK_H
+#define KERNEL_SINK_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+struct sink {
+    void (*write)(struct sink *sink, const char *text, size_t len);
+};
+
+static inline void sink_write(struct sink *sink, const char *text, size_t len)
+{
+    sink->write(sink, text, len);
+}
+
+void sink_puts(struct sink *sink, const char *text);
+void sink_printf(struct sink *sink, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void sink_vprintf(struct sink *sink, const char *fmt, va_list ap);
+
+/* A sink that appends to a fixed buffer, always NUL-terminated; what does not fit is counted, not written. */
+struct buffer_sink {
+    struct sink sink;
+    char *buf;
+    size_t cap;       /* bytes in buf, including room for the NUL */
+    size_t len;       /* bytes written, excluding the NUL */
+    size_t truncated; /* bytes that did not fit */
+};
+void buffer_sink_init(struct buffer_sink *bs, char *buf, size_t cap);
+
+#endif

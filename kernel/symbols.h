@@ -1,0 +1,47 @@
+/* kernel/symbols.h: the kernel's own symbol table, baked into the image by the multi-pass link
+ * (scripts/link.sh, scripts/gensyms.py), and the lookup that turns a text address into name + offset.
+ * Lookup is for task context (reports, panics); nothing resolves symbols in an interrupt or NMI handler. */
+#ifndef KERNEL_SYMBOLS_H
+#define KERNEL_SYMBOLS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* One function symbol; the table is sorted by addr, no two entries share an address. */
+struct ksym {
+    uint64_t addr;
+    uint32_t size;        /* from nm -S; 0 when unknown (assembly): then it reaches to the next symbol */
+    uint32_t name_offset; /* into the names blob */
+};
+
+struct symtab {
+    const struct ksym *syms;
+    uint32_t count;
+    const char *names;
+    uint64_t text_start; /* [text_start, text_end): the only addresses that can resolve */
+    uint64_t text_end;
+};
+
+struct symbol_hit {
+    const char *name;
+    uint64_t start;  /* the symbol's address: what the profiler folds a leaf by */
+    uint64_t offset; /* addr - start */
+};
+
+/* Generated per link pass (build/syms.N.c). */
+extern const struct ksym kernel_symbols[];
+extern const uint32_t kernel_symbol_count;
+extern const char kernel_symbol_names[];
+
+/* The table of the running kernel. */
+const struct symtab *kernel_symtab(void);
+
+/* Finds the symbol containing addr: the last symbol at or below addr, if addr is inside the text range and
+ * inside that symbol (below addr + size when the size is known). False for gaps and anything outside. */
+bool symtab_lookup(const struct symtab *tab, uint64_t addr, struct symbol_hit *hit);
+bool symbol_resolve(uint64_t addr, struct symbol_hit *hit);
+
+/* Finds a symbol's address by exact name (for tests and the shell); false when absent. */
+bool symtab_find(const struct symtab *tab, const char *name, uint64_t *addr);
+
+#endif

@@ -1,0 +1,369 @@
+/* kernel/task.c: tasks and the scheduler. Every task belongs to one CPU for its whole life and only that CPU
+ * runs it, so a task's stack is never in use on two CPUs at once and the scheduler -- which runs in the timer
+ * and yield interrupts -- takes no lock. Other CPUs reach a CPU's scheduler only through lock-free hand-off
+ * lists: new tasks pushed onto its `incoming` list, and dead tasks pushed by it onto the reaper's list. The
+ * global task table (for pids, `ps` and `stacks`) is locked, and used only from task context. */
+#include "kernel/task.h"
+
+#include "hal/cpu.h"
+#include "kernel/heap.h"
+#include "kernel/panic.h"
+#include "kernel/string.h"
+
+#define MAX_TASKS 256
+
+struct sched_cpu {
+    struct task *current;
+    struct task *idle;
+    struct task *list;                 /* this CPU's tasks except idle; touched only by this CPU */
+    _Atomic(struct task *) incoming;   /* pushed by task_spawn on any CPU */
+    atomic_uint placed;                /* live tasks spawned with "any CPU", for placement */
+    uint64_t ticks;                    /* timer ticks */
+    uint64_t busy_ticks;               /* ticks that found a non-idle task running */
+};
+
+static struct sched_cpu sched_cpus[MAX_CPUS];
+static spinlock_t table_lock = SPINLOCK_INIT;
+static struct task *task_table[MAX_TASKS];
+static uint32_t next_pid = 1;
+static _Atomic(struct task *) dead_list;
+static struct task *reaper_task;
+
+static void push_handoff(_Atomic(struct task *) *head, struct task *task)
+{
+    struct task *old = atomic_load(head);
+    do {
+        task->next_handoff = old;
+    } while (!atomic_compare_exchange_weak(head, &old, task));
+}
+
+static void paint(void *lo, void *hi)
+{
+    for (uint32_t *w = lo; (void *)(w + 1) <= hi; w++)
+        *w = STACK_PAINT;
+}
+
+static bool table_insert(struct task *task)
+{
+    unsigned long flags = spin_lock_irqsave(&table_lock);
+    for (unsigned i = 0; i < MAX_TASKS; i++) {
+        if (!task_table[i]) {
+            task->pid = next_pid++;
+            task_table[i] = task;
+            spin_unlock_irqrestore(&table_lock, flags);
+            return true;
+        }
+    }
+    spin_unlock_irqrestore(&table_lock, flags);
+    return false;
+}
+
+struct task *task_current(void) { return sched_cpus[cpu_index()].current; }
+
+struct stack_bounds task_stack_bounds(const struct task *task)
+{
+    return (struct stack_bounds){ (uintptr_t)task->stack, (uintptr_t)task->stack + task->stack_size };
+}
+
+size_t task_stack_used(const struct task *task)
+{
+    const uint32_t *w = task->stack, *end = (const uint32_t *)((const char *)task->stack + task->stack_size);
+    while (w < end && *w == STACK_PAINT)
+        w++;
+    return (size_t)((const char *)end - (const char *)w);
+}
+
+void sched_init_cpu(void *stack_lo, void *stack_hi)
+{
+    struct sched_cpu *sc = &sched_cpus[cpu_index()];
+    struct task *idle = kzalloc(sizeof *idle);
+    if (!idle)
+        panic("sched_init_cpu: no memory for the idle task");
+    strlcpy(idle->name, "idle", sizeof idle->name);
+    idle->cpu = cpu_index();
+    idle->is_idle = true;
+    idle->stack = stack_lo;
+    idle->stack_size = (size_t)((char *)stack_hi - (char *)stack_lo);
+    atomic_store(&idle->state, TASK_RUNNING);
+    /* The boot stack is in use above us: paint only what lies well below the current frame. */
+    char *below = (char *)__builtin_frame_address(0) - 512;
+    if (below > (char *)stack_lo)
+        paint(stack_lo, below);
+    if (!table_insert(idle))
+        panic("sched_init_cpu: task table full");
+    sc->idle = idle;
+    sc->current = idle;
+}
+
+static void task_entry_trampoline(struct task *self)
+{
+    self->entry(self->arg);
+    task_exit();
+}
+
+static unsigned pick_cpu(void)
+{
+    unsigned best = 0, n = cpu_count();
+    for (unsigned i = 1; i < n; i++)
+        if (atomic_load(&sched_cpus[i].placed) < atomic_load(&sched_cpus[best].placed))
+            best = i;
+    return best;
+}
+
+struct task *task_spawn(const char *name, void (*entry)(void *arg), void *arg, int cpu)
+{
+    if (cpu >= (int)cpu_count())
+        return 0;
+    struct task *task = kzalloc(sizeof *task);
+    void *stack = kmalloc_aligned(TASK_STACK_SIZE, 16);
+    if (!task || !stack) {
+        kfree(task);
+        kfree(stack);
+        return 0;
+    }
+    strlcpy(task->name, name, sizeof task->name);
+    task->stack = stack;
+    task->stack_size = TASK_STACK_SIZE;
+    task->entry = entry;
+    task->arg = arg;
+    paint(stack, (char *)stack + TASK_STACK_SIZE);
+
+    /* The first switch to the task "returns" into the trampoline through this frame, with an ABI-aligned
+     * stack (rsp = 8 mod 16 at function entry) and rbp 0, which ends every backtrace. */
+    uintptr_t top = ((uintptr_t)stack + TASK_STACK_SIZE) & ~(uintptr_t)15;
+    struct context *ctx = (struct context *)(top - 16 - sizeof *ctx);
+    memset(ctx, 0, sizeof *ctx);
+    ctx->rip = (uintptr_t)task_entry_trampoline;
+    ctx->cs = 0x08;
+    ctx->ss = 0x10;
+    ctx->rflags = 0x202;
+    ctx->rsp = top - 8;
+    ctx->rdi = (uintptr_t)task;
+    task->ctx = ctx;
+    atomic_store(&task->state, TASK_READY);
+
+    unsigned target = cpu < 0 ? pick_cpu() : (unsigned)cpu;
+    task->cpu = target;
+    if (cpu < 0) {
+        task->placed = true;
+        atomic_fetch_add(&sched_cpus[target].placed, 1);
+    }
+    if (!table_insert(task)) {
+        if (cpu < 0)
+            atomic_fetch_sub(&sched_cpus[target].placed, 1);
+        kfree(stack);
+        kfree(task);
+        return 0;
+    }
+    push_handoff(&sched_cpus[target].incoming, task);
+    return task;
+}
+
+/* Adopts tasks other CPUs spawned for this one, in the order they were spawned. */
+static void adopt_incoming(struct sched_cpu *sc)
+{
+    struct task *batch = atomic_exchange(&sc->incoming, 0), *reversed = 0;
+    while (batch) {
+        struct task *next = batch->next_handoff;
+        batch->next_handoff = reversed;
+        reversed = batch;
+        batch = next;
+    }
+    struct task **tail = &sc->list;
+    while (*tail)
+        tail = &(*tail)->next_on_cpu;
+    for (; reversed; reversed = reversed->next_handoff) {
+        reversed->next_on_cpu = 0;
+        *tail = reversed;
+        tail = &reversed->next_on_cpu;
+    }
+}
+
+static bool runnable(struct task *task, int64_t now)
+{
+    int state = atomic_load(&task->state);
+    if (state == TASK_READY || state == TASK_RUNNING)
+        return true;
+    if (state == TASK_SLEEPING && now - task->wake_at_ns >= 0) {
+        int expected = TASK_SLEEPING;
+        return atomic_compare_exchange_strong(&task->state, &expected, TASK_READY) || expected == TASK_READY;
+    }
+    return false;
+}
+
+/* Round robin over this CPU's list, starting after the current task; dead tasks that are no longer running
+ * on their stack are handed to the reaper on the way. */
+static struct context *schedule(struct sched_cpu *sc, struct context *ctx)
+{
+    struct task *prev = sc->current;
+    prev->ctx = ctx;
+    int64_t now = time_ns();
+
+    adopt_incoming(sc);
+
+    bool reaped = false;
+    for (struct task **link = &sc->list; *link;) {
+        struct task *t = *link;
+        if (t != prev && atomic_load(&t->state) == TASK_DEAD) {
+            *link = t->next_on_cpu;
+            push_handoff(&dead_list, t);
+            reaped = true;
+            continue;
+        }
+        link = &t->next_on_cpu;
+    }
+    if (reaped && reaper_task)
+        task_wake(reaper_task);
+
+    struct task *start = (prev->is_idle || atomic_load(&prev->state) == TASK_DEAD) ? sc->list : prev->next_on_cpu;
+    struct task *next = 0;
+    for (struct task *t = start; t; t = t->next_on_cpu)
+        if (t != prev && runnable(t, now)) { next = t; break; }
+    if (!next)
+        for (struct task *t = sc->list; t && t != start; t = t->next_on_cpu)
+            if (t != prev && runnable(t, now)) { next = t; break; }
+    if (!next && !prev->is_idle && runnable(prev, now))
+        next = prev;
+    if (!next)
+        next = sc->idle;
+
+    if (prev != next) {
+        int running = TASK_RUNNING;
+        atomic_compare_exchange_strong(&prev->state, &running, TASK_READY);
+    }
+    atomic_store(&next->state, TASK_RUNNING);
+    sc->current = next;
+    return next->ctx;
+}
+
+struct context *sched_tick(struct context *ctx)
+{
+    struct sched_cpu *sc = &sched_cpus[cpu_index()];
+    sc->ticks++;
+    sc->current->ticks++;
+    if (!sc->current->is_idle)
+        sc->busy_ticks++;
+    return schedule(sc, ctx);
+}
+
+struct context *sched_switch(struct context *ctx) { return schedule(&sched_cpus[cpu_index()], ctx); }
+
+void task_yield(void) { __asm__ volatile("int $0x81" ::: "memory"); }
+
+void task_sleep_until(int64_t when_ns)
+{
+    struct task *self = task_current();
+    self->wake_at_ns = when_ns;
+    atomic_store(&self->state, TASK_SLEEPING);
+    task_yield();
+}
+
+void task_sleep_ms(uint32_t ms) { task_sleep_until(time_ns() + (int64_t)ms * 1000000); }
+
+void task_block(void)
+{
+    struct task *self = task_current();
+    atomic_store(&self->state, TASK_BLOCKED);
+    if (atomic_exchange(&self->wake_pending, 0)) {
+        int blocked = TASK_BLOCKED;
+        atomic_compare_exchange_strong(&self->state, &blocked, TASK_RUNNING);
+        return;
+    }
+    task_yield();
+    atomic_store(&self->wake_pending, 0);
+}
+
+void task_wake(struct task *task)
+{
+    atomic_store(&task->wake_pending, 1);
+    int blocked = TASK_BLOCKED;
+    atomic_compare_exchange_strong(&task->state, &blocked, TASK_READY);
+}
+
+void task_exit(void)
+{
+    struct task *self = task_current();
+    atomic_store(&self->state, TASK_DEAD);
+    for (;;)
+        task_yield();
+}
+
+static void table_remove(struct task *task)
+{
+    unsigned long flags = spin_lock_irqsave(&table_lock);
+    for (unsigned i = 0; i < MAX_TASKS; i++)
+        if (task_table[i] == task)
+            task_table[i] = 0;
+    spin_unlock_irqrestore(&table_lock, flags);
+}
+
+/* Frees what dead tasks leave: their table slot, stack and struct. Runs as a task because kfree takes the
+ * heap lock, which the scheduler (in an interrupt) must not. */
+static void reaper(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        struct task *dead = atomic_exchange(&dead_list, 0);
+        while (dead) {
+            struct task *next = dead->next_handoff;
+            table_remove(dead);
+            if (dead->placed)
+                atomic_fetch_sub(&sched_cpus[dead->cpu].placed, 1);
+            kfree(dead->stack);
+            kfree(dead);
+            dead = next;
+        }
+        task_block();
+    }
+}
+
+void task_start_reaper(void)
+{
+    reaper_task = task_spawn("reaper", reaper, 0, 0);
+    if (!reaper_task)
+        panic("task_start_reaper: cannot spawn the reaper");
+}
+
+void task_for_each(void (*fn)(struct task *task, void *arg), void *arg)
+{
+    /* The table is in slot order; pids only grow, so sort on the way out. */
+    unsigned long flags = spin_lock_irqsave(&table_lock);
+    uint32_t last = 0;
+    for (;;) {
+        struct task *best = 0;
+        for (unsigned i = 0; i < MAX_TASKS; i++) {
+            struct task *t = task_table[i];
+            if (t && t->pid > last && (!best || t->pid < best->pid))
+                best = t;
+        }
+        if (!best)
+            break;
+        fn(best, arg);
+        last = best->pid;
+    }
+    spin_unlock_irqrestore(&table_lock, flags);
+}
+
+bool task_exists(uint32_t pid)
+{
+    bool found = false;
+    unsigned long flags = spin_lock_irqsave(&table_lock);
+    for (unsigned i = 0; i < MAX_TASKS; i++)
+        if (task_table[i] && task_table[i]->pid == pid && atomic_load(&task_table[i]->state) != TASK_DEAD)
+            found = true;
+    spin_unlock_irqrestore(&table_lock, flags);
+    return found;
+}
+
+void sched_cpu_ticks(unsigned cpu, uint64_t *ticks, uint64_t *busy)
+{
+    *ticks = sched_cpus[cpu].ticks;
+    *busy = sched_cpus[cpu].busy_ticks;
+}
+
+void sched_idle_loop(void)
+{
+    for (;;) {
+        __asm__ volatile("sti; hlt" ::: "memory");
+    }
+}

@@ -1,0 +1,86 @@
+/* kernel/task.h: tasks -- kernel threads with pids and names, each owned by one CPU, preemptively scheduled
+ * on that CPU's tick, able to sleep, block and exit. Each CPU also has an idle task that halts. */
+#ifndef KERNEL_TASK_H
+#define KERNEL_TASK_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "hal/context.h"
+#include "hal/spinlock.h"
+#include "kernel/stacktrace.h"
+
+#define TASK_NAME_MAX 16
+#define TASK_STACK_SIZE (16 * 1024)
+#define STACK_PAINT 0x6b707266 /* "kprf": stacks are painted with it so `stacks` can measure the deepest use */
+
+enum task_state {
+    TASK_READY,
+    TASK_RUNNING,
+    TASK_SLEEPING, /* until wake_at_ns */
+    TASK_BLOCKED,  /* until task_wake() */
+    TASK_DEAD,     /* exited; its owner CPU hands it to the reaper */
+};
+
+struct label_set;
+
+struct task {
+    uint32_t pid;
+    char name[TASK_NAME_MAX];
+    unsigned cpu;                /* the CPU that owns and runs it; fixed for its life */
+    atomic_int state;            /* enum task_state */
+    atomic_int wake_pending;     /* a task_wake() that came before the task blocked */
+    int64_t wake_at_ns;
+    struct context *ctx;         /* saved register frame while it is not running */
+    void *stack;                 /* [stack, stack + stack_size) */
+    size_t stack_size;
+    bool is_idle;
+    bool placed;                 /* spawned for "any CPU": counts toward that CPU's load */
+    _Atomic(const struct label_set *) labels; /* current label set; swapped whole, read by the sampler */
+    uint64_t ticks;              /* timer ticks that found it running */
+    void (*entry)(void *arg);
+    void *arg;
+    struct task *next_on_cpu;    /* the owner CPU's private list */
+    struct task *next_handoff;   /* lock-free lists: new tasks to a CPU, dead tasks to the reaper */
+};
+
+/* The task running on this CPU. Safe in any context. */
+struct task *task_current(void);
+
+/* Creates a task on cpu (or, with cpu < 0, on the CPU with the fewest tasks). Returns NULL when out of
+ * memory or pids. The name is truncated to TASK_NAME_MAX - 1. */
+struct task *task_spawn(const char *name, void (*entry)(void *arg), void *arg, int cpu);
+
+void task_yield(void);
+void task_sleep_ms(uint32_t ms);
+void task_sleep_until(int64_t when_ns);
+/* Blocks until task_wake(); may return spuriously, so callers loop on their condition. */
+void task_block(void);
+/* Wakes a blocked task; safe from interrupt context (no locks). */
+void task_wake(struct task *task);
+__attribute__((noreturn)) void task_exit(void);
+
+/* The stack bounds of a task, for stack walks. */
+struct stack_bounds task_stack_bounds(const struct task *task);
+
+/* Calls fn for every live task, in pid order, under the task table lock (task context only). fn must not
+ * sleep, spawn or exit. */
+void task_for_each(void (*fn)(struct task *task, void *arg), void *arg);
+/* Looks up a live task by pid under the table lock and copies what a report needs. */
+bool task_exists(uint32_t pid);
+
+/* The deepest the task's stack has been used, measured from the paint. */
+size_t task_stack_used(const struct task *task);
+
+/* Scheduler entry points for the arch layer. */
+void sched_init_cpu(void *boot_stack_lo, void *boot_stack_hi);   /* makes the calling context this CPU's idle task */
+struct context *sched_tick(struct context *ctx);  /* timer: account, wake sleepers, maybe switch */
+struct context *sched_switch(struct context *ctx); /* voluntary yield (software interrupt) */
+__attribute__((noreturn)) void sched_idle_loop(void);
+/* Timer ticks on a CPU, and those that found a task other than idle running. */
+void sched_cpu_ticks(unsigned cpu, uint64_t *ticks, uint64_t *busy);
+/* Starts the task that frees exited tasks (from kmain, once). */
+void task_start_reaper(void);
+
+#endif

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Builds a bootable ISO from the kernel ELF and the top-level grub.cfg, with an optional kernel command line.
+# usage: scripts/mkiso.sh KERNEL.elf OUT.iso [CMDLINE]
+set -euo pipefail
+elf=$1 out=$2 cmdline=${3:-}
+top=$(cd "$(dirname "$0")/.." && pwd)
+stage=$(mktemp -d "${TMPDIR:-/tmp}/kprof-iso.XXXXXX")
+trap 'rm -rf "$stage"' EXIT
+mkdir -p "$stage/boot/grub"
+cp "$elf" "$stage/boot/kprof.elf"
+# The command line is data for GRUB: refuse characters that would end or change the menu entry.
+case "$cmdline" in *[\;\&\|\$\`\"\'\\{}]*|*$'\n'*) echo "mkiso: bad character in command line: $cmdline" >&2; exit 2;; esac
+sed "s|^\(\s*multiboot2 /boot/kprof.elf\).*|\1 ${cmdline//|/\\|}|" "$top/grub.cfg" > "$stage/boot/grub/grub.cfg"
+grub-mkrescue -o "$out.tmp" "$stage" >/dev/null 2>&1 || { grub-mkrescue -o "$out.tmp" "$stage"; exit 1; }
+mv "$out.tmp" "$out"

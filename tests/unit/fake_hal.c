@@ -1,0 +1,43 @@
+/* tests/unit/fake_hal.c: host fakes of hal/cpu.h and panic() for the unit tests -- a settable CPU index and
+ * clock, interrupt masking that only counts, and a panic that a test can catch. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fake_hal.h"
+#include "hal/cpu.h"
+#include "kernel/panic.h"
+
+unsigned fake_cpu_index;
+unsigned fake_cpu_count = 1;
+int64_t fake_time_ns;
+uint64_t fake_cycles;
+uint64_t fake_cycles_per_ms = 2000000;
+bool fake_panic_armed;
+jmp_buf fake_panic_jump;
+char fake_panic_message[256];
+
+static int irq_depth;
+
+unsigned cpu_index(void) { return fake_cpu_index; }
+unsigned cpu_count(void) { return fake_cpu_count; }
+unsigned long irq_save(void) { return (unsigned long)irq_depth++; }
+void irq_restore(unsigned long flags) { irq_depth = (int)flags; }
+bool irq_enabled(void) { return irq_depth == 0; }
+void cpu_relax(void) {}
+int64_t time_ns(void) { return fake_time_ns; }
+uint64_t cycles(void) { return fake_cycles; }
+uint64_t cycles_per_ms(void) { return fake_cycles_per_ms; }
+
+void panic(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(fake_panic_message, sizeof fake_panic_message, fmt, ap);
+    va_end(ap);
+    if (fake_panic_armed)
+        longjmp(fake_panic_jump, 1);
+    fprintf(stderr, "panic: %s\n", fake_panic_message);
+    abort();
+}

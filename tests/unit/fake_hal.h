@@ -1,0 +1,36 @@
+/* tests/unit/fake_hal.h: controls for the host fakes of hal/ and panic() that every unit test links
+ * (tests/unit/fake_hal.c). */
+#ifndef TESTS_UNIT_FAKE_HAL_H
+#define TESTS_UNIT_FAKE_HAL_H
+
+#include <setjmp.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/* The CPU the code under test believes it runs on, and how many there are. */
+extern unsigned fake_cpu_index;
+extern unsigned fake_cpu_count;
+/* The clock: time_ns() returns fake_time_ns; cycles() returns fake_cycles; cycles_per_ms() fake_cycles_per_ms. */
+extern int64_t fake_time_ns;
+extern uint64_t fake_cycles;
+extern uint64_t fake_cycles_per_ms;
+
+/* panic(): with fake_panic_armed set, records the message in fake_panic_message and longjmps to
+ * fake_panic_jump; otherwise prints it and aborts the test binary. Use EXPECT_PANIC. */
+extern bool fake_panic_armed;
+extern jmp_buf fake_panic_jump;
+extern char fake_panic_message[256];
+
+#define EXPECT_PANIC(statement)                                         \
+    do {                                                                \
+        fake_panic_armed = true;                                        \
+        fake_panic_message[0] = 0;                                      \
+        if (setjmp(fake_panic_jump) == 0) {                             \
+            statement;                                                  \
+            fake_panic_armed = false;                                   \
+            fail_msg("expected a panic from: %s", #statement);          \
+        }                                                               \
+        fake_panic_armed = false;                                       \
+    } while (0)
+
+#endif
