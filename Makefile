@@ -8,22 +8,28 @@ CMDLINE ?=
 PY      := /usr/bin/python3
 
 # ---- kernel -----------------------------------------------------------------------------------------------
-KCC     := gcc
-KCFLAGS := -std=c11 -ffreestanding -mno-red-zone -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
-           -mgeneral-regs-only -Wall -Wextra -Werror -O2 -g -fno-pic -fno-pie -fno-stack-protector \
-           -fcf-protection=none -fno-asynchronous-unwind-tables -mcmodel=small -I. -MMD -MP
+# The kernel's C is compiled with clang: GCC 12 ignores -mno-omit-leaf-frame-pointer on x86_64, and a leaf
+# function without a frame hides its caller from every stack walk and profile. Sibling-call optimisation is
+# off for the same reason (a tail call erases the caller's frame). The assembly uses GNU as through gcc.
+KCC      := clang
+KCFLAGS  := -std=c11 -ffreestanding -mno-red-zone -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
+            -mgeneral-regs-only -Wall -Wextra -Werror -O2 -g -fno-pic -fno-pie -fno-stack-protector \
+            -fcf-protection=none -fno-asynchronous-unwind-tables -fno-optimize-sibling-calls -mcmodel=small \
+            -I. -MMD -MP
+KAS      := gcc
+KASFLAGS := -I. -g -MMD -MP
 KSRCS   := $(sort $(wildcard arch/x86_64/*.c arch/x86_64/*.S kernel/*.c kernel/drivers/*.c gdbstub/*.c))
 KOBJS   := $(patsubst %,$(BUILD)/k/%.o,$(KSRCS))
 
 all: $(BUILD)/kprof.elf $(BUILD)/kprof.iso
 
-$(BUILD)/k/%.c.o: %.c
+$(BUILD)/k/%.c.o: %.c $(BUILD)/kflags
 	@mkdir -p $(dir $@)
 	$(KCC) $(KCFLAGS) -c $< -o $@
 
 $(BUILD)/k/%.S.o: %.S
 	@mkdir -p $(dir $@)
-	$(KCC) $(KCFLAGS) -c $< -o $@
+	$(KAS) $(KASFLAGS) -c $< -o $@
 
 # The symbol table is generated from `nm` of the previous pass and linked in; scripts/link.sh repeats until
 # the text addresses of two passes agree, so the table inside the final image describes that image.
@@ -34,6 +40,12 @@ $(BUILD)/kprof.iso: $(BUILD)/kprof.elf grub.cfg scripts/mkiso.sh
 	scripts/mkiso.sh $< $@ "$(CMDLINE)"
 
 -include $(KOBJS:.o=.d)
+
+# Objects depend on the flags they were built with: a changed flag rebuilds everything.
+$(BUILD)/kflags: FORCE
+	@mkdir -p $(BUILD)
+	@echo '$(KCC) $(KCFLAGS)' | cmp -s - $@ || echo '$(KCC) $(KCFLAGS)' > $@
+FORCE:
 
 # ---- running ------------------------------------------------------------------------------------------------
 deps:

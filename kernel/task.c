@@ -138,6 +138,7 @@ struct task *task_spawn(const char *name, void (*entry)(void *arg), void *arg, i
     ctx->ss = 0x10;
     ctx->rflags = 0x202;
     ctx->rsp = top - 8;
+    *(uint64_t *)(top - 8) = 0; /* the trampoline's "return address": a zero ends stack walks */
     ctx->rdi = (uintptr_t)task;
     task->ctx = ctx;
     atomic_store(&task->state, TASK_READY);

@@ -5,7 +5,7 @@ set -euo pipefail
 
 # package -> a file that proves it is installed (dpkg -s is slow per package; a file test is instant)
 packages=(
-  gcc make binutils python3
+  gcc clang make binutils python3
   grub-pc-bin grub-common xorriso mtools
   qemu-system-x86 gdb
   python3-pytest python3-pexpect

@@ -76,3 +76,5 @@ ap_tramp_cr3_off:   .long tramp_cr3 - ap_trampoline_start
 ap_tramp_stack_off: .long tramp_stack - ap_trampoline_start
 ap_tramp_entry_off: .long tramp_entry - ap_trampoline_start
 ap_tramp_cpu_off:   .long tramp_cpu - ap_trampoline_start
+
+    .section .note.GNU-stack, "", @progbits

@@ -27,7 +27,7 @@ _start:
     cld
     movl $boot_stack_top, %esp
     movl %eax, boot_magic
-    movl %ebx, boot_info
+    movl %ebx, boot_info_phys
 
     cmpl $MB2_BOOT_MAGIC, %eax
     jne no_multiboot
@@ -116,7 +116,7 @@ long_mode_entry:
     movw %ax, %gs
     movq $boot_stack_top, %rsp
     xorq %rbp, %rbp
-    movl boot_info, %edi
+    movl boot_info_phys, %edi
     call kmain
 7:  cli
     hlt
@@ -137,9 +137,9 @@ boot_gdt_ptr:
     .quad boot_gdt
 
     .data
-    .global boot_magic, boot_info
+    .global boot_magic, boot_info_phys
 boot_magic: .long 0
-boot_info:  .long 0
+boot_info_phys:  .long 0
 
     .bss
     .align 4096
@@ -152,3 +152,5 @@ boot_pt0:   .skip 4096
 boot_stack_bottom:
     .skip 16384
 boot_stack_top:
+
+    .section .note.GNU-stack, "", @progbits

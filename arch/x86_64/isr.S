@@ -84,3 +84,5 @@ isr_stub_table:
     STUB_ADDR_AT %vec
     .set vec, vec + 1
 .endr
+
+    .section .note.GNU-stack, "", @progbits

@@ -1,0 +1,93 @@
+/* kernel/sink.c: the out-of-line parts of output sinks (kernel/sink.h) -- sink_puts, sink_printf, which
+ * streams format_v's output into the sink through a small stack buffer, and buffer_sink, a sink that appends
+ * to a caller's fixed buffer. */
+#include <stdarg.h>
+#include <stddef.h>
+
+#include "kernel/format.h"
+#include "kernel/sink.h"
+#include "kernel/string.h"
+
+void sink_puts(struct sink *sink, const char *text)
+{
+    size_t len = strlen(text);
+    if (len > 0)
+        sink_write(sink, text, len);
+}
+
+/* format_v hands over output in many small pieces (a literal run, one sign, some padding). Collecting them
+ * here keeps a console or UDP sink from seeing a write per piece; the buffer is flushed whenever it fills, so
+ * output of any length arrives whole. */
+#define PRINTF_CHUNK 128
+
+struct printf_stream {
+    struct sink *sink;
+    size_t used;
+    char chunk[PRINTF_CHUNK];
+};
+
+static void printf_stream_flush(struct printf_stream *stream)
+{
+    if (stream->used > 0) {
+        sink_write(stream->sink, stream->chunk, stream->used);
+        stream->used = 0;
+    }
+}
+
+static void printf_stream_emit(void *arg, const char *text, size_t len)
+{
+    struct printf_stream *stream = arg;
+    while (len > 0) {
+        if (stream->used == PRINTF_CHUNK)
+            printf_stream_flush(stream);
+        size_t room = PRINTF_CHUNK - stream->used;
+        size_t piece = len < room ? len : room;
+        memcpy(stream->chunk + stream->used, text, piece);
+        stream->used += piece;
+        text += piece;
+        len -= piece;
+    }
+}
+
+void sink_vprintf(struct sink *sink, const char *fmt, va_list ap)
+{
+    struct printf_stream stream;
+    stream.sink = sink;
+    stream.used = 0;
+    format_v(printf_stream_emit, &stream, fmt, ap);
+    printf_stream_flush(&stream);
+}
+
+void sink_printf(struct sink *sink, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    sink_vprintf(sink, fmt, ap);
+    va_end(ap);
+}
+
+static void buffer_sink_write(struct sink *sink, const char *text, size_t len)
+{
+    /* sink is the first member of struct buffer_sink, so the cast recovers the whole. */
+    struct buffer_sink *bs = (struct buffer_sink *)sink;
+    size_t room = bs->cap > 0 ? bs->cap - 1 - bs->len : 0;
+    size_t copy = len < room ? len : room;
+    bs->truncated += len - copy;
+    /* A zero-capacity sink may have no buffer at all; it only counts. */
+    if (bs->cap == 0)
+        return;
+    memcpy(bs->buf + bs->len, text, copy);
+    bs->len += copy;
+    bs->buf[bs->len] = '\0';
+}
+
+void buffer_sink_init(struct buffer_sink *bs, char *buf, size_t cap)
+{
+    bs->sink.write = buffer_sink_write;
+    bs->buf = buf;
+    bs->cap = cap;
+    bs->len = 0;
+    bs->truncated = 0;
+    if (cap > 0)
+        buf[0] = '\0';
+}

@@ -1,0 +1,124 @@
+/* kernel/string.c: the kernel's own memcpy, memmove, memset, memcmp, strlen, strnlen, strcmp, strncmp and
+ * strlcpy (kernel/string.h). In a host unit-test build the C library supplies all but strlcpy, so only that
+ * one is compiled there (and only when the library lacks it). */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernel/string.h"
+
+#ifndef KPROF_HOST
+
+/* gcc recognises byte loops as memcpy/memset patterns and may replace them with calls to memcpy/memset --
+ * which, inside memcpy and memset themselves, would be endless recursion. Switch that rewrite off here. */
+#if defined(__clang__)
+/* clang: -ffreestanding implies -fno-builtin, which already keeps loop-idiom recognition from forming calls. */
+#define NO_LIBCALL_REWRITE
+#else
+#define NO_LIBCALL_REWRITE __attribute__((optimize("no-tree-loop-distribute-patterns")))
+#endif
+
+NO_LIBCALL_REWRITE void *memcpy(void *restrict dst, const void *restrict src, size_t n)
+{
+    unsigned char *to = dst;
+    const unsigned char *from = src;
+    while (n--)
+        *to++ = *from++;
+    return dst;
+}
+
+NO_LIBCALL_REWRITE void *memmove(void *dst, const void *src, size_t n)
+{
+    unsigned char *to = dst;
+    const unsigned char *from = src;
+    /* Copy upward when the destination starts below the source, downward otherwise, so an overlapping
+     * region is read before it is overwritten. Comparing as integers avoids relational comparison of
+     * pointers into different objects. */
+    if ((uintptr_t)to <= (uintptr_t)from) {
+        while (n--)
+            *to++ = *from++;
+    } else {
+        to += n;
+        from += n;
+        while (n--)
+            *--to = *--from;
+    }
+    return dst;
+}
+
+NO_LIBCALL_REWRITE void *memset(void *dst, int value, size_t n)
+{
+    unsigned char *to = dst;
+    while (n--)
+        *to++ = (unsigned char)value;
+    return dst;
+}
+
+int memcmp(const void *a, const void *b, size_t n)
+{
+    const unsigned char *left = a;
+    const unsigned char *right = b;
+    for (size_t i = 0; i < n; i++) {
+        if (left[i] != right[i])
+            return left[i] < right[i] ? -1 : 1;
+    }
+    return 0;
+}
+
+size_t strlen(const char *s)
+{
+    size_t len = 0;
+    while (s[len])
+        len++;
+    return len;
+}
+
+size_t strnlen(const char *s, size_t max)
+{
+    size_t len = 0;
+    while (len < max && s[len])
+        len++;
+    return len;
+}
+
+/* Characters compare as unsigned char, as the C standard requires, so bytes >= 0x80 sort after ASCII. */
+int strcmp(const char *a, const char *b)
+{
+    const unsigned char *left = (const unsigned char *)a;
+    const unsigned char *right = (const unsigned char *)b;
+    while (*left && *left == *right) {
+        left++;
+        right++;
+    }
+    return (*left > *right) - (*left < *right);
+}
+
+int strncmp(const char *a, const char *b, size_t n)
+{
+    const unsigned char *left = (const unsigned char *)a;
+    const unsigned char *right = (const unsigned char *)b;
+    for (size_t i = 0; i < n; i++) {
+        if (left[i] != right[i])
+            return left[i] < right[i] ? -1 : 1;
+        if (left[i] == 0)
+            return 0;
+    }
+    return 0;
+}
+
+#endif /* !KPROF_HOST */
+
+#ifdef KPROF_OWN_STRLCPY
+size_t strlcpy(char *dst, const char *src, size_t size)
+{
+    size_t src_len = 0;
+    while (src[src_len])
+        src_len++;
+    if (size > 0) {
+        size_t copy = src_len < size - 1 ? src_len : size - 1;
+        for (size_t i = 0; i < copy; i++)
+            dst[i] = src[i];
+        dst[copy] = '\0';
+    }
+    return src_len;
+}
+#endif

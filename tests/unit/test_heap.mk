@@ -1,0 +1,1 @@
+test_heap_SRCS := kernel/heap.c

@@ -1,0 +1,1 @@
+test_parse_SRCS := kernel/parse.c

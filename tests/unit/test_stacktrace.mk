@@ -1,0 +1,1 @@
+test_stacktrace_SRCS := kernel/stacktrace.c

@@ -1,0 +1,1 @@
+test_string_SRCS := kernel/string.c

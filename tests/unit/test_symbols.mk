@@ -1,0 +1,1 @@
+test_symbols_SRCS := kernel/symbols.c
