@@ -28,11 +28,9 @@ static struct sink panic_sink = { raw_write };
 void backtrace_print(struct sink *out, const uintptr_t *addrs, int count)
 {
     for (int i = 0; i < count; i++) {
-        /* A return address can sit just past its function's end (after a call to a noreturn function), so
-         * the symbol is the one holding the call instruction: look up addr - 1, print addr's offset. */
         struct symbol_hit hit;
-        if (addrs[i] > 0 && symbol_resolve(addrs[i] - 1, &hit))
-            sink_printf(out, "        <- %s+0x%llx\n", hit.name, (unsigned long long)(addrs[i] - hit.start));
+        if (symtab_lookup_return(kernel_symtab(), addrs[i], &hit))
+            sink_printf(out, "        <- %s+0x%llx\n", hit.name, (unsigned long long)hit.offset);
         else
             sink_printf(out, "        <- 0x%llx\n", (unsigned long long)addrs[i]);
     }

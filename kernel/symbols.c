@@ -107,3 +107,11 @@ __attribute__((weak)) const struct symtab *kernel_symtab(void)
 }
 
 #endif
+
+bool symtab_lookup_return(const struct symtab *tab, uint64_t addr, struct symbol_hit *hit)
+{
+    if (addr == 0 || !symtab_lookup(tab, addr - 1, hit))
+        return false;
+    hit->offset = addr - hit->start;
+    return true;
+}

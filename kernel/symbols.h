@@ -41,6 +41,11 @@ const struct symtab *kernel_symtab(void);
 bool symtab_lookup(const struct symtab *tab, uint64_t addr, struct symbol_hit *hit);
 bool symbol_resolve(uint64_t addr, struct symbol_hit *hit);
 
+/* For a return address: the symbol holding the call instruction, found by addr - 1 (a call to a noreturn
+ * function can be a function's last instruction, leaving the return address past its end), with
+ * hit->offset = addr - start, the offset a backtrace prints. */
+bool symtab_lookup_return(const struct symtab *tab, uint64_t addr, struct symbol_hit *hit);
+
 /* Finds a symbol's address by exact name (for tests and the shell); false when absent. */
 bool symtab_find(const struct symtab *tab, const char *name, uint64_t *addr);
 

@@ -198,6 +198,25 @@ const struct symtab *kernel_symtab(void)
     return &table;
 }
 
+/* A call to a noreturn function as a function's last instruction leaves the return address one past its end:
+ * it still belongs to the caller, with the offset of the return address itself. */
+static void test_return_address_just_past_a_sized_symbol(void **state)
+{
+    (void)state;
+    struct symbol_hit hit;
+    assert_true(symtab_lookup_return(&table, 0x1040, &hit)); /* "sized" is [0x1030, 0x1040) */
+    assert_string_equal(hit.name, "sized");
+    assert_int_equal(hit.start, 0x1030);
+    assert_int_equal(hit.offset, 0x10);
+    assert_true(symtab_lookup_return(&table, 0x1031, &hit)); /* addr - 1 is the symbol's first byte */
+    assert_string_equal(hit.name, "sized");
+    assert_int_equal(hit.offset, 1);
+    expect_miss(&table, 0x1040);                              /* a plain lookup calls it a gap */
+    assert_false(symtab_lookup_return(&table, 0x1041, &hit)); /* one further is in the gap */
+    assert_false(symtab_lookup_return(&table, 0, &hit));
+    assert_false(symtab_lookup_return(&table, 0x1010, &hit)); /* 0x100f is below every symbol */
+}
+
 static void test_symbol_resolve_uses_kernel_symtab(void **state)
 {
     (void)state;
@@ -226,6 +245,7 @@ int main(void)
         cmocka_unit_test(test_large_table_matches_linear_scan),
         cmocka_unit_test(test_find_by_name),
         cmocka_unit_test(test_symbol_resolve_uses_kernel_symtab),
+        cmocka_unit_test(test_return_address_just_past_a_sized_symbol),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

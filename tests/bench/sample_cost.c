@@ -1,0 +1,185 @@
+/* tests/bench/sample_cost.c: the driver that tests/bench/sample_cost.sh runs under callgrind to count the
+ * instructions of the profiler's two per-sample paths, built for the host from the kernel's own sources:
+ *   sample -- profiler_sample() on an interrupted context whose frame-pointer chain is 8 frames deep or more,
+ *             so every sample walks the full PROFILE_MAX_FRAMES;
+ *   fold   -- profile_fold_add() of such records against a symbol table the size of a real kernel's.
+ * It does the work; callgrind's --toggle-collect on the one function does the counting. Prints the number of
+ * calls made, so the script can divide, and checks the work was real (every sample 8 frames, none dropped). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fake_hal.h"
+#include "kernel/heap.h"
+#include "kernel/profiler.h"
+#include "kernel/stacktrace.h"
+#include "kernel/symbols.h"
+#include "kernel/task.h"
+
+/* ---- a kernel's worth of text and symbols ------------------------------------------------------------- */
+
+#define NSYMS 2048
+#define SYM_BYTES 64
+/* "Text": instruction bytes the walk may read at pc. Filled with a plausible function body -- push %rbp;
+ * mov %rsp,%rbp; then nops -- and samples land in the body, past the prologue, as most samples do. */
+static unsigned char text[NSYMS * SYM_BYTES];
+static struct ksym syms[NSYMS];
+static char names[NSYMS * 8];
+static struct symtab tab;
+
+const struct symtab *kernel_symtab(void) { return &tab; }
+
+static void build_symbols(void)
+{
+    size_t at = 0;
+    for (unsigned i = 0; i < NSYMS; i++) {
+        unsigned char *fn = &text[i * SYM_BYTES];
+        memset(fn, 0x90, SYM_BYTES);
+        fn[0] = 0x55;                                  /* push %rbp */
+        fn[1] = 0x48, fn[2] = 0x89, fn[3] = 0xe5;      /* mov %rsp,%rbp */
+        fn[SYM_BYTES - 1] = 0xc3;                      /* ret */
+        syms[i].addr = (uintptr_t)fn;
+        syms[i].size = SYM_BYTES;
+        syms[i].name_offset = (uint32_t)at;
+        at += (size_t)sprintf(&names[at], "f%u", i) + 1;
+    }
+    tab.syms = syms;
+    tab.count = NSYMS;
+    tab.names = names;
+    tab.text_start = (uintptr_t)text;
+    tab.text_end = (uintptr_t)text + sizeof text;
+}
+
+static uintptr_t code(unsigned fn, unsigned offset)
+{
+    return (uintptr_t)&text[(fn % NSYMS) * SYM_BYTES + offset];
+}
+
+/* ---- a task with a deep frame-pointer chain --------------------------------------------------------------- */
+
+#define DEPTH 12 /* frames on the stack: more than the walk takes, so it always stops at its limit */
+static struct task the_task;
+static _Alignas(16) uint64_t stack[256];
+
+struct task *task_current(void) { return &the_task; }
+
+struct stack_bounds task_stack_bounds(const struct task *task)
+{
+    (void)task;
+    struct stack_bounds b = { (uintptr_t)stack, (uintptr_t)(stack + 256) };
+    return b;
+}
+
+/* Frame i lives at stack[16 + 8 * i]: [saved rbp of frame i+1][return address into its caller]. The return
+ * addresses vary with variant, so folding sees a handful of distinct chains, as a real profile does. */
+static void build_stack(unsigned variant)
+{
+    for (unsigned i = 0; i < DEPTH; i++) {
+        uint64_t *frame = &stack[16 + 8 * i];
+        frame[0] = i + 1 < DEPTH ? (uint64_t)(uintptr_t)&stack[16 + 8 * (i + 1)] : 0;
+        frame[1] = code(100 + 37 * i + (i == 2 ? variant % 4 : 0), 0x10 + (i == 1 ? variant % 3 : 0) * 5);
+    }
+}
+
+static void make_context(struct context *ctx, unsigned variant)
+{
+    memset(ctx, 0, sizeof *ctx);
+    ctx->rip = code(7 * (variant % 5), 0x8 + (variant * 4) % 48); /* inside a body, never its first bytes */
+    ctx->rbp = (uintptr_t)&stack[16];
+    ctx->rsp = (uintptr_t)&stack[8];
+}
+
+/* ---- the heap, from the C library ------------------------------------------------------------------------ */
+
+void *kmalloc(size_t size) { return malloc(size); }
+void *kzalloc(size_t size) { return calloc(1, size); }
+void kfree(void *ptr) { free(ptr); }
+
+/* ---- the two paths ---------------------------------------------------------------------------------------- */
+
+#define BATCH 1000 /* samples per run: fewer than a ring holds, so none is dropped */
+
+static void run_samples(unsigned long n)
+{
+    struct context ctx;
+    build_stack(0);
+    make_context(&ctx, 0);
+    unsigned long done = 0;
+    while (done < n) {
+        struct profile_run run;
+        if (profiler_start(&run) != PROFILER_OK) {
+            fprintf(stderr, "sample_cost: profiler_start failed\n");
+            exit(1);
+        }
+        unsigned long batch = n - done < BATCH ? n - done : BATCH;
+        for (unsigned long i = 0; i < batch; i++)
+            profiler_sample(&ctx);
+        profiler_stop(&run);
+        struct profile_ring *ring = &run.rings[0];
+        if (profile_ring_count(ring) != batch || profile_ring_drops(ring) != 0) {
+            fprintf(stderr, "sample_cost: %u records, %u drops for %lu samples\n", profile_ring_count(ring),
+                    profile_ring_drops(ring), batch);
+            exit(1);
+        }
+        for (const struct profile_record *rec; (rec = profile_ring_peek(ring)); profile_ring_advance(ring)) {
+            if (rec->nframes != PROFILE_MAX_FRAMES || rec->frames[0] != ctx.rip) {
+                fprintf(stderr, "sample_cost: a sample of %u frames, expected %d\n", rec->nframes,
+                        PROFILE_MAX_FRAMES);
+                exit(1);
+            }
+        }
+        profiler_release();
+        done += batch;
+    }
+    printf("calls %lu\n", n);
+}
+
+static void run_folds(unsigned long n)
+{
+    /* Records as the sampler makes them: 60 variants of leaf and callers, 8 frames each. */
+    enum { VARIANTS = 60 };
+    static struct profile_record recs[VARIANTS];
+    for (unsigned v = 0; v < VARIANTS; v++) {
+        struct context ctx;
+        build_stack(v);
+        make_context(&ctx, v);
+        struct stack_bounds sb = task_stack_bounds(&the_task);
+        struct text_bounds tb = { (uintptr_t)tab.text_start, (uintptr_t)tab.text_end };
+        recs[v].nframes = (uint16_t)stack_trace_from(ctx.rip, ctx.rsp, ctx.rbp, &sb, &tb, recs[v].frames,
+                                                     PROFILE_MAX_FRAMES);
+        if (recs[v].nframes != PROFILE_MAX_FRAMES) {
+            fprintf(stderr, "sample_cost: a chain of %u frames, expected %d\n", recs[v].nframes,
+                    PROFILE_MAX_FRAMES);
+            exit(1);
+        }
+    }
+    struct profile_fold *fold = profile_fold_create();
+    if (!fold)
+        exit(1);
+    for (unsigned long i = 0; i < n; i++)
+        profile_fold_add(fold, &tab, &recs[(i * 7) % VARIANTS]);
+    if (profile_fold_samples(fold) != n) {
+        fprintf(stderr, "sample_cost: folded %llu of %lu\n", (unsigned long long)profile_fold_samples(fold), n);
+        exit(1);
+    }
+    profile_fold_destroy(fold);
+    printf("calls %lu\n", n);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 3 || (strcmp(argv[1], "sample") != 0 && strcmp(argv[1], "fold") != 0)) {
+        fprintf(stderr, "usage: sample_cost sample|fold N\n");
+        return 2;
+    }
+    unsigned long n = strtoul(argv[2], NULL, 10);
+    build_symbols();
+    fake_cpu_count = 1;
+    fake_cpu_index = 0;
+    the_task.pid = 42;
+    if (strcmp(argv[1], "sample") == 0)
+        run_samples(n);
+    else
+        run_folds(n);
+    return 0;
+}

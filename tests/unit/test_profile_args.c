@@ -1,0 +1,413 @@
+/* tests/unit/test_profile_args.c: the `profile` command (kernel/cmd_profile.c) -- its argument parser on every
+ * good and bad form, and the command around it: one usage line and nothing started for bad arguments, an
+ * unknown pid, `profile: busy` while another run holds the profiler, the measured window, a whole report of
+ * samples taken by ticks during the sleep, and the rings kept (not leaked) across many runs. Tasks, the sleep
+ * and the stack walk are faked here; the heap is the kernel's own, over a static region. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "fake_hal.h"
+#include "kernel/commands.h"
+#include "kernel/heap.h"
+#include "kernel/profiler.h"
+#include "kernel/sink.h"
+#include "kernel/stacktrace.h"
+#include "kernel/symbols.h"
+#include "kernel/task.h"
+
+/* ---- the parser --------------------------------------------------------------------------------------- */
+
+/* Parses a space-separated line (the command's name first) into req. */
+static bool parse_line(const char *line, struct profile_request *req)
+{
+    static char copy[256];
+    char *argv[16];
+    int argc = 0;
+    strncpy(copy, line, sizeof copy - 1);
+    for (char *word = strtok(copy, " "); word; word = strtok(NULL, " "))
+        argv[argc++] = word;
+    return profile_parse_args(argc, argv, req);
+}
+
+static void expect_request(const char *line, uint32_t ms, bool by_pid, uint32_t pid, unsigned chains)
+{
+    struct profile_request req;
+    memset(&req, 0xa5, sizeof req);
+    assert_true(parse_line(line, &req));
+    assert_int_equal(req.ms, ms);
+    assert_int_equal(req.filter.by_pid, by_pid);
+    if (by_pid)
+        assert_int_equal(req.filter.pid, pid);
+    assert_int_equal(req.chains, chains);
+}
+
+static void expect_refused(const char *line)
+{
+    struct profile_request req;
+    if (parse_line(line, &req))
+        fail_msg("\"%s\" was accepted", line);
+}
+
+static void test_defaults(void **state)
+{
+    (void)state;
+    expect_request("profile", 1000, false, 0, 8);
+}
+
+static void test_window(void **state)
+{
+    (void)state;
+    expect_request("profile 1", 1, false, 0, 8);
+    expect_request("profile 500", 500, false, 0, 8);
+    expect_request("profile 2000", 2000, false, 0, 8);
+    expect_request("profile 0x10", 16, false, 0, 8);
+}
+
+static void test_bad_window(void **state)
+{
+    (void)state;
+    expect_refused("profile 0");
+    expect_refused("profile 2001");
+    expect_refused("profile -5");
+    expect_refused("profile abc");
+    expect_refused("profile 12x");
+    expect_refused("profile +5");
+    expect_refused("profile 99999999999999999999999");
+    expect_refused("profile all");
+}
+
+static void test_all_or_pid(void **state)
+{
+    (void)state;
+    expect_request("profile 500 12", 500, true, 12, 8);
+    expect_request("profile 500 all", 500, false, 0, 8);
+    expect_request("profile 2000 all 3", 2000, false, 0, 3);
+    expect_request("profile 100 7 20", 100, true, 7, 20);
+    expect_request("profile 100 0", 100, true, 0, 8);
+    expect_request("profile 100 4294967295", 100, true, 4294967295u, 8);
+}
+
+static void test_bad_pid(void **state)
+{
+    (void)state;
+    expect_refused("profile 500 -5");
+    expect_refused("profile 500 abc");
+    expect_refused("profile 500 12x");
+    expect_refused("profile 500 ALL");
+    expect_refused("profile 500 al");
+    expect_refused("profile 500 4294967296");
+}
+
+static void test_chains(void **state)
+{
+    (void)state;
+    expect_request("profile 1000 all 1", 1000, false, 0, 1);
+    expect_request("profile 1000 all 128", 1000, false, 0, 128);
+    expect_refused("profile 1000 all 0");
+    expect_refused("profile 1000 all 129");
+    expect_refused("profile 1000 all -5");
+    expect_refused("profile 1000 all abc");
+    expect_refused("profile 1000 all 12x");
+    expect_refused("profile 1000 all all");
+}
+
+static void test_extra_words(void **state)
+{
+    (void)state;
+    expect_refused("profile 1000 all 3 4");
+    expect_refused("profile 1000 all 3 x");
+    expect_refused("profile 1 2 3 4 5 6");
+}
+
+/* ---- fakes for the command ------------------------------------------------------------------------------ */
+
+/* Text [0x1000, 0x3000): Burn's inner loop and its caller. */
+static const char names[] = "BurnInner\0BurnTask";
+static const struct ksym syms[] = { { 0x1000, 0x100, 0 }, { 0x1100, 0x100, 10 } };
+static const struct symtab tab = { syms, 2, names, 0x1000, 0x3000 };
+const struct symtab *kernel_symtab(void) { return &tab; }
+
+static struct task tasks[MAX_CPUS]; /* the task running on each CPU */
+static uint64_t stack_words[MAX_CPUS][64];
+
+struct task *task_current(void) { return &tasks[fake_cpu_index]; }
+
+struct stack_bounds task_stack_bounds(const struct task *task)
+{
+    unsigned cpu = (unsigned)(task - tasks);
+    struct stack_bounds b = { (uintptr_t)stack_words[cpu], (uintptr_t)(stack_words[cpu] + 64) };
+    return b;
+}
+
+bool task_exists(uint32_t pid)
+{
+    for (unsigned i = 0; i < MAX_CPUS; i++)
+        if (tasks[i].pid == pid)
+            return true;
+    return false;
+}
+
+/* The walk is kernel/stacktrace.c's, tested on its own; here every interrupted context has one caller, taken
+ * from the first word of its stack, so the command's report has a known shape. */
+int stack_trace_from(uintptr_t pc, uintptr_t sp, uintptr_t rbp, const struct stack_bounds *stack,
+                     const struct text_bounds *text, uintptr_t *out, int max)
+{
+    (void)sp, (void)rbp, (void)text;
+    assert_int_equal(max, PROFILE_MAX_FRAMES);
+    out[0] = pc;
+    out[1] = *(const uint64_t *)stack->lo;
+    return 2;
+}
+
+/* The window: the sleep moves the clock and, meanwhile, each CPU takes ticks_per_sleep ticks. */
+static int sleeps;
+static uint32_t slept_ms;
+static int64_t sleep_extra_ns;
+static unsigned ticks_per_sleep;
+static char *nested_line; /* a command run from inside the window, as another console would */
+static char nested_output[256];
+
+void task_sleep_ms(uint32_t ms)
+{
+    sleeps++;
+    slept_ms = ms;
+    for (unsigned t = 0; t < ticks_per_sleep; t++) {
+        for (unsigned cpu = 0; cpu < fake_cpu_count; cpu++) {
+            struct context ctx;
+            memset(&ctx, 0, sizeof ctx);
+            ctx.rip = 0x1000 + 0x10 + (t % 3) * 0x8; /* BurnInner+0x10..0x20 */
+            fake_cpu_index = cpu;
+            profiler_tick(&ctx);
+        }
+    }
+    fake_cpu_index = 0;
+    if (nested_line) {
+        struct buffer_sink bs;
+        buffer_sink_init(&bs, nested_output, sizeof nested_output);
+        char *argv[8];
+        int argc = 0;
+        for (char *word = strtok(nested_line, " "); word; word = strtok(NULL, " "))
+            argv[argc++] = word;
+        assert_int_equal(cmd_profile(argc, argv, &bs.sink), 1);
+        nested_line = NULL;
+    }
+    fake_time_ns += (int64_t)ms * 1000000 + sleep_extra_ns;
+}
+
+static _Alignas(16) unsigned char heap_region[4 << 20];
+static char output[8192];
+
+static int run_line(const char *line)
+{
+    static char copy[256];
+    char *argv[16];
+    int argc = 0;
+    strncpy(copy, line, sizeof copy - 1);
+    for (char *word = strtok(copy, " "); word; word = strtok(NULL, " "))
+        argv[argc++] = word;
+    struct buffer_sink bs;
+    buffer_sink_init(&bs, output, sizeof output);
+    return cmd_profile(argc, argv, &bs.sink);
+}
+
+static int setup_group(void **state)
+{
+    (void)state;
+    heap_init(heap_region, sizeof heap_region);
+    return 0;
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    fake_cpu_count = 2;
+    fake_cpu_index = 0;
+    fake_time_ns = 5000000000;
+    memset(tasks, 0, sizeof tasks);
+    for (unsigned i = 0; i < MAX_CPUS; i++) {
+        tasks[i].pid = 100 + i;
+        stack_words[i][0] = 0x1100 + 0x30 + i; /* BurnTask+0x30 (CPU 0), +0x31 (CPU 1) */
+    }
+    sleeps = 0;
+    slept_ms = 0;
+    sleep_extra_ns = 0;
+    ticks_per_sleep = 0;
+    nested_line = NULL;
+    return 0;
+}
+
+/* ---- the command ---------------------------------------------------------------------------------------- */
+
+/* Nothing was started: no sleep, and the profiler is free to claim. */
+static void expect_nothing_started(void)
+{
+    assert_int_equal(sleeps, 0);
+    struct profile_run run;
+    assert_int_equal(profiler_start(&run), PROFILER_OK);
+    profiler_stop(&run);
+    profiler_release();
+}
+
+static void test_bad_arguments_print_one_usage_line(void **state)
+{
+    (void)state;
+    static const char *bad[] = {
+        "profile 0", "profile 2001", "profile -5", "profile abc", "profile 12x", "profile 1000 all 3 4",
+        "profile 1000 all 0", "profile 1000 all 129", "profile 1000 x",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        assert_int_equal(run_line(bad[i]), 1);
+        assert_string_equal(output, "usage: profile [ms] [pid|all] [chains]\n");
+    }
+    expect_nothing_started();
+}
+
+static void test_unknown_pid(void **state)
+{
+    (void)state;
+    assert_int_equal(run_line("profile 500 99"), 1);
+    assert_string_equal(output, "profile: no task with pid 99\n");
+    expect_nothing_started();
+}
+
+static void test_busy(void **state)
+{
+    (void)state;
+    struct profile_run held;
+    assert_int_equal(profiler_start(&held), PROFILER_OK);
+    assert_int_equal(run_line("profile 10"), 1);
+    assert_string_equal(output, "profile: busy\n");
+    assert_int_equal(sleeps, 0);
+    profiler_stop(&held);
+    profiler_release();
+    assert_int_equal(run_line("profile 10"), 0);
+    assert_int_equal(sleeps, 1);
+}
+
+static void test_busy_from_another_console_during_the_window(void **state)
+{
+    (void)state;
+    static char line[] = "profile 100";
+    nested_line = line;
+    assert_int_equal(run_line("profile 10"), 0);
+    assert_string_equal(nested_output, "profile: busy\n");
+    assert_int_equal(sleeps, 1); /* the nested command did not sleep a window of its own */
+}
+
+static void test_whole_report(void **state)
+{
+    (void)state;
+    ticks_per_sleep = 6;
+    assert_int_equal(run_line("profile 2000 all 3"), 0);
+    assert_int_equal(slept_ms, 2000);
+    assert_string_equal(output,
+                        "profiled 2000 ms\n"
+                        "12 samples on 2 cpus, 0 dropped, source tick\n"
+                        "50.0% 6 BurnInner+0x10..0x20\n"
+                        "        <- BurnTask+0x30\n"
+                        "50.0% 6 BurnInner+0x10..0x20\n"
+                        "        <- BurnTask+0x31\n");
+}
+
+static void test_pid_filter_and_chain_count(void **state)
+{
+    (void)state;
+    ticks_per_sleep = 3;
+    assert_int_equal(run_line("profile 500 101 1"), 0);
+    assert_int_equal(slept_ms, 500);
+    assert_string_equal(output,
+                        "profiled 500 ms\n"
+                        "3 samples on 1 cpus, 0 dropped, source tick\n"
+                        "100.0% 3 BurnInner+0x10..0x20\n"
+                        "        <- BurnTask+0x31\n");
+}
+
+static void test_pid_asleep(void **state)
+{
+    (void)state;
+    ticks_per_sleep = 3;
+    tasks[5].pid = 12; /* exists, but runs on a CPU that is not online, so it is never sampled */
+    assert_int_equal(run_line("profile 500 12"), 0);
+    assert_string_equal(output,
+                        "profiled 500 ms\n"
+                        "0 samples on 0 cpus, 0 dropped, source tick\n"
+                        "no samples for pid 12: the task may simply have been asleep the whole window\n");
+}
+
+static void test_window_is_measured(void **state)
+{
+    (void)state;
+    sleep_extra_ns = 3499999; /* the sleep overran by just under 3.5 ms */
+    assert_int_equal(run_line("profile 1000"), 0);
+    assert_memory_equal(output, "profiled 1003 ms\n", 17);
+    sleep_extra_ns = 3500000;
+    assert_int_equal(run_line("profile 1000"), 0);
+    assert_memory_equal(output, "profiled 1004 ms\n", 17);
+}
+
+static void test_full_rings_count_drops(void **state)
+{
+    (void)state;
+    ticks_per_sleep = PROFILE_RING_RECORDS + 10;
+    assert_int_equal(run_line("profile 2000 all 1"), 0);
+    assert_memory_equal(output,
+                        "profiled 2000 ms\n"
+                        "2048 samples on 2 cpus, 20 dropped, source tick\n",
+                        strlen("profiled 2000 ms\n2048 samples on 2 cpus, 20 dropped, source tick\n"));
+}
+
+static void test_runs_keep_their_rings(void **state)
+{
+    (void)state;
+    /* The rings are allocated once and kept: after the first run the heap is back at the same point after
+     * every run, and the report's table was given back each time. */
+    ticks_per_sleep = 2;
+    assert_int_equal(run_line("profile 1"), 0);
+    struct heap_stats before, after;
+    heap_get_stats(&before);
+    for (int i = 0; i < 200; i++)
+        assert_int_equal(run_line("profile 1"), 0);
+    heap_get_stats(&after);
+    assert_int_equal(after.used_bytes, before.used_bytes);
+    assert_int_equal(after.live_blocks, before.live_blocks);
+    const char *why = NULL;
+    assert_true(heap_check(&why));
+}
+
+static void test_more_cpus_later_get_rings(void **state)
+{
+    (void)state;
+    ticks_per_sleep = 1;
+    fake_cpu_count = 3;
+    assert_int_equal(run_line("profile 1"), 0);
+    assert_memory_equal(output, "profiled 1 ms\n3 samples on 3 cpus", 33);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_window),
+        cmocka_unit_test(test_bad_window),
+        cmocka_unit_test(test_all_or_pid),
+        cmocka_unit_test(test_bad_pid),
+        cmocka_unit_test(test_chains),
+        cmocka_unit_test(test_extra_words),
+        cmocka_unit_test_setup(test_bad_arguments_print_one_usage_line, setup),
+        cmocka_unit_test_setup(test_unknown_pid, setup),
+        cmocka_unit_test_setup(test_busy, setup),
+        cmocka_unit_test_setup(test_busy_from_another_console_during_the_window, setup),
+        cmocka_unit_test_setup(test_whole_report, setup),
+        cmocka_unit_test_setup(test_pid_filter_and_chain_count, setup),
+        cmocka_unit_test_setup(test_pid_asleep, setup),
+        cmocka_unit_test_setup(test_window_is_measured, setup),
+        cmocka_unit_test_setup(test_full_rings_count_drops, setup),
+        cmocka_unit_test_setup(test_runs_keep_their_rings, setup),
+        cmocka_unit_test_setup(test_more_cpus_later_get_rings, setup),
+    };
+    return cmocka_run_group_tests(tests, setup_group, NULL);
+}

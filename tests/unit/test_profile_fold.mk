@@ -1,0 +1,1 @@
+test_profile_fold_SRCS := kernel/profile_report.c kernel/symbols.c kernel/sink.c kernel/format.c kernel/string.c

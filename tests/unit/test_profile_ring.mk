@@ -1,0 +1,1 @@
+test_profile_ring_SRCS :=

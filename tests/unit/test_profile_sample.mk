@@ -1,0 +1,1 @@
+test_profile_sample_SRCS := kernel/profiler.c kernel/stacktrace.c
