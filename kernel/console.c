@@ -38,19 +38,26 @@ static void console_sink_write(struct sink *sink, const char *text, size_t len)
 
 struct sink console_sink = { console_sink_write };
 
+bool console_input_has_room(void)
+{
+    return atomic_load_explicit(&input_head, memory_order_relaxed) -
+               atomic_load_explicit(&input_tail, memory_order_acquire) < INPUT_RING;
+}
+
 /* Interrupt context (serial and keyboard IRQs, both routed to the boot CPU, never nested). */
-void console_input_char(char c)
+bool console_input_char(char c)
 {
     unsigned head = atomic_load_explicit(&input_head, memory_order_relaxed);
     if (head - atomic_load_explicit(&input_tail, memory_order_acquire) >= INPUT_RING) {
         atomic_fetch_add_explicit(&input_dropped, 1, memory_order_relaxed);
-        return;
+        return false;
     }
     input_ring[head % INPUT_RING] = c;
     atomic_store_explicit(&input_head, head + 1, memory_order_release);
     struct task *reader = atomic_load(&input_reader);
     if (reader)
         task_wake(reader);
+    return true;
 }
 
 char console_read_char(void)
@@ -61,6 +68,7 @@ char console_read_char(void)
         if (atomic_load_explicit(&input_head, memory_order_acquire) != tail) {
             char c = input_ring[tail % INPUT_RING];
             atomic_store_explicit(&input_tail, tail + 1, memory_order_release);
+            console_input_resume();
             return c;
         }
         task_block();

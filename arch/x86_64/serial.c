@@ -6,6 +6,8 @@
 #include "hal/irq.h"
 #include "hal/platform.h"
 
+#include <stdatomic.h>
+
 #define COM1 0x3F8
 #define UART_DATA 0
 #define UART_IER 1
@@ -27,11 +29,28 @@ void serial_init(void)
     outb(COM1 + UART_MCR, 0x0B); /* DTR, RTS, OUT2 (OUT2 gates the IRQ line) */
 }
 
+static atomic_bool rx_paused;
+
+/* Reads only while the console has room. When it has none, the receive interrupt is switched off and the bytes
+ * stay in the UART, where QEMU's backpressure (or the sender's flow control) holds the rest: a pasted line is
+ * delayed, never cut. console_input_resume() switches it back on. */
 static void serial_irq(void *arg)
 {
     (void)arg;
-    while (inb(COM1 + UART_LSR) & LSR_DATA_READY)
+    while (inb(COM1 + UART_LSR) & LSR_DATA_READY) {
+        if (!console_input_has_room()) {
+            outb(COM1 + UART_IER, 0x00);
+            atomic_store(&rx_paused, true);
+            return;
+        }
         console_input_char((char)inb(COM1 + UART_DATA));
+    }
+}
+
+void console_input_resume(void)
+{
+    if (atomic_exchange(&rx_paused, false))
+        outb(COM1 + UART_IER, 0x01); /* data still waiting raises the interrupt again at once */
 }
 
 void serial_enable_input(void)
