@@ -39,9 +39,10 @@ static struct text_bounds kernel_text;
 
 /* ---- the sample path -------------------------------------------------------------------------------- */
 
-/* Out of line on purpose: the check in front of it then costs a tick three instructions when no run is
- * active, instead of sharing this function's register saves. */
-static __attribute__((noinline)) void take_sample(const struct context *ctx, uint32_t run)
+/* One sample of ctx into this CPU's ring. Inlined straight into profiler_sample: that is the counter's NMI,
+ * armed only while a run is, so its idle path (correct either way) is not worth a call to protect.
+ * profiler_tick runs on every tick, mostly with no run, and reaches it through take_sample below. */
+static inline __attribute__((always_inline)) void record_sample(const struct context *ctx, uint32_t run)
 {
     unsigned cpu = cpu_index();
     if (cpu >= MAX_CPUS)
@@ -56,20 +57,29 @@ static __attribute__((noinline)) void take_sample(const struct context *ctx, uin
     rec->cpu = (uint16_t)cpu;
     rec->time_ns = time_ns();
     const struct task *task = task_current();
-    struct stack_bounds stack = { 0, 0 };
     if (task) {
         rec->pid = task->pid;
         /* acquire: the set a label swap published is complete before anyone follows this pointer */
         rec->labels = atomic_load_explicit(&task->labels, memory_order_acquire);
-        stack = task_stack_bounds(task);
+        struct stack_bounds stack = task_stack_bounds(task);
+        /* Straight into the slot: frame 0 is the interrupted instruction itself, the rest the frame chain. */
+        rec->nframes = (uint16_t)stack_trace_from(context_pc(ctx), context_sp(ctx), context_fp(ctx), &stack,
+                                                  &kernel_text, rec->frames, PROFILE_MAX_FRAMES);
     } else {
+        /* No task, no stack to walk: the interrupted instruction is the whole chain. */
         rec->pid = 0;
         rec->labels = 0;
+        rec->frames[0] = context_pc(ctx);
+        rec->nframes = 1;
     }
-    /* Straight into the slot: frame 0 is the interrupted instruction itself, the rest the frame chain. */
-    rec->nframes = (uint16_t)stack_trace_from(context_pc(ctx), context_sp(ctx), context_fp(ctx), &stack,
-                                              &kernel_text, rec->frames, PROFILE_MAX_FRAMES);
     profile_ring_commit(ring);
+}
+
+/* Out of line on purpose: the check in front of it then costs a tick three instructions when no run is
+ * active, instead of sharing this function's register saves. */
+static __attribute__((noinline)) void take_sample(const struct context *ctx, uint32_t run)
+{
+    record_sample(ctx, run);
 }
 
 void profiler_sample(const struct context *ctx)
@@ -77,7 +87,7 @@ void profiler_sample(const struct context *ctx)
     /* acquire: pairs with the release in profiler_start, so the ring and kernel_text are visible */
     uint32_t run = atomic_load_explicit(&active_run, memory_order_acquire);
     if (run)
-        take_sample(ctx, run);
+        record_sample(ctx, run);
 }
 
 void profiler_tick(const struct context *ctx)

@@ -308,6 +308,54 @@ static void test_sample_on_ret_keeps_direct_caller(void **state)
     assert_int_equal(rec->frames[2], ret_addr(0));
 }
 
+static void test_sample_on_mov_rsp_rbp_keeps_direct_caller(void **state)
+{
+    (void)state;
+    /* Interrupted between push %rbp and mov %rsp,%rbp: [sp] is the saved rbp, [sp+8] the return address. */
+    uintptr_t rbp = build_stack(0, 3);
+    uint64_t *sp = &stacks[0][20];
+    sp[0] = rbp;
+    sp[1] = fn(3, 0x2c);
+    struct context ctx = context_at(fn(2, 1), (uintptr_t)sp, rbp);
+    start();
+    profiler_sample(&ctx);
+    const struct profile_record *rec = only_record(0);
+    assert_int_equal(rec->nframes, 5);
+    assert_int_equal(rec->frames[0], fn(2, 1));
+    assert_int_equal(rec->frames[1], fn(3, 0x2c));
+    assert_int_equal(rec->frames[2], ret_addr(0));
+    assert_int_equal(rec->frames[4], ret_addr(2));
+}
+
+/* profiler_sample (the counter's NMI) and profiler_tick take the sample through separate inlined copies of
+ * one path: the records must be the same. */
+static void test_sample_and_tick_write_the_same_record(void **state)
+{
+    (void)state;
+    static const int label_set_stand_in = 0;
+    atomic_store(&tasks[0].labels, (const struct label_set *)&label_set_stand_in);
+    uintptr_t rbp = build_stack(0, 12);
+    struct context ctx = context_at(fn(1, 0x13), rbp - 24, rbp);
+    start();
+    fake_time_ns = 777;
+    profiler_sample(&ctx);
+    profiler_tick(&ctx);
+    assert_int_equal(profile_ring_count(&run.rings[0]), 2);
+    struct profile_record a = *profile_ring_peek(&run.rings[0]);
+    profile_ring_advance(&run.rings[0]);
+    const struct profile_record *b = profile_ring_peek(&run.rings[0]);
+    assert_int_equal(a.nframes, PROFILE_MAX_FRAMES);
+    assert_int_equal(b->nframes, a.nframes);
+    assert_memory_equal(b->frames, a.frames, sizeof a.frames);
+    assert_int_equal(b->pid, a.pid);
+    assert_int_equal(b->cpu, a.cpu);
+    assert_int_equal(b->time_ns, 777);
+    assert_int_equal(a.time_ns, 777);
+    assert_int_equal(b->run, a.run);
+    assert_ptr_equal(b->labels, &label_set_stand_in);
+    assert_ptr_equal(a.labels, &label_set_stand_in);
+}
+
 static void test_corrupt_frame_pointer_still_gives_frame_zero(void **state)
 {
     (void)state;
@@ -332,6 +380,16 @@ static void test_no_current_task(void **state)
     assert_int_equal(rec->pid, 0);
     assert_int_equal(rec->nframes, 1); /* no stack to walk */
     assert_int_equal(rec->frames[0], fn(0, 9));
+    /* Even on a first instruction with a readable [sp]: without a task there is no stack to read it from. */
+    profile_ring_advance(&run.rings[0]);
+    struct context at_push = context_at(fn(1, 0), rbp - 8, rbp);
+    profiler_tick(&at_push);
+    rec = only_record(0);
+    assert_int_equal(rec->pid, 0);
+    assert_null(rec->labels);
+    assert_int_equal(rec->run, run.run);
+    assert_int_equal(rec->nframes, 1);
+    assert_int_equal(rec->frames[0], fn(1, 0));
 }
 
 static void test_each_cpu_writes_its_own_ring(void **state)
@@ -434,6 +492,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_short_chain, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sample_on_first_instruction_keeps_direct_caller, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sample_on_ret_keeps_direct_caller, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sample_on_mov_rsp_rbp_keeps_direct_caller, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sample_and_tick_write_the_same_record, setup, teardown),
         cmocka_unit_test_setup_teardown(test_corrupt_frame_pointer_still_gives_frame_zero, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_current_task, setup, teardown),
         cmocka_unit_test_setup_teardown(test_each_cpu_writes_its_own_ring, setup, teardown),

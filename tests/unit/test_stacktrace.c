@@ -170,6 +170,78 @@ static void test_max_frames(void **state)
     assert_int_equal(stack_walk(at(4), &bounds, out, -1), 0);
 }
 
+/* The per-frame check of a caller's frame is a single comparison (kernel/stacktrace.c): each thing it folds
+ * together still ends the walk on its own. */
+static void test_caller_frame_one_word_up_is_followed(void **state)
+{
+    (void)state;
+    /* Frames overlap but rise: [4] -> [5] -> [6]. */
+    stack[4] = at(5);
+    stack[5] = at(6); /* frame 4's return address, and frame 5's saved rbp */
+    stack[6] = 0xa2;  /* frame 5's return address */
+    assert_int_equal(stack_walk(at(4), &bounds, out, 16), 2);
+    assert_int_equal(out[0], at(6));
+    assert_int_equal(out[1], 0xa2);
+    assert_int_equal(out[2], SENTINEL);
+}
+
+static void test_every_misalignment_of_a_caller_frame_ends_walk(void **state)
+{
+    (void)state;
+    for (uintptr_t off = 1; off < 8; off++) {
+        three_frames();
+        stack[10] = at(20) + off;
+        out[2] = SENTINEL;
+        assert_int_equal(stack_walk(at(4), &bounds, out, 16), 2);
+        assert_int_equal(out[1], 0xa2);
+        assert_int_equal(out[2], SENTINEL);
+    }
+}
+
+static void test_caller_frame_at_the_top_of_the_stack(void **state)
+{
+    (void)state;
+    /* The last two words make a whole frame: followed. */
+    frame(4, at(WORDS - 2), 0xa1);
+    frame(WORDS - 2, 0, 0xb1);
+    assert_int_equal(stack_walk(at(4), &bounds, out, 16), 2);
+    assert_int_equal(out[1], 0xb1);
+    /* One word higher it would straddle hi: not. */
+    out[1] = SENTINEL;
+    frame(4, at(WORDS - 1), 0xa1);
+    assert_int_equal(stack_walk(at(4), &bounds, out, 16), 1);
+    assert_int_equal(out[1], SENTINEL);
+    /* hi not a multiple of 8: a frame at the last whole pair of words below it still counts, none above. */
+    struct stack_bounds ragged = { at(0), at(WORDS) - 1 };
+    frame(4, at(WORDS - 3), 0xa1);
+    frame(WORDS - 3, 0, 0xb2);
+    assert_int_equal(stack_walk(at(4), &ragged, out, 16), 2);
+    assert_int_equal(out[1], 0xb2);
+    out[1] = SENTINEL;
+    frame(4, at(WORDS - 2), 0xa1);
+    assert_int_equal(stack_walk(at(4), &ragged, out, 16), 1);
+    assert_int_equal(out[1], SENTINEL);
+    assert_int_equal(stack_walk(at(WORDS - 2), &ragged, out, 16), 0);
+}
+
+static void test_caller_frame_below_lo_is_impossible_and_far_above_ends_walk(void **state)
+{
+    (void)state;
+    /* A saved rbp of 0 (below the frame) and one of all ones (above any stack) both end the walk. */
+    frame(4, 0, 0xa1);
+    assert_int_equal(stack_walk(at(4), &bounds, out, 16), 1);
+    frame(4, UINTPTR_MAX & ~(uintptr_t)7, 0xa1);
+    assert_int_equal(stack_walk(at(4), &bounds, out, 16), 1);
+    const struct stack_bounds everything = { 0, UINTPTR_MAX };
+    assert_int_equal(stack_walk(at(4), &everything, out, 16), 1);
+    /* The first non-canonical address above the low half, with bounds that include it. */
+    frame(4, (uintptr_t)0x0000800000000000ull, 0xa1);
+    assert_int_equal(stack_walk(at(4), &everything, out, 16), 1);
+    struct stack_bounds across_the_hole = { at(0), (uintptr_t)0xffff800000001000ull };
+    assert_int_equal(stack_walk(at(4), &across_the_hole, out, 16), 1);
+    assert_int_equal(out[0], 0xa1);
+}
+
 /* Synthetic text: push %rbp at 0, mov %rsp,%rbp at 1, a nop at 4, ret at 8; at 30 a mov cut off by text_end
  * (at 32) after two bytes. */
 static uint8_t code[64];
@@ -240,6 +312,33 @@ static void test_trace_in_function_body_walks_frames_only(void **state)
     expect_chain(trace(4, 16), (uintptr_t)&code[4], 0);
     /* The bytes of a mov, but starting one byte in: not an instruction start the prologue has. */
     expect_chain(trace(2, 16), (uintptr_t)&code[2], 0);
+}
+
+static void test_trace_other_rex_w_instruction_not_recognised(void **state)
+{
+    (void)state;
+    /* 48 89 e6 is mov %rsp,%rsi, 48 8b ec is mov %rsp,%rbp in its other encoding (not what compilers emit
+     * in a prologue), 48 83 ec is a sub from rsp: none is the prologue's mov. */
+    static const uint8_t others[][3] = { { 0x48, 0x89, 0xe6 }, { 0x48, 0x8b, 0xec }, { 0x48, 0x83, 0xec } };
+    for (unsigned i = 0; i < sizeof others / sizeof others[0]; i++) {
+        memcpy(&code[12], others[i], 3);
+        for (int j = 0; j < 16; j++)
+            out[j] = SENTINEL;
+        expect_chain(trace(12, 16), (uintptr_t)&code[12], 0);
+    }
+}
+
+static void test_trace_recognised_pc_with_bad_frame_chain(void **state)
+{
+    (void)state;
+    /* The direct caller comes from sp even when rbp leads nowhere; the walk then adds nothing. */
+    int n = stack_trace_from((uintptr_t)&code[0], at(2), at(4) + 3, &bounds, &text, out, 16);
+    assert_int_equal(n, 2);
+    assert_int_equal(out[1], CALLER_AT_SP);
+    assert_int_equal(out[2], SENTINEL);
+    n = stack_trace_from((uintptr_t)&code[1], at(2), 0, &bounds, &text, out, 16);
+    assert_int_equal(n, 2);
+    assert_int_equal(out[1], CALLER_AT_SP8);
 }
 
 static void test_trace_mov_cut_by_text_end_not_recognised(void **state)
@@ -385,11 +484,17 @@ int main(void)
         cmocka_unit_test_setup(test_non_canonical_rbp, setup),
         cmocka_unit_test_setup(test_rbp_outside_stack, setup),
         cmocka_unit_test_setup(test_max_frames, setup),
+        cmocka_unit_test_setup(test_caller_frame_one_word_up_is_followed, setup),
+        cmocka_unit_test_setup(test_every_misalignment_of_a_caller_frame_ends_walk, setup),
+        cmocka_unit_test_setup(test_caller_frame_at_the_top_of_the_stack, setup),
+        cmocka_unit_test_setup(test_caller_frame_below_lo_is_impossible_and_far_above_ends_walk, setup),
         cmocka_unit_test_setup(test_trace_at_push_rbp_takes_caller_from_sp, setup_trace),
         cmocka_unit_test_setup(test_trace_at_mov_rsp_rbp_takes_caller_above_saved_rbp, setup_trace),
         cmocka_unit_test_setup(test_trace_at_ret_takes_caller_from_sp, setup_trace),
         cmocka_unit_test_setup(test_trace_in_function_body_walks_frames_only, setup_trace),
         cmocka_unit_test_setup(test_trace_mov_cut_by_text_end_not_recognised, setup_trace),
+        cmocka_unit_test_setup(test_trace_other_rex_w_instruction_not_recognised, setup_trace),
+        cmocka_unit_test_setup(test_trace_recognised_pc_with_bad_frame_chain, setup_trace),
         cmocka_unit_test_setup(test_trace_pc_outside_text_reads_no_bytes, setup_trace),
         cmocka_unit_test_setup(test_trace_sp_outside_stack_skips_direct_caller, setup_trace),
         cmocka_unit_test_setup(test_trace_zero_caller_is_not_reported, setup_trace),
