@@ -2,6 +2,7 @@
  * two that end it on purpose, panic and poweroff. Each writes only to its sink. */
 #include "hal/cpu.h"
 #include "hal/platform.h"
+#include "hal/pmu.h"
 #include "kernel/commands.h"
 #include "kernel/heap.h"
 #include "kernel/panic.h"
@@ -81,6 +82,14 @@ int cmd_uptime(int argc, char **argv, struct sink *out)
         return 1;
     int64_t ms = time_ns() / 1000000;
     sink_printf(out, "up %lld.%03lld s\n", (long long)(ms / 1000), (long long)(ms % 1000));
+    return 0;
+}
+
+int cmd_lscpu(int argc, char **argv, struct sink *out)
+{
+    if (!no_arguments(argc, argv, out))
+        return 1;
+    pmu_describe(out);
     return 0;
 }
 

@@ -33,5 +33,6 @@ int cmd_burn(int argc, char **argv, struct sink *out);
 int cmd_panic(int argc, char **argv, struct sink *out);
 int cmd_poweroff(int argc, char **argv, struct sink *out);
 int cmd_profile(int argc, char **argv, struct sink *out);
+int cmd_lscpu(int argc, char **argv, struct sink *out);
 
 #endif

@@ -3,6 +3,7 @@
 #include "hal/boot.h"
 #include "hal/cpu.h"
 #include "hal/platform.h"
+#include "hal/pmu.h"
 #include "kernel/cmdline.h"
 #include "kernel/console.h"
 #include "kernel/heap.h"
@@ -21,6 +22,7 @@ __attribute__((noreturn)) void kmain(uintptr_t boot_info)
              heap_size >> 20, (unsigned long long)heap_base);
     cmdline_parse(platform_cmdline(), &console_sink); /* report unknown options now, not never */
     arch_platform_init();                       /* ACPI MADT, PIC off, LAPIC, IOAPIC, TSC + LAPIC timer calibrated */
+    pmu_select(cmdline_get("pmu"));             /* the PMU backend from CPUID (pmu=auto|off|claim-intel|claim-amd) */
     arch_start_cpus();                          /* INIT-SIPI-SIPI each AP into its idle loop */
     log_info("smp: %u cpus online", cpu_count());
     task_start_reaper();                        /* frees the stacks of tasks that exited */

@@ -5,6 +5,9 @@
  * is inline in kernel/profiler.h; folding and printing are kernel/profile_report.c. */
 #include "kernel/profiler.h"
 
+#include "hal/pmu.h"
+#include "kernel/format.h"
+
 #include "hal/cpu.h"
 #include "kernel/heap.h"
 #include "kernel/stacktrace.h"
@@ -13,12 +16,15 @@
 
 /* ---- state ------------------------------------------------------------------------------------------ */
 
-/* Where samples come from. The tick is the only source so far; a performance-counter backend (hal/pmu.h)
- * replaces this description when a run starts on a machine that has one, and the report prints its name. */
+/* Where samples come from: the tick, or the performance counter (hal/pmu.h) when a run starts on a machine
+ * whose counter proved it counts and interrupts. The report prints the name, and for the tick the reason the
+ * counter was not used, because reading the numbers depends on it. */
 struct sample_source {
     const char *name;
 };
 static const struct sample_source tick_source = { .name = "tick" };
+static struct sample_source pmu_source;
+static char tick_with_reason[160];
 
 /* The run being recorded, or 0. One word, so one atomic read tells an interrupt both whether to sample and
  * which run the sample belongs to. Written only by the claim holder. */
@@ -93,10 +99,18 @@ void profiler_sample(const struct context *ctx)
 void profiler_tick(const struct context *ctx)
 {
     uint32_t run = atomic_load_explicit(&active_run, memory_order_acquire);
-    if (!run)
+    if (!run) {
+        /* Stopped: a CPU still armed disarms its own counter, on its own tick; until then its overflows
+         * kept coming and profiler_sample dropped them. */
+        if (pmu_armed_this_cpu())
+            pmu_disarm_this_cpu();
         return;
-    /* The tick is the sample source. A counter-driven source would arm this CPU's counter here instead, on
-     * its own tick, and from then on this CPU's tick would not sample, so nothing is counted twice. */
+    }
+    /* With the counter as the source each CPU arms its own on its next tick (its control registers can be
+     * written from nowhere else), and an armed CPU's tick does not sample, so nothing is counted twice. A CPU
+     * whose arming faulted stays on the tick. */
+    if (source == &pmu_source && (pmu_armed_this_cpu() || pmu_arm_this_cpu()))
+        return;
     take_sample(ctx, run);
 }
 
@@ -135,7 +149,14 @@ int profiler_start(struct profile_run *run)
         kernel_text.lo = (uintptr_t)tab->text_start;
         kernel_text.hi = (uintptr_t)tab->text_end;
     }
-    source = &tick_source;
+    /* Asks once whether there is a PMU that counts (the first time, the probe runs here, on this CPU). */
+    if (pmu_probe() == PMU_COUNTS) {
+        pmu_source.name = pmu_source_name();
+        source = &pmu_source;
+    } else {
+        ksnprintf(tick_with_reason, sizeof tick_with_reason, "tick (%s)", pmu_verdict_reason());
+        source = &tick_source;
+    }
 
     /* 0 means "inactive", so the run number skips it when it wraps. */
     last_run++;
@@ -145,7 +166,7 @@ int profiler_start(struct profile_run *run)
     run->rings = rings;
     run->ncpus = rings_ready;
     run->run = last_run;
-    run->source = source->name;
+    run->source = source == &tick_source ? tick_with_reason : source->name;
     run->window_ms = 0;
     run->start_ns = time_ns();
     atomic_store_explicit(&active_run, last_run, memory_order_release);

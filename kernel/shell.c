@@ -15,6 +15,7 @@ const struct shell_command shell_commands[] = {
     { "help", "help", "list the commands", cmd_help },
     { "profile", "profile [ms] [pid|all] [chains]", "sample where the CPUs spend their time, fold by call chain",
       cmd_profile },
+    { "lscpu", "lscpu", "the CPU, what it claims about its PMU, and the source profile would use", cmd_lscpu },
     { "ps", "ps", "tasks: pid, cpu, state, name", cmd_ps },
     { "stacks", "stacks", "per task: stack size, deepest use, headroom", cmd_stacks },
     { "cpus", "cpus", "each CPU: APIC id, online, ticks, busy ticks", cmd_cpus },

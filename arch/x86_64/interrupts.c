@@ -4,6 +4,8 @@
 #include <stdatomic.h>
 
 #include "arch/x86_64/arch.h"
+#include "arch/x86_64/fixup.h"
+#include "hal/pmu.h"
 #include "arch/x86_64/percpu.h"
 #include "arch/x86_64/x86.h"
 #include "hal/context.h"
@@ -124,6 +126,10 @@ static const char *const exception_names[32] = {
 
 static void exception(struct context *ctx)
 {
+    /* An instruction that declared it may fault (fault-tolerant MSR access) resumes at its landing address;
+     * its caller learns of the fault from its result. */
+    if (exception_fixup(ctx))
+        return;
     const char *name = exception_names[ctx->vector & 31];
     if (ctx->vector == 14) {
         uint64_t err = ctx->error_code;
@@ -138,6 +144,12 @@ static void nmi(struct context *ctx)
     /* A panicking CPU stops the others with an NMI: they halt here, interrupts off, for good. */
     if (panic_active())
         platform_halt_forever();
+    /* The performance counter's overflow, already acknowledged and re-armed: take the sample (dropped when
+     * no run is active). Anything else is a genuine NMI, and it is not swallowed. */
+    if (pmu_nmi_is_mine()) {
+        profiler_sample(ctx);
+        return;
+    }
     panic_at(ctx, "NMI received: a genuine NMI, not claimed by any kprof source");
 }
 

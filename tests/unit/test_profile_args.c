@@ -306,7 +306,7 @@ static void test_whole_report(void **state)
     assert_int_equal(slept_ms, 2000);
     assert_string_equal(output,
                         "profiled 2000 ms\n"
-                        "12 samples on 2 cpus, 0 dropped, source tick\n"
+                        "12 samples on 2 cpus, 0 dropped, source tick (no PMU backend for CPU vendor \"\")\n"
                         "50.0% 6 BurnInner+0x10..0x20\n"
                         "        <- BurnTask+0x30\n"
                         "50.0% 6 BurnInner+0x10..0x20\n"
@@ -321,7 +321,7 @@ static void test_pid_filter_and_chain_count(void **state)
     assert_int_equal(slept_ms, 500);
     assert_string_equal(output,
                         "profiled 500 ms\n"
-                        "3 samples on 1 cpus, 0 dropped, source tick\n"
+                        "3 samples on 1 cpus, 0 dropped, source tick (no PMU backend for CPU vendor \"\")\n"
                         "100.0% 3 BurnInner+0x10..0x20\n"
                         "        <- BurnTask+0x31\n");
 }
@@ -334,7 +334,7 @@ static void test_pid_asleep(void **state)
     assert_int_equal(run_line("profile 500 12"), 0);
     assert_string_equal(output,
                         "profiled 500 ms\n"
-                        "0 samples on 0 cpus, 0 dropped, source tick\n"
+                        "0 samples on 0 cpus, 0 dropped, source tick (no PMU backend for CPU vendor \"\")\n"
                         "no samples for pid 12: the task may simply have been asleep the whole window\n");
 }
 
@@ -356,8 +356,8 @@ static void test_full_rings_count_drops(void **state)
     assert_int_equal(run_line("profile 2000 all 1"), 0);
     assert_memory_equal(output,
                         "profiled 2000 ms\n"
-                        "2048 samples on 2 cpus, 20 dropped, source tick\n",
-                        strlen("profiled 2000 ms\n2048 samples on 2 cpus, 20 dropped, source tick\n"));
+                        "2048 samples on 2 cpus, 20 dropped, source tick (no PMU backend for CPU vendor \"\")\n",
+                        strlen("profiled 2000 ms\n2048 samples on 2 cpus, 20 dropped, source tick (no PMU backend for CPU vendor \"\")\n"));
 }
 
 static void test_runs_keep_their_rings(void **state)

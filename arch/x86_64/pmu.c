@@ -1,0 +1,553 @@
+/* arch/x86_64/pmu.c: the performance-counter sample source behind hal/pmu.h. It owns the choice of backend
+ * (once, at boot, from CPUID and the pmu= option), the probe that makes a counter CPUID claims prove that it
+ * counts and interrupts, the published verdict, each CPU's armed state, and the NMI handler's decision "this
+ * overflow is mine". The vendors (pmu_intel.c, pmu_amd.c) only say which registers and bits; the one counter
+ * is driven here, and every access to hardware goes through arch/x86_64/pmu_hw.h. */
+#include "hal/pmu.h"
+
+#include <stdarg.h>
+#include <stdatomic.h>
+
+#include "arch/x86_64/pmu_backend.h"
+#include "arch/x86_64/pmu_hw.h"
+#include "hal/cpu.h"
+#include "kernel/format.h"
+#include "kernel/log.h"
+#include "kernel/sink.h"
+#include "kernel/string.h"
+
+/* The sampling period is about a millisecond of cycles, never below this: under it the NMI handler would be a
+ * large share of what the CPU does. Also the probe's short period, so its overflow comes within microseconds. */
+#define PERIOD_MIN_CYCLES 10000
+/* How long the probe lets a counter take to move: cycles_per_ms() / 100, about 10 us. A duration, not a
+ * number of PAUSEs (ten cycles on one part, a hundred and forty on the next): this is time spent with
+ * interrupts off, and a live counter has moved by the first check anyway. */
+#define PROBE_COUNT_DIVISOR 100
+/* How long the probe waits for the overflow's NMI. */
+#define PROBE_NMI_MS 10
+/* After a disarm that found the overflow already raised, how long its NMI may take to arrive and still be
+ * claimed; after that a pending overflow bit is stale and an NMI is genuine. */
+#define LATE_WINDOW_MS 1
+
+enum pmu_mode { MODE_AUTO, MODE_OFF, MODE_CLAIM_INTEL, MODE_CLAIM_AMD };
+static const char *const mode_names[] = {
+    [MODE_AUTO] = "auto", [MODE_OFF] = "off", [MODE_CLAIM_INTEL] = "claim-intel", [MODE_CLAIM_AMD] = "claim-amd",
+};
+
+/* Each CPU's own state. Written by the CPU itself -- from its tick, or from the probe -- and read by its own
+ * NMI handler, which can interrupt it between any two instructions: so the flags are atomics ordered against
+ * the MSR writes with signal fences (same CPU, no hardware barrier needed). Other CPUs only ever look. */
+struct pmu_cpu {
+    _Atomic bool armed;         /* set before the counter is enabled, cleared after it is disabled */
+    _Atomic bool probing;       /* the probe's interrupt phase runs on this CPU */
+    _Atomic uint32_t probe_nmis;
+    _Atomic bool late_pending;  /* disarmed with an overflow raised whose NMI had not arrived yet */
+    _Atomic uint64_t late_deadline; /* TSC: until when that NMI may still be claimed */
+    bool arm_failed;            /* arming faulted here: this CPU stays on the tick (tick context only) */
+} __attribute__((aligned(64)));
+
+/* Chosen once by pmu_select(), read-only afterwards (the NMI path reads live). */
+static bool selected;
+static enum pmu_mode mode;
+static bool have_backend;       /* a vendor init ran, claimed or not: live says what CPUID claims */
+static struct pmu_backend live;
+static char vendor_id[13];
+
+/* Computed by the probe before the verdict is published; read by every CPU after it. */
+static uint64_t width_mask;
+static uint64_t sign_bit;
+static uint64_t reload;         /* below_zero(period): what the counter is loaded with to count one period */
+
+/* The verdict, published with release after reason and the values above are written. */
+static _Atomic int verdict = PMU_NOT_PROBED;
+static char reason[160];
+static atomic_int probe_taken;  /* the first pmu_probe() caller runs it; others wait for the verdict */
+
+/* The first MSR whose access faulted since the probe began, for the verdict's reason (the clean-up after a
+ * fault may fault again; the first one is the answer). */
+static bool fault_seen;
+static uint32_t fault_msr;
+
+static struct pmu_cpu cpus[MAX_CPUS];
+
+/* ---- CPUID and MSRs, as the backends see them -------------------------------------------------------- */
+
+void pmu_cpuid(uint32_t leaf, uint32_t sub, uint32_t r[4])
+{
+    pmu_hw_cpuid(leaf, sub, r);
+    if (mode == MODE_CLAIM_INTEL) {
+        /* Arch perfmon v2: 4 general counters of 48 bits, 3 fixed counters of 48 bits. */
+        if (leaf == 0 && r[0] < 0xA)
+            r[0] = 0xA;
+        if (leaf == 0xA) {
+            r[0] = 2u | 4u << 8 | 48u << 16 | 7u << 24;
+            r[1] = 0;
+            r[2] = 0;
+            r[3] = 3u | 48u << 5;
+        }
+    } else if (mode == MODE_CLAIM_AMD) {
+        /* PerfCtrExtCore; PerfMonV2 stays whatever the CPU says. */
+        if (leaf == 0x80000000u && r[0] < 0x80000001u)
+            r[0] = 0x80000001u;
+        if (leaf == 0x80000001u)
+            r[2] |= 1u << 23;
+    }
+}
+
+static bool faulted(uint32_t msr)
+{
+    if (!fault_seen) {
+        fault_seen = true;
+        fault_msr = msr;
+    }
+    return false;
+}
+
+bool pmu_rdmsr(uint32_t msr, uint64_t *v) { return pmu_hw_rdmsr(msr, v) || faulted(msr); }
+bool pmu_wrmsr(uint32_t msr, uint64_t v) { return pmu_hw_wrmsr(msr, v) || faulted(msr); }
+
+/* ---- the counter, the same on every backend --------------------------------------------------------- */
+
+/* -n as the counter holds it: n counts below the overflow, masked to the width (the bits above it are
+ * reserved, and writing them raises #GP). */
+static uint64_t below_zero(uint64_t n) { return (0 - n) & width_mask; }
+
+/* Loads value (within the counter's width) and enables counting, with the overflow interrupt or without. The
+ * enable comes last (the global bit where there is one, else the control register), so the counter starts
+ * from value. */
+static bool counter_start(uint64_t value, bool interrupt)
+{
+    uint64_t ctl, global;
+    if (!pmu_wrmsr(live.counter_msr, value))
+        return false;
+    if (!pmu_rdmsr(live.control_msr, &ctl))
+        return false;
+    ctl = (ctl & ~live.control_mask) | live.control_count | (interrupt ? live.control_interrupt : 0);
+    if (!pmu_wrmsr(live.control_msr, ctl))
+        return false;
+    if (live.global_ctrl_msr) {
+        if (!pmu_rdmsr(live.global_ctrl_msr, &global) ||
+            !pmu_wrmsr(live.global_ctrl_msr, global | live.global_bit))
+            return false;
+    }
+    return true;
+}
+
+/* Clears an overflow left in the global status (by firmware, or a run that ended with one pending), so the
+ * next one that shows is the counter's own. Nothing to clear without a status register: loading the counter
+ * resets its sign bit. */
+static bool counter_clear_stale(void)
+{
+    return !live.global_ack_msr || pmu_wrmsr(live.global_ack_msr, live.global_bit);
+}
+
+/* Disables counting: the global bit first (it stops the counter at once), then this counter's control bits.
+ * Both are attempted even if one faults, since this is also the clean-up after a fault. */
+static bool counter_stop(void)
+{
+    bool ok = true;
+    uint64_t v;
+    if (live.global_ctrl_msr)
+        ok = pmu_rdmsr(live.global_ctrl_msr, &v) && pmu_wrmsr(live.global_ctrl_msr, v & ~live.global_bit);
+    return pmu_rdmsr(live.control_msr, &v) && pmu_wrmsr(live.control_msr, v & ~live.control_mask) && ok;
+}
+
+static bool counter_read(uint64_t *v)
+{
+    if (!pmu_rdmsr(live.counter_msr, v))
+        return false;
+    *v &= width_mask;
+    return true;
+}
+
+/* Whether the counter has overflowed since it was last loaded: exactly, from the global status where the part
+ * has one; otherwise from the sign bit, which stays set from -(period) until the counter passes zero. */
+static inline bool counter_overflowed(void)
+{
+    uint64_t v;
+    if (live.global_status_msr)
+        return pmu_hw_rdmsr(live.global_status_msr, &v) && (v & live.global_bit);
+    return pmu_hw_rdmsr(live.counter_msr, &v) && !(v & sign_bit);
+}
+
+/* After an overflow: the next period starts now, and the status bit is cleared so the next overflow shows. */
+static inline void counter_reload_and_ack(void)
+{
+    pmu_hw_wrmsr(live.counter_msr, reload);
+    if (live.global_ack_msr)
+        pmu_hw_wrmsr(live.global_ack_msr, live.global_bit);
+}
+
+/* cpu_index() is below MAX_CPUS by contract once a CPU runs kernel code; only the NMI path, which can
+ * interrupt a CPU before that holds, checks. */
+static struct pmu_cpu *this_cpu(void) { return &cpus[pmu_hw_cpu()]; }
+
+/* ---- choosing the backend (boot) ---------------------------------------------------------------------- */
+
+static void publish(enum pmu_verdict v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void publish(enum pmu_verdict v, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    kvsnprintf(reason, sizeof reason, fmt, ap);
+    va_end(ap);
+    /* release: reason, the width and the reload value are written before any CPU can see the verdict */
+    atomic_store_explicit(&verdict, v, memory_order_release);
+}
+
+static bool vendor_is(const char *id) { return strcmp(vendor_id, id) == 0; }
+
+void pmu_select(const char *text)
+{
+    if (selected)
+        return;
+    selected = true;
+
+    mode = MODE_AUTO;
+    bool known = text == 0;
+    for (unsigned m = 0; text && m < sizeof mode_names / sizeof mode_names[0]; m++) {
+        if (strcmp(text, mode_names[m]) == 0) {
+            mode = (enum pmu_mode)m;
+            known = true;
+        }
+    }
+    if (!known)
+        log_warn("pmu: unknown pmu=%.32s (auto, off, claim-intel or claim-amd): using auto", text);
+
+    uint32_t r[4];
+    pmu_hw_cpuid(0, 0, r);
+    memcpy(vendor_id, &r[1], 4);
+    memcpy(vendor_id + 4, &r[3], 4);
+    memcpy(vendor_id + 8, &r[2], 4);
+    vendor_id[12] = 0;
+
+    char why[sizeof reason];
+    why[0] = 0;
+    bool claimed = false;
+    bool intel = mode == MODE_CLAIM_INTEL || (mode != MODE_CLAIM_AMD && vendor_is("GenuineIntel"));
+    /* Hygon's parts are Zen cores with AMD's counters. */
+    bool amd = !intel && (mode == MODE_CLAIM_AMD || vendor_is("AuthenticAMD") || vendor_is("HygonGenuine"));
+    if (intel || amd) {
+        have_backend = true;
+        claimed = intel ? pmu_intel_init(&live, why, sizeof why) : pmu_amd_init(&live, why, sizeof why);
+    } else {
+        ksnprintf(why, sizeof why, "no PMU backend for CPU vendor \"%s\"", vendor_id);
+    }
+
+    if (mode == MODE_OFF) {
+        publish(PMU_DISABLED, "pmu=off on the kernel command line");
+        log_info("pmu: off (pmu=off): profile samples on the tick");
+    } else if (!claimed) {
+        publish(PMU_NOT_CLAIMED, "%s", why);
+        log_info("pmu: %s: profile samples on the tick", why);
+    } else if (mode == MODE_AUTO) {
+        log_info("pmu: %s backend, %s, claimed by CPUID; probed when first used", live.vendor, live.source);
+    } else {
+        log_info("pmu: %s backend, %s, claimed under pmu=%s; probed when first used", live.vendor, live.source,
+                 mode_names[mode]);
+    }
+}
+
+/* ---- the probe (task context, interrupts off, this CPU) ---------------------------------------------- */
+
+static enum pmu_verdict run_probe(struct pmu_cpu *c)
+{
+    uint64_t per_ms = cycles_per_ms();
+    width_mask = live.width >= 64 ? ~0ull : (1ull << live.width) - 1;
+    sign_bit = 1ull << (live.width - 1);
+    uint64_t period = per_ms < PERIOD_MIN_CYCLES ? PERIOD_MIN_CYCLES : per_ms;
+    if (period > sign_bit >> 1)
+        period = sign_bit >> 1; /* keeps the sign bit meaningful; no part with >= 32 bits gets near it */
+    reload = below_zero(period);
+
+    if (live.prepare && !live.prepare(&live))
+        return PMU_FAULTED;
+
+    /* Does it count? Enabled without the interrupt bit and read until it moves. */
+    uint64_t first, now;
+    bool moved = false;
+    if (!counter_start(0, false) || !counter_read(&first))
+        goto fault;
+    uint64_t t0 = pmu_hw_cycles();
+    int64_t budget = (int64_t)(per_ms / PROBE_COUNT_DIVISOR);
+    do {
+        if (!counter_read(&now))
+            goto fault;
+        if (now != first) {
+            moved = true;
+            break;
+        }
+        cpu_relax();
+    } while ((int64_t)(pmu_hw_cycles() - t0) < budget);
+    if (!counter_stop())
+        goto fault;
+    if (!moved)
+        return PMU_DOES_NOT_COUNT;
+
+    /* Does its overflow arrive as an NMI? A short period with the interrupt bit, the LVT entry in NMI mode,
+     * and this CPU's NMI handler counting what it claims while the probing flag is up. */
+    uint32_t saved_lvt = pmu_hw_lvtpc_read();
+    pmu_hw_lvtpc_write(LVT_DELIVERY_NMI);
+    atomic_store_explicit(&c->probe_nmis, 0, memory_order_relaxed);
+    atomic_store_explicit(&c->probing, true, memory_order_relaxed);
+    atomic_signal_fence(memory_order_seq_cst);
+    bool ok = counter_clear_stale() && counter_start(below_zero(PERIOD_MIN_CYCLES), true);
+    t0 = pmu_hw_cycles();
+    budget = (int64_t)(per_ms * PROBE_NMI_MS);
+    while (ok && atomic_load_explicit(&c->probe_nmis, memory_order_relaxed) == 0 &&
+           (int64_t)(pmu_hw_cycles() - t0) < budget)
+        cpu_relax();
+    /* No late window here: an NMI that took longer than the whole wait is not one to wait for. */
+    ok = counter_stop() && ok;
+    atomic_signal_fence(memory_order_seq_cst);
+    atomic_store_explicit(&c->probing, false, memory_order_relaxed);
+    pmu_hw_lvtpc_write(saved_lvt);
+    if (!ok)
+        return PMU_FAULTED;
+    return atomic_load_explicit(&c->probe_nmis, memory_order_relaxed) ? PMU_COUNTS : PMU_NO_INTERRUPT;
+
+fault:
+    counter_stop();
+    return PMU_FAULTED;
+}
+
+/* Where the claim came from, for the reasons of the verdicts that contradict it. */
+static const char *const claim_text[] = {
+    [MODE_CLAIM_INTEL] = "pmu=claim-intel made CPUID claim a PMU",
+    [MODE_CLAIM_AMD] = "pmu=claim-amd made CPUID claim a PMU",
+};
+
+enum pmu_verdict pmu_probe(void)
+{
+    if (!selected)
+        pmu_select(0);
+    enum pmu_verdict v = pmu_verdict();
+    if (v != PMU_NOT_PROBED)
+        return v;
+    int expected = 0;
+    if (!atomic_compare_exchange_strong(&probe_taken, &expected, 1)) {
+        /* Another CPU is probing; its answer is at most ~10 ms away. */
+        while ((v = pmu_verdict()) == PMU_NOT_PROBED)
+            cpu_relax();
+        return v;
+    }
+
+    /* Interrupts off: the reads bracketing the spin come off one CPU's counter, and nothing else runs here
+     * while the counter is live. */
+    unsigned long flags = irq_save();
+    fault_seen = false;
+    v = run_probe(this_cpu());
+    irq_restore(flags);
+
+    const char *claim = mode == MODE_AUTO ? "CPUID claims a PMU" : claim_text[mode];
+    switch (v) {
+    case PMU_COUNTS:
+        publish(v, "the counter counts and its overflow arrives as an NMI");
+        break;
+    case PMU_DOES_NOT_COUNT:
+        publish(v, "the counter does not count (%s; writes are swallowed)", claim);
+        break;
+    case PMU_NO_INTERRUPT:
+        publish(v, "the counter counts, but its overflow raised no NMI within %u ms", PROBE_NMI_MS);
+        break;
+    default:
+        publish(PMU_FAULTED, "MSR 0x%x raised #GP while probing (%s)", fault_msr, claim);
+        break;
+    }
+    return pmu_verdict();
+}
+
+enum pmu_verdict pmu_verdict(void)
+{
+    return (enum pmu_verdict)atomic_load_explicit(&verdict, memory_order_acquire);
+}
+
+bool pmu_usable(void) { return pmu_verdict() == PMU_COUNTS; }
+
+const char *pmu_source_name(void) { return pmu_usable() ? live.source : 0; }
+
+const char *pmu_verdict_reason(void)
+{
+    if (!selected)
+        return "not selected yet";
+    if (pmu_verdict() == PMU_NOT_PROBED)
+        return "not probed yet (CPUID claims a PMU)";
+    return reason;
+}
+
+/* ---- arming, on each CPU's own tick ------------------------------------------------------------------- */
+
+bool pmu_arm_this_cpu(void)
+{
+    struct pmu_cpu *c = this_cpu();
+    if (!pmu_usable())
+        return false;
+    if (atomic_load_explicit(&c->armed, memory_order_relaxed))
+        return true;
+    if (c->arm_failed)
+        return false;
+
+    atomic_store_explicit(&c->late_pending, false, memory_order_relaxed);
+    bool ok = (!live.prepare || live.prepare(&live)) && counter_clear_stale();
+    pmu_hw_lvtpc_write(LVT_DELIVERY_NMI);
+    /* The flag first: the overflow can come the moment the counter is enabled, and must find it set. */
+    atomic_store_explicit(&c->armed, true, memory_order_relaxed);
+    atomic_signal_fence(memory_order_seq_cst);
+    if (ok && counter_start(reload, true))
+        return true;
+
+    counter_stop();
+    atomic_signal_fence(memory_order_seq_cst);
+    atomic_store_explicit(&c->armed, false, memory_order_relaxed);
+    c->arm_failed = true;
+    return false;
+}
+
+void pmu_disarm_this_cpu(void)
+{
+    struct pmu_cpu *c = this_cpu();
+    if (!atomic_load_explicit(&c->armed, memory_order_relaxed))
+        return;
+    /* An overflow raised before the counter stopped may have its NMI still on the way: it is this CPU's to
+     * claim for a short while (pmu_nmi_is_mine), as long as the overflow still shows. */
+    if (counter_stop() && counter_overflowed()) {
+        uint64_t deadline = pmu_hw_cycles() + cycles_per_ms() * LATE_WINDOW_MS;
+        atomic_store_explicit(&c->late_deadline, deadline, memory_order_relaxed);
+        atomic_signal_fence(memory_order_seq_cst); /* the deadline before the flag that makes it count */
+        atomic_store_explicit(&c->late_pending, true, memory_order_relaxed);
+    }
+    /* The flag last: an NMI arriving up to here finds it set. */
+    atomic_signal_fence(memory_order_seq_cst);
+    atomic_store_explicit(&c->armed, false, memory_order_relaxed);
+}
+
+bool pmu_armed_this_cpu(void)
+{
+    return atomic_load_explicit(&this_cpu()->armed, memory_order_relaxed);
+}
+
+/* ---- the NMI ------------------------------------------------------------------------------------------ */
+
+bool pmu_nmi_is_mine(void)
+{
+    unsigned cpu = pmu_hw_cpu();
+    if (cpu >= MAX_CPUS)
+        return false;
+    struct pmu_cpu *c = &cpus[cpu];
+    bool probing = atomic_load_explicit(&c->probing, memory_order_relaxed);
+    if (!probing && !atomic_load_explicit(&c->armed, memory_order_relaxed)) {
+        /* Not armed: never the counter's -- a disarmed counter keeps whatever it stopped at, and on AMD before
+         * Zen 4 that value cannot tell a stale overflow from a fresh one -- except once, shortly after a
+         * disarm that found an overflow already raised. */
+        if (!atomic_load_explicit(&c->late_pending, memory_order_relaxed))
+            return false;
+        atomic_store_explicit(&c->late_pending, false, memory_order_relaxed);
+        uint64_t deadline = atomic_load_explicit(&c->late_deadline, memory_order_relaxed);
+        if ((int64_t)(pmu_hw_cycles() - deadline) > 0)
+            return false;
+    }
+    if (!counter_overflowed())
+        return false;
+    counter_reload_and_ack();
+    /* The LAPIC may have masked the entry when it delivered the PMI; unmasked, in NMI mode, for the next. */
+    pmu_hw_lvtpc_write(LVT_DELIVERY_NMI);
+    if (probing)
+        atomic_fetch_add_explicit(&c->probe_nmis, 1, memory_order_relaxed);
+    return true;
+}
+
+/* ---- lscpu -------------------------------------------------------------------------------------------- */
+
+/* Printable characters of a 12-byte CPUID signature ("TCGTCGTCGTCG", "KVMKVMKVM\0\0\0"). */
+static void signature(const uint32_t regs[3], char out[13])
+{
+    const char *bytes = (const char *)regs;
+    unsigned n = 0;
+    for (unsigned i = 0; i < 12; i++)
+        if (bytes[i] >= 0x20 && bytes[i] < 0x7F)
+            out[n++] = bytes[i];
+    out[n] = 0;
+}
+
+static const char *probe_text(enum pmu_verdict v)
+{
+    switch (v) {
+    case PMU_COUNTS: return "counts";
+    case PMU_DOES_NOT_COUNT: return "does not count";
+    case PMU_NO_INTERRUPT: return "no interrupt";
+    case PMU_FAULTED: return "faulted";
+    default: return "not probed";
+    }
+}
+
+void pmu_describe(struct sink *out)
+{
+    if (!selected)
+        pmu_select(0);
+    uint32_t r[4];
+
+    sink_printf(out, "vendor:     %s\n", vendor_id);
+    pmu_hw_cpuid(0x80000000u, 0, r);
+    if (r[0] >= 0x80000004u) {
+        uint32_t brand[13];
+        for (unsigned i = 0; i < 3; i++)
+            pmu_hw_cpuid(0x80000002u + i, 0, &brand[4 * i]);
+        brand[12] = 0;
+        const char *name = (const char *)brand;
+        while (*name == ' ')
+            name++;
+        sink_printf(out, "model name: %s\n", name);
+    }
+
+    pmu_hw_cpuid(1, 0, r);
+    unsigned family = pmu_bits(r[0], 11, 8), model = pmu_bits(r[0], 7, 4), stepping = pmu_bits(r[0], 3, 0);
+    if (family == 0x6 || family == 0xF)
+        model |= pmu_bits(r[0], 19, 16) << 4;
+    if (family == 0xF)
+        family += pmu_bits(r[0], 27, 20);
+    sink_printf(out, "family:     0x%x model 0x%x stepping %u\n", family, model, stepping);
+
+    if (r[2] & (1u << 31)) {
+        uint32_t h[4];
+        char sig[13];
+        pmu_hw_cpuid(0x40000000u, 0, h);
+        signature(&h[1], sig);
+        sink_printf(out, "hypervisor: %s\n", sig[0] ? sig : "(no signature)");
+    } else {
+        sink_puts(out, "hypervisor: none\n");
+    }
+
+    if (have_backend)
+        live.describe(&live, out);
+    if (mode != MODE_AUTO)
+        sink_printf(out, "pmu mode:   %s%s\n", mode_names[mode],
+                    mode == MODE_OFF ? "" : " (CPUID's PMU leaves answered as if the CPU claimed one)");
+
+    enum pmu_verdict v = pmu_verdict() == PMU_NOT_PROBED ? pmu_probe() : pmu_verdict();
+    if (v == PMU_DISABLED || v == PMU_NOT_CLAIMED)
+        sink_printf(out, "probe:      not probed (%s)\n", pmu_verdict_reason());
+    else
+        sink_printf(out, "probe:      %s: %s\n", probe_text(v), pmu_verdict_reason());
+    if (v == PMU_COUNTS)
+        sink_printf(out, "profile:    %s\n", live.source);
+    else
+        sink_puts(out, "profile:    tick only\n");
+}
+
+#ifdef KPROF_HOST
+void pmu_reset_for_tests(void)
+{
+    selected = false;
+    mode = MODE_AUTO;
+    have_backend = false;
+    memset(&live, 0, sizeof live);
+    memset(vendor_id, 0, sizeof vendor_id);
+    width_mask = sign_bit = reload = 0;
+    atomic_store(&verdict, PMU_NOT_PROBED);
+    atomic_store(&probe_taken, 0);
+    reason[0] = 0;
+    fault_seen = false;
+    fault_msr = 0;
+    memset(cpus, 0, sizeof cpus);
+}
+#endif

@@ -1,0 +1,33 @@
+/* arch/x86_64/pmu_hw.h: every piece of hardware the PMU backends touch -- MSRs (fault-tolerant), CPUID, the
+ * LAPIC's LVT performance-counter entry, the TSC and the CPU index -- and nothing else, so that host unit tests
+ * can put a stateful fake CPU (tests/unit/fake_cpu.c) in place of arch/x86_64/pmu_hw.c. */
+#ifndef ARCH_X86_64_PMU_HW_H
+#define ARCH_X86_64_PMU_HW_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* RDMSR/WRMSR that survive a #GP: false when the access faulted (the MSR does not exist, or the value was
+ * refused), and then *v is left alone. Any context, NMI included. */
+bool pmu_hw_rdmsr(uint32_t msr, uint64_t *v);
+bool pmu_hw_wrmsr(uint32_t msr, uint64_t v);
+
+/* CPUID leaf/subleaf into r[0..3] = EAX, EBX, ECX, EDX. */
+void pmu_hw_cpuid(uint32_t leaf, uint32_t sub, uint32_t r[4]);
+
+/* The LAPIC's LVT performance-counter entry (register 0x340) of this CPU. */
+void pmu_hw_lvtpc_write(uint32_t value);
+uint32_t pmu_hw_lvtpc_read(void);
+
+/* The LVT fields the backends use: delivery mode NMI (the vector field is ignored), and the mask bit. */
+#define LVT_DELIVERY_NMI 0x400u
+#define LVT_DELIVERY_MASK 0x700u
+#define LVT_MASK_BIT (1u << 16)
+
+/* The time-stamp counter (RDTSC): the clock that bounds the probe's waits. */
+uint64_t pmu_hw_cycles(void);
+
+/* Index of the calling CPU (cpu_index()), stable while interrupts are off. */
+unsigned pmu_hw_cpu(void);
+
+#endif

@@ -1,0 +1,70 @@
+/* hal/pmu.h: the performance-counter sample source as the portable kernel sees it -- choose a backend at boot,
+ * prove once that its counter really counts and interrupts, arm and disarm it on each CPU from that CPU's tick,
+ * and tell the counter's overflow NMI apart from a genuine NMI. arch/x86_64/pmu.c implements it (Intel fixed
+ * counter 1 or AMD core counter 0, overflowing into an NMI about every millisecond); nothing on this side of the
+ * interface knows the vendor. The behaviour is the profiler spec's "Two sample sources", "CPUID is not trusted
+ * on its own" and "Arming, and stopping". */
+#ifndef HAL_PMU_H
+#define HAL_PMU_H
+
+#include <stdbool.h>
+
+struct sink;
+
+/* What is known about the counter. Everything but PMU_COUNTS means `profile` samples on the tick. */
+enum pmu_verdict {
+    PMU_NOT_PROBED,      /* CPUID claims a usable PMU; the probe has not run yet */
+    PMU_DISABLED,        /* pmu=off on the kernel command line */
+    PMU_NOT_CLAIMED,     /* CPUID says there is no usable PMU (or no backend knows this vendor) */
+    PMU_COUNTS,          /* the probe saw the counter move and its overflow arrive as an NMI */
+    PMU_DOES_NOT_COUNT,  /* CPUID claims a PMU, but the counter did not move (writes swallowed) */
+    PMU_NO_INTERRUPT,    /* the counter moves, but its overflow never raised an NMI */
+    PMU_FAULTED,         /* an access to one of its MSRs raised #GP */
+};
+
+/* Boot, once, before any other call: picks the backend from CPUID and logs the choice in one line. mode is
+ * the kernel command line's pmu= value -- "auto" (or NULL), "off", "claim-intel" or "claim-amd"; the claim-*
+ * modes answer the backend's CPUID questions as if the CPU claimed that vendor's PMU, so a machine without
+ * one exercises the "claims a PMU but does not count" path for real. Any other value is reported and treated
+ * as auto. */
+void pmu_select(const char *mode);
+
+/* Task context. The first call runs the probe on the calling CPU with interrupts off (microseconds; 10 ms when
+ * the counter counts but never interrupts) and publishes the answer; every later call, on any CPU, returns
+ * that answer. Concurrent first calls wait for the one probe. */
+enum pmu_verdict pmu_probe(void);
+/* The published verdict (PMU_NOT_PROBED before the probe). Any context. */
+enum pmu_verdict pmu_verdict(void);
+/* pmu_verdict() == PMU_COUNTS, read with acquire: a CPU that sees true may arm its counter. Any context. */
+bool pmu_usable(void);
+
+/* From this CPU's tick, interrupts off. Arms this CPU's counter (overflow every ~1 ms into an NMI) if the
+ * probe said it counts; the armed flag is set before the counter is enabled. Returns whether this CPU is
+ * armed now: false when the PMU is not usable, or when arming faulted here (then this CPU stays on the tick
+ * and is not tried again). */
+bool pmu_arm_this_cpu(void);
+/* From this CPU's tick, interrupts off: disables this CPU's counter, then clears the armed flag, so an
+ * overflow already in flight is still recognised as the counter's. Nothing to do when not armed. */
+void pmu_disarm_this_cpu(void);
+/* Whether this CPU's counter is armed (between the two calls above). */
+bool pmu_armed_this_cpu(void);
+
+/* NMI context, first thing: true when this NMI is this CPU's counter overflowing -- armed, probing, or the
+ * short window after a disarm when the overflow was already pending -- and then it has been acknowledged,
+ * the counter reloaded and the LVT performance-counter entry unmasked; the caller takes its sample. False
+ * means a genuine NMI, which the caller must not swallow. No locks, no allocation, no printing. */
+bool pmu_nmi_is_mine(void);
+
+/* The name the report gives the counter source -- "pmu/nmi intel fixed-ctr1", "pmu/nmi amd pmc0 ev0x76",
+ * "pmu/nmi amd pmc0 ev0x76 perfmon-v2" -- when pmu_usable(); NULL otherwise (the tick is the source). */
+const char *pmu_source_name(void);
+/* One line saying why the verdict is what it is ("no PMU: CPUID leaf 0xA reports version 0", "the counter
+ * does not count (CPUID claims a PMU; writes are swallowed)", ...). Task context. */
+const char *pmu_verdict_reason(void);
+
+/* For `lscpu`: vendor, family/model/stepping, hypervisor, what CPUID claims about performance monitoring,
+ * what the probe found and which source `profile` would use. Runs the probe if it has not run (task
+ * context), never a profile. */
+void pmu_describe(struct sink *out);
+
+#endif

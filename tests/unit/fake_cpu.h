@@ -1,0 +1,157 @@
+/* tests/unit/fake_cpu.h: a stateful fake x86 CPU for host tests of the PMU backends. It implements
+ * arch/x86_64/pmu_hw.h in place of arch/x86_64/pmu_hw.c: CPUID answers from a table (with the real answer's
+ * quirks above the maximum leaf), an MSR file with behaviour -- counters that count fake time, overflow
+ * status bits and their clearing, reserved bits and missing MSRs that raise #GP, a hypervisor that swallows
+ * everything -- and a LAPIC LVT performance-counter entry through which an overflow with the interrupt bit
+ * becomes an NMI, delivered by calling pmu_nmi_is_mine() at the next instruction boundary (the end of a
+ * pmu_hw call). Every MSR and LVT write, and every NMI, is logged in order with the CPU's armed flag at the
+ * time. Each fake_model_*() configures one machine from scratch. Also captures log_info/log_warn. */
+#ifndef TESTS_UNIT_FAKE_CPU_H
+#define TESTS_UNIT_FAKE_CPU_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define FAKE_CPUS 4
+#define FAKE_LOG_MAX 4096
+#define FAKE_CPUID_MAX 48
+#define FAKE_ANY_CPU 0xFFu
+
+/* Log entry kinds. */
+enum fake_event {
+    FAKE_WRMSR,  /* msr, value; faulted if the write raised #GP */
+    FAKE_LVT,    /* a write of value to the LVT performance-counter entry */
+    FAKE_NMI,    /* an NMI taken, logged where it arrived; value = what pmu_nmi_is_mine() said (1 = mine) */
+};
+
+struct fake_event_rec {
+    enum fake_event kind;
+    unsigned cpu;
+    uint32_t msr;
+    uint64_t value;
+    bool faulted;
+    bool armed;   /* pmu_armed_this_cpu() on that CPU when it happened */
+    bool irqs_on; /* irq_enabled() then */
+};
+
+enum fake_pmu_kind { FAKE_PMU_NONE, FAKE_PMU_INTEL, FAKE_PMU_AMD };
+
+struct fake_cpuid_entry {
+    uint32_t leaf, sub;
+    bool any_sub;
+    unsigned cpu; /* FAKE_ANY_CPU, or the one CPU this answer is for (hybrid parts) */
+    uint32_t r[4];
+};
+
+struct fake_cpu_state {
+    /* Intel */
+    uint64_t debugctl;
+    uint64_t fixed_ctr[4], fixed_ctrl, global_ctrl, global_status;
+    uint64_t pmc[8], evtsel[8];
+    bool frozen; /* v4 streamlined freeze: counters stop until status bit 59 is cleared */
+    /* AMD core extension and PerfMonV2 */
+    uint64_t amd_ctl[6], amd_ctr[6], amd_global_ctl, amd_global_status;
+    /* AMD legacy counters, when they exist */
+    uint64_t legacy[8];
+    /* LAPIC */
+    uint32_t lvtpc;
+    /* NMI: one can be latched while another is being handled */
+    bool nmi_pending, in_nmi;
+};
+
+struct fake_machine {
+    /* ---- the machine (set by a model, adjustable by a test) ---- */
+    enum fake_pmu_kind pmu;
+    unsigned intel_version, gp_counters, fixed_counters, width;
+    bool amd_v2;         /* PerfMonV2's global registers exist */
+    bool swallow;        /* every MSR reads 0 and swallows writes, never #GP (QEMU TCG, a lax hypervisor) */
+    bool legacy_gp;      /* AMD legacy counters 0xC0010000..7 raise #GP (host turned the guest's vPMU off) */
+    bool counts;         /* enabled counters advance with fake time, one per cycle */
+    bool interrupts;     /* an overflow with the interrupt bit raises a PMI */
+    bool lvt_automask;   /* delivering a PMI sets the LVT mask bit (Intel) */
+    uint32_t gp_msr;     /* one more MSR whose every access raises #GP (0: none) */
+    uint64_t cycles_per_call; /* fake time each pmu_hw call takes */
+    bool hold_nmis;      /* latch NMIs without delivering them until fake_release_nmis() */
+    bool log_off;        /* do not log (benchmarks) */
+    struct fake_cpuid_entry cpuid[FAKE_CPUID_MAX];
+    unsigned cpuid_count;
+
+    /* ---- state ---- */
+    uint64_t tsc;
+    struct fake_cpu_state cpu[FAKE_CPUS];
+
+    /* ---- observations ---- */
+    struct fake_event_rec log[FAKE_LOG_MAX];
+    unsigned log_len, log_dropped;
+    unsigned legacy_touches;   /* accesses of any kind to 0xC0010000..0xC0010007 */
+    unsigned msr_accesses;     /* reads and writes, all MSRs ... */
+    unsigned msr_writes;       /* ... of which writes */
+    unsigned lvt_writes;
+    unsigned nmis_mine, nmis_genuine;
+    bool last_nmi_mine;
+    unsigned pmis_lost;        /* PMIs raised while the LVT entry was masked */
+    unsigned pmis_not_nmi;     /* PMIs raised with the LVT entry not in NMI mode */
+    unsigned freezes;          /* PMIs that froze the counters (DEBUGCTL.FREEZE_PERFMON_ON_PMI set) */
+    unsigned log_lines;        /* log_info/log_warn calls ... */
+    char log_text[2048];       /* ... and their lines, each ending in a newline ("warning: " before log_warn's) */
+};
+
+extern struct fake_machine fake;
+
+/* MSR numbers the tests talk about. */
+#define FAKE_MSR_DEBUGCTL 0x1D9u
+#define FAKE_MSR_FIXED_CTR0 0x309u
+#define FAKE_MSR_FIXED_CTR1 0x30Au
+#define FAKE_MSR_FIXED_CTR_CTRL 0x38Du
+#define FAKE_MSR_GLOBAL_STATUS 0x38Eu
+#define FAKE_MSR_GLOBAL_CTRL 0x38Fu
+#define FAKE_MSR_GLOBAL_OVF_CTRL 0x390u
+#define FAKE_MSR_AMD_LEGACY_FIRST 0xC0010000u
+#define FAKE_MSR_AMD_LEGACY_LAST 0xC0010007u
+#define FAKE_MSR_AMD_CTL0 0xC0010200u
+#define FAKE_MSR_AMD_CTR0 0xC0010201u
+#define FAKE_MSR_AMD_GLOBAL_STATUS 0xC0000300u
+#define FAKE_MSR_AMD_GLOBAL_CTL 0xC0000301u
+#define FAKE_MSR_AMD_GLOBAL_STATUS_CLR 0xC0000302u
+
+/* Forgets everything: no CPUID leaves, no PMU, every MSR #GP, 100 cycles per call, CPU 0. */
+void fake_reset(void);
+/* Adds (or replaces) an answer. cpu = FAKE_ANY_CPU for all CPUs. */
+void fake_cpuid_set(uint32_t leaf, uint32_t sub, unsigned cpu, uint32_t eax, uint32_t ebx, uint32_t ecx,
+                    uint32_t edx);
+/* The hypervisor bit and a 12-byte signature at 0x40000000 ("TCGTCGTCGTCG", "KVMKVMKVM\0\0\0"). */
+void fake_set_hypervisor(const char *signature12);
+
+/* The models. Each starts from fake_reset(). */
+void fake_model_intel_v2(void);            /* Core 2: arch perfmon v2, 2 general + 3 fixed counters of 40 bits */
+void fake_model_intel_v4_freeze(void);     /* Skylake: v4, 48 bits, firmware left FREEZE_PERFMON_ON_PMI set */
+void fake_model_intel_v5_no_fixed1(void);  /* v5 with fixed counters 0 and 2 but not 1 */
+void fake_model_intel_hybrid(void);        /* Alder Lake: v5, CPU 0 a Core, CPU 1 an Atom (fewer counters) */
+void fake_model_amd_zen2(void);            /* core extension, no global status: the sign bit */
+void fake_model_amd_zen4(void);            /* core extension and PerfMonV2 */
+void fake_model_amd_legacy_only(void);     /* no PerfCtrExtCore; legacy and extension MSRs #GP */
+void fake_model_hypervisor_swallows(void); /* CPUID claims Intel v2; every MSR write swallowed, reads 0 */
+void fake_model_qemu_amd_max(void);        /* QEMU -cpu max: no PMU, max ext leaf 0x8000000a, 0x80000022 junk */
+void fake_model_no_interrupt(void);        /* Intel v4 whose counter counts but never raises a PMI */
+void fake_model_no_pmu(void);              /* QEMU -cpu Skylake-Client: leaf 0xA zero, MSRs swallowed */
+
+/* Fake time on the current CPU (fake_cpu_index): one step of cycles (at most one overflow per counter) ... */
+void fake_advance(uint64_t cycles);
+/* ... or many small steps, as a CPU running code would see it (every overflow its own NMI). */
+void fake_run(uint64_t cycles);
+/* A genuine NMI on the current CPU (the monitor's `nmi`, a watchdog): delivered unless held. Returns
+ * whether pmu_nmi_is_mine() claimed it. */
+bool fake_inject_nmi(void);
+/* Delivers the NMIs latched while fake.hold_nmis was set, on the current CPU. */
+void fake_release_nmis(void);
+
+/* The log: index of the first entry at or after from matching (kind, msr), or -1. msr 0 matches any. */
+int fake_find(unsigned from, enum fake_event kind, uint32_t msr);
+/* Index of the first MSR write to msr at or after from with (value & bits) != 0 (set) or == 0 (clear). */
+int fake_find_bits(unsigned from, uint32_t msr, uint64_t bits, bool set);
+/* Writes in the log to MSRs in [lo, hi]. */
+unsigned fake_writes_in(uint32_t lo, uint32_t hi);
+/* Prints the log to stderr (for a failing test). */
+void fake_dump_log(void);
+
+#endif
