@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Boots kprof in QEMU with the console (COM1) and the QEMU monitor multiplexed on this terminal.
+#
+# usage: scripts/qemu.sh [--iso PATH] [--smp N] [--mem MiB] [--cmdline "..."] [--gdb-port P]
+#                        [--udp-port P] [--monitor PATH] [-- extra qemu args]
+#
+#   --iso PATH      the ISO to boot (default build/kprof.iso)
+#   --smp N         CPUs (default 4)              --mem MiB   memory (default 256)
+#   --cmdline "..." kernel command line: boots a variant ISO, build/kprof-cmdline-HASH.iso, made from
+#                   build/kprof.elf by scripts/mkiso.sh (remade when the ELF, grub.cfg or mkiso.sh is newer)
+#   --gdb-port P    COM2 as a TCP server on 127.0.0.1:P for gdb (`target remote 127.0.0.1:P`)
+#   --udp-port P    a virtio-net NIC on user networking, host UDP 127.0.0.1:P forwarded to the guest's
+#                   port $KPROF_UDP_GUEST_PORT (default 5555)
+#   --monitor PATH  a second QEMU monitor on the unix socket PATH (for scripts: `nmi`, `info registers`)
+#
+# The tests build the same command line in tests/integration/kprof_qemu.py; keep the two in step.
+# The script execs QEMU, so its pid is QEMU's. The exit device is always present: `outb(0xf4, v)` from the
+# kernel ends QEMU with status (v << 1) | 1; a triple fault ends it with status 0 (-no-reboot).
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+iso="" smp=4 mem=256 cmdline="" gdb_port="" udp_port="" monitor=""
+extra=()
+
+die() { echo "qemu.sh: $*" >&2; exit 2; }
+need() { [ $# -ge 2 ] && [ -n "$2" ] || die "$1 needs a value"; }
+is_uint() { [[ $1 =~ ^[0-9]+$ ]]; }
+
+while [ $# -gt 0 ]; do
+  case $1 in
+    --iso)      need "$@"; iso=$2; shift 2 ;;
+    --smp)      need "$@"; smp=$2; shift 2 ;;
+    --mem)      need "$@"; mem=$2; shift 2 ;;
+    --cmdline)  [ $# -ge 2 ] || die "--cmdline needs a value"; cmdline=$2; shift 2 ;;
+    --gdb-port) need "$@"; gdb_port=$2; shift 2 ;;
+    --udp-port) need "$@"; udp_port=$2; shift 2 ;;
+    --monitor)  need "$@"; monitor=$2; shift 2 ;;
+    --)         shift; extra=("$@"); break ;;
+    -h|--help)  sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *)          die "unknown option: $1 (try --help)" ;;
+  esac
+done
+
+is_uint "$smp" && [ "$smp" -ge 1 ] || die "--smp wants a CPU count, not '$smp'"
+is_uint "$mem" && [ "$mem" -ge 16 ] || die "--mem wants MiB (16 or more), not '$mem'"
+for p in "$gdb_port" "$udp_port"; do
+  [ -z "$p" ] || { is_uint "$p" && [ "$p" -ge 1 ] && [ "$p" -le 65535 ]; } || die "bad port '$p'"
+done
+
+if [ -n "$cmdline" ]; then
+  [ -z "$iso" ] || die "--iso and --cmdline together: the command line is baked into an ISO of its own"
+  elf=$top/build/kprof.elf
+  [ -f "$elf" ] || die "$elf is missing: run make first"
+  hash=$(printf '%s' "$cmdline" | sha256sum | cut -c1-12)
+  iso=$top/build/kprof-cmdline-$hash.iso
+  if [ ! -f "$iso" ] || [ "$elf" -nt "$iso" ] || [ "$top/grub.cfg" -nt "$iso" ] \
+     || [ "$top/scripts/mkiso.sh" -nt "$iso" ]; then
+    "$top/scripts/mkiso.sh" "$elf" "$iso" "$cmdline"
+  fi
+  echo "qemu.sh: kernel command line: $cmdline ($iso)" >&2
+fi
+iso=${iso:-$top/build/kprof.iso}
+[ -f "$iso" ] || die "$iso is missing: run make first"
+
+# The console: one stdio character device carrying COM1 and the monitor (what -serial mon:stdio gives),
+# with signal=off so Ctrl-C goes to the kernel's line editor instead of killing QEMU.
+args=(
+  -smp "$smp" -m "$mem" -cdrom "$iso" -boot d
+  -display none -no-reboot -nic none
+  -chardev stdio,id=con0,mux=on,signal=off
+  -serial chardev:con0 -mon chardev=con0,mode=readline
+  -device isa-debug-exit,iobase=0xf4,iosize=0x04
+)
+[ -z "$gdb_port" ] || args+=(-serial "tcp:127.0.0.1:$gdb_port,server=on,wait=off")
+if [ -n "$udp_port" ]; then
+  guest_port=${KPROF_UDP_GUEST_PORT:-5555}
+  args+=(-netdev "user,id=n0,hostfwd=udp:127.0.0.1:$udp_port-:$guest_port" -device virtio-net-pci,netdev=n0)
+fi
+[ -z "$monitor" ] || args+=(-monitor "unix:$monitor,server=on,wait=off")
+
+echo "qemu.sh: booting $(basename "$iso") with $smp CPUs and $mem MiB; quit with Ctrl-A X (Ctrl-A C: QEMU monitor)" >&2
+[ -z "$gdb_port" ] || echo "qemu.sh: gdb: target remote 127.0.0.1:$gdb_port (COM2)" >&2
+exec qemu-system-x86_64 "${args[@]}" ${extra[@]+"${extra[@]}"}

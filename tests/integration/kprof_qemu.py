@@ -1,0 +1,493 @@
+"""Drives kprof in QEMU for the integration tests and the benchmarks.
+
+One Kprof is one QEMU process with the kernel's console (COM1) on a pty that pexpect reads. The command line
+follows scripts/qemu.sh (same defaults and devices), except that the console carries COM1 alone: the QEMU
+monitor is off, or on a unix socket when asked for, so every byte a test sends reaches the kernel.
+
+    k = Kprof(smp=4, mem=256)
+    k.boot()                        # spawn, then wait for `ready:` and the first prompt
+    out = k.cmd("ps")               # the output between the echoed line and the next prompt
+    k.kill()                        # by pid
+
+Every wait has a deadline and raises KprofTimeout (or KprofEOF when QEMU is gone) naming what it waited for
+and the last output seen; nothing sleeps for a fixed time. The whole serial stream is kept (`k.log`) so
+conftest.py can save it when a test fails. Output is matched with carriage returns removed (the kernel may
+end lines with "\\r\\n", and the pty adds its own); `k.log` keeps the raw bytes.
+"""
+
+import hashlib
+import os
+import re
+import select
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+
+import pexpect
+
+TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+BUILD = os.path.join(TOP, "build")
+ISO = os.path.join(BUILD, "kprof.iso")
+ELF = os.path.join(BUILD, "kprof.elf")
+VARIANT_DIR = os.path.join(BUILD, "test-iso")
+LOG_DIR = os.path.join(BUILD, "test-logs")
+
+PROMPT = "> "
+LINE_MAX = 255          # the longest line the shell takes; longer ones are refused
+BOOT_TIMEOUT = 60.0     # QEMU start to `ready:` under TCG on a loaded machine (a quiet one needs ~1 s)
+CMD_TIMEOUT = 15.0      # one shell command, echo to prompt
+UDP_GUEST_PORT = 5555   # the guest port --udp-port forwards to, as in scripts/qemu.sh
+
+# Everything written to the serial port is latin-1 on our side: each byte is one character, both ways, so
+# binary garbage goes out and comes back unchanged.
+ENCODING = "latin-1"
+
+
+class KprofError(AssertionError):
+    """The kernel did not do what a test waited for (an AssertionError so pytest reports it as a failure)."""
+
+
+class KprofTimeout(KprofError):
+    pass
+
+
+class KprofEOF(KprofError):
+    pass
+
+
+def free_port(kind=socket.SOCK_STREAM):
+    """A port on 127.0.0.1 that nothing listens on now: bind to port 0 and let the kernel choose."""
+    with socket.socket(socket.AF_INET, kind) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def variant_iso(cmdline, elf=ELF, out_dir=VARIANT_DIR):
+    """An ISO of elf with the kernel command line baked into grub.cfg, made by scripts/mkiso.sh and kept
+    under build/test-iso/ by a hash of the command line; remade when the ELF or its inputs are newer."""
+    os.makedirs(out_dir, exist_ok=True)
+    digest = hashlib.sha256(cmdline.encode()).hexdigest()[:12]
+    iso = os.path.join(out_dir, "kprof-%s.iso" % digest)
+    inputs = [elf, os.path.join(TOP, "grub.cfg"), os.path.join(TOP, "scripts", "mkiso.sh")]
+    if not os.path.exists(iso) or any(os.path.getmtime(p) > os.path.getmtime(iso) for p in inputs):
+        subprocess.run([os.path.join(TOP, "scripts", "mkiso.sh"), elf, iso, cmdline],
+                       check=True, timeout=120)
+    return iso
+
+
+def _printable(text):
+    return all(" " <= c <= "~" for c in text)
+
+
+class Kprof:
+    """One QEMU running kprof. Options that later tests need (gdb on COM2, the UDP shell, a monitor socket for
+    `nmi`, other CPU models through extra_args) are constructor arguments; ports are picked free."""
+
+    def __init__(self, smp=4, mem=256, cmdline="", iso=None, extra_args=(), gdb=False, udp=False,
+                 udp_guest_port=UDP_GUEST_PORT, monitor=False, name="kprof"):
+        self.smp = smp
+        self.mem = mem
+        self.cmdline = cmdline
+        self.iso = iso
+        self.extra_args = list(extra_args)
+        self.name = name
+        self.gdb_port = free_port(socket.SOCK_STREAM) if gdb else None
+        self.udp_port = free_port(socket.SOCK_DGRAM) if udp else None
+        self.udp_guest_port = udp_guest_port
+        self._tmpdir = None
+        self.monitor_path = None
+        if monitor:
+            self._tmpdir = tempfile.mkdtemp(prefix="kprof-mon-")
+            self.monitor_path = os.path.join(self._tmpdir, "monitor.sock")
+        self.child = None
+        self.pid = None
+        self.t_spawn = None       # time.monotonic() just before QEMU was started
+        self.t_ready = None       # when the `ready:` line was read
+        self.ready_line = None
+        self.cpus = None          # the CPU count the ready line gives
+        self.boot_log = None      # everything before the ready line
+        self.unsolicited = []     # output that arrived while no command was running
+        self._raw = []            # the serial stream as read, for the log
+        self._buf = ""            # read, carriage returns removed, not yet consumed by a wait
+        self._eof = False
+        self.exit_status = None
+
+    # ---- starting ---------------------------------------------------------------------------------------
+    def argv(self):
+        iso = self.iso
+        if iso is None:
+            iso = variant_iso(self.cmdline) if self.cmdline else ISO
+        args = ["qemu-system-x86_64",
+                "-smp", str(self.smp), "-m", str(self.mem), "-cdrom", iso, "-boot", "d",
+                "-display", "none", "-no-reboot",
+                "-chardev", "stdio,id=con0,signal=off", "-serial", "chardev:con0",
+                "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"]
+        if self.gdb_port:
+            args += ["-serial", "tcp:127.0.0.1:%d,server=on,wait=off" % self.gdb_port]
+        if self.udp_port:
+            args += ["-netdev", "user,id=n0,hostfwd=udp:127.0.0.1:%d-:%d" % (self.udp_port, self.udp_guest_port),
+                     "-device", "virtio-net-pci,netdev=n0"]
+        else:
+            args += ["-nic", "none"]
+        if self.monitor_path:
+            args += ["-monitor", "unix:%s,server=on,wait=off" % self.monitor_path]
+        else:
+            args += ["-monitor", "none"]
+        return args + self.extra_args
+
+    def start(self):
+        argv = self.argv()
+        self.command_line = " ".join(argv)
+        self.t_spawn = time.monotonic()
+        self.child = pexpect.spawn(argv[0], argv[1:], cwd=TOP, encoding=ENCODING, echo=False,
+                                   timeout=None, maxread=65536, dimensions=(50, 200))
+        self.pid = self.child.pid
+        return self
+
+    def boot(self, timeout=BOOT_TIMEOUT):
+        self.start()
+        self.wait_ready(timeout)
+        return self
+
+    def wait_ready(self, timeout=BOOT_TIMEOUT):
+        """Waits for the `ready:` line and the first prompt; returns the ready line."""
+        m = self.expect(r"(?m)^ready:[^\n]*\n", timeout, what="the ready: line")
+        self.t_ready = time.monotonic()
+        self.boot_log = m.before
+        self.ready_line = m.group(0).strip()
+        c = re.search(r"\b(\d+) cpus?\b", self.ready_line)
+        self.cpus = int(c.group(1)) if c else None
+        self.expect(r"(?m)^%s" % re.escape(PROMPT), CMD_TIMEOUT, what="the first prompt after ready:")
+        return self.ready_line
+
+    @property
+    def boot_seconds(self):
+        """Host time from starting QEMU to reading the ready: line."""
+        return self.t_ready - self.t_spawn
+
+    # ---- reading ----------------------------------------------------------------------------------------
+    def _read(self, timeout):
+        """Reads what QEMU wrote within timeout into the buffers; False on timeout; KprofEOF when it is gone."""
+        if self._eof:
+            raise KprofEOF("QEMU has exited (%s)" % self._status_text())
+        try:
+            data = self.child.read_nonblocking(65536, timeout=max(0.0, timeout))
+        except pexpect.TIMEOUT:
+            return False
+        except pexpect.EOF:
+            self._eof = True
+            self._reap(5.0)
+            raise KprofEOF("QEMU exited (%s)" % self._status_text())
+        self._raw.append(data)
+        self._buf += data.replace("\r", "")
+        return True
+
+    def drain(self):
+        """Reads whatever is waiting now, without waiting, into the unconsumed output."""
+        try:
+            while self._read(0):
+                pass
+        except KprofEOF:
+            pass
+
+    def expect(self, pattern, timeout=CMD_TIMEOUT, what=None):
+        """Waits until pattern (a regex, searched in the unconsumed output with carriage returns removed)
+        matches, consumes the output up to the end of the match and returns the match; its `before` is the
+        text between the previous consumption and the match."""
+        rx = re.compile(pattern) if isinstance(pattern, str) else pattern
+        deadline = time.monotonic() + timeout
+        while True:
+            m = rx.search(self._buf)
+            if m:
+                before = self._buf[:m.start()]
+                self._buf = self._buf[m.end():]
+                return _Match(m, before)
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise KprofTimeout("no %s within %.1f s; unconsumed output ends with:\n%s"
+                                   % (what or repr(rx.pattern), timeout, self._tail()))
+            try:
+                self._read(left)
+            except KprofEOF as e:
+                raise KprofEOF("%s while waiting for %s; output ends with:\n%s"
+                               % (e, what or repr(rx.pattern), self._tail())) from None
+
+    def expect_eof(self, timeout=CMD_TIMEOUT):
+        """Waits until QEMU closes the console (exits); returns the output that came before."""
+        deadline = time.monotonic() + timeout
+        start = len(self._buf)
+        while not self._eof:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise KprofTimeout("QEMU still running %.1f s later; output ends with:\n%s"
+                                   % (timeout, self._tail()))
+            try:
+                self._read(left)
+            except KprofEOF:
+                break
+        return self._buf[start:]
+
+    def quiet_for(self, seconds):
+        """True when nothing at all arrives for `seconds` (for checking that a halted kernel stays silent)."""
+        start = len(self._buf)
+        deadline = time.monotonic() + seconds
+        try:
+            while time.monotonic() < deadline:
+                self._read(deadline - time.monotonic())
+        except KprofEOF:
+            pass
+        return len(self._buf) == start
+
+    # ---- writing ----------------------------------------------------------------------------------------
+    def send(self, text, timeout=CMD_TIMEOUT):
+        """Writes text (latin-1: one character per byte) to COM1 a byte at a time as the pty has room, reading
+        the kernel's output between bytes so neither side can block the other (the kernel echoes)."""
+        data = text.encode(ENCODING)
+        fd = self.child.child_fd
+        deadline = time.monotonic() + timeout
+        i = 0
+        while i < len(data):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise KprofTimeout("the kernel took no more input after %d of %d bytes in %.1f s; output "
+                                   "ends with:\n%s" % (i, len(data), timeout, self._tail()))
+            readable, writable, _ = select.select([fd], [fd], [], left)
+            if readable:
+                self._read(0)
+            if writable:
+                i += os.write(fd, data[i:i + 1])
+
+    def send_line(self, line, timeout=CMD_TIMEOUT):
+        self.send(line + "\r", timeout)
+
+    def cmd(self, line, timeout=CMD_TIMEOUT):
+        """Runs one shell line: sends it with a carriage return, waits for the next prompt, and returns the
+        output between the echoed line and that prompt (lines joined by "\\n", no trailing newline). For a
+        printable line the shell accepts it also checks that the kernel echoed it."""
+        self.drain()
+        if self._buf:  # printed while no command ran (kept in the log and in unsolicited)
+            self.unsolicited.append(self._buf)
+            self._buf = ""
+        self.send_line(line, timeout)
+        m = self.expect(r"\n%s" % re.escape(PROMPT), timeout, what="the prompt after %r" % _short(line))
+        echo, _, out = m.before.partition("\n")
+        if _printable(line) and line.strip() and len(line) <= LINE_MAX and line not in echo:
+            raise KprofError("the kernel echoed %r for the line %r" % (echo, line))
+        return out
+
+    def cmd_lines(self, line, timeout=CMD_TIMEOUT):
+        out = self.cmd(line, timeout)
+        return out.split("\n") if out else []
+
+    def sync(self, timeout=CMD_TIMEOUT, kill_line=True):
+        """Brings the shell to a known state after arbitrary input: Ctrl-U (kill line; kill_line=False leaves
+        it out), then a unique unknown command whose answer ends the wait. Returns the output that came
+        before that answer."""
+        marker = "sync%d" % int(time.monotonic() * 1e6)
+        self.send(("\x15" if kill_line else "") + marker + "\r", timeout)
+        m = self.expect(r"(?m)^unknown command: %s \(try help\)\n%s" % (marker, re.escape(PROMPT)), timeout,
+                        what="the answer to the sync line %s" % marker)
+        return m.before
+
+    # ---- the QEMU monitor (monitor=True) ----------------------------------------------------------------
+    def monitor(self, command, timeout=CMD_TIMEOUT):
+        """Runs one QEMU monitor command on the unix socket and returns its output."""
+        if not self.monitor_path:
+            raise KprofError("this Kprof was started without monitor=True")
+        deadline = time.monotonic() + timeout
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            while True:
+                try:
+                    s.connect(self.monitor_path)
+                    break
+                except (FileNotFoundError, ConnectionRefusedError):
+                    if time.monotonic() > deadline:
+                        raise KprofTimeout("no QEMU monitor at %s" % self.monitor_path)
+                    select.select([], [], [], 0.05)  # the socket appears as QEMU starts: poll for it
+            got = _recv_until(s, b"(qemu) ", deadline)
+            s.sendall(command.encode() + b"\n")
+            got = _recv_until(s, b"(qemu) ", deadline)
+        text = re.sub(r"\x1b\[[0-9;]*[A-Za-z]|\r", "", got.decode(errors="replace"))
+        lines = text.split("\n")
+        return "\n".join(lines[1:-1]) if len(lines) > 1 else ""
+
+    # ---- ending -----------------------------------------------------------------------------------------
+    def _reap(self, timeout):
+        deadline = time.monotonic() + timeout
+        while self.child is not None and self.child.isalive():
+            if time.monotonic() > deadline:
+                return False
+            select.select([], [], [], 0.02)
+        if self.child is not None:
+            self.exit_status = self.child.exitstatus if self.child.exitstatus is not None \
+                else -(self.child.signalstatus or 0)
+        return True
+
+    def wait_exit(self, timeout=CMD_TIMEOUT):
+        """Waits for QEMU to exit (after EOF); returns its exit status (negative: killed by that signal)."""
+        if not self._reap(timeout):
+            raise KprofTimeout("QEMU (pid %d) did not exit within %.1f s" % (self.pid, timeout))
+        return self.exit_status
+
+    def alive(self):
+        return self.child is not None and self.child.isalive()
+
+    def kill(self):
+        """Ends QEMU by its pid: SIGTERM, then SIGKILL if it has not gone within 5 s."""
+        if self.child is None:
+            return
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            if not self.child.isalive():
+                break
+            try:
+                os.kill(self.pid, sig)
+            except ProcessLookupError:
+                break
+            if self._reap(5.0):
+                break
+        try:
+            self.drain()
+        except Exception:
+            pass
+        self._reap(1.0)
+        self.child.close(force=False)
+        if self._tmpdir:
+            for f in os.listdir(self._tmpdir):
+                os.unlink(os.path.join(self._tmpdir, f))
+            os.rmdir(self._tmpdir)
+            self._tmpdir = None
+
+    def _status_text(self):
+        if self.child is None or self.child.isalive():
+            return "still running"
+        self._reap(0)
+        return "status %s" % self.exit_status
+
+    # ---- the log ----------------------------------------------------------------------------------------
+    @property
+    def log(self):
+        """The whole serial stream so far, as read (carriage returns kept)."""
+        return "".join(self._raw)
+
+    def save_log(self, path):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as f:
+            f.write(("# %s\n# %s\n" % (self.name, getattr(self, "command_line", ""))).encode())
+            f.write(self.log.encode(ENCODING))
+        return path
+
+    def _tail(self, n=1200):
+        text = self._buf[-n:] if self._buf else "".join(self._raw)[-n:].replace("\r", "")
+        return text if text else "(nothing)"
+
+
+class _Match:
+    """A re.Match plus the text before it."""
+
+    def __init__(self, m, before):
+        self.m = m
+        self.before = before
+
+    def group(self, *a):
+        return self.m.group(*a)
+
+    def groups(self):
+        return self.m.groups()
+
+
+def _short(line, n=60):
+    return line if len(line) <= n else line[:n] + "...(%d chars)" % len(line)
+
+
+def _recv_until(s, token, deadline):
+    got = b""
+    while not got.endswith(token):
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise KprofTimeout("the QEMU monitor did not answer; got %r" % got[-200:])
+        r, _, _ = select.select([s], [], [], left)
+        if r:
+            chunk = s.recv(4096)
+            if not chunk:
+                raise KprofEOF("the QEMU monitor closed; got %r" % got[-200:])
+            got += chunk
+    return got
+
+
+# ---- parsing the shell's tables ----------------------------------------------------------------------------
+def parse_table(out, header_words):
+    """Splits a command's output into rows of whitespace-separated fields after the header line, which must
+    contain header_words in order. Returns a list of lists of strings."""
+    lines = [l for l in out.split("\n") if l.strip()]
+    if not lines or lines[0].split() != list(header_words):
+        raise KprofError("expected the header %r, got:\n%s" % (" ".join(header_words), out))
+    return [l.split() for l in lines[1:]]
+
+
+def nm_symbols(elf=ELF):
+    """{name: (address, size)} for the text symbols of the kernel ELF, from `nm -S`."""
+    out = subprocess.run(["nm", "-S", "--defined-only", elf], check=True, capture_output=True, text=True,
+                         timeout=60).stdout
+    syms = {}
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) == 4 and f[2] in "Tt":
+            syms[f[3]] = (int(f[0], 16), int(f[1], 16))
+        elif len(f) == 3 and f[1] in "Tt":
+            syms.setdefault(f[2], (int(f[0], 16), 0))
+    return syms
+
+
+# ---- the shell's answers, parsed -----------------------------------------------------------------------------
+def poll(what, fn, timeout=15.0, every=0.05):
+    """Calls fn until it returns a true value or the deadline passes (then fails naming `what`)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        got = fn()
+        if got:
+            return got
+        if time.monotonic() > deadline:
+            raise KprofError("%s: not within %.1f s" % (what, timeout))
+        select.select([], [], [], every)  # pace the polling; the deadline bounds it
+
+
+def cpus_table(k):
+    """{cpu: (apic, online, ticks, busy)} from `cpus`."""
+    rows = parse_table(k.cmd("cpus"), ["CPU", "APIC", "ONLINE", "TICKS", "BUSY"])
+    table = {}
+    for r in rows:
+        if len(r) != 5:
+            raise KprofError("bad cpus row %r" % r)
+        table[int(r[0])] = (int(r[1]), r[2], int(r[3]), int(r[4]))
+    return table
+
+
+def ps_table(k):
+    """[(pid, cpu, state, name)] from `ps`."""
+    rows = parse_table(k.cmd("ps"), ["PID", "CPU", "STATE", "NAME"])
+    out = []
+    for r in rows:
+        if len(r) < 4:
+            raise KprofError("bad ps row %r" % r)
+        out.append((int(r[0]), int(r[1]), r[2], " ".join(r[3:])))
+    return out
+
+
+def uptime(k):
+    """Seconds since boot from `uptime`."""
+    out = k.cmd("uptime")
+    m = re.fullmatch(r"up (\d+)\.(\d{3}) s", out.strip())
+    if not m:
+        raise KprofError("uptime said %r" % out)
+    return int(m.group(1)) + int(m.group(2)) / 1000.0
+
+
+def heap_used(k):
+    """The heap's used bytes from `mem`."""
+    out = k.cmd("mem")
+    m = re.search(r"(?m)^heap: used (\d+) bytes", out)
+    if not m:
+        raise KprofError("mem said:\n%s" % out)
+    return int(m.group(1))

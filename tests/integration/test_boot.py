@@ -1,0 +1,171 @@
+"""Boot, CPUs, tasks, stacks and the ways a kernel ends: kprof in QEMU with 4 CPUs and 256 MiB.
+
+The module shares one booted kernel (`kernel`); the panic and poweroff tests boot their own (`fresh_kernel`).
+Time windows are measured with the kernel's own counters and compared as ratios within one run, never
+against fixed host timings.
+"""
+
+import re
+import time
+
+from kprof_qemu import cpus_table, nm_symbols, poll, ps_table, uptime
+
+CPUS = 4
+
+
+def test_boot_reaches_ready_with_4_cpus(kernel):
+    assert kernel.ready_line.startswith("ready:")
+    assert kernel.cpus == CPUS, "ready line %r does not say %d cpus" % (kernel.ready_line, CPUS)
+    assert "panic" not in kernel.boot_log.lower(), "the boot log mentions a panic"
+
+
+def test_cpus_shows_all_online_with_ticking_timers(kernel):
+    first = cpus_table(kernel)
+    assert sorted(first) == list(range(CPUS)), "cpus lists %s" % sorted(first)
+    assert all(row[1] == "yes" for row in first.values()), "not every CPU online: %s" % first
+    apics = [row[0] for row in first.values()]
+    assert len(set(apics)) == CPUS, "APIC ids not distinct: %s" % apics
+    # Every CPU's own LAPIC timer ticks: all four counts rise.
+    poll("every CPU's TICKS rising",
+         lambda: all(row[2] > first[c][2] for c, row in cpus_table(kernel).items()))
+
+
+def test_ps_shows_an_idle_task_per_cpu_and_the_shell(kernel):
+    tasks = ps_table(kernel)
+    pids = [t[0] for t in tasks]
+    assert len(pids) == len(set(pids)), "duplicate pids: %s" % tasks
+    idle_cpus = sorted(t[1] for t in tasks if t[3] == "idle")
+    assert idle_cpus == list(range(CPUS)), "idle tasks on cpus %s, want one on each of 0..%d" % (idle_cpus, CPUS - 1)
+    shells = [t for t in tasks if t[3] == "shell"]
+    assert len(shells) == 1, "shell tasks: %s" % shells
+    assert shells[0][2].lower().startswith("run"), "the shell runs ps but ps says %r" % (shells[0],)
+    assert all(0 <= t[1] < CPUS for t in tasks), "a task on a CPU that does not exist: %s" % tasks
+
+
+def test_uptime_rises_with_host_time(kernel):
+    t0 = time.monotonic()
+    u0 = uptime(kernel)
+    t1 = time.monotonic()
+    ticks0 = cpus_table(kernel)
+    state = {}
+
+    def advanced():
+        state["t2"] = time.monotonic()
+        state["u"] = uptime(kernel)
+        state["t3"] = time.monotonic()
+        return state["u"] - u0 >= 1.0
+
+    poll("uptime rising by 1 s", advanced, timeout=20, every=0.1)
+    ticks1 = cpus_table(kernel)
+    du = state["u"] - u0
+    # The guest read its clock somewhere inside each command's round trip.
+    lo, hi = state["t2"] - t1, state["t3"] - t0
+    assert 0.9 * lo - 0.05 <= du <= 1.1 * hi + 0.05, \
+        "uptime rose %.3f s while %.3f..%.3f s passed on the host" % (du, lo, hi)
+    for c in range(CPUS):
+        rate = (ticks1[c][2] - ticks0[c][2]) / du
+        assert 75 <= rate <= 125, "CPU %d ticked at %.0f Hz, want 100" % (c, rate)
+
+
+def test_burn_500_4_keeps_all_four_cpus_busy(kernel):
+    def window(min_ticks, every):
+        """cpus before and after a window of at least min_ticks ticks on every CPU: {cpu: (dticks, dbusy)}."""
+        a = cpus_table(kernel)
+        box = {}
+
+        def long_enough():
+            box["b"] = cpus_table(kernel)
+            return all(box["b"][c][2] - a[c][2] >= min_ticks for c in range(CPUS))
+
+        poll("a window of %d ticks" % min_ticks, long_enough, timeout=20, every=every)
+        b = box["b"]
+        return {c: (b[c][2] - a[c][2], b[c][3] - a[c][3]) for c in range(CPUS)}
+
+    idle = window(30, 0.1)
+
+    out = kernel.cmd("burn 500 4")
+    m = re.fullmatch(r"burn: started 4 tasks for 500 ms \(pids ((?:\d+ ?){4})\)", out.strip())
+    assert m, "burn 500 4 said %r" % out
+    pids = sorted(int(p) for p in m.group(1).split())
+    busy = window(20, 0)  # well inside the 500 ms (50 ticks) the tasks run
+
+    burners = sorted(t[0] for t in ps_table(kernel) if t[3] == "burn")
+    report = "\n".join("cpu %d: idle window %d/%d busy, burn window %d/%d busy"
+                       % (c, idle[c][1], idle[c][0], busy[c][1], busy[c][0]) for c in range(CPUS))
+    for c in range(CPUS):
+        idle_frac = idle[c][1] / idle[c][0]
+        burn_frac = busy[c][1] / busy[c][0]
+        assert burn_frac >= 0.75 and burn_frac >= idle_frac + 0.5, \
+            "CPU %d not kept busy by burn 500 4:\n%s" % (c, report)
+
+    # The run finishes, says what it did, and its tasks are gone.
+    last = poll("`burn` reporting the finished run",
+                lambda: (lambda o: o if o.startswith("burn: last run") else None)(kernel.cmd("burn").strip()))
+    m = re.fullmatch(r"burn: last run 4 tasks, (\d+) iterations in (\d+) ms, (\d+) iterations/s", last)
+    assert m, "burn said %r" % last
+    iterations, ms, rate = map(int, m.groups())
+    assert iterations > 0 and 500 <= ms <= 2000, "burn 500 4 ran %d iterations in %d ms" % (iterations, ms)
+    assert abs(rate - iterations * 1000 / ms) <= 0.02 * rate + 1, "burn said %r" % last
+    assert set(burners) <= set(pids), "ps showed burn pids %s, burn started %s" % (burners, pids)
+    poll("the burn tasks leaving ps", lambda: not [t for t in ps_table(kernel) if t[3] == "burn"])
+
+
+def test_stacks_reports_headroom_for_every_task(kernel):
+    lines = [l for l in kernel.cmd("stacks").split("\n") if l.strip()]
+    assert lines and lines[0].split() == ["PID", "NAME", "SIZE", "USED", "HEADROOM"], "stacks said:\n%s" % lines
+    rows = []
+    for l in lines[1:]:
+        f = l.split()
+        assert len(f) >= 5, "bad stacks row %r" % l
+        rows.append((int(f[0]), " ".join(f[1:-3]), int(f[-3]), int(f[-2]), int(f[-1])))
+    for pid, name, size, used, headroom in rows:
+        assert size > 0 and 0 < used <= size, "pid %d (%s): size %d used %d" % (pid, name, size, used)
+        assert headroom > 0, "pid %d (%s) has no stack headroom left (used %d of %d)" % (pid, name, used, size)
+        assert used + headroom <= size, "pid %d (%s): used %d + headroom %d > size %d" % (pid, name, used, headroom, size)
+    ps_pids = sorted(t[0] for t in ps_table(kernel))
+    assert sorted(r[0] for r in rows) == ps_pids, "stacks lists %s, ps lists %s" % ([r[0] for r in rows], ps_pids)
+
+
+BACKTRACE = re.compile(r"^ {8}<- (\S+)\+0x([0-9a-f]+)$")
+
+
+def test_panic_prints_a_symbolised_backtrace_and_stops(fresh_kernel):
+    k = fresh_kernel
+    k.send_line("panic")
+    k.expect(r"(?m)^panic: requested from the shell\n", what="the panic line")
+    k.expect(r"(?m)^ {8}<- shell_run_line\+0x[0-9a-f]+\n", what="a backtrace line for shell_run_line")
+    k.quiet_for(1.0)  # the rest of the backtrace, then silence
+    text = k.log.replace("\r", "")
+    tail = text[text.index("panic: requested from the shell"):]
+    frames = [l for l in tail.split("\n") if "<- " in l]
+    assert frames, "no backtrace lines after the panic line"
+
+    syms = nm_symbols()
+    names = []
+    for line in frames:
+        m = BACKTRACE.match(line)
+        assert m, "backtrace line %r is not `        <- Symbol+0xoff`" % line
+        name, off = m.group(1), int(m.group(2), 16)
+        assert name in syms, "backtrace names %r, which is not a function in build/kprof.elf" % name
+        size = syms[name][1]
+        assert off > 0 and (size == 0 or off <= size), \
+            "%s+0x%x is outside %s (size 0x%x)" % (name, off, name, size)
+        names.append(name)
+    assert "cmd_panic" in names and "shell_run_line" in names, "backtrace: %s" % names
+    assert names.index("cmd_panic") < names.index("shell_run_line"), "frames out of order: %s" % names
+
+    # Stopped: the shell neither echoes nor answers, and QEMU has not reset or exited.
+    k.send("help\r")
+    assert k.quiet_for(1.5), "the kernel still answered after the panic:\n%s" % k._tail()
+    assert k.alive(), "QEMU exited after the panic (a stopped kernel halts, it does not reset)"
+
+
+def test_poweroff_ends_qemu(fresh_kernel):
+    k = fresh_kernel
+    k.send_line("poweroff")
+    k.expect(r"(?m)^poweroff: ACPI S5\n", what="the poweroff line")
+    after = k.expect_eof(timeout=15)
+    assert "panic" not in after.lower(), "output after poweroff:\n%s" % after
+    status = k.wait_exit(timeout=10)
+    # ACPI S5 makes QEMU exit 0; the debug-exit device would give an odd status.
+    assert status == 0, "QEMU exit status %s after poweroff" % status
