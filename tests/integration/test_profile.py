@@ -1,0 +1,382 @@
+"""The profiler in QEMU: `profile [ms] [pid|all] [chains]` on a known load (burn_task -> burn_outer ->
+burn_middle -> burn_inner), with a pid filter, on a sleeping task, with every bad argument, over 200 start/stop
+cycles, and every report it prints checked line by line against the spec's format ("The report",
+shared/seeds/profiler-spec.txt) and for counts that add up.
+
+One kernel for the module (4 CPUs, the tick at 100 Hz per CPU). Windows and sample counts are compared with the
+kernel's own figures (the window it prints), never with host timings. `profile: busy` needs a second shell (the
+UDP shell, a later issue); the unit tests cover it, so it is not faked here.
+"""
+
+import re
+import subprocess
+
+import pytest
+
+from kprof_qemu import ELF, KprofError, poll, ps_table
+
+CPUS = 4
+TICK_MS = 10              # 100 Hz per CPU
+WINDOW_SLACK_MS = 30      # the window printed may overshoot the one asked for by a few ticks, never undershoot
+MAX_CALLERS = 7           # 8 frames: the leaf and up to 7 return addresses
+CHAIN_TABLE = 128
+USAGE = "usage: profile [ms] [pid|all] [chains]"
+IDLE_LEAF = "sched_idle_loop"
+BURN_CALLERS = ["burn_middle", "burn_outer", "burn_task"]  # burn_inner's callers, innermost first
+
+# The report's lines (the spec's "The report"; a leaf or caller outside the kernel's symbols prints raw).
+RX_WINDOW = re.compile(r"profiled (\d+) ms")
+RX_HEADER = re.compile(r"(\d+) samples on (\d+) cpus, (\d+) dropped, source (\S.*)")
+RX_TICK_SOURCE = re.compile(r"tick( \(\S[^\n]*\))?")
+RX_LEAF = re.compile(r"^(\d+\.\d)% (\d+) (?:(\S+)\+0x([0-9a-f]+)(?:\.\.0x([0-9a-f]+))?|0x([0-9a-f]+))$")
+RX_LEAF_SPEC = re.compile(r"^\d+\.\d% \d+ \S+\+0x[0-9a-f]+(\.\.0x[0-9a-f]+)?$")
+RX_LEAF_RAW = re.compile(r"^\d+\.\d% \d+ 0x[0-9a-f]+$")
+RX_CALLER = re.compile(r"^        <- (?:(\S+)\+0x([0-9a-f]+)|0x([0-9a-f]+))$")
+RX_CALLER_SPEC = re.compile(r"^        <- \S+$")
+RX_MORE = re.compile(r"^\.\.\. (\d+) more chains, (\d+) samples \((\d+\.\d)%\)$")
+RX_TABLE_FULL = re.compile(r"^more than %d distinct chains: (\d+) samples in chains not shown$" % CHAIN_TABLE)
+RX_ASLEEP = re.compile(r"^no samples for pid (\d+): the task may simply have been asleep the whole window$")
+RX_NOTHING = re.compile(r"^no samples: nothing was sampled in the window$")
+
+
+class Chain:
+    def __init__(self, percent, count, leaf, lo, hi, raw):
+        self.percent, self.count = percent, count
+        self.leaf, self.lo, self.hi, self.raw = leaf, lo, hi, raw  # leaf None: raw address
+        self.callers = []   # [(symbol or None, offset or raw address)], innermost first
+
+    def caller_names(self):
+        return [name for name, _ in self.callers]
+
+    def symbols(self):
+        return [self.leaf] + self.caller_names()
+
+    def __repr__(self):
+        return "%d %s <- %s" % (self.count, self.leaf or hex(self.raw), " <- ".join(map(str, self.caller_names())))
+
+
+class Report:
+    def __init__(self, text):
+        self.text = text
+        self.window = self.samples = self.cpus = self.dropped = None
+        self.source = None
+        self.chains = []
+        self.more = None        # (chains, samples, percent) of `... K more chains, M samples (P%)`
+        self.not_tracked = 0    # M of `more than 128 distinct chains: M samples ...`
+        self.asleep_pid = None
+        self.nothing = False
+
+    def by_leaf(self, name):
+        return [c for c in self.chains if c.leaf == name]
+
+
+def _fail(text, why):
+    raise KprofError("%s; the report:\n%s" % (why, text))
+
+
+def _check_percent(text, shown, count, total):
+    # one decimal, rounded: within half a tenth of the exact figure
+    exact = 100.0 * count / total
+    assert abs(float(shown) - exact) <= 0.05 + 1e-9, \
+        "%s%% for %d of %d samples (exactly %.3f%%); the report:\n%s" % (shown, count, total, exact, text)
+
+
+SPEC_LINES = [RX_WINDOW, RX_HEADER, RX_LEAF_SPEC, RX_LEAF_RAW, RX_CALLER_SPEC, RX_MORE, RX_TABLE_FULL, RX_ASLEEP,
+              RX_NOTHING]
+
+
+def assert_spec_lines(text):
+    """Every line of a report has one of the spec's forms, matched whole."""
+    for line in text.split("\n"):
+        assert any(rx.fullmatch(line) for rx in SPEC_LINES), "line %r has none of the report's forms:\n%s" \
+            % (line, text)
+
+
+def parse_report(text, ms, chains, pid=None):
+    """Checks every line of a `profile ms pid chains` report against the spec's format, and that its figures
+    agree with each other; returns it parsed. pid None: `all`."""
+    assert_spec_lines(text)
+    lines = text.split("\n")
+    r = Report(text)
+    if len(lines) < 3:
+        _fail(text, "a report is a window line, a header line and at least one more")
+    m = RX_WINDOW.fullmatch(lines[0])
+    if not m:
+        _fail(text, "the first line is not `profiled N ms`")
+    r.window = int(m.group(1))
+    assert ms <= r.window <= ms + WINDOW_SLACK_MS, "window %d ms for a %d ms request (want %d..%d):\n%s" \
+        % (r.window, ms, ms, ms + WINDOW_SLACK_MS, text)
+    m = RX_HEADER.fullmatch(lines[1])
+    if not m:
+        _fail(text, "the second line is not `S samples on C cpus, D dropped, source X`")
+    r.samples, r.cpus, r.dropped, r.source = int(m.group(1)), int(m.group(2)), int(m.group(3)), m.group(4)
+    # QEMU's TCG CPUs have no usable PMU, so the tick: `tick`, with the reason the PMU was not used once the
+    # PMU source exists (the sample-rate checks below rely on the tick's 100 Hz)
+    assert RX_TICK_SOURCE.fullmatch(r.source), "source %r, want the tick:\n%s" % (r.source, text)
+    assert r.cpus <= CPUS, "%d cpus contributed on a %d-CPU machine:\n%s" % (r.cpus, CPUS, text)
+    # 1024 records per CPU hold ten seconds of ticks: a 2 s window never fills one.
+    assert r.dropped == 0, "samples dropped at the tick rate:\n%s" % text
+    # No CPU ticks more than once per tick period, and each contributing CPU gave at least one sample.
+    assert r.cpus <= r.samples <= r.cpus * (r.window // TICK_MS + 2), \
+        "%d samples on %d cpus in %d ms at %d Hz:\n%s" % (r.samples, r.cpus, r.window, 1000 // TICK_MS, text)
+
+    rest = lines[2:]
+    if r.samples == 0:
+        assert r.cpus == 0, "no samples but %d cpus contributed:\n%s" % (r.cpus, text)
+        assert len(rest) == 1, "an empty report says why in one line:\n%s" % text
+        if pid is not None:
+            m = RX_ASLEEP.fullmatch(rest[0])
+            if not m or int(m.group(1)) != pid:
+                _fail(text, "an empty report for pid %d does not say the task may have been asleep" % pid)
+            r.asleep_pid = pid
+        else:
+            if not RX_NOTHING.fullmatch(rest[0]):
+                _fail(text, "an empty report for all does not say nothing was sampled")
+            r.nothing = True
+        return r
+
+    i = 0
+    while i < len(rest) and RX_LEAF.match(rest[i]):
+        line = rest[i]
+        if not (RX_LEAF_SPEC.match(line) or RX_LEAF_RAW.match(line)):
+            _fail(text, "leaf line %r does not match the spec's form" % line)
+        m = RX_LEAF.match(line)
+        if m.group(3) is not None:
+            lo = int(m.group(4), 16)
+            hi = int(m.group(5), 16) if m.group(5) is not None else lo
+            assert lo < hi or m.group(5) is None, "span %r is not low..high:\n%s" % (line, text)
+            c = Chain(m.group(1), int(m.group(2)), m.group(3), lo, hi, None)
+        else:
+            c = Chain(m.group(1), int(m.group(2)), None, None, None, int(m.group(6), 16))
+        assert c.count > 0, "a chain with no samples:\n%s" % text
+        _check_percent(text, c.percent, c.count, r.samples)
+        i += 1
+        while i < len(rest) and rest[i].startswith("        <- "):
+            if not RX_CALLER_SPEC.match(rest[i]):
+                _fail(text, "caller line %r does not match the spec's form" % rest[i])
+            m = RX_CALLER.match(rest[i])
+            if not m:
+                _fail(text, "caller line %r is neither Sym+0xoff nor a raw 0x address" % rest[i])
+            c.callers.append((m.group(1), int(m.group(2), 16)) if m.group(1) else (None, int(m.group(3), 16)))
+            i += 1
+        assert len(c.callers) <= MAX_CALLERS, "more than %d callers in one chain:\n%s" % (MAX_CALLERS, text)
+        r.chains.append(c)
+    if i < len(rest):
+        m = RX_MORE.fullmatch(rest[i])
+        if m:
+            r.more = (int(m.group(1)), int(m.group(2)), m.group(3))
+            i += 1
+    if i < len(rest):
+        m = RX_TABLE_FULL.fullmatch(rest[i])
+        if m:
+            r.not_tracked = int(m.group(1))
+            assert r.not_tracked > 0, "the table-full line counts no samples:\n%s" % text
+            i += 1
+    if i < len(rest):
+        _fail(text, "line %r is not part of a report" % rest[i])
+
+    assert r.chains, "samples but no chains:\n%s" % text
+    assert len(r.chains) <= chains, "%d chains shown, %d asked for:\n%s" % (len(r.chains), chains, text)
+    counts = [c.count for c in r.chains]
+    assert counts == sorted(counts, reverse=True), "chains not hottest first:\n%s" % text
+    shown = sum(counts)
+    more_samples = 0
+    if r.more:
+        k, more_samples, percent = r.more
+        assert k > 0 and more_samples >= k, "`... %d more chains, %d samples`:\n%s" % (k, more_samples, text)
+        assert len(r.chains) == chains, "chains left out while fewer than asked for were shown:\n%s" % text
+        # every chain left out is no hotter than the coldest shown
+        assert more_samples <= k * counts[-1], "a chain left out is hotter than one shown:\n%s" % text
+        _check_percent(text, percent, more_samples, r.samples)
+        assert len(r.chains) + k <= CHAIN_TABLE, "more chains than the table holds:\n%s" % text
+    if r.not_tracked:
+        assert len(r.chains) + (r.more[0] if r.more else 0) == CHAIN_TABLE, \
+            "samples outside the table while the table was not full:\n%s" % text
+    assert r.samples == shown + more_samples + r.not_tracked, \
+        "header says %d samples; chains shown %d + not shown %d + outside the table %d = %d:\n%s" \
+        % (r.samples, shown, more_samples, r.not_tracked, shown + more_samples + r.not_tracked, text)
+    return r
+
+
+def profile(k, ms, who="all", chains=None):
+    """Runs `profile ms who [chains]` and returns the report, checked and parsed."""
+    line = "profile %d %s" % (ms, who) + ("" if chains is None else " %d" % chains)
+    out = k.cmd(line, timeout=30 + ms / 1000.0)
+    return parse_report(out, ms, 8 if chains is None else chains, None if who == "all" else int(who))
+
+
+def burn_pids(out):
+    m = re.fullmatch(r"burn: started (\d+) tasks for (\d+) ms \(pids((?: \d+)*)\)", out)
+    assert m, "burn said:\n%s" % out
+    pids = [int(p) for p in m.group(3).split()]
+    assert len(pids) == int(m.group(1)), "burn said:\n%s" % out
+    return pids
+
+
+def wait_burn_done(k):
+    """Until the last burn run has finished and its tasks are gone from ps."""
+    poll("the burn run finished", lambda: k.cmd("burn").startswith("burn: last run"), timeout=30, every=0.1)
+    wait_no_burn(k)
+
+
+def wait_no_burn(k):
+    """Until no burn run is going and no burn task is left in ps."""
+    poll("no burn run going", lambda: "running" not in k.cmd("burn"), timeout=30, every=0.1)
+    poll("the burn tasks reaped", lambda: not [t for t in ps_table(k) if t[3] == "burn"], timeout=15, every=0.1)
+
+
+def mem_used_blocks(k):
+    out = k.cmd("mem")
+    m = re.search(r"(?m)^heap: used (\d+) bytes in (\d+) blocks,", out)
+    if not m:
+        raise KprofError("mem said:\n%s" % out)
+    return int(m.group(1)), int(m.group(2))
+
+
+def is_burn_chain(c):
+    """A chain of a burn task: it runs from task_entry_trampoline through burn_task."""
+    names = c.symbols()
+    return len(names) >= 2 and names[-1] == "task_entry_trampoline" and names[-2] == "burn_task"
+
+
+def static_callees(root, elf=ELF):
+    """Every function root can reach by direct calls in the kernel ELF (root included): the leaves a
+    sample of a task running root can land in."""
+    dis = subprocess.run(["objdump", "-d", "--no-show-raw-insn", elf], check=True, capture_output=True,
+                         text=True, timeout=120).stdout
+    calls, fn = {}, None
+    for line in dis.splitlines():
+        m = re.match(r"^[0-9a-f]+ <([^>]+)>:$", line)
+        if m:
+            fn = m.group(1)
+            calls.setdefault(fn, set())
+            continue
+        m = re.search(r"\scall\s+[0-9a-f]+ <([^>+]+)>", line)
+        if m and fn:
+            calls[fn].add(m.group(1))
+    assert root in calls, "%s is not in %s" % (root, elf)
+    seen, todo = set(), [root]
+    while todo:
+        f = todo.pop()
+        if f not in seen:
+            seen.add(f)
+            todo.extend(calls.get(f, ()))
+    return seen
+
+
+# ---- (a) a known load: its chain, in order, holds its share ----------------------------------------------------
+def test_burn_is_the_hottest_chain_with_its_callers_in_order(kernel):
+    pids = burn_pids(kernel.cmd("burn 1500 2"))
+    assert len(pids) == 2
+    r = profile(kernel, 1000, "all", 3)
+    assert r.cpus == CPUS, "not every CPU contributed to a 1 s profile of all:\n%s" % r.text
+    # 4 CPUs at 100 Hz: ~400 samples in a second; a CPU whose tick went missing would show here.
+    expected = CPUS * r.window / TICK_MS
+    assert r.samples >= 0.8 * expected, "%d samples in %d ms on %d CPUs (~%d expected):\n%s" \
+        % (r.samples, r.window, CPUS, expected, r.text)
+
+    non_idle = [c for c in r.chains if c.leaf != IDLE_LEAF]
+    assert non_idle, "only idle chains while two burn tasks ran:\n%s" % r.text
+    top = non_idle[0]
+    assert top.leaf == "burn_inner", "the hottest non-idle chain is not burn_inner's:\n%s" % r.text
+    assert top.caller_names()[:3] == BURN_CALLERS, \
+        "burn_inner's callers are %s, want %s first:\n%s" % (top.caller_names(), BURN_CALLERS, r.text)
+    assert top.caller_names()[3:] == ["task_entry_trampoline"], \
+        "burn_task is not called from task_entry_trampoline:\n%s" % r.text
+    # burn_inner is reached from one call site of each caller: one chain, not several
+    assert len(r.by_leaf("burn_inner")) == 1, "burn_inner split into several chains:\n%s" % r.text
+
+    burn = sum(c.count for c in r.chains if is_burn_chain(c))
+    idle = sum(c.count for c in r.chains if c.leaf == IDLE_LEAF)
+    # what is not shown counts against burn: it may be anything
+    assert burn > 0.8 * (r.samples - idle), \
+        "burn chains hold %d of %d non-idle samples:\n%s" % (burn, r.samples - idle, r.text)
+    # two burners on four CPUs: about half of every sample
+    assert burn > 0.35 * r.samples, "burn chains hold %d of %d samples:\n%s" % (burn, r.samples, r.text)
+    wait_burn_done(kernel)
+
+
+# ---- (b) a pid filter: only that task, and an empty report for a sleeping one ------------------------------
+def test_pid_filter_shows_only_that_burn_task(kernel):
+    pids = burn_pids(kernel.cmd("burn 1500 2"))
+    r = profile(kernel, 500, str(pids[0]), 8)
+    # one busy task, mostly alone on a CPU: it is sampled at nearly every tick of one CPU
+    assert r.samples >= 0.5 * r.window / TICK_MS, \
+        "%d samples of a busy task in %d ms:\n%s" % (r.samples, r.window, r.text)
+    reachable = static_callees("burn_task")
+    for c in r.chains:
+        assert is_burn_chain(c) or (c.leaf == "burn_task" and c.caller_names() == ["task_entry_trampoline"]), \
+            "chain %r is not the burn task's:\n%s" % (c, r.text)
+        assert c.leaf in reachable, "leaf %s is not reachable from burn_task:\n%s" % (c.leaf, r.text)
+        for name in c.caller_names():
+            assert name == "task_entry_trampoline" or name.startswith("burn_"), \
+                "caller %s in a burn task's chain:\n%s" % (name, r.text)
+    assert r.chains[0].leaf == "burn_inner", "the burn task's hottest leaf is not burn_inner:\n%s" % r.text
+    assert r.chains[0].caller_names() == BURN_CALLERS + ["task_entry_trampoline"], \
+        "the burn task's hottest chain:\n%s" % r.text
+    wait_burn_done(kernel)
+
+
+def test_pid_filter_on_a_sleeping_task_says_it_may_have_been_asleep(kernel):
+    reapers = [t for t in ps_table(kernel) if t[3] == "reaper"]
+    assert len(reapers) == 1, "ps shows reapers %s" % reapers
+    pid, _, state, _ = reapers[0]
+    assert state == "blocked", "the reaper is %s, not blocked, with nothing to reap" % state
+    r = profile(kernel, 300, str(pid), 8)
+    assert r.asleep_pid == pid and r.samples == 0 and r.cpus == 0, r.text
+
+
+def test_unknown_and_finished_pids_are_refused(kernel):
+    assert kernel.cmd("profile 100 99999") == "profile: no task with pid 99999"
+    assert kernel.cmd("profile 100 4294967295") == "profile: no task with pid 4294967295"
+    pids = burn_pids(kernel.cmd("burn 50 1"))
+    wait_burn_done(kernel)
+    assert kernel.cmd("profile 100 %d" % pids[0]) == "profile: no task with pid %d" % pids[0]
+    profile(kernel, 100)  # nothing was left started
+
+
+# ---- (c) defaults, and counts that add up ------------------------------------------------------------------
+def test_default_arguments_profile_all_for_a_second_with_8_chains(kernel):
+    out = kernel.cmd("profile", timeout=30)
+    r = parse_report(out, 1000, 8)
+    assert r.cpus == CPUS, out
+    r = parse_report(kernel.cmd("profile 200"), 200, 8)
+    assert r.cpus == CPUS, r.text
+    r = parse_report(kernel.cmd("profile 200 all"), 200, 8)
+    assert r.cpus == CPUS, r.text
+
+
+def test_counts_add_up_under_load_with_every_chain_limit(kernel):
+    # burn keeps two CPUs busy; the idle CPUs and the burners give several chains to fold and cut off
+    burn_pids(kernel.cmd("burn 2000 2"))
+    seen_more = False
+    for chains in (1, 2, 128):
+        r = profile(kernel, 300, "all", chains)
+        seen_more |= r.more is not None
+    assert seen_more, "no report cut its chains off: the `... more chains` line went untested"
+    wait_burn_done(kernel)
+
+
+# ---- (d) bad arguments ---------------------------------------------------------------------------------------
+BAD_ARGS = ["profile 0", "profile 2001", "profile -5", "profile abc", "profile 12x", "profile 1.5",
+            "profile 99999999999999999999", "profile 100 all 3 extra", "profile 100 all 0", "profile 100 all 129",
+            "profile 100 all -1", "profile 100 all 3x", "profile 100 abc", "profile 100 -5", "profile 100 12x",
+            "profile 100 4294967296", "profile 100 ALL"]
+
+
+@pytest.mark.parametrize("line", BAD_ARGS)
+def test_bad_arguments_get_the_usage_line_and_start_nothing(kernel, line):
+    assert kernel.cmd(line) == USAGE, "%r answered otherwise" % line
+    # nothing was started or left holding the profiler: the next profile runs
+    profile(kernel, 100, "all", 8)
+
+
+# ---- (e) start/stop cycles leave the heap at its baseline ----------------------------------------------------
+def test_200_start_stop_cycles_leave_mem_at_baseline(kernel):
+    wait_no_burn(kernel)  # a burn task's stack is freed when it is reaped: none may be pending
+    profile(kernel, 1, "all", 1)  # warm-up: the rings are allocated at the first start and kept
+    baseline = mem_used_blocks(kernel)
+    for _ in range(200):
+        profile(kernel, 1, "all", 1)
+    poll("heap back to %d bytes in %d blocks" % baseline, lambda: mem_used_blocks(kernel) == baseline,
+         timeout=10)
