@@ -26,7 +26,7 @@ HOSTFLAGS="-std=gnu11 -O2 -gdwarf-4 -Wall -Wextra -Werror -DKPROF_HOST -I. -Ites
 
 objs=()
 for src in kernel/profiler.c kernel/stacktrace.c kernel/profile_report.c kernel/symbols.c kernel/sink.c \
-           kernel/format.c kernel/string.c; do
+           kernel/format.c kernel/string.c arch/x86_64/pmu.c arch/x86_64/pmu_intel.c arch/x86_64/pmu_amd.c; do
   obj="$OUT/$(basename "$src" .c).o"
   # shellcheck disable=SC2086
   $KCC $KCFLAGS -c "$src" -o "$obj"
@@ -35,9 +35,12 @@ done
 # The driver and the fakes of hal/ are host code: the C library's headers, the host's flags.
 # shellcheck disable=SC2086
 gcc $HOSTFLAGS -c tests/unit/fake_hal.c -o "$OUT/fake_hal.o"
+# The profiler asks the PMU layer for its source; the fake CPU (no PMU) answers, so the bench samples on the tick.
+# shellcheck disable=SC2086
+gcc $HOSTFLAGS -c tests/unit/fake_cpu.c -o "$OUT/fake_cpu.o"
 # shellcheck disable=SC2086
 gcc $HOSTFLAGS -c tests/bench/sample_cost.c -o "$OUT/sample_cost_driver.o"
-gcc -no-pie -o "$OUT/sample_cost" "$OUT/sample_cost_driver.o" "$OUT/fake_hal.o" "${objs[@]}"
+gcc -no-pie -o "$OUT/sample_cost" "$OUT/sample_cost_driver.o" "$OUT/fake_hal.o" "$OUT/fake_cpu.o" "${objs[@]}"
 
 # per_call FUNCTION MODE N: callgrind's collected instruction total over the driver's count of calls.
 per_call() {
