@@ -37,7 +37,7 @@ $(BUILD)/kprof.elf: $(KOBJS) arch/x86_64/linker.ld scripts/link.sh scripts/gensy
 	KCC="$(KCC)" KCFLAGS="$(KCFLAGS)" scripts/link.sh $(BUILD) $(KOBJS)
 
 $(BUILD)/kprof.iso: $(BUILD)/kprof.elf grub.cfg scripts/mkiso.sh
-	scripts/mkiso.sh $< $@ "$(CMDLINE)"
+	scripts/mkiso.sh $< $@
 
 -include $(KOBJS:.o=.d)
 
