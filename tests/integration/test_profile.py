@@ -6,18 +6,27 @@ shared/seeds/profiler-spec.txt) and for counts that add up.
 One kernel for the module (4 CPUs, the tick at 100 Hz per CPU). Windows and sample counts are compared with the
 kernel's own figures (the window it prints), never with host timings. `profile: busy` needs a second shell (the
 UDP shell, a later issue); the unit tests cover it, so it is not faked here.
+
+The window and sample-count checks hold only while QEMU gets the host's CPUs: on a host busy with other QEMUs a
+vCPU thread can go unscheduled for hundreds of milliseconds, its timer ticks are lost, and a 500 ms window comes
+back as 780 ms with a quarter of its samples. So a check that fails is retried (see `unstarved`) only when the
+kernel's own tick counters (`cpus`) show that some CPU ticked well below 100 Hz of host time meanwhile; a failure
+while every CPU got its ticks fails at once, and starvation on every attempt fails too.
 """
 
 import re
 import subprocess
+import time
 
 import pytest
 
-from kprof_qemu import ELF, KprofError, poll, ps_table
+from kprof_qemu import ELF, KprofError, cpus_table, poll, ps_table
 
 CPUS = 4
 TICK_MS = 10              # 100 Hz per CPU
-WINDOW_SLACK_MS = 30      # the window printed may overshoot the one asked for by a few ticks, never undershoot
+# The window printed may overshoot the one asked for (the tick rounds a sleep up, and under TCG on a loaded
+# 2-core host a vCPU can be descheduled for tens of ms), never undershoot.
+WINDOW_SLACK_MS = 150
 MAX_CALLERS = 7           # 8 frames: the leaf and up to 7 return addresses
 CHAIN_TABLE = 128
 USAGE = "usage: profile [ms] [pid|all] [chains]"
@@ -264,97 +273,145 @@ def static_callees(root, elf=ELF):
     return seen
 
 
+def cpu_ticks(k):
+    """(host time, {cpu: TICKS}) from `cpus`, the host time taken halfway through the command."""
+    t0 = time.monotonic()
+    table = cpus_table(k)
+    return (t0 + time.monotonic()) / 2, {cpu: row[2] for cpu, row in table.items()}
+
+
+def lost_ticks(k, since):
+    """{cpu: (ticks, expected)} for each CPU that ticked well below 100 Hz of host time since `since`."""
+    t1, now = cpu_ticks(k)
+    t0, then = since
+    expected = (t1 - t0) * 1000.0 / TICK_MS
+    return {c: (now[c] - then.get(c, 0), round(expected)) for c in now if now[c] - then.get(c, 0) < 0.9 * expected - 2}
+
+
+ATTEMPTS = 4
+
+
+def unstarved(k, attempt, what):
+    """attempt()'s result; an attempt whose checks failed is retried only when some CPU lost ticks meanwhile
+    (the host starved QEMU, so nothing about timing can be judged), up to ATTEMPTS in all."""
+    starved = []
+    for _ in range(ATTEMPTS):
+        since = cpu_ticks(k)
+        try:
+            return attempt()
+        except AssertionError as e:
+            lost = lost_ticks(k, since)
+            if not lost:
+                raise
+            note = "%s failed while the host starved QEMU (CPU: (ticks, expected) %s): %s" \
+                % (what, lost, str(e).split("\n")[0])
+            print(note)  # shown with the test's output if it fails in the end
+            starved.append(note)
+    raise KprofError("the host starved QEMU of its ticks on all %d attempts, so the checks could not be judged:\n%s"
+                     % (ATTEMPTS, "\n".join(starved)))
+
+
 # ---- (a) a known load: its chain, in order, holds its share ----------------------------------------------------
 def test_burn_is_the_hottest_chain_with_its_callers_in_order(kernel):
-    pids = burn_pids(kernel.cmd("burn 1500 2"))
-    assert len(pids) == 2
-    r = profile(kernel, 1000, "all", 3)
-    assert r.cpus == CPUS, "not every CPU contributed to a 1 s profile of all:\n%s" % r.text
-    # 4 CPUs at 100 Hz: ~400 samples in a second; a CPU whose tick went missing would show here.
-    expected = CPUS * r.window / TICK_MS
-    assert r.samples >= 0.8 * expected, "%d samples in %d ms on %d CPUs (~%d expected):\n%s" \
-        % (r.samples, r.window, CPUS, expected, r.text)
+    def attempt():
+        wait_no_burn(kernel)
+        pids = burn_pids(kernel.cmd("burn 1500 2"))
+        assert len(pids) == 2
+        r = profile(kernel, 1000, "all", 3)
+        assert r.cpus == CPUS, "not every CPU contributed to a 1 s profile of all:\n%s" % r.text
+        # 4 CPUs at 100 Hz: ~400 samples in a second; a CPU whose tick went missing would show here
+        expected = CPUS * r.window / TICK_MS
+        assert r.samples >= 0.9 * expected, "%d samples in %d ms on %d CPUs (~%d expected):\n%s" \
+            % (r.samples, r.window, CPUS, expected, r.text)
 
-    non_idle = [c for c in r.chains if c.leaf != IDLE_LEAF]
-    assert non_idle, "only idle chains while two burn tasks ran:\n%s" % r.text
-    top = non_idle[0]
-    assert top.leaf == "burn_inner", "the hottest non-idle chain is not burn_inner's:\n%s" % r.text
-    assert top.caller_names()[:3] == BURN_CALLERS, \
-        "burn_inner's callers are %s, want %s first:\n%s" % (top.caller_names(), BURN_CALLERS, r.text)
-    assert top.caller_names()[3:] == ["task_entry_trampoline"], \
-        "burn_task is not called from task_entry_trampoline:\n%s" % r.text
-    # burn_inner is reached from one call site of each caller: one chain, not several
-    assert len(r.by_leaf("burn_inner")) == 1, "burn_inner split into several chains:\n%s" % r.text
+        non_idle = [c for c in r.chains if c.leaf != IDLE_LEAF]
+        assert non_idle, "only idle chains while two burn tasks ran:\n%s" % r.text
+        top = non_idle[0]
+        assert top.leaf == "burn_inner", "the hottest non-idle chain is not burn_inner's:\n%s" % r.text
+        assert top.caller_names() == BURN_CALLERS + ["task_entry_trampoline"], \
+            "burn_inner's callers are %s, want %s <- task_entry_trampoline:\n%s" \
+            % (top.caller_names(), " <- ".join(BURN_CALLERS), r.text)
+        # burn_inner is reached from one call site of each caller: one chain, not several
+        assert len(r.by_leaf("burn_inner")) == 1, "burn_inner split into several chains:\n%s" % r.text
 
-    burn = sum(c.count for c in r.chains if is_burn_chain(c))
-    idle = sum(c.count for c in r.chains if c.leaf == IDLE_LEAF)
-    # what is not shown counts against burn: it may be anything
-    assert burn > 0.8 * (r.samples - idle), \
-        "burn chains hold %d of %d non-idle samples:\n%s" % (burn, r.samples - idle, r.text)
-    # two burners on four CPUs: about half of every sample
-    assert burn > 0.35 * r.samples, "burn chains hold %d of %d samples:\n%s" % (burn, r.samples, r.text)
-    wait_burn_done(kernel)
+        burn = sum(c.count for c in r.chains if is_burn_chain(c))
+        idle = sum(c.count for c in r.chains if c.leaf == IDLE_LEAF)
+        # what is not shown counts against burn: it may be anything
+        assert burn > 0.8 * (r.samples - idle), \
+            "burn chains hold %d of %d non-idle samples:\n%s" % (burn, r.samples - idle, r.text)
+        # two burners on four CPUs: about half of every sample
+        assert burn > 0.35 * r.samples, "burn chains hold %d of %d samples:\n%s" % (burn, r.samples, r.text)
+        wait_burn_done(kernel)
+
+    unstarved(kernel, attempt, "burn 1500 2, profile 1000 all 3")
 
 
 # ---- (b) a pid filter: only that task, and an empty report for a sleeping one ------------------------------
 def test_pid_filter_shows_only_that_burn_task(kernel):
-    pids = burn_pids(kernel.cmd("burn 1500 2"))
-    r = profile(kernel, 500, str(pids[0]), 8)
-    # one busy task, mostly alone on a CPU: it is sampled at nearly every tick of one CPU
-    assert r.samples >= 0.5 * r.window / TICK_MS, \
-        "%d samples of a busy task in %d ms:\n%s" % (r.samples, r.window, r.text)
     reachable = static_callees("burn_task")
-    for c in r.chains:
-        assert is_burn_chain(c) or (c.leaf == "burn_task" and c.caller_names() == ["task_entry_trampoline"]), \
-            "chain %r is not the burn task's:\n%s" % (c, r.text)
-        assert c.leaf in reachable, "leaf %s is not reachable from burn_task:\n%s" % (c.leaf, r.text)
-        for name in c.caller_names():
-            assert name == "task_entry_trampoline" or name.startswith("burn_"), \
-                "caller %s in a burn task's chain:\n%s" % (name, r.text)
-    assert r.chains[0].leaf == "burn_inner", "the burn task's hottest leaf is not burn_inner:\n%s" % r.text
-    assert r.chains[0].caller_names() == BURN_CALLERS + ["task_entry_trampoline"], \
-        "the burn task's hottest chain:\n%s" % r.text
-    wait_burn_done(kernel)
+
+    def attempt():
+        wait_no_burn(kernel)
+        pids = burn_pids(kernel.cmd("burn 1500 2"))
+        r = profile(kernel, 500, str(pids[0]), 8)
+        # one busy task, mostly alone on a CPU: it is sampled at nearly every tick of one CPU
+        assert r.samples >= 0.5 * r.window / TICK_MS, \
+            "%d samples of a busy task in %d ms:\n%s" % (r.samples, r.window, r.text)
+        for c in r.chains:
+            assert is_burn_chain(c) or (c.leaf == "burn_task" and c.caller_names() == ["task_entry_trampoline"]), \
+                "chain %r is not the burn task's:\n%s" % (c, r.text)
+            assert c.leaf in reachable, "leaf %s is not reachable from burn_task:\n%s" % (c.leaf, r.text)
+            for name in c.caller_names():
+                assert name == "task_entry_trampoline" or name.startswith("burn_"), \
+                    "caller %s in a burn task's chain:\n%s" % (name, r.text)
+        assert r.chains[0].leaf == "burn_inner", "the burn task's hottest leaf is not burn_inner:\n%s" % r.text
+        assert r.chains[0].caller_names() == BURN_CALLERS + ["task_entry_trampoline"], \
+            "the burn task's hottest chain:\n%s" % r.text
+        wait_burn_done(kernel)
+
+    unstarved(kernel, attempt, "burn 1500 2, profile 500 PID")
 
 
 def test_pid_filter_on_a_sleeping_task_says_it_may_have_been_asleep(kernel):
+    wait_no_burn(kernel)
     reapers = [t for t in ps_table(kernel) if t[3] == "reaper"]
     assert len(reapers) == 1, "ps shows reapers %s" % reapers
     pid, _, state, _ = reapers[0]
     assert state == "blocked", "the reaper is %s, not blocked, with nothing to reap" % state
-    r = profile(kernel, 300, str(pid), 8)
+    r = unstarved(kernel, lambda: profile(kernel, 300, str(pid), 8), "profile 300 REAPER")
     assert r.asleep_pid == pid and r.samples == 0 and r.cpus == 0, r.text
 
 
 def test_unknown_and_finished_pids_are_refused(kernel):
     assert kernel.cmd("profile 100 99999") == "profile: no task with pid 99999"
     assert kernel.cmd("profile 100 4294967295") == "profile: no task with pid 4294967295"
+    wait_no_burn(kernel)
     pids = burn_pids(kernel.cmd("burn 50 1"))
     wait_burn_done(kernel)
     assert kernel.cmd("profile 100 %d" % pids[0]) == "profile: no task with pid %d" % pids[0]
-    profile(kernel, 100)  # nothing was left started
+    unstarved(kernel, lambda: profile(kernel, 100), "profile 100 all")  # nothing was left started
 
 
 # ---- (c) defaults, and counts that add up ------------------------------------------------------------------
 def test_default_arguments_profile_all_for_a_second_with_8_chains(kernel):
-    out = kernel.cmd("profile", timeout=30)
-    r = parse_report(out, 1000, 8)
-    assert r.cpus == CPUS, out
-    r = parse_report(kernel.cmd("profile 200"), 200, 8)
-    assert r.cpus == CPUS, r.text
-    r = parse_report(kernel.cmd("profile 200 all"), 200, 8)
-    assert r.cpus == CPUS, r.text
+    for line, ms in [("profile", 1000), ("profile 200", 200), ("profile 200 all", 200)]:
+        def attempt():
+            r = parse_report(kernel.cmd(line, timeout=30), ms, 8)
+            assert r.cpus == CPUS, "not every CPU contributed:\n%s" % r.text
+        unstarved(kernel, attempt, line)
 
 
 def test_counts_add_up_under_load_with_every_chain_limit(kernel):
-    # burn keeps two CPUs busy; the idle CPUs and the burners give several chains to fold and cut off
-    burn_pids(kernel.cmd("burn 2000 2"))
-    seen_more = False
-    for chains in (1, 2, 128):
-        r = profile(kernel, 300, "all", chains)
-        seen_more |= r.more is not None
-    assert seen_more, "no report cut its chains off: the `... more chains` line went untested"
-    wait_burn_done(kernel)
+    # burn keeps two CPUs busy; with the idle CPUs they give several chains to fold and cut off
+    def attempt():
+        wait_no_burn(kernel)
+        burn_pids(kernel.cmd("burn 2000 2"))
+        reports = [profile(kernel, 300, "all", chains) for chains in (1, 2, 128)]
+        assert any(r.more for r in reports[:2]), \
+            "no report cut its chains off: the `... more chains` line went untested"
+        wait_burn_done(kernel)
+
+    unstarved(kernel, attempt, "burn 2000 2, profile 300 all 1|2|128")
 
 
 # ---- (d) bad arguments ---------------------------------------------------------------------------------------
@@ -367,16 +424,17 @@ BAD_ARGS = ["profile 0", "profile 2001", "profile -5", "profile abc", "profile 1
 @pytest.mark.parametrize("line", BAD_ARGS)
 def test_bad_arguments_get_the_usage_line_and_start_nothing(kernel, line):
     assert kernel.cmd(line) == USAGE, "%r answered otherwise" % line
-    # nothing was started or left holding the profiler: the next profile runs
-    profile(kernel, 100, "all", 8)
+    # nothing was started or left holding the profiler: the next profile runs (not `profile: busy`)
+    unstarved(kernel, lambda: profile(kernel, 100, "all", 8), "profile 100 all 8 after %r" % line)
 
 
 # ---- (e) start/stop cycles leave the heap at its baseline ----------------------------------------------------
 def test_200_start_stop_cycles_leave_mem_at_baseline(kernel):
     wait_no_burn(kernel)  # a burn task's stack is freed when it is reaped: none may be pending
-    profile(kernel, 1, "all", 1)  # warm-up: the rings are allocated at the first start and kept
+    # warm-up: the rings are allocated at the first start and kept
+    unstarved(kernel, lambda: profile(kernel, 1, "all", 1), "profile 1 all 1")
     baseline = mem_used_blocks(kernel)
     for _ in range(200):
-        profile(kernel, 1, "all", 1)
+        unstarved(kernel, lambda: profile(kernel, 1, "all", 1), "profile 1 all 1")
     poll("heap back to %d bytes in %d blocks" % baseline, lambda: mem_used_blocks(kernel) == baseline,
          timeout=10)
