@@ -101,10 +101,12 @@ static void task_entry_trampoline(struct task *self)
     task_exit();
 }
 
+/* For "any CPU": the CPU with the fewest such tasks, ties going to the highest index, so the boot CPU -- where
+ * the shell and the other pinned system tasks live -- is chosen last and a command stays responsive. */
 static unsigned pick_cpu(void)
 {
-    unsigned best = 0, n = cpu_count();
-    for (unsigned i = 1; i < n; i++)
+    unsigned n = cpu_count(), best = n - 1;
+    for (unsigned i = n - 1; i-- > 0;)
         if (atomic_load(&sched_cpus[i].placed) < atomic_load(&sched_cpus[best].placed))
             best = i;
     return best;

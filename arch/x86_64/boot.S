@@ -105,6 +105,9 @@ no_multiboot:
 6:  hlt
     jmp 6b
 
+    /* The 64-bit entry lives in .text so the symbol table resolves it: it is the outermost caller of every
+     * backtrace on the boot CPU. */
+    .text
     .code64
 long_mode_entry:
     movw $0x10, %ax
