@@ -191,6 +191,10 @@ static bool runnable(struct task *task, int64_t now)
         int expected = TASK_SLEEPING;
         return atomic_compare_exchange_strong(&task->state, &expected, TASK_READY) || expected == TASK_READY;
     }
+    if (state == TASK_BLOCKED && task->block_has_deadline && now - task->wake_at_ns >= 0) {
+        int expected = TASK_BLOCKED;
+        return atomic_compare_exchange_strong(&task->state, &expected, TASK_READY) || expected == TASK_READY;
+    }
     return false;
 }
 
@@ -251,6 +255,14 @@ struct context *sched_tick(struct context *ctx)
 
 struct context *sched_switch(struct context *ctx) { return schedule(&sched_cpus[cpu_index()], ctx); }
 
+struct context *sched_after_irq(struct context *ctx)
+{
+    /* A device interrupt that woke a task on an idle CPU switches to it now rather than at the next tick,
+     * 10 ms later: console echo and UDP replies should not wait for the timer. */
+    struct sched_cpu *sc = &sched_cpus[cpu_index()];
+    return sc->current->is_idle ? schedule(sc, ctx) : ctx;
+}
+
 void task_yield(void) { __asm__ volatile("int $0x81" ::: "memory"); }
 
 void task_sleep_until(int64_t when_ns)
@@ -262,6 +274,22 @@ void task_sleep_until(int64_t when_ns)
 }
 
 void task_sleep_ms(uint32_t ms) { task_sleep_until(time_ns() + (int64_t)ms * 1000000); }
+
+void task_block_until(int64_t deadline_ns)
+{
+    struct task *self = task_current();
+    self->wake_at_ns = deadline_ns;
+    self->block_has_deadline = true;
+    atomic_store(&self->state, TASK_BLOCKED);
+    if (atomic_exchange(&self->wake_pending, 0)) {
+        int blocked = TASK_BLOCKED;
+        atomic_compare_exchange_strong(&self->state, &blocked, TASK_RUNNING);
+    } else {
+        task_yield();
+        atomic_store(&self->wake_pending, 0);
+    }
+    self->block_has_deadline = false;
+}
 
 void task_block(void)
 {

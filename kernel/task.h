@@ -32,6 +32,7 @@ struct task {
     atomic_int state;            /* enum task_state */
     atomic_int wake_pending;     /* a task_wake() that came before the task blocked */
     int64_t wake_at_ns;
+    bool block_has_deadline;     /* task_block_until: the scheduler also wakes it at wake_at_ns */
     struct context *ctx;         /* saved register frame while it is not running */
     void *stack;                 /* [stack, stack + stack_size) */
     size_t stack_size;
@@ -57,6 +58,8 @@ void task_sleep_ms(uint32_t ms);
 void task_sleep_until(int64_t when_ns);
 /* Blocks until task_wake(); may return spuriously, so callers loop on their condition. */
 void task_block(void);
+/* task_block, but woken at deadline_ns at the latest (a network loop that also has timers to run). */
+void task_block_until(int64_t deadline_ns);
 /* Wakes a blocked task; safe from interrupt context (no locks). */
 void task_wake(struct task *task);
 __attribute__((noreturn)) void task_exit(void);
@@ -77,6 +80,7 @@ size_t task_stack_used(const struct task *task);
 void sched_init_cpu(void *boot_stack_lo, void *boot_stack_hi);   /* makes the calling context this CPU's idle task */
 struct context *sched_tick(struct context *ctx);  /* timer: account, wake sleepers, maybe switch */
 struct context *sched_switch(struct context *ctx); /* voluntary yield (software interrupt) */
+struct context *sched_after_irq(struct context *ctx); /* device interrupt done: run a woken task on an idle CPU */
 __attribute__((noreturn)) void sched_idle_loop(void);
 /* Timer ticks on a CPU, and those that found a task other than idle running. */
 void sched_cpu_ticks(unsigned cpu, uint64_t *ticks, uint64_t *busy);

@@ -169,7 +169,7 @@ struct context *interrupt_dispatch(struct context *ctx)
         if (irq->handler)
             irq->handler(irq->arg);
         lapic_eoi();
-        return ctx;
+        return sched_after_irq(ctx);
     }
     if (vector == 2) {
         nmi(ctx);
