@@ -5,6 +5,8 @@ BUILD   := build
 SMP     ?= 4
 MEM     ?= 256
 CMDLINE ?=
+UDPSH_PORT   ?= 5555
+NETLOAD_PORT ?= 5556
 PY      := /usr/bin/python3
 
 # ---- kernel -----------------------------------------------------------------------------------------------
@@ -18,7 +20,7 @@ KCFLAGS  := -std=c11 -ffreestanding -mno-red-zone -fno-omit-frame-pointer -mno-o
             -I. -MMD -MP
 KAS      := gcc
 KASFLAGS := -I. -g -MMD -MP
-KSRCS   := $(sort $(wildcard arch/x86_64/*.c arch/x86_64/*.S kernel/*.c kernel/drivers/*.c gdbstub/*.c))
+KSRCS   := $(sort $(wildcard arch/x86_64/*.c arch/x86_64/*.S kernel/*.c kernel/drivers/*.c kernel/net/*.c gdbstub/*.c))
 KOBJS   := $(patsubst %,$(BUILD)/k/%.o,$(KSRCS))
 
 all: $(BUILD)/kprof.elf $(BUILD)/kprof.iso
@@ -31,20 +33,54 @@ $(BUILD)/k/%.S.o: %.S
 	@mkdir -p $(dir $@)
 	$(KAS) $(KASFLAGS) -c $< -o $@
 
+# ---- lwIP ---------------------------------------------------------------------------------------------------
+# lwIP comes from Debian's source package, unpacked into build/lwip-src by scripts/deps.sh (never committed;
+# plain `make` runs it when the tree is missing). Built: the core, IPv4 (ARP, ICMP, DHCP, fragmentation) and
+# the Ethernet layer -- not TCP, DNS, raw sockets, IGMP, AutoIP, IPv6, the sequential/socket APIs or the apps,
+# which lwipopts.h turns off. The ABI flags are the kernel's (KCFLAGS less its warnings); our port headers
+# (kernel/net/lwipopts.h, kernel/net/arch/cc.h and the libc shims in kernel/net/include) come first, and
+# -nostdinc keeps the host's C library out: only the compiler's freestanding headers remain. lwIP's own
+# warnings are not ours to fix, so its files build without -Wall -Werror; kernel/net/*.c keeps the full set.
+LWIP_SRC    := $(BUILD)/lwip-src
+LWIP_FILES  := core/def.c core/inet_chksum.c core/init.c core/ip.c core/mem.c core/memp.c core/netif.c \
+               core/pbuf.c core/stats.c core/sys.c core/timeouts.c core/udp.c \
+               core/ipv4/dhcp.c core/ipv4/etharp.c core/ipv4/icmp.c core/ipv4/ip4.c core/ipv4/ip4_addr.c \
+               core/ipv4/ip4_frag.c netif/ethernet.c
+LWIP_SRCS   := $(addprefix $(LWIP_SRC)/src/,$(LWIP_FILES))
+LWIP_OBJS   := $(patsubst %.c,$(BUILD)/lwip/%.o,$(LWIP_FILES))
+LWIP_INC    := -Ikernel/net/include -Ikernel/net -I$(LWIP_SRC)/src/include
+LWIP_CFLAGS := $(filter-out -W% -I%,$(KCFLAGS)) -nostdinc -isystem $(shell $(KCC) -print-resource-dir)/include \
+               $(LWIP_INC) -I.
+
+$(LWIP_SRCS) &:
+	@scripts/deps.sh
+
+$(LWIP_OBJS): $(BUILD)/lwip/%.o: $(LWIP_SRC)/src/%.c $(BUILD)/lwipflags
+	@mkdir -p $(dir $@)
+	$(KCC) $(LWIP_CFLAGS) -c $< -o $@
+
+# kernel/net is the kernel side of lwIP: full warnings, and lwIP's headers behind ours.
+$(BUILD)/k/kernel/net/%.c.o: kernel/net/%.c $(BUILD)/kflags | $(LWIP_SRCS)
+	@mkdir -p $(dir $@)
+	$(KCC) $(LWIP_INC) $(KCFLAGS) -c $< -o $@
+
 # The symbol table is generated from `nm` of the previous pass and linked in; scripts/link.sh repeats until
 # the text addresses of two passes agree, so the table inside the final image describes that image.
-$(BUILD)/kprof.elf: $(KOBJS) arch/x86_64/linker.ld scripts/link.sh scripts/gensyms.py
-	KCC="$(KCC)" KCFLAGS="$(KCFLAGS)" scripts/link.sh $(BUILD) $(KOBJS)
+$(BUILD)/kprof.elf: $(KOBJS) $(LWIP_OBJS) arch/x86_64/linker.ld scripts/link.sh scripts/gensyms.py
+	KCC="$(KCC)" KCFLAGS="$(KCFLAGS)" scripts/link.sh $(BUILD) $(KOBJS) $(LWIP_OBJS)
 
 $(BUILD)/kprof.iso: $(BUILD)/kprof.elf grub.cfg scripts/mkiso.sh
 	scripts/mkiso.sh $< $@
 
--include $(KOBJS:.o=.d)
+-include $(KOBJS:.o=.d) $(LWIP_OBJS:.o=.d)
 
 # Objects depend on the flags they were built with: a changed flag rebuilds everything.
 $(BUILD)/kflags: FORCE
 	@mkdir -p $(BUILD)
 	@echo '$(KCC) $(KCFLAGS)' | cmp -s - $@ || echo '$(KCC) $(KCFLAGS)' > $@
+$(BUILD)/lwipflags: FORCE
+	@mkdir -p $(BUILD)
+	@echo '$(KCC) $(LWIP_CFLAGS)' | cmp -s - $@ || echo '$(KCC) $(LWIP_CFLAGS)' > $@
 FORCE:
 
 # ---- running ------------------------------------------------------------------------------------------------
@@ -53,7 +89,7 @@ deps:
 
 run: deps
 	@$(MAKE) --no-print-directory all
-	@scripts/qemu.sh --smp $(SMP) --mem $(MEM) --cmdline "$(CMDLINE)"
+	@scripts/qemu.sh --smp $(SMP) --mem $(MEM) --cmdline "$(CMDLINE)" --udp-port $(UDPSH_PORT) --netload-port $(NETLOAD_PORT)
 
 # ---- tests --------------------------------------------------------------------------------------------------
 # Host unit tests: tests/unit/test_NAME.c plus the portable sources its test_NAME.mk names in test_NAME_SRCS,

@@ -34,5 +34,7 @@ int cmd_panic(int argc, char **argv, struct sink *out);
 int cmd_poweroff(int argc, char **argv, struct sink *out);
 int cmd_profile(int argc, char **argv, struct sink *out);
 int cmd_lscpu(int argc, char **argv, struct sink *out);
+int cmd_net(int argc, char **argv, struct sink *out);
+int cmd_netload(int argc, char **argv, struct sink *out);
 
 #endif

@@ -8,6 +8,7 @@
 #include "kernel/console.h"
 #include "kernel/heap.h"
 #include "kernel/log.h"
+#include "kernel/net/net.h"
 #include "kernel/task.h"
 
 __attribute__((noreturn)) void kmain(uintptr_t boot_info)
@@ -27,6 +28,8 @@ __attribute__((noreturn)) void kmain(uintptr_t boot_info)
     log_info("smp: %u cpus online", cpu_count());
     task_start_reaper();                        /* frees the stacks of tasks that exited */
     arch_console_init();                        /* VGA mirror, COM1 and keyboard input interrupts */
+    net_init();                                 /* virtio-net, lwIP in the network task, DHCP or ip= */
+    udpsh_init();                               /* the UDP shell on port 5555 (udpsh.port=) */
     console_start_shell();                      /* prints ready: and the first prompt */
     arch_start_tick();                          /* CPU 0's tick: scheduling begins */
     sched_idle_loop();                          /* this context is CPU 0's idle task */

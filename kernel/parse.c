@@ -82,3 +82,24 @@ bool parse_u64_range(const char *text, uint64_t lo, uint64_t hi, uint64_t *out)
     *out = value;
     return true;
 }
+
+bool parse_ipv4(const char *text, uint32_t *out)
+{
+    if (!text)
+        return false;
+    uint32_t addr = 0;
+    for (int part = 0; part < 4; part++) {
+        unsigned value = 0, digits = 0;
+        while (*text >= '0' && *text <= '9') {
+            value = value * 10 + (unsigned)(*text++ - '0');
+            if (++digits > 3 || value > 255)
+                return false;
+        }
+        if (digits == 0 || *text != (part < 3 ? '.' : '\0'))
+            return false;
+        text += part < 3;
+        addr = addr << 8 | value;
+    }
+    *out = addr;
+    return true;
+}

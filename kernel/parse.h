@@ -17,4 +17,7 @@ bool parse_u64(const char *text, uint64_t *out);
 /* parse_u64 plus lo <= value <= hi. */
 bool parse_u64_range(const char *text, uint64_t lo, uint64_t hi, uint64_t *out);
 
+/* A dotted-quad IPv4 address, "a.b.c.d" with each part 0..255 in decimal, nothing else; host byte order. */
+bool parse_ipv4(const char *text, uint32_t *out);
+
 #endif

@@ -11,6 +11,7 @@
 #   --gdb-port P    COM2 as a TCP server on 127.0.0.1:P for gdb (`target remote 127.0.0.1:P`)
 #   --udp-port P    a virtio-net NIC on user networking, host UDP 127.0.0.1:P forwarded to the guest's
 #                   port $KPROF_UDP_GUEST_PORT (default 5555)
+#   --netload-port P  with --udp-port: also forward host UDP 127.0.0.1:P to the guest's port P (netload sink/echo)
 #   --monitor PATH  a second QEMU monitor on the unix socket PATH (for scripts: `nmi`, `info registers`)
 #
 # The tests build the same command line in tests/integration/kprof_qemu.py; keep the two in step.
@@ -19,7 +20,7 @@
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-iso="" smp=4 mem=256 cmdline="" gdb_port="" udp_port="" monitor=""
+iso="" smp=4 mem=256 cmdline="" gdb_port="" udp_port="" netload_port="" monitor=""
 extra=()
 
 die() { echo "qemu.sh: $*" >&2; exit 2; }
@@ -34,6 +35,7 @@ while [ $# -gt 0 ]; do
     --cmdline)  [ $# -ge 2 ] || die "--cmdline needs a value"; cmdline=$2; shift 2 ;;
     --gdb-port) need "$@"; gdb_port=$2; shift 2 ;;
     --udp-port) need "$@"; udp_port=$2; shift 2 ;;
+    --netload-port) need "$@"; netload_port=$2; shift 2 ;;
     --monitor)  need "$@"; monitor=$2; shift 2 ;;
     --)         shift; extra=("$@"); break ;;
     -h|--help)  sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -43,7 +45,7 @@ done
 
 is_uint "$smp" && [ "$smp" -ge 1 ] || die "--smp wants a CPU count, not '$smp'"
 is_uint "$mem" && [ "$mem" -ge 16 ] || die "--mem wants MiB (16 or more), not '$mem'"
-for p in "$gdb_port" "$udp_port"; do
+for p in "$gdb_port" "$udp_port" "$netload_port"; do
   [ -z "$p" ] || { is_uint "$p" && [ "$p" -ge 1 ] && [ "$p" -le 65535 ]; } || die "bad port '$p'"
 done
 
@@ -74,10 +76,13 @@ args=(
 [ -z "$gdb_port" ] || args+=(-serial "tcp:127.0.0.1:$gdb_port,server=on,wait=off")
 if [ -n "$udp_port" ]; then
   guest_port=${KPROF_UDP_GUEST_PORT:-5555}
-  args+=(-netdev "user,id=n0,hostfwd=udp:127.0.0.1:$udp_port-:$guest_port" -device virtio-net-pci,netdev=n0)
+  fwd="hostfwd=udp:127.0.0.1:$udp_port-:$guest_port"
+  [ -z "$netload_port" ] || fwd="$fwd,hostfwd=udp:127.0.0.1:$netload_port-:$netload_port"
+  args+=(-netdev "user,id=n0,$fwd" -device virtio-net-pci,netdev=n0)
 fi
 [ -z "$monitor" ] || args+=(-monitor "unix:$monitor,server=on,wait=off")
 
 echo "qemu.sh: booting $(basename "$iso") with $smp CPUs and $mem MiB; quit with Ctrl-A X (Ctrl-A C: QEMU monitor)" >&2
 [ -z "$gdb_port" ] || echo "qemu.sh: gdb: target remote 127.0.0.1:$gdb_port (COM2)" >&2
+[ -z "$udp_port" ] || echo "qemu.sh: UDP shell: scripts/udpsh -p $udp_port 127.0.0.1 help${netload_port:+; netload port $netload_port}" >&2
 exec qemu-system-x86_64 "${args[@]}" ${extra[@]+"${extra[@]}"}

@@ -86,7 +86,7 @@ class Kprof:
     `nmi`, other CPU models through extra_args) are constructor arguments; ports are picked free."""
 
     def __init__(self, smp=4, mem=256, cmdline="", iso=None, extra_args=(), gdb=False, udp=False,
-                 udp_guest_port=UDP_GUEST_PORT, monitor=False, name="kprof"):
+                 udp_guest_port=UDP_GUEST_PORT, monitor=False, name="kprof", netload=False):
         self.smp = smp
         self.mem = mem
         self.cmdline = cmdline
@@ -96,6 +96,8 @@ class Kprof:
         self.gdb_port = free_port(socket.SOCK_STREAM) if gdb else None
         self.udp_port = free_port(socket.SOCK_DGRAM) if udp else None
         self.udp_guest_port = udp_guest_port
+        # netload: a second forward, host port P to the guest's port P, for `netload sink P` / `echo P`.
+        self.netload_port = free_port(socket.SOCK_DGRAM) if (udp and netload) else None
         self._tmpdir = None
         self.monitor_path = None
         if monitor:
@@ -127,8 +129,10 @@ class Kprof:
         if self.gdb_port:
             args += ["-serial", "tcp:127.0.0.1:%d,server=on,wait=off" % self.gdb_port]
         if self.udp_port:
-            args += ["-netdev", "user,id=n0,hostfwd=udp:127.0.0.1:%d-:%d" % (self.udp_port, self.udp_guest_port),
-                     "-device", "virtio-net-pci,netdev=n0"]
+            fwd = "hostfwd=udp:127.0.0.1:%d-:%d" % (self.udp_port, self.udp_guest_port)
+            if self.netload_port:
+                fwd += ",hostfwd=udp:127.0.0.1:%d-:%d" % (self.netload_port, self.netload_port)
+            args += ["-netdev", "user,id=n0," + fwd, "-device", "virtio-net-pci,netdev=n0"]
         else:
             args += ["-nic", "none"]
         if self.monitor_path:

@@ -226,6 +226,26 @@ static void test_extra_words_via_split(void **state)
     expect_u64(argv[1], 2);
 }
 
+static void test_parse_ipv4(void **state)
+{
+    (void)state;
+    uint32_t a = 7;
+    assert_true(parse_ipv4("10.0.2.2", &a));
+    assert_int_equal(a, 0x0A000202u);
+    assert_true(parse_ipv4("255.255.255.255", &a));
+    assert_int_equal(a, 0xFFFFFFFFu);
+    assert_true(parse_ipv4("0.0.0.0", &a));
+    assert_int_equal(a, 0);
+    const char *bad[] = { "", "10.0.2", "10.0.2.2.", "10.0.2.2.1", "256.0.0.1", "1.2.3.1000", "a.b.c.d",
+                          "1..2.3", " 1.2.3.4", "1.2.3.4 ", "1.2.3.-4", "0x1.2.3.4", "1.2.3.4/24" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        a = 7;
+        assert_false(parse_ipv4(bad[i], &a));
+        assert_int_equal(a, 7); /* left untouched on failure */
+    }
+    assert_false(parse_ipv4(NULL, &a));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -242,6 +262,7 @@ int main(void)
         cmocka_unit_test(test_parse_refuses_overflow),
         cmocka_unit_test(test_parse_range),
         cmocka_unit_test(test_extra_words_via_split),
+        cmocka_unit_test(test_parse_ipv4),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,56 @@
+/* gdbstub/target.h: what the gdb remote protocol layer (gdbstub/ files) needs from the machine it debugs. The
+ * protocol code is portable and host-tested against a fake target; arch/x86_64/gdb_target.c implements this
+ * for real. All calls happen while every CPU is stopped, on the CPU that runs the stub. */
+#ifndef GDBSTUB_TARGET_H
+#define GDBSTUB_TARGET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The x86-64 registers in gdb's order for the amd64 target description (rax..r15, rip, eflags, cs, ss, ds,
+ * es, fs, gs, fs_base, gs_base; then nothing else: no FPU/SSE, the kernel is general-regs-only). */
+enum gdb_reg {
+    GDB_RAX, GDB_RBX, GDB_RCX, GDB_RDX, GDB_RSI, GDB_RDI, GDB_RBP, GDB_RSP,
+    GDB_R8, GDB_R9, GDB_R10, GDB_R11, GDB_R12, GDB_R13, GDB_R14, GDB_R15,
+    GDB_RIP, GDB_EFLAGS, GDB_CS, GDB_SS, GDB_DS, GDB_ES, GDB_FS, GDB_GS,
+    GDB_FS_BASE, GDB_GS_BASE,
+    GDB_REG_COUNT
+};
+
+/* Byte transport (COM2 on x86). */
+struct gdb_transport {
+    /* Blocks until a byte arrives or timeout_ms passes (-1: forever); returns the byte or -1 on timeout. */
+    int (*getc)(void *ctx, int timeout_ms);
+    void (*putc)(void *ctx, char c);
+    void *ctx;
+};
+
+struct gdb_target {
+    unsigned (*cpu_count)(void);
+    /* One line for qThreadExtraInfo: "cpu 2, task burn (pid 7)". */
+    void (*cpu_describe)(unsigned cpu, char *buf, size_t cap);
+    /* Registers of a stopped CPU; sizes: 8 bytes for rax..rip and the two bases, 4 for eflags and segments. */
+    bool (*reg_read)(unsigned cpu, enum gdb_reg reg, uint64_t *value);
+    bool (*reg_write)(unsigned cpu, enum gdb_reg reg, uint64_t value);
+    /* Memory that cannot fault the kernel: false (and nothing written) for unmapped or non-canonical ranges. */
+    bool (*mem_read)(uint64_t addr, void *buf, size_t len);
+    bool (*mem_write)(uint64_t addr, const void *buf, size_t len);
+    /* Software breakpoints (int3) and hardware execution breakpoints (debug registers, all CPUs). */
+    bool (*sw_break_insert)(uint64_t addr);
+    bool (*sw_break_remove)(uint64_t addr);
+    bool (*hw_break_insert)(uint64_t addr);
+    bool (*hw_break_remove)(uint64_t addr);
+    /* Resume: step=true sets the trap flag on cpu for one instruction; the others continue unless
+     * others_stay is true (vCont;s:N without c). */
+    void (*resume)(int step_cpu, bool others_stay);
+    /* MSRs, read or written on the CPU that owns them; false on #GP. */
+    bool (*msr_read)(unsigned cpu, uint32_t msr, uint64_t *value);
+    bool (*msr_write)(unsigned cpu, uint32_t msr, uint64_t value);
+    /* `monitor pmu`: every PMU MSR of the chosen backend, per CPU, decoded, written through out(). */
+    void (*pmu_report)(void (*out)(void *arg, const char *text), void *arg);
+    /* `k`: kill -- here, power off or halt. */
+    void (*kill)(void);
+};
+
+#endif

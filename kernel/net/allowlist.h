@@ -1,0 +1,48 @@
+/* kernel/net/allowlist.h: who may use the UDP shell -- the `udpsh.allow=CIDR[,CIDR]` kernel option, or by
+ * default the local subnet. A datagram from any other address gets no answer at all.
+ *
+ * An entry is a.b.c.d/prefix (prefix 0..32) or a bare a.b.c.d, which means /32. Octets are decimal 0..255
+ * without leading zeros ("010" could mean octal to some readers, so it means nothing here); nothing else may
+ * appear, not even a space. Host bits are allowed and masked off: 10.0.2.15/24 is 10.0.2.0/24. Addresses are
+ * uint32_t in host order, 10.0.2.15 being 0x0a00020f. */
+#ifndef KERNEL_NET_ALLOWLIST_H
+#define KERNEL_NET_ALLOWLIST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernel/sink.h"
+
+#define ALLOWLIST_MAX 8
+/* Enough for every error allowlist_parse writes, the quoted entry included. */
+#define ALLOWLIST_ERROR_MAX 96
+
+struct allow_entry {
+    uint32_t net;  /* host order, host bits cleared */
+    uint32_t mask; /* host order, prefix leading ones */
+    unsigned prefix;
+};
+
+struct allowlist {
+    unsigned count; /* 0: nobody is permitted */
+    struct allow_entry entries[ALLOWLIST_MAX];
+};
+
+/* Parses the option's value. On success fills *out and returns true; on failure leaves *out untouched,
+ * writes one line (no newline) naming the bad entry into error, e.g. "'10.0.0.256/8': octet above 255",
+ * and returns false. */
+bool allowlist_parse(const char *text, struct allowlist *out, char *error, size_t error_cap);
+
+/* The default: the one subnet of addr with netmask. Fails closed -- an empty list, permitting nobody, and
+ * false -- when the address is 0.0.0.0, or the mask is not leading ones or is 0.0.0.0 (a "local subnet" of
+ * the whole Internet is not a default anyone meant). */
+bool allowlist_local_subnet(struct allowlist *out, uint32_t addr, uint32_t netmask);
+
+bool allowlist_permits(const struct allowlist *list, uint32_t addr);
+
+/* Writes the list in the option's own syntax ("10.0.2.0/24,192.168.1.7/32"), or "nobody" when empty; no
+ * newline. */
+void allowlist_format(const struct allowlist *list, struct sink *out);
+
+#endif

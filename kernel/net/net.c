@@ -1,0 +1,381 @@
+/* kernel/net/net.c: the network task and everything lwIP touches. One task owns lwIP (NO_SYS): it takes
+ * received frames from the virtio-net driver's queue (the receive interrupt only queues them), feeds them to
+ * lwIP, runs lwIP's timers, creates the UDP bindings other tasks ask for and sends the datagrams they queue.
+ * Other tasks never call lwIP; they go through net_udp_send / net_udp_bind. Also the `net` command. */
+#include "kernel/net/net.h"
+
+#include "hal/cpu.h"
+#include "hal/spinlock.h"
+#include "kernel/cmdline.h"
+#include "kernel/commands.h"
+#include "kernel/drivers/virtio_net.h"
+#include "kernel/log.h"
+#include "kernel/net/lwip_port.h"
+#include "kernel/parse.h"
+#include "kernel/string.h"
+#include "kernel/task.h"
+#include "lwip/dhcp.h"
+#include "lwip/etharp.h"
+#include "lwip/init.h"
+#include "lwip/ip4_addr.h"
+#include "lwip/netif.h"
+#include "lwip/pbuf.h"
+#include "lwip/stats.h"
+#include "lwip/timeouts.h"
+#include "lwip/udp.h"
+#include "netif/ethernet.h"
+
+#define TX_QUEUE_SLOTS 32
+#define MAX_BINDINGS 8
+#define RX_BUDGET 64
+#define MAX_IDLE_NS 100000000 /* wake at least every 100 ms even with no lwIP timer due */
+
+struct tx_slot {
+    uint16_t src_port, dst_port, len;
+    uint32_t dst_ip;
+    uint8_t data[NET_UDP_MAX];
+};
+
+struct binding {
+    uint16_t port;
+    net_udp_handler handler;
+    void *arg;
+    struct udp_pcb *pcb; /* made by the network task */
+    bool tried;          /* the network task has tried to make pcb */
+};
+
+static struct netif netif;
+static bool available;
+static bool use_dhcp;
+static struct task *net_task;
+static spinlock_t queue_lock = SPINLOCK_INIT;
+static struct tx_slot tx_queue[TX_QUEUE_SLOTS];
+static unsigned tx_head, tx_tail; /* under queue_lock */
+static struct binding bindings[MAX_BINDINGS];
+static unsigned binding_count; /* under queue_lock */
+static net_poll_fn poller;
+static void *poller_arg;
+static struct {
+    uint64_t udp_in, udp_out, udp_out_failed, rx_no_pbuf;
+} counters;
+
+bool net_available(void) { return available; }
+uint32_t net_address(void) { return lwip_ntohl(ip4_addr_get_u32(netif_ip4_addr(&netif))); }
+uint32_t net_netmask(void) { return lwip_ntohl(ip4_addr_get_u32(netif_ip4_netmask(&netif))); }
+
+void net_kick(void)
+{
+    if (net_task)
+        task_wake(net_task);
+}
+
+/* ---- lwIP's side of the interface ---------------------------------------------------------------------- */
+
+static err_t link_output(struct netif *nif, struct pbuf *p)
+{
+    (void)nif;
+    static uint8_t frame[1536];
+    if (p->tot_len > sizeof frame)
+        return ERR_BUF;
+    pbuf_copy_partial(p, frame, p->tot_len, 0);
+    return virtio_net_transmit(frame, p->tot_len) ? ERR_OK : ERR_MEM;
+}
+
+static err_t netif_setup(struct netif *nif)
+{
+    nif->name[0] = 'v';
+    nif->name[1] = 'n';
+    nif->output = etharp_output;
+    nif->linkoutput = link_output;
+    nif->mtu = 1500;
+    nif->hwaddr_len = 6;
+    memcpy(nif->hwaddr, virtio_net_mac(), 6);
+    nif->flags = NETIF_FLAG_BROADCAST | NETIF_FLAG_ETHARP | NETIF_FLAG_ETHERNET | NETIF_FLAG_LINK_UP;
+    return ERR_OK;
+}
+
+static void address_changed(struct netif *nif)
+{
+    if (ip4_addr_isany_val(*netif_ip4_addr(nif)))
+        return;
+    char ip[16], gw[16];
+    ip4addr_ntoa_r(netif_ip4_addr(nif), ip, sizeof ip);
+    ip4addr_ntoa_r(netif_ip4_gw(nif), gw, sizeof gw);
+    uint32_t mask = lwip_ntohl(ip4_addr_get_u32(netif_ip4_netmask(nif)));
+    unsigned prefix = 0;
+    while (prefix < 32 && (mask & (0x80000000u >> prefix)))
+        prefix++;
+    log_info("net: address %s/%u gateway %s (%s)", ip, prefix, gw, use_dhcp ? "dhcp" : "static");
+}
+
+static void deliver_frame(void *arg, const uint8_t *frame, size_t len)
+{
+    (void)arg;
+    struct pbuf *p = pbuf_alloc(PBUF_RAW, (u16_t)len, PBUF_POOL);
+    if (!p) {
+        counters.rx_no_pbuf++;
+        return;
+    }
+    pbuf_take(p, frame, (u16_t)len);
+    if (netif.input(p, &netif) != ERR_OK)
+        pbuf_free(p);
+}
+
+/* ---- UDP ----------------------------------------------------------------------------------------------- */
+
+static void udp_received(void *arg, struct udp_pcb *pcb, struct pbuf *p, const ip_addr_t *addr, u16_t port)
+{
+    (void)pcb;
+    struct binding *b = arg;
+    static uint8_t data[65536];
+    counters.udp_in++;
+    u16_t len = pbuf_copy_partial(p, data, p->tot_len, 0);
+    uint32_t src = lwip_ntohl(ip4_addr_get_u32(ip_2_ip4(addr)));
+    pbuf_free(p);
+    b->handler(b->arg, src, port, data, len);
+}
+
+static struct udp_pcb *pcb_for(uint16_t port)
+{
+    for (unsigned i = 0; i < binding_count; i++)
+        if (bindings[i].port == port && bindings[i].pcb)
+            return bindings[i].pcb;
+    return 0;
+}
+
+bool net_udp_send_now(uint16_t src_port, uint32_t dst_ip, uint16_t dst_port, const void *data, size_t len)
+{
+    struct udp_pcb *pcb = pcb_for(src_port);
+    if (!pcb || len > NET_UDP_MAX) {
+        counters.udp_out_failed++;
+        return false;
+    }
+    struct pbuf *p = pbuf_alloc(PBUF_TRANSPORT, (u16_t)len, PBUF_RAM);
+    if (!p) {
+        counters.udp_out_failed++;
+        return false;
+    }
+    pbuf_take(p, data, (u16_t)len);
+    ip_addr_t dst;
+    ip_addr_set_ip4_u32(&dst, lwip_htonl(dst_ip));
+    err_t err = udp_sendto(pcb, p, &dst, dst_port);
+    pbuf_free(p);
+    if (err != ERR_OK) {
+        counters.udp_out_failed++;
+        return false;
+    }
+    counters.udp_out++;
+    return true;
+}
+
+bool net_udp_bind(uint16_t port, net_udp_handler handler, void *arg)
+{
+    unsigned long flags = spin_lock_irqsave(&queue_lock);
+    bool ok = binding_count < MAX_BINDINGS;
+    for (unsigned i = 0; ok && i < binding_count; i++)
+        if (bindings[i].port == port)
+            ok = false;
+    if (ok)
+    {
+        bindings[binding_count] = (struct binding){ port, handler, arg, 0, false };
+        /* release: the network task reads the count without the lock, then the entry */
+        __atomic_store_n(&binding_count, binding_count + 1, __ATOMIC_RELEASE);
+    }
+    spin_unlock_irqrestore(&queue_lock, flags);
+    net_kick();
+    return ok;
+}
+
+bool net_udp_send(uint16_t src_port, uint32_t dst_ip, uint16_t dst_port, const void *data, size_t len)
+{
+    if (!available || len > NET_UDP_MAX)
+        return false;
+    for (;;) {
+        unsigned long flags = spin_lock_irqsave(&queue_lock);
+        if (tx_head - tx_tail < TX_QUEUE_SLOTS) {
+            struct tx_slot *slot = &tx_queue[tx_head % TX_QUEUE_SLOTS];
+            slot->src_port = src_port;
+            slot->dst_ip = dst_ip;
+            slot->dst_port = dst_port;
+            slot->len = (uint16_t)len;
+            memcpy(slot->data, data, len);
+            tx_head++;
+            spin_unlock_irqrestore(&queue_lock, flags);
+            net_kick();
+            return true;
+        }
+        spin_unlock_irqrestore(&queue_lock, flags);
+        net_kick();
+        task_sleep_ms(1); /* the network task drains the queue; wait for room */
+    }
+}
+
+void net_set_poller(net_poll_fn fn, void *arg)
+{
+    poller_arg = arg;
+    __atomic_store_n(&poller, fn, __ATOMIC_RELEASE);
+    net_kick();
+}
+
+/* Makes the pcbs for bindings other tasks asked for. */
+static void bind_pending(void)
+{
+    for (unsigned i = 0; i < __atomic_load_n(&binding_count, __ATOMIC_ACQUIRE); i++) {
+        struct binding *b = &bindings[i];
+        if (b->tried)
+            continue;
+        b->tried = true;
+        struct udp_pcb *pcb = udp_new();
+        if (!pcb || udp_bind(pcb, IP_ANY_TYPE, b->port) != ERR_OK) {
+            log_warn("net: cannot bind UDP port %u", b->port);
+            if (pcb)
+                udp_remove(pcb);
+            continue;
+        }
+        udp_recv(pcb, udp_received, b);
+        b->pcb = pcb;
+    }
+}
+
+static void drain_tx_queue(void)
+{
+    for (;;) {
+        unsigned long flags = spin_lock_irqsave(&queue_lock);
+        if (tx_tail == tx_head) {
+            spin_unlock_irqrestore(&queue_lock, flags);
+            return;
+        }
+        struct tx_slot *slot = &tx_queue[tx_tail % TX_QUEUE_SLOTS];
+        spin_unlock_irqrestore(&queue_lock, flags);
+        net_udp_send_now(slot->src_port, slot->dst_ip, slot->dst_port, slot->data, slot->len);
+        flags = spin_lock_irqsave(&queue_lock);
+        tx_tail++;
+        spin_unlock_irqrestore(&queue_lock, flags);
+    }
+}
+
+/* ---- addressing ---------------------------------------------------------------------------------------- */
+
+/* ip=ADDR/PREFIX and gw=ADDR from the command line; false (with a message) when absent or malformed. */
+static bool static_address(ip4_addr_t *ip, ip4_addr_t *mask, ip4_addr_t *gw)
+{
+    const char *ip_opt = cmdline_get("ip");
+    if (!ip_opt)
+        return false;
+    char text[40];
+    strlcpy(text, ip_opt, sizeof text);
+    char *slash = text;
+    while (*slash && *slash != '/')
+        slash++;
+    uint64_t prefix = 24;
+    if (*slash) {
+        *slash = 0;
+        if (!parse_u64_range(slash + 1, 0, 32, &prefix)) {
+            log_warn("net: ip=%s: the prefix must be 0..32; using DHCP", ip_opt);
+            return false;
+        }
+    }
+    if (!ip4addr_aton(text, ip)) {
+        log_warn("net: ip=%s is not an IPv4 address; using DHCP", ip_opt);
+        return false;
+    }
+    ip4_addr_set_u32(mask, lwip_htonl(prefix ? 0xFFFFFFFFu << (32 - prefix) : 0));
+    const char *gw_opt = cmdline_get("gw");
+    ip4_addr_set_zero(gw);
+    if (gw_opt && !ip4addr_aton(gw_opt, gw)) {
+        log_warn("net: gw=%s is not an IPv4 address; no gateway", gw_opt);
+        ip4_addr_set_zero(gw);
+    }
+    return true;
+}
+
+/* ---- the task ------------------------------------------------------------------------------------------ */
+
+static void network_task(void *arg)
+{
+    (void)arg;
+    net_stack_init();
+    ip4_addr_t ip, mask, gw;
+    use_dhcp = !static_address(&ip, &mask, &gw);
+    if (use_dhcp) {
+        ip4_addr_set_zero(&ip);
+        ip4_addr_set_zero(&mask);
+        ip4_addr_set_zero(&gw);
+    }
+    netif_add(&netif, &ip, &mask, &gw, 0, netif_setup, ethernet_input);
+    netif_set_status_callback(&netif, address_changed);
+    netif_set_default(&netif);
+    netif_set_up(&netif);
+    if (use_dhcp)
+        dhcp_start(&netif);
+    else
+        address_changed(&netif);
+    virtio_net_set_waiter(task_current());
+
+    for (;;) {
+        int work = virtio_net_receive(deliver_frame, 0, RX_BUDGET);
+        bind_pending();
+        drain_tx_queue();
+        int64_t now = time_ns();
+        net_poll_fn fn = __atomic_load_n(&poller, __ATOMIC_ACQUIRE);
+        int64_t wanted = fn ? fn(poller_arg, now) : 0;
+        sys_check_timeouts();
+        if (work >= RX_BUDGET)
+            continue; /* more frames may be waiting: do not sleep */
+        uint32_t sleep_ms = sys_timeouts_sleeptime();
+        int64_t deadline = now + (sleep_ms < MAX_IDLE_NS / 1000000 ? (int64_t)sleep_ms * 1000000 : MAX_IDLE_NS);
+        if (wanted && wanted - deadline < 0)
+            deadline = wanted;
+        if (deadline - time_ns() > 0)
+            task_block_until(deadline);
+    }
+}
+
+void net_init(void)
+{
+    if (!virtio_net_probe())
+        return;
+    net_task = task_spawn("net", network_task, 0, 0);
+    if (!net_task) {
+        log_warn("net: cannot start the network task: networking disabled");
+        return;
+    }
+    available = true;
+}
+
+int cmd_net(int argc, char **argv, struct sink *out)
+{
+    (void)argv;
+    if (argc != 1) {
+        sink_puts(out, "usage: net\n");
+        return 1;
+    }
+    if (!available) {
+        sink_puts(out, "net: no network interface (start QEMU with a virtio-net device)\n");
+        return 1;
+    }
+    const uint8_t *mac = virtio_net_mac();
+    uint32_t a = net_address(), m = net_netmask();
+    unsigned prefix = 0;
+    while (prefix < 32 && (m & (0x80000000u >> prefix)))
+        prefix++;
+    sink_printf(out, "vn0: mac %02x:%02x:%02x:%02x:%02x:%02x, address %u.%u.%u.%u/%u (%s)\n", mac[0], mac[1],
+                mac[2], mac[3], mac[4], mac[5], a >> 24, (a >> 16) & 255, (a >> 8) & 255, a & 255, prefix,
+                use_dhcp ? "dhcp" : "static");
+    struct virtio_net_stats s;
+    virtio_net_get_stats(&s);
+    sink_printf(out, "rx: %llu packets, %llu bytes, %llu errors, %llu dropped\n", (unsigned long long)s.rx_packets,
+                (unsigned long long)s.rx_bytes, (unsigned long long)s.rx_errors,
+                (unsigned long long)(s.rx_dropped + counters.rx_no_pbuf));
+    sink_printf(out, "tx: %llu packets, %llu bytes, %llu errors, %llu dropped\n", (unsigned long long)s.tx_packets,
+                (unsigned long long)s.tx_bytes, (unsigned long long)s.tx_errors, (unsigned long long)s.tx_dropped);
+    sink_printf(out, "udp: %llu in, %llu out, %llu send failures\n", (unsigned long long)counters.udp_in,
+                (unsigned long long)counters.udp_out, (unsigned long long)counters.udp_out_failed);
+    /* lwIP has its own heap and pools: a leak there would not show in `mem`. */
+    sink_printf(out, "lwip: heap used %llu of %llu bytes, pbufs in use %llu of %llu\n",
+                (unsigned long long)lwip_stats.mem.used, (unsigned long long)lwip_stats.mem.avail,
+                (unsigned long long)lwip_stats.memp[MEMP_PBUF_POOL]->used,
+                (unsigned long long)lwip_stats.memp[MEMP_PBUF_POOL]->avail);
+    udpsh_report(out);
+    return 0;
+}

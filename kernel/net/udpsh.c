@@ -1,0 +1,123 @@
+/* kernel/net/udpsh.c: the UDP shell -- the only way to ask a box whose console is a network socket. One
+ * datagram is one command line; the network task checks the sender against the allowlist and the line against
+ * udpsh_request_line, and hands it to the UDP shell task, which runs it through the same command table and
+ * sinks as the console (so `profile 2000` never stalls the network task) and sends the output back in
+ * datagrams with a trailer (kernel/net/udpsh_proto.h, docs/udp-shell.md). One command at a time: a request
+ * meanwhile is answered `busy`. Senders outside the allowlist get nothing. */
+#include <stdatomic.h>
+
+#include "kernel/cmdline.h"
+#include "kernel/commands.h"
+#include "kernel/log.h"
+#include "kernel/net/allowlist.h"
+#include "kernel/net/net.h"
+#include "kernel/net/udpsh_proto.h"
+#include "kernel/parse.h"
+#include "kernel/string.h"
+#include "kernel/task.h"
+
+static uint16_t port = UDPSH_DEFAULT_PORT;
+static struct allowlist allowed;
+static bool allow_from_cmdline; /* else: the local subnet, known once the address is */
+static struct task *shell_task;
+static atomic_bool busy;
+static struct {
+    uint32_t ip;
+    uint16_t port;
+    uint64_t seq;
+    char line[UDPSH_LINE_MAX + 1];
+} request;
+static uint64_t next_seq = 1;
+static struct {
+    uint64_t requests, refused_busy, refused_bad, not_allowed;
+} counters;
+
+static bool permitted(uint32_t src)
+{
+    if (allow_from_cmdline)
+        return allowlist_permits(&allowed, src);
+    struct allowlist local;
+    return allowlist_local_subnet(&local, net_address(), net_netmask()) && allowlist_permits(&local, src);
+}
+
+/* The network task, for every datagram on the shell's port. */
+static void request_arrived(void *arg, uint32_t src_ip, uint16_t src_port, const uint8_t *data, size_t len)
+{
+    (void)arg;
+    if (!permitted(src_ip)) {
+        counters.not_allowed++;
+        return;
+    }
+    if (atomic_load_explicit(&busy, memory_order_acquire)) {
+        counters.refused_busy++;
+        net_udp_send_now(port, src_ip, src_port, UDPSH_REPLY_BUSY, sizeof UDPSH_REPLY_BUSY - 1);
+        return;
+    }
+    const char *refusal = udpsh_request_line(data, len, request.line);
+    if (refusal) {
+        counters.refused_bad++;
+        net_udp_send_now(port, src_ip, src_port, refusal, strlen(refusal));
+        return;
+    }
+    request.ip = src_ip;
+    request.port = src_port;
+    request.seq = next_seq++;
+    counters.requests++;
+    atomic_store_explicit(&busy, true, memory_order_release);
+    task_wake(shell_task);
+}
+
+static void send_datagram(void *arg, const char *data, size_t len)
+{
+    (void)arg;
+    net_udp_send(port, request.ip, request.port, data, len);
+}
+
+static void udp_shell(void *arg)
+{
+    (void)arg;
+    static struct reply_chunker chunker;
+    for (;;) {
+        while (!atomic_load_explicit(&busy, memory_order_acquire))
+            task_block();
+        chunker_init(&chunker, request.seq, send_datagram, 0);
+        int result = shell_run_line(request.line, chunker_sink(&chunker));
+        chunker_finish(&chunker, result);
+        atomic_store_explicit(&busy, false, memory_order_release);
+    }
+}
+
+void udpsh_init(void)
+{
+    if (!net_available())
+        return;
+    const char *port_opt = cmdline_get("udpsh.port");
+    uint64_t p;
+    if (port_opt) {
+        if (parse_u64_range(port_opt, 1, 65535, &p))
+            port = (uint16_t)p;
+        else
+            log_warn("udpsh: udpsh.port=%s is not a port 1..65535; using %u", port_opt, port);
+    }
+    const char *allow_opt = cmdline_get("udpsh.allow");
+    if (allow_opt) {
+        char error[ALLOWLIST_ERROR_MAX];
+        if (allowlist_parse(allow_opt, &allowed, error, sizeof error))
+            allow_from_cmdline = true;
+        else
+            log_warn("udpsh: udpsh.allow: %s; allowing the local subnet", error);
+    }
+    shell_task = task_spawn("udpsh", udp_shell, 0, 0);
+    if (!shell_task || !net_udp_bind(port, request_arrived, 0)) {
+        log_warn("udpsh: cannot start the UDP shell");
+        return;
+    }
+    log_info("udpsh: listening on UDP port %u (%s)", port, allow_from_cmdline ? "udpsh.allow" : "local subnet");
+}
+
+void udpsh_report(struct sink *out)
+{
+    sink_printf(out, "udpsh: port %u, %llu requests, %llu busy, %llu refused, %llu not allowed\n", port,
+                (unsigned long long)counters.requests, (unsigned long long)counters.refused_busy,
+                (unsigned long long)counters.refused_bad, (unsigned long long)counters.not_allowed);
+}

@@ -1,0 +1,259 @@
+"""The wire formats of kprof's UDP shell and of netload, for scripts/udpsh, scripts/netload and the tests.
+
+They mirror kernel/net/udpsh_proto.h and kernel/net/netload_proto.h; docs/udp-shell.md is the reference.
+
+UDP shell: a request is one datagram holding one command line. The reply is the command's text in datagrams of
+at most 1400 bytes, then one final datagram, a line of its own:
+
+    # udpsh end seq=<n> datagrams=<d> bytes=<b> crc32=<8 hex> status=<0|1>
+
+(with one newline before it when the text did not end with one). d and b count the text datagrams and bytes
+before it, crc32 is zlib.crc32 of the text. Instead of running anything the kernel may answer with one datagram
+"# udpsh busy: ..." or "# udpsh error: ...".
+
+netload: every datagram starts with a 28-byte big-endian header -- magic b"KPNL", version u32 (1), sequence
+number u64, send time ns u64 (the sender's clock), size u32 (the whole datagram) -- followed by filler, the byte at
+offset i being i & 0xff. Standard library only.
+"""
+
+import re
+import struct
+import zlib
+from collections import namedtuple
+
+# ---- UDP shell ----------------------------------------------------------------------------------------------
+
+UDPSH_PORT = 5555
+DATAGRAM_MAX = 1400
+LINE_MAX = 255
+
+_TRAILER = re.compile(
+    rb"\A\n?# udpsh end seq=(\d+) datagrams=(\d+) bytes=(\d+) crc32=([0-9a-f]{8}) status=([01])\n\Z")
+_REFUSAL = re.compile(rb"\A# udpsh (busy|error)(?:: ([^\n]*))?\n\Z")
+
+Trailer = namedtuple("Trailer", "seq datagrams bytes crc32 status")
+
+
+def parse_trailer(datagram):
+    """The Trailer a datagram holds, or None when it is not one."""
+    m = _TRAILER.match(datagram)
+    if not m:
+        return None
+    return Trailer(int(m.group(1)), int(m.group(2)), int(m.group(3)), int(m.group(4), 16), int(m.group(5)))
+
+
+def parse_refusal(datagram):
+    """("busy" or "error", the whole line without its newline) for a refusal datagram, else None."""
+    m = _REFUSAL.match(datagram)
+    if not m:
+        return None
+    return m.group(1).decode(), datagram[:-1].decode("ascii", "replace")
+
+
+def format_trailer(seq, text, datagrams, status):
+    """The trailer the kernel sends after text (bytes) cut into datagrams pieces; for tests and fake servers."""
+    lead = b"\n" if text and not text.endswith(b"\n") else b""
+    return lead + b"# udpsh end seq=%d datagrams=%d bytes=%d crc32=%08x status=%d\n" % (
+        seq, datagrams, len(text), zlib.crc32(text), 1 if status else 0)
+
+
+def chunk_text(text):
+    """text (bytes) cut the way the kernel's chunker cuts it: at the last newline within 1400 bytes, or at 1400
+    bytes when a line is longer."""
+    out = []
+    while len(text) > DATAGRAM_MAX:
+        cut = text.rfind(b"\n", 0, DATAGRAM_MAX) + 1 or DATAGRAM_MAX
+        out.append(text[:cut])
+        text = text[cut:]
+    if text:
+        out.append(text)
+    return out
+
+
+def reply_datagrams(seq, text, status=0):
+    """Every datagram of a reply to a command that printed text (bytes)."""
+    chunks = chunk_text(text)
+    return chunks + [format_trailer(seq, text, len(chunks), status)]
+
+
+class Reply:
+    """One reply, collected a datagram at a time. Datagrams may keep arriving after the trailer (reordered on
+    the way); problem() says what, if anything, is missing."""
+
+    def __init__(self):
+        self.chunks = []
+        self.trailer = None
+        self.refusal = None
+        self.extra_finals = 0
+
+    def add(self, datagram):
+        """Takes one datagram; returns True once the reply is complete or refused."""
+        if self.trailer is None and self.refusal is None:
+            trailer = parse_trailer(datagram)
+            if trailer is not None:
+                self.trailer = trailer
+                return self.finished()
+            refusal = parse_refusal(datagram)
+            if refusal is not None:
+                self.refusal = refusal
+                return True
+        elif parse_trailer(datagram) is not None or parse_refusal(datagram) is not None:
+            self.extra_finals += 1
+            return self.finished()
+        self.chunks.append(datagram)
+        return self.finished()
+
+    def finished(self):
+        return self.refusal is not None or (self.trailer is not None and self.problem() is None)
+
+    @property
+    def text(self):
+        return b"".join(self.chunks)
+
+    def problem(self):
+        """None for a complete reply; otherwise one line saying what is wrong with it."""
+        if self.refusal is not None:
+            return self.refusal[1]
+        got_d, got_b = len(self.chunks), sum(len(c) for c in self.chunks)
+        t = self.trailer
+        if t is None:
+            if not self.chunks:
+                return "no reply"
+            return "no end marker after %d datagrams, %d bytes" % (got_d, got_b)
+        if got_d < t.datagrams or got_b < t.bytes:
+            return "incomplete reply: %d of %d datagrams, %d of %d bytes arrived" % (
+                got_d, t.datagrams, got_b, t.bytes)
+        if got_d > t.datagrams or got_b > t.bytes or self.extra_finals:
+            return "reply mixed with another: %d datagrams, %d bytes, but the end marker says %d, %d" % (
+                got_d, got_b, t.datagrams, t.bytes)
+        if zlib.crc32(self.text) != t.crc32:
+            return "reply damaged or reordered: crc32 %08x, the end marker says %08x" % (
+                zlib.crc32(self.text), t.crc32)
+        return None
+
+
+# ---- netload ------------------------------------------------------------------------------------------------
+
+NETLOAD_MAGIC = b"KPNL"
+NETLOAD_VERSION = 1
+NETLOAD_HEADER = struct.Struct("!4sIQQI")
+NETLOAD_HEADER_SIZE = NETLOAD_HEADER.size  # 28
+NETLOAD_SIZE_MAX = 1472
+NETLOAD_SIZE_DEFAULT = 1024
+NETLOAD_PPS_DEFAULT = 10000
+NETLOAD_WINDOW = 1024
+UDP_MAX = 65507
+
+_FILLER = bytes(i & 0xFF for i in range(UDP_MAX))
+
+NetloadHeader = namedtuple("NetloadHeader", "seq send_ns size")
+
+
+def netload_encode(seq, send_ns, size):
+    """One whole datagram of size bytes."""
+    if not NETLOAD_HEADER_SIZE <= size <= UDP_MAX:
+        raise ValueError("netload datagram size %d outside %d..%d" % (size, NETLOAD_HEADER_SIZE, UDP_MAX))
+    return NETLOAD_HEADER.pack(NETLOAD_MAGIC, NETLOAD_VERSION, seq, send_ns, size) + _FILLER[NETLOAD_HEADER_SIZE:size]
+
+
+def netload_stamp(buf, seq, send_ns):
+    """Rewrites the sequence number and send time of an encoded datagram in a bytearray."""
+    struct.pack_into("!QQ", buf, 8, seq, send_ns)
+
+
+def netload_decode(datagram):
+    """(NetloadHeader, None) for a valid datagram, else (None, reason): short, bad magic, bad version, bad size."""
+    if len(datagram) < NETLOAD_HEADER_SIZE:
+        return None, "short"
+    magic, version, seq, send_ns, size = NETLOAD_HEADER.unpack_from(datagram)
+    if magic != NETLOAD_MAGIC:
+        return None, "bad magic"
+    if version != NETLOAD_VERSION:
+        return None, "bad version"
+    if size != len(datagram):
+        return None, "bad size"
+    return NetloadHeader(seq, send_ns, size), None
+
+
+_U64 = (1 << 64) - 1
+
+
+class RxStats:
+    """The receiver's accounting, exactly as kernel/net/netload_proto.c does it: each datagram is judged against
+    the highest sequence number seen (serial arithmetic, so it runs on across a wrap); skipped numbers are
+    lost until they arrive late; the last NETLOAD_WINDOW numbers are remembered to tell duplicates."""
+
+    def __init__(self):
+        self.packets = self.bytes = self.lost = self.out_of_order = 0
+        self.duplicates = self.late = self.invalid = 0
+        self.highest = _U64
+        self._seen = [False] * NETLOAD_WINDOW
+
+    def account(self, seq, length):
+        self.packets += 1
+        self.bytes += length
+        ahead = (seq - self.highest) & _U64
+        if 0 < ahead < (1 << 63):
+            skipped = ahead - 1
+            self.lost += skipped
+            if skipped >= NETLOAD_WINDOW:
+                self._seen = [False] * NETLOAD_WINDOW
+            else:
+                for n in range(1, ahead):
+                    self._seen[(self.highest + n) % NETLOAD_WINDOW] = False
+            self._seen[seq % NETLOAD_WINDOW] = True
+            self.highest = seq
+            return
+        behind = (self.highest - seq) & _U64
+        if behind < NETLOAD_WINDOW and self._seen[seq % NETLOAD_WINDOW]:
+            self.duplicates += 1
+            return
+        self.out_of_order += 1
+        if behind >= NETLOAD_WINDOW:
+            self.late += 1
+            return
+        self._seen[seq % NETLOAD_WINDOW] = True
+        if self.lost > 0:
+            self.lost -= 1
+
+    def account_invalid(self):
+        self.invalid += 1
+
+
+def per_second(count, elapsed_ns):
+    return count * 1000000000 // elapsed_ns if elapsed_ns > 0 else 0
+
+
+def format_rx_report(stats, elapsed_ns):
+    """The receiver's line, as the kernel prints it (no newline)."""
+    return "packets %d (%d/s), bytes %d (%d/s), lost %d, out of order %d, duplicates %d, invalid %d" % (
+        stats.packets, per_second(stats.packets, elapsed_ns), stats.bytes, per_second(stats.bytes, elapsed_ns),
+        stats.lost, stats.out_of_order, stats.duplicates, stats.invalid)
+
+
+def format_tx_report(packets, nbytes, elapsed_ns):
+    """The sender's line, as the kernel prints it (no newline)."""
+    return "sent packets %d (%d/s), bytes %d (%d/s)" % (
+        packets, per_second(packets, elapsed_ns), nbytes, per_second(nbytes, elapsed_ns))
+
+
+_RX_REPORT = re.compile(r"packets (\d+) \((\d+)/s\), bytes (\d+) \((\d+)/s\), lost (\d+), out of order (\d+), "
+                        r"duplicates (\d+), invalid (\d+)")
+_TX_REPORT = re.compile(r"sent packets (\d+) \((\d+)/s\), bytes (\d+) \((\d+)/s\)")
+
+
+def parse_rx_report(text):
+    """The figures of the first receiver line in text, as a dict, or None."""
+    m = _RX_REPORT.search(text)
+    if not m:
+        return None
+    keys = ("packets", "packets_per_s", "bytes", "bytes_per_s", "lost", "out_of_order", "duplicates", "invalid")
+    return dict(zip(keys, map(int, m.groups())))
+
+
+def parse_tx_report(text):
+    """The figures of the first sender line in text, as a dict, or None."""
+    m = _TX_REPORT.search(text)
+    if not m:
+        return None
+    return dict(zip(("packets", "packets_per_s", "bytes", "bytes_per_s"), map(int, m.groups())))

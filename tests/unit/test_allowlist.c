@@ -1,0 +1,283 @@
+/* tests/unit/test_allowlist.c: kernel/net/allowlist.c -- the `udpsh.allow=` parser accepting exactly the
+ * forms allowlist.h promises and refusing every other with a line naming the entry, matching by prefix from
+ * /0 to /32, the local-subnet default and its fail-closed cases, and the list written back out. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "kernel/net/allowlist.h"
+#include "kernel/sink.h"
+
+#define IP(a, b, c, d) ((uint32_t)(a) << 24 | (uint32_t)(b) << 16 | (uint32_t)(c) << 8 | (uint32_t)(d))
+
+static struct allowlist parsed(const char *text)
+{
+    struct allowlist list;
+    char error[ALLOWLIST_ERROR_MAX];
+    error[0] = '\0';
+    if (!allowlist_parse(text, &list, error, sizeof error))
+        fail_msg("'%s' refused: %s", text, error);
+    return list;
+}
+
+/* The list written back in option syntax. */
+static const char *formatted(const struct allowlist *list)
+{
+    static char text[256];
+    struct buffer_sink bs;
+    buffer_sink_init(&bs, text, sizeof text);
+    allowlist_format(list, &bs.sink);
+    return text;
+}
+
+static void expect_refused(const char *text, const char *want_error)
+{
+    struct allowlist list;
+    memset(&list, 0x5a, sizeof list);
+    struct allowlist before = list;
+    char error[ALLOWLIST_ERROR_MAX];
+    assert_false(allowlist_parse(text, &list, error, sizeof error));
+    assert_string_equal(error, want_error);
+    assert_null(strchr(error, '\n'));
+    /* A refused list leaves the old one alone. */
+    assert_memory_equal(&list, &before, sizeof list);
+}
+
+static void test_single_entries(void **state)
+{
+    (void)state;
+    struct allowlist list = parsed("10.0.2.0/24");
+    assert_int_equal(list.count, 1);
+    assert_int_equal(list.entries[0].net, IP(10, 0, 2, 0));
+    assert_int_equal(list.entries[0].mask, 0xffffff00u);
+    assert_int_equal(list.entries[0].prefix, 24);
+
+    list = parsed("192.168.1.7");
+    assert_int_equal(list.count, 1);
+    assert_int_equal(list.entries[0].net, IP(192, 168, 1, 7));
+    assert_int_equal(list.entries[0].mask, 0xffffffffu);
+    assert_int_equal(list.entries[0].prefix, 32);
+
+    list = parsed("0.0.0.0/0");
+    assert_int_equal(list.entries[0].net, 0);
+    assert_int_equal(list.entries[0].mask, 0);
+
+    list = parsed("255.255.255.255/32");
+    assert_int_equal(list.entries[0].net, 0xffffffffu);
+}
+
+static void test_host_bits_are_masked(void **state)
+{
+    (void)state;
+    struct allowlist list = parsed("10.0.2.15/24");
+    assert_int_equal(list.entries[0].net, IP(10, 0, 2, 0));
+    assert_string_equal(formatted(&list), "10.0.2.0/24");
+    list = parsed("172.16.200.9/12");
+    assert_string_equal(formatted(&list), "172.16.0.0/12");
+    list = parsed("1.2.3.4/0");
+    assert_string_equal(formatted(&list), "0.0.0.0/0");
+}
+
+static void test_eight_entries(void **state)
+{
+    (void)state;
+    const char *text = "1.0.0.0/8,2.2.0.0/16,3.3.3.0/24,4.4.4.4,5.0.0.0/1,6.6.6.6/31,7.7.7.7/32,0.0.0.0/0";
+    struct allowlist list = parsed(text);
+    assert_int_equal(list.count, 8);
+    assert_string_equal(formatted(&list),
+                        "1.0.0.0/8,2.2.0.0/16,3.3.3.0/24,4.4.4.4/32,0.0.0.0/1,6.6.6.6/31,7.7.7.7/32,0.0.0.0/0");
+}
+
+static void test_permits_by_prefix(void **state)
+{
+    (void)state;
+    struct allowlist list = parsed("10.0.2.0/24,192.168.1.7");
+    assert_true(allowlist_permits(&list, IP(10, 0, 2, 2)));
+    assert_true(allowlist_permits(&list, IP(10, 0, 2, 0)));
+    assert_true(allowlist_permits(&list, IP(10, 0, 2, 255)));
+    assert_false(allowlist_permits(&list, IP(10, 0, 3, 2)));
+    assert_false(allowlist_permits(&list, IP(10, 0, 1, 255)));
+    assert_true(allowlist_permits(&list, IP(192, 168, 1, 7)));
+    assert_false(allowlist_permits(&list, IP(192, 168, 1, 6)));
+    assert_false(allowlist_permits(&list, IP(192, 168, 1, 8)));
+    assert_false(allowlist_permits(&list, 0));
+    assert_false(allowlist_permits(&list, 0xffffffffu));
+}
+
+static void test_slash_zero_permits_everyone(void **state)
+{
+    (void)state;
+    struct allowlist list = parsed("0.0.0.0/0");
+    uint32_t addrs[] = {0, 1, IP(10, 0, 2, 2), IP(127, 0, 0, 1), IP(128, 0, 0, 0), 0xffffffffu};
+    for (size_t i = 0; i < sizeof addrs / sizeof addrs[0]; i++)
+        assert_true(allowlist_permits(&list, addrs[i]));
+}
+
+static void test_slash_thirty_two_permits_one(void **state)
+{
+    (void)state;
+    struct allowlist list = parsed("127.0.0.1/32");
+    assert_true(allowlist_permits(&list, IP(127, 0, 0, 1)));
+    assert_false(allowlist_permits(&list, IP(127, 0, 0, 0)));
+    assert_false(allowlist_permits(&list, IP(127, 0, 0, 2)));
+    assert_false(allowlist_permits(&list, IP(255, 0, 0, 1)));
+    /* /31 is two addresses, /1 half the space. */
+    list = parsed("10.0.0.5/31");
+    assert_true(allowlist_permits(&list, IP(10, 0, 0, 4)));
+    assert_true(allowlist_permits(&list, IP(10, 0, 0, 5)));
+    assert_false(allowlist_permits(&list, IP(10, 0, 0, 6)));
+    list = parsed("200.0.0.0/1");
+    assert_true(allowlist_permits(&list, IP(128, 0, 0, 0)));
+    assert_false(allowlist_permits(&list, IP(127, 255, 255, 255)));
+}
+
+static void test_empty_list_permits_nobody(void **state)
+{
+    (void)state;
+    struct allowlist list = {.count = 0};
+    assert_false(allowlist_permits(&list, IP(10, 0, 2, 2)));
+    assert_false(allowlist_permits(&list, 0));
+    assert_string_equal(formatted(&list), "nobody");
+}
+
+static void test_refuses_bad_octets(void **state)
+{
+    (void)state;
+    expect_refused("256.0.0.1", "'256.0.0.1': octet above 255");
+    expect_refused("10.0.0.300/8", "'10.0.0.300/8': octet above 255");
+    expect_refused("1.2.3.99999999999999999999", "'1.2.3.99999999999999999999': octet above 255");
+    expect_refused("10.01.0.1", "'10.01.0.1': leading zero");
+    expect_refused("00.0.0.0/0", "'00.0.0.0/0': leading zero");
+    expect_refused("-1.0.0.0", "'-1.0.0.0': unexpected '-'");
+    expect_refused("+1.0.0.0", "'+1.0.0.0': unexpected '+'");
+    expect_refused("0x0a.0.0.1", "'0x0a.0.0.1': unexpected 'x'");
+}
+
+static void test_refuses_missing_parts(void **state)
+{
+    (void)state;
+    expect_refused("10.0.2", "'10.0.2': address needs four octets");
+    expect_refused("10.0.2/24", "'10.0.2/24': address needs four octets");
+    expect_refused("10.0.2.", "'10.0.2.': address needs four octets");
+    expect_refused("10..2.0", "'10..2.0': address needs four octets");
+    expect_refused(".10.0.2.0", "'.10.0.2.0': address needs four octets");
+    expect_refused("/24", "'/24': address needs four octets");
+    expect_refused("10", "'10': address needs four octets");
+    expect_refused("10.0.2.0/", "'10.0.2.0/': missing prefix");
+}
+
+static void test_refuses_bad_prefixes(void **state)
+{
+    (void)state;
+    expect_refused("10.0.0.0/33", "'10.0.0.0/33': prefix above 32");
+    expect_refused("10.0.0.0/100", "'10.0.0.0/100': prefix above 32");
+    expect_refused("10.0.0.0/08", "'10.0.0.0/08': leading zero");
+    expect_refused("10.0.0.0/-1", "'10.0.0.0/-1': unexpected '-'");
+    expect_refused("10.0.0.0/24/8", "'10.0.0.0/24/8': unexpected '/'");
+    expect_refused("10.0.0.0//24", "'10.0.0.0//24': unexpected '/'");
+}
+
+static void test_refuses_junk(void **state)
+{
+    (void)state;
+    expect_refused("x10.0.0.1", "'x10.0.0.1': unexpected 'x'");
+    expect_refused(" 10.0.0.1", "' 10.0.0.1': unexpected byte 0x20");
+    expect_refused("10.0.0.1 ", "'10.0.0.1 ': unexpected byte 0x20");
+    expect_refused("10.0.0.1/24 ", "'10.0.0.1/24 ': unexpected byte 0x20");
+    expect_refused("10.0.0.1.5", "'10.0.0.1.5': unexpected '.'");
+    expect_refused("10.0.0.1x", "'10.0.0.1x': unexpected 'x'");
+    expect_refused("10.0.0.1/24x", "'10.0.0.1/24x': unexpected 'x'");
+    expect_refused("10.0.0.1;rm", "'10.0.0.1;rm': unexpected ';'");
+    expect_refused("10.0.\t.1", "'10.0.\t.1': unexpected byte 0x09");
+    expect_refused("localhost", "'localhost': unexpected 'l'");
+    /* The bad entry is named even when others are good. */
+    expect_refused("10.0.2.0/24,10.0.3.0/33,1.1.1.1", "'10.0.3.0/33': prefix above 32");
+}
+
+static void test_refuses_empty_entries(void **state)
+{
+    (void)state;
+    expect_refused("", "empty list");
+    expect_refused(",", "entry 1 is empty");
+    expect_refused(",10.0.0.1", "entry 1 is empty");
+    expect_refused("10.0.0.1,", "entry 2 is empty");
+    expect_refused("10.0.0.1,,10.0.0.2", "entry 2 is empty");
+}
+
+static void test_refuses_a_ninth_entry(void **state)
+{
+    (void)state;
+    expect_refused("1.1.1.1,2.2.2.2,3.3.3.3,4.4.4.4,5.5.5.5,6.6.6.6,7.7.7.7,8.8.8.8,9.9.9.9",
+                   "'9.9.9.9': more than 8 entries");
+}
+
+static void test_error_quotes_long_entries_short(void **state)
+{
+    (void)state;
+    char text[200];
+    memset(text, '1', sizeof text - 1);
+    text[sizeof text - 1] = '\0';
+    expect_refused(text, "'1111111111111111111111111111111111111111...': octet above 255");
+}
+
+static void test_local_subnet(void **state)
+{
+    (void)state;
+    struct allowlist list;
+    assert_true(allowlist_local_subnet(&list, IP(10, 0, 2, 15), 0xffffff00u));
+    assert_int_equal(list.count, 1);
+    assert_string_equal(formatted(&list), "10.0.2.0/24");
+    assert_true(allowlist_permits(&list, IP(10, 0, 2, 2)));
+    assert_false(allowlist_permits(&list, IP(10, 0, 3, 2)));
+
+    assert_true(allowlist_local_subnet(&list, IP(192, 168, 7, 130), 0xffffff80u));
+    assert_string_equal(formatted(&list), "192.168.7.128/25");
+    assert_true(allowlist_local_subnet(&list, IP(172, 16, 0, 1), 0xffffffffu));
+    assert_string_equal(formatted(&list), "172.16.0.1/32");
+    assert_true(allowlist_local_subnet(&list, IP(10, 1, 2, 3), 0x80000000u));
+    assert_string_equal(formatted(&list), "0.0.0.0/1");
+}
+
+static void test_local_subnet_fails_closed(void **state)
+{
+    (void)state;
+    struct allowlist list = parsed("10.0.0.0/8");
+    /* No address yet, a /0 mask, holes in the mask: nobody. */
+    assert_false(allowlist_local_subnet(&list, 0, 0xffffff00u));
+    assert_int_equal(list.count, 0);
+    assert_false(allowlist_permits(&list, IP(10, 0, 2, 2)));
+    list = parsed("10.0.0.0/8");
+    assert_false(allowlist_local_subnet(&list, IP(10, 0, 2, 15), 0));
+    assert_int_equal(list.count, 0);
+    assert_false(allowlist_local_subnet(&list, IP(10, 0, 2, 15), 0xff00ff00u));
+    assert_int_equal(list.count, 0);
+    assert_false(allowlist_local_subnet(&list, IP(10, 0, 2, 15), 0x00ffffffu));
+    assert_false(allowlist_local_subnet(&list, IP(10, 0, 2, 15), 0xfffffffdu));
+    assert_int_equal(list.count, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_single_entries),
+        cmocka_unit_test(test_host_bits_are_masked),
+        cmocka_unit_test(test_eight_entries),
+        cmocka_unit_test(test_permits_by_prefix),
+        cmocka_unit_test(test_slash_zero_permits_everyone),
+        cmocka_unit_test(test_slash_thirty_two_permits_one),
+        cmocka_unit_test(test_empty_list_permits_nobody),
+        cmocka_unit_test(test_refuses_bad_octets),
+        cmocka_unit_test(test_refuses_missing_parts),
+        cmocka_unit_test(test_refuses_bad_prefixes),
+        cmocka_unit_test(test_refuses_junk),
+        cmocka_unit_test(test_refuses_empty_entries),
+        cmocka_unit_test(test_refuses_a_ninth_entry),
+        cmocka_unit_test(test_error_quotes_long_entries_short),
+        cmocka_unit_test(test_local_subnet),
+        cmocka_unit_test(test_local_subnet_fails_closed),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

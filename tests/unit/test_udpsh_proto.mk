@@ -1,0 +1,1 @@
+test_udpsh_proto_SRCS := kernel/net/udpsh_proto.c kernel/sink.c kernel/format.c kernel/string.c
