@@ -5,6 +5,7 @@ BUILD   := build
 SMP     ?= 4
 MEM     ?= 256
 CMDLINE ?=
+GDB_PORT ?= 1234
 UDPSH_PORT   ?= 5555
 NETLOAD_PORT ?= 5556
 PY      := /usr/bin/python3
@@ -91,6 +92,11 @@ run: deps
 	@$(MAKE) --no-print-directory all
 	@scripts/qemu.sh --smp $(SMP) --mem $(MEM) --cmdline "$(CMDLINE)" --udp-port $(UDPSH_PORT) --netload-port $(NETLOAD_PORT)
 
+# gdb=wait, COM2 on 127.0.0.1:$(GDB_PORT), and gdb on build/kprof.elf with a generated build/gdbinit.
+debug: deps
+	@$(MAKE) --no-print-directory all
+	@scripts/debug.sh --smp $(SMP) --mem $(MEM) --cmdline "$(CMDLINE)" --gdb-port $(GDB_PORT)
+
 # ---- tests --------------------------------------------------------------------------------------------------
 # Host unit tests: tests/unit/test_NAME.c plus the portable sources its test_NAME.mk names in test_NAME_SRCS,
 # built twice: plain, and under AddressSanitizer + UndefinedBehaviorSanitizer.
@@ -101,10 +107,10 @@ UNIT_NAMES := $(patsubst tests/unit/test_%.c,%,$(wildcard tests/unit/test_*.c))
 -include $(wildcard tests/unit/test_*.mk)
 
 define unit_rules
-$(BUILD)/unit/plain/test_$(1): tests/unit/test_$(1).c $$(test_$(1)_SRCS) tests/unit/fake_hal.c $(wildcard tests/unit/*.h) $(wildcard kernel/*.h hal/*.h)
+$(BUILD)/unit/plain/test_$(1): tests/unit/test_$(1).c $$(test_$(1)_SRCS) tests/unit/fake_hal.c $(wildcard tests/unit/*.h) $(wildcard kernel/*.h kernel/net/*.h hal/*.h)
 	@mkdir -p $$(dir $$@)
 	$(HCC) $(HCFLAGS) $$(test_$(1)_CFLAGS) -o $$@ $$(filter %.c,$$^) -lcmocka -lpthread
-$(BUILD)/unit/san/test_$(1): tests/unit/test_$(1).c $$(test_$(1)_SRCS) tests/unit/fake_hal.c $(wildcard tests/unit/*.h) $(wildcard kernel/*.h hal/*.h)
+$(BUILD)/unit/san/test_$(1): tests/unit/test_$(1).c $$(test_$(1)_SRCS) tests/unit/fake_hal.c $(wildcard tests/unit/*.h) $(wildcard kernel/*.h kernel/net/*.h hal/*.h)
 	@mkdir -p $$(dir $$@)
 	$(HCC) $(HCFLAGS) $(SANFLAGS) $$(test_$(1)_CFLAGS) -o $$@ $$(filter %.c,$$^) -lcmocka -lpthread
 endef
@@ -132,7 +138,8 @@ clean:
 help:
 	@echo "make            build build/kprof.elf and build/kprof.iso"
 	@echo "make run        boot in QEMU (SMP=$(SMP) MEM=$(MEM) CMDLINE=...), console on this terminal"
+	@echo "make debug      boot with gdb=wait and run gdb on it over COM2 (GDB_PORT=$(GDB_PORT)); docs/gdb.md"
 	@echo "make test       host unit tests (plain and sanitised) and QEMU integration tests"
 	@echo "make bench      print the benchmark figures"
 
-.PHONY: all deps run unit integration test bench clean help
+.PHONY: all deps run debug unit integration test bench clean help

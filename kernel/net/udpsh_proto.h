@@ -38,10 +38,11 @@
 /* The one-datagram refusals. Each is a single line; a client recognises every final datagram by its
  * "# udpsh " prefix. */
 #define UDPSH_REPLY_BUSY "# udpsh busy: another command is running\n"
-#define UDPSH_REPLY_TOO_LONG "# udpsh error: line too long (max 255 characters)\n"
+#define UDPSH_STRINGIFY_(x) #x
+#define UDPSH_STRINGIFY(x) UDPSH_STRINGIFY_(x)
+#define UDPSH_REPLY_TOO_LONG "# udpsh error: line too long (max " UDPSH_STRINGIFY(UDPSH_LINE_MAX) " characters)\n"
 #define UDPSH_REPLY_NOT_TEXT "# udpsh error: request is not text\n"
 #define UDPSH_REPLY_MULTILINE "# udpsh error: one command line per request\n"
-#define UDPSH_REPLY_NO_MEMORY "# udpsh error: out of memory\n"
 
 const char *udpsh_busy_reply(void);
 

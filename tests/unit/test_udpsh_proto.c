@@ -397,8 +397,7 @@ static void test_request_refuses_more_than_one_line(void **state)
 static void test_refusals_are_single_marked_lines(void **state)
 {
     (void)state;
-    const char *replies[] = {udpsh_busy_reply(), UDPSH_REPLY_TOO_LONG, UDPSH_REPLY_NOT_TEXT, UDPSH_REPLY_MULTILINE,
-                             UDPSH_REPLY_NO_MEMORY};
+    const char *replies[] = {udpsh_busy_reply(), UDPSH_REPLY_TOO_LONG, UDPSH_REPLY_NOT_TEXT, UDPSH_REPLY_MULTILINE};
     for (size_t i = 0; i < sizeof replies / sizeof replies[0]; i++) {
         const char *r = replies[i];
         size_t len = strlen(r);
@@ -408,6 +407,7 @@ static void test_refusals_are_single_marked_lines(void **state)
         assert_true(len < UDPSH_DATAGRAM_MAX);
     }
     assert_string_equal(udpsh_busy_reply(), "# udpsh busy: another command is running\n");
+    assert_string_equal(UDPSH_REPLY_TOO_LONG, "# udpsh error: line too long (max 255 characters)\n");
 }
 
 int main(void)

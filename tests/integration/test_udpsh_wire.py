@@ -1,0 +1,349 @@
+"""The host side of the UDP shell and netload, without QEMU: scripts/kprof_wire.py pinned to the same bytes the
+C unit tests pin (tests/unit/test_udpsh_proto.c, test_netload_proto.c), scripts/udpsh against a fake kernel on
+the loopback that answers in every way a real one might fail to (lost, reordered, overtaken and missing
+datagrams, busy, silence, nobody listening), and scripts/netload's three modes against each other.
+"""
+
+import os
+import socket
+import subprocess
+import sys
+import threading
+import zlib
+
+import pytest
+
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SCRIPTS = os.path.join(TOP, "scripts")
+sys.path.insert(0, SCRIPTS)
+import kprof_wire as w  # noqa: E402
+
+UDPSH = os.path.join(SCRIPTS, "udpsh")
+NETLOAD = os.path.join(SCRIPTS, "netload")
+
+
+# ---- the wire formats ---------------------------------------------------------------------------------------
+
+def test_trailers_match_the_kernel():
+    assert w.format_trailer(7, b"", 0, 0) == b"# udpsh end seq=7 datagrams=0 bytes=0 crc32=00000000 status=0\n"
+    assert w.format_trailer(7, b"hello\n", 1, 0) == \
+        b"# udpsh end seq=7 datagrams=1 bytes=6 crc32=363a3020 status=0\n"
+    assert w.format_trailer(7, b"hello", 1, 0) == \
+        b"\n# udpsh end seq=7 datagrams=1 bytes=5 crc32=3610a686 status=0\n"
+    assert w.format_trailer(1, b"x\n", 1, -1).endswith(b" status=1\n")
+    big = (1 << 64) - 1
+    t = w.parse_trailer(b"\n# udpsh end seq=%d datagrams=%d bytes=%d crc32=ffffffff status=1\n" % (big, big, big))
+    assert t == w.Trailer(big, big, big, 0xFFFFFFFF, 1)
+
+
+def test_trailer_must_be_the_whole_datagram():
+    good = b"# udpsh end seq=1 datagrams=0 bytes=0 crc32=00000000 status=0\n"
+    assert w.parse_trailer(good)
+    for bad in (b"x" + good, good + b"x", good[:-1], b"\n\n" + good, good.replace(b"status=0", b"status=2"),
+                good.replace(b"00000000", b"0000000"), good.replace(b"00000000", b"0000000G"),
+                good.replace(b"seq=1", b"seq=-1"), b"hello\n" + good):
+        assert w.parse_trailer(bad) is None, bad
+    assert w.parse_refusal(b"# udpsh busy: another command is running\n") == \
+        ("busy", "# udpsh busy: another command is running")
+    assert w.parse_refusal(b"# udpsh error: request is not text\n")[0] == "error"
+    assert w.parse_refusal(b"# udpsh busy: x\ny\n") is None
+    assert w.parse_refusal(good) is None
+
+
+def test_chunking_matches_the_kernel():
+    lines = b"".join(b"%029d\n" % i for i in range(100))  # 30-byte lines, 3000 bytes
+    assert [len(c) for c in w.chunk_text(lines)] == [1380, 1380, 240]
+    assert [len(c) for c in w.chunk_text(b"a" * 1400)] == [1400]
+    assert [len(c) for c in w.chunk_text(b"a" * 1401)] == [1400, 1]
+    assert [len(c) for c in w.chunk_text(b"short\n" + b"x" * 2000 + b"\n")] == [6, 1400, 601]
+    assert w.chunk_text(b"") == []
+    assert w.reply_datagrams(3, b"") == [b"# udpsh end seq=3 datagrams=0 bytes=0 crc32=00000000 status=0\n"]
+
+
+def collect(datagrams):
+    r = w.Reply()
+    done = [r.add(d) for d in datagrams]
+    return r, done
+
+
+def test_reply_complete():
+    text = b"".join(b"line %d\n" % i for i in range(500))
+    r, done = collect(w.reply_datagrams(9, text))
+    assert done[-1] and not any(done[:-1])
+    assert r.problem() is None and r.text == text and r.trailer.status == 0
+
+
+def test_reply_with_a_lost_datagram():
+    text = b"".join(b"line %d\n" % i for i in range(500))
+    d = w.reply_datagrams(9, text)
+    r, done = collect(d[:1] + d[2:])
+    assert not any(done)
+    assert r.problem().startswith("incomplete reply: %d of %d datagrams" % (len(d) - 2, len(d) - 1))
+
+
+def test_reply_overtaken_by_its_trailer():
+    text = b"".join(b"line %d\n" % i for i in range(500))
+    d = w.reply_datagrams(9, text)
+    r, done = collect(d[:-2] + [d[-1], d[-2]])
+    assert done[-1] and not any(done[:-1])
+    assert r.problem() is None and r.text == text
+
+
+def test_reply_reordered_is_caught_by_the_crc():
+    text = b"".join(b"line %d\n" % i for i in range(500))
+    d = w.reply_datagrams(9, text)
+    r, _ = collect([d[1], d[0]] + d[2:])
+    assert "crc32" in r.problem()
+
+
+def test_reply_mixed_with_a_stray_datagram():
+    d = w.reply_datagrams(9, b"hello\n")
+    r, _ = collect([b"stray\n"] + d)
+    assert r.problem().startswith("reply mixed with another")
+
+
+def test_netload_header_matches_the_kernel():
+    d = w.netload_encode(0x0102030405060708, 0x1112131415161718, 32)
+    assert d == bytes([ord("K"), ord("P"), ord("N"), ord("L"), 0, 0, 0, 1,
+                       1, 2, 3, 4, 5, 6, 7, 8, 0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x18,
+                       0, 0, 0, 32, 28, 29, 30, 31])
+    for size in (28, 29, 1024, 1472, 65507):
+        h, why = w.netload_decode(w.netload_encode(5, 6, size))
+        assert why is None and h == w.NetloadHeader(5, 6, size)
+    buf = bytearray(w.netload_encode(0, 0, 100))
+    w.netload_stamp(buf, 42, 43)
+    assert w.netload_decode(bytes(buf))[0] == w.NetloadHeader(42, 43, 100)
+    with pytest.raises(ValueError):
+        w.netload_encode(0, 0, 27)
+
+
+def test_netload_decode_refuses():
+    d = w.netload_encode(1, 2, 64)
+    assert w.netload_decode(d[:27]) == (None, "short")
+    assert w.netload_decode(d[:63]) == (None, "bad size")
+    assert w.netload_decode(d + b"x") == (None, "bad size")
+    assert w.netload_decode(b"k" + d[1:]) == (None, "bad magic")
+    assert w.netload_decode(d[:7] + b"\x02" + d[8:]) == (None, "bad version")
+    assert w.netload_decode(b"") == (None, "short")
+
+
+def rx_of(seqs):
+    s = w.RxStats()
+    for q in seqs:
+        s.account(q, 100)
+    return (s.packets, s.lost, s.out_of_order, s.duplicates)
+
+
+def test_netload_accounting_matches_the_kernel():
+    top = (1 << 64) - 1
+    assert rx_of(range(5000)) == (5000, 0, 0, 0)
+    assert rx_of([0, 1, 5, 6, 10]) == (5, 6, 0, 0)
+    assert rx_of([3, 4]) == (2, 3, 0, 0)
+    assert rx_of([0, 2, 1, 3, 7, 5, 6, 4]) == (8, 0, 4, 0)
+    assert rx_of([0, 0, 1, 1, 1, 4, 2, 2, 4, 3]) == (10, 0, 2, 5)
+    assert rx_of([0, 5, 3, 3]) == (4, 3, 1, 1)
+    assert rx_of([top, 0]) == (2, 0, 1, 0)
+    # Across the wrap, climbing there in steps below 2^63.
+    climb = [0, 1 << 62, 2 << 62, 3 << 62]
+    assert rx_of(climb + [top - 1, top, 0, 1]) == (8, top - 5, 0, 0)
+    # The window's edge: the oldest number in it is credited, one older is late and stays lost.
+    s = w.RxStats()
+    for q in (0, 5000, 5000 - 1023, 5000 - 1024):
+        s.account(q, 100)
+    assert (s.lost, s.out_of_order, s.late) == (4998, 2, 1)
+
+
+def test_netload_report_lines():
+    s = w.RxStats()
+    for q in (0, 2, 1, 1, 5):
+        s.account(q, 100)
+    s.account_invalid()
+    line = w.format_rx_report(s, 2000000000)
+    assert line == "packets 5 (2/s), bytes 500 (250/s), lost 2, out of order 1, duplicates 1, invalid 1"
+    assert w.parse_rx_report(line)["lost"] == 2
+    line = w.format_tx_report(30000, 30720000, 3000000000)
+    assert line == "sent packets 30000 (10000/s), bytes 30720000 (10240000/s)"
+    assert w.parse_tx_report(line) == {"packets": 30000, "packets_per_s": 10000, "bytes": 30720000,
+                                       "bytes_per_s": 10240000}
+
+
+# ---- scripts/udpsh against a fake kernel ----------------------------------------------------------------------
+
+LONG_TEXT = b"".join(b"row %03d %s\n" % (i, b"." * 33) for i in range(200))  # 200 lines of 42 bytes
+CHUNKS = w.chunk_text(LONG_TEXT)  # 7 datagrams of 33 lines, the last of 2
+assert len(CHUNKS) == 7
+
+
+class FakeKernel:
+    """Answers each request by its first word, the way a kernel would -- or would fail to."""
+
+    def __init__(self):
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.bind(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.requests = []
+        self.seq = 0
+        self.thread = threading.Thread(target=self.serve, daemon=True)
+        self.thread.start()
+
+    def serve(self):
+        while True:
+            try:
+                request, peer = self.sock.recvfrom(65535)
+            except OSError:
+                return
+            self.requests.append(request)
+            self.seq += 1
+            word = request.split()[0].decode() if request.split() else ""
+            d = w.reply_datagrams(self.seq, LONG_TEXT)
+            answers = {
+                "help": d,
+                "empty": w.reply_datagrams(self.seq, b""),
+                "fail": w.reply_datagrams(self.seq, b"usage: fail\n", 1),
+                "busy": [b"# udpsh busy: another command is running\n"],
+                "garbage": [b"# udpsh error: request is not text\n"],
+                "drop": d[:3] + d[4:],
+                "swap": [d[1], d[0]] + d[2:],
+                "overtaken": d[:-2] + [d[-1], d[-2]],
+                "noend": d[:-1],
+                "silent": [],
+            }.get(word, w.reply_datagrams(self.seq, b"unknown command: %s (try help)\n" % word.encode(), 1))
+            for a in answers:
+                self.sock.sendto(a, peer)
+
+    def close(self):
+        self.sock.close()
+
+
+@pytest.fixture(scope="module")
+def fake():
+    k = FakeKernel()
+    yield k
+    k.close()
+
+
+def udpsh(port, *args, stdin=None, timeout="2"):
+    return subprocess.run([UDPSH, "-p", str(port), "-t", timeout, "127.0.0.1"] + list(args), input=stdin,
+                          capture_output=True, timeout=30)
+
+
+def test_udpsh_complete_reply(fake):
+    r = udpsh(fake.port, "help")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == LONG_TEXT and r.stderr == b""
+    assert fake.requests[-1] == b"help\n"
+
+
+def test_udpsh_words_make_one_line(fake):
+    r = udpsh(fake.port, "empty", "500", "all", "3")
+    assert r.returncode == 0 and r.stdout == b""
+    assert fake.requests[-1] == b"empty 500 all 3\n"
+
+
+def test_udpsh_command_failure(fake):
+    r = udpsh(fake.port, "fail")
+    assert r.returncode == 1 and r.stdout == b"usage: fail\n" and r.stderr == b""
+
+
+def test_udpsh_overtaken_trailer_is_complete(fake):
+    r = udpsh(fake.port, "overtaken")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == LONG_TEXT
+
+
+@pytest.mark.parametrize("word,code,message", [
+    ("busy", 3, b"udpsh: busy: another command is running\n"),
+    ("garbage", 3, b"udpsh: error: request is not text\n"),
+    ("drop", 4, b"udpsh: incomplete reply: 6 of 7 datagrams, %d of 8400 bytes arrived\n" % (8400 - len(CHUNKS[3]))),
+    ("swap", 4, b"udpsh: reply damaged or reordered: crc32 "),
+    ("noend", 4, b"udpsh: timed out after 0.5s: no end marker after 7 datagrams, 8400 bytes\n"),
+    ("silent", 4, b"udpsh: timed out after 0.5s: no reply\n"),
+])
+def test_udpsh_failures(fake, word, code, message):
+    r = udpsh(fake.port, word, timeout="0.5")
+    assert r.returncode == code, r.stderr
+    assert r.stderr.startswith(message), r.stderr
+    assert r.stderr.count(b"\n") == 1
+
+
+def test_udpsh_nobody_listening():
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    r = udpsh(port, "help")
+    assert r.returncode == 4
+    assert b"refused" in r.stderr and r.stderr.count(b"\n") == 1
+
+
+def test_udpsh_interactive(fake):
+    r = udpsh(fake.port, stdin=b"fail\n\nempty\nbusy\n")
+    assert r.stdout.count(b"kprof> ") == 5
+    assert b"usage: fail\n" in r.stdout
+    assert r.stderr == b"udpsh: busy: another command is running\n"
+
+
+def test_udpsh_help():
+    r = subprocess.run([UDPSH, "--help"], capture_output=True)
+    assert r.returncode == 0 and b"udpsh [-p PORT] [-t TIMEOUT] HOST [COMMAND...]" in r.stdout
+
+
+# ---- scripts/netload, both ends on the loopback ------------------------------------------------------------------
+
+def free_udp_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_netload_send_to_sink():
+    port = free_udp_port()
+    sink = subprocess.Popen([NETLOAD, "sink", str(port), "4"], stdout=subprocess.PIPE, text=True)
+    try:
+        threading.Event().wait(0.3)
+        send = subprocess.run([NETLOAD, "send", "127.0.0.1", str(port), "1", "512", "2000"],
+                              capture_output=True, text=True, timeout=30)
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            s.sendto(b"not netload", ("127.0.0.1", port))
+        out, _ = sink.communicate(timeout=30)
+    finally:
+        if sink.poll() is None:
+            sink.kill()
+    tx = w.parse_tx_report(send.stdout)
+    rx = w.parse_rx_report(out)
+    assert tx and rx, (send.stdout, out)
+    assert 1500 <= tx["packets"] <= 2100 and tx["bytes"] == 512 * tx["packets"]
+    assert rx["packets"] == tx["packets"] and rx["bytes"] == tx["bytes"]
+    assert rx["lost"] == 0 and rx["out_of_order"] == 0 and rx["duplicates"] == 0 and rx["invalid"] == 1
+    # Rates are over the receiver's whole run, 4 s.
+    assert rx["packets"] // 5 <= rx["packets_per_s"] <= rx["packets"] // 4
+
+
+def test_netload_send_to_echo():
+    port = free_udp_port()
+    echo = subprocess.Popen([NETLOAD, "echo", str(port), "3"], stdout=subprocess.PIPE, text=True)
+    try:
+        threading.Event().wait(0.3)
+        send = subprocess.run([NETLOAD, "send", "127.0.0.1", str(port), "1", "100", "1000"],
+                              capture_output=True, text=True, timeout=30)
+        out, _ = echo.communicate(timeout=30)
+    finally:
+        if echo.poll() is None:
+            echo.kill()
+    tx = w.parse_tx_report(send.stdout)
+    echoes = [l for l in send.stdout.splitlines() if l.startswith("echoes: ")]
+    assert tx and echoes and "round trip min" in send.stdout, send.stdout
+    back = w.parse_rx_report(echoes[0])
+    assert back["packets"] == tx["packets"] and back["lost"] == 0
+    assert w.parse_rx_report(out)["packets"] == tx["packets"]
+
+
+def test_netload_refuses_bad_arguments():
+    for args in (["send", "127.0.0.1", "1", "1", "27"], ["send", "127.0.0.1", "1", "1", "1473"],
+                 ["send", "127.0.0.1", "70000", "1"], ["sink", "1", "0"], ["echo", "x", "1"], ["bogus"], []):
+        r = subprocess.run([NETLOAD] + args, capture_output=True)
+        assert r.returncode == 2, args
+    assert subprocess.run([NETLOAD, "--help"], capture_output=True).returncode == 0
+
+
+def test_crc_is_zlibs():
+    assert zlib.crc32(b"123456789") == 0xCBF43926
