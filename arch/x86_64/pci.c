@@ -35,7 +35,7 @@ static unsigned devices_not_kept;
 /* 0 not scanned, 1 a scan is under way, 2 devices[] is final. */
 static atomic_int scan_state;
 
-/* ---- raw configuration access (config_lock held) ---------------------------------------------------- */
+/* ---- raw configuration access (config_lock held) --------------------------------------------------------- */
 
 static void select_dword(uint8_t bus, uint8_t slot, uint8_t func, uint16_t offset)
 {
@@ -73,7 +73,7 @@ static void raw_write32(uint8_t bus, uint8_t slot, uint8_t func, uint16_t offset
     outl(CONFIG_DATA, value);
 }
 
-/* ---- the public accessors ------------------------------------------------------------------------- */
+/* ---- the public accessors -------------------------------------------------------------------------------- */
 
 static void check_offset(const char *fn, uint16_t offset, unsigned width)
 {
@@ -134,7 +134,7 @@ void pci_config_write32(const struct pci_device *dev, uint16_t offset, uint32_t 
     spin_unlock_irqrestore(&config_lock, flags);
 }
 
-/* ---- the scan ----------------------------------------------------------------------------------------- */
+/* ---- the scan -------------------------------------------------------------------------------------------- */
 
 struct bus_walk {
     uint8_t queue[256]; /* buses still to scan, each entered once */
@@ -274,7 +274,7 @@ const struct pci_device *pci_find(uint16_t vendor, uint16_t device)
     return 0;
 }
 
-/* ---- BARs, command, interrupt line -------------------------------------------------------------------- */
+/* ---- BARs, command, interrupt line ----------------------------------------------------------------------- */
 
 static unsigned bar_count(const struct pci_device *dev)
 {
@@ -353,7 +353,7 @@ void pci_enable(const struct pci_device *dev, bool io, bool memory, bool bus_mas
 
 uint8_t pci_interrupt_line(const struct pci_device *dev) { return pci_config_read8(dev, PCI_INTERRUPT_LINE); }
 
-/* ---- BAR register access ------------------------------------------------------------------------------ */
+/* ---- BAR register access --------------------------------------------------------------------------------- */
 
 static volatile void *mmio(const struct pci_bar *bar, uint32_t offset)
 {

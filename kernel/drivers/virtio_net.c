@@ -76,7 +76,7 @@
 _Static_assert(RX_READY_SIZE >= RX_SLOTS_MAX && (RX_READY_SIZE & (RX_READY_SIZE - 1)) == 0, "rx_ready size");
 _Static_assert(SLOT_SIZE - NET_HDR_LEN >= VIRTIO_NET_FRAME_MAX, "a slot holds the largest frame");
 
-/* ---- the legacy virtqueue layout ---------------------------------------------------------------------- */
+/* ---- the legacy virtqueue layout ------------------------------------------------------------------------- */
 
 struct vring_desc {
     uint64_t addr;
@@ -116,7 +116,7 @@ struct virtqueue {
     uint16_t last_used; /* the next used-ring index the driver reads */
 };
 
-/* ---- driver state -------------------------------------------------------------------------------------- */
+/* ---- driver state ---------------------------------------------------------------------------------------- */
 
 struct counters {
     _Atomic uint64_t rx_packets, rx_bytes, rx_errors, rx_dropped;
@@ -157,7 +157,7 @@ static atomic_uint harvest_requests;
 /* Set while virtio_net_receive runs: the receiving side is single-consumer. */
 static atomic_bool receiving;
 
-/* ---- registers ------------------------------------------------------------------------------------------ */
+/* ---- registers ------------------------------------------------------------------------------------------- */
 
 static uint8_t reg_read8(uint32_t reg) { return pci_bar_read8(&nic.io, reg); }
 static uint16_t reg_read16(uint32_t reg) { return pci_bar_read16(&nic.io, reg); }
@@ -166,9 +166,12 @@ static void reg_write8(uint32_t reg, uint8_t v) { pci_bar_write8(&nic.io, reg, v
 static void reg_write16(uint32_t reg, uint16_t v) { pci_bar_write16(&nic.io, reg, v); }
 static void reg_write32(uint32_t reg, uint32_t v) { pci_bar_write32(&nic.io, reg, v); }
 
-static void count(_Atomic uint64_t *counter, uint64_t n) { atomic_fetch_add_explicit(counter, n, memory_order_relaxed); }
+static void count(_Atomic uint64_t *counter, uint64_t n)
+{
+    atomic_fetch_add_explicit(counter, n, memory_order_relaxed);
+}
 
-/* ---- virtqueues ----------------------------------------------------------------------------------------- */
+/* ---- virtqueues ------------------------------------------------------------------------------------------ */
 
 static size_t align_page(size_t n) { return (n + LEGACY_PAGE - 1) & ~(size_t)(LEGACY_PAGE - 1); }
 
@@ -302,7 +305,7 @@ static void virtio_net_irq(void *arg)
     harvest_and_wake();
 }
 
-/* ---- receive: the task side ----------------------------------------------------------------------------- */
+/* ---- receive: the task side ------------------------------------------------------------------------------ */
 
 int virtio_net_receive(void (*deliver)(void *arg, const uint8_t *frame, size_t len), void *arg, int budget)
 {
@@ -349,7 +352,7 @@ int virtio_net_receive(void (*deliver)(void *arg, const uint8_t *frame, size_t l
     return taken;
 }
 
-/* ---- transmit ----------------------------------------------------------------------------------------------- */
+/* ---- transmit -------------------------------------------------------------------------------------------- */
 
 /* Takes back the transmit slots the card has finished with. tx_lock held. */
 static void tx_reclaim(void)
@@ -398,7 +401,7 @@ bool virtio_net_transmit(const void *frame, size_t len)
     return true;
 }
 
-/* ---- probe ---------------------------------------------------------------------------------------------------- */
+/* ---- probe ----------------------------------------------------------------------------------------------- */
 
 static const char *const pin_names[] = { "none", "A", "B", "C", "D" };
 
@@ -524,7 +527,7 @@ bool virtio_net_probe(void)
     return true;
 }
 
-/* ---- the rest of the API ----------------------------------------------------------------------------------- */
+/* ---- the rest of the API --------------------------------------------------------------------------------- */
 
 void virtio_net_set_waiter(struct task *task) { atomic_store_explicit(&waiter, task, memory_order_release); }
 

@@ -1,0 +1,872 @@
+/* gdbstub/commands.c: one handler per packet gdb sends (gdbstub/commands.h), against struct gdb_target only.
+ *
+ * Threads are CPUs: thread id N is CPU N-1. Every handler parses its arguments through a cursor bounded by
+ * the payload's length, checks them completely before touching the target, and answers an error for
+ * anything it cannot do -- never a guess. Memory goes through target->mem_read/mem_write, which refuse
+ * unmapped and non-canonical addresses instead of faulting. */
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gdbstub/commands.h"
+#include "gdbstub/packet.h"
+#include "gdbstub/regs.h"
+#include "kernel/format.h"
+#include "kernel/parse.h"
+#include "kernel/string.h"
+
+enum {
+    ERR_NO_THREAD = 3,
+    ERR_TARGET = 5,
+    ERR_TOO_LONG = 7,
+    ERR_ADDRESS = 14,
+    ERR_MALFORMED = 22,
+    ERR_NO_ROOM = 28,
+};
+
+enum { SIGNAL_INT = 2, SIGNAL_TRAP = 5, SIGNAL_ABRT = 6 };
+
+/* Memory reads are split at multiples of this, so that a read running into an unmapped page still returns
+ * the bytes before it (gdb accepts a shorter m reply). Any mapping granule at least this large works. */
+#define READ_PIECE 4096u
+
+/* ---- replies ---- */
+
+static bool send_reply(struct gdb_session *s)
+{
+    return gdb_link_send(s->link);
+}
+
+static bool reply_str(struct gdb_session *s, const char *text)
+{
+    gdb_out_reset(s->link);
+    gdb_out_str(s->link, text);
+    return send_reply(s);
+}
+
+static bool reply_ok(struct gdb_session *s)
+{
+    return reply_str(s, "OK");
+}
+
+static bool reply_empty(struct gdb_session *s)
+{
+    return reply_str(s, "");
+}
+
+static bool reply_error(struct gdb_session *s, unsigned code)
+{
+    char text[4] = { 'E', (char)('0' + code / 10 % 10), (char)('0' + code % 10), '\0' };
+    return reply_str(s, text);
+}
+
+bool gdb_reply_too_long(struct gdb_session *s)
+{
+    return reply_error(s, ERR_TOO_LONG);
+}
+
+/* ---- arguments ---- */
+
+static struct gdb_cursor payload_from(const struct gdb_session *s, size_t skip)
+{
+    struct gdb_cursor c = { s->link->in + skip, s->link->in + s->link->in_len };
+    return c;
+}
+
+static bool payload_is(const struct gdb_session *s, const char *text)
+{
+    size_t len = strlen(text);
+    return s->link->in_len == len && memcmp(s->link->in, text, len) == 0;
+}
+
+static bool payload_starts(const struct gdb_session *s, const char *text)
+{
+    size_t len = strlen(text);
+    return s->link->in_len >= len && memcmp(s->link->in, text, len) == 0;
+}
+
+enum thread_kind { THREAD_ALL, THREAD_ANY, THREAD_ONE, THREAD_UNKNOWN, THREAD_BAD };
+
+/* A thread id: -1 (all), 0 (any) or a hex id; THREAD_ONE sets *cpu. */
+static enum thread_kind take_thread(const struct gdb_session *s, struct gdb_cursor *c, unsigned *cpu)
+{
+    if (cursor_take_str(c, "-1"))
+        return THREAD_ALL;
+    uint64_t id;
+    if (!cursor_hex(c, &id))
+        return THREAD_BAD;
+    if (id == 0)
+        return THREAD_ANY;
+    if (id > s->cpus)
+        return THREAD_UNKNOWN;
+    *cpu = (unsigned)(id - 1);
+    return THREAD_ONE;
+}
+
+/* addr,len -- both hex. */
+static bool take_range(struct gdb_cursor *c, uint64_t *addr, uint64_t *len)
+{
+    return cursor_hex(c, addr) && cursor_take(c, ',') && cursor_hex(c, len);
+}
+
+/* Whether [addr, addr + len) stays below 2^64; len > 0. */
+static bool range_fits(uint64_t addr, uint64_t len)
+{
+    return addr + (len - 1) >= addr;
+}
+
+/* ---- stop replies and threads ---- */
+
+bool gdb_send_stop_reply(struct gdb_session *s)
+{
+    unsigned signal = SIGNAL_TRAP;
+    if (s->reason == GDB_STOP_INTERRUPT)
+        signal = SIGNAL_INT;
+    else if (s->reason == GDB_STOP_PANIC)
+        signal = SIGNAL_ABRT;
+
+    struct gdb_link *link = s->link;
+    gdb_out_reset(link);
+    gdb_out_char(link, 'T');
+    gdb_out_char(link, hex_digit(signal >> 4));
+    gdb_out_char(link, hex_digit(signal));
+    gdb_out_str(link, "thread:");
+    gdb_out_hex_u64(link, s->stopped_cpu + 1u);
+    gdb_out_char(link, ';');
+    if (s->reason == GDB_STOP_SW_BREAK && s->keep->gdb_swbreak)
+        gdb_out_str(link, "swbreak:;");
+    if (s->reason == GDB_STOP_HW_BREAK && s->keep->gdb_hwbreak)
+        gdb_out_str(link, "hwbreak:;");
+    return send_reply(s);
+}
+
+static bool handle_set_thread(struct gdb_session *s)
+{
+    struct gdb_cursor c = payload_from(s, 1);
+    bool general = cursor_take(&c, 'g');
+    if (!general && !cursor_take(&c, 'c'))
+        return reply_error(s, ERR_MALFORMED);
+    unsigned cpu = 0;
+    enum thread_kind kind = take_thread(s, &c, &cpu);
+    if (kind == THREAD_BAD || !cursor_at_end(&c))
+        return reply_error(s, ERR_MALFORMED);
+    if (kind == THREAD_UNKNOWN)
+        return reply_error(s, ERR_NO_THREAD);
+    if (general)
+        s->g_cpu = kind == THREAD_ONE ? cpu : s->stopped_cpu;
+    else
+        s->c_cpu = kind == THREAD_ONE ? (int)cpu : -1;
+    return reply_ok(s);
+}
+
+static bool handle_thread_alive(struct gdb_session *s)
+{
+    struct gdb_cursor c = payload_from(s, 1);
+    unsigned cpu;
+    enum thread_kind kind = take_thread(s, &c, &cpu);
+    if (kind == THREAD_BAD || !cursor_at_end(&c))
+        return reply_error(s, ERR_MALFORMED);
+    return kind == THREAD_ONE ? reply_ok(s) : reply_error(s, ERR_NO_THREAD);
+}
+
+/* qfThreadInfo (from the first CPU) and qsThreadInfo (from where the last reply stopped): as many ids as fit,
+ * then `l` once all were listed. */
+static bool handle_thread_list(struct gdb_session *s, bool first)
+{
+    if (first)
+        s->next_thread = 0;
+    struct gdb_link *link = s->link;
+    gdb_out_reset(link);
+    if (s->next_thread >= s->cpus) {
+        gdb_out_char(link, 'l');
+        return send_reply(s);
+    }
+    gdb_out_char(link, 'm');
+    /* An id is at most 8 hex digits and a comma. */
+    while (s->next_thread < s->cpus && gdb_out_room(link) >= 9) {
+        if (link->out_len > 1)
+            gdb_out_char(link, ',');
+        gdb_out_hex_u64(link, s->next_thread + 1u);
+        s->next_thread++;
+    }
+    return send_reply(s);
+}
+
+static bool handle_thread_extra_info(struct gdb_session *s)
+{
+    struct gdb_cursor c = payload_from(s, strlen("qThreadExtraInfo,"));
+    unsigned cpu;
+    enum thread_kind kind = take_thread(s, &c, &cpu);
+    if (kind == THREAD_BAD || !cursor_at_end(&c))
+        return reply_error(s, ERR_MALFORMED);
+    if (kind != THREAD_ONE)
+        return reply_error(s, ERR_NO_THREAD);
+    char text[128];
+    memset(text, 0, sizeof text);
+    s->target->cpu_describe(cpu, text, sizeof text);
+    text[sizeof text - 1] = '\0';
+    gdb_out_reset(s->link);
+    gdb_out_hex_bytes(s->link, text, strlen(text));
+    return send_reply(s);
+}
+
+/* ---- qSupported and the target description ---- */
+
+/* Whether the ;-separated feature list in c names feature exactly. */
+static bool lists_feature(struct gdb_cursor c, const char *feature)
+{
+    size_t want = strlen(feature);
+    while (!cursor_at_end(&c)) {
+        const char *start = c.p;
+        while (c.p < c.end && *c.p != ';')
+            c.p++;
+        if ((size_t)(c.p - start) == want && memcmp(start, feature, want) == 0)
+            return true;
+        cursor_take(&c, ';');
+    }
+    return false;
+}
+
+/* qSupported starts every connection: a debugger that connects now knows nothing of breakpoints a previous
+ * one left behind, so they are removed. */
+static bool handle_supported(struct gdb_session *s)
+{
+    struct gdb_cursor c = payload_from(s, strlen("qSupported"));
+    struct gdb_cursor features = c;
+    if (cursor_take(&features, ':')) {
+        s->keep->gdb_swbreak = lists_feature(features, "swbreak+");
+        s->keep->gdb_hwbreak = lists_feature(features, "hwbreak+");
+    } else if (cursor_at_end(&c)) {
+        s->keep->gdb_swbreak = false;
+        s->keep->gdb_hwbreak = false;
+    } else {
+        return reply_empty(s); /* qSupportedSomethingElse: not this packet */
+    }
+    gdb_remove_all_breakpoints(s);
+    s->g_cpu = s->stopped_cpu;
+    s->c_cpu = -1;
+
+    struct gdb_link *link = s->link;
+    gdb_out_reset(link);
+    gdb_out_str(link, "PacketSize=");
+    gdb_out_hex_u64(link, GDB_PACKET_SIZE);
+    gdb_out_str(link, ";qXfer:features:read+;vContSupported+;swbreak+;hwbreak+");
+    return send_reply(s);
+}
+
+/* qXfer:features:read:target.xml:offset,length -- `m` and a part, or `l` and the rest. */
+static bool handle_xfer_features(struct gdb_session *s)
+{
+    struct gdb_cursor c = payload_from(s, strlen("qXfer:features:read:"));
+    uint64_t offset, len;
+    if (!cursor_take_str(&c, "target.xml:") || !take_range(&c, &offset, &len) || !cursor_at_end(&c))
+        return reply_error(s, ERR_MALFORMED);
+    size_t total = gdb_target_xml_length();
+    if (offset > total)
+        return reply_error(s, ERR_MALFORMED);
+
+    uint64_t want = total - offset < len ? total - offset : len;
+    struct gdb_link *link = s->link;
+    gdb_out_reset(link);
+    gdb_out_char(link, 'l');
+    uint64_t sent = 0;
+    while (sent < want) {
+        char piece[256];
+        size_t n = want - sent < sizeof piece ? (size_t)(want - sent) : sizeof piece;
+        n = gdb_target_xml_read((size_t)(offset + sent), piece, n);
+        size_t took = gdb_out_binary(link, piece, n);
+        sent += took;
+        if (took < n || n == 0)
+            break;
+    }
+    if (offset + sent < total)
+        link->out[0] = 'm';
+    return send_reply(s);
+}
+
+/* ---- registers ---- */
+
+static bool handle_read_registers(struct gdb_session *s)
+{
+    gdb_out_reset(s->link);
+    char *dst = gdb_out_claim(s->link, 2 * GDB_G_BYTES);
+    if (dst != NULL)
+        gdb_regs_encode_all(s->target, s->g_cpu, dst);
+    return send_reply(s);
+}
+
+static bool handle_write_registers(struct gdb_session *s)
+{
+    switch (gdb_regs_decode_all(s->target, s->g_cpu, s->link->in + 1, s->link->in_len - 1)) {
+    case GDB_REGS_OK:
+        return reply_ok(s);
+    case GDB_REGS_MALFORMED:
+        return reply_error(s, ERR_MALFORMED);
+    case GDB_REGS_REFUSED:
+        break;
+    }
+    return reply_error(s, ERR_TARGET);
+}
+
+static bool handle_read_register(struct gdb_session *s)
+{
+    struct gdb_cursor c = payload_from(s, 1);
+    uint64_t regnum;
+    if (!cursor_hex(&c, &regnum) || !cursor_at_end(&c))
+        return reply_error(s, ERR_MALFORMED);
+    const struct gdb_reg_desc *reg = gdb_reg_by_regnum(regnum);
+    if (reg == NULL)
+        return reply_error(s, ERR_MALFORMED);
+    gdb_out_reset(s->link);
+    char *dst = gdb_out_claim(s->link, 2 * reg->size);
+    if (dst != NULL)
+        gdb_reg_encode(s->target, s->g_cpu, reg, dst);
+    return send_reply(s);
+}
+
+static bool handle_write_register(struct gdb_session *s)
+{
+    struct gdb_cursor c = payload_from(s, 1);
+    uint64_t regnum, value;
+    if (!cursor_hex(&c, &regnum) || !cursor_take(&c, '='))
+        return reply_error(s, ERR_MALFORMED);
+    const struct gdb_reg_desc *reg = gdb_reg_by_regnum(regnum);
+    if (reg == NULL || cursor_left(&c) != 2 * reg->size || !gdb_reg_decode(reg, c.p, &value))
+        return reply_error(s, ERR_MALFORMED);
+    if (reg->target_reg == GDB_REG_NONE ||
+        !s->target->reg_write(s->g_cpu, (enum gdb_reg)reg->target_reg, value))
+        return reply_error(s, ERR_TARGET);
+    return reply_ok(s);
+}
+
+/* ---- memory ---- */
+
+static bool handle_read_memory(struct gdb_session *s)
+{
+    struct gdb_cursor c = payload_from(s, 1);
+    uint64_t addr, len;
+    if (!take_range(&c, &addr, &len) || !cursor_at_end(&c) || len == 0)
+        return reply_error(s, ERR_MALFORMED);
+    if (len > GDB_PACKET_SIZE / 2)
+        len = GDB_PACKET_SIZE / 2;
+    if (!range_fits(addr, len))
+        return reply_error(s, ERR_ADDRESS);
+
+    /* The bytes are read into the reply's own buffer and then widened to hex where they lie. */
+    gdb_out_reset(s->link);
+    char *dst = gdb_out_claim(s->link, 2 * len);
+    if (dst == NULL)
+        return send_reply(s);
+    uint64_t done = 0;
+    while (done < len) {
+        uint64_t at = addr + done;
+        uint64_t piece = READ_PIECE - at % READ_PIECE;
+        if (piece > len - done)
+            piece = len - done;
+        if (!s->target->mem_read(at, dst + done, (size_t)piece))
+            break;
+        done += piece;
+    }
+    if (done == 0)
+        return reply_error(s, ERR_ADDRESS);
+    hex_expand_in_place(dst, (size_t)done);
+    s->link->out_len = 2 * (size_t)done;
+    return send_reply(s);
+}
+
+/* M addr,len:hex and X addr,len:binary. The data is decoded in place in the receive buffer, which it only
+ * shrinks. */
+static bool handle_write_memory(struct gdb_session *s, bool binary)
+{
+    struct gdb_cursor c = payload_from(s, 1);
+    uint64_t addr, len;
+    if (!take_range(&c, &addr, &len) || !cursor_take(&c, ':'))
+        return reply_error(s, ERR_MALFORMED);
+    char *data = s->link->in + (c.p - s->link->in);
+    size_t have;
+    if (binary) {
+        char *w = data;
+        for (const char *r = data; r < c.end; r++) {
+            if (*r == '}') {
+                if (r + 1 == c.end)
+                    return reply_error(s, ERR_MALFORMED);
+                r++;
+                *w++ = (char)(*r ^ 0x20);
+            } else {
+                *w++ = *r;
+            }
+        }
+        have = (size_t)(w - data);
+    } else {
+        if (cursor_left(&c) % 2 != 0 || !hex_decode(data, data, cursor_left(&c) / 2))
+            return reply_error(s, ERR_MALFORMED);
+        have = cursor_left(&c) / 2;
+    }
+    if (have != len)
+        return reply_error(s, ERR_MALFORMED);
+    if (len == 0)
+        return reply_ok(s); /* gdb's probe for X support */
+    if (!range_fits(addr, len) || !s->target->mem_write(addr, data, (size_t)len))
+        return reply_error(s, ERR_ADDRESS);
+    return reply_ok(s);
+}
+
+/* ---- breakpoints ---- */
+
+static struct gdb_breakpoint *find_breakpoint(struct gdb_session *s, enum gdb_break_type type, uint64_t addr)
+{
+    for (size_t i = 0; i < GDB_MAX_BREAKPOINTS; i++) {
+        struct gdb_breakpoint *bp = &s->keep->breakpoints[i];
+        if (bp->used && bp->type == type && bp->addr == addr)
+            return bp;
+    }
+    return NULL;
+}
+
+static bool remove_breakpoint(struct gdb_session *s, struct gdb_breakpoint *bp)
+{
+    bool removed = bp->type == GDB_BREAK_SW ? s->target->sw_break_remove(bp->addr)
+                                            : s->target->hw_break_remove(bp->addr);
+    if (removed)
+        bp->used = false;
+    return removed;
+}
+
+void gdb_remove_all_breakpoints(struct gdb_session *s)
+{
+    /* One that cannot be removed now (its page went away) is forgotten all the same: nothing could ever
+     * remove it later either. */
+    for (size_t i = 0; i < GDB_MAX_BREAKPOINTS; i++) {
+        struct gdb_breakpoint *bp = &s->keep->breakpoints[i];
+        if (bp->used)
+            remove_breakpoint(s, bp);
+        bp->used = false;
+    }
+}
+
+/* Z and z, types 0 (software) and 1 (hardware execution); both directions are idempotent, as gdb asks, so a
+ * repeated packet does no harm. Other types (watchpoints) get the empty reply. */
+static bool handle_breakpoint(struct gdb_session *s, bool insert)
+{
+    struct gdb_cursor c = payload_from(s, 1);
+    uint64_t type, addr, kind;
+    if (!cursor_hex(&c, &type) || !cursor_take(&c, ','))
+        return reply_error(s, ERR_MALFORMED);
+    if (type > 1)
+        return reply_empty(s);
+    if (!take_range(&c, &addr, &kind) || !cursor_at_end(&c))
+        return reply_error(s, ERR_MALFORMED);
+
+    enum gdb_break_type bt = type == 0 ? GDB_BREAK_SW : GDB_BREAK_HW;
+    struct gdb_breakpoint *bp = find_breakpoint(s, bt, addr);
+    if (!insert) {
+        if (bp != NULL && !remove_breakpoint(s, bp))
+            return reply_error(s, ERR_TARGET);
+        return reply_ok(s);
+    }
+    if (bp != NULL)
+        return reply_ok(s);
+    for (size_t i = 0; i < GDB_MAX_BREAKPOINTS && bp == NULL; i++)
+        if (!s->keep->breakpoints[i].used)
+            bp = &s->keep->breakpoints[i];
+    if (bp == NULL)
+        return reply_error(s, ERR_NO_ROOM);
+    if (bt == GDB_BREAK_SW && !s->target->sw_break_insert(addr))
+        return reply_error(s, ERR_ADDRESS);
+    if (bt == GDB_BREAK_HW && !s->target->hw_break_insert(addr))
+        return reply_error(s, ERR_NO_ROOM);
+    bp->used = true;
+    bp->type = bt;
+    bp->addr = addr;
+    return reply_ok(s);
+}
+
+/* ---- resuming ---- */
+
+static void end_session(struct gdb_session *s, enum gdb_session_end end)
+{
+    s->ended = true;
+    s->end = end;
+}
+
+static void resume(struct gdb_session *s, int step_cpu, bool others_stay)
+{
+    s->target->resume(step_cpu, others_stay);
+    s->keep->stop_reply_owed = true;
+    end_session(s, step_cpu >= 0 ? GDB_END_STEP : GDB_END_CONTINUE);
+}
+
+/* c[addr], s[addr], C sig[;addr], S sig[;addr]. The signal is dropped: a kernel has no signals to deliver.
+ * A plain s steps the CPU Hc named (and only it runs), or else gdb's current CPU (and the others run). */
+static bool handle_legacy_resume(struct gdb_session *s)
+{
+    char op = s->link->in[0];
+    bool step = op == 's' || op == 'S';
+    struct gdb_cursor c = payload_from(s, 1);
+    uint64_t signal, addr;
+    bool has_addr = false;
+    if (op == 'C' || op == 'S') {
+        if (!cursor_hex(&c, &signal))
+            return reply_error(s, ERR_MALFORMED);
+        if (cursor_take(&c, ';')) {
+            if (!cursor_hex(&c, &addr))
+                return reply_error(s, ERR_MALFORMED);
+            has_addr = true;
+        }
+    } else if (!cursor_at_end(&c)) {
+        if (!cursor_hex(&c, &addr))
+            return reply_error(s, ERR_MALFORMED);
+        has_addr = true;
+    }
+    if (!cursor_at_end(&c))
+        return reply_error(s, ERR_MALFORMED);
+
+    unsigned cpu = s->c_cpu >= 0 ? (unsigned)s->c_cpu : s->g_cpu;
+    if (has_addr && !s->target->reg_write(cpu, GDB_RIP, addr))
+        return reply_error(s, ERR_TARGET);
+    if (step)
+        resume(s, (int)cpu, s->c_cpu >= 0);
+    else
+        resume(s, -1, false);
+    return true;
+}
+
+/* One vCont action, `;` op [signal] [`:` thread]. A thread of 0 ("any") means gdb's current CPU. */
+struct vcont_action {
+    char op;
+    enum thread_kind kind;
+    unsigned cpu;
+};
+
+static bool take_vcont_action(const struct gdb_session *s, struct gdb_cursor *c, struct vcont_action *a)
+{
+    if (!cursor_take(c, ';') || cursor_at_end(c))
+        return false;
+    a->op = *c->p++;
+    uint64_t signal;
+    if ((a->op == 'C' || a->op == 'S') && !cursor_hex(c, &signal))
+        return false;
+    if (a->op != 'c' && a->op != 'C' && a->op != 's' && a->op != 'S')
+        return false;
+    a->kind = THREAD_ALL;
+    a->cpu = 0;
+    if (cursor_take(c, ':')) {
+        a->kind = take_thread(s, c, &a->cpu);
+        if (a->kind == THREAD_ANY) {
+            a->kind = THREAD_ONE;
+            a->cpu = s->g_cpu;
+        }
+    }
+    return a->kind != THREAD_BAD;
+}
+
+/* Whether an action of the list that comes before `before` names cpu. */
+static bool named_before(const struct gdb_session *s, struct gdb_cursor list, const char *before, unsigned cpu)
+{
+    struct vcont_action a;
+    while (list.p < before && take_vcont_action(s, &list, &a))
+        if (a.kind == THREAD_ONE && a.cpu == cpu)
+            return true;
+    return false;
+}
+
+/* vCont;action[:thread]... -- the leftmost action naming a thread applies to it; an action without a thread
+ * applies to every thread not named before it. The machine can resume every CPU, or step one while the
+ * others either all run or all stay: so at most one CPU may step, and the others must all continue or all
+ * stay. Anything else is refused with E22 rather than approximated. */
+static bool handle_vcont(struct gdb_session *s)
+{
+    const struct gdb_cursor list = payload_from(s, strlen("vCont"));
+    struct gdb_cursor c = list;
+    struct vcont_action a;
+    while (!cursor_at_end(&c)) {
+        if (!take_vcont_action(s, &c, &a))
+            return reply_error(s, ERR_MALFORMED);
+        if (a.kind == THREAD_UNKNOWN)
+            return reply_error(s, ERR_NO_THREAD);
+    }
+
+    int step_cpu = -1;
+    bool default_continue = false;
+    unsigned named_continue = 0; /* CPUs continued by name, each counted once */
+    c = list;
+    while (!cursor_at_end(&c) && !default_continue) {
+        const char *at = c.p;
+        take_vcont_action(s, &c, &a);
+        bool step = a.op == 's' || a.op == 'S';
+        if (a.kind == THREAD_ALL) {
+            if (step)
+                return reply_error(s, ERR_MALFORMED); /* stepping every CPU at once */
+            default_continue = true;
+        } else if ((int)a.cpu == step_cpu || named_before(s, list, at, a.cpu)) {
+            continue;
+        } else if (step) {
+            if (step_cpu >= 0)
+                return reply_error(s, ERR_MALFORMED); /* a second CPU stepping */
+            step_cpu = (int)a.cpu;
+        } else {
+            named_continue++;
+        }
+    }
+    if (named_continue > 0 && !default_continue) {
+        /* Continuing CPUs by name is resuming all the others only if every other CPU was named. */
+        unsigned others = s->cpus - (step_cpu >= 0 ? 1u : 0u);
+        if (named_continue != others)
+            return reply_error(s, ERR_MALFORMED);
+        default_continue = true;
+    }
+    if (step_cpu < 0 && !default_continue)
+        return reply_error(s, ERR_MALFORMED);
+    resume(s, step_cpu, !default_continue);
+    return true;
+}
+
+/* D and D;pid. gdb has normally removed its breakpoints already; any left are removed so that nothing stops
+ * the machine for a debugger no longer there. */
+static bool handle_detach(struct gdb_session *s)
+{
+    struct gdb_cursor c = payload_from(s, 1);
+    uint64_t pid;
+    if (cursor_take(&c, ';') && !cursor_hex(&c, &pid))
+        return reply_error(s, ERR_MALFORMED);
+    if (!cursor_at_end(&c))
+        return reply_error(s, ERR_MALFORMED);
+    gdb_remove_all_breakpoints(s);
+    bool link_held = reply_ok(s);
+    s->target->resume(-1, false);
+    s->keep->stop_reply_owed = false;
+    end_session(s, GDB_END_DETACH);
+    return link_held;
+}
+
+static bool handle_kill(struct gdb_session *s)
+{
+    gdb_remove_all_breakpoints(s);
+    s->keep->stop_reply_owed = false;
+    end_session(s, GDB_END_KILL);
+    s->target->kill();
+    return true;
+}
+
+/* ---- monitor commands (qRcmd) ---- */
+
+/* Sends the gathered monitor output as one `O` packet. */
+static void monitor_flush(struct gdb_session *s)
+{
+    if (s->monitor_len == 0 || s->monitor_lost)
+        return;
+    gdb_out_reset(s->link);
+    gdb_out_char(s->link, 'O');
+    gdb_out_hex_bytes(s->link, s->monitor_out, s->monitor_len);
+    s->monitor_len = 0;
+    if (!send_reply(s))
+        s->monitor_lost = true;
+}
+
+static void monitor_write(void *arg, const char *text)
+{
+    struct gdb_session *s = arg;
+    for (; *text != '\0'; text++) {
+        if (s->monitor_len == sizeof s->monitor_out)
+            monitor_flush(s);
+        if (s->monitor_lost)
+            return;
+        s->monitor_out[s->monitor_len++] = *text;
+    }
+}
+
+static void monitor_printf(struct gdb_session *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void monitor_printf(struct gdb_session *s, const char *fmt, ...)
+{
+    char line[192];
+    va_list ap;
+    va_start(ap, fmt);
+    kvsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    monitor_write(s, line);
+}
+
+static void monitor_help(struct gdb_session *s)
+{
+    monitor_write(s, "monitor commands:\n"
+                     "  help                          this list\n"
+                     "  rdmsr [cpu N] MSR             read an MSR on CPU N (default: the current thread's)\n"
+                     "  wrmsr [cpu N] MSR VALUE       write an MSR on CPU N\n"
+                     "  pmu                           every PMU MSR of the profiler's backend, per CPU, decoded\n"
+                     "numbers are decimal or 0x-prefixed hex; thread N in gdb is CPU N-1\n");
+}
+
+/* rdmsr [cpu N] MSR / wrmsr [cpu N] MSR VALUE. */
+static void monitor_msr(struct gdb_session *s, int argc, char **argv, bool write)
+{
+    const char *usage = write ? "usage: wrmsr [cpu N] MSR VALUE\n" : "usage: rdmsr [cpu N] MSR\n";
+    int arg = 1;
+    unsigned cpu = s->g_cpu;
+    if (arg < argc && strcmp(argv[arg], "cpu") == 0) {
+        uint64_t n;
+        if (arg + 1 >= argc || !parse_u64_range(argv[arg + 1], 0, s->cpus - 1u, &n)) {
+            monitor_printf(s, "error: no cpu '%s' (there are %u)\n", arg + 1 < argc ? argv[arg + 1] : "",
+                           s->cpus);
+            return;
+        }
+        cpu = (unsigned)n;
+        arg += 2;
+    }
+    uint64_t msr, value = 0;
+    if (argc != arg + (write ? 2 : 1)) {
+        monitor_write(s, usage);
+        return;
+    }
+    if (!parse_u64_range(argv[arg], 0, UINT32_MAX, &msr)) {
+        monitor_printf(s, "error: bad MSR number '%s'\n%s", argv[arg], usage);
+        return;
+    }
+    if (write && !parse_u64(argv[arg + 1], &value)) {
+        monitor_printf(s, "error: bad value '%s'\n%s", argv[arg + 1], usage);
+        return;
+    }
+    if (write) {
+        if (s->target->msr_write(cpu, (uint32_t)msr, value))
+            monitor_printf(s, "cpu %u msr 0x%llx <- 0x%016llx\n", cpu, (unsigned long long)msr,
+                           (unsigned long long)value);
+        else
+            monitor_printf(s, "error: cpu %u msr 0x%llx: wrmsr faulted\n", cpu, (unsigned long long)msr);
+    } else {
+        if (s->target->msr_read(cpu, (uint32_t)msr, &value))
+            monitor_printf(s, "cpu %u msr 0x%llx = 0x%016llx\n", cpu, (unsigned long long)msr,
+                           (unsigned long long)value);
+        else
+            monitor_printf(s, "error: cpu %u msr 0x%llx: rdmsr faulted\n", cpu, (unsigned long long)msr);
+    }
+}
+
+static void monitor_run(struct gdb_session *s, char *line)
+{
+    char *argv[SHELL_MAX_ARGS];
+    int argc = split_words(line, argv, SHELL_MAX_ARGS);
+    if (argc < 0) {
+        monitor_write(s, "error: too many words\n");
+        return;
+    }
+    if (argc == 0 || strcmp(argv[0], "help") == 0)
+        monitor_help(s);
+    else if (strcmp(argv[0], "rdmsr") == 0)
+        monitor_msr(s, argc, argv, false);
+    else if (strcmp(argv[0], "wrmsr") == 0)
+        monitor_msr(s, argc, argv, true);
+    else if (strcmp(argv[0], "pmu") == 0 && argc == 1)
+        s->target->pmu_report(monitor_write, s);
+    else if (strcmp(argv[0], "pmu") == 0)
+        monitor_write(s, "usage: pmu\n");
+    else
+        monitor_printf(s, "error: unknown command '%s'; try 'monitor help'\n", argv[0]);
+}
+
+/* qRcmd,hex-of-command: the output in `O` packets, then OK. Errors in the command are output too (gdb shows a
+ * bare E reply only as "protocol error"); E22 is kept for a packet that is not hex. */
+static bool handle_monitor(struct gdb_session *s)
+{
+    struct gdb_cursor c = payload_from(s, strlen("qRcmd,"));
+    size_t digits = cursor_left(&c);
+    if (digits % 2 != 0)
+        return reply_error(s, ERR_MALFORMED);
+    s->monitor_len = 0;
+    s->monitor_lost = false;
+    if (digits / 2 > GDB_MONITOR_LINE) {
+        monitor_printf(s, "error: command longer than %u characters\n", GDB_MONITOR_LINE);
+    } else {
+        if (!hex_decode(s->monitor_line, c.p, digits / 2))
+            return reply_error(s, ERR_MALFORMED);
+        s->monitor_line[digits / 2] = '\0';
+        monitor_run(s, s->monitor_line);
+    }
+    monitor_flush(s);
+    if (s->monitor_lost)
+        return false;
+    return reply_ok(s);
+}
+
+/* ---- dispatch ---- */
+
+static bool handle_query(struct gdb_session *s)
+{
+    if (payload_starts(s, "qSupported"))
+        return handle_supported(s);
+    if (payload_starts(s, "qXfer:features:read:"))
+        return handle_xfer_features(s);
+    if (payload_is(s, "qAttached") || payload_starts(s, "qAttached:"))
+        return reply_str(s, "1");
+    if (payload_is(s, "qC")) {
+        gdb_out_reset(s->link);
+        gdb_out_str(s->link, "QC");
+        gdb_out_hex_u64(s->link, s->stopped_cpu + 1u);
+        return send_reply(s);
+    }
+    if (payload_is(s, "qfThreadInfo"))
+        return handle_thread_list(s, true);
+    if (payload_is(s, "qsThreadInfo"))
+        return handle_thread_list(s, false);
+    if (payload_starts(s, "qThreadExtraInfo,"))
+        return handle_thread_extra_info(s);
+    if (payload_starts(s, "qRcmd,"))
+        return handle_monitor(s);
+    return reply_empty(s);
+}
+
+static bool handle_v(struct gdb_session *s)
+{
+    if (payload_is(s, "vCont?"))
+        return reply_str(s, "vCont;c;C;s;S");
+    if (payload_starts(s, "vCont;"))
+        return handle_vcont(s);
+    return reply_empty(s);
+}
+
+bool gdb_handle_packet(struct gdb_session *s)
+{
+    if (s->link->in_len == 0)
+        return reply_empty(s);
+    switch (s->link->in[0]) {
+    case '?':
+        return payload_is(s, "?") ? gdb_send_stop_reply(s) : reply_error(s, ERR_MALFORMED);
+    case 'q':
+        return handle_query(s);
+    case 'v':
+        return handle_v(s);
+    case 'H':
+        return handle_set_thread(s);
+    case 'T':
+        return handle_thread_alive(s);
+    case 'g':
+        return payload_is(s, "g") ? handle_read_registers(s) : reply_error(s, ERR_MALFORMED);
+    case 'G':
+        return handle_write_registers(s);
+    case 'p':
+        return handle_read_register(s);
+    case 'P':
+        return handle_write_register(s);
+    case 'm':
+        return handle_read_memory(s);
+    case 'M':
+        return handle_write_memory(s, false);
+    case 'X':
+        return handle_write_memory(s, true);
+    case 'Z':
+        return handle_breakpoint(s, true);
+    case 'z':
+        return handle_breakpoint(s, false);
+    case 'c':
+    case 'C':
+    case 's':
+    case 'S':
+        return handle_legacy_resume(s);
+    case 'D':
+        return handle_detach(s);
+    case 'k':
+        return payload_is(s, "k") ? handle_kill(s) : reply_error(s, ERR_MALFORMED);
+    default:
+        return reply_empty(s);
+    }
+}
