@@ -5,6 +5,7 @@
 #include "hal/pmu.h"
 #include "kernel/commands.h"
 #include "kernel/heap.h"
+#include "kernel/labels.h"
 #include "kernel/panic.h"
 #include "kernel/task.h"
 
@@ -18,18 +19,23 @@ static bool no_arguments(int argc, char **argv, struct sink *out)
     return false;
 }
 
+/* LABELS comes last, "-" when the task has none, so the columns before it read as they always did. */
 static void ps_row(struct task *t, void *arg)
 {
     int state = atomic_load(&t->state);
-    sink_printf(arg, "%5u %3u %-8s %s\n", t->pid, t->cpu, state >= 0 && state <= TASK_DEAD ? state_names[state] : "?",
-                t->name);
+    char labels[LABEL_SET_TEXT_MAX] = "-";
+    const struct label_set *set = task_labels(t);
+    if (set)
+        label_set_format(set, labels, sizeof labels);
+    sink_printf(arg, "%5u %3u %-8s %-15s %s\n", t->pid, t->cpu,
+                state >= 0 && state <= TASK_DEAD ? state_names[state] : "?", t->name, labels);
 }
 
 int cmd_ps(int argc, char **argv, struct sink *out)
 {
     if (!no_arguments(argc, argv, out))
         return 1;
-    sink_puts(out, "  PID CPU STATE    NAME\n");
+    sink_puts(out, "  PID CPU STATE    NAME            LABELS\n");
     task_for_each(ps_row, out);
     return 0;
 }

@@ -36,5 +36,6 @@ int cmd_profile(int argc, char **argv, struct sink *out);
 int cmd_lscpu(int argc, char **argv, struct sink *out);
 int cmd_net(int argc, char **argv, struct sink *out);
 int cmd_netload(int argc, char **argv, struct sink *out);
+int cmd_label(int argc, char **argv, struct sink *out);
 
 #endif

@@ -5,10 +5,15 @@
  *
  * The leaf folds by symbol and carries the span of offsets seen, because a sample lands on any instruction
  * of the function it interrupted; callers fold by exact return address, because each call site has exactly
- * one, so two call sites of one function are two chains. */
+ * one, so two call sites of one function are two chains.
+ *
+ * The report also counts samples per label set (the breakdown line), and the raw form prints every sample
+ * as a line of kernel/profile_raw.h instead of folding. */
 #include "kernel/profiler.h"
 
 #include "kernel/heap.h"
+#include "kernel/labels.h"
+#include "kernel/profile_raw.h"
 #include "kernel/string.h"
 
 #define CALLERS_MAX (PROFILE_MAX_FRAMES - 1)
@@ -28,12 +33,22 @@ struct chain {
     uint32_t count;
 };
 
+/* Samples per label set. Sets are interned and never freed, so the pointer is the set's identity; there are
+ * at most LABEL_TABLE_SETS of them, plus NULL for samples without one. */
+struct label_share {
+    const struct label_set *set;
+    uint32_t count;
+};
+
 struct profile_fold {
     struct chain chains[PROFILE_CHAIN_TABLE]; /* in first-seen order, which is what breaks ties */
     uint8_t index[INDEX_SLOTS];
     uint32_t used;
     uint64_t samples;     /* every sample folded, tracked or not */
     uint64_t not_tracked; /* samples of chains that found the table full */
+    struct label_share shares[LABEL_TABLE_SETS + 1]; /* first-seen order */
+    uint32_t nshares;
+    bool labelled;        /* some sample carried a set */
 };
 
 struct profile_fold *profile_fold_create(void)
@@ -123,6 +138,22 @@ void profile_fold_add(struct profile_fold *fold, const struct symtab *tab, const
     fold->index[slot] = (uint8_t)fold->used;
 }
 
+/* Counts rec's label set (the report's breakdown). */
+static void tally_labels(struct profile_fold *fold, const struct label_set *set)
+{
+    if (set)
+        fold->labelled = true;
+    for (uint32_t i = 0; i < fold->nshares; i++) {
+        if (fold->shares[i].set == set) {
+            fold->shares[i].count++;
+            return;
+        }
+    }
+    /* Room for every set the table can intern and NULL: a new one always fits. */
+    if (fold->nshares < LABEL_TABLE_SETS + 1)
+        fold->shares[fold->nshares++] = (struct label_share){ set, 1 };
+}
+
 /* ---- printing ---------------------------------------------------------------------------------------- */
 
 /* part/whole in tenths of a percent, rounded half up, without floating point (the kernel has none). */
@@ -196,11 +227,39 @@ static void print_chains(struct sink *out, const struct symtab *tab, const struc
                     (unsigned)PROFILE_CHAIN_TABLE, (unsigned long long)fold->not_tracked);
 }
 
+/* "labels: 62.5% (5) cmd=profile, 37.5% (3) (none)": hottest first, equal counts in first-seen order. */
+static void print_label_shares(struct sink *out, const struct profile_fold *fold)
+{
+    uint8_t order[LABEL_TABLE_SETS + 1];
+    _Static_assert(LABEL_TABLE_SETS + 1 <= 256, "share indexes are bytes");
+    for (uint32_t i = 0; i < fold->nshares; i++) {
+        uint32_t j = i;
+        while (j > 0 && fold->shares[order[j - 1]].count < fold->shares[i].count) {
+            order[j] = order[j - 1];
+            j--;
+        }
+        order[j] = (uint8_t)i;
+    }
+    char text[LABEL_SET_TEXT_MAX];
+    sink_puts(out, "labels: ");
+    for (uint32_t i = 0; i < fold->nshares; i++) {
+        const struct label_share *share = &fold->shares[order[i]];
+        if (i)
+            sink_puts(out, ", ");
+        print_percent(out, share->count, fold->samples);
+        label_set_format(share->set, text, sizeof text);
+        sink_printf(out, " (%u) %s", share->count, text);
+    }
+    sink_puts(out, "\n");
+}
+
 static bool record_wanted(const struct profile_record *rec, uint32_t run, const struct profile_filter *filter)
 {
     if (rec->run != run)
         return false; /* a straggler of an earlier run, committed after this one reset the ring */
     if (filter && filter->by_pid && rec->pid != filter->pid)
+        return false;
+    if (filter && filter->by_label && !label_set_has(rec->labels, filter->label.key, filter->label.value))
         return false;
     return true;
 }
@@ -224,6 +283,7 @@ int profile_report(struct profile_run *run, const struct profile_filter *filter,
             const struct profile_record *rec = profile_ring_peek(ring);
             if (record_wanted(rec, run->run, filter)) {
                 profile_fold_add(fold, tab, rec);
+                tally_labels(fold, rec->labels);
                 contributed = true;
             }
             profile_ring_advance(ring);
@@ -236,8 +296,17 @@ int profile_report(struct profile_run *run, const struct profile_filter *filter,
     sink_printf(out, "%llu samples on %u cpus, %llu dropped, source %s\n", (unsigned long long)fold->samples,
                 cpus, (unsigned long long)dropped, run->source);
 
+    if (fold->labelled)
+        print_label_shares(out, fold);
+
     if (fold->samples == 0) {
-        if (filter && filter->by_pid) {
+        if (filter && filter->by_label && filter->by_pid) {
+            sink_printf(out, "no samples for pid %u with label %s=%s: the task may have been asleep, or without "
+                        "that label, the whole window\n", filter->pid, filter->label.key, filter->label.value);
+        } else if (filter && filter->by_label) {
+            sink_printf(out, "no samples with label %s=%s: no task that carried it was sampled in the window\n",
+                        filter->label.key, filter->label.value);
+        } else if (filter && filter->by_pid) {
             sink_printf(out, "no samples for pid %u: the task may simply have been asleep the whole window\n",
                         filter->pid);
         } else {
@@ -250,5 +319,71 @@ int profile_report(struct profile_run *run, const struct profile_filter *filter,
     }
 
     profile_fold_destroy(fold);
+    return 0;
+}
+
+/* ---- the raw form ------------------------------------------------------------------------------------ */
+
+/* The raw line of rec into line; 0 if it cannot be written (it always can: frames are clamped to 1..8 and
+ * labels come from interned sets). */
+static size_t raw_line(const struct profile_record *rec, char *line, size_t cap)
+{
+    struct profile_raw_sample s;
+    memset(&s, 0, sizeof s);
+    s.cpu = rec->cpu;
+    s.pid = rec->pid;
+    s.time_ns = rec->time_ns;
+    if (rec->labels)
+        s.labels = *rec->labels;
+    s.nframes = rec->nframes > PROFILE_MAX_FRAMES ? PROFILE_MAX_FRAMES : rec->nframes;
+    for (unsigned i = 0; i < s.nframes; i++)
+        s.frames[i] = rec->frames[i];
+    if (s.nframes == 0) {
+        /* The sampler always writes frame 0; as in the fold, a record without it is a leaf of address 0. */
+        s.nframes = 1;
+        s.frames[0] = 0;
+    }
+    return profile_raw_format_sample(&s, line, cap);
+}
+
+int profile_report_raw(struct profile_run *run, const struct profile_filter *filter, const char *build_id,
+                       struct sink *out)
+{
+    char line[PROFILE_RAW_LINE_MAX];
+    struct profile_raw_header h;
+    memset(&h, 0, sizeof h);
+    profile_raw_source_word(run->source_name ? run->source_name : run->source, h.source, sizeof h.source);
+    h.period_ns = run->period_ns;
+    h.window_ms = run->window_ms;
+    h.cpus = run->ncpus;
+    if (build_id && strlen(build_id) < sizeof h.build_id)
+        strlcpy(h.build_id, build_id, sizeof h.build_id);
+    size_t n = profile_raw_format_header(&h, line, sizeof line);
+    if (n == 0) {
+        /* a build id that is not hex: say none rather than send no header */
+        h.build_id[0] = 0;
+        n = profile_raw_format_header(&h, line, sizeof line);
+    }
+    sink_write(out, line, n);
+
+    struct profile_raw_trailer t = { 0, 0 };
+    for (unsigned cpu = 0; cpu < run->ncpus; cpu++) {
+        struct profile_ring *ring = &run->rings[cpu];
+        /* Only what is in the ring now, as in the report. */
+        for (uint32_t k = profile_ring_count(ring); k > 0; k--) {
+            const struct profile_record *rec = profile_ring_peek(ring);
+            if (record_wanted(rec, run->run, filter)) {
+                n = raw_line(rec, line, sizeof line);
+                if (n) {
+                    sink_write(out, line, n);
+                    t.samples++;
+                }
+            }
+            profile_ring_advance(ring);
+        }
+        t.dropped += profile_ring_drops(ring);
+    }
+    n = profile_raw_format_trailer(&t, line, sizeof line);
+    sink_write(out, line, n);
     return 0;
 }

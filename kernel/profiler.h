@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "hal/context.h"
+#include "kernel/labels.h"
 #include "kernel/sink.h"
 #include "kernel/symbols.h"
 
@@ -22,6 +23,8 @@
 #define PROFILE_CHAINS_MIN 1
 #define PROFILE_CHAINS_MAX PROFILE_CHAIN_TABLE
 #define PROFILE_CHAINS_DEFAULT 8
+/* The tick samples each CPU at 100 Hz (TICK_HZ in arch/x86_64/arch.h): the raw format's period. */
+#define PROFILE_TICK_PERIOD_NS 10000000u
 
 struct label_set;
 
@@ -128,6 +131,8 @@ struct profile_run {
     unsigned ncpus;             /* rings with storage */
     uint32_t run;               /* the run number the records of this run carry (never 0) */
     const char *source;         /* how samples were taken: "tick", or a "pmu/..." counter */
+    const char *source_name;    /* the same without the tick's reason: "tick" or the counter's name */
+    uint64_t period_ns;         /* nominal time between two samples on one CPU */
     int64_t start_ns;
     uint32_t window_ms;         /* measured, from start to stop */
 };
@@ -159,13 +164,25 @@ void profiler_release(void);
 struct profile_filter {
     bool by_pid; /* false: every task */
     uint32_t pid;
+    bool by_label; /* true: only samples whose label set has the pair label */
+    struct label_pair label;
 };
 
 /* Folds the records of run in its rings that pass filter (consuming them), and prints the report of the
  * max_chains hottest chains to out, resolving addresses through tab. Task context: the chain table is
- * allocated on the heap. Returns 0, or -1 after printing "profile: out of memory". */
+ * allocated on the heap. Returns 0, or -1 after printing "profile: out of memory".
+ *
+ * When any sample folded carried a label set, one line follows the header: the share and count of the
+ * samples per label set, hottest first (ties in first-seen order), "(none)" for samples without one --
+ * "labels: 62.5% (250) cmd=profile, 37.5% (150) (none)"; the counts add up to the header's total. */
 int profile_report(struct profile_run *run, const struct profile_filter *filter, unsigned max_chains,
                    const struct symtab *tab, struct sink *out);
+
+/* The raw form of the same run (kernel/profile_raw.h): a header naming build_id (hex, "" for none), every
+ * record that passes filter as one line (consuming them), and a trailer with the number of lines and drops.
+ * Task context; allocates nothing. Returns 0. */
+int profile_report_raw(struct profile_run *run, const struct profile_filter *filter, const char *build_id,
+                       struct sink *out);
 
 /* The fold on its own, for the report and for measuring its cost per sample. */
 struct profile_fold;
@@ -176,16 +193,19 @@ uint64_t profile_fold_samples(const struct profile_fold *fold);
 
 /* ---- the command's arguments (kernel/cmd_profile.c) ----------------------------------------------------- */
 
-#define PROFILE_USAGE "profile [ms] [pid|all] [chains]"
+#define PROFILE_USAGE "profile [ms] [pid|all] [chains|raw] [key=value]"
 
 struct profile_request {
     uint32_t ms;
     struct profile_filter filter;
     unsigned chains;
+    bool raw; /* every sample as a line (kernel/profile_raw.h) instead of the report */
 };
 
-/* `profile [ms] [pid|all] [chains]` (argv[0] is the command's name). False for anything malformed, out of
- * range or extra; *req is then unspecified. */
+/* `profile [ms] [pid|all] [chains|raw] [key=value]` (argv[0] is the command's name). The numbers are
+ * positional; the word `raw` and one label filter `key=value` (recognised by its '=') may stand anywhere
+ * after the name, and `raw` takes no chain count. False for anything malformed, out of range or extra; *req
+ * is then unspecified. */
 bool profile_parse_args(int argc, char **argv, struct profile_request *req);
 
 #endif

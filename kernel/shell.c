@@ -6,6 +6,7 @@
 #include "hal/cpu.h"
 #include "hal/platform.h"
 #include "kernel/console.h"
+#include "kernel/labels.h"
 #include "kernel/lineedit.h"
 #include "kernel/parse.h"
 #include "kernel/string.h"
@@ -13,10 +14,13 @@
 
 const struct shell_command shell_commands[] = {
     { "help", "help", "list the commands", cmd_help },
-    { "profile", "profile [ms] [pid|all] [chains]", "sample where the CPUs spend their time, fold by call chain",
+    { "profile", "profile [ms] [pid|all] [chains|raw] [key=value]",
+      "sample where the CPUs spend their time, fold by call chain (raw: every sample; key=value: only those)",
       cmd_profile },
     { "lscpu", "lscpu", "the CPU, what it claims about its PMU, and the source profile would use", cmd_lscpu },
-    { "ps", "ps", "tasks: pid, cpu, state, name", cmd_ps },
+    { "ps", "ps", "tasks: pid, cpu, state, name, labels", cmd_ps },
+    { "label", "label PID key=value ... | label PID -", "set (up to 4 pairs) or clear a task's label set",
+      cmd_label },
     { "stacks", "stacks", "per task: stack size, deepest use, headroom", cmd_stacks },
     { "cpus", "cpus", "each CPU: APIC id, online, ticks, busy ticks", cmd_cpus },
     { "net", "net", "the network interface: address, MAC, packets and errors in and out, the UDP shell", cmd_net },
@@ -60,7 +64,18 @@ int shell_run_line(char *line, struct sink *out)
         sink_printf(out, "unknown command: %s (try help)\n", shown);
         return -1;
     }
-    return cmd->run(argc, argv, out);
+    /* The task running the command carries cmd=<name> meanwhile, so its samples say what it was doing; its
+     * own set comes back afterwards unless something (`label`) changed it meanwhile. With the label table
+     * full the command runs with the set it had. */
+    struct task *self = task_current();
+    const struct label_set *before = self ? task_labels(self) : 0;
+    const struct label_set *mine = self ? label_intern_one("cmd", cmd->name, 0) : 0;
+    if (mine)
+        task_set_labels(self, mine);
+    int result = cmd->run(argc, argv, out);
+    if (mine)
+        task_replace_labels(self, mine, before);
+    return result;
 }
 
 int cmd_help(int argc, char **argv, struct sink *out)

@@ -7,6 +7,7 @@
 
 #include "hal/cpu.h"
 #include "kernel/heap.h"
+#include "kernel/labels.h"
 #include "kernel/panic.h"
 #include "kernel/string.h"
 
@@ -382,6 +383,21 @@ bool task_exists(uint32_t pid)
     for (unsigned i = 0; i < MAX_TASKS; i++)
         if (task_table[i] && task_table[i]->pid == pid && atomic_load(&task_table[i]->state) != TASK_DEAD)
             found = true;
+    spin_unlock_irqrestore(&table_lock, flags);
+    return found;
+}
+
+bool task_set_labels_by_pid(uint32_t pid, const struct label_set *set)
+{
+    bool found = false;
+    unsigned long flags = spin_lock_irqsave(&table_lock);
+    for (unsigned i = 0; i < MAX_TASKS; i++) {
+        struct task *t = task_table[i];
+        if (t && t->pid == pid && atomic_load(&t->state) != TASK_DEAD) {
+            task_set_labels(t, set);
+            found = true;
+        }
+    }
     spin_unlock_irqrestore(&table_lock, flags);
     return found;
 }

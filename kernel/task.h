@@ -72,6 +72,9 @@ struct stack_bounds task_stack_bounds(const struct task *task);
 void task_for_each(void (*fn)(struct task *task, void *arg), void *arg);
 /* Looks up a live task by pid under the table lock and copies what a report needs. */
 bool task_exists(uint32_t pid);
+/* Publishes set (NULL clears) as the label set of the live task pid, under the table lock so the task cannot
+ * be freed meanwhile (kernel/labels.h). False when there is no such task. Task context. */
+bool task_set_labels_by_pid(uint32_t pid, const struct label_set *set);
 
 /* The deepest the task's stack has been used, measured from the paint. */
 size_t task_stack_used(const struct task *task);

@@ -9,7 +9,9 @@
 #include "arch/x86_64/context.h"
 
 /* Interrupt vectors. */
-#define VEC_TIMER 0x20
+/* The tick sits above every device vector: the LAPIC delivers the higher priority class first, and a tick that
+ * waited behind a device interrupt would sample the task that interrupt woke instead of what was running. */
+#define VEC_TIMER 0xE0
 #define VEC_PIC_BASE 0x30      /* the 8259s, remapped here and masked: only spurious ones arrive */
 #define VEC_DEVICE_BASE 0x40   /* IOAPIC-routed device interrupts, allocated upwards */
 #define VEC_DEVICE_LAST 0x7F

@@ -30,7 +30,10 @@
 #define RX_BUDGET 64
 #define MAX_IDLE_NS 100000000 /* wake at least every 100 ms even with no lwIP timer due */
 
+#define TX_RETRY_PASSES 1000 /* a queued datagram the device refuses this often is dropped (and counted) */
+
 struct tx_slot {
+    uint16_t attempts;
     uint16_t src_port, dst_port, len;
     uint32_t dst_ip;
     uint8_t data[NET_UDP_MAX];
@@ -60,6 +63,7 @@ static struct {
 } counters;
 
 bool net_available(void) { return available; }
+struct task *net_task_get(void) { return available ? net_task : 0; }
 uint32_t net_address(void) { return lwip_ntohl(ip4_addr_get_u32(netif_ip4_addr(&netif))); }
 uint32_t net_netmask(void) { return lwip_ntohl(ip4_addr_get_u32(netif_ip4_netmask(&netif))); }
 
@@ -143,24 +147,27 @@ static struct udp_pcb *pcb_for(uint16_t port)
     return 0;
 }
 
-bool net_udp_send_now(uint16_t src_port, uint32_t dst_ip, uint16_t dst_port, const void *data, size_t len)
+/* ERR_OK, ERR_VAL for what can never be sent (no binding, too long), or lwIP's error -- ERR_MEM when the
+ * device's transmit ring is full, which a later try may get past. Counts nothing. */
+static err_t udp_send_once(uint16_t src_port, uint32_t dst_ip, uint16_t dst_port, const void *data, size_t len)
 {
     struct udp_pcb *pcb = pcb_for(src_port);
-    if (!pcb || len > NET_UDP_MAX) {
-        counters.udp_out_failed++;
-        return false;
-    }
+    if (!pcb || len > NET_UDP_MAX)
+        return ERR_VAL;
     struct pbuf *p = pbuf_alloc(PBUF_TRANSPORT, (u16_t)len, PBUF_RAM);
-    if (!p) {
-        counters.udp_out_failed++;
-        return false;
-    }
+    if (!p)
+        return ERR_MEM;
     pbuf_take(p, data, (u16_t)len);
     ip_addr_t dst;
     ip_addr_set_ip4_u32(&dst, lwip_htonl(dst_ip));
     err_t err = udp_sendto(pcb, p, &dst, dst_port);
     pbuf_free(p);
-    if (err != ERR_OK) {
+    return err;
+}
+
+bool net_udp_send_now(uint16_t src_port, uint32_t dst_ip, uint16_t dst_port, const void *data, size_t len)
+{
+    if (udp_send_once(src_port, dst_ip, dst_port, data, len) != ERR_OK) {
         counters.udp_out_failed++;
         return false;
     }
@@ -198,6 +205,7 @@ bool net_udp_send(uint16_t src_port, uint32_t dst_ip, uint16_t dst_port, const v
             slot->dst_ip = dst_ip;
             slot->dst_port = dst_port;
             slot->len = (uint16_t)len;
+            slot->attempts = 0;
             memcpy(slot->data, data, len);
             tx_head++;
             spin_unlock_irqrestore(&queue_lock, flags);
@@ -247,7 +255,16 @@ static void drain_tx_queue(void)
         }
         struct tx_slot *slot = &tx_queue[tx_tail % TX_QUEUE_SLOTS];
         spin_unlock_irqrestore(&queue_lock, flags);
-        net_udp_send_now(slot->src_port, slot->dst_ip, slot->dst_port, slot->data, slot->len);
+        /* A full transmit ring (netload sending flat out) is no reason to lose a shell reply: leave it queued
+         * and try again on the next pass, in order. */
+        err_t err = udp_send_once(slot->src_port, slot->dst_ip, slot->dst_port, slot->data, slot->len);
+        if (err == ERR_OK) {
+            counters.udp_out++;
+        } else if (err != ERR_VAL && ++slot->attempts < TX_RETRY_PASSES) {
+            return;
+        } else {
+            counters.udp_out_failed++;
+        }
         flags = spin_lock_irqsave(&queue_lock);
         tx_tail++;
         spin_unlock_irqrestore(&queue_lock, flags);
@@ -308,8 +325,7 @@ static void network_task(void *arg)
     netif_set_up(&netif);
     if (use_dhcp)
         dhcp_start(&netif);
-    else
-        address_changed(&netif);
+    /* A static address is announced by netif_set_up's status callback; DHCP's when the lease arrives. */
     virtio_net_set_waiter(task_current());
 
     for (;;) {

@@ -35,6 +35,9 @@ typedef int64_t (*net_poll_fn)(void *arg, int64_t now_ns);
 void net_set_poller(net_poll_fn fn, void *arg);
 /* Wakes the network task (another task queued work for it). */
 void net_kick(void);
+/* The network task, NULL while networking is off (netload labels it for the length of a session). */
+struct task;
+struct task *net_task_get(void);
 
 /* The UDP shell (kernel/net/udpsh.c): started after the network, reported by `net`. */
 struct sink;

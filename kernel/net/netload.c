@@ -8,6 +8,7 @@
 
 #include "hal/cpu.h"
 #include "kernel/commands.h"
+#include "kernel/labels.h"
 #include "kernel/net/net.h"
 #include "kernel/net/netload_proto.h"
 #include "kernel/parse.h"
@@ -65,17 +66,22 @@ static int64_t send_due(void *arg, int64_t now)
         return 0;
     if (now - session.end_ns >= 0)
         return 0;
-    uint64_t due = (uint64_t)(now - session.start_ns) * session.pps / 1000000000u + 1;
+    /* PPS 0 is "as fast as the device takes them": one batch per pass of the network loop. */
+    uint64_t due = session.pps ? (uint64_t)(now - session.start_ns) * session.pps / 1000000000u + 1
+                               : session.sent + SEND_BATCH;
     for (int n = 0; session.sent < due && n < SEND_BATCH; n++) {
         netload_encode(payload, sizeof payload, session.sent, (uint64_t)now, session.size);
-        if (net_udp_send_now(NETLOAD_SEND_PORT, session.host, session.port, payload, session.size))
-            session.sent_bytes += session.size;
-        else
+        if (!net_udp_send_now(NETLOAD_SEND_PORT, session.host, session.port, payload, session.size)) {
+            /* The transmit ring is full: the datagram keeps its sequence number and goes out on a later pass,
+             * so a rate the device cannot sustain shows as a lower rate, not as loss. */
             session.send_failed++;
+            break;
+        }
+        session.sent_bytes += session.size;
         session.sent++;
     }
-    if (session.sent < due)
-        return now; /* behind: come back at once */
+    if (session.sent < due || session.pps == 0)
+        return now; /* behind (or flat out): come back at once */
     return session.start_ns + (int64_t)((session.sent * 1000000000u) / session.pps);
 }
 
@@ -101,7 +107,7 @@ int cmd_netload(int argc, char **argv, struct sink *out)
     if (argc >= 2 && strcmp(argv[1], "send") == 0 && argc >= 5 && argc <= 7 && parse_ipv4(argv[2], &host) &&
         parse_u64_range(argv[3], 1, 65535, &port) && parse_u64_range(argv[4], 1, NETLOAD_MAX_SECONDS, &seconds) &&
         (argc < 6 || parse_u64_range(argv[5], NETLOAD_HEADER_SIZE, NETLOAD_SIZE_MAX, &size)) &&
-        (argc < 7 || parse_u64_range(argv[6], 1, NETLOAD_PPS_MAX, &pps)))
+        (argc < 7 || parse_u64_range(argv[6], 0, NETLOAD_PPS_MAX, &pps)))
         mode = MODE_SEND;
     else if (argc == 4 && (strcmp(argv[1], "sink") == 0 || strcmp(argv[1], "echo") == 0) &&
              parse_u64_range(argv[2], 1, 65535, &port) && parse_u64_range(argv[3], 1, NETLOAD_MAX_SECONDS, &seconds))
@@ -134,6 +140,16 @@ int cmd_netload(int argc, char **argv, struct sink *out)
     netload_rx_init(&session.rx);
     session.start_ns = time_ns();
     session.end_ns = session.start_ns + (int64_t)seconds * 1000000000;
+    /* The network task does the session's work: its samples carry netload=<mode> meanwhile, and the set it
+     * had comes back afterwards unless something (`label`) changed it meanwhile. */
+    struct task *worker = net_task_get();
+    const char *why = 0;
+    const struct label_set *before = worker ? task_labels(worker) : 0;
+    const struct label_set *labelled = worker ? label_intern_one("netload", argv[1], &why) : 0;
+    if (labelled)
+        task_set_labels(worker, labelled);
+    else if (worker)
+        sink_printf(out, "netload: the network task runs unlabelled: %s\n", why);
     atomic_store_explicit(&session.active, true, memory_order_release);
     if (mode == MODE_SEND)
         net_set_poller(send_due, 0);
@@ -144,12 +160,14 @@ int cmd_netload(int argc, char **argv, struct sink *out)
     task_sleep_until(session.end_ns);
     atomic_store_explicit(&session.active, false, memory_order_release);
     net_set_poller(0, 0);
+    if (labelled)
+        task_replace_labels(worker, labelled, before);
     int64_t elapsed = time_ns() - session.start_ns;
     if (mode == MODE_SEND) {
         sink_puts(out, "netload send: ");
         netload_report_tx(out, session.sent, session.sent_bytes, elapsed);
         if (session.send_failed)
-            sink_printf(out, "netload send: %llu datagrams could not be sent\n",
+            sink_printf(out, "netload: the transmit ring was full %llu times (sending waited)\n",
                         (unsigned long long)session.send_failed);
         if (session.rx.packets) {
             sink_puts(out, "netload echoes: ");

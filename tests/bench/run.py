@@ -8,6 +8,7 @@ Any tests/bench/*.sh script (sample_cost.sh, ...) is run after them and its line
 
 import os
 import re
+import socket
 import statistics
 import subprocess
 import sys
@@ -16,7 +17,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 
-from kprof_qemu import TOP, Kprof, poll  # noqa: E402
+from kprof_qemu import TOP, Kprof, free_port, poll  # noqa: E402
 
 BENCHES = []
 
@@ -112,6 +113,143 @@ def profiler_overhead(rounds=3, ms=3000, tasks=4, window=2000):
     print("profiler: burn throughput under MTTCG (host time) profile off %.0f it/s, on %.0f it/s, overhead %.2f%%; "
           "run-to-run spread off %.1f%%, on %.1f%% (host scheduling noise, larger than the goal)"
           % (r_off, r_on, 100.0 * (r_off - r_on) / r_off, _spread(off), _spread(on)), flush=True)
+
+
+# ---- the network: the UDP shell and netload ------------------------------------------------------------------
+SCRIPTS = os.path.join(TOP, "scripts")
+NETLOAD = os.path.join(SCRIPTS, "netload")
+
+
+def _wire():
+    if SCRIPTS not in sys.path:
+        sys.path.insert(0, SCRIPTS)
+    import kprof_wire
+    return kprof_wire
+
+
+def _udp_request(port, data, timeout=5.0):
+    """One UDP shell request from a fresh socket; (Reply, seconds from the send to the whole reply or the end
+    of the wait)."""
+    wire = _wire()
+    reply = wire.Reply()
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.connect(("127.0.0.1", port))
+        t0 = time.perf_counter()
+        s.send(data)
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            s.settimeout(left)
+            try:
+                datagram = s.recv(65535)
+            except socket.timeout:
+                break
+            if reply.add(datagram):
+                break
+        return reply, time.perf_counter() - t0
+
+
+def _net_kernel(name, netload=False):
+    """A booted kprof with the UDP shell forwarded (and a netload port), its DHCP address taken."""
+    k = Kprof(smp=4, mem=256, udp=True, netload=netload, name=name)
+    try:
+        k.boot()
+        poll("the DHCP address", lambda: "address 10.0.2.15/24" in k.cmd("net"), timeout=30, every=0.1)
+    except BaseException:
+        k.kill()
+        raise
+    return k
+
+
+@bench
+def udpsh_round_trip(requests=100):
+    """The UDP shell's round trip for `help` (one text datagram of about 1.1 KB and the end line), host
+    127.0.0.1 through QEMU's user network: from sending the request to having the whole reply, checked against
+    its end line, in this process (no script start-up in it). Median of 100, after 5 not counted."""
+    k = _net_kernel("bench-udpsh")
+    try:
+        console = k.cmd("help")
+        times = []
+        for i in range(5 + requests):
+            reply, seconds = _udp_request(k.udp_port, b"help\n")
+            if reply.problem() is not None or reply.text.decode("ascii", "replace") != console + "\n":
+                raise RuntimeError("help over UDP, request %d: %s"
+                                   % (i + 1, reply.problem() or "not the console's text"))
+            if i >= 5:
+                times.append(seconds * 1000.0)
+    finally:
+        k.kill()
+    print("udpsh: help round trip median %.3f ms (min %.3f, max %.3f) over %d"
+          % (statistics.median(times), min(times), max(times), len(times)), flush=True)
+
+
+def _udp_bound(port):
+    with open("/proc/net/udp") as f:
+        next(f)
+        return any(int(line.split()[1].split(":")[1], 16) == port for line in f)
+
+
+_SEND_REPORT = re.compile(r"netload send: ([^\n]*)\n(?:netload send: (\d+) datagrams could not be sent\n)?> ")
+
+
+@bench
+def netload_pps(seconds=3, size=1024, kernel_pps=1000000):
+    """netload each way, SIZE-byte datagrams for SECONDS. Host -> kernel: scripts/netload send flat out (PPS 0)
+    to the kernel's `netload sink`; the figure is what the kernel received per second of sending, and the loss is
+    what the host sent that the kernel never saw (QEMU's user network drops most of a flat-out stream before
+    the guest). Kernel -> host: the kernel's `netload send` asked for 1000000/s (as fast as it can) to
+    scripts/netload sink; the figure is what the host received per second of sending."""
+    wire = _wire()
+    k = _net_kernel("bench-netload", netload=True)
+    try:
+        # host -> kernel
+        port = k.netload_port
+        k.drain()
+        line = "netload sink %d %d" % (port, seconds + 2)
+        k.send_line(line)
+        k.expect(re.escape(line) + r"\n", what="the echo of %r" % line)
+        k.expect(r"netload: sink on UDP port %d for %d s\n" % (port, seconds + 2), timeout=10)
+        host = subprocess.run([NETLOAD, "send", "127.0.0.1", str(port), str(seconds), str(size), "0"],
+                              capture_output=True, text=True, timeout=seconds + 60)
+        if host.returncode != 0:
+            raise RuntimeError("netload send on the host: %s" % host.stderr.strip())
+        m = k.expect(r"netload sink: ([^\n]*)\n> ", timeout=seconds + 60, what="the kernel sink's report")
+        kin, hout = wire.parse_rx_report(m.group(1)), wire.parse_tx_report(host.stdout)
+        if not kin or not hout:
+            raise RuntimeError("reports: kernel %r, host %r" % (m.group(1), host.stdout))
+
+        # kernel -> host
+        host_port = free_port(socket.SOCK_DGRAM)
+        sink = subprocess.Popen([NETLOAD, "sink", str(host_port), str(seconds + 3)], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        try:
+            poll("the host sink listening", lambda: _udp_bound(host_port) or sink.poll() is not None, timeout=10,
+                 every=0.02)
+            line = "netload send 10.0.2.2 %d %d %d %d" % (host_port, seconds, size, kernel_pps)
+            k.drain()
+            k.send_line(line)
+            k.expect(re.escape(line) + r"\n", what="the echo of %r" % line)
+            m = k.expect(_SEND_REPORT, timeout=seconds + 60, what="the kernel's netload send report")
+            sink_out, sink_err = sink.communicate(timeout=seconds + 60)
+        finally:
+            if sink.poll() is None:
+                sink.kill()
+                sink.wait()
+        kout, hin = wire.parse_tx_report(m.group(1)), wire.parse_rx_report(sink_out)
+        if not kout or not hin:
+            raise RuntimeError("reports: kernel %r, host %r %s" % (m.group(1), sink_out, sink_err))
+        failed = int(m.group(2) or 0)
+    finally:
+        k.kill()
+    print("netload: host->kernel %d pps received (%d lost), kernel->host %d pps"
+          % (kin["packets"] / seconds, hout["packets"] - kin["packets"], hin["packets"] / seconds), flush=True)
+    print("netload: (%d-byte datagrams, %d s each way. host->kernel: the host sent %d (%d/s) flat out, the kernel "
+          "took %d, its own lost count %d. kernel->host at %d/s asked: the kernel counted %d (%d/s) sent, %d of "
+          "them could not be sent; the host took %d, its lost count %d)"
+          % (size, seconds, hout["packets"], hout["packets_per_s"], kin["packets"], kin["lost"], kernel_pps,
+             kout["packets"], kout["packets_per_s"], failed, hin["packets"], hin["lost"]), flush=True)
 
 
 def scripts():

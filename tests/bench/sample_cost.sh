@@ -25,7 +25,8 @@ KCFLAGS="$KCFLAGS -DKPROF_HOST -Itests/unit -gdwarf-4"
 HOSTFLAGS="-std=gnu11 -O2 -gdwarf-4 -Wall -Wextra -Werror -DKPROF_HOST -I. -Itests/unit -fno-omit-frame-pointer -fno-pie"
 
 objs=()
-for src in kernel/profiler.c kernel/stacktrace.c kernel/profile_report.c kernel/symbols.c kernel/sink.c \
+for src in kernel/profiler.c kernel/stacktrace.c kernel/profile_report.c kernel/profile_raw.c kernel/labels.c \
+           kernel/symbols.c kernel/sink.c \
            kernel/format.c kernel/string.c arch/x86_64/pmu.c arch/x86_64/pmu_intel.c arch/x86_64/pmu_amd.c; do
   obj="$OUT/$(basename "$src" .c).o"
   # shellcheck disable=SC2086

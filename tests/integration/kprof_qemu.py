@@ -469,13 +469,19 @@ def cpus_table(k):
 
 
 def ps_table(k):
-    """[(pid, cpu, state, name)] from `ps`."""
-    rows = parse_table(k.cmd("ps"), ["PID", "CPU", "STATE", "NAME"])
+    """[(pid, cpu, state, name)] from `ps` (its last column, LABELS, is left out: ps_labels has it)."""
+    return [row[:4] for row in ps_rows(k)]
+
+
+def ps_rows(k):
+    """[(pid, cpu, state, name, labels)] from `ps`; labels is "-" for a task without a label set (a set has no
+    spaces, so it is always the last field)."""
+    rows = parse_table(k.cmd("ps"), ["PID", "CPU", "STATE", "NAME", "LABELS"])
     out = []
     for r in rows:
-        if len(r) < 4:
+        if len(r) < 5:
             raise KprofError("bad ps row %r" % r)
-        out.append((int(r[0]), int(r[1]), r[2], " ".join(r[3:])))
+        out.append((int(r[0]), int(r[1]), r[2], " ".join(r[3:-1]), r[-1]))
     return out
 
 

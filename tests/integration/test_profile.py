@@ -29,7 +29,7 @@ TICK_MS = 10              # 100 Hz per CPU
 WINDOW_SLACK_MS = 150
 MAX_CALLERS = 7           # 8 frames: the leaf and up to 7 return addresses
 CHAIN_TABLE = 128
-USAGE = "usage: profile [ms] [pid|all] [chains]"
+USAGE = "usage: profile [ms] [pid|all] [chains|raw] [key=value]"
 IDLE_LEAF = "sched_idle_loop"
 BURN_CALLERS = ["burn_middle", "burn_outer", "burn_task"]  # burn_inner's callers, innermost first
 
@@ -46,6 +46,10 @@ RX_MORE = re.compile(r"^\.\.\. (\d+) more chains, (\d+) samples \((\d+\.\d)%\)$"
 RX_TABLE_FULL = re.compile(r"^more than %d distinct chains: (\d+) samples in chains not shown$" % CHAIN_TABLE)
 RX_ASLEEP = re.compile(r"^no samples for pid (\d+): the task may simply have been asleep the whole window$")
 RX_NOTHING = re.compile(r"^no samples: nothing was sampled in the window$")
+# After the header when some sample carried a label set (the shell labels the task running a command):
+# share, count and set per label set, hottest first. Parsed and checked in parse_labels (test_labels.py uses it).
+RX_LABELS = re.compile(r"^labels: \d+\.\d% \(\d+\) \S+(?:, \d+\.\d% \(\d+\) \S+)*$")
+RX_LABEL_SHARE = re.compile(r"(\d+\.\d)% \((\d+)\) (\S+?)(?:, |$)")
 
 
 class Chain:
@@ -74,6 +78,7 @@ class Report:
         self.not_tracked = 0    # M of `more than 128 distinct chains: M samples ...`
         self.asleep_pid = None
         self.nothing = False
+        self.labels = None      # [(percent, count, set text)] of the labels: line, None without one
 
     def by_leaf(self, name):
         return [c for c in self.chains if c.leaf == name]
@@ -90,8 +95,25 @@ def _check_percent(text, shown, count, total):
         "%s%% for %d of %d samples (exactly %.3f%%); the report:\n%s" % (shown, count, total, exact, text)
 
 
-SPEC_LINES = [RX_WINDOW, RX_HEADER, RX_LEAF_SPEC, RX_LEAF_RAW, RX_CALLER_SPEC, RX_MORE, RX_TABLE_FULL, RX_ASLEEP,
-              RX_NOTHING]
+SPEC_LINES = [RX_WINDOW, RX_HEADER, RX_LABELS, RX_LEAF_SPEC, RX_LEAF_RAW, RX_CALLER_SPEC, RX_MORE, RX_TABLE_FULL,
+              RX_ASLEEP, RX_NOTHING]
+
+
+def parse_labels(text, line, samples):
+    """The shares of a `labels:` line, checked: hottest first, each percentage right for its count, no set
+    twice, and the counts adding up to the header's sample count."""
+    shares = [(m.group(1), int(m.group(2)), m.group(3)) for m in RX_LABEL_SHARE.finditer(line[len("labels: "):])]
+    assert shares, "an empty labels line:\n%s" % text
+    counts = [n for _, n, _ in shares]
+    assert counts == sorted(counts, reverse=True), "label sets not hottest first:\n%s" % text
+    assert len({s for _, _, s in shares}) == len(shares), "a label set twice:\n%s" % text
+    for percent, n, _ in shares:
+        assert n > 0, "a label set with no samples:\n%s" % text
+        _check_percent(text, percent, n, samples)
+    assert sum(counts) == samples, "label set counts add up to %d, the header says %d:\n%s" \
+        % (sum(counts), samples, text)
+    assert any(s != "(none)" for _, _, s in shares), "a labels line with no label set:\n%s" % text
+    return shares
 
 
 def assert_spec_lines(text):
@@ -130,6 +152,9 @@ def parse_report(text, ms, chains, pid=None):
         "%d samples on %d cpus in %d ms at %d Hz:\n%s" % (r.samples, r.cpus, r.window, 1000 // TICK_MS, text)
 
     rest = lines[2:]
+    if rest and RX_LABELS.fullmatch(rest[0]):
+        r.labels = parse_labels(text, rest[0], r.samples)
+        rest = rest[1:]
     if r.samples == 0:
         assert r.cpus == 0, "no samples but %d cpus contributed:\n%s" % (r.cpus, text)
         assert len(rest) == 1, "an empty report says why in one line:\n%s" % text

@@ -13,6 +13,8 @@
 #include "fake_hal.h"
 #include "kernel/commands.h"
 #include "kernel/heap.h"
+#include "kernel/labels.h"
+#include "kernel/profile_raw.h"
 #include "kernel/profiler.h"
 #include "kernel/sink.h"
 #include "kernel/stacktrace.h"
@@ -123,6 +125,84 @@ static void test_extra_words(void **state)
     expect_refused("profile 1 2 3 4 5 6");
 }
 
+/* The parsed request of line, which must be accepted. */
+static struct profile_request request_of(const char *line)
+{
+    struct profile_request req;
+    memset(&req, 0xa5, sizeof req);
+    if (!parse_line(line, &req))
+        fail_msg("\"%s\" was refused", line);
+    return req;
+}
+
+static void test_label_filter_anywhere_after_the_name(void **state)
+{
+    (void)state;
+    static const char *lines[] = {
+        "profile 1000 all 3 job=a", "profile job=a 1000 all 3", "profile 1000 job=a all 3", "profile 1000 all job=a 3",
+    };
+    for (size_t i = 0; i < sizeof lines / sizeof *lines; i++) {
+        struct profile_request req = request_of(lines[i]);
+        assert_int_equal(req.ms, 1000);
+        assert_false(req.filter.by_pid);
+        assert_int_equal(req.chains, 3);
+        assert_false(req.raw);
+        assert_true(req.filter.by_label);
+        assert_string_equal(req.filter.label.key, "job");
+        assert_string_equal(req.filter.label.value, "a");
+    }
+    struct profile_request req = request_of("profile 500 12 cmd=profile");
+    assert_true(req.filter.by_pid);
+    assert_int_equal(req.filter.pid, 12);
+    assert_string_equal(req.filter.label.value, "profile");
+    req = request_of("profile net.load=Sink/1");
+    assert_int_equal(req.ms, 1000);
+    assert_string_equal(req.filter.label.key, "net.load");
+    assert_string_equal(req.filter.label.value, "Sink/1");
+    req = request_of("profile 500");
+    assert_false(req.filter.by_label);
+}
+
+static void test_bad_label_filters(void **state)
+{
+    (void)state;
+    expect_refused("profile 1000 job=a job=b"); /* at most one */
+    expect_refused("profile 1000 job=a job=a");
+    expect_refused("profile 1000 job=");
+    expect_refused("profile 1000 =a");
+    expect_refused("profile 1000 Job=a");
+    expect_refused("profile 1000 job=a=b");
+    expect_refused("profile 1000 job=a,b");
+    expect_refused("profile 1000 0123456789abcdef=a");
+    expect_refused("profile 1000 k=ABCDEFGHIJKLMNOPQRSTUVWX");
+    expect_refused("profile 1000 all 3 4 job=a");
+    expect_refused("profile 0 job=a");
+}
+
+static void test_raw(void **state)
+{
+    (void)state;
+    struct profile_request req = request_of("profile 500 all raw");
+    assert_true(req.raw);
+    assert_int_equal(req.ms, 500);
+    assert_false(req.filter.by_pid);
+    req = request_of("profile 500 raw");
+    assert_true(req.raw);
+    assert_false(req.filter.by_pid);
+    req = request_of("profile 500 12 raw job=a");
+    assert_true(req.raw);
+    assert_true(req.filter.by_pid);
+    assert_int_equal(req.filter.pid, 12);
+    assert_true(req.filter.by_label);
+    req = request_of("profile raw");
+    assert_true(req.raw);
+    assert_int_equal(req.ms, 1000);
+    expect_refused("profile 500 all 3 raw"); /* no chain count with raw */
+    expect_refused("profile 500 raw raw");
+    expect_refused("profile 500 all RAW");
+    expect_refused("profile 500 all raw2");
+}
+
 /* ---- fakes for the command ------------------------------------------------------------------------------ */
 
 /* Text [0x1000, 0x3000): Burn's inner loop and its caller. */
@@ -198,8 +278,16 @@ void task_sleep_ms(uint32_t ms)
     fake_time_ns += (int64_t)ms * 1000000 + sleep_extra_ns;
 }
 
+/* The kernel's build-id note: a GNU note of type 3 holding 4 bytes. */
+static const uint32_t build_id_note[] = { 4, 4, 3, 0x00554e47 /* "GNU\0" */, 0xefbeadde };
+const void *kernel_build_id_note(size_t *len)
+{
+    *len = sizeof build_id_note;
+    return build_id_note;
+}
+
 static _Alignas(16) unsigned char heap_region[4 << 20];
-static char output[8192];
+static char output[65536];
 
 static int run_line(const char *line)
 {
@@ -242,6 +330,16 @@ static int setup(void **state)
 
 /* ---- the command ---------------------------------------------------------------------------------------- */
 
+/* Nothing more was started than the sleeps counted, and the profiler is free to claim. */
+static void expect_nothing_started_after_sleeps(int expected_sleeps)
+{
+    assert_int_equal(sleeps, expected_sleeps);
+    struct profile_run run;
+    assert_int_equal(profiler_start(&run), PROFILER_OK);
+    profiler_stop(&run);
+    profiler_release();
+}
+
 /* Nothing was started: no sleep, and the profiler is free to claim. */
 static void expect_nothing_started(void)
 {
@@ -257,11 +355,12 @@ static void test_bad_arguments_print_one_usage_line(void **state)
     (void)state;
     static const char *bad[] = {
         "profile 0", "profile 2001", "profile -5", "profile abc", "profile 12x", "profile 1000 all 3 4",
-        "profile 1000 all 0", "profile 1000 all 129", "profile 1000 x",
+        "profile 1000 all 0", "profile 1000 all 129", "profile 1000 x", "profile 1000 job=a job=b",
+        "profile 1000 Job=a", "profile 1000 all 3 raw",
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         assert_int_equal(run_line(bad[i]), 1);
-        assert_string_equal(output, "usage: profile [ms] [pid|all] [chains]\n");
+        assert_string_equal(output, "usage: profile [ms] [pid|all] [chains|raw] [key=value]\n");
     }
     expect_nothing_started();
 }
@@ -378,6 +477,66 @@ static void test_runs_keep_their_rings(void **state)
     assert_true(heap_check(&why));
 }
 
+static void test_label_filter_and_breakdown(void **state)
+{
+    (void)state;
+    ticks_per_sleep = 4;
+    task_set_labels(&tasks[1], label_intern_one("job", "b", NULL));
+    assert_int_equal(run_line("profile 2000 all 3 job=b"), 0);
+    assert_string_equal(output,
+                        "profiled 2000 ms\n"
+                        "4 samples on 1 cpus, 0 dropped, source tick (no PMU backend for CPU vendor \"\")\n"
+                        "labels: 100.0% (4) job=b\n"
+                        "100.0% 4 BurnInner+0x10..0x20\n"
+                        "        <- BurnTask+0x31\n");
+    assert_int_equal(run_line("profile 2000 all 3"), 0);
+    assert_string_equal(output,
+                        "profiled 2000 ms\n"
+                        "8 samples on 2 cpus, 0 dropped, source tick (no PMU backend for CPU vendor \"\")\n"
+                        "labels: 50.0% (4) (none), 50.0% (4) job=b\n"
+                        "50.0% 4 BurnInner+0x10..0x20\n"
+                        "        <- BurnTask+0x30\n"
+                        "50.0% 4 BurnInner+0x10..0x20\n"
+                        "        <- BurnTask+0x31\n");
+    assert_int_equal(run_line("profile 2000 all 3 job=c"), 0);
+    assert_string_equal(output,
+                        "profiled 2000 ms\n"
+                        "0 samples on 0 cpus, 0 dropped, source tick (no PMU backend for CPU vendor \"\")\n"
+                        "no samples with label job=c: no task that carried it was sampled in the window\n");
+}
+
+static void test_raw_command(void **state)
+{
+    (void)state;
+    ticks_per_sleep = 2;
+    fake_time_ns = 7000000000;
+    task_set_labels(&tasks[0], label_intern_one("job", "a", NULL));
+    assert_int_equal(run_line("profile 500 all raw"), 0);
+    assert_int_equal(slept_ms, 500);
+    /* The fake clock stands still during the sleep, so every sample carries the window's start. */
+    assert_string_equal(output,
+                        "# kprof raw v1 source=tick period_ns=10000000 window_ms=500 cpus=2 build_id=deadbeef\n"
+                        "s 0 100 7000000000 job=a 0x1010 0x1130\n"
+                        "s 0 100 7000000000 job=a 0x1018 0x1130\n"
+                        "s 1 101 7000000000 - 0x1010 0x1131\n"
+                        "s 1 101 7000000000 - 0x1018 0x1131\n"
+                        "# kprof raw end samples=4 dropped=0\n");
+    assert_int_equal(run_line("profile 500 101 raw"), 0);
+    assert_string_equal(output,
+                        "# kprof raw v1 source=tick period_ns=10000000 window_ms=500 cpus=2 build_id=deadbeef\n"
+                        "s 1 101 7500000000 - 0x1010 0x1131\n"
+                        "s 1 101 7500000000 - 0x1018 0x1131\n"
+                        "# kprof raw end samples=2 dropped=0\n");
+    assert_int_equal(run_line("profile 500 raw job=a"), 0);
+    assert_string_equal(output,
+                        "# kprof raw v1 source=tick period_ns=10000000 window_ms=500 cpus=2 build_id=deadbeef\n"
+                        "s 0 100 8000000000 job=a 0x1010 0x1130\n"
+                        "s 0 100 8000000000 job=a 0x1018 0x1130\n"
+                        "# kprof raw end samples=2 dropped=0\n");
+    /* and the profiler was given back each time */
+    expect_nothing_started_after_sleeps(3);
+}
+
 static void test_more_cpus_later_get_rings(void **state)
 {
     (void)state;
@@ -397,6 +556,9 @@ int main(void)
         cmocka_unit_test(test_bad_pid),
         cmocka_unit_test(test_chains),
         cmocka_unit_test(test_extra_words),
+        cmocka_unit_test(test_label_filter_anywhere_after_the_name),
+        cmocka_unit_test(test_bad_label_filters),
+        cmocka_unit_test(test_raw),
         cmocka_unit_test_setup(test_bad_arguments_print_one_usage_line, setup),
         cmocka_unit_test_setup(test_unknown_pid, setup),
         cmocka_unit_test_setup(test_busy, setup),
@@ -407,6 +569,9 @@ int main(void)
         cmocka_unit_test_setup(test_window_is_measured, setup),
         cmocka_unit_test_setup(test_full_rings_count_drops, setup),
         cmocka_unit_test_setup(test_runs_keep_their_rings, setup),
+        /* before the next: the header's cpus= counts the CPUs with rings, and it adds a third */
+        cmocka_unit_test_setup(test_label_filter_and_breakdown, setup),
+        cmocka_unit_test_setup(test_raw_command, setup),
         cmocka_unit_test_setup(test_more_cpus_later_get_rings, setup),
     };
     return cmocka_run_group_tests(tests, setup_group, NULL);

@@ -2,7 +2,8 @@
  * per-CPU rings and a synthetic symbol table, asserting the exact text of every kind of report line: the
  * header, the leaf by symbol with its offset span, callers by exact return address, ordering and stable ties,
  * percentages, raw addresses, the "more chains" and 128-chain lines, filters, stale records, empty reports,
- * and that the chain table is given back to the heap. */
+ * and that the chain table is given back to the heap; the label breakdown line and the label filter; and the
+ * raw form of a run (kernel/profile_raw.h), parsed back line by line. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +15,8 @@
 
 #include "fake_hal.h"
 #include "kernel/heap.h"
+#include "kernel/labels.h"
+#include "kernel/profile_raw.h"
 #include "kernel/profiler.h"
 #include "kernel/sink.h"
 #include "kernel/symbols.h"
@@ -68,7 +71,8 @@ static const struct symtab tab = { syms, 6, names, 0x1000, 0x10000 };
 static struct profile_record storage[NCPUS][CAP];
 static struct profile_ring rings[NCPUS];
 static struct profile_run run;
-static char text[32768];
+static char text[1 << 18]; /* a raw report of a full ring and more */
+static const struct label_set *next_labels; /* the label set push_record gives its records */
 
 static void new_run(uint32_t number, const char *source)
 {
@@ -92,6 +96,7 @@ static void push_record(unsigned cpu, uint32_t pid, uint32_t number, const uintp
     rec->pid = pid;
     rec->cpu = (uint16_t)cpu;
     rec->run = number;
+    rec->labels = next_labels;
     rec->nframes = (uint16_t)n;
     memcpy(rec->frames, frames, n * sizeof *frames);
     profile_ring_commit(&rings[cpu]);
@@ -151,6 +156,7 @@ static int setup(void **state)
     (void)state;
     live_allocations = 0;
     allocations_fail = false;
+    next_labels = NULL;
     new_run(7, "tick");
     return 0;
 }
@@ -619,6 +625,286 @@ static void test_fold_on_its_own(void **state)
     assert_int_equal(live_allocations, 0);
 }
 
+/* ---- labels ------------------------------------------------------------------------------------------ */
+
+static const struct label_set *set_of(const char *a, const char *b)
+{
+    struct label_pair pairs[2];
+    assert_true(label_parse_pair(a, &pairs[0]));
+    if (b)
+        assert_true(label_parse_pair(b, &pairs[1]));
+    const struct label_set *set = label_intern(pairs, b ? 2 : 1, NULL);
+    assert_non_null(set);
+    return set;
+}
+
+static void test_breakdown_line(void **state)
+{
+    (void)state;
+    next_labels = set_of("cmd=profile", NULL);
+    PUSH_N(5, 0, 3, SPIN + 1, MAIN + 0x10);
+    next_labels = NULL;
+    PUSH_N(3, 1, 4, MEMCPY + 1, MAIN + 0x20);
+    assert_string_equal(report(8),
+                        "profiled 1000 ms\n"
+                        "8 samples on 2 cpus, 0 dropped, source tick\n"
+                        "labels: 62.5% (5) cmd=profile, 37.5% (3) (none)\n"
+                        "62.5% 5 Spin+0x1\n"
+                        "        <- Main+0x10\n"
+                        "37.5% 3 MemCpy+0x1\n"
+                        "        <- Main+0x20\n");
+}
+
+static void test_breakdown_hottest_first_ties_first_seen(void **state)
+{
+    (void)state;
+    /* First seen, CPU by CPU: (none), job=b, job=a+netload=sink, job=a. Counts 2, 4, 4, 1. */
+    const struct label_set *b = set_of("job=b", NULL), *a_sink = set_of("netload=sink", "job=a"),
+                           *a = set_of("job=a", NULL);
+    PUSH_N(2, 0, 5, SPIN + 1);
+    next_labels = b;
+    PUSH_N(4, 1, 6, SPIN + 1);
+    next_labels = a_sink;
+    PUSH_N(4, 2, 7, SPIN + 1);
+    next_labels = a;
+    PUSH(3, 8, SPIN + 1);
+    assert_string_equal(report(8),
+                        "profiled 1000 ms\n"
+                        "11 samples on 4 cpus, 0 dropped, source tick\n"
+                        "labels: 36.4% (4) job=b, 36.4% (4) job=a,netload=sink, 18.2% (2) (none), 9.1% (1) job=a\n"
+                        "100.0% 11 Spin+0x1\n");
+}
+
+static void test_breakdown_only_when_some_sample_is_labelled(void **state)
+{
+    (void)state;
+    /* The labelled samples belong to a pid the filter leaves out: no line. */
+    next_labels = set_of("job=a", NULL);
+    PUSH(0, 5, SPIN + 1);
+    next_labels = NULL;
+    PUSH(1, 6, SPIN + 1);
+    struct profile_filter only6 = { .by_pid = true, .pid = 6 };
+    assert_string_equal(report_filtered(&only6, 8),
+                        "profiled 1000 ms\n"
+                        "1 samples on 1 cpus, 0 dropped, source tick\n"
+                        "100.0% 1 Spin+0x1\n");
+    /* A stale labelled record of an earlier run does not count either. */
+    new_run(8, "tick");
+    next_labels = set_of("job=a", NULL);
+    push_record(0, 1, 7, FRAMES(SPIN + 1));
+    next_labels = NULL;
+    PUSH(0, 1, SPIN + 1);
+    assert_string_equal(report(8),
+                        "profiled 1000 ms\n"
+                        "1 samples on 1 cpus, 0 dropped, source tick\n"
+                        "100.0% 1 Spin+0x1\n");
+}
+
+static void test_breakdown_counts_add_up(void **state)
+{
+    (void)state;
+    /* 3 sets and none over 1001 samples: the counts add up to the total whatever the rounding. */
+    const struct label_set *sets[3] = { set_of("k=1", NULL), set_of("k=2", NULL), set_of("k=3", NULL) };
+    for (unsigned i = 0; i < 1001; i++) {
+        next_labels = i % 7 == 0 ? NULL : sets[i % 3];
+        PUSH(i % NCPUS, 1, SPIN + 1 + (i % 5), MAIN + 1);
+    }
+    const char *out = report(8);
+    const char *line = strstr(out, "\nlabels: ");
+    assert_non_null(line);
+    line += strlen("\nlabels: ");
+    unsigned long long sum = 0;
+    unsigned shares = 0;
+    for (;;) {
+        unsigned whole, tenth;
+        unsigned long long n;
+        int used = 0;
+        assert_int_equal(sscanf(line, "%u.%u%% (%llu) %*[^,\n]%n", &whole, &tenth, &n, &used), 3);
+        sum += n;
+        shares++;
+        line += used;
+        if (*line == '\n')
+            break;
+        assert_memory_equal(line, ", ", 2);
+        line += 2;
+    }
+    assert_int_equal(shares, 4);
+    assert_int_equal(sum, 1001);
+}
+
+static void test_label_filter(void **state)
+{
+    (void)state;
+    const struct label_set *a = set_of("job=a", NULL), *a_cmd = set_of("job=a", "cmd=burn"),
+                           *b = set_of("job=b", NULL);
+    next_labels = a;
+    PUSH_N(3, 0, 5, SPIN + 1, MAIN + 0x10);
+    next_labels = b;
+    PUSH_N(4, 1, 6, MEMCPY + 1, MAIN + 0x20);
+    next_labels = a_cmd;
+    PUSH(2, 7, SPIN + 2, MAIN + 0x10);
+    next_labels = NULL;
+    PUSH_N(2, 3, 8, SPIN + 2, MAIN + 0x10);
+    struct profile_filter job_a = { .by_label = true };
+    assert_true(label_parse_pair("job=a", &job_a.label));
+    assert_string_equal(report_filtered(&job_a, 8),
+                        "profiled 1000 ms\n"
+                        "4 samples on 2 cpus, 0 dropped, source tick\n"
+                        "labels: 75.0% (3) job=a, 25.0% (1) cmd=burn,job=a\n"
+                        "100.0% 4 Spin+0x1..0x2\n"
+                        "        <- Main+0x10\n");
+}
+
+static void test_label_filter_with_pid(void **state)
+{
+    (void)state;
+    next_labels = set_of("job=a", NULL);
+    PUSH(0, 5, SPIN + 1);
+    PUSH(1, 6, MEMCPY + 1);
+    struct profile_filter both = { .by_pid = true, .pid = 6, .by_label = true };
+    assert_true(label_parse_pair("job=a", &both.label));
+    assert_string_equal(report_filtered(&both, 8),
+                        "profiled 1000 ms\n"
+                        "1 samples on 1 cpus, 0 dropped, source tick\n"
+                        "labels: 100.0% (1) job=a\n"
+                        "100.0% 1 MemCpy+0x1\n");
+}
+
+static void test_label_filter_empty(void **state)
+{
+    (void)state;
+    next_labels = set_of("job=a", NULL);
+    PUSH(0, 5, SPIN + 1);
+    next_labels = NULL;
+    PUSH(1, 6, SPIN + 1);
+    struct profile_filter job_z = { .by_label = true };
+    assert_true(label_parse_pair("job=z", &job_z.label));
+    assert_string_equal(report_filtered(&job_z, 8),
+                        "profiled 1000 ms\n"
+                        "0 samples on 0 cpus, 0 dropped, source tick\n"
+                        "no samples with label job=z: no task that carried it was sampled in the window\n");
+    new_run(8, "tick");
+    next_labels = set_of("job=a", NULL);
+    PUSH(0, 5, SPIN + 1);
+    struct profile_filter pid6 = { .by_pid = true, .pid = 6, .by_label = true };
+    assert_true(label_parse_pair("job=a", &pid6.label));
+    assert_string_equal(report_filtered(&pid6, 8),
+                        "profiled 1000 ms\n"
+                        "0 samples on 0 cpus, 0 dropped, source tick\n"
+                        "no samples for pid 6 with label job=a: the task may have been asleep, or without that "
+                        "label, the whole window\n");
+}
+
+/* ---- the raw form ---------------------------------------------------------------------------------------- */
+
+static const char *report_raw(const struct profile_filter *filter, const char *build_id)
+{
+    struct buffer_sink bs;
+    buffer_sink_init(&bs, text, sizeof text);
+    assert_int_equal(profile_report_raw(&run, filter, build_id, &bs.sink), 0);
+    assert_int_equal(bs.truncated, 0);
+    assert_int_equal(live_allocations, 0); /* nothing allocated */
+    return text;
+}
+
+/* Every line of a raw report parses as its kind, and the trailer counts the sample lines. */
+static void expect_raw_parses(const char *out, uint64_t samples, uint64_t dropped)
+{
+    const char *line = out, *nl = strchr(line, '\n');
+    struct profile_raw_header h;
+    assert_non_null(nl);
+    assert_true(profile_raw_parse_header(line, (size_t)(nl + 1 - line), &h));
+    uint64_t lines = 0;
+    struct profile_raw_sample s;
+    struct profile_raw_trailer t;
+    for (line = nl + 1; (nl = strchr(line, '\n')) != NULL; line = nl + 1) {
+        size_t len = (size_t)(nl + 1 - line);
+        if (profile_raw_parse_sample(line, len, &s)) {
+            lines++;
+            continue;
+        }
+        assert_true(profile_raw_parse_trailer(line, len, &t));
+        assert_string_equal(nl + 1, ""); /* the trailer is last */
+        assert_int_equal(t.samples, lines);
+        assert_int_equal(t.samples, samples);
+        assert_int_equal(t.dropped, dropped);
+        return;
+    }
+    fail_msg("no trailer in:\n%s", out);
+}
+
+static void test_raw_report(void **state)
+{
+    (void)state;
+    run.source_name = "tick";
+    run.period_ns = PROFILE_TICK_PERIOD_NS;
+    run.window_ms = 1003;
+    next_labels = set_of("netload=sink", "job=a");
+    PUSH(0, 5, SPIN + 1, MAIN + 0x10, 0xffffffff80001234u);
+    next_labels = NULL;
+    push_record(1, 0, run.run, FRAMES(0xffffffff80000010u));
+    push_record(1, 9, 6, FRAMES(SPIN + 1)); /* a straggler of run 6 */
+    /* times straight into the records, as the sampler writes them */
+    rings[0].records[(atomic_load(&rings[0].head) - 1) & rings[0].mask].time_ns = 5123456789;
+    rings[1].records[(atomic_load(&rings[1].head) - 2) & rings[1].mask].time_ns = -20;
+    assert_string_equal(report_raw(NULL, "3970b5ac255dc9fffb55e8d81b69e7916c7f2003"),
+                        "# kprof raw v1 source=tick period_ns=10000000 window_ms=1003 cpus=4 "
+                        "build_id=3970b5ac255dc9fffb55e8d81b69e7916c7f2003\n"
+                        "s 0 5 5123456789 job=a,netload=sink 0x1601 0x1710 0xffffffff80001234\n"
+                        "s 1 0 -20 - 0xffffffff80000010\n"
+                        "# kprof raw end samples=2 dropped=0\n");
+    expect_raw_parses(text, 2, 0);
+    /* consumed, like the report */
+    for (unsigned i = 0; i < NCPUS; i++)
+        assert_int_equal(profile_ring_count(&rings[i]), 0);
+}
+
+static void test_raw_report_filters_counts_drops_and_names_the_counter(void **state)
+{
+    (void)state;
+    new_run(3, "pmu/nmi intel fixed-ctr1");
+    run.source_name = "pmu/nmi intel fixed-ctr1";
+    run.period_ns = 1000000;
+    run.window_ms = 500;
+    next_labels = set_of("job=a", NULL);
+    PUSH_N(CAP + 3, 2, 5, SPIN + 1); /* fills CPU 2's ring: 3 dropped */
+    next_labels = set_of("job=b", NULL);
+    PUSH_N(2, 3, 6, SPIN + 2);
+    struct profile_filter job_b = { .by_label = true };
+    assert_true(label_parse_pair("job=b", &job_b.label));
+    assert_string_equal(report_raw(&job_b, ""),
+                        "# kprof raw v1 source=pmu/nmi-intel-fixed-ctr1 period_ns=1000000 window_ms=500 cpus=4 "
+                        "build_id=none\n"
+                        "s 3 6 0 job=b 0x1602\n"
+                        "s 3 6 0 job=b 0x1602\n"
+                        "# kprof raw end samples=2 dropped=3\n");
+    /* unfiltered, pid filter: every line parses, the trailer counts them */
+    new_run(4, "tick");
+    run.source_name = "tick";
+    run.period_ns = PROFILE_TICK_PERIOD_NS;
+    next_labels = set_of("job=a", NULL);
+    PUSH_N(CAP + 3, 2, 5, SPIN + 1, MAIN + 2, MAIN + 3, MAIN + 4, MAIN + 5, MAIN + 6, MAIN + 7, MAIN + 8);
+    next_labels = NULL;
+    PUSH_N(10, 0, 6, SPIN + 1);
+    expect_raw_parses(report_raw(NULL, "ab"), CAP + 10, 3);
+    new_run(5, "tick");
+    run.source_name = "tick";
+    PUSH_N(10, 0, 6, SPIN + 1);
+    PUSH_N(4, 1, 7, SPIN + 1);
+    struct profile_filter pid7 = { .by_pid = true, .pid = 7 };
+    expect_raw_parses(report_raw(&pid7, "ab"), 4, 0);
+    /* an empty run is a header and a trailer */
+    new_run(6, "tick");
+    run.source_name = "tick";
+    run.period_ns = PROFILE_TICK_PERIOD_NS;
+    assert_string_equal(report_raw(NULL, "00"),
+                        "# kprof raw v1 source=tick period_ns=10000000 window_ms=1000 cpus=4 build_id=00\n"
+                        "# kprof raw end samples=0 dropped=0\n");
+    /* a build id that is not hex is sent as none rather than breaking the header */
+    assert_memory_equal(report_raw(NULL, "not hex"), "# kprof raw v1 source=tick period_ns=10000000 window_ms=1000 "
+                        "cpus=4 build_id=none\n", 79);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -651,6 +937,15 @@ int main(void)
         cmocka_unit_test_setup(test_drops_without_samples, setup),
         cmocka_unit_test_setup(test_out_of_memory, setup),
         cmocka_unit_test_setup(test_fold_on_its_own, setup),
+        cmocka_unit_test_setup(test_breakdown_line, setup),
+        cmocka_unit_test_setup(test_breakdown_hottest_first_ties_first_seen, setup),
+        cmocka_unit_test_setup(test_breakdown_only_when_some_sample_is_labelled, setup),
+        cmocka_unit_test_setup(test_breakdown_counts_add_up, setup),
+        cmocka_unit_test_setup(test_label_filter, setup),
+        cmocka_unit_test_setup(test_label_filter_with_pid, setup),
+        cmocka_unit_test_setup(test_label_filter_empty, setup),
+        cmocka_unit_test_setup(test_raw_report, setup),
+        cmocka_unit_test_setup(test_raw_report_filters_counts_drops_and_names_the_counter, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,323 @@
+"""Label sets in QEMU: `label PID key=value ...` / `label PID -` on live tasks, `ps` showing them, the shell's
+own cmd=<name> label, `profile ... key=value` keeping only one label's samples, the `labels:` breakdown line
+adding up, `profile MS all raw` over the console parsed back in full (header, one line per sample, trailer),
+the table filling up with a clear one-line error, and netload labelling the network task for its session.
+
+The breakdown line is `labels: P% (N) SET, P% (N) SET, ...`: share, sample count and set (`(none)` for samples
+without one), hottest first; the counts add up to the header's sample count (checked by
+test_profile.parse_labels, which every parsed report goes through).
+
+Timing-sensitive checks go through test_profile.unstarved: retried only when the host starved QEMU's ticks.
+"""
+
+import bisect
+import os
+import re
+import subprocess
+
+import pytest
+
+from kprof_qemu import ELF, TOP, nm_symbols, poll, ps_rows
+from test_profile import (CPUS, TICK_MS, WINDOW_SLACK_MS, burn_pids, is_burn_chain, parse_report, unstarved,
+                          wait_burn_done, wait_no_burn)
+
+LABEL_USAGE = "usage: label PID key=value ... | label PID -"
+TABLE_FULL = "label: label set table full (64 sets, never freed)"
+UDPSH = os.path.join(TOP, "scripts", "udpsh")
+
+RX_RAW_HEADER = re.compile(r"# kprof raw v1 source=(\S+) period_ns=(\d+) window_ms=(\d+) cpus=(\d+) "
+                           r"build_id=([0-9a-f]+|none)")
+RX_RAW_SAMPLE = re.compile(r"s (\d+) (\d+) (-?\d+) (-|[a-z0-9_.-]{1,15}=[!-+\--<>-~]{1,23}"
+                           r"(?:,[a-z0-9_.-]{1,15}=[!-+\--<>-~]{1,23}){0,3}) (0x[0-9a-f]+(?: 0x[0-9a-f]+){0,7})")
+RX_RAW_TRAILER = re.compile(r"# kprof raw end samples=(\d+) dropped=(\d+)")
+
+
+class RawProfile:
+    def __init__(self, text):
+        self.text = text
+        self.source = self.period_ns = self.window_ms = self.cpus = self.build_id = None
+        self.samples = []   # [(cpu, pid, time_ns, labels text, [addresses])]
+        self.trailer_samples = self.dropped = None
+
+
+def parse_raw(text, ms):
+    """A `profile ms ... raw` answer checked line by line: the header first, then only sample lines, the
+    trailer last with the number of sample lines; each CPU's samples in time order within the window."""
+    lines = text.split("\n")
+    assert len(lines) >= 2, "a raw profile is at least a header and a trailer:\n%s" % text
+    r = RawProfile(text)
+    m = RX_RAW_HEADER.fullmatch(lines[0])
+    assert m, "the first line is not the raw header: %r" % lines[0]
+    r.source, r.period_ns, r.window_ms, r.cpus, r.build_id = \
+        m.group(1), int(m.group(2)), int(m.group(3)), int(m.group(4)), m.group(5)
+    assert ms <= r.window_ms <= ms + WINDOW_SLACK_MS, "window %d ms for %d ms:\n%s" % (r.window_ms, ms, lines[0])
+    for line in lines[1:-1]:
+        m = RX_RAW_SAMPLE.fullmatch(line)
+        assert m, "line %r is not a sample line" % line
+        pairs = m.group(4).split(",") if m.group(4) != "-" else []
+        assert [p.split("=")[0] for p in pairs] == sorted(p.split("=")[0] for p in pairs), \
+            "labels not sorted by key in %r" % line
+        r.samples.append((int(m.group(1)), int(m.group(2)), int(m.group(3)), m.group(4),
+                          [int(a, 16) for a in m.group(5).split()]))
+    m = RX_RAW_TRAILER.fullmatch(lines[-1])
+    assert m, "the last line is not the raw trailer: %r" % lines[-1]
+    r.trailer_samples, r.dropped = int(m.group(1)), int(m.group(2))
+    assert r.trailer_samples == len(r.samples), "the trailer says %d samples, %d lines came" \
+        % (r.trailer_samples, len(r.samples))
+    by_cpu = {}
+    for cpu, _, t, _, _ in r.samples:
+        assert cpu < r.cpus, "a sample from CPU %d of %d" % (cpu, r.cpus)
+        by_cpu.setdefault(cpu, []).append(t)
+    for cpu, times in by_cpu.items():
+        assert times == sorted(times), "CPU %d's samples are not in time order" % cpu
+        # one clock: every sample of the run inside its measured window (plus a tick of slack)
+        assert times[-1] - times[0] <= (r.window_ms + TICK_MS) * 1000000, \
+            "CPU %d's samples span %d ns in a %d ms window" % (cpu, times[-1] - times[0], r.window_ms)
+    return r
+
+
+def elf_build_id(elf=ELF):
+    out = subprocess.run(["readelf", "-n", elf], check=True, capture_output=True, text=True, timeout=60).stdout
+    m = re.search(r"Build ID: ([0-9a-f]+)", out)
+    assert m, "no build id in %s:\n%s" % (elf, out)
+    return m.group(1)
+
+
+class Symbols:
+    """Address -> function name from the ELF's text symbols."""
+
+    def __init__(self, elf=ELF):
+        syms = sorted((addr, size, name) for name, (addr, size) in nm_symbols(elf).items())
+        self.starts = [s[0] for s in syms]
+        self.syms = syms
+
+    def name(self, addr):
+        i = bisect.bisect_right(self.starts, addr) - 1
+        if i < 0:
+            return None
+        start, size, name = self.syms[i]
+        return name if size == 0 or addr < start + size else None
+
+
+def labels_of(k):
+    """{pid: labels text} and {name: [labels]} from ps."""
+    rows = ps_rows(k)
+    return {r[0]: r[4] for r in rows}, {r[3]: [x[4] for x in rows if x[3] == r[3]] for r in rows}
+
+
+def label(k, pid, *pairs):
+    out = k.cmd("label %d %s" % (pid, " ".join(pairs)))
+    shown = ",".join(sorted(pairs, key=lambda p: p.split("=")[0])) if pairs != ("-",) else "(none)"
+    assert out == "pid %d labels %s" % (pid, shown), "label %d %s said: %r" % (pid, " ".join(pairs), out)
+
+
+def labelled_burners(k):
+    """Starts `burn 2000 2` and labels the two tasks job=a and job=b; their pids."""
+    wait_no_burn(k)
+    pids = burn_pids(k.cmd("burn 2000 2"))
+    assert len(pids) == 2
+    label(k, pids[0], "job=a")
+    label(k, pids[1], "job=b")
+    return pids
+
+
+# ---- label and ps ------------------------------------------------------------------------------------------------
+def test_ps_shows_labels_and_the_shell_labels_its_command(kernel):
+    by_pid, by_name = labels_of(kernel)
+    # the console shell runs `ps` as cmd=ps; tasks nobody labelled show "-"
+    assert by_name["shell"] == ["cmd=ps"], "the shell's labels while it runs ps: %s" % by_name["shell"]
+    assert set(by_name["idle"]) == {"-"} and by_name["reaper"] == ["-"], by_name
+    pids = labelled_burners(kernel)
+    by_pid, _ = labels_of(kernel)
+    assert by_pid[pids[0]] == "job=a" and by_pid[pids[1]] == "job=b", by_pid
+    # several pairs, given in any order, shown sorted by key; then cleared
+    label(kernel, pids[0], "zone=7", "job=a", "cmd.sub=x-y")
+    assert labels_of(kernel)[0][pids[0]] == "cmd.sub=x-y,job=a,zone=7"
+    label(kernel, pids[0], "-")
+    assert labels_of(kernel)[0][pids[0]] == "-"
+    wait_burn_done(kernel)
+
+
+BAD_LABEL = ["label", "label 3", "label x job=a", "label -1 job=a", "label 4294967296 job=a", "label 3 job",
+             "label 3 job=", "label 3 =a", "label 3 Job=a", "label 3 - job=a", "label 3 job=a -", "label 3 job=a job=b",
+             "label 3 a=1 b=1 c=1 d=1 e=1", "label 3 job=a,b", "label 3 job=a=b", "label 3 0123456789abcdef=1",
+             "label 3 k=ABCDEFGHIJKLMNOPQRSTUVWX", "label 3x job=a", "label 3 job=a b"]
+
+
+@pytest.mark.parametrize("line", BAD_LABEL)
+def test_label_bad_forms_get_the_usage_line(kernel, line):
+    before = labels_of(kernel)[0]
+    assert kernel.cmd(line) == LABEL_USAGE, "%r answered otherwise" % line
+    after = labels_of(kernel)[0]
+    assert {p: v for p, v in after.items() if p in before} == before, "%r changed some task's labels" % line
+
+
+def test_label_unknown_and_finished_pids(kernel):
+    assert kernel.cmd("label 99999 job=a") == "label: no task with pid 99999"
+    assert kernel.cmd("label 4294967295 -") == "label: no task with pid 4294967295"
+    wait_no_burn(kernel)
+    pids = burn_pids(kernel.cmd("burn 50 1"))
+    wait_burn_done(kernel)
+    assert kernel.cmd("label %d job=a" % pids[0]) == "label: no task with pid %d" % pids[0]
+
+
+# ---- the label filter and the breakdown ------------------------------------------------------------------------------
+def test_label_filter_shows_only_that_task(kernel):
+    def attempt():
+        pids = labelled_burners(kernel)
+        r = parse_report(kernel.cmd("profile 1000 all 3 job=a", timeout=30), 1000, 3)
+        # one busy task, mostly alone on a CPU: sampled at nearly every tick of one CPU
+        assert r.samples >= 0.5 * r.window / TICK_MS, "%d samples of job=a in %d ms:\n%s" \
+            % (r.samples, r.window, r.text)
+        assert r.labels == [("100.0", r.samples, "job=a")], "the breakdown of a job=a profile:\n%s" % r.text
+        for c in r.chains:
+            assert is_burn_chain(c) or (c.leaf == "burn_task" and c.caller_names() == ["task_entry_trampoline"]), \
+                "chain %r is not a burn task's:\n%s" % (c, r.text)
+        assert r.chains[0].leaf == "burn_inner", "job=a's hottest leaf is not burn_inner:\n%s" % r.text
+        wait_burn_done(kernel)
+        return pids
+
+    unstarved(kernel, attempt, "burn 2000 2, label, profile 1000 all 3 job=a")
+
+
+def test_unfiltered_breakdown_adds_up(kernel):
+    def attempt():
+        labelled_burners(kernel)
+        r = parse_report(kernel.cmd("profile 1000 all 8", timeout=30), 1000, 8)
+        assert r.labels, "no labels line while two labelled tasks ran:\n%s" % r.text
+        shares = {s: (float(p), n) for p, n, s in r.labels}
+        # parse_labels has checked: counts sum to the header, each percentage right for its count
+        assert sum(n for _, n in shares.values()) == r.samples
+        assert abs(sum(p for p, _ in shares.values()) - 100.0) <= 0.05 * len(shares) + 1e-9, \
+            "the shares add up to %.1f%%:\n%s" % (sum(p for p, _ in shares.values()), r.text)
+        for s in ("job=a", "job=b", "(none)"):
+            assert s in shares, "no %s share while both burners and idle CPUs ran:\n%s" % (s, r.text)
+        # two burners on four CPUs: each about a quarter of the samples
+        for s in ("job=a", "job=b"):
+            assert shares[s][1] >= 0.15 * r.samples, "%s holds %d of %d samples:\n%s" \
+                % (s, shares[s][1], r.samples, r.text)
+        wait_burn_done(kernel)
+
+    unstarved(kernel, attempt, "burn 2000 2, label, profile 1000 all 8")
+
+
+def test_label_filter_that_matches_nothing(kernel):
+    wait_no_burn(kernel)
+    text = kernel.cmd("profile 200 all 3 job=nobody", timeout=30)
+    lines = text.split("\n")
+    assert len(lines) == 3 and re.fullmatch(r"profiled \d+ ms", lines[0]), text
+    assert re.fullmatch(r"0 samples on 0 cpus, 0 dropped, source tick.*", lines[1]), text
+    assert lines[2] == "no samples with label job=nobody: no task that carried it was sampled in the window", text
+
+
+def test_profile_samples_carry_cmd_profile_in_raw(kernel):
+    # the shell runs `profile` labelled cmd=profile: its own samples (few: it sleeps the window) carry it,
+    # and a filter on it keeps only the shell's pid
+    shell_pid = [r[0] for r in ps_rows(kernel) if r[3] == "shell"][0]
+    raw = parse_raw(kernel.cmd("profile 300 all raw cmd=profile", timeout=30), 300)
+    assert all(pid == shell_pid and lab == "cmd=profile" for _, pid, _, lab, _ in raw.samples), raw.text
+
+
+# ---- raw ----------------------------------------------------------------------------------------------------------
+def test_raw_over_the_console_parses_back(kernel):
+    build_id = elf_build_id()
+    syms = Symbols()
+
+    def attempt():
+        wait_no_burn(kernel)
+        raw = parse_raw(kernel.cmd("profile 500 all raw", timeout=60), 500)
+        assert raw.source == "tick" and raw.period_ns == 10000000, raw.text.split("\n")[0]
+        assert raw.cpus == CPUS and raw.dropped == 0, raw.text.split("\n")[0]
+        assert raw.build_id == build_id, "build id %s in the header, %s in %s" % (raw.build_id, build_id, ELF)
+        # 4 CPUs at 100 Hz for the window: about 200 samples, every CPU contributing
+        assert len(raw.samples) >= 0.9 * CPUS * raw.window_ms / TICK_MS, \
+            "%d samples in %d ms on %d CPUs" % (len(raw.samples), raw.window_ms, CPUS)
+        assert {s[0] for s in raw.samples} == set(range(CPUS)), "not every CPU sampled"
+        # leaves resolve in the kernel's text; mostly the idle loop on an idle machine
+        leaves = [syms.name(s[4][0]) for s in raw.samples]
+        assert leaves.count("sched_idle_loop") >= 0.5 * len(leaves), "idle leaves: %d of %d" \
+            % (leaves.count("sched_idle_loop"), len(leaves))
+        return raw
+
+    unstarved(kernel, attempt, "profile 500 all raw")
+
+
+def test_raw_with_a_label_filter_is_that_task_alone(kernel):
+    syms = Symbols()
+
+    def attempt():
+        pids = labelled_burners(kernel)
+        for wanted, pid in (("job=a", pids[0]), ("job=b", pids[1])):
+            raw = parse_raw(kernel.cmd("profile 300 all raw %s" % wanted, timeout=60), 300)
+            assert len(raw.samples) >= 0.5 * raw.window_ms / TICK_MS, \
+                "%d samples of %s in %d ms" % (len(raw.samples), wanted, raw.window_ms)
+            for cpu, p, _, lab, addrs in raw.samples:
+                assert p == pid and lab == wanted, "a %s profile has a sample of pid %d labelled %s" \
+                    % (wanted, p, lab)
+                # burn_task is on every chain: the leaf, or a caller (a return address: look up addr - 1)
+                names = [syms.name(addrs[0])] + [syms.name(a - 1) for a in addrs[1:]]
+                assert "burn_task" in names, "a %s sample outside burn_task: %s" % (wanted, names)
+        wait_burn_done(kernel)
+
+    unstarved(kernel, attempt, "burn 2000 2, label, profile 300 all raw job=a|job=b")
+
+
+# ---- the table filling up (a kernel of its own: the table is never emptied) ---------------------------------------
+def test_table_full_is_one_clear_line_and_keeps_what_it_has(kprof_factory):
+    k = kprof_factory()
+    reaper = [r[0] for r in ps_rows(k) if r[3] == "reaper"][0]  # interns cmd=ps
+    made = []
+    for i in range(80):
+        out = k.cmd("label %d fill=%d" % (reaper, i))
+        if out != "pid %d labels fill=%d" % (reaper, i):
+            assert out == TABLE_FULL, "label fill=%d said %r" % (i, out)
+            break
+        made.append(i)
+    # 64 sets: cmd=ps and cmd=label took two, so 62 fill sets fit
+    assert made == list(range(62)), "%d fill sets fitted, want 62" % len(made)
+    assert ps_rows(k)[[r[0] for r in ps_rows(k)].index(reaper)][4] == "fill=61", "a refused set replaced the last"
+    # still full, and the sets it has are still found and whole
+    assert k.cmd("label %d other=1" % reaper) == TABLE_FULL
+    for i in (0, 31, 61):
+        label(k, reaper, "fill=%d" % i)
+        assert labels_of(k)[0][reaper] == "fill=%d" % i
+    # a command not run before runs unlabelled (cmd=uptime cannot be interned); one run before keeps its label
+    assert re.fullmatch(r"up \d+\.\d{3} s", k.cmd("uptime"))
+    assert labels_of(k)[1]["shell"] == ["cmd=ps"]
+    label(k, reaper, "-")
+
+
+# ---- netload labels the network task -------------------------------------------------------------------------------
+def udp_ps(port):
+    out = subprocess.run([UDPSH, "-t", "10", "-p", str(port), "127.0.0.1", "ps"], capture_output=True,
+                         timeout=40)
+    assert out.returncode == 0, "scripts/udpsh ps: exit %d, %r" % (out.returncode, out.stderr)
+    rows = [l.split() for l in out.stdout.decode("ascii").split("\n")[1:] if l.strip()]
+    return {r[3]: r[-1] for r in rows if r[3] in ("net", "shell", "udpsh")}
+
+
+def test_netload_labels_the_network_task_for_its_session(kprof_factory):
+    k = kprof_factory(udp=True, netload=True)
+    poll("the DHCP address", lambda: "address 10.0.2.15/" in k.cmd("net"), timeout=30, every=0.2)
+    assert labels_of(k)[1]["net"] == ["-"]
+    # seen from the UDP shell while the console is idle: the shell has no set between commands ...
+    assert udp_ps(k.udp_port) == {"net": "-", "shell": "-", "udpsh": "cmd=ps"}
+    # ... and keeps one that `label` gave it while it ran `label` (the command's restore does not undo it)
+    shell_pid = [r[0] for r in ps_rows(k) if r[3] == "shell"][0]
+    label(k, shell_pid, "who=me")
+    assert udp_ps(k.udp_port) == {"net": "-", "shell": "who=me", "udpsh": "cmd=ps"}
+    line = "netload sink %d 4" % k.netload_port
+    k.drain()
+    k.send_line(line)
+    k.expect(re.escape(line) + r"\n", what="the echo of %r" % line)
+    try:
+        k.expect(r"netload: sink on UDP port \d+ for 4 s\n", what="netload's start line")
+        during = udp_ps(k.udp_port)
+    finally:
+        k.expect(r"\n> ", timeout=30, what="the prompt after %r" % line)
+    # the shell's who=me is replaced by cmd=netload for the command, and given back after
+    assert during == {"net": "netload=sink", "shell": "cmd=netload", "udpsh": "cmd=ps"}, during
+    # over: the network task's set is given back, and the shell's own
+    by_name = labels_of(k)[1]
+    assert by_name["net"] == ["-"] and by_name["shell"] == ["cmd=ps"], by_name
+    assert udp_ps(k.udp_port) == {"net": "-", "shell": "who=me", "udpsh": "cmd=ps"}

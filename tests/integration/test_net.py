@@ -1,0 +1,722 @@
+"""The network in QEMU: the virtio-net driver and lwIP (DHCP and a static address, the `net` command), the UDP
+shell (the same text as the console, `busy` on overlap, every bad input of issue 5 followed by a normal answer
+and the kernel heap and lwIP's heap and pbufs back at their baseline, the allowlist, scripts/udpsh's timeout),
+and netload both ways with scripts/netload at the other end, plus a profile under network load that shows the
+driver or lwIP.
+
+Two kernels: one with DHCP, the UDP shell forwarded from a free host port and a netload port forwarded the same
+number (Kprof(udp=True, netload=True)) shared by most tests; and one with `ip=10.0.2.20/24 gw=10.0.2.2
+udpsh.allow=10.9.9.0/24`, its UDP shell forwarded to 10.0.2.20, where the host (10.0.2.2 inside) is a stranger.
+
+The profile under load uses the kernel's own flat-out `netload send`, not a sink the host feeds: under QEMU's
+TCG the frames and the tick come from QEMU's main loop together, so a tick profile hardly ever lands in the
+receive path at any rate the host can feed (see test_profile_under_netload_shows_the_driver_or_lwip).
+
+Host and kernel are compared by the kernel's own counters (`net`) and reports, never by host timings alone;
+every wait is a poll with a deadline.
+"""
+
+import contextlib
+import glob
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+from kprof_qemu import BUILD, TOP, Kprof, KprofError, free_port, poll
+from test_profile import mem_used_blocks, parse_report, unstarved
+
+SCRIPTS = os.path.join(TOP, "scripts")
+sys.path.insert(0, SCRIPTS)
+import kprof_wire as wire  # noqa: E402
+
+UDPSH = os.path.join(SCRIPTS, "udpsh")
+NETLOAD = os.path.join(SCRIPTS, "netload")
+
+DHCP_ADDRESS = "10.0.2.15"
+STATIC_ADDRESS = "10.0.2.20"
+STATIC_CMDLINE = "ip=%s/24 gw=10.0.2.2 udpsh.allow=10.9.9.0/24" % STATIC_ADDRESS
+HOST_INSIDE = "10.0.2.2"   # the host as the guest sees it under QEMU's user network
+
+BUSY = b"# udpsh busy: another command is running\n"
+TOO_LONG = b"# udpsh error: line too long (max 255 characters)\n"
+NOT_TEXT = b"# udpsh error: request is not text\n"
+MULTILINE = b"# udpsh error: one command line per request\n"
+NETLOAD_USAGE = ("usage: netload send HOST PORT SECONDS [SIZE] [PPS] | netload sink PORT SECONDS | "
+                 "netload echo PORT SECONDS")
+NETLOAD_BUSY = "netload: busy (another netload is running)"
+
+
+# ---- the `net` command -------------------------------------------------------------------------------------
+NET_LINES = [
+    ("iface", re.compile(r"vn0: mac (?P<mac>[0-9a-f]{2}(?::[0-9a-f]{2}){5}), address "
+                         r"(?P<address>\d+\.\d+\.\d+\.\d+)/(?P<prefix>\d+) \((?P<how>dhcp|static)\)")),
+    ("rx", re.compile(r"rx: (?P<rx_packets>\d+) packets, (?P<rx_bytes>\d+) bytes, (?P<rx_errors>\d+) errors, "
+                      r"(?P<rx_dropped>\d+) dropped")),
+    ("tx", re.compile(r"tx: (?P<tx_packets>\d+) packets, (?P<tx_bytes>\d+) bytes, (?P<tx_errors>\d+) errors, "
+                      r"(?P<tx_dropped>\d+) dropped")),
+    ("udp", re.compile(r"udp: (?P<udp_in>\d+) in, (?P<udp_out>\d+) out, (?P<udp_failed>\d+) send failures")),
+    ("lwip", re.compile(r"lwip: heap used (?P<lwip_heap>\d+) of (?P<lwip_heap_total>\d+) bytes, pbufs in use "
+                        r"(?P<pbufs>\d+) of (?P<pbufs_total>\d+)")),
+    ("udpsh", re.compile(r"udpsh: port (?P<port>\d+), (?P<requests>\d+) requests, (?P<busy>\d+) busy, "
+                         r"(?P<refused>\d+) refused, (?P<not_allowed>\d+) not allowed")),
+]
+
+
+def parse_net(out):
+    """`net`'s six lines, each matched whole, as one dict (numbers as ints)."""
+    lines = out.split("\n")
+    if len(lines) != len(NET_LINES):
+        raise KprofError("net printed %d lines, want %d:\n%s" % (len(lines), len(NET_LINES), out))
+    got = {}
+    for line, (what, rx) in zip(lines, NET_LINES):
+        m = rx.fullmatch(line)
+        if not m:
+            raise KprofError("net's %s line %r is not in its form:\n%s" % (what, line, out))
+        for key, value in m.groupdict().items():
+            got[key] = int(value) if value.isdigit() else value
+    return got
+
+
+def net_status(k):
+    return parse_net(k.cmd("net"))
+
+
+def shell_handled(n):
+    """Requests the UDP shell has answered or refused, by the `net` counters."""
+    return n["requests"] + n["busy"] + n["refused"] + n["not_allowed"]
+
+
+# ---- talking to the UDP shell --------------------------------------------------------------------------------
+def udpsh(port, *words, timeout=10.0):
+    """scripts/udpsh -t timeout -p port 127.0.0.1 words...; the CompletedProcess (stdout bytes, stderr text)."""
+    argv = [UDPSH, "-t", "%g" % timeout, "-p", str(port), "127.0.0.1"] + list(words)
+    r = subprocess.run(argv, capture_output=True, timeout=timeout + 30)
+    r.stderr = r.stderr.decode("utf-8", "replace")
+    return r
+
+
+def udp_cmd(port, line, timeout=10.0):
+    """One command over UDP through scripts/udpsh that must succeed; its text without the last newline (as
+    Kprof.cmd returns console output)."""
+    r = udpsh(port, *line.split(), timeout=timeout)
+    assert r.returncode == 0 and r.stderr == "", "scripts/udpsh %r exited %d: %s\n%r" \
+        % (line, r.returncode, r.stderr, r.stdout[-2000:])
+    text = r.stdout.decode("ascii")
+    assert text.endswith("\n"), "the reply to %r does not end with a newline: %r" % (line, text[-200:])
+    return text[:-1]
+
+
+class UdpShell:
+    """A kernel's shell as seen over UDP, for helpers that take something with cmd() (cpus_table, unstarved)
+    while the console is busy."""
+
+    def __init__(self, port):
+        self.port = port
+
+    def cmd(self, line, timeout=10.0):
+        return udp_cmd(self.port, line, timeout)
+
+
+def exchange(port, data, timeout=10.0, sock=None):
+    """Sends one raw datagram from a fresh socket (or sock) and collects the reply: a kprof_wire.Reply, complete,
+    refused, or whatever arrived before the deadline."""
+    reply = wire.Reply()
+    own = sock is None
+    if own:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        sock.connect(("127.0.0.1", port))
+    try:
+        if data is not None:
+            sock.send(data)
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            sock.settimeout(left)
+            try:
+                datagram = sock.recv(65535)
+            except socket.timeout:
+                break
+            if reply.add(datagram):
+                break
+    finally:
+        if own:
+            sock.close()
+    return reply
+
+
+def wait_dhcp(k):
+    poll("the DHCP address %s/24" % DHCP_ADDRESS,
+         lambda: net_status(k)["address"] == DHCP_ADDRESS, timeout=30, every=0.1)
+
+
+# ---- baselines -----------------------------------------------------------------------------------------------
+def baseline(k):
+    """(heap used bytes, heap blocks, lwIP heap used, pbufs in use). The profiler's rings are allocated at its
+    first start and kept: a profile first, so they are in the baseline."""
+    if not getattr(k, "profiled_once", False):
+        k.cmd("profile 1 all 1")
+        k.profiled_once = True
+    n = net_status(k)
+    return mem_used_blocks(k) + (n["lwip_heap"], n["pbufs"])
+
+
+def assert_recovered(k, base, console_help):
+    """The UDP shell answers `help` normally (the console's text, exit 0), and the kernel heap, lwIP's heap and
+    its pbufs are back at base."""
+    r = udpsh(k.udp_port, "help")
+    assert r.returncode == 0 and r.stderr == "", "help over UDP afterwards: exit %d, %s" % (r.returncode, r.stderr)
+    assert r.stdout.decode("ascii") == console_help + "\n", "help over UDP afterwards:\n%s" % r.stdout
+    last = [None]
+
+    def back():
+        n = net_status(k)
+        last[0] = mem_used_blocks(k) + (n["lwip_heap"], n["pbufs"])
+        return last[0] == base
+
+    try:
+        poll("heap, lwIP heap and pbufs back to %s" % (base,), back, timeout=10, every=0.1)
+    except KprofError as e:
+        raise KprofError("%s; (heap bytes, heap blocks, lwIP heap, pbufs) now %s" % (e, last[0])) from None
+
+
+# ---- fixtures ----------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def kernel_net(request):
+    """DHCP, the UDP shell on a free host port, a netload port forwarded host -> guest as the same number."""
+    k = Kprof(smp=4, mem=256, udp=True, netload=True, name=request.node.name + "-dhcp")
+    try:
+        k.boot()
+        wait_dhcp(k)
+        yield k
+    finally:
+        k.kill()
+
+
+@pytest.fixture(scope="module")
+def console_help(kernel_net):
+    return kernel_net.cmd("help")
+
+
+@pytest.fixture(scope="module")
+def kernel_static(request):
+    """ip=10.0.2.20/24 gw=10.0.2.2 udpsh.allow=10.9.9.0/24; its UDP shell forwarded from k.static_port to
+    10.0.2.20:5555 (QEMU's hostfwd goes to 10.0.2.15 unless told)."""
+    port = free_port(socket.SOCK_DGRAM)
+    k = Kprof(smp=4, mem=256, cmdline=STATIC_CMDLINE, name=request.node.name + "-static",
+              extra_args=["-netdev", "user,id=n0,hostfwd=udp:127.0.0.1:%d-%s:5555" % (port, STATIC_ADDRESS),
+                          "-device", "virtio-net-pci,netdev=n0"])
+    k.static_port = port
+    try:
+        k.boot()
+        yield k
+    finally:
+        k.kill()
+
+
+# ---- addressing and `net` ------------------------------------------------------------------------------------
+def test_dhcp_gives_the_user_network_address(kernel_net):
+    n = net_status(kernel_net)
+    assert (n["address"], n["prefix"], n["how"]) == (DHCP_ADDRESS, 24, "dhcp"), n
+    assert n["mac"] == "52:54:00:12:34:56", "QEMU's first NIC has the MAC 52:54:00:12:34:56: %s" % n["mac"]
+    assert n["port"] == 5555 and n["rx_errors"] == 0 and n["tx_errors"] == 0, n
+    assert n["lwip_heap_total"] > 0 and n["pbufs_total"] > 0 and n["pbufs"] <= n["pbufs_total"], n
+    # DHCP took a DISCOVER/OFFER/REQUEST/ACK at least: frames went both ways
+    assert n["rx_packets"] >= 2 and n["tx_packets"] >= 2, n
+    lines = re.findall(r"net: address [^\n]*", kernel_net.log.replace("\r", ""))
+    assert lines == ["net: address 10.0.2.15/24 gateway 10.0.2.2 (dhcp)"], \
+        "the boot log should give the DHCP address once; it has %s" % lines
+
+
+def test_static_address_from_the_command_line(kernel_static):
+    n = net_status(kernel_static)
+    assert (n["address"], n["prefix"], n["how"]) == (STATIC_ADDRESS, 24, "static"), n
+    lines = re.findall(r"net: address [^\n]*", kernel_static.log.replace("\r", ""))
+    assert lines == ["net: address 10.0.2.20/24 gateway 10.0.2.2 (static)"], \
+        "the boot log should give the static address once; it has %s" % lines
+    assert "udpsh: listening on UDP port 5555 (udpsh.allow)" in kernel_static.boot_log, kernel_static.boot_log
+
+
+# ---- the same text as the console ----------------------------------------------------------------------------
+def test_help_over_udp_is_the_consoles(kernel_net, console_help):
+    assert console_help.startswith("help ") and "netload" in console_help, console_help
+    r = udpsh(kernel_net.udp_port, "help")
+    assert r.returncode == 0 and r.stderr == "", "exit %d: %s" % (r.returncode, r.stderr)
+    assert r.stdout.decode("ascii") == console_help + "\n", \
+        "help over UDP:\n%s\nhelp on the console:\n%s" % (r.stdout.decode("ascii", "replace"), console_help)
+
+
+def test_profile_over_udp_has_the_consoles_format(kernel_net):
+    k = kernel_net
+
+    def attempt():
+        console = parse_report(k.cmd("profile 500 all 3", timeout=30), 500, 3)
+        udp = parse_report(udp_cmd(k.udp_port, "profile 500 all 3", timeout=30), 500, 3)
+        for where, r in (("console", console), ("UDP", udp)):
+            assert r.cpus == 4, "not every CPU contributed to the %s profile:\n%s" % (where, r.text)
+        assert "\r" not in udp.text and "# udpsh" not in udp.text, udp.text
+        assert udp.source == console.source, (udp.source, console.source)
+
+    unstarved(k, attempt, "profile 500 all 3 on the console and over UDP")
+
+
+# ---- one command at a time -----------------------------------------------------------------------------------
+def test_busy_while_a_udp_profile_runs(kernel_net):
+    k = kernel_net
+
+    def attempt():
+        before = net_status(k)
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as first:
+            first.connect(("127.0.0.1", k.udp_port))
+            first.send(b"profile 2000 all 3\n")
+            # the kernel took it (and is now running it) once its request counter moved
+            poll("the UDP profile accepted",
+                 lambda: net_status(k)["requests"] == before["requests"] + 1, timeout=10)
+            # a raw datagram meanwhile: exactly the busy line, nothing else
+            refusal = exchange(k.udp_port, b"help\n", timeout=5)
+            assert refusal.refusal is not None and refusal.chunks == [] and refusal.trailer is None, \
+                "a request during the UDP profile got %r (%s)" % (refusal.text, refusal.problem())
+            assert refusal.refusal[1].encode() + b"\n" == BUSY, refusal.refusal
+            # scripts/udpsh says so, exit 3
+            r = udpsh(k.udp_port, "help")
+            assert r.returncode == 3 and r.stdout == b"" \
+                and r.stderr == "udpsh: busy: another command is running\n", \
+                "scripts/udpsh during the UDP profile: exit %d, %r, %r" % (r.returncode, r.stdout, r.stderr)
+            # the console has its own shell, but the profiler is one: its own busy
+            assert k.cmd("profile 1000") == "profile: busy"
+            reply = exchange(k.udp_port, None, timeout=30, sock=first)
+        assert reply.problem() is None and reply.trailer.status == 0, \
+            "the UDP profile's reply: %s\n%r" % (reply.problem(), reply.text[-2000:])
+        text = reply.text.decode("ascii")
+        parse_report(text[:-1] if text.endswith("\n") else text, 2000, 3)
+        after = net_status(k)
+        assert after["busy"] == before["busy"] + 2 and after["requests"] == before["requests"] + 1, \
+            (before, after)
+
+    unstarved(k, attempt, "profile 2000 over UDP with requests meanwhile")
+    # and the profiler is free again
+    assert k.cmd("profile 1 all 1").startswith("profiled ")
+
+
+# ---- bad input -------------------------------------------------------------------------------------------------
+GARBAGE = bytes([0x00, 0xFF, 0x1B, 0x5B, 0x32, 0x4A, 0x80, 0x7F]) + b"help" + bytes(range(0x80, 0x90))
+
+# (name, datagram, what comes back: a refusal line, or "console:<line>" = the console's text for that line)
+BAD_INPUT = [
+    ("empty", b"", "console:"),
+    ("65507 bytes", b"a" * 65507, TOO_LONG),
+    ("65507 bytes of binary", bytes(i * 7 & 0xFF for i in range(65507)), TOO_LONG),
+    ("256 characters", b"x" * 256, TOO_LONG),
+    ("255 characters", b"x" * 255, "console:" + "x" * 255),
+    ("binary garbage", GARBAGE, NOT_TEXT),
+    ("a NUL", b"help\x00", NOT_TEXT),
+    ("two lines", b"help\nps\n", MULTILINE),
+    ("a bare carriage return", b"help\rps", MULTILINE),
+    ("no newline", b"help", "console:help"),
+    ("CR LF", b"help\r\n", "console:help"),
+    ("tabs between words", b"profile\t1\tall\t1", "profile"),
+]
+
+
+@pytest.mark.parametrize("name,datagram,expect", BAD_INPUT, ids=[c[0] for c in BAD_INPUT])
+def test_bad_request(kernel_net, console_help, name, datagram, expect):
+    k = kernel_net
+    base = baseline(k)
+    before = net_status(k)
+    reply = exchange(k.udp_port, datagram, timeout=15)
+    after = net_status(k)
+    if isinstance(expect, bytes):
+        assert reply.refusal is not None and reply.chunks == [] and reply.trailer is None, \
+            "%s: want the refusal %r, got %r (%s)" % (name, expect, reply.text[:300], reply.problem())
+        assert reply.refusal[1].encode() + b"\n" == expect, "%s: %r" % (name, reply.refusal)
+        assert after["refused"] == before["refused"] + 1 and after["requests"] == before["requests"], \
+            (before, after)
+    else:
+        assert reply.problem() is None, "%s: %s; text %r" % (name, reply.problem(), reply.text[:300])
+        assert after["requests"] == before["requests"] + 1 and after["refused"] == before["refused"], \
+            (before, after)
+        text = reply.text.decode("ascii")
+        if expect == "profile":
+            assert reply.trailer.status == 0, text
+            parse_report(text[:-1], 1, 1)
+        else:
+            line = expect[len("console:"):]
+            want = k.cmd(line) if line else ""
+            assert text == (want + "\n" if want else ""), "%s: over UDP %r, on the console %r" % (name, text, want)
+            if not line:
+                assert reply.trailer.datagrams == 0 and reply.trailer.bytes == 0 and reply.trailer.status == 0, \
+                    reply.trailer
+    assert_recovered(k, base, console_help)
+
+
+def test_flood_of_10000_datagrams_while_a_console_profile_runs(kernel_net, console_help):
+    k = kernel_net
+    base = baseline(k)
+    mix = [b"help", b"", GARBAGE, b"x" * 300, b"help\nps", b"bogus\n", b"y" * 1400]
+    stats = {}
+
+    def attempt():
+        before = net_status(k)
+        line = "profile 2000 all 8"
+        k.drain()
+        k.send_line(line)
+        k.expect(re.escape(line) + r"\n", what="the echo of %r" % line)
+        # the other way round from the busy test: a UDP profile while the console's runs gets the profiler's busy
+        r = udpsh(k.udp_port, "profile", "500")
+        assert (r.returncode, r.stdout, r.stderr) == (1, b"profile: busy\n", ""), \
+            "UDP profile during the console's: exit %d, %r, %r" % (r.returncode, r.stdout, r.stderr)
+        sent = 0
+        t0 = time.monotonic()
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 16)
+            s.connect(("127.0.0.1", k.udp_port))
+            for i in range(10000):
+                try:
+                    s.send(mix[i % len(mix)])
+                    sent += 1
+                except (BlockingIOError, ConnectionRefusedError):
+                    pass
+        flood_s = time.monotonic() - t0
+        m = k.expect(r"\n> ", timeout=60, what="the prompt after the console's profile 2000")
+        report = parse_report(m.before, 2000, 8)
+        assert report.cpus == 4, "not every CPU contributed:\n%s" % report.text
+        # the network task must have taken its share: the UDP shell saw (at least some of) the flood
+        after = poll("the kernel done with the flood", lambda: _settled(k), timeout=30, every=0.2)
+        handled = shell_handled(after) - shell_handled(before) - 1
+        assert sent == 10000, "only %d of 10000 datagrams left the host" % sent
+        assert 0 < handled <= sent, "the UDP shell counted %d requests for %d datagrams sent" % (handled, sent)
+        assert after["rx_errors"] == before["rx_errors"], (before, after)
+        stats.update(sent=sent, handled=handled, flood_s=flood_s,
+                     dropped=after["rx_dropped"] - before["rx_dropped"])
+
+    unstarved(k, attempt, "profile 2000 on the console under a flood")
+    print("flood: %(sent)d datagrams in %(flood_s).2f s, the UDP shell answered or refused %(handled)d, "
+          "the driver dropped %(dropped)d" % stats)
+    # the flood is over: requests get through again (busy only while a flood `help` still runs)
+    poll("UDP help answered after the flood", lambda: udpsh(k.udp_port, "help").returncode == 0, timeout=15)
+    assert_recovered(k, base, console_help)
+
+
+def _settled(k):
+    """`net` once two readings a moment apart agree on the shell's counters and the packets received (the
+    flood has been taken in)."""
+    a = net_status(k)
+    b = net_status(k)
+    keys = ("rx_packets", "rx_dropped", "requests", "busy", "refused")
+    return b if all(a[x] == b[x] for x in keys) else None
+
+
+def test_strangers_get_no_answer(kernel_static, kernel_net, console_help):
+    k = kernel_static
+    base = baseline(k)
+    before = net_status(k)
+    assert before["not_allowed"] == 0, before
+    # scripts/udpsh: nothing comes back, so it times out and says so
+    t0 = time.monotonic()
+    r = udpsh(k.static_port, "help", timeout=2)
+    elapsed = time.monotonic() - t0
+    assert (r.returncode, r.stdout, r.stderr) == (4, b"", "udpsh: timed out after 2s: no reply\n"), \
+        "a request from outside the allowlist: exit %d, %r, %r" % (r.returncode, r.stdout, r.stderr)
+    assert elapsed >= 2.0, "scripts/udpsh gave up after %.2f s of a 2 s timeout" % elapsed
+    # raw datagrams of every kind: no refusal either, not even busy or an error
+    for datagram in (b"help\n", b"", GARBAGE, b"a" * 65507):
+        reply = exchange(k.static_port, datagram, timeout=1)
+        assert reply.chunks == [] and reply.trailer is None and reply.refusal is None, \
+            "a stranger's %r got %r" % (datagram[:20], reply.text[:200])
+    # each reached the shell at 10.0.2.20 and was counted as not allowed, nothing else
+    after = poll("five requests counted as not allowed",
+                 lambda: (lambda n: n if n["not_allowed"] >= 5 else None)(net_status(k)), timeout=10)
+    assert after["not_allowed"] == 5, after
+    for key in ("requests", "busy", "refused"):
+        assert after[key] == before[key] == 0, (before, after)
+    assert after["udp_out"] == before["udp_out"], "the kernel sent something: %s -> %s" % (before, after)
+    # the console still answers, nothing leaked
+    base_now = baseline(k)
+    assert base_now == base, "heap or lwIP use moved: %s -> %s" % (base, base_now)
+    # and a kernel that allows the host answers it
+    r = udpsh(kernel_net.udp_port, "help")
+    assert r.returncode == 0 and r.stdout.decode("ascii") == console_help + "\n", r
+
+
+# ---- scripts/udpsh on its own ----------------------------------------------------------------------------------
+def test_udpsh_times_out_when_nobody_answers():
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as silent:
+        silent.bind(("127.0.0.1", 0))  # takes the datagram, never answers
+        port = silent.getsockname()[1]
+        t0 = time.monotonic()
+        r = udpsh(port, "help", timeout=1)
+        elapsed = time.monotonic() - t0
+        silent.settimeout(5)
+        assert silent.recv(65535) == b"help\n", "scripts/udpsh did not send the command line"
+    assert (r.returncode, r.stdout, r.stderr) == (4, b"", "udpsh: timed out after 1s: no reply\n"), \
+        "exit %d, %r, %r" % (r.returncode, r.stdout, r.stderr)
+    assert elapsed >= 1.0, "gave up after %.2f s of a 1 s timeout" % elapsed
+
+
+def test_udpsh_says_when_nothing_listens():
+    port = free_port(socket.SOCK_DGRAM)
+    r = udpsh(port, "help", timeout=5)
+    assert r.returncode == 4 and r.stdout == b"" and "refused the datagram" in r.stderr \
+        and r.stderr.startswith("udpsh: 127.0.0.1:%d " % port) and r.stderr.count("\n") == 1, \
+        "exit %d, %r, %r" % (r.returncode, r.stdout, r.stderr)
+
+
+# ---- netload ---------------------------------------------------------------------------------------------------
+def udp_port_bound(port):
+    """True when some host socket is bound to UDP port (from /proc/net/udp)."""
+    with open("/proc/net/udp") as f:
+        next(f)
+        return any(int(line.split()[1].split(":")[1], 16) == port for line in f)
+
+
+def start_console(k, line):
+    """Sends line to the console and consumes its echo; the command goes on running."""
+    k.drain()
+    k.send_line(line)
+    k.expect(re.escape(line) + r"\n", what="the echo of %r" % line)
+
+
+@contextlib.contextmanager
+def console_command(k, line, seconds):
+    """start_console(k, line) for a command that runs about `seconds`; the block reads its output through to
+    the prompt. A block that fails still waits for that prompt (so the next test finds the console free)."""
+    start_console(k, line)
+    try:
+        yield
+    except BaseException:
+        try:
+            k.expect(r"\n> ", timeout=seconds + 30, what="the prompt after %r" % line)
+        except KprofError:
+            pass
+        raise
+
+
+RX_TX_LINE = re.compile(r"sent packets \d+ \(\d+/s\), bytes \d+ \(\d+/s\)")
+RX_RX_LINE = re.compile(r"packets \d+ \(\d+/s\), bytes \d+ \(\d+/s\), lost \d+, out of order \d+, "
+                        r"duplicates \d+, invalid \d+")
+
+
+def host_netload(*args, timeout=60):
+    r = subprocess.run([NETLOAD] + [str(a) for a in args], capture_output=True, text=True, timeout=timeout)
+    assert r.returncode == 0 and r.stderr == "", "netload %s: exit %d, %s" % (args, r.returncode, r.stderr)
+    return r.stdout
+
+
+BAD_NETLOAD = ["netload", "netload sink", "netload sink 6000", "netload sink 6000 3 4", "netload sink 0 3",
+               "netload sink 65536 3", "netload sink 6000 0", "netload sink 6000 601", "netload sink x 3",
+               "netload sink 6000 1.5", "netload SINK 6000 3", "netload echo 6000", "netload bogus 6000 3",
+               "netload send", "netload send 10.0.2.2 6000", "netload send 10.0.2 6000 1",
+               "netload send 10.0.2.256 6000 1", "netload send host 6000 1", "netload send 10.0.2.2 0 1",
+               "netload send 10.0.2.2 6000 0", "netload send 10.0.2.2 6000 1 27", "netload send 10.0.2.2 6000 1 1473",
+               "netload send 10.0.2.2 6000 1 512 1000001", "netload send 10.0.2.2 6000 1 512 -1",
+               "netload send 10.0.2.2 6000 1 512 100 9"]
+
+
+def test_bad_netload_arguments_get_the_usage_line(kernel_net):
+    k = kernel_net
+    for line in BAD_NETLOAD:
+        assert k.cmd(line) == NETLOAD_USAGE, "%r answered otherwise" % line
+    r = udpsh(k.udp_port, "netload", "sink", "0", "3")
+    assert (r.returncode, r.stdout, r.stderr) == (1, (NETLOAD_USAGE + "\n").encode(), ""), r
+    # nothing was started or left claimed: a short sink runs and reports nothing received
+    out = k.cmd("netload sink %d 1" % k.netload_port, timeout=15)
+    assert out == ("netload: sink on UDP port %d for 1 s\nnetload sink: packets 0 (0/s), bytes 0 (0/s), lost 0, "
+                   "out of order 0, duplicates 0, invalid 0" % k.netload_port), out
+
+
+def start_host_sink(port, seconds):
+    """scripts/netload sink on the host, returned once it is listening."""
+    sink = subprocess.Popen([NETLOAD, "sink", str(port), str(seconds)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        poll("the host sink listening on %d" % port, lambda: udp_port_bound(port) or sink.poll() is not None,
+             timeout=10, every=0.02)
+    except BaseException:
+        sink.kill()
+        sink.wait()
+        raise
+    assert sink.poll() is None, "the host sink exited at once: %s" % (sink.communicate(),)
+    return sink
+
+
+def finish_host_sink(sink, timeout):
+    try:
+        out, err = sink.communicate(timeout=timeout)
+    finally:
+        if sink.poll() is None:
+            sink.kill()
+            sink.wait()
+    assert sink.returncode == 0 and err == "", "host sink: exit %s, %s" % (sink.returncode, err)
+    assert RX_RX_LINE.fullmatch(out.rstrip("\n")) and out.count("\n") == 1, "the host sink said:\n%s" % out
+    return wire.parse_rx_report(out)
+
+
+def test_kernel_sink_fed_by_host_send(kernel_net):
+    k = kernel_net
+    port, seconds, size, pps = k.netload_port, 3, 512, 2000
+    base_pbufs = net_status(k)["pbufs"]
+    with console_command(k, "netload sink %d %d" % (port, seconds), seconds):
+        k.expect(r"netload: sink on UDP port %d for %d s\n" % (port, seconds), timeout=5)
+        host = host_netload("send", "127.0.0.1", port, 2, size, pps)
+        m = k.expect(r"netload sink: ([^\n]*)\n> ", timeout=seconds + 15, what="the sink's report")
+    assert RX_TX_LINE.fullmatch(host.rstrip("\n")) and host.count("\n") == 1, "host netload send said:\n%s" % host
+    assert RX_RX_LINE.fullmatch(m.group(1)), "the kernel's sink said %r" % m.group(1)
+    kernel, tx = wire.parse_rx_report(m.group(1)), wire.parse_tx_report(host)
+    # 2 s at 2000/s
+    assert abs(tx["packets"] - 2 * pps) <= pps // 100, host
+    assert tx["bytes"] == tx["packets"] * size, host
+    # a modest rate: everything arrives, in order, once
+    assert (kernel["lost"], kernel["out_of_order"], kernel["duplicates"], kernel["invalid"]) == (0, 0, 0, 0), \
+        m.group(1)
+    assert kernel["packets"] == tx["packets"], "host sent %d, kernel took %d: %s" \
+        % (tx["packets"], kernel["packets"], m.group(1))
+    assert kernel["bytes"] == kernel["packets"] * size, m.group(1)
+    # the kernel's rates are over its whole window, SECONDS (a little more: it wakes at the tick)
+    assert kernel["packets"] // (seconds + 1) <= kernel["packets_per_s"] <= kernel["packets"] // seconds, m.group(1)
+    poll("pbufs back to %d" % base_pbufs, lambda: net_status(k)["pbufs"] == base_pbufs, timeout=10)
+
+
+def test_kernel_send_to_host_sink(kernel_net):
+    k = kernel_net
+    host_port, seconds, size, pps = free_port(socket.SOCK_DGRAM), 2, 512, 2000
+    sink = start_host_sink(host_port, seconds + 3)
+    try:
+        out = k.cmd("netload send %s %d %d %d %d" % (HOST_INSIDE, host_port, seconds, size, pps), timeout=30)
+        host = finish_host_sink(sink, 30)
+    finally:
+        if sink.poll() is None:
+            sink.kill()
+            sink.wait()
+    assert out.startswith("netload send: ") and RX_TX_LINE.fullmatch(out[len("netload send: "):]), \
+        "the kernel's netload send said:\n%s" % out
+    kernel = wire.parse_tx_report(out)
+    assert abs(kernel["packets"] - seconds * pps) <= pps // 100, out
+    assert kernel["bytes"] == kernel["packets"] * size, out
+    assert pps * 0.95 <= kernel["packets_per_s"] <= pps, out
+    assert (host["lost"], host["out_of_order"], host["duplicates"], host["invalid"]) == (0, 0, 0, 0), host
+    assert host["packets"] == kernel["packets"] and host["bytes"] == kernel["bytes"], \
+        "the kernel sent %s, the host took %s" % (out, host)
+
+
+def net_symbols():
+    """The text symbols of the virtio-net driver and of lwIP, from their object files."""
+    objs = [os.path.join(BUILD, "k", "kernel", "drivers", "virtio_net.c.o")] + \
+        glob.glob(os.path.join(BUILD, "lwip", "**", "*.o"), recursive=True)
+    assert len(objs) > 5 and all(os.path.isfile(o) for o in objs), objs
+    out = subprocess.run(["nm", "--defined-only"] + objs, check=True, capture_output=True, text=True,
+                         timeout=60).stdout
+    names = {f[2] for f in (line.split() for line in out.splitlines()) if len(f) == 3 and f[1] in "Tt"}
+    for name in ("virtio_net_receive", "ethernet_input", "udp_input", "pbuf_alloc", "ip4_input"):
+        assert name in names, "%s is not among the driver's and lwIP's symbols" % name
+    return names
+
+
+def test_profile_under_netload_shows_the_driver_or_lwip(kernel_net):
+    """The kernel's `netload send` as fast as it can (its network task never waits), a profile over UDP
+    meanwhile. A load the host paces (the kernel's sink) is no good here under QEMU's TCG: frames and the tick
+    arrive from QEMU's main loop together, so the tick lands before the network task's work and hardly ever in
+    it (1 sample in 400 at 5000 datagrams/s); the kernel's own flat-out sender is sampled anywhere in its loop."""
+    k = kernel_net
+    names = net_symbols()
+    host_port, seconds, size, pps = free_port(socket.SOCK_DGRAM), 8, 1472, 1000000
+    udp = UdpShell(k.udp_port)
+    tx0 = parse_net(udp.cmd("net"))["tx_packets"]
+    sink = start_host_sink(host_port, seconds + 2)
+    found = []
+    line = "netload send %s %d %d %d %d" % (HOST_INSIDE, host_port, seconds, size, pps)
+    try:
+        with console_command(k, line, seconds):
+            poll("the kernel sending", lambda: parse_net(udp.cmd("net"))["tx_packets"] >= tx0 + 1000,
+                 timeout=10, every=0.1)
+            # one netload at a time, whichever shell asks
+            r = udpsh(k.udp_port, "netload", "sink", str(k.netload_port), "1")
+            assert (r.returncode, r.stdout, r.stderr) == (1, (NETLOAD_BUSY + "\n").encode(), ""), r
+
+            def attempt():
+                tx = parse_net(udp.cmd("net"))["tx_packets"]
+                rep = parse_report(udp.cmd("profile 1000 all 5", timeout=30), 1000, 5)
+                sent = parse_net(udp.cmd("net"))["tx_packets"] - tx
+                assert sent >= 1000, "only %d frames went out around the profile: the load was over" % sent
+                net_chains = [c for c in rep.chains if any(s in names for s in c.symbols())]
+                assert net_chains, "no chain of the driver or lwIP in a profile while the kernel sent %d frames:\n%s" \
+                    % (sent, rep.text)
+                found[:] = net_chains
+
+            # a retry only when the host starved QEMU; `cpus` goes over UDP, the console is in netload
+            unstarved(udp, attempt, "profile 1000 all 5 under netload send")
+            m = k.expect(r"netload send: ([^\n]*)\n(?:netload: the transmit ring was full (\d+) times \(sending waited\)\n)?> ",
+                         timeout=seconds + 30, what="the kernel's netload send report")
+        host = finish_host_sink(sink, seconds + 30)
+    finally:
+        if sink.poll() is None:
+            sink.kill()
+            sink.wait()
+    print("driver/lwIP chains under netload send: %s" % found)
+    kernel = wire.parse_tx_report(m.group(1))
+    assert RX_TX_LINE.fullmatch(m.group(1)) and kernel["packets"] > 0, m.group(0)
+    failed = int(m.group(2) or 0)
+    assert kernel["bytes"] <= kernel["packets"] * size, m.group(0)
+    assert host["invalid"] == 0 and host["duplicates"] == 0 and 0 < host["packets"] <= kernel["packets"], \
+        (m.group(0), host)
+
+
+def test_netload_send_at_20000_per_second_gets_them_out_and_leaves_the_udp_shell_usable(kernel_net, console_help):
+    """The kernel's `netload send` at 20000 datagrams/s of 512 bytes -- 10 MB/s, well under what the same
+    kernel sends flat out -- must get its datagrams out, report what it sent consistently, and leave the UDP
+    shell usable (its replies share the transmit path). A reply may be lost (UDP; the client can tell), so each
+    request may be sent three times, but each must get a whole reply in the end. The host's end never counts a
+    full send queue as sent: it waits for room (scripts/netload)."""
+    k = kernel_net
+    host_port, seconds, size, pps = free_port(socket.SOCK_DGRAM), 6, 512, 20000
+    before = net_status(k)
+    sink = start_host_sink(host_port, seconds + 4)
+    outcomes = []
+    try:
+        # the kernel starts sending as it takes the line: the requests go out at once (5 s at most)
+        with console_command(k, "netload send %s %d %d %d %d" % (HOST_INSIDE, host_port, seconds, size, pps),
+                             seconds):
+            t0 = time.monotonic()
+            for _ in range(4):
+                tries = []
+                for _ in range(3):
+                    reply = exchange(k.udp_port, b"help", timeout=0.4)
+                    tries.append(reply.problem())
+                    if reply.problem() is None:
+                        assert reply.text.decode("ascii") == console_help + "\n"
+                        break
+                outcomes.append(tries)
+            elapsed = time.monotonic() - t0
+            m = k.expect(r"netload send: ([^\n]*)\n(?:netload: the transmit ring was full (\d+) times \(sending waited\)\n)?> ",
+                         timeout=seconds + 30, what="the kernel's netload send report")
+        host = finish_host_sink(sink, seconds + 30)
+    finally:
+        if sink.poll() is None:
+            sink.kill()
+            sink.wait()
+    print("tries of each UDP request during netload send: %s" % outcomes)
+    assert elapsed < seconds, "the requests outlasted the netload run (%.1f s), so they tested nothing" % elapsed
+    n = net_status(k)
+    kernel = wire.parse_tx_report(m.group(1))
+    failed = int(m.group(2) or 0)
+    facts = "kernel: %s; host: %d received, %d lost; net: UDP shell requests taken %d, tx dropped %d, udp send " \
+        "failures %d" % (m.group(0).replace("\n", " | "), host["packets"], host["lost"],
+                         n["requests"] - before["requests"], n["tx_dropped"] - before["tx_dropped"],
+                         n["udp_failed"] - before["udp_failed"])
+    problems = []
+    if not all(t[-1] is None for t in outcomes):
+        problems.append("UDP shell requests got no whole reply in three tries: the tries of each: %s" % outcomes)
+    # A full transmit ring makes the sender wait (the datagram keeps its sequence number), so it is never loss:
+    # every datagram the kernel counts as sent must reach the host.
+    if host["packets"] + host["lost"] < kernel["packets"] * 99 // 100:
+        problems.append("the host saw %d of the %d datagrams the kernel sent (ring full %d times)"
+                        % (host["packets"], kernel["packets"], failed))
+    if kernel["bytes"] != kernel["packets"] * size:
+        problems.append("the kernel counts %d packets sent but %d bytes (%d packets' worth)"
+                        % (kernel["packets"], kernel["bytes"], kernel["bytes"] // size))
+    assert not problems, "netload send %d %d: %s\n(%s)" % (size, pps, "; ".join(problems), facts)

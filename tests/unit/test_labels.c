@@ -1,0 +1,389 @@
+/* tests/unit/test_labels.c: label sets (kernel/labels.c) and the `label` command (kernel/cmd_label.c) --
+ * the key and value rules, pair parsing, interning (the same pairs in any order give the same pointer, sorted
+ * inside; refusals leave the table as it was), formatting, lookup, the task's pointer, and the table filling
+ * up: a clear error, the command's one line, every earlier set intact and still found. The table is never
+ * emptied (that is the point of it), so the test that fills it runs last. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "fake_hal.h"
+#include "kernel/commands.h"
+#include "kernel/labels.h"
+#include "kernel/sink.h"
+#include "kernel/task.h"
+
+static struct label_pair pair(const char *key, const char *value)
+{
+    struct label_pair p;
+    memset(&p, 0x5a, sizeof p); /* garbage after the strings must not matter */
+    strcpy(p.key, key);
+    strcpy(p.value, value);
+    return p;
+}
+
+static const char *text_of(const struct label_set *set)
+{
+    static char buf[LABEL_SET_TEXT_MAX];
+    size_t n = label_set_format(set, buf, sizeof buf);
+    assert_int_equal(n, strlen(buf));
+    return buf;
+}
+
+/* ---- the rules ------------------------------------------------------------------------------------------ */
+
+static void test_keys(void **state)
+{
+    (void)state;
+    assert_true(label_key_valid("cmd"));
+    assert_true(label_key_valid("a"));
+    assert_true(label_key_valid("net_load.v2-x"));
+    assert_true(label_key_valid("0123456789abcde")); /* 15 */
+    assert_false(label_key_valid(""));
+    assert_false(label_key_valid("0123456789abcdef")); /* 16 */
+    assert_false(label_key_valid("Job"));
+    assert_false(label_key_valid("a b"));
+    assert_false(label_key_valid("a=b"));
+    assert_false(label_key_valid("a,b"));
+    assert_false(label_key_valid("a/b"));
+    assert_false(label_key_valid("\xc3\xa9"));
+}
+
+static void test_values(void **state)
+{
+    (void)state;
+    assert_true(label_value_valid("x"));
+    assert_true(label_value_valid("!#$%&()*+-./:;<>?@[]^_`")); /* 23 characters of punctuation */
+    assert_true(label_value_valid("{|}~\"'\\Sink/UDP:5556"));
+    assert_true(label_value_valid("ABCDEFGHIJKLMNOPQRSTUVW")); /* 23 */
+    assert_false(label_value_valid("ABCDEFGHIJKLMNOPQRSTUVWX")); /* 24 */
+    assert_false(label_value_valid(""));
+    assert_false(label_value_valid("a b"));
+    assert_false(label_value_valid("a,b"));
+    assert_false(label_value_valid("a=b"));
+    assert_false(label_value_valid("a\tb"));
+    assert_false(label_value_valid("a\x7f"));
+    assert_false(label_value_valid("\x80"));
+}
+
+static void test_parse_pair(void **state)
+{
+    (void)state;
+    struct label_pair p;
+    assert_true(label_parse_pair("job=a", &p));
+    assert_string_equal(p.key, "job");
+    assert_string_equal(p.value, "a");
+    assert_true(label_parse_pair("netload=sink", &p));
+    assert_string_equal(p.value, "sink");
+    assert_true(label_parse_pair("0123456789abcde=ABCDEFGHIJKLMNOPQRSTUVW", &p));
+    static const char *bad[] = {
+        "", "=", "job", "job=", "=a", "job=a=b", "Job=a", "job=a b", "job=a,b", "0123456789abcdef=a",
+        "job=ABCDEFGHIJKLMNOPQRSTUVWX", "j b=a", "job==a",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        if (label_parse_pair(bad[i], &p))
+            fail_msg("\"%s\" was accepted", bad[i]);
+}
+
+/* ---- interning ------------------------------------------------------------------------------------------ */
+
+static void test_same_pairs_same_set_in_any_order(void **state)
+{
+    (void)state;
+    struct label_pair abc[] = { pair("job", "a"), pair("cmd", "profile"), pair("zz", "9") };
+    struct label_pair cab[] = { pair("zz", "9"), pair("job", "a"), pair("cmd", "profile") };
+    struct label_pair bca[] = { pair("cmd", "profile"), pair("zz", "9"), pair("job", "a") };
+    unsigned before = label_sets_used();
+    const struct label_set *s1 = label_intern(abc, 3, NULL);
+    assert_non_null(s1);
+    assert_int_equal(label_sets_used(), before + 1);
+    assert_ptr_equal(label_intern(cab, 3, NULL), s1);
+    assert_ptr_equal(label_intern(bca, 3, NULL), s1);
+    assert_int_equal(label_sets_used(), before + 1);
+    assert_true(label_set_interned(s1));
+    /* sorted by key inside */
+    assert_int_equal(s1->npairs, 3);
+    assert_string_equal(s1->pairs[0].key, "cmd");
+    assert_string_equal(s1->pairs[1].key, "job");
+    assert_string_equal(s1->pairs[2].key, "zz");
+    assert_string_equal(text_of(s1), "cmd=profile,job=a,zz=9");
+
+    /* a different value, or a subset, is a different set */
+    struct label_pair other[] = { pair("job", "b"), pair("cmd", "profile"), pair("zz", "9") };
+    const struct label_set *s2 = label_intern(other, 3, NULL);
+    assert_non_null(s2);
+    assert_ptr_not_equal(s2, s1);
+    const struct label_set *s3 = label_intern(abc, 2, NULL);
+    assert_ptr_not_equal(s3, s1);
+    assert_string_equal(text_of(s3), "cmd=profile,job=a");
+    assert_ptr_equal(label_intern_one("job", "a", NULL), label_intern_one("job", "a", NULL));
+    assert_ptr_not_equal(label_intern_one("job", "a", NULL), s3);
+}
+
+static void test_refusals_change_nothing(void **state)
+{
+    (void)state;
+    unsigned before = label_sets_used();
+    const char *why = NULL;
+    struct label_pair five[] = { pair("a", "1"), pair("b", "1"), pair("c", "1"), pair("d", "1"), pair("e", "1") };
+    assert_null(label_intern(five, 5, &why));
+    assert_string_equal(why, "a label set holds 1 to 4 key=value pairs");
+    why = NULL;
+    assert_null(label_intern(five, 0, &why));
+    assert_string_equal(why, "a label set holds 1 to 4 key=value pairs");
+    struct label_pair badkey[] = { pair("ok", "1"), pair("Bad", "1") };
+    assert_null(label_intern(badkey, 2, &why));
+    assert_string_equal(why, "a key is 1 to 15 characters of a-z 0-9 _ . -");
+    struct label_pair badvalue[] = { pair("ok", "with space") };
+    assert_null(label_intern(badvalue, 1, &why));
+    assert_string_equal(why, "a value is 1 to 23 printable characters other than space, ',' and '='");
+    struct label_pair empty[] = { pair("ok", "") };
+    assert_null(label_intern(empty, 1, &why));
+    struct label_pair twice[] = { pair("job", "a"), pair("x", "1"), pair("job", "b") };
+    assert_null(label_intern(twice, 3, &why));
+    assert_string_equal(why, "a key appears twice in one label set");
+    /* strings that fill their arrays without a NUL */
+    struct label_pair unterminated;
+    memset(&unterminated, 'a', sizeof unterminated);
+    assert_null(label_intern(&unterminated, 1, &why));
+    assert_string_equal(why, "a key is 1 to 15 characters of a-z 0-9 _ . -");
+    memset(unterminated.value, 'a', sizeof unterminated.value);
+    strcpy(unterminated.key, "k");
+    assert_null(label_intern(&unterminated, 1, &why));
+    assert_null(label_intern_one("0123456789abcdefg", "a", &why));
+    assert_null(label_intern_one("k", "ABCDEFGHIJKLMNOPQRSTUVWXYZ", &why));
+    assert_int_equal(label_sets_used(), before);
+}
+
+/* ---- formatting and lookup ------------------------------------------------------------------------------ */
+
+static void test_format(void **state)
+{
+    (void)state;
+    assert_string_equal(text_of(NULL), "(none)");
+    struct label_pair two[] = { pair("netload", "sink"), pair("job", "a") };
+    const struct label_set *set = label_intern(two, 2, NULL);
+    assert_string_equal(text_of(set), "job=a,netload=sink");
+    /* cut short: NUL-terminated inside cap, and the whole length returned */
+    char small[8];
+    memset(small, 'x', sizeof small);
+    assert_int_equal(label_set_format(set, small, sizeof small), strlen("job=a,netload=sink"));
+    assert_string_equal(small, "job=a,n");
+    assert_int_equal(label_set_format(NULL, small, 3), 6);
+    assert_string_equal(small, "(n");
+    assert_int_equal(label_set_format(set, NULL, 0), strlen("job=a,netload=sink"));
+    /* the longest set fits LABEL_SET_TEXT_MAX exactly */
+    struct label_pair longest[] = {
+        pair("aaaaaaaaaaaaaaa", "AAAAAAAAAAAAAAAAAAAAAAA"), pair("bbbbbbbbbbbbbbb", "BBBBBBBBBBBBBBBBBBBBBBB"),
+        pair("ccccccccccccccc", "CCCCCCCCCCCCCCCCCCCCCCC"), pair("ddddddddddddddd", "DDDDDDDDDDDDDDDDDDDDDDD"),
+    };
+    const struct label_set *big = label_intern(longest, 4, NULL);
+    assert_non_null(big);
+    char buf[LABEL_SET_TEXT_MAX];
+    assert_int_equal(label_set_format(big, buf, sizeof buf), LABEL_SET_TEXT_MAX - 1);
+    assert_int_equal(strlen(buf), LABEL_SET_TEXT_MAX - 1);
+}
+
+static void test_has(void **state)
+{
+    (void)state;
+    struct label_pair two[] = { pair("netload", "sink"), pair("job", "a") };
+    const struct label_set *set = label_intern(two, 2, NULL);
+    assert_true(label_set_has(set, "job", "a"));
+    assert_true(label_set_has(set, "netload", "sink"));
+    assert_false(label_set_has(set, "job", "b"));
+    assert_false(label_set_has(set, "job", "aa"));
+    assert_false(label_set_has(set, "jo", "a"));
+    assert_false(label_set_has(set, "cmd", "a"));
+    assert_false(label_set_has(NULL, "job", "a"));
+}
+
+static void test_task_pointer(void **state)
+{
+    (void)state;
+    struct task t;
+    memset(&t, 0, sizeof t);
+    assert_null(task_labels(&t));
+    const struct label_set *a = label_intern_one("job", "a", NULL), *b = label_intern_one("job", "b", NULL);
+    task_set_labels(&t, a);
+    assert_ptr_equal(task_labels(&t), a);
+    /* replace only if still what the caller set */
+    assert_false(task_replace_labels(&t, b, NULL));
+    assert_ptr_equal(task_labels(&t), a);
+    assert_true(task_replace_labels(&t, a, b));
+    assert_ptr_equal(task_labels(&t), b);
+    task_set_labels(&t, NULL);
+    assert_null(task_labels(&t));
+    assert_false(label_set_interned(NULL));
+    assert_false(label_set_interned((const struct label_set *)((const char *)a + 1)));
+}
+
+/* ---- the command ---------------------------------------------------------------------------------------- */
+
+/* Three live tasks, pids 3, 4 and 9. */
+static struct task tasks[3];
+
+bool task_exists(uint32_t pid)
+{
+    for (unsigned i = 0; i < 3; i++)
+        if (tasks[i].pid == pid)
+            return true;
+    return false;
+}
+
+bool task_set_labels_by_pid(uint32_t pid, const struct label_set *set)
+{
+    for (unsigned i = 0; i < 3; i++) {
+        if (tasks[i].pid == pid) {
+            task_set_labels(&tasks[i], set);
+            return true;
+        }
+    }
+    return false;
+}
+
+static char output[512];
+
+static int run_line(const char *line)
+{
+    static char copy[256];
+    char *argv[16];
+    int argc = 0;
+    strncpy(copy, line, sizeof copy - 1);
+    for (char *word = strtok(copy, " "); word; word = strtok(NULL, " "))
+        argv[argc++] = word;
+    struct buffer_sink bs;
+    buffer_sink_init(&bs, output, sizeof output);
+    return cmd_label(argc, argv, &bs.sink);
+}
+
+static int setup_tasks(void **state)
+{
+    (void)state;
+    memset(tasks, 0, sizeof tasks);
+    tasks[0].pid = 3;
+    tasks[1].pid = 4;
+    tasks[2].pid = 9;
+    return 0;
+}
+
+static void test_label_command(void **state)
+{
+    (void)state;
+    assert_int_equal(run_line("label 4 job=a"), 0);
+    assert_string_equal(output, "pid 4 labels job=a\n");
+    assert_ptr_equal(task_labels(&tasks[1]), label_intern_one("job", "a", NULL));
+    assert_int_equal(run_line("label 9 zz=1 job=b cmd=x"), 0);
+    assert_string_equal(output, "pid 9 labels cmd=x,job=b,zz=1\n");
+    assert_string_equal(text_of(task_labels(&tasks[2])), "cmd=x,job=b,zz=1");
+    assert_null(task_labels(&tasks[0]));
+    assert_int_equal(run_line("label 0x4 -"), 0);
+    assert_string_equal(output, "pid 4 labels (none)\n");
+    assert_null(task_labels(&tasks[1]));
+}
+
+static void test_label_bad_forms(void **state)
+{
+    (void)state;
+    static const char *bad[] = {
+        "label", "label 4", "label x job=a", "label -1 job=a", "label 4294967296 job=a", "label 4 job",
+        "label 4 job=", "label 4 =a", "label 4 Job=a", "label 4 - job=a", "label 4 job=a -", "label 4 - -",
+        "label 4 job=a job=b", "label 4 a=1 b=1 c=1 d=1 e=1", "label 4 job=a,b", "label 4 job=a=b",
+        "label 4 k=ABCDEFGHIJKLMNOPQRSTUVWX", "label 4x job=a",
+    };
+    unsigned before = label_sets_used();
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        assert_int_equal(run_line(bad[i]), 1);
+        if (strcmp(output, "usage: label PID key=value ... | label PID -\n") != 0)
+            fail_msg("\"%s\" answered \"%s\"", bad[i], output);
+    }
+    assert_int_equal(label_sets_used(), before);
+    for (unsigned i = 0; i < 3; i++)
+        assert_null(task_labels(&tasks[i]));
+}
+
+static void test_label_unknown_pid(void **state)
+{
+    (void)state;
+    unsigned before = label_sets_used();
+    assert_int_equal(run_line("label 5 job=new-set-for-5"), 1);
+    assert_string_equal(output, "label: no task with pid 5\n");
+    assert_int_equal(run_line("label 4294967295 -"), 1);
+    assert_string_equal(output, "label: no task with pid 4294967295\n");
+    assert_int_equal(label_sets_used(), before); /* nothing interned for a pid that is not there */
+}
+
+/* ---- the table filling up (last: the table is never emptied) ---------------------------------------- */
+
+static void test_table_full(void **state)
+{
+    (void)state;
+    const struct label_set *sets[LABEL_TABLE_SETS];
+    char expected[LABEL_TABLE_SETS][LABEL_SET_TEXT_MAX];
+    unsigned start = label_sets_used();
+    assert_true(start + 8 < LABEL_TABLE_SETS); /* room for the sets below, sets[5] among them */
+    unsigned made = 0;
+    char value[16];
+    for (unsigned i = start; i < LABEL_TABLE_SETS; i++, made++) {
+        snprintf(value, sizeof value, "v%u", i);
+        struct label_pair p[] = { pair("fill", value), pair("n", value + 1) };
+        sets[made] = label_intern(p, 2, NULL);
+        assert_non_null(sets[made]);
+        snprintf(expected[made], sizeof expected[made], "fill=v%u,n=%u", i, i);
+    }
+    assert_int_equal(label_sets_used(), LABEL_TABLE_SETS);
+
+    /* one more: NULL and the reason, counted nowhere */
+    const char *why = NULL;
+    struct label_pair more = pair("fill", "one-too-many");
+    assert_null(label_intern(&more, 1, &why));
+    assert_string_equal(why, "label set table full (64 sets, never freed)");
+    assert_int_equal(label_sets_used(), LABEL_TABLE_SETS);
+    assert_null(label_intern_one("job", "fresh", NULL));
+
+    /* the command says so in one line, and the task keeps its set */
+    task_set_labels(&tasks[0], sets[0]);
+    assert_int_equal(run_line("label 3 job=fresh"), 1);
+    assert_string_equal(output, "label: label set table full (64 sets, never freed)\n");
+    assert_ptr_equal(task_labels(&tasks[0]), sets[0]);
+
+    /* existing sets are still found (no slot needed), and every one is intact */
+    char line[64];
+    snprintf(line, sizeof line, "label 3 n=%u fill=v%u", start + 5, start + 5);
+    assert_int_equal(run_line(line), 0);
+    assert_ptr_equal(task_labels(&tasks[0]), sets[5]);
+    assert_int_equal(run_line("label 3 job=a"), 0);
+    assert_ptr_equal(task_labels(&tasks[0]), label_intern_one("job", "a", NULL));
+    assert_int_equal(run_line("label 3 -"), 0);
+    for (unsigned i = 0; i < made; i++) {
+        assert_true(label_set_interned(sets[i]));
+        assert_string_equal(text_of(sets[i]), expected[i]);
+        snprintf(value, sizeof value, "v%u", start + i);
+        struct label_pair p[] = { pair("n", value + 1), pair("fill", value) };
+        assert_ptr_equal(label_intern(p, 2, NULL), sets[i]);
+    }
+    assert_int_equal(label_sets_used(), LABEL_TABLE_SETS);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_keys),
+        cmocka_unit_test(test_values),
+        cmocka_unit_test(test_parse_pair),
+        cmocka_unit_test(test_same_pairs_same_set_in_any_order),
+        cmocka_unit_test(test_refusals_change_nothing),
+        cmocka_unit_test(test_format),
+        cmocka_unit_test(test_has),
+        cmocka_unit_test(test_task_pointer),
+        cmocka_unit_test_setup(test_label_command, setup_tasks),
+        cmocka_unit_test_setup(test_label_bad_forms, setup_tasks),
+        cmocka_unit_test_setup(test_label_unknown_pid, setup_tasks),
+        cmocka_unit_test_setup(test_table_full, setup_tasks),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
