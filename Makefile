@@ -84,6 +84,19 @@ $(BUILD)/lwipflags: FORCE
 	@echo '$(KCC) $(LWIP_CFLAGS)' | cmp -s - $@ || echo '$(KCC) $(LWIP_CFLAGS)' > $@
 FORCE:
 
+# ---- pprof schema -------------------------------------------------------------------------------------------
+# scripts/profexport and scripts/prof.py write pprof's profile.proto through the Python module protoc generates
+# from the schema Debian's golang-github-google-pprof-dev ships (python3-protobuf runs it); nothing hand-encodes
+# protobuf.
+PPROF_PROTO_DIR := /usr/share/gocode/src/github.com/google/pprof/proto
+
+$(BUILD)/pprof/profile_pb2.py: $(PPROF_PROTO_DIR)/profile.proto
+	@mkdir -p $(dir $@)
+	protoc --proto_path=$(PPROF_PROTO_DIR) --python_out=$(dir $@) $<
+
+$(PPROF_PROTO_DIR)/profile.proto:
+	@scripts/deps.sh
+
 # ---- running ------------------------------------------------------------------------------------------------
 deps:
 	@scripts/deps.sh
@@ -121,11 +134,16 @@ UNIT_BINS := $(foreach n,$(UNIT_NAMES),$(BUILD)/unit/plain/test_$(n) $(BUILD)/un
 unit: $(UNIT_BINS)
 	@scripts/run-unit.sh $(UNIT_BINS)
 
-integration: all
+# Host tests of the Python tools (prof.py's and profexport's logic), no QEMU.
+host: $(BUILD)/pprof/profile_pb2.py
+	$(PY) -m pytest -q -p no:cacheprovider tests/host
+
+integration: all $(BUILD)/pprof/profile_pb2.py
 	$(PY) -m pytest -q -p no:cacheprovider tests/integration
 
 test: deps
 	@$(MAKE) --no-print-directory unit
+	@$(MAKE) --no-print-directory host
 	@$(MAKE) --no-print-directory integration
 
 bench: deps
@@ -139,7 +157,7 @@ help:
 	@echo "make            build build/kprof.elf and build/kprof.iso"
 	@echo "make run        boot in QEMU (SMP=$(SMP) MEM=$(MEM) CMDLINE=...), console on this terminal"
 	@echo "make debug      boot with gdb=wait and run gdb on it over COM2 (GDB_PORT=$(GDB_PORT)); docs/gdb.md"
-	@echo "make test       host unit tests (plain and sanitised) and QEMU integration tests"
+	@echo "make test       host unit tests (plain and sanitised), host tool tests, QEMU integration tests"
 	@echo "make bench      print the benchmark figures"
 
-.PHONY: all deps run debug unit integration test bench clean help
+.PHONY: all deps run debug unit host integration test bench clean help

@@ -10,6 +10,7 @@ packages=(
   qemu-system-x86 gdb
   python3-pytest python3-pexpect
   libcmocka-dev valgrind
+  protobuf-compiler python3-protobuf golang-go golang-github-google-pprof-dev
 )
 
 missing=()

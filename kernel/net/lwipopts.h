@@ -32,6 +32,9 @@ void lwip_port_assert_core_locked(void);
 /* A frame sent to a peer whose MAC is not yet known waits for the ARP reply instead of replacing the
  * previous one (netload's first burst and a UDP shell reply to a new client would lose all but the last). */
 #define ARP_QUEUEING 1
+/* Datagrams held per peer while its address is being resolved: a UDP shell reply of several datagrams to a new
+ * peer must not lose all but the first three (lwIP's default). */
+#define ARP_QUEUE_LEN 32
 
 /* The address, from DHCP or the command line, is logged from the netif status callback. */
 #define LWIP_NETIF_STATUS_CALLBACK 1

@@ -218,11 +218,21 @@ bool net_udp_send(uint16_t src_port, uint32_t dst_ip, uint16_t dst_port, const v
     }
 }
 
+static uint64_t loop_passes; /* network-loop passes completed, each after its call of the poller */
+
 void net_set_poller(net_poll_fn fn, void *arg)
 {
+    uint64_t pass = __atomic_load_n(&loop_passes, __ATOMIC_ACQUIRE);
     poller_arg = arg;
     __atomic_store_n(&poller, fn, __ATOMIC_RELEASE);
     net_kick();
+    /* Removing the poller waits for the pass that may still be inside it, so the caller can read what it
+     * counted knowing nothing more will be added. */
+    if (!fn && net_task && task_current() != net_task)
+        while (__atomic_load_n(&loop_passes, __ATOMIC_ACQUIRE) == pass) {
+            net_kick();
+            task_sleep_ms(1);
+        }
 }
 
 /* Makes the pcbs for bindings other tasks asked for. */
@@ -335,6 +345,7 @@ static void network_task(void *arg)
         int64_t now = time_ns();
         net_poll_fn fn = __atomic_load_n(&poller, __ATOMIC_ACQUIRE);
         int64_t wanted = fn ? fn(poller_arg, now) : 0;
+        __atomic_store_n(&loop_passes, loop_passes + 1, __ATOMIC_RELEASE);
         sys_check_timeouts();
         if (work >= RX_BUDGET)
             continue; /* more frames may be waiting: do not sleep */

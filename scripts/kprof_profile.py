@@ -1,0 +1,844 @@
+"""scripts/kprof_profile.py: the profiler's samples on the host -- shared by scripts/prof.py (gdb, a paused
+machine's rings), scripts/profexport (raw samples from a file or the UDP shell) and their tests.
+
+Layers, each usable on its own:
+  - the kernel's symbol table, rebuilt from the ELF exactly as the link baked it (scripts/gensyms.py over
+    `nm -n -S --defined-only`), with the kernel's lookups: a leaf at its address, a return address at addr - 1;
+  - the fold and the report, exactly kernel/profile_report.c: leaf by symbol with its span of offsets, callers
+    by exact return address, a table of 128 chains, hottest first with ties in first-seen order, percentages in
+    tenths rounded half up;
+  - the rings of a paused kernel, for scripts/prof.py: records decoded by the layout gdb reads from DWARF, and
+    a run's records found walking back from each ring's head (the kernel's report consumed them, but they
+    stay in memory);
+  - the raw sample format of `profile MS [pid|all] raw` (docs/profiler.md), parsed and validated: truncated or
+    malformed input, and input from another build (its build id against the ELF's, from `readelf -n`), is
+    refused;
+  - source file:line and inlined frames from the ELF's DWARF, through binutils' addr2line;
+  - the outputs: folded stacks (`root;...;leaf count`) and a pprof profile (gzipped profile.proto, through the
+    Python module protoc generates from pprof's own profile.proto: `make build/pprof/profile_pb2.py`);
+  - one UDP shell command with its reply checked complete (scripts/kprof_wire.py).
+Standard library and binutils only, except the pprof output, which needs python3-protobuf.
+"""
+
+import bisect
+import collections
+import gzip
+import importlib
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.dirname(HERE)
+if HERE not in sys.path:
+    sys.path.insert(0, HERE)
+import gensyms  # noqa: E402
+import kprof_wire  # noqa: E402
+
+# kernel/profiler.h
+MAX_FRAMES = 8
+CHAIN_TABLE = 128
+CHAINS_MIN = 1
+CHAINS_MAX = CHAIN_TABLE
+CHAINS_DEFAULT = 8
+
+DEFAULT_ELF = os.path.join(TOP, "build", "kprof.elf")
+PB2_DIR = os.path.join(TOP, "build", "pprof")
+
+
+class ProfileError(Exception):
+    """Input refused or a tool failed; the message is one line for the user."""
+
+
+# ---- the ELF ------------------------------------------------------------------------------------------------
+
+def _run_tool(argv, stdin=None):
+    try:
+        done = subprocess.run(argv, input=stdin, capture_output=True, timeout=120)
+    except FileNotFoundError:
+        raise ProfileError("%s is not installed (binutils)" % argv[0]) from None
+    if done.returncode != 0:
+        raise ProfileError("%s failed: %s" % (" ".join(argv), done.stderr.decode(errors="replace").strip()))
+    return done.stdout
+
+
+def elf_build_id(elf):
+    """The ELF's GNU build id as lowercase hex, from `readelf -n`; ProfileError when it has none."""
+    if not os.path.isfile(elf):
+        raise ProfileError("%s: no such file" % elf)
+    out = _run_tool(["readelf", "-n", "-W", elf]).decode(errors="replace")
+    m = re.search(r"Build ID:\s*([0-9a-fA-F]+)", out)
+    if not m:
+        raise ProfileError("%s has no GNU build id note" % elf)
+    return m.group(1).lower()
+
+
+def elf_exec_segment(elf, addr):
+    """(vaddr, memsz, offset) of the executable PT_LOAD segment holding addr, from `readelf -lW`; None when no
+    segment holds it."""
+    out = _run_tool(["readelf", "-l", "-W", elf]).decode(errors="replace")
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) >= 8 and f[0] == "LOAD":
+            offset, vaddr, memsz = int(f[1], 16), int(f[2], 16), int(f[5], 16)
+            if vaddr <= addr < vaddr + memsz:
+                return vaddr, memsz, offset
+    return None
+
+
+# ---- the kernel's symbol table and its lookups (kernel/symbols.c) --------------------------------------------
+
+Hit = collections.namedtuple("Hit", "name start offset")
+
+
+class Symtab:
+    """The function symbols the kernel bakes into itself, chosen by scripts/gensyms.py from the same nm output,
+    so a lookup here answers what the kernel's own lookup answers."""
+
+    def __init__(self, symbols, text_start, text_end):
+        # symbols: [(addr, size, name bytes)] sorted by address, one per address (gensyms.select_symbols)
+        self.addrs = [a for a, _, _ in symbols]
+        self.sizes = [s for _, s, _ in symbols]
+        self.names = [n.decode("latin-1") for _, _, n in symbols]
+        self.text_start = text_start
+        self.text_end = text_end
+
+    @classmethod
+    def from_nm_output(cls, data):
+        try:
+            entries = gensyms.parse_nm(data)
+            start, end = gensyms.text_range(entries)
+            return cls(gensyms.select_symbols(entries), start, end)
+        except gensyms.NmError as e:
+            raise ProfileError("symbols: %s" % e) from None
+
+    @classmethod
+    def from_elf(cls, elf):
+        if not os.path.isfile(elf):
+            raise ProfileError("%s: no such file" % elf)
+        return cls.from_nm_output(_run_tool(["nm", "-n", "-S", "--defined-only", elf]))
+
+    def lookup(self, addr):
+        """symtab_lookup: the symbol holding addr, or None (outside the text, in a gap, past a known size)."""
+        if not self.addrs or not self.text_start <= addr < self.text_end:
+            return None
+        i = bisect.bisect_right(self.addrs, addr)
+        if i == 0:
+            return None
+        start, size = self.addrs[i - 1], self.sizes[i - 1]
+        if size != 0 and addr - start >= size:
+            return None
+        return Hit(self.names[i - 1], start, addr - start)
+
+    def lookup_return(self, addr):
+        """symtab_lookup_return: the symbol of the call before return address addr (found at addr - 1), with
+        the offset of addr itself; None for 0 or when addr - 1 does not resolve."""
+        if addr == 0:
+            return None
+        hit = self.lookup(addr - 1)
+        return Hit(hit.name, hit.start, addr - hit.start) if hit else None
+
+    def find(self, name):
+        """The address of the symbol called name, or None."""
+        for a, n in zip(self.addrs, self.names):
+            if n == name:
+                return a
+        return None
+
+    def leaf_text(self, addr):
+        hit = self.lookup(addr)
+        return "%s+0x%x" % (hit.name, hit.offset) if hit else "0x%x" % addr
+
+    def caller_text(self, addr):
+        hit = self.lookup_return(addr)
+        return "%s+0x%x" % (hit.name, hit.offset) if hit else "0x%x" % addr
+
+
+# ---- samples ------------------------------------------------------------------------------------------------
+
+# labels: a tuple of (key, value) pairs, () for none; frames: leaf first, then return addresses.
+Sample = collections.namedtuple("Sample", "cpu pid time_ns labels frames")
+
+
+def labels_text(labels, none="-"):
+    """A label set as the raw format writes it: k=v,k=v, or - (none) for no set."""
+    return ",".join("%s=%s" % kv for kv in labels) if labels else none
+
+
+# ---- the rings in a paused kernel's memory (kernel/profiler.h) --------------------------------------------
+
+RingRecord = collections.namedtuple("RingRecord", "labels time_ns pid run cpu nframes frames")
+RECORD_FIELDS = ("labels", "time_ns", "pid", "run", "cpu", "nframes", "frames")
+_SIGNED = {"time_ns"}
+
+
+class RecordLayout:
+    """struct profile_record as the debug info lays it out: size, and per field (offset, element size, count)
+    -- count is the array length of frames, 1 for the others. Decodes records from little-endian bytes."""
+
+    def __init__(self, size, fields):
+        missing = [f for f in RECORD_FIELDS if f not in fields]
+        if missing:
+            raise ProfileError("struct profile_record has no %s: scripts/prof.py does not know this layout"
+                               % ", ".join(missing))
+        self.size = size
+        self.fields = dict(fields)
+
+    def _int(self, buf, base, name, index=0):
+        off, size, _count = self.fields[name]
+        start = base + off + index * size
+        return int.from_bytes(buf[start:start + size], "little", signed=name in _SIGNED)
+
+    def decode(self, buf, i):
+        """Record i of buf (records packed back to back). nframes is clamped to the array, as the fold does."""
+        base = i * self.size
+        nframes = self._int(buf, base, "nframes")
+        count = self.fields["frames"][2]
+        frames = tuple(self._int(buf, base, "frames", k) for k in range(min(nframes, count)))
+        return RingRecord(self._int(buf, base, "labels"), self._int(buf, base, "time_ns"),
+                          self._int(buf, base, "pid"), self._int(buf, base, "run"), self._int(buf, base, "cpu"),
+                          nframes, frames)
+
+
+def ring_run_records(read_slots, head, mask, run, cpu, chunk=128):
+    """The records of run in one CPU's ring, oldest first: the report's selection without its consumption.
+
+    One CPU fills its ring in order, in time order, and the run it reads at each sample only moves forward
+    (R-1, none, R): a run's records are one block ending at head (a straggler of the run before, committed
+    after this run started, sits just below it). The report advances the tail past them but leaves them where
+    they are. So they are found walking back from head, a chunk of slots at a time (read_slots(first_index,
+    count) -> [RingRecord], indexes free-running), for at most the ring's capacity, while each record is the
+    run's: its run, this ring's cpu, a frame count the sampler can write, and a time no later than the record
+    after it. The walk stops at the first that is not -- an older run, or a slot never written since the
+    rings were allocated, whose leftover bytes cannot pass all four."""
+    capacity = mask + 1
+    got = []
+    pos = head
+    later = None  # time of the record after the one examined
+    while len(got) < capacity:
+        n = min(chunk, capacity - len(got))
+        first = (pos - n) & 0xFFFFFFFF
+        recs = read_slots(first, n)
+        taken = 0
+        for r in reversed(recs):
+            if r.run != run or r.cpu != cpu or not 1 <= r.nframes <= MAX_FRAMES or \
+                    (later is not None and r.time_ns > later):
+                break
+            later = r.time_ns
+            taken += 1
+        if taken:
+            got[:0] = recs[n - taken:]
+        if taken < n:
+            break
+        pos = first
+    return got
+
+
+def split_at_tail(block, head, tail):
+    """(the records of a run's block that the kernel's report folds, those committed after it read the ring).
+    A report takes what is in the ring when it reads it and advances the tail past it; a straggler of the run
+    committed after that (a CPU that was past its check of the run when it stopped) stays waiting, left for
+    the next start. So a tail inside the block marks where the report stopped; a tail at or below the block
+    (the run is recording, or its report has not run yet) means the report folds, or will fold, all of it."""
+    waiting = (head - tail) & 0xFFFFFFFF
+    if waiting < len(block):
+        cut = len(block) - waiting
+        return block[:cut], block[cut:]
+    return block, []
+
+
+# ---- the gdb stub and the build id --------------------------------------------------------------------------
+
+def is_monitor_pmu_answer(text):
+    """Whether text is kprof's stub answering `monitor pmu` (its first line `pmu: ...`, then a line per CPU);
+    QEMU's gdbstub hands monitor commands to its own monitor, which knows no `pmu`."""
+    lines = text.splitlines()
+    return bool(lines) and lines[0].startswith("pmu: ") and any(l.startswith("cpu ") for l in lines[1:])
+
+
+NT_GNU_BUILD_ID = 3
+NOTE_BODY_MAX = 256  # a build id note's name and descriptor; anything longer is not one
+
+
+def note_body_size(header):
+    """Bytes after the 12-byte ELF note header: the name and the descriptor, each padded to 4."""
+    namesz = int.from_bytes(header[0:4], "little")
+    descsz = int.from_bytes(header[4:8], "little")
+    return ((namesz + 3) & ~3) + ((descsz + 3) & ~3)
+
+
+def build_id_from_note(note):
+    """The build id (hex) of an ELF note holding NT_GNU_BUILD_ID, "GNU"; None when it is not one."""
+    if len(note) < 12:
+        return None
+    namesz = int.from_bytes(note[0:4], "little")
+    descsz = int.from_bytes(note[4:8], "little")
+    ntype = int.from_bytes(note[8:12], "little")
+    name = note[12:12 + namesz]
+    desc_at = 12 + ((namesz + 3) & ~3)
+    if ntype != NT_GNU_BUILD_ID or name.rstrip(b"\0") != b"GNU" or len(note) < desc_at + descsz or descsz == 0:
+        return None
+    return note[desc_at:desc_at + descsz].hex()
+
+
+# The sampling period as the kernel states it in the raw header (kernel/profiler.c, profiler_start): these are
+# #defines there, which the debug info does not carry; tests/host checks them against the headers.
+TICK_PERIOD_NS = 10000000             # PROFILE_TICK_PERIOD_NS, kernel/profiler.h: the 100 Hz tick
+COUNTER_PERIOD_MIN_CYCLES = 10000     # COUNTER_PERIOD_MIN_CYCLES, kernel/profiler.c
+
+
+def period_ns(source, cycles_per_ms):
+    """The period of a run whose source the report names `source` ("tick ..." or "pmu/..."), computed as
+    profiler_start does: the tick's, or the counter's millisecond of cycles (never below the floor) in ns."""
+    if not source.startswith("pmu"):
+        return TICK_PERIOD_NS
+    if not cycles_per_ms:
+        return 1000000
+    return max(cycles_per_ms, COUNTER_PERIOD_MIN_CYCLES) * 1000000 // cycles_per_ms
+
+
+def source_word(name):
+    """The source name as the raw header's one word (profile_raw_source_word): spaces become '-',
+    anything unprintable '?'."""
+    return "".join("-" if c == " " else c if "!" <= c <= "~" else "?" for c in name)
+
+
+# ---- the fold and the report (kernel/profile_report.c) -------------------------------------------------------
+
+class Chain:
+    __slots__ = ("leaf", "name", "min_offset", "max_offset", "callers", "count")
+
+    def __init__(self, leaf, name, offset, callers):
+        self.leaf = leaf            # the leaf's symbol start, or its raw address when it does not resolve
+        self.name = name            # the leaf's symbol, None when unresolved
+        self.min_offset = self.max_offset = offset
+        self.callers = callers      # exact return addresses, innermost first
+        self.count = 1
+
+
+class Fold:
+    """Chains in first-seen order in a table of CHAIN_TABLE; a chain that finds the table full is counted in
+    not_tracked only, as the kernel does."""
+
+    def __init__(self, symtab):
+        self.symtab = symtab
+        self.chains = []
+        self._index = {}
+        self.samples = 0
+        self.not_tracked = 0
+        self.shares = {}  # label set -> samples, in first-seen order
+
+    def add(self, frames, labels=()):
+        self.shares[labels] = self.shares.get(labels, 0) + 1
+        frames = tuple(frames[:MAX_FRAMES])
+        pc = frames[0] if frames else 0
+        callers = frames[1:]
+        hit = self.symtab.lookup(pc)
+        key = (hit.start if hit else pc, hit is not None, callers)
+        self.samples += 1
+        c = self._index.get(key)
+        if c is not None:
+            c.count += 1
+            if hit:
+                c.min_offset = min(c.min_offset, hit.offset)
+                c.max_offset = max(c.max_offset, hit.offset)
+            return
+        if len(self.chains) == CHAIN_TABLE:
+            self.not_tracked += 1
+            return
+        c = Chain(key[0], hit.name if hit else None, hit.offset if hit else 0, callers)
+        self.chains.append(c)
+        self._index[key] = c
+
+    def hottest(self):
+        """Hottest first; equal counts keep first-seen order (Python's sort is stable, like the kernel's)."""
+        return sorted(self.chains, key=lambda c: -c.count)
+
+
+def percent(part, whole):
+    """part/whole in tenths of a percent rounded half up, integers only, as the kernel prints it."""
+    tenths = (part * 1000 + whole // 2) // whole if whole else 0
+    return "%d.%d%%" % (tenths // 10, tenths % 10)
+
+
+def chain_lines(fold, max_chains):
+    """The report's chain section: the max_chains hottest chains, then the lines for the rest."""
+    out = []
+    symtab = fold.symtab
+    order = fold.hottest()
+    shown = min(len(order), max_chains)
+    for c in order[:shown]:
+        if c.name is None:
+            leaf = "0x%x" % c.leaf
+        elif c.min_offset == c.max_offset:
+            leaf = "%s+0x%x" % (c.name, c.min_offset)
+        else:
+            leaf = "%s+0x%x..0x%x" % (c.name, c.min_offset, c.max_offset)
+        out.append("%s %d %s" % (percent(c.count, fold.samples), c.count, leaf))
+        out += ["        <- " + symtab.caller_text(a) for a in c.callers]
+    if len(order) > shown:
+        rest = sum(c.count for c in order[shown:])
+        out.append("... %d more chains, %d samples (%s)" % (len(order) - shown, rest, percent(rest, fold.samples)))
+    if fold.not_tracked:
+        out.append("more than %d distinct chains: %d samples in chains not shown" % (CHAIN_TABLE, fold.not_tracked))
+    return out
+
+
+def label_share_line(fold):
+    """The breakdown by label set, "labels: 62.5% (250) cmd=profile, 37.5% (150) (none)": hottest first, ties
+    in first-seen order; None when no sample carried a set (the kernel then prints no such line)."""
+    if not any(fold.shares):
+        return None
+    order = sorted(fold.shares.items(), key=lambda kv: -kv[1])
+    return "labels: " + ", ".join("%s (%d) %s" % (percent(n, fold.samples), n, labels_text(labels, "(none)"))
+                                  for labels, n in order)
+
+
+def report_lines(first_line, fold, cpus, dropped, source, max_chains, pid=None, label=None):
+    """A whole report: first_line (the kernel prints `profiled N ms`), the totals line, the label breakdown
+    when samples carried labels, then the chains or the line saying why there are none. cpus: how many CPUs
+    contributed a sample; pid and label ((key, value)): the filters, if any."""
+    out = [first_line,
+           "%d samples on %d cpus, %d dropped, source %s" % (fold.samples, cpus, dropped, source)]
+    shares = label_share_line(fold)
+    if shares:
+        out.append(shares)
+    if fold.samples == 0:
+        if label is not None and pid is not None:
+            out.append("no samples for pid %d with label %s=%s: the task may have been asleep, or without that "
+                       "label, the whole window" % (pid, label[0], label[1]))
+        elif label is not None:
+            out.append("no samples with label %s=%s: no task that carried it was sampled in the window" % label)
+        elif pid is not None:
+            out.append("no samples for pid %d: the task may simply have been asleep the whole window" % pid)
+        else:
+            out.append("no samples: nothing was sampled in the window")
+            if source.startswith("pmu"):
+                out.append("idle CPUs contribute nothing on the counter: it counts unhalted cycles")
+    else:
+        out += chain_lines(fold, max_chains if max_chains else 1)
+    return out
+
+
+def fold_samples(samples, symtab, pid=None, label=None):
+    """(Fold, cpus that contributed) over samples in their order, keeping those of pid and with the pair
+    label ((key, value)) when they are given, as the kernel's report filters."""
+    fold = Fold(symtab)
+    cpus = set()
+    for s in samples:
+        if pid is not None and s.pid != pid:
+            continue
+        if label is not None and tuple(label) not in s.labels:
+            continue
+        fold.add(s.frames, s.labels)
+        cpus.add(s.cpu)
+    return fold, len(cpus)
+
+
+# ---- the raw sample format -----------------------------------------------------------------------------------
+
+RAW_VERSION = "v1"
+RAW_HEADER_KEYS = ("source", "period_ns", "window_ms", "cpus", "build_id")
+_RAW_HEADER = re.compile(r"# kprof raw (\S+)((?: \S+=\S*)*)")
+_RAW_END = re.compile(r"# kprof raw end samples=(\d+) dropped=(\d+)")
+_HEX = re.compile(r"0x[0-9a-fA-F]{1,16}")
+_DEC = re.compile(r"-?\d+")
+_LABEL = re.compile(r"([^=,\s]+)=([^,\s]*)")
+
+
+class RawProfile:
+    """One `profile ... raw` reply: its header fields, samples in the kernel's order, the trailer's totals."""
+
+    def __init__(self, source, period_ns, window_ms, cpus, build_id, samples, dropped, origin=None):
+        self.source = source
+        self.period_ns = period_ns
+        self.window_ms = window_ms
+        self.cpus = cpus
+        self.build_id = build_id
+        self.samples = samples
+        self.dropped = dropped
+        self.origin = origin  # the host it came from, for the `host` label; None for a file
+
+    def header_line(self):
+        return "# kprof raw %s source=%s period_ns=%d window_ms=%d cpus=%d build_id=%s" % (
+            RAW_VERSION, self.source, self.period_ns, self.window_ms, self.cpus, self.build_id)
+
+    def text(self):
+        """The raw text of this profile (what the kernel prints for it)."""
+        lines = [self.header_line()]
+        for s in self.samples:
+            lines.append("s %d %d %d %s %s" % (s.cpu, s.pid, s.time_ns, labels_text(s.labels),
+                                               " ".join("0x%x" % a for a in s.frames)))
+        lines.append("# kprof raw end samples=%d dropped=%d" % (len(self.samples), self.dropped))
+        return "\n".join(lines) + "\n"
+
+
+def _parse_labels(field, where):
+    if field == "-":
+        return ()
+    pairs = []
+    for part in field.split(","):
+        m = _LABEL.fullmatch(part)
+        if not m:
+            raise ProfileError("%s: bad label set %r (want k=v,k=v or -)" % (where, field))
+        pairs.append((m.group(1), m.group(2)))
+    return tuple(pairs)
+
+
+def _parse_sample(line, where, ncpus):
+    f = line.split(" ")
+    if len(f) < 6 or f[0] != "s":
+        raise ProfileError("%s: not a sample line: %r" % (where, line))
+    if not all(_DEC.fullmatch(x) for x in f[1:4]) or f[1].startswith("-") or f[2].startswith("-"):
+        raise ProfileError("%s: bad cpu, pid or time in %r" % (where, line))
+    cpu, pid, time_ns = int(f[1]), int(f[2]), int(f[3])
+    if cpu >= ncpus:
+        raise ProfileError("%s: cpu %d, but the header says %d cpus" % (where, cpu, ncpus))
+    labels = _parse_labels(f[4], where)
+    addrs = f[5:]
+    if len(addrs) > MAX_FRAMES:
+        raise ProfileError("%s: %d frames, at most %d" % (where, len(addrs), MAX_FRAMES))
+    if not all(_HEX.fullmatch(a) for a in addrs):
+        raise ProfileError("%s: bad address in %r" % (where, line))
+    return Sample(cpu, pid, time_ns, labels, tuple(int(a, 16) for a in addrs))
+
+
+def parse_raw(text, origin=None):
+    """Parses the whole text of one `profile ... raw` reply (str or bytes). Every line ends with a newline,
+    everything between the header and the end line must be sample lines, and the end line's count must match:
+    a reply cut short anywhere is refused, never read as a smaller profile."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    name = origin or "raw input"
+    if text and not text.endswith("\n"):
+        # every line ends with its newline: one without it was cut short, whatever it looks like
+        last = text.rsplit("\n", 1)[-1]
+        raise ProfileError("%s is truncated: its last line has no newline: %r" % (name, last[:80]))
+    lines = [l.rstrip("\r") for l in text.split("\n")]
+    while lines and not lines[-1].strip():
+        lines.pop()
+    first = 0
+    while first < len(lines) and not lines[first].strip():
+        first += 1
+    if first == len(lines):
+        raise ProfileError("%s is empty" % name)
+    m = _RAW_HEADER.fullmatch(lines[first])
+    if not m:
+        raise ProfileError("%s: line %d is not a `# kprof raw v1 ...` header: %r" % (name, first + 1, lines[first]))
+    if m.group(1) != RAW_VERSION:
+        raise ProfileError("%s: raw format %s, this reads %s" % (name, m.group(1), RAW_VERSION))
+    fields = dict(kv.split("=", 1) for kv in m.group(2).split())
+    missing = [k for k in RAW_HEADER_KEYS if k not in fields]
+    if missing:
+        raise ProfileError("%s: the header lacks %s" % (name, ", ".join(missing)))
+    try:
+        period_ns, window_ms, ncpus = int(fields["period_ns"]), int(fields["window_ms"]), int(fields["cpus"])
+    except ValueError:
+        raise ProfileError("%s: bad number in the header %r" % (name, lines[first])) from None
+    build_id = fields["build_id"].lower()
+    if not re.fullmatch(r"[0-9a-f]+|none", build_id):
+        raise ProfileError("%s: bad build id %r" % (name, fields["build_id"]))
+    if period_ns <= 0 or window_ms < 0 or ncpus <= 0:
+        raise ProfileError("%s: impossible header %r" % (name, lines[first]))
+
+    samples = []
+    end = None
+    for i in range(first + 1, len(lines)):
+        line = lines[i]
+        where = "%s line %d" % (name, i + 1)
+        if end is not None:
+            raise ProfileError("%s: text after the end line: %r" % (where, line))
+        e = _RAW_END.fullmatch(line)
+        if e:
+            end = (int(e.group(1)), int(e.group(2)))
+            continue
+        if line.startswith("#"):
+            raise ProfileError("%s: unexpected line %r" % (where, line))
+        samples.append(_parse_sample(line, where, ncpus))
+    if end is None:
+        raise ProfileError("%s is truncated: no `# kprof raw end` line after %d samples" % (name, len(samples)))
+    if end[0] != len(samples):
+        raise ProfileError("%s is truncated: the end line says %d samples, %d arrived" % (name, end[0], len(samples)))
+    return RawProfile(fields["source"], period_ns, window_ms, ncpus, build_id, samples, end[1], origin)
+
+
+def check_build_id(raw, elf_id, elf_path):
+    """Refuses raw samples that do not come from the build of elf_path (build id elf_id)."""
+    if raw.build_id == "none":
+        raise ProfileError("%s carries no build id (build_id=none): nothing says it comes from %s"
+                           % (raw.origin or "the raw input", elf_path))
+    if raw.build_id != elf_id:
+        raise ProfileError("%s comes from another build: build id %s, but %s has %s"
+                           % (raw.origin or "the raw input", raw.build_id, elf_path, elf_id))
+
+
+# ---- source lines and inlined frames (addr2line) ------------------------------------------------------------
+
+Frame = collections.namedtuple("Frame", "function file line")
+
+
+class Lines:
+    """Function, file and line of code addresses from the ELF's DWARF, inlined frames included (innermost
+    first, the function that holds the code last), through one `addr2line -a -f -i` per batch. Where DWARF
+    has no function (assembly), the kernel's symbol table names it; where nothing does, the address does."""
+
+    def __init__(self, elf, symtab):
+        self.elf = elf
+        self.symtab = symtab
+        self._cache = {}
+
+    def _addr2line(self, addrs):
+        query = "".join("0x%x\n" % a for a in addrs).encode()
+        out = _run_tool(["addr2line", "-a", "-f", "-i", "-e", self.elf], stdin=query).decode(errors="replace")
+        got = {}
+        cur = None
+        lines = out.split("\n")
+        i = 0
+        while i < len(lines):
+            line = lines[i]
+            if re.fullmatch(r"0x[0-9a-f]+", line):
+                cur = int(line, 16)
+                got[cur] = []
+                i += 1
+                continue
+            if cur is None or i + 1 >= len(lines):
+                break
+            func, loc = line, lines[i + 1]
+            loc = re.sub(r" \(discriminator \d+\)$", "", loc)
+            path, _, num = loc.rpartition(":")
+            got[cur].append((func, path, int(num) if num.isdigit() else 0))
+            i += 2
+        return got
+
+    def resolve(self, addrs):
+        """Fills the cache for every address in addrs (code addresses: a return address minus one)."""
+        todo = sorted({a for a in addrs if a not in self._cache})
+        if not todo:
+            return
+        got = self._addr2line(todo)
+        for a in todo:
+            self._cache[a] = self._frames(a, got.get(a, []))
+
+    def _frames(self, addr, pairs):
+        hit = self.symtab.lookup(addr)
+        frames = []
+        for func, path, line in pairs:
+            if path in ("??", ""):
+                path = ""
+            if func == "??":
+                func = hit.name if hit else None
+            if func is None:
+                continue
+            frames.append(Frame(func, path, line))
+        if not frames:
+            frames.append(Frame(hit.name if hit else "0x%x" % addr, "", 0))
+        return tuple(frames)
+
+    def frames(self, addr):
+        if addr not in self._cache:
+            self.resolve([addr])
+        return self._cache[addr]
+
+
+def code_address(addr, is_leaf):
+    """Where the code of a frame is: the leaf's own address; for a return address, the call before it."""
+    return addr if is_leaf or addr == 0 else addr - 1
+
+
+def sample_frames(sample, lines):
+    """The frames of a sample, leaf first, inlined frames expanded (innermost first)."""
+    out = []
+    for i, a in enumerate(sample.frames):
+        out.extend(lines.frames(code_address(a, i == 0)))
+    return out
+
+
+def resolve_all(profiles, lines):
+    lines.resolve(code_address(a, i == 0) for p in profiles for s in p.samples for i, a in enumerate(s.frames))
+
+
+# ---- folded stacks ------------------------------------------------------------------------------------------
+
+def folded(profiles, lines):
+    """Folded stacks, one `root;...;leaf count` line per distinct stack, sorted; the counts sum to the number
+    of samples."""
+    resolve_all(profiles, lines)
+    counts = collections.Counter()
+    for p in profiles:
+        for s in p.samples:
+            names = [f.function.replace(";", ":").replace(" ", "_") for f in reversed(sample_frames(s, lines))]
+            counts[";".join(names)] += 1
+    return "".join("%s %d\n" % (stack, n) for stack, n in sorted(counts.items()))
+
+
+# ---- pprof --------------------------------------------------------------------------------------------------
+
+def load_profile_pb2(pb2_dir=PB2_DIR):
+    """The module protoc generated from pprof's profile.proto (the Makefile's build/pprof/profile_pb2.py)."""
+    if not os.path.isfile(os.path.join(pb2_dir, "profile_pb2.py")):
+        raise ProfileError("%s/profile_pb2.py is missing: run `make build/pprof/profile_pb2.py`" % pb2_dir)
+    if pb2_dir not in sys.path:
+        sys.path.insert(0, pb2_dir)
+    try:
+        return importlib.import_module("profile_pb2")
+    except ImportError as e:
+        raise ProfileError("cannot load the pprof schema module: %s (is python3-protobuf installed?)" % e) from None
+
+
+class _Strings:
+    def __init__(self, table):
+        self.table = table
+        self.index = {}
+        self("")
+
+    def __call__(self, s):
+        i = self.index.get(s)
+        if i is None:
+            i = self.index[s] = len(self.table)
+            self.table.append(s)
+        return i
+
+
+def build_pprof(profiles, symtab, lines, elf, build_id, pb2, host_label=False, comments=()):
+    """A perftools.profiles.Profile message of the samples of profiles (RawProfile-like objects): sample types
+    samples/count and cpu/nanoseconds, the period, one mapping for the kernel with its build id, a location per
+    distinct frame address with its lines (inlined frames included), a function per name and file, and the
+    samples' labels as string labels, with cpu and pid (and `host` when host_label) as labels too."""
+    resolve_all(profiles, lines)
+    prof = pb2.Profile()
+    st = _Strings(prof.string_table)
+
+    for typ, unit in (("samples", "count"), ("cpu", "nanoseconds")):
+        vt = prof.sample_type.add()
+        vt.type, vt.unit = st(typ), st(unit)
+    prof.period_type.type, prof.period_type.unit = st("cpu"), st("nanoseconds")
+    prof.period = profiles[0].period_ns if profiles else 0
+    prof.duration_nanos = max((p.window_ms for p in profiles), default=0) * 1000000
+    prof.time_nanos = time.time_ns()
+    prof.default_sample_type = st("cpu")
+    for c in comments:
+        prof.comment.append(st(c))
+
+    seg = elf_exec_segment(elf, symtab.text_start)
+    m = prof.mapping.add()
+    m.id = 1
+    if seg:
+        m.memory_start, m.memory_limit, m.file_offset = seg[0], seg[0] + seg[1], seg[2]
+    else:
+        m.memory_start, m.memory_limit = symtab.text_start, symtab.text_end
+    m.filename = st(os.path.abspath(elf))
+    m.build_id = st(build_id)
+    m.has_functions = m.has_filenames = m.has_line_numbers = m.has_inline_frames = True
+
+    functions = {}
+    locations = {}
+
+    def function_id(frame):
+        key = (frame.function, frame.file)
+        fid = functions.get(key)
+        if fid is None:
+            fid = functions[key] = len(functions) + 1
+            f = prof.function.add()
+            f.id = fid
+            f.name = f.system_name = st(frame.function)
+            f.filename = st(frame.file)
+        return fid
+
+    def location_id(addr, is_leaf):
+        key = (addr, is_leaf)
+        lid = locations.get(key)
+        if lid is None:
+            lid = locations[key] = len(locations) + 1
+            loc = prof.location.add()
+            loc.id = lid
+            if m.memory_start <= addr < m.memory_limit:
+                loc.mapping_id = m.id
+            loc.address = addr
+            for fr in lines.frames(code_address(addr, is_leaf)):
+                ln = loc.line.add()
+                ln.function_id = function_id(fr)
+                ln.line = fr.line
+        return lid
+
+    aggregate = collections.OrderedDict()
+    for p in profiles:
+        for s in p.samples:
+            locs = tuple(location_id(a, i == 0) for i, a in enumerate(s.frames))
+            labels = list(s.labels)
+            if host_label and p.origin is not None:
+                labels.append(("host", p.origin))
+            key = (locs, tuple(labels), s.cpu, s.pid, p.period_ns)
+            aggregate[key] = aggregate.get(key, 0) + 1
+
+    for (locs, labels, cpu, pid, period_ns), n in aggregate.items():
+        smp = prof.sample.add()
+        smp.location_id.extend(locs)
+        smp.value.extend([n, n * period_ns])
+        for k, v in labels:
+            lb = smp.label.add()
+            lb.key, lb.str = st(k), st(v)
+        # strings, not numbers: pprof reads a numeric label of 0 without a unit as no label at all
+        for k, v in (("cpu", cpu), ("pid", pid)):
+            lb = smp.label.add()
+            lb.key, lb.str = st(k), st(str(v))
+    return prof
+
+
+def pprof_bytes(prof):
+    """The message serialised and gzipped, as pprof reads it (mtime 0: the same profile, the same bytes)."""
+    return gzip.compress(prof.SerializeToString(), mtime=0)
+
+
+# ---- the UDP shell ------------------------------------------------------------------------------------------
+
+def parse_host(spec):
+    """HOST[:PORT] -> (host, port)."""
+    host, sep, port = spec.rpartition(":")
+    if not sep:
+        return spec, kprof_wire.UDPSH_PORT
+    if not host or not port.isdigit() or not 1 <= int(port) <= 65535:
+        raise ProfileError("bad host %r (want HOST or HOST:PORT)" % spec)
+    return host, int(port)
+
+
+def udp_command(host, port, command, timeout):
+    """Runs one command over the UDP shell and returns its text (bytes) once the reply is complete by its end
+    marker; ProfileError when it is refused, damaged, incomplete or late."""
+    try:
+        addr = socket.getaddrinfo(host, port, socket.AF_INET, socket.SOCK_DGRAM)[0][4]
+    except socket.gaierror as e:
+        raise ProfileError("%s: %s" % (host, e.strerror)) from None
+    reply = kprof_wire.Reply()
+    where = "%s:%d" % addr
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        sock.connect(addr)
+        sock.send(command.encode() + b"\n")
+        deadline = time.monotonic() + timeout
+        # after the end marker, a short wait for datagrams it says are still on the way
+        straggler_deadline = None
+        while True:
+            now = time.monotonic()
+            limit = deadline if straggler_deadline is None else min(deadline, straggler_deadline)
+            if now >= limit:
+                break
+            sock.settimeout(limit - now)
+            try:
+                datagram = sock.recv(65535)
+            except socket.timeout:
+                break
+            except ConnectionRefusedError:
+                raise ProfileError("%s refused the datagram (is the kernel up, is the port right?)" % where) from None
+            if reply.add(datagram):
+                break
+            if reply.trailer is not None and straggler_deadline is None:
+                straggler_deadline = time.monotonic() + 0.3
+    problem = reply.problem()
+    if problem is not None:
+        raise ProfileError("%s: %s%s" % (where, problem, "" if reply.trailer or reply.refusal
+                                         else " (waited %gs)" % timeout))
+    if reply.trailer.status:
+        raise ProfileError("%s: `%s` failed: %s" % (where, command, reply.text.decode(errors="replace").strip()))
+    return reply.text

@@ -1,0 +1,615 @@
+"""scripts/prof.py: the profiler of a paused kprof, from gdb -- `source scripts/prof.py`, then `help prof`.
+
+    prof buffers [CPU]   the samples of the current (or last) run in each CPU's ring: pid, labels, frames
+    prof report [CHAINS] those samples folded and reported exactly as the kernel's `profile` report does
+    prof state          run control, the source, each ring's indexes and drops, each CPU's PMU armed flag
+    prof pmu            every PMU MSR of every CPU, decoded, through kprof's stub (`monitor pmu`)
+    prof export FILE    those samples as a pprof profile (gzipped profile.proto), as scripts/profexport writes
+
+Everything but `prof pmu` reads memory only, so it works through kprof's own stub on COM2 (`make debug`) and
+through QEMU's gdbstub (`-s`) alike; QEMU's cannot read MSRs, and `prof pmu` says so.
+
+Which samples. A run's records are in the rings from the run's start up to each ring's head; the kernel's report
+consumes them (advances the tail) but leaves them in memory, and every record carries its run number. So the
+samples shown are those of the active run, or when none is active of the last run, found by walking each ring
+back from its head: the same records, in the same order, as the kernel's report folded (or will fold). A record
+of the run committed after the report read its ring (a CPU that was mid-sample when the run stopped) is left
+out, as the report left it; `prof buffers` counts it.
+
+Structure: the reading of kernel memory (statics found by file, the record layout from DWARF) and gdb's own
+symbolisation live here; the fold, the report's format and the pprof output are scripts/kprof_profile.py,
+shared with scripts/profexport. Each command is a plain function with a thin gdb.Command around it; mistakes
+of the user raise gdb.GdbError. Types and symbols are cached and forgotten when gdb loads new object files.
+"""
+
+import os
+import sys
+
+import gdb
+
+_here = os.path.dirname(os.path.abspath(__file__))
+if _here not in sys.path:
+    sys.path.insert(0, _here)
+import kprof_profile as kp  # noqa: E402
+
+SCAN_CHUNK = 128                # records read per memory access while walking a ring back from its head
+U32 = 0xFFFFFFFF
+
+
+# ---- what is cached, and its reset ----------------------------------------------------------------------------
+
+class _Cache:
+    def __init__(self):
+        self.clear()
+
+    def clear(self):
+        self.layout = None
+        self.symtab = None
+        self.symtab_elf = None
+        self.statics = {}
+        self.frames = {}
+        self.label_sets = {}
+        self.build_id = None
+
+
+_cache = _Cache()
+
+
+def _on_new_objfile(_event):
+    _cache.clear()
+
+
+gdb.events.new_objfile.connect(_on_new_objfile)
+if hasattr(gdb.events, "clear_objfiles"):
+    gdb.events.clear_objfiles.connect(_on_new_objfile)
+
+
+# ---- reading the kernel ---------------------------------------------------------------------------------------
+
+def kernel_elf():
+    """The file gdb debugs (the kernel ELF)."""
+    name = gdb.current_progspace().filename
+    if not name:
+        raise gdb.GdbError("no kernel loaded: `file build/kprof.elf` first")
+    return name
+
+
+def elf_build_id():
+    elf = kernel_elf()
+    if _cache.build_id is None or _cache.build_id[0] != elf:
+        try:
+            _cache.build_id = (elf, kp.elf_build_id(elf))
+        except kp.ProfileError as e:
+            raise gdb.GdbError(str(e)) from None
+    return _cache.build_id[1]
+
+
+def symtab():
+    """The kernel's own symbol table (scripts/kprof_profile.py), from the ELF gdb debugs."""
+    elf = kernel_elf()
+    if _cache.symtab is None or _cache.symtab_elf != elf:
+        try:
+            _cache.symtab = kp.Symtab.from_elf(elf)
+        except kp.ProfileError as e:
+            raise gdb.GdbError(str(e)) from None
+        _cache.symtab_elf = elf
+    return _cache.symtab
+
+
+def static(name, source_file):
+    """The value of the variable `name` defined in source_file (e.g. kernel/profiler.c): statics of the same
+    name exist in several files (last_run, cpus), so each is found by its file. None when there is none."""
+    key = (name, source_file)
+    if key not in _cache.statics:
+        found = None
+        candidates = list(gdb.lookup_static_symbols(name)) if hasattr(gdb, "lookup_static_symbols") else []
+        sym = gdb.lookup_global_symbol(name)
+        if sym is not None:
+            candidates.append(sym)
+        for sym in candidates:
+            if sym.symtab is not None and sym.symtab.filename.endswith(source_file) and sym.is_variable:
+                found = sym
+                break
+        _cache.statics[key] = found
+    sym = _cache.statics[key]
+    return sym.value() if sym is not None else None
+
+
+def need_static(name, source_file):
+    v = static(name, source_file)
+    if v is None:
+        raise gdb.GdbError("no variable %s in %s: is this the kprof ELF, built with -g?" % (name, source_file))
+    return v
+
+
+def read_memory(addr, length):
+    try:
+        return bytes(gdb.selected_inferior().read_memory(addr, length))
+    except gdb.MemoryError as e:
+        raise gdb.GdbError("cannot read %d bytes at 0x%x: %s" % (length, addr, e)) from None
+
+
+def c_string(value):
+    """A char array (up to its NUL or its end) or a char pointer (up to its NUL) as a Python string; '' for
+    NULL."""
+    t = value.type.strip_typedefs()
+    try:
+        if t.code == gdb.TYPE_CODE_PTR and int(value) == 0:
+            return ""
+        return value.string(length=-1)
+    except (gdb.MemoryError, gdb.error, UnicodeDecodeError) as e:
+        return "<unreadable string: %s>" % e
+
+
+def record_layout():
+    """struct profile_record as DWARF lays it out."""
+    if _cache.layout is None:
+        try:
+            t = gdb.lookup_type("struct profile_record").strip_typedefs()
+        except gdb.error:
+            raise gdb.GdbError("no struct profile_record in the debug info: is this the kprof ELF?") from None
+        fields = {}
+        for f in t.fields():
+            ft = f.type.strip_typedefs()
+            if f.name == "frames":
+                elem = ft.target().strip_typedefs()
+                lo, hi = ft.range()
+                fields[f.name] = (f.bitpos // 8, elem.sizeof, hi - lo + 1)
+            else:
+                fields[f.name] = (f.bitpos // 8, ft.sizeof, 1)
+        try:
+            _cache.layout = kp.RecordLayout(t.sizeof, fields)
+        except kp.ProfileError as e:
+            raise gdb.GdbError(str(e)) from None
+    return _cache.layout
+
+
+class Ring:
+    """One CPU's ring as it is in memory now, and the records of one run in it."""
+
+    def __init__(self, cpu, value):
+        self.cpu = cpu
+        self.records = int(value["records"])
+        self.mask = int(value["mask"]) & U32
+        self.head = int(value["head"]) & U32
+        self.tail = int(value["tail"]) & U32
+        self.drops = int(value["drops"]) & U32
+
+    @property
+    def capacity(self):
+        return self.mask + 1 if self.records else 0
+
+    @property
+    def waiting(self):
+        return (self.head - self.tail) & U32
+
+    def read_slots(self, first, count):
+        """Records of ring indexes first .. first+count-1 (free-running indexes, masked here)."""
+        layout = record_layout()
+        out = []
+        while count > 0:
+            slot = first & self.mask
+            n = min(count, self.capacity - slot)
+            buf = read_memory(self.records + slot * layout.size, n * layout.size)
+            out += [layout.decode(buf, i) for i in range(n)]
+            first = (first + n) & U32
+            count -= n
+        return out
+
+    def run_records(self, run):
+        """(the run's records the kernel's report folds or folded, those committed after it read the ring)."""
+        if not self.records or run == 0:
+            return [], []
+        block = kp.ring_run_records(self.read_slots, self.head, self.mask, run, self.cpu, SCAN_CHUNK)
+        return kp.split_at_tail(block, self.head, self.tail)
+
+
+class Profiler:
+    """The profiler's state (kernel/profiler.c) read from a paused kernel."""
+
+    def __init__(self):
+        check_running_build_id(elf_build_id())
+        _cache.label_sets = {}  # never freed, but another boot of the same ELF may hold others there
+        self.active_run = int(need_static("active_run", "kernel/profiler.c")) & U32
+        self.last_run = int(need_static("last_run", "kernel/profiler.c")) & U32
+        busy = static("busy", "kernel/profiler.c")
+        self.busy = int(busy) if busy is not None else None
+        self.rings_ready = int(need_static("rings_ready", "kernel/profiler.c"))
+        rings = need_static("rings", "kernel/profiler.c")
+        rings.fetch_lazy()  # one read for the array, not one per field: a remote stub pays per packet
+        lo, hi = rings.type.strip_typedefs().range()
+        self.max_cpus = hi - lo + 1
+        n = min(self.rings_ready, self.max_cpus)
+        self.rings = [Ring(i, rings[i]) for i in range(n)]
+        self.source = self._source()
+
+    @property
+    def run(self):
+        """The run whose records are shown: the active one, else the last one (0: none yet)."""
+        return self.active_run or self.last_run
+
+    def _source(self):
+        """What the kernel's report prints after `source`: the counter's name, or `tick (reason)`."""
+        self.source_name = "unknown"
+        src = static("source", "kernel/profiler.c")
+        tick = static("tick_source", "kernel/profiler.c")
+        if src is None or tick is None:
+            return "unknown"
+        self.source_name = c_string(src.dereference()["name"]) or "unknown"
+        if int(src) == int(tick.address):
+            reason = static("tick_with_reason", "kernel/profiler.c")
+            text = c_string(reason) if reason is not None else ""
+            return text or "tick"
+        return self.source_name
+
+    def samples(self, cpu=None):
+        """(ring, [kp.Sample], late) for each ring (or only cpu's), in the kernel report's order: the samples
+        its report folds, and how many of the run's records came after it read that ring."""
+        out = []
+        for ring in self.rings:
+            if cpu is not None and ring.cpu != cpu:
+                continue
+            recs, late = ring.run_records(self.run)
+            out.append((ring, [kp.Sample(r.cpu, r.pid, r.time_ns, labels_of(r.labels), r.frames) for r in recs],
+                        len(late)))
+        return out
+
+
+# ---- label sets -------------------------------------------------------------------------------------------------
+
+def labels_of(pointer):
+    """A record's label set (kernel/labels.h) as ((key, value), ...): () for NULL. Sets are immutable and never
+    freed, so each is read once. A kernel without struct label_set, or a set that cannot be read, gives the
+    pointer itself, as (("set", "0x..."),)."""
+    if pointer == 0:
+        return ()
+    got = _cache.label_sets.get(pointer)
+    if got is None:
+        got = _cache.label_sets[pointer] = _read_label_set(pointer)
+    return got
+
+
+def _read_label_set(pointer):
+    try:
+        t = gdb.lookup_type("struct label_set").strip_typedefs()
+        names = [f.name for f in t.fields()]
+    except gdb.error:
+        names = []
+    if "npairs" not in names or "pairs" not in names:
+        return (("set", "0x%x" % pointer),)
+    try:
+        s = gdb.Value(pointer).cast(t.pointer()).dereference()
+        s.fetch_lazy()
+        pairs = s["pairs"]
+        lo, hi = pairs.type.strip_typedefs().range()
+        n = int(s["npairs"])
+        if not 0 <= n <= hi - lo + 1:
+            return (("set", "0x%x(npairs %d)" % (pointer, n)),)
+        return tuple((c_string(pairs[i]["key"]), c_string(pairs[i]["value"])) for i in range(n))
+    except (gdb.error, gdb.MemoryError) as e:
+        return (("set", "0x%x(%s)" % (pointer, e)),)
+
+
+# ---- frames, resolved by gdb ----------------------------------------------------------------------------------
+
+def frame_text(addr, is_leaf):
+    """`name+0xoff at file:line` for a frame: gdb's function and line of the code (a return address at
+    addr - 1, the call before it), the offset from addr itself as the kernel prints it; the kernel's own
+    symbol table where gdb knows no function (assembly), the bare address where nothing does."""
+    key = (addr, is_leaf)
+    text = _cache.frames.get(key)
+    if text is not None:
+        return text
+    code = kp.code_address(addr, is_leaf)
+    name = start = None
+    try:
+        block = gdb.block_for_pc(code)
+    except RuntimeError:
+        block = None
+    # the outermost function block: inlined functions are blocks with a function of their own inside it
+    while block is not None:
+        if block.function is not None:
+            name, start = block.function.print_name, block.function.value().address
+        block = block.superblock
+    if name is not None:
+        start = int(start)
+    else:
+        hit = symtab().lookup(code)
+        if hit:
+            name, start = hit.name, hit.start
+    text = "%s+0x%x" % (name, addr - start) if name is not None else "0x%x" % addr
+    sal = gdb.find_pc_line(code)
+    if sal.symtab is not None and sal.line:
+        text += " at %s:%d" % (sal.symtab.filename, sal.line)
+    _cache.frames[key] = text
+    return text
+
+
+# ---- the commands' logic ----------------------------------------------------------------------------------------
+
+def parse_number(word, what, lo, hi):
+    try:
+        n = int(word, 0)
+    except ValueError:
+        n = None
+    if n is None or not lo <= n <= hi:
+        raise gdb.GdbError("%s must be a number %d..%d, not %r" % (what, lo, hi, word))
+    return n
+
+
+def run_words(p):
+    if p.run == 0:
+        return "no run yet"
+    return "run %d (%s)" % (p.run, "recording" if p.active_run else "finished")
+
+
+def buffers(arg):
+    words = gdb.string_to_argv(arg)
+    if len(words) > 1:
+        raise gdb.GdbError("usage: prof buffers [CPU]")
+    p = Profiler()
+    cpu = None
+    if words:
+        if not p.rings:
+            raise gdb.GdbError("no CPU has a ring yet: the profiler has never run")
+        cpu = parse_number(words[0], "CPU", 0, len(p.rings) - 1)
+    out = ["%s, source %s" % (run_words(p), p.source)]
+    if not p.rings:
+        out.append("no rings: the profiler has never run")
+    for ring, samples, late in p.samples(cpu):
+        out.append("cpu %d: %d records of %s; ring head %d tail %d (%d waiting), %d dropped"
+                   % (ring.cpu, len(samples), "run %d" % p.run if p.run else "any run", ring.head, ring.tail,
+                      ring.waiting, ring.drops))
+        if late:
+            out.append("  (and %d of the run committed after the kernel's report read this ring: left for the "
+                       "next start)" % late)
+        for s in samples:
+            out.append("  cpu %d pid %d t %d.%09d s labels %s"
+                       % (s.cpu, s.pid, s.time_ns // 1000000000, s.time_ns % 1000000000, kp.labels_text(s.labels)))
+            for i, a in enumerate(s.frames):
+                out.append("    %s0x%016x %s" % ("" if i == 0 else "<- ", a, frame_text(a, i == 0)))
+    return "\n".join(out)
+
+
+def report(arg):
+    words = gdb.string_to_argv(arg)
+    if len(words) > 1:
+        raise gdb.GdbError("usage: prof report [CHAINS]")
+    chains = kp.CHAINS_DEFAULT
+    if words:
+        chains = parse_number(words[0], "CHAINS", kp.CHAINS_MIN, kp.CHAINS_MAX)
+    p = Profiler()
+    if p.run == 0:
+        raise gdb.GdbError("the profiler has not run yet: nothing to report")
+    samples = [s for _, ss, _ in p.samples() for s in ss]
+    fold, cpus = kp.fold_samples(samples, symtab())
+    dropped = sum(r.drops for r in p.rings)
+    first = "%s: %s" % (run_words(p), span_words(samples))
+    return "\n".join(kp.report_lines(first, fold, cpus, dropped, p.source, chains))
+
+
+def span_words(samples):
+    if not samples:
+        return "no samples in the rings"
+    t0, t1 = min(s.time_ns for s in samples), max(s.time_ns for s in samples)
+    return "samples from %d.%03d s to %d.%03d s" % (t0 // 10**9, t0 // 10**6 % 1000, t1 // 10**9, t1 // 10**6 % 1000)
+
+
+def state(arg):
+    if gdb.string_to_argv(arg):
+        raise gdb.GdbError("usage: prof state")
+    p = Profiler()
+    out = ["profiler: %s; active_run %d, last_run %d, claim %s"
+           % (run_words(p), p.active_run, p.last_run,
+              "unknown" if p.busy is None else ("held" if p.busy else "free")),
+           "source: %s" % p.source]
+    if p.rings:
+        out.append("rings: %d of %d CPUs, %d records each" % (len(p.rings), p.max_cpus, p.rings[0].capacity))
+    else:
+        out.append("rings: none yet (allocated by the first run)")
+    out += pmu_state_lines()
+    armed = pmu_armed_flags()
+    out.append("%-4s %10s %10s %8s %8s  %s" % ("CPU", "HEAD", "TAIL", "WAITING", "DROPS", "PMU"))
+    ncpu = max(len(p.rings), len(armed))
+    for cpu in range(ncpu):
+        ring = p.rings[cpu] if cpu < len(p.rings) else None
+        cols = ("%10d %10d %8d %8d" % (ring.head, ring.tail, ring.waiting, ring.drops)) if ring \
+            else "%10s %10s %8s %8s" % ("-", "-", "-", "-")
+        out.append("%-4d %s  %s" % (cpu, cols, armed[cpu] if cpu < len(armed) else "unknown"))
+    return "\n".join(out)
+
+
+def online_cpus():
+    n = static("online_count", "arch/x86_64/percpu.c")
+    return int(n) if n is not None else None
+
+
+def pmu_state_lines():
+    """The PMU's verdict and reason (arch/x86_64/pmu.c statics), or why they cannot be shown."""
+    verdict = static("verdict", "arch/x86_64/pmu.c")
+    if verdict is None:
+        return ["pmu: unknown (no verdict in arch/x86_64/pmu.c)"]
+    reason = static("reason", "arch/x86_64/pmu.c")
+    line = "pmu: %s" % enum_name("enum pmu_verdict", int(verdict))
+    text = c_string(reason) if reason is not None else ""
+    return [line + (" (%s)" % text if text else "")]
+
+
+def enum_name(type_name, value):
+    """The enumerator of type_name whose value is value (the variable may be a plain int), or the number."""
+    try:
+        for f in gdb.lookup_type(type_name).strip_typedefs().fields():
+            if f.enumval == value:
+                return f.name
+    except gdb.error:
+        pass
+    return str(value)
+
+
+def pmu_armed_flags():
+    """Per online CPU, its pmu_cpu flags as words ("armed", "not armed, arming faulted", ...)."""
+    cpus = static("cpus", "arch/x86_64/pmu.c")
+    n = online_cpus()
+    if cpus is None or n is None:
+        return []
+    cpus.fetch_lazy()
+    lo, hi = cpus.type.strip_typedefs().range()
+    out = []
+    for i in range(min(n, hi - lo + 1)):
+        c = cpus[i]
+        names = [f.name for f in c.type.strip_typedefs().fields()]
+        words = ["armed" if "armed" in names and int(c["armed"]) else "not armed"]
+        for field, word in (("probing", "probing"), ("arm_failed", "arming faulted"),
+                            ("late_pending", "late overflow pending")):
+            if field in names and int(c[field]):
+                words.append(word)
+        out.append(", ".join(words))
+    return out
+
+
+MSR_UNAVAILABLE = ("prof pmu: MSRs are not available through this gdbstub (it does not answer `monitor pmu`; "
+                   "QEMU's own cannot read MSRs): connect to kprof's stub on COM2 (`make debug`, docs/gdb.md)")
+
+
+def pmu(arg):
+    if gdb.string_to_argv(arg):
+        raise gdb.GdbError("usage: prof pmu")
+    try:
+        text = gdb.execute("monitor pmu", to_string=True)
+    except gdb.error as e:
+        raise gdb.GdbError("%s\n(the stub said: %s)" % (MSR_UNAVAILABLE, e)) from None
+    if not kp.is_monitor_pmu_answer(text):
+        raise gdb.GdbError(MSR_UNAVAILABLE)
+    return text.rstrip("\n")
+
+
+def export(arg):
+    words = gdb.string_to_argv(arg)
+    if len(words) != 1:
+        raise gdb.GdbError("usage: prof export FILE")
+    path = words[0]
+    elf = kernel_elf()
+    try:
+        pb2 = kp.load_profile_pb2()
+    except kp.ProfileError as e:
+        raise gdb.GdbError(str(e)) from None
+    build_id = elf_build_id()
+    p = Profiler()
+    if p.run == 0:
+        raise gdb.GdbError("the profiler has not run yet: nothing to export")
+    samples = [s for _, ss, _ in p.samples() for s in ss]
+    period_ns = sample_period_ns(p)
+    span_ms = (max(s.time_ns for s in samples) - min(s.time_ns for s in samples)) // 1000000 if samples else 0
+    raw = kp.RawProfile(kp.source_word(p.source_name), period_ns, span_ms, len(p.rings), build_id, samples,
+                        sum(r.drops for r in p.rings), origin=None)
+    st = symtab()
+    try:
+        prof = kp.build_pprof([raw], st, kp.Lines(elf, st), elf, build_id, pb2,
+                              comments=["kprof gdb export: %s, source %s, period_ns %d, %d samples, %d dropped"
+                                        % (run_words(p), p.source, period_ns, len(samples), raw.dropped)])
+        data = kp.pprof_bytes(prof)
+    except kp.ProfileError as e:
+        raise gdb.GdbError(str(e)) from None
+    try:
+        with open(path + ".tmp", "wb") as f:
+            f.write(data)
+        os.replace(path + ".tmp", path)
+    except OSError as e:
+        raise gdb.GdbError("%s: %s" % (path, e.strerror)) from None
+    return "prof export: %d samples of %s (%d dropped) -> %s" % (len(samples), run_words(p), raw.dropped, path)
+
+
+def check_running_build_id(elf_id):
+    """Refuses when the kernel in memory is another build than the ELF gdb has: its build id note (which the
+    linker script brackets with __build_id_note) must be there and match. Says nothing for an ELF without
+    that symbol."""
+    try:
+        addr = int(gdb.parse_and_eval("(unsigned long)&__build_id_note"))
+    except gdb.error:
+        return
+    running = None
+    try:
+        header = bytes(gdb.selected_inferior().read_memory(addr, 12))
+        size = kp.note_body_size(header)
+        if size <= kp.NOTE_BODY_MAX:
+            running = kp.build_id_from_note(header + bytes(gdb.selected_inferior().read_memory(addr + 12, size)))
+    except gdb.MemoryError:
+        pass
+    if running != elf_id:
+        raise gdb.GdbError("the running kernel is not %s (build %s): %s; load the ELF it was booted from"
+                           % (kernel_elf(), elf_id, "its build id is %s" % running if running else
+                              "no build id note where this ELF has one"))
+
+
+def sample_period_ns(p):
+    """The run's sampling period as profiler_start computes it for the raw header: the tick's, or the
+    counter's millisecond of cycles (the TSC rate, arch/x86_64/time.c) in nanoseconds."""
+    per_ms = static("tsc_per_ms", "arch/x86_64/time.c")
+    return kp.period_ns(p.source, int(per_ms) if per_ms is not None else 0)
+
+
+# ---- gdb commands -----------------------------------------------------------------------------------------------
+
+class _ProfPrefix(gdb.Command):
+    """The profiler of a paused kprof: prof buffers [CPU], prof report [CHAINS], prof state, prof pmu,
+prof export FILE. Memory only (all but prof pmu): works through QEMU's gdbstub too."""
+
+    def __init__(self):
+        super().__init__("prof", gdb.COMMAND_DATA, gdb.COMPLETE_NONE, True)
+
+
+class _ProfCommand(gdb.Command):
+    def __init__(self, name, fn, complete=gdb.COMPLETE_NONE):
+        super().__init__("prof " + name, gdb.COMMAND_DATA, complete)
+        self.fn = fn
+
+    def invoke(self, arg, from_tty):
+        gdb.write(self.fn(arg) + "\n")
+
+
+class _ProfBuffers(_ProfCommand):
+    """Records of the current (or last) run in each CPU's ring, or only CPU's: cpu, pid, labels, frames.
+Usage: prof buffers [CPU]"""
+
+    def __init__(self):
+        super().__init__("buffers", buffers)
+
+
+class _ProfReport(_ProfCommand):
+    """The kernel's profile report from the rings: the CHAINS (default 8) hottest call chains.
+Usage: prof report [CHAINS]"""
+
+    def __init__(self):
+        super().__init__("report", report)
+
+
+class _ProfState(_ProfCommand):
+    """Run control, the sample source, each CPU's ring indexes and drops, and its PMU armed flag.
+Usage: prof state"""
+
+    def __init__(self):
+        super().__init__("state", state)
+
+
+class _ProfPmu(_ProfCommand):
+    """Every PMU MSR of every CPU, decoded, through kprof's stub (`monitor pmu`).
+Usage: prof pmu"""
+
+    def __init__(self):
+        super().__init__("pmu", pmu)
+
+
+class _ProfExport(_ProfCommand):
+    """Writes the run's samples as a pprof profile (gzipped profile.proto), as scripts/profexport does.
+Usage: prof export FILE"""
+
+    def __init__(self):
+        super().__init__("export", export, gdb.COMPLETE_FILENAME)
+
+
+_ProfPrefix()
+_ProfBuffers()
+_ProfReport()
+_ProfState()
+_ProfPmu()
+_ProfExport()

@@ -1,0 +1,758 @@
+"""scripts/kprof_profile.py and scripts/profexport on the host, without QEMU.
+
+- The fold and the report against hand-computed expectations, and against the kernel's own
+  kernel/profile_report.c (built here with tests/host/kernel_report.c) on randomised runs: the same text.
+- The symbol table and its lookups (a return address at addr - 1), as scripts/gensyms.py selects symbols.
+- The raw format: the kernel's raw output parses back to the records it was made of, and prints back to the
+  same text; every kind of truncated or malformed input, and input from another build, is refused.
+- Ring selection for scripts/prof.py: records decoded by layout, the run's block found walking back.
+- Folded stacks and pprof over a small ELF built here (functions, an inlined frame, a build id): the counts
+  add up, the protobuf reads back, and `go tool pprof` shows the leaf on top, the callers and the labels.
+- scripts/profexport end to end: a file, a build id mismatch, truncation, and --udp against fake kernels.
+
+Runs with /usr/bin/python3 (python3-protobuf); needs gcc, binutils, protoc and golang-go (scripts/deps.sh).
+"""
+
+import gzip
+import os
+import random
+import re
+import shutil
+import socket
+import struct
+import subprocess
+import sys
+import threading
+
+import pytest
+
+TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(TOP, "scripts"))
+import kprof_profile as kp  # noqa: E402
+import kprof_wire  # noqa: E402
+
+PROFEXPORT = os.path.join(TOP, "scripts", "profexport")
+HOST_CFLAGS = ["-std=gnu11", "-O1", "-g", "-Wall", "-Wextra", "-Werror", "-I.", "-Itests/unit", "-DKPROF_HOST",
+               "-fno-omit-frame-pointer"]
+KERNEL_SRCS = ["kernel/profile_report.c", "kernel/profile_raw.c", "kernel/labels.c", "kernel/symbols.c",
+               "kernel/sink.c", "kernel/format.c", "kernel/string.c", "tests/unit/fake_hal.c"]
+
+
+# ---- a synthetic symbol table ----------------------------------------------------------------------------------
+
+# Text [0x1000, 0x10000); 0x1900..0x2000 is a gap; Filler has size 0 (assembly) and reaches text_end.
+SYMS = [(0x1000, 0x80, b"MemCpy"), (0x1100, 0x100, b"NetFrame::Copy"), (0x1200, 0x300, b"VirtioNet::Receive"),
+        (0x1600, 0x40, b"Spin"), (0x1700, 0x200, b"Main"), (0x2000, 0, b"Filler")]
+MEMCPY, COPY, RECEIVE, SPIN, MAIN, FILLER = (a for a, _, _ in SYMS)
+
+
+@pytest.fixture
+def tab():
+    return kp.Symtab(SYMS, 0x1000, 0x10000)
+
+
+def sample(frames, cpu=0, pid=1, labels=()):
+    return kp.Sample(cpu, pid, 0, labels, tuple(frames))
+
+
+def report(tab, samples, chains=8, source="tick", pid=None, label=None, dropped=0):
+    fold, cpus = kp.fold_samples(samples, tab, pid=pid, label=label)
+    return "\n".join(kp.report_lines("profiled 1000 ms", fold, cpus, dropped, source, chains, pid, label)) + "\n"
+
+
+# ---- the symbol table ------------------------------------------------------------------------------------------
+
+NM = b"""\
+0000000000000800 D some_data
+0000000000001000 T __text_start
+0000000000001000 0000000000000080 T MemCpy
+0000000000001000 0000000000000080 t memcpy_alias
+0000000000001080 t .Lloop
+0000000000001100 0000000000000100 W weak_in_text
+0000000000001100 0000000000000100 t local_twin
+0000000000001200 t asm_no_size
+0000000000001300 0000000000000010 T sized
+0000000000001400 T __text_end
+0000000000001500 0000000000000010 W weak_outside
+"""
+
+
+def test_symtab_selects_as_gensyms_does():
+    t = kp.Symtab.from_nm_output(NM)
+    assert (t.text_start, t.text_end) == (0x1000, 0x1400)
+    # one symbol per address (a global over a local, a strong over a weak), no local labels, no data, no
+    # markers, no weak symbol outside the text
+    assert t.names == ["MemCpy", "weak_in_text", "asm_no_size", "sized"]
+    assert t.lookup(0x1000) == kp.Hit("MemCpy", 0x1000, 0)
+    assert t.lookup(0x107f) == kp.Hit("MemCpy", 0x1000, 0x7f)
+    assert t.lookup(0x1080) is None, "past MemCpy's size: the gap is no one's"
+    assert t.lookup(0x12ff) == kp.Hit("asm_no_size", 0x1200, 0xff), "size 0 reaches the next symbol"
+    assert t.lookup(0x1310) is None
+    assert t.lookup(0x0fff) is None and t.lookup(0x1400) is None, "outside [text_start, text_end)"
+    assert t.find("sized") == 0x1300 and t.find("memcpy_alias") is None
+
+
+def test_symtab_refuses_nm_output_without_text_markers():
+    with pytest.raises(kp.ProfileError, match="__text_end"):
+        kp.Symtab.from_nm_output(b"0000000000001000 T __text_start\n0000000000001000 0000000000000010 T f\n")
+
+
+def test_return_address_resolves_at_addr_minus_one(tab):
+    # a call that ends NetFrame::Copy (to a function that does not return) leaves a return address at its
+    # end, which is VirtioNet::Receive's start: it is Copy's call, printed with the return address's offset
+    assert tab.lookup_return(RECEIVE) == kp.Hit("NetFrame::Copy", COPY, 0x100)
+    assert tab.caller_text(RECEIVE) == "NetFrame::Copy+0x100"
+    assert tab.leaf_text(RECEIVE) == "VirtioNet::Receive+0x0"
+    assert tab.caller_text(MAIN) == "0x1700", "Main - 1 is past Spin's size: no one's"
+    assert tab.lookup_return(0) is None and tab.caller_text(0) == "0x0"
+    assert tab.caller_text(0x1000) == "0x1000", "0xfff is below the text"
+    assert tab.caller_text(0x1950) == "0x1950", "in the gap"
+
+
+# ---- the fold and the report, by hand --------------------------------------------------------------------------
+
+def test_leaf_folds_by_symbol_with_its_span(tab):
+    s = [sample([MEMCPY + off, COPY + 0x44, RECEIVE + 0x1b2]) for off in (0x20, 0x3e, 0x1a)]
+    assert report(tab, s) == (
+        "profiled 1000 ms\n"
+        "3 samples on 1 cpus, 0 dropped, source tick\n"
+        "100.0% 3 MemCpy+0x1a..0x3e\n"
+        "        <- NetFrame::Copy+0x44\n"
+        "        <- VirtioNet::Receive+0x1b2\n")
+
+
+def test_callers_fold_by_exact_return_address_and_ties_keep_first_seen_order(tab):
+    s = [sample([SPIN + 0x1a, MAIN + 0x10], cpu=1),
+         sample([SPIN + 0x1a, MAIN + 0x30], cpu=2),   # another call site: another chain
+         sample([SPIN + 0x1c, MAIN + 0x10], cpu=1),
+         sample([SPIN + 0x1a, MAIN + 0x30], cpu=0),
+         sample([MEMCPY, COPY + 0x10])]
+    assert report(tab, s) == (
+        "profiled 1000 ms\n"
+        "5 samples on 3 cpus, 0 dropped, source tick\n"
+        "40.0% 2 Spin+0x1a..0x1c\n"
+        "        <- Main+0x10\n"
+        "40.0% 2 Spin+0x1a\n"
+        "        <- Main+0x30\n"
+        "20.0% 1 MemCpy+0x0\n"
+        "        <- NetFrame::Copy+0x10\n")
+
+
+def test_unresolved_addresses_print_raw(tab):
+    s = [sample([0x1950, 0x0fff0000, MAIN + 0x20]), sample([0x1960, 0x0fff0000, MAIN + 0x20]),
+         sample([0x20000])]
+    assert report(tab, s) == (
+        "profiled 1000 ms\n"
+        "3 samples on 1 cpus, 0 dropped, source tick\n"
+        "33.3% 1 0x1950\n"            # an unresolved leaf folds by its exact address
+        "        <- 0xfff0000\n"
+        "        <- Main+0x20\n"
+        "33.3% 1 0x1960\n"
+        "        <- 0xfff0000\n"
+        "        <- Main+0x20\n"
+        "33.3% 1 0x20000\n")
+
+
+def test_percentages_round_half_up_in_tenths():
+    assert [kp.percent(p, w) for p, w in [(1, 8), (1, 3), (2, 3), (1, 16), (1, 2000), (1, 2001), (0, 5),
+                                          (5, 5), (1, 0), (999, 1000), (19999, 20000)]] == \
+        ["12.5%", "33.3%", "66.7%", "6.3%", "0.1%", "0.0%", "0.0%", "100.0%", "0.0%", "99.9%", "100.0%"]
+
+
+def test_more_chains_and_the_128_chain_table(tab):
+    s = []
+    for i in range(130):                 # 130 distinct chains, hotter first
+        s += [sample([MEMCPY, FILLER + 0x1000 + i])] * (2 if i < 3 else 1)
+    text = report(tab, s, chains=2)
+    assert text.split("\n")[1] == "133 samples on 1 cpus, 0 dropped, source tick"
+    assert text.split("\n")[2:] == [
+        "1.5% 2 MemCpy+0x0", "        <- Filler+0x1000",
+        "1.5% 2 MemCpy+0x0", "        <- Filler+0x1001",
+        "... 126 more chains, 127 samples (95.5%)",
+        "more than 128 distinct chains: 2 samples in chains not shown", ""]
+
+
+def test_a_chain_already_in_a_full_table_still_counts(tab):
+    s = [sample([MEMCPY, FILLER + i]) for i in range(128)] + [sample([MEMCPY, FILLER + 999])] + \
+        [sample([MEMCPY, FILLER + 5])] * 3
+    fold, _ = kp.fold_samples(s, tab)
+    assert (fold.samples, fold.not_tracked, len(fold.chains)) == (132, 1, 128)
+    assert fold.hottest()[0].callers == (FILLER + 5,) and fold.hottest()[0].count == 4
+
+
+def test_label_breakdown_and_filters(tab):
+    a, b = (("job", "a"),), (("cmd", "x"), ("job", "b"))
+    s = [sample([SPIN], labels=a), sample([SPIN], labels=b), sample([SPIN], labels=b), sample([SPIN], pid=2)]
+    assert report(tab, s).split("\n")[2] == "labels: 50.0% (2) cmd=x,job=b, 25.0% (1) job=a, 25.0% (1) (none)"
+    assert report(tab, s, label=("job", "b")).split("\n")[1:3] == [
+        "2 samples on 1 cpus, 0 dropped, source tick", "labels: 100.0% (2) cmd=x,job=b"]
+    assert "labels:" not in report(tab, [sample([SPIN])]), "no line when no sample carried a set"
+
+
+def test_empty_reports_say_why(tab):
+    s = [sample([SPIN], pid=1)]
+    assert report(tab, s, pid=9).split("\n")[2] == \
+        "no samples for pid 9: the task may simply have been asleep the whole window"
+    assert report(tab, s, label=("job", "z")).split("\n")[2] == \
+        "no samples with label job=z: no task that carried it was sampled in the window"
+    assert report(tab, s, pid=9, label=("job", "z")).split("\n")[2] == \
+        "no samples for pid 9 with label job=z: the task may have been asleep, or without that label, " \
+        "the whole window"
+    assert report(tab, []).split("\n")[1:] == [
+        "0 samples on 0 cpus, 0 dropped, source tick", "no samples: nothing was sampled in the window", ""]
+    assert report(tab, [], source="pmu/nmi intel fixed-ctr1").split("\n")[3] == \
+        "idle CPUs contribute nothing on the counter: it counts unhalted cycles"
+
+
+# ---- the fold and the report, against the kernel's ------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def kernel_report(tmp_path_factory):
+    """tests/host/kernel_report.c built against the kernel's report, running; send(text) -> its outputs."""
+    exe = str(tmp_path_factory.mktemp("kreport") / "kernel_report")
+    subprocess.run(["gcc"] + HOST_CFLAGS + ["-o", exe, "tests/host/kernel_report.c"] + KERNEL_SRCS,
+                   cwd=TOP, check=True, timeout=120)
+
+    def send(text):
+        done = subprocess.run([exe], input=text, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        outs = done.stdout.split("@@end\n")
+        assert outs[-1] == ""
+        return outs[:-1]
+    return send
+
+
+LABEL_SETS = [(("job", "a"),), (("cmd", "x"), ("job", "b")), (("aa", "2"), ("mm", "3"), ("zz", "1"))]
+LABEL_DECLS = ["label 0 job=a", "label 1 job=b,cmd=x", "label 2 zz=1,aa=2,mm=3"]  # interned sorted by key
+
+
+def random_symbols(rng):
+    syms, addr = [], 0x100000
+    for i in range(60):
+        addr += rng.choice([0, 0, 0x10, 0x40])           # sometimes a gap between functions
+        size = rng.choice([0, 0x20, 0x31, 0x80, 0x200]) if i % 7 else 0
+        syms.append((addr, size, b"fn_%d" % i))
+        addr += size or rng.choice([0x30, 0x50])
+    return syms, 0x100000 - 0x10, addr + 0x40          # text starts below the first symbol
+
+
+def random_address(rng, syms, text_end):
+    a, size, _ = rng.choice(syms)
+    kind = rng.random()
+    if kind < 0.6:
+        return a + rng.randrange(max(size, 1))
+    if kind < 0.75:
+        return a                                       # a function's start: as a return address, the one before
+    if kind < 0.85:
+        return a + size + rng.randrange(0x10)          # past a sized function: a gap, or the next one
+    return rng.choice([0, 0x1234, text_end - 1, text_end, text_end + 0x100, 0xffffffff80000000])
+
+
+def random_case(rng, syms, text_end, run):
+    pool = [[random_address(rng, syms, text_end) for _ in range(rng.randint(1, kp.MAX_FRAMES))]
+            for _ in range(rng.choice([3, 20, 150]))]
+    recs = []
+    for _ in range(rng.randint(0, 600)):
+        frames = rng.choice(pool) if rng.random() < 0.8 else \
+            [random_address(rng, syms, text_end) for _ in range(rng.randint(1, kp.MAX_FRAMES))]
+        recs.append((rng.randrange(4), rng.choice([1, 2, 3]), run if rng.random() < 0.95 else run - 1,
+                     rng.choice([None, None, 0, 1, 2]), tuple(frames)))
+    return recs
+
+
+def case_lines(run, source, recs):
+    out = ["case %d 1003 %s" % (run, source)]
+    for cpu, pid, r, label, frames in recs:
+        out.append("rec %d %d %d %s %s" % (cpu, pid, r, "-" if label is None else label,
+                                           " ".join("%x" % f for f in frames)))
+    return out
+
+
+def python_side(recs, run, capacity=1024):
+    """What the rings hold for the report, in its order: per CPU, the first `capacity` records pushed (the rest
+    dropped), those of the run; and the drops."""
+    per_cpu = {c: [r for r in recs if r[0] == c] for c in range(4)}
+    kept = [r for c in range(4) for r in per_cpu[c][:capacity] if r[2] == run]
+    dropped = sum(max(0, len(per_cpu[c]) - capacity) for c in range(4))
+    return [kp.Sample(c, pid, 0, () if lab is None else LABEL_SETS[lab], f) for c, pid, _, lab, f in kept], dropped
+
+
+def test_report_is_the_kernels_on_random_runs(kernel_report):
+    rng = random.Random(20261129)
+    syms, text_start, text_end = random_symbols(rng)
+    tab = kp.Symtab(syms, text_start, text_end)
+    script = ["sym %x %d %s" % (a, s, n.decode()) for a, s, n in syms] + ["text %x %x" % (text_start, text_end)]
+    script += LABEL_DECLS
+    expected = []
+    for i in range(120):
+        run = 5 + i
+        source = "pmu/nmi amd pmc0 ev0x76" if i % 9 == 0 else "tick (no usable PMU: reasons)"
+        recs = random_case(rng, syms, text_end, run)
+        if i == 9:
+            recs = []                                                       # on the counter: says why
+        if i == 11:
+            recs = [(rng.randrange(4), 1, run, None, (syms[j % 60][0] + 1, 0x100000 + j)) for j in range(300)]
+        if i == 7:
+            recs += [(0, 1, run, None, (syms[3][0] + 1,))] * 1100          # CPU 0 overflows: drops
+        chains = rng.choice([1, 2, 8, 50, 128])
+        pid = rng.choice([None, None, 2, 7]) if i not in (9, 11) else None
+        label = rng.choice([None, None, ("job", "b"), ("aa", "2")]) if i not in (9, 11) else None
+        script += case_lines(run, source, recs)
+        script.append("report %d %s %s" % (chains, "-" if pid is None else pid,
+                                          "-" if label is None else "%s=%s" % label))
+        samples, dropped = python_side(recs, run)
+        fold, cpus = kp.fold_samples(samples, tab, pid=pid, label=label)
+        expected.append("\n".join(kp.report_lines("profiled 1003 ms", fold, cpus, dropped, source, chains, pid,
+                                                  label)) + "\n")
+    got = kernel_report("\n".join(script) + "\n")
+    assert len(got) == len(expected)
+    kinds = set()
+    for i, (g, e) in enumerate(zip(got, expected)):
+        assert g == e, "case %d differs from the kernel's report" % i
+        kinds.update(line.split(" ")[0] for line in g.split("\n"))
+    # the random cases reached every kind of line
+    assert {"...", "more", "labels:", "no", "idle"} <= kinds, kinds
+    assert any(re.search(r"\+0x[0-9a-f]+\.\.0x", g) for g in got) and any(re.search(r"<- 0x", g) for g in got)
+
+
+def test_kernel_raw_output_parses_back_to_its_records(kernel_report):
+    rng = random.Random(7)
+    syms, text_start, text_end = random_symbols(rng)
+    script = ["sym %x %d %s" % (a, s, n.decode()) for a, s, n in syms] + ["text %x %x" % (text_start, text_end)]
+    script += LABEL_DECLS
+    recs = random_case(rng, syms, text_end, 3) + [(2, 4, 3, 2, (0xffffffff80001234, 0x1))]
+    script += case_lines(3, "pmu/nmi intel fixed-ctr1", recs) + ["raw 0123456789abcdef"]
+    (text,) = kernel_report("\n".join(script) + "\n")
+    raw = kp.parse_raw(text)
+    samples, dropped = python_side(recs, 3)
+    assert raw.samples == samples and raw.dropped == dropped
+    assert (raw.source, raw.period_ns, raw.window_ms, raw.cpus, raw.build_id) == \
+        ("pmu/nmi-intel-fixed-ctr1", kp.TICK_PERIOD_NS, 1003, 4, "0123456789abcdef")
+    assert raw.text() == text, "the raw writer here is not the kernel's codec"
+    assert kp.source_word("pmu/nmi intel fixed-ctr1") == raw.source
+
+
+def test_period_constants_are_the_kernels():
+    with open(os.path.join(TOP, "kernel", "profiler.h")) as f:
+        assert re.search(r"#define PROFILE_TICK_PERIOD_NS %du\b" % kp.TICK_PERIOD_NS, f.read())
+    with open(os.path.join(TOP, "kernel", "profiler.c")) as f:
+        assert re.search(r"#define COUNTER_PERIOD_MIN_CYCLES %du\b" % kp.COUNTER_PERIOD_MIN_CYCLES, f.read())
+    assert kp.period_ns("tick (no PMU)", 2000000) == 10000000
+    assert kp.period_ns("pmu/nmi intel fixed-ctr1", 2000000) == 1000000
+    assert kp.period_ns("pmu/nmi intel fixed-ctr1", 5000) == 2000000   # the floor of 10000 cycles
+
+
+# ---- the raw format: refusals ----------------------------------------------------------------------------------
+
+BID = "00112233445566778899aabbccddeeff00112233"
+GOOD = ("# kprof raw v1 source=tick period_ns=10000000 window_ms=1003 cpus=4 build_id=%s\n"
+        "s 0 7 1000 job=a 0x1020 0x1144\n"
+        "s 3 0 2000 - 0x1600\n"
+        "# kprof raw end samples=2 dropped=5\n" % BID)
+
+
+def test_raw_parses():
+    raw = kp.parse_raw(GOOD)
+    assert raw.samples == [kp.Sample(0, 7, 1000, (("job", "a"),), (0x1020, 0x1144)),
+                           kp.Sample(3, 0, 2000, (), (0x1600,))]
+    assert (raw.dropped, raw.build_id, raw.window_ms) == (5, BID, 1003)
+    assert kp.parse_raw(GOOD.replace("\n", "\r\n")).samples == raw.samples, "a terminal's line ends"
+    assert kp.parse_raw(GOOD.encode()).samples == raw.samples
+
+
+@pytest.mark.parametrize("text, message", [
+    ("", "empty"),
+    (GOOD[:-1], "truncated: its last line has no newline"),
+    (GOOD[:GOOD.index("s 3")], "truncated: no `# kprof raw end` line after 1 samples"),
+    (GOOD[:GOOD.index("s 3") + 9], "truncated: its last line has no newline"),
+    (GOOD.replace("s 3 0 2000 - 0x1600\n", ""), "truncated: the end line says 2 samples, 1 arrived"),
+    (GOOD.replace("v1", "v2"), "raw format v2"),
+    (GOOD.replace(" cpus=4", ""), "lacks cpus"),
+    (GOOD.replace("build_id=%s" % BID, "build_id=xyz"), "bad build id"),
+    ("junk\n" + GOOD, "not a `# kprof raw v1 ...` header"),
+    (GOOD.replace("job=a", "job"), "bad label set"),
+    (GOOD.replace("s 3 0", "s 4 0"), "cpu 4, but the header says 4 cpus"),
+    (GOOD.replace("s 3 0 2000 - 0x1600", "s 3 0 2000 -"), "not a sample line"),
+    (GOOD.replace("0x1600", " ".join(["0x1600"] * 9)), "9 frames, at most 8"),
+    (GOOD.replace("0x1600", "1600"), "bad address"),
+    (GOOD.replace("s 3 0 2000", "s 3 0  2000"), "bad"),
+    (GOOD.replace("s 3 0", "t 3 0"), "not a sample line"),
+    (GOOD + "s 1 1 1 - 0x1\n", "text after the end line"),
+    (GOOD.replace("s 3 0", "# note\ns 3 0"), "unexpected line"),
+])
+def test_raw_refuses(text, message):
+    with pytest.raises(kp.ProfileError, match=re.escape(message)):
+        kp.parse_raw(text, origin="t.raw")
+
+
+def test_raw_from_another_build_is_refused():
+    raw = kp.parse_raw(GOOD, origin="t.raw")
+    kp.check_build_id(raw, BID, "k.elf")
+    with pytest.raises(kp.ProfileError, match="t.raw comes from another build: build id %s, but k.elf has ff" % BID):
+        kp.check_build_id(raw, "ff", "k.elf")
+    none = kp.parse_raw(GOOD.replace(BID, "none"), origin="n.raw")
+    with pytest.raises(kp.ProfileError, match="carries no build id"):
+        kp.check_build_id(none, BID, "k.elf")
+
+
+# ---- ring selection (scripts/prof.py) ---------------------------------------------------------------------------
+
+# struct profile_record on x86_64: labels, time_ns, pid, run, cpu, nframes, 4 bytes of padding, frames[8]
+LAYOUT = kp.RecordLayout(96, {"labels": (0, 8, 1), "time_ns": (8, 8, 1), "pid": (16, 4, 1), "run": (20, 4, 1),
+                              "cpu": (24, 2, 1), "nframes": (26, 2, 1), "frames": (32, 8, 8)})
+
+
+def pack(labels, time_ns, pid, run, cpu, frames, nframes=None):
+    f = list(frames) + [0xdead] * (8 - len(frames))
+    return struct.pack("<QqIIHH4x8Q", labels, time_ns, pid, run, cpu,
+                       len(frames) if nframes is None else nframes, *f)
+
+
+def test_record_layout_decodes():
+    buf = pack(0xffff800000001000, -5, 9, 3, 2, [0x10, 0x20]) + pack(0, 7, 1, 3, 2, [0x30] * 8)
+    assert LAYOUT.decode(buf, 0) == kp.RingRecord(0xffff800000001000, -5, 9, 3, 2, 2, (0x10, 0x20))
+    assert LAYOUT.decode(buf, 1).frames == (0x30,) * 8
+    assert LAYOUT.decode(pack(0, 0, 0, 0, 0, [1], nframes=40), 0).frames == (1,) + (0xdead,) * 7, \
+        "a frame count past the array is clamped to it"
+    with pytest.raises(kp.ProfileError, match="no nframes"):
+        kp.RecordLayout(96, {k: v for k, v in LAYOUT.fields.items() if k != "nframes"})
+
+
+class FakeRing:
+    def __init__(self, capacity, cpu=1):
+        self.capacity, self.cpu = capacity, cpu
+        self.slots = [pack(0, 0, 0, 0, 0, [], nframes=0)] * capacity   # never written: zeroes
+        self.head = 0
+        self.reads = 0
+
+    def push(self, run, time_ns, cpu=None, frames=(0x1000,)):
+        self.slots[self.head % self.capacity] = pack(0, time_ns, 1, run, self.cpu if cpu is None else cpu, frames)
+        self.head = (self.head + 1) & 0xFFFFFFFF
+
+    def read_slots(self, first, count):
+        self.reads += 1
+        return [LAYOUT.decode(self.slots[(first + i) % self.capacity], 0) for i in range(count)]
+
+    def select(self, run, chunk=4):
+        return kp.ring_run_records(self.read_slots, self.head, self.capacity - 1, run, self.cpu, chunk)
+
+
+def test_ring_selection_finds_the_runs_block():
+    ring = FakeRing(16)
+    for t in range(5):
+        ring.push(1, t)
+    for t in range(5, 8):
+        ring.push(2, t)
+    got = ring.select(2)
+    assert [r.time_ns for r in got] == [5, 6, 7] and all(r.run == 2 for r in got)
+    assert [r.time_ns for r in ring.select(1)] == [], "run 1 is not at the head: it is not the run in view"
+    ring.push(1, 8)                                 # a straggler of run 1 would sit below run 2's block, not here
+    assert ring.select(2) == []
+
+
+def test_ring_selection_stops_at_a_straggler_and_at_unwritten_slots():
+    ring = FakeRing(16)
+    ring.push(3, 10)
+    ring.push(2, 11)                                # committed by a CPU that read run 2 before the stop
+    for t in range(12, 15):
+        ring.push(3, t)
+    assert [r.time_ns for r in ring.select(3)] == [12, 13, 14]
+    fresh = FakeRing(16)
+    fresh.slots = [pack(0, 0, 1, 4, 1, [0x1000])] * 16   # leftover bytes that look like run 4 ...
+    for t in (100, 101):
+        fresh.push(4, t)
+    # ... but time goes backwards into them only if they are earlier: make them later, and they are refused
+    fresh.slots = [s if i < 2 else pack(0, 999, 1, 4, 1, [0x1000]) for i, s in enumerate(fresh.slots)]
+    assert [r.time_ns for r in fresh.select(4)] == [100, 101]
+
+
+def test_ring_selection_across_the_index_wrap_and_a_full_ring():
+    ring = FakeRing(8)
+    ring.head = 0xFFFFFFFD
+    for t in range(20):                             # the ring wraps twice and its indexes pass 2^32
+        ring.push(6, t)
+    assert [r.time_ns for r in ring.select(6, chunk=3)] == list(range(12, 20)), "a full ring: its capacity"
+    ring.push(6, 20, cpu=0)                         # another CPU's record cannot be in this ring's run
+    assert ring.select(6) == []
+
+
+# ---- the stub's answers and the build id note ------------------------------------------------------------------
+
+def test_monitor_pmu_answer_is_told_from_qemus():
+    ours = "pmu: profile samples on the tick; no usable PMU\ncpu 0: armed no\n  counter ...\n"
+    assert kp.is_monitor_pmu_answer(ours)
+    assert not kp.is_monitor_pmu_answer("unknown command: 'pmu'\n")
+    assert not kp.is_monitor_pmu_answer("")
+
+
+def test_build_id_note_decodes():
+    desc = bytes.fromhex(BID)
+    note = struct.pack("<III", 4, len(desc), 3) + b"GNU\0" + desc
+    assert kp.note_body_size(note[:12]) == 4 + 20
+    assert kp.build_id_from_note(note) == BID
+    assert kp.build_id_from_note(struct.pack("<III", 4, 20, 1) + b"GNU\0" + desc) is None
+    assert kp.build_id_from_note(note[:20]) is None
+
+
+# ---- a small ELF: folded stacks and pprof ----------------------------------------------------------------------
+
+TINY_C = r"""
+__asm__(".text\n.globl __text_start\n__text_start:\n");
+
+__attribute__((noinline)) unsigned long burn_inner(unsigned long x)
+{
+    for (int i = 0; i < 100; i++) {
+        x = x * 3 + 1;
+        __asm__ volatile("" : "+r"(x));
+    }
+    return x;
+}
+
+__attribute__((noinline)) unsigned long burn_middle(unsigned long x)
+{
+    return burn_inner(x) + 1;
+}
+
+__attribute__((noinline)) unsigned long burn_outer(unsigned long x)
+{
+    return burn_middle(x) + 2;
+}
+
+static inline __attribute__((always_inline)) unsigned long helper(unsigned long x)
+{
+    return burn_outer(x) * 5;
+}
+
+void _start(void)
+{
+    volatile unsigned long v = helper(7);
+    (void)v;
+    for (;;) {
+    }
+}
+
+__asm__(".text\n.globl __text_end\n__text_end:\n");
+"""
+
+
+class Tiny:
+    """An ELF with a known call chain and its return addresses (from objdump), its build id and symbols."""
+
+    def __init__(self, directory):
+        src = os.path.join(directory, "tiny.c")
+        self.elf = os.path.join(directory, "tiny.elf")
+        with open(src, "w") as f:
+            f.write(TINY_C)
+        subprocess.run(["gcc", "-g", "-O1", "-fno-toplevel-reorder", "-fno-pie", "-no-pie", "-nostdlib", "-static",
+                        "-Wl,--build-id=sha1", "-o", self.elf, src], check=True, timeout=60)
+        self.build_id = kp.elf_build_id(self.elf)
+        self.symtab = kp.Symtab.from_elf(self.elf)
+        dis = subprocess.run(["objdump", "-d", "--no-show-raw-insn", self.elf], check=True, capture_output=True,
+                             text=True).stdout.splitlines()
+        self.ret = {}  # callee -> the return address of its call
+        for i, line in enumerate(dis):
+            m = re.search(r"call\s+[0-9a-f]+ <(\w+)>", line)
+            if m:
+                self.ret[m.group(1)] = int(dis[i + 1].split(":")[0], 16)
+        self.inner = self.symtab.find("burn_inner")
+        # _start's own last instruction: the jump of its endless loop, to itself
+        self.loop = next(int(m.group(1), 16) for m in (re.match(r"\s*([0-9a-f]+):\s+jmp\s+([0-9a-f]+) <_start", l)
+                                                        for l in dis) if m and m.group(1) == m.group(2))
+        self.chain = (self.inner + 4, self.ret["burn_inner"], self.ret["burn_middle"], self.ret["burn_outer"])
+
+    def raw(self, samples, build_id=None, window_ms=1000, origin=None):
+        return kp.RawProfile("tick", 10000000, window_ms, 4, build_id or self.build_id, samples, 0, origin)
+
+    def samples(self):
+        burn = [kp.Sample(i % 4, 7, i, (("job", "a"),), self.chain) for i in range(30)]
+        idle = [kp.Sample(1, 0, i, (), (self.loop,)) for i in range(10)]
+        return burn + idle
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    return Tiny(str(tmp_path_factory.mktemp("tiny")))
+
+
+@pytest.fixture(scope="module")
+def pb2():
+    subprocess.run(["make", "-s", "build/pprof/profile_pb2.py"], cwd=TOP, check=True, timeout=120)
+    return kp.load_profile_pb2()
+
+
+def go_pprof(path, *flags):
+    go = shutil.which("go")
+    assert go, "golang-go is not installed (scripts/deps.sh installs it)"
+    env = dict(os.environ, HOME=os.path.dirname(path), GOFLAGS="", PPROF_TMPDIR=os.path.dirname(path))
+    done = subprocess.run([go, "tool", "pprof", "-symbolize=none"] + list(flags) + [path], capture_output=True,
+                          text=True, timeout=120, env=env)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_lines_come_from_dwarf_with_inlined_frames(tiny):
+    lines = kp.Lines(tiny.elf, tiny.symtab)
+    leaf = lines.frames(tiny.chain[0])
+    assert [f.function for f in leaf] == ["burn_inner"] and leaf[0].file.endswith("tiny.c") and leaf[0].line > 0
+    outer_call = lines.frames(kp.code_address(tiny.ret["burn_outer"], False))
+    assert [f.function for f in outer_call] == ["helper", "_start"], "the inlined frame, innermost first"
+    nowhere = lines.frames(0x10)
+    assert nowhere == (kp.Frame("0x10", "", 0),)
+
+
+def test_folded_stacks_sum_to_the_samples(tiny):
+    text = kp.folded([tiny.raw(tiny.samples())], kp.Lines(tiny.elf, tiny.symtab))
+    assert text == "_start 10\n_start;helper;burn_outer;burn_middle;burn_inner 30\n"
+    assert sum(int(line.rsplit(" ", 1)[1]) for line in text.splitlines()) == 40
+
+
+def test_pprof_reads_back(tiny, pb2, tmp_path):
+    prof = kp.build_pprof([tiny.raw(tiny.samples())], tiny.symtab, kp.Lines(tiny.elf, tiny.symtab), tiny.elf,
+                          tiny.build_id, pb2)
+    data = kp.pprof_bytes(prof)
+    back = pb2.Profile.FromString(gzip.decompress(data))
+    st = back.string_table
+    assert st[0] == ""
+    assert [(st[t.type], st[t.unit]) for t in back.sample_type] == [("samples", "count"), ("cpu", "nanoseconds")]
+    assert (st[back.period_type.type], st[back.period_type.unit], back.period) == ("cpu", "nanoseconds", 10000000)
+    assert back.duration_nanos == 1000 * 1000000
+    (m,) = back.mapping
+    assert st[m.build_id] == tiny.build_id and m.has_functions and m.has_line_numbers and m.has_inline_frames
+    assert m.memory_start <= tiny.inner < m.memory_limit
+    assert sum(s.value[0] for s in back.sample) == 40
+    assert all(s.value[1] == s.value[0] * 10000000 for s in back.sample)
+    funcs = {f.id: f for f in back.function}
+    locs = {l.id: l for l in back.location}
+    burn = [s for s in back.sample if any(st[lb.key] == "job" for lb in s.label)]
+    names = [[st[funcs[ln.function_id].name] for ln in locs[i].line] for i in burn[0].location_id]
+    assert names == [["burn_inner"], ["burn_middle"], ["burn_outer"], ["helper", "_start"]]
+    assert locs[burn[0].location_id[0]].address == tiny.chain[0]
+    assert all(st[funcs[ln.function_id].filename].endswith("tiny.c") and ln.line > 0
+               for i in burn[0].location_id for ln in locs[i].line)
+    assert {(st[lb.key], st[lb.str]) for lb in burn[0].label} >= {("job", "a"), ("pid", "7")}
+    assert kp.pprof_bytes(prof) == data, "the same profile gives the same bytes"
+
+
+def test_go_tool_pprof_reads_it(tiny, pb2, tmp_path):
+    prof = kp.build_pprof([tiny.raw(tiny.samples())], tiny.symtab, kp.Lines(tiny.elf, tiny.symtab), tiny.elf,
+                          tiny.build_id, pb2)
+    path = str(tmp_path / "p.pb.gz")
+    with open(path, "wb") as f:
+        f.write(kp.pprof_bytes(prof))
+    top = go_pprof(path, "-top")
+    rows = [l.split() for l in top.splitlines() if re.match(r"\s+\d", l)]
+    assert rows[0][-1] == "burn_inner" and rows[0][1] == "75.00%", top
+    assert "Total samples = 400ms" in top, top
+    traces = go_pprof(path, "-traces")
+    block = traces.split("-----------+")[1]
+    assert re.search(r"burn_inner\s+burn_middle\s+burn_outer\s+helper \(inline\)\s+_start", block), traces
+    tags = go_pprof(path, "-tags")
+    assert re.search(r"job: Total 300\.0ms\s+300\.0ms \(\s*100%\): a", tags), tags
+    assert re.search(r"cpu: Total 400\.0ms", tags), tags
+
+
+# ---- scripts/profexport ----------------------------------------------------------------------------------------
+
+def profexport(*args, stdin=None):
+    return subprocess.run([PROFEXPORT] + list(args), capture_output=True, timeout=120, input=stdin)
+
+
+def test_profexport_file_to_pprof_and_folded(tiny, pb2, tmp_path):
+    rawfile = tmp_path / "r.raw"
+    rawfile.write_text(tiny.raw(tiny.samples()).text())
+    out = tmp_path / "o.pb.gz"
+    r = profexport("--elf", tiny.elf, "-o", str(out), str(rawfile))
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.decode() == "profexport: 40 samples (0 dropped in the kernel) from %s -> %s\n" % (rawfile, out)
+    assert go_pprof(str(out), "-top").count("burn_inner") == 1
+    r = profexport("--elf", tiny.elf, "--folded", str(rawfile))
+    assert r.returncode == 0 and r.stdout == b"_start 10\n_start;helper;burn_outer;burn_middle;burn_inner 30\n"
+    r = profexport("--elf", tiny.elf, "--folded", "-", stdin=rawfile.read_bytes())
+    assert r.returncode == 0 and r.stdout.count(b"\n") == 2
+
+
+def test_profexport_refuses(tiny, pb2, tmp_path):
+    other = tmp_path / "other.raw"
+    other.write_text(tiny.raw(tiny.samples(), build_id="ab" * 20).text())
+    r = profexport("--elf", tiny.elf, "-o", str(tmp_path / "x.pb.gz"), str(other))
+    assert r.returncode == 1 and not (tmp_path / "x.pb.gz").exists()
+    assert r.stderr.decode() == "profexport: %s comes from another build: build id %s, but %s has %s\n" % (
+        other, "ab" * 20, tiny.elf, tiny.build_id)
+    cut = tmp_path / "cut.raw"
+    cut.write_text(tiny.raw(tiny.samples()).text()[:-30])
+    r = profexport("--elf", tiny.elf, "--folded", str(cut))
+    assert r.returncode == 1 and b"truncated" in r.stderr and r.stdout == b""
+    r = profexport("--elf", tiny.elf, "--folded", str(tmp_path / "missing.raw"))
+    assert r.returncode == 1 and b"No such file" in r.stderr
+    for args in (["--folded"], ["--folded", str(cut), "--udp", "h"], ["--folded", "--ms", "5", str(cut)],
+                 ["--folded", "--udp", "h", "--ms", "0"]):
+        assert profexport(*args).returncode == 2, args
+
+
+class FakeKernel:
+    """A UDP shell that answers `profile MS all raw` with a raw profile, cut into datagrams as the kernel cuts
+    them; lose=N drops the Nth datagram."""
+
+    def __init__(self, text, lose=None):
+        self.text, self.lose = text.encode(), lose
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.bind(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.requests = []
+        self.thread = threading.Thread(target=self.serve, daemon=True)
+        self.thread.start()
+
+    def serve(self):
+        self.sock.settimeout(30)
+        try:
+            data, peer = self.sock.recvfrom(2048)
+        except socket.timeout:
+            return
+        self.requests.append(data)
+        for i, d in enumerate(kprof_wire.reply_datagrams(1, self.text)):
+            if i != self.lose:
+                self.sock.sendto(d, peer)
+
+    def close(self):
+        self.thread.join(5)
+        self.sock.close()
+
+
+def test_profexport_udp_merges_hosts(tiny, pb2, tmp_path):
+    many = [kp.Sample(0, 3, i, (), tiny.chain) for i in range(300)]   # several datagrams
+    kernels = [FakeKernel(tiny.raw(tiny.samples()).text()), FakeKernel(tiny.raw(many, window_ms=500).text())]
+    try:
+        out = tmp_path / "u.pb.gz"
+        specs = ["127.0.0.1:%d" % k.port for k in kernels]
+        r = profexport("--elf", tiny.elf, "-o", str(out), "--ms", "500", "--udp", *specs)
+        assert r.returncode == 0, r.stderr
+    finally:
+        for k in kernels:
+            k.close()
+    assert [k.requests for k in kernels] == [[b"profile 500 all raw\n"]] * 2
+    tags = go_pprof(str(out), "-tags")
+    assert re.search(r"host: Total 3\.4s\s+3\.0s \(\s*88\.24%%\): %s\s+400\.0ms \(\s*11\.76%%\): %s"
+                     % (re.escape(specs[1]), re.escape(specs[0])), tags), tags
+
+
+def test_profexport_udp_incomplete_reply(tiny, tmp_path):
+    many = [kp.Sample(0, 3, i, (), tiny.chain) for i in range(300)]
+    k = FakeKernel(tiny.raw(many).text(), lose=1)
+    try:
+        r = profexport("--elf", tiny.elf, "--folded", "--udp", "127.0.0.1:%d" % k.port, "--ms", "1")
+    finally:
+        k.close()
+    assert r.returncode == 4 and r.stdout == b""
+    assert re.search(rb"127\.0\.0\.1:\d+: incomplete reply: \d+ of \d+ datagrams", r.stderr), r.stderr
+
+
+def test_split_at_tail_takes_what_the_report_took():
+    block = list(range(10))
+    # recording, or stopped before its report: the tail is at (or below) the block's start
+    assert kp.split_at_tail(block, head=110, tail=100) == (block, [])
+    assert kp.split_at_tail(block, head=110, tail=97) == (block, [])
+    # reported: the tail at the head, or just below it when a straggler committed after the report
+    assert kp.split_at_tail(block, head=110, tail=110) == (block, [])
+    assert kp.split_at_tail(block, head=110, tail=109) == (block[:9], [9])
+    # across the index wrap
+    assert kp.split_at_tail(block, head=3, tail=0xFFFFFFFF) == (block[:6], block[6:])
