@@ -62,6 +62,12 @@ const char *pmu_source_name(void);
  * does not count (CPUID claims a PMU; writes are swallowed)", ...). Task context. */
 const char *pmu_verdict_reason(void);
 
+/* For the debugger's `monitor pmu`, run on the CPU described, interrupts off: this CPU's armed flag and every
+ * MSR of the chosen backend as this CPU reads it, decoded -- counter, control (counting and PMI bits), global
+ * enable and overflow status, the freeze-on-PMI bit -- and its LVT performance-counter entry. A read that
+ * faults says so. No locks, no allocation. */
+void pmu_describe_cpu(struct sink *out);
+
 /* For `lscpu`: vendor, family/model/stepping, hypervisor, what CPUID claims about performance monitoring,
  * what the probe found and which source `profile` would use. Runs the probe if it has not run (task
  * context), never a profile. */

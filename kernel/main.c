@@ -2,6 +2,7 @@
  * long mode on the boot stack; it ends as CPU 0's idle task. */
 #include "hal/boot.h"
 #include "hal/cpu.h"
+#include "hal/debug.h"
 #include "hal/platform.h"
 #include "hal/pmu.h"
 #include "kernel/cmdline.h"
@@ -28,6 +29,7 @@ __attribute__((noreturn)) void kmain(uintptr_t boot_info)
     log_info("smp: %u cpus online", cpu_count());
     task_start_reaper();                        /* frees the stacks of tasks that exited */
     arch_console_init();                        /* VGA mirror, COM1 and keyboard input interrupts */
+    gdb_init();                                 /* the gdb stub on COM2; gdb=wait stops here for gdb */
     net_init();                                 /* virtio-net, lwIP in the network task, DHCP or ip= */
     udpsh_init();                               /* the UDP shell on port 5555 (udpsh.port=) */
     console_start_shell();                      /* prints ready: and the first prompt */

@@ -1,12 +1,14 @@
 /* kernel/panic.c: panics. The first CPU to panic stops the others with an NMI (they see panic_active() and
  * halt), then prints without the console lock -- a stopped CPU may hold it -- the reason, where it happened,
- * and a backtrace of return addresses as "        <- Symbol+0xoff", the profiler report's own format. */
+ * and a backtrace of return addresses as "        <- Symbol+0xoff", the profiler report's own format. Under
+ * gdb=panic the debugger then takes over instead of halting. */
 #include "kernel/panic.h"
 
 #include <stdatomic.h>
 
 #include "hal/context.h"
 #include "hal/cpu.h"
+#include "hal/debug.h"
 #include "hal/platform.h"
 #include "kernel/console.h"
 #include "kernel/symbols.h"
@@ -84,6 +86,7 @@ void panic(const char *fmt, ...)
     uintptr_t addrs[BACKTRACE_MAX];
     int n = stack_walk(fp, &bounds, addrs, BACKTRACE_MAX);
     backtrace_print(&panic_sink, addrs, n);
+    gdb_panic_enter(0); /* gdb=panic: the debugger takes over here, with these registers */
     platform_halt_forever();
 }
 
@@ -112,5 +115,6 @@ void panic_at(const struct context *ctx, const char *fmt, ...)
     /* addrs[0] is the interrupted instruction, printed above; the rest are return addresses. */
     if (n > 1)
         backtrace_print(&panic_sink, addrs + 1, n - 1);
+    gdb_panic_enter(ctx); /* gdb=panic: the debugger takes over, with the interrupted context */
     platform_halt_forever();
 }

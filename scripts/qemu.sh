@@ -73,7 +73,9 @@ args=(
   -serial chardev:con0 -mon chardev=con0,mode=readline
   -device isa-debug-exit,iobase=0xf4,iosize=0x04
 )
-[ -z "$gdb_port" ] || args+=(-serial "tcp:127.0.0.1:$gdb_port,server=on,wait=off")
+# COM2 for the gdb stub; nodelay: each packet is a small write, and Nagle would hold every one back.
+[ -z "$gdb_port" ] || args+=(-chardev "socket,id=gdb0,host=127.0.0.1,port=$gdb_port,server=on,wait=off,nodelay=on"
+                             -serial chardev:gdb0)
 if [ -n "$udp_port" ]; then
   guest_port=${KPROF_UDP_GUEST_PORT:-5555}
   fwd="hostfwd=udp:127.0.0.1:$udp_port-:$guest_port"

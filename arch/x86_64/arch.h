@@ -16,6 +16,7 @@
 #define VEC_DEVICE_BASE 0x40   /* IOAPIC-routed device interrupts, allocated upwards */
 #define VEC_DEVICE_LAST 0x7F
 #define VEC_YIELD 0x81         /* int $0x81: a task gives up the CPU */
+#define VEC_GDB_WAKE 0xF0      /* wakes a CPU the debugger stopped (gdb_target.c); above any TPR it parks at */
 #define VEC_SPURIOUS 0xFF
 
 /* multiboot.c: what GRUB told us, copied out of its structures early. */
@@ -59,6 +60,8 @@ uint32_t lapic_timer_calibrate_read(void);
 void lapic_timer_start(uint32_t ticks_per_period);
 void lapic_send_init(uint32_t apic_id);
 void lapic_send_startup(uint32_t apic_id, uint8_t vector_page);
+void lapic_send_nmi(uint32_t apic_id);
+void lapic_send_ipi(uint32_t apic_id, uint8_t vector);  /* fixed delivery */
 void lapic_send_nmi_all_but_self(void);
 bool lapic_wait_icr_idle(void);
 

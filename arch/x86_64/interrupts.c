@@ -1,10 +1,12 @@
 /* arch/x86_64/interrupts.c: the IDT and interrupt_dispatch, where every vector lands: exceptions (which panic
- * with registers and a backtrace), NMIs (a stop request from a panicking CPU, or a genuine NMI), the LAPIC
+ * with registers and a backtrace; breakpoints and steps go to the gdb stub), NMIs (a stop request from a
+ * panicking CPU or the debugger, a counter overflow, or a genuine NMI), the LAPIC
  * timer (profiler tick, then the scheduler), the yield vector, and device IRQs routed through the IOAPIC. */
 #include <stdatomic.h>
 
 #include "arch/x86_64/arch.h"
 #include "arch/x86_64/fixup.h"
+#include "arch/x86_64/gdb.h"
 #include "hal/pmu.h"
 #include "arch/x86_64/percpu.h"
 #include "arch/x86_64/x86.h"
@@ -126,6 +128,9 @@ static const char *const exception_names[32] = {
 
 static void exception(struct context *ctx)
 {
+    /* Breakpoints, single steps and debug-register hits belong to the gdb stub when it is there. */
+    if ((ctx->vector == 1 || ctx->vector == 3) && gdb_exception(ctx))
+        return;
     /* An instruction that declared it may fault (fault-tolerant MSR access) resumes at its landing address;
      * its caller learns of the fault from its result. */
     if (exception_fixup(ctx))
@@ -141,9 +146,15 @@ static void exception(struct context *ctx)
 
 static void nmi(struct context *ctx)
 {
-    /* A panicking CPU stops the others with an NMI: they halt here, interrupts off, for good. */
-    if (panic_active())
+    /* A panicking CPU stops the others with an NMI: they halt here, interrupts off, for good -- or, under
+     * gdb=panic, park for the debugger with their registers saved. */
+    if (panic_active()) {
+        gdb_panic_park(ctx);
         platform_halt_forever();
+    }
+    /* The debugger stopping every CPU: checked before the counter's claim, which would not recognise it. */
+    if (gdb_nmi(ctx))
+        return;
     /* The performance counter's overflow, already acknowledged and re-armed: take the sample (dropped when
      * no run is active). Anything else is a genuine NMI, and it is not swallowed. */
     if (pmu_nmi_is_mine()) {
@@ -164,11 +175,16 @@ struct context *interrupt_dispatch(struct context *ctx)
     }
     if (vector == VEC_YIELD)
         return sched_switch(ctx);
+    if (vector == VEC_GDB_WAKE) {
+        lapic_eoi(); /* a CPU stopped by the debugger only needed waking from its HLT */
+        return ctx;
+    }
     if (vector >= VEC_DEVICE_BASE && vector <= VEC_DEVICE_LAST) {
         struct device_irq *irq = &device_irqs[vector - VEC_DEVICE_BASE];
         if (irq->handler)
             irq->handler(irq->arg);
         lapic_eoi();
+        gdb_after_irq(ctx); /* COM2's interrupt asked to stop here: gdb attached, or sent Ctrl-C */
         return sched_after_irq(ctx);
     }
     if (vector == 2) {

@@ -96,6 +96,16 @@ void lapic_send_startup(uint32_t apic_id, uint8_t vector_page)
     lapic_wait_icr_idle();
 }
 
+void lapic_send_nmi(uint32_t apic_id)
+{
+    send_ipi(apic_id, ICR_NMI);
+}
+
+void lapic_send_ipi(uint32_t apic_id, uint8_t vector)
+{
+    send_ipi(apic_id, vector);
+}
+
 void lapic_send_nmi_all_but_self(void)
 {
     lapic_wait_icr_idle();

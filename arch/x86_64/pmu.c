@@ -456,6 +456,59 @@ bool pmu_nmi_is_mine(void)
     return true;
 }
 
+/* ---- the debugger's view of this CPU (monitor pmu) ---------------------------------------------------- */
+
+/* One "  name MSR 0x... = 0x..." line start; false (and the line ended) when the read faulted. */
+static bool show_msr(struct sink *out, const char *name, uint32_t msr, uint64_t *v)
+{
+    if (!pmu_hw_rdmsr(msr, v)) {
+        sink_printf(out, "  %-14s MSR 0x%08x: #GP on read\n", name, msr);
+        return false;
+    }
+    sink_printf(out, "  %-14s MSR 0x%08x = 0x%016llx", name, msr, (unsigned long long)*v);
+    return true;
+}
+
+static const char *on_off(bool on) { return on ? "on" : "off"; }
+
+void pmu_describe_cpu(struct sink *out)
+{
+    unsigned cpu = pmu_hw_cpu();
+    if (cpu >= MAX_CPUS)
+        return;
+    struct pmu_cpu *c = &cpus[cpu];
+    sink_printf(out, "cpu %u: armed %s%s%s%s\n", cpu, atomic_load(&c->armed) ? "yes" : "no",
+                atomic_load(&c->probing) ? ", probing" : "", c->arm_failed ? ", arming faulted" : "",
+                atomic_load(&c->late_pending) ? ", late overflow pending" : "");
+    if (!have_backend) {
+        sink_printf(out, "  no PMU backend for CPU vendor \"%s\"\n", vendor_id);
+    } else {
+        uint64_t v;
+        uint64_t mask = live.width == 0 || live.width >= 64 ? ~0ull : (1ull << live.width) - 1;
+        if (show_msr(out, "counter", live.counter_msr, &v)) {
+            sink_printf(out, ": value %llu", (unsigned long long)(v & mask));
+            if (live.width)
+                sink_printf(out, " of %u bits, %llu counts to overflow", live.width,
+                            (unsigned long long)((0 - v) & mask));
+            sink_puts(out, "\n");
+        }
+        if (show_msr(out, "control", live.control_msr, &v))
+            sink_printf(out, ": field 0x%llx, counting %s, pmi %s\n", (unsigned long long)(v & live.control_mask),
+                        on_off((v & live.control_count) == live.control_count),
+                        on_off(live.control_interrupt && (v & live.control_interrupt)));
+        if (live.global_ctrl_msr && show_msr(out, "global ctrl", live.global_ctrl_msr, &v))
+            sink_printf(out, ": counter %s\n", (v & live.global_bit) ? "enabled" : "disabled");
+        if (live.global_status_msr && show_msr(out, "global status", live.global_status_msr, &v))
+            sink_printf(out, ": overflow %s\n", (v & live.global_bit) ? "yes" : "no");
+        if (live.freeze_msr && show_msr(out, "freeze", live.freeze_msr, &v))
+            sink_printf(out, ": freeze on pmi %s\n", on_off(v & live.freeze_bit));
+    }
+    uint32_t lvt = pmu_hw_lvtpc_read();
+    sink_printf(out, "  %-14s LAPIC 0x340 = 0x%08x: delivery %s, %s\n", "lvt perfcnt", lvt,
+                (lvt & LVT_DELIVERY_MASK) == LVT_DELIVERY_NMI ? "nmi" : (lvt & LVT_DELIVERY_MASK) ? "other" : "fixed",
+                (lvt & LVT_MASK_BIT) ? "masked" : "unmasked");
+}
+
 /* ---- lscpu -------------------------------------------------------------------------------------------- */
 
 /* Printable characters of a 12-byte CPUID signature ("TCGTCGTCGTCG", "KVMKVMKVM\0\0\0"). */

@@ -55,6 +55,11 @@ struct pmu_backend {
 
     unsigned width;     /* counter bits: values written are masked to them */
 
+    /* Where the part can freeze the counters on a PMI (Intel: IA32_DEBUGCTL bit 12), for the debugger's
+     * `monitor pmu`; 0 where it cannot. */
+    uint32_t freeze_msr;
+    uint64_t freeze_bit;
+
     /* This CPU, before its counter is enabled (probe and every arm): false if an MSR access faulted. NULL
      * when there is nothing to prepare. */
     bool (*prepare)(const struct pmu_backend *b);

@@ -81,6 +81,8 @@ static const struct pmu_backend intel_template = {
     .global_ack_msr = MSR_IA32_PERF_GLOBAL_OVF_CTRL,
     .global_bit = GLOBAL_FIXED1,
     .width = 0, /* CPUID leaf 0xA EDX[12:5] */
+    .freeze_msr = MSR_IA32_DEBUGCTL,
+    .freeze_bit = DEBUGCTL_FREEZE_PERFMON_ON_PMI,
     .prepare = intel_prepare,
     .describe = intel_describe,
 };

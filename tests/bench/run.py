@@ -252,6 +252,48 @@ def netload_pps(seconds=3, size=1024, kernel_pps=1000000):
              kout["packets"], kout["packets_per_s"], failed, hin["packets"], hin["lost"]), flush=True)
 
 
+def _time_prof_buffers(port):
+    """Seconds `prof buffers` (every CPU) takes inside one gdb attached to 127.0.0.1:port: timed in gdb's own
+    Python, so gdb's start-up and the attach are not counted."""
+    script = ("python\nimport time\nt = time.monotonic()\ngdb.execute('prof buffers', to_string=True)\n"
+              "print('@@seconds %.4f' % (time.monotonic() - t))\nend\n")
+    path = os.path.join(TOP, "build", "bench-prof-buffers.gdb")
+    with open(path, "w") as f:
+        f.write(script)
+    argv = ["timeout", "-k", "3", "120", "gdb", "-batch", "-nx", "-ex", "set pagination off",
+            "-ex", "target remote 127.0.0.1:%d" % port, "-ex", "source %s" % os.path.join(TOP, "scripts", "prof.py"),
+            "-x", path, "-ex", "detach", os.path.join(TOP, "build", "kprof.elf")]
+    done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=130)
+    m = re.search(r"@@seconds ([0-9.]+)", done.stdout)
+    if not m:
+        raise RuntimeError("gdb gave no timing (exit %d):\n%s\n%s" % (done.returncode, done.stdout, done.stderr))
+    return float(m.group(1))
+
+
+@bench
+def gdb_dump_time(rounds=3):
+    """`prof buffers` for all CPUs through kprof's stub (COM2) and through QEMU's gdbstub, on the same boot and
+    the same buffers, alternating; the ratio is the figure (goal <= 1.5)."""
+    k = Kprof(smp=4, mem=256, gdb=True, name="bench-gdb")
+    qemu_port = free_port()
+    while qemu_port == k.gdb_port:
+        qemu_port = free_port()
+    k.extra_args += ["-gdb", "tcp:127.0.0.1:%d" % qemu_port]
+    try:
+        k.boot()
+        k.cmd("burn 1500 4")
+        k.cmd("profile 1000 all 1", timeout=30)
+        ours, qemus = [], []
+        for _ in range(rounds):
+            ours.append(_time_prof_buffers(k.gdb_port))
+            qemus.append(_time_prof_buffers(qemu_port))
+    finally:
+        k.kill()
+    a, b = statistics.median(ours), statistics.median(qemus)
+    print("gdb: prof buffers (all CPUs) kprof stub %.3f s, QEMU gdbstub %.3f s, ratio %.1f (goal <= 1.5); "
+          "medians of %d" % (a, b, a / b if b else float("inf"), rounds))
+
+
 def scripts():
     """tests/bench/*.sh, each run from the top of the tree with its output passed through."""
     names = sorted(f for f in os.listdir(HERE) if f.endswith(".sh"))

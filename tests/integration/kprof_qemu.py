@@ -127,7 +127,9 @@ class Kprof:
                 "-chardev", "stdio,id=con0,signal=off", "-serial", "chardev:con0",
                 "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"]
         if self.gdb_port:
-            args += ["-serial", "tcp:127.0.0.1:%d,server=on,wait=off" % self.gdb_port]
+            # COM2 for the gdb stub; nodelay: each packet is a small write, and Nagle would hold every one back.
+            args += ["-chardev", "socket,id=gdb0,host=127.0.0.1,port=%d,server=on,wait=off,nodelay=on" % self.gdb_port,
+                     "-serial", "chardev:gdb0"]
         if self.udp_port:
             fwd = "hostfwd=udp:127.0.0.1:%d-:%d" % (self.udp_port, self.udp_guest_port)
             if self.netload_port:

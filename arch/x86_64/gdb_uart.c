@@ -1,0 +1,142 @@
+/* arch/x86_64/gdb_uart.c: COM2, the 16550 UART at 0x2F8 that carries the gdb remote protocol (QEMU:
+ * `-serial tcp:127.0.0.1:PORT,server=on,wait=off` after COM1's -serial). While the machine is stopped the stub
+ * polls it: getc waits on the data-ready bit for at most a TSC-measured timeout, putc on the
+ * transmit-holding-register-empty bit. While the machine runs, the receive interrupt (IRQ 3) is on: the first
+ * byte of a new connection ('+' or '$') or Ctrl-C asks for a stop; the rest stays in the FIFO for the stub,
+ * and QEMU holds back what does not fit, so nothing gdb sends is lost. */
+#include <stdatomic.h>
+
+#include "arch/x86_64/arch.h"
+#include "arch/x86_64/gdb.h"
+#include "arch/x86_64/x86.h"
+#include "hal/cpu.h"
+#include "hal/irq.h"
+
+#define COM2 0x2F8
+#define COM2_IRQ 3
+#define UART_DATA 0
+#define UART_IER 1
+#define UART_FCR 2
+#define UART_LCR 3
+#define UART_MCR 4
+#define UART_LSR 5
+#define UART_SCRATCH 7
+#define IER_RX_AVAILABLE 0x01
+#define LSR_DATA_READY 0x01
+#define LSR_THR_EMPTY 0x20
+#define GDB_CTRL_C_BYTE 0x03
+#define UART_TX_FIFO 16
+
+/* How long putc waits for room before writing anyway: far longer than one character at 115200 baud
+ * (87 us); QEMU's UART is ready at once unless its socket backs up. */
+#define PUTC_WAIT_US 2000
+
+static int presence = -1; /* -1 not probed, 0 absent, 1 present */
+static bool irq_routed;
+
+bool gdb_uart_present(void)
+{
+    if (presence < 0) {
+        /* Without a UART the I/O ports float and read 0xFF: the scratch register must keep two patterns. */
+        outb(COM2 + UART_SCRATCH, 0x5A);
+        bool a = inb(COM2 + UART_SCRATCH) == 0x5A;
+        outb(COM2 + UART_SCRATCH, 0xA5);
+        bool b = inb(COM2 + UART_SCRATCH) == 0xA5;
+        presence = a && b && inb(COM2 + UART_LSR) != 0xFF;
+    }
+    return presence == 1;
+}
+
+/* A byte the receive interrupt took out of the FIFO for the stub to read first; -1 when none. */
+static int pushback = -1;
+
+/* The receive interrupt: only ever on while the machine runs. What gdb sends to a running machine is Ctrl-C,
+ * or -- a gdb connecting -- an ack '+' and a packet's '$': either stops the machine, the first reported as
+ * an interrupt, the second as an attach, with the byte kept for the stub. Anything else is line noise,
+ * dropped, and the machine runs on. Once a stop is requested the interrupt is off (or it would fire again at
+ * once); the debugger switches it back on when the machine resumes. */
+static void com2_irq(void *arg)
+{
+    (void)arg;
+    while (inb(COM2 + UART_LSR) & LSR_DATA_READY) {
+        uint8_t c = inb(COM2 + UART_DATA);
+        if (c == GDB_CTRL_C_BYTE || c == '$' || c == '+') {
+            if (c != GDB_CTRL_C_BYTE)
+                pushback = c;
+            outb(COM2 + UART_IER, 0x00);
+            gdb_request_stop(c == GDB_CTRL_C_BYTE);
+            return;
+        }
+    }
+}
+
+bool gdb_uart_init(void)
+{
+    if (!gdb_uart_present())
+        return false;
+    outb(COM2 + UART_IER, 0x00);
+    outb(COM2 + UART_LCR, 0x80); /* DLAB: divisor 1 = 115200 baud */
+    outb(COM2 + UART_DATA, 0x01);
+    outb(COM2 + UART_IER, 0x00);
+    outb(COM2 + UART_LCR, 0x03); /* 8N1 */
+    outb(COM2 + UART_FCR, 0x07); /* FIFOs on and cleared, interrupt at the first byte */
+    outb(COM2 + UART_MCR, 0x0B); /* DTR, RTS, OUT2 (OUT2 gates the IRQ line) */
+    if (!irq_routed)
+        irq_routed = irq_attach_isa(COM2_IRQ, com2_irq, 0);
+    return true;
+}
+
+void gdb_uart_irq_enable(void)
+{
+    if (irq_routed)
+        outb(COM2 + UART_IER, IER_RX_AVAILABLE); /* bytes already waiting raise it at once */
+}
+
+void gdb_uart_irq_disable(void)
+{
+    if (presence == 1)
+        outb(COM2 + UART_IER, 0x00);
+}
+
+static int uart_getc(void *ctx, int timeout_ms)
+{
+    (void)ctx;
+    if (pushback >= 0) {
+        int c = pushback;
+        pushback = -1;
+        return c;
+    }
+    uint64_t start = rdtsc();
+    uint64_t limit = timeout_ms < 0 ? 0 : (uint64_t)timeout_ms * cycles_per_ms();
+    for (;;) {
+        if (inb(COM2 + UART_LSR) & LSR_DATA_READY)
+            return inb(COM2 + UART_DATA);
+        if (timeout_ms >= 0 && rdtsc() - start >= limit)
+            return -1;
+        pause();
+    }
+}
+
+/* Bytes that may still be written before the next look at LSR: the transmit FIFO holds 16, all free once
+ * THR-empty shows, so LSR is read once per 16 bytes (under TCG each port access is an exit into QEMU). */
+static unsigned tx_room;
+
+static void uart_putc(void *ctx, char c)
+{
+    (void)ctx;
+    if (tx_room == 0) {
+        uint64_t start = rdtsc();
+        uint64_t limit = PUTC_WAIT_US * cycles_per_ms() / 1000;
+        while (!(inb(COM2 + UART_LSR) & LSR_THR_EMPTY) && rdtsc() - start < limit)
+            pause();
+        tx_room = UART_TX_FIFO;
+    }
+    tx_room--;
+    outb(COM2 + UART_DATA, (uint8_t)c);
+}
+
+const struct gdb_transport gdb_uart_transport = {
+    .getc = uart_getc,
+    .putc = uart_putc,
+    .ctx = 0,
+};

@@ -1,0 +1,252 @@
+"""scripts/prof.py in gdb 13 against a running kprof, through kprof's own stub on COM2 and through QEMU's
+gdbstub on the same boot (issue 6: `prof buffers`, `prof report`, `prof state`, `prof pmu`; issue 7: `prof
+export`).
+
+- Before any profile: `prof state` says so, `prof report` refuses.
+- While a profile records (the machine stopped mid-window): the rings' waiting records are the run's, and
+  `prof report` folds exactly them.
+- After a `profile` run with labelled burn tasks: `prof report` prints what the kernel's own report printed
+  for the same buffers (the kernel consumed them; the records stay in memory), line for line after the first,
+  through both stubs; `prof buffers` shows every one of those samples with its pid, labels and resolved
+  frames; `prof export` writes a pprof profile with the same samples, burn_inner on top.
+- `prof pmu` shows every CPU's PMU MSRs through kprof's stub, and through QEMU's says MSRs are not available.
+- User errors are gdb errors, one line each.
+
+Each gdb runs as `timeout -k 3 60 gdb -batch -nx`; the commands run through a small Python wrapper that frames
+each one's output (`@@begin NAME ok|error` ... `@@end NAME`), since batch gdb buffers and interleaves.
+"""
+
+import gzip
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from kprof_qemu import ELF, TOP, Kprof, free_port, poll
+
+sys.path.insert(0, os.path.join(TOP, "scripts"))
+import kprof_profile as kp  # noqa: E402
+
+PROF_PY = os.path.join(TOP, "scripts", "prof.py")
+GDB_TIMEOUT = 60
+BURN_CALLERS = ["burn_middle", "burn_outer", "burn_task", "task_entry_trampoline"]
+
+WRAPPER = r"""
+import sys
+def kp_run(name, command):
+    try:
+        out, status = gdb.execute(command, to_string=True), "ok"
+    except gdb.error as e:
+        out, status = str(e) + "\n", "error"
+    if out and not out.endswith("\n"):
+        out += "\n"
+    sys.stdout.write("@@begin %s %s\n%s@@end %s\n" % (name, status, out, name))
+    sys.stdout.flush()
+"""
+
+
+def gdb_prof(port, commands, tmp_path):
+    """Runs [(name, command)] in one batch gdb attached to 127.0.0.1:port with prof.py loaded; returns
+    {name: (status, text)}. Fails when gdb fails or a framed command is missing."""
+    wrapper = tmp_path / "kp_run.py"
+    wrapper.write_text(WRAPPER)
+    argv = ["timeout", "-k", "3", str(GDB_TIMEOUT), "gdb", "-batch", "-nx", "-ex", "set pagination off",
+            "-ex", "set confirm off", "-ex", "set width 0", "-ex", "target remote 127.0.0.1:%d" % port,
+            "-ex", "source %s" % PROF_PY, "-ex", "source %s" % wrapper]
+    for name, command in commands:
+        argv += ["-ex", "python kp_run(%r, %r)" % (name, command)]
+    argv += ["-ex", "detach", ELF]
+    done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, errors="replace",
+                          timeout=GDB_TIMEOUT + 10)
+    text = done.stdout
+    assert done.returncode == 0, "gdb exited %d (124: timed out):\n%s\n%s" % (done.returncode, text, done.stderr)
+    got = {}
+    for m in re.finditer(r"(?ms)^@@begin (\S+) (ok|error)\n(.*?)^@@end \1\n", text):
+        got[m.group(1)] = (m.group(2), m.group(3).rstrip("\n"))
+    missing = [n for n, _ in commands if n not in got]
+    assert not missing, "gdb ran no %s:\n%s\n%s" % (missing, text, done.stderr)
+    return got
+
+
+def ok(results, name):
+    status, text = results[name]
+    assert status == "ok", "%s failed: %s" % (name, text)
+    return text
+
+
+def other_free_port(*taken):
+    return poll("a free port besides %s" % (taken,), lambda: (lambda p: p if p not in taken else None)(free_port()))
+
+
+@pytest.fixture(scope="module")
+def both(request):
+    """One kprof (4 CPUs) with kprof's stub on COM2 (k.gdb_port) and QEMU's gdbstub (k.qemu_gdb_port)."""
+    k = Kprof(smp=4, mem=256, gdb=True, name=request.node.name)
+    k.qemu_gdb_port = other_free_port(k.gdb_port)
+    k.extra_args += ["-gdb", "tcp:127.0.0.1:%d" % k.qemu_gdb_port]
+    try:
+        k.boot()
+        yield k
+    finally:
+        k.kill()
+
+
+def burn_labelled(k, ms, tasks):
+    """Starts burn tasks, labels the first job=a and the others job=b; returns their pids."""
+    out = k.cmd("burn %d %d" % (ms, tasks))
+    m = re.fullmatch(r"burn: started (\d+) tasks for \d+ ms \(pids((?: \d+)*)\)", out)
+    assert m, "burn said %r" % out
+    pids = [int(p) for p in m.group(2).split()]
+    for i, pid in enumerate(pids):
+        assert k.cmd("label %d job=%s" % (pid, "a" if i == 0 else "b")) == "pid %d labels job=%s" \
+            % (pid, "a" if i == 0 else "b")
+    return pids
+
+
+def wait_no_burn(k):
+    poll("no burn run going", lambda: "running" not in k.cmd("burn"), timeout=30, every=0.1)
+
+
+def test_before_any_profile(both, tmp_path):
+    r = gdb_prof(both.qemu_gdb_port, [("state", "prof state"), ("report", "prof report"),
+                                      ("buffers", "prof buffers"), ("buffers0", "prof buffers 0")], tmp_path)
+    state = ok(r, "state")
+    assert state.split("\n")[0] == "profiler: no run yet; active_run 0, last_run 0, claim free", state
+    assert "rings: none yet (allocated by the first run)" in state, state
+    assert r["report"] == ("error", "the profiler has not run yet: nothing to report")
+    assert ok(r, "buffers").split("\n")[1:] == ["no rings: the profiler has never run"]
+    assert r["buffers0"] == ("error", "no CPU has a ring yet: the profiler has never run")
+
+
+def test_a_recording_run_seen_mid_window(both, tmp_path):
+    """The machine stopped by QEMU's gdbstub while `profile 2000` records: the run is active, its records wait
+    in the rings (the kernel has not reported them), and `prof report` folds exactly those."""
+    wait_no_burn(both)
+    burn_labelled(both, 4000, 2)
+    both.send_line("profile 2000 all")
+    both.expect(r"profile 2000 all\n", what="the echo of the profile command")
+    r = gdb_prof(both.qemu_gdb_port, [("state", "prof state"), ("report", "prof report 128")], tmp_path)
+    state = ok(r, "state")
+    m = re.match(r"profiler: run (\d+) \(recording\); active_run \1, last_run \1, claim held", state)
+    assert m, "the profile was not recording when gdb stopped the machine:\n%s" % state
+    rows = [l.split() for l in state.split("\n") if re.match(r"\d+ +\d+ +\d+ +\d+ +\d+ ", l)]
+    assert len(rows) == 4, state
+    waiting = sum(int(row[3]) for row in rows)
+    report = ok(r, "report")
+    assert report.split("\n")[0].startswith("run %s (recording): samples from" % m.group(1)), report
+    header = re.fullmatch(r"(\d+) samples on (\d+) cpus, 0 dropped, source tick.*", report.split("\n")[1])
+    assert header and int(header.group(1)) == waiting > 0, "report of %d waiting records:\n%s\n%s" \
+        % (waiting, state, report)
+    # the run goes on after detach, and the kernel's report has at least what was seen
+    m = both.expect(r"(?m)^(\d+) samples on \d+ cpus", timeout=30, what="the report of the recording run")
+    assert int(m.group(1)) >= waiting
+    both.expect(r"\n> ", what="the prompt after the recording run")
+
+
+def test_prof_report_is_the_kernels_report(both, tmp_path):
+    wait_no_burn(both)
+    pids = burn_labelled(both, 2500, 3)   # 3 of 4 CPUs busy: burn_inner on top, and idle chains too
+    kernel = both.cmd("profile 1000 all 128", timeout=30).split("\n")
+    samples = int(re.match(r"(\d+) samples on", kernel[1]).group(1))
+    assert samples > 100 and kernel[2].startswith("labels: "), "\n".join(kernel)
+    pprof = str(tmp_path / "gdb.pb.gz")
+    commands = [("report", "prof report 128"), ("report3", "prof report 3"), ("buffers", "prof buffers"),
+                ("buffers2", "prof buffers 2"), ("state", "prof state"), ("export", "prof export %s" % pprof)]
+    ours = gdb_prof(both.gdb_port, commands, tmp_path)
+    qemus = gdb_prof(both.qemu_gdb_port, commands[:2], tmp_path)
+
+    for r, stub in ((ours, "kprof's stub"), (qemus, "QEMU's gdbstub")):
+        report = ok(r, "report").split("\n")
+        assert re.fullmatch(r"run \d+ \(finished\): samples from \d+\.\d{3} s to \d+\.\d{3} s", report[0]), report[0]
+        assert report[1:] == kernel[1:], "prof report through %s is not the kernel's:\n%s\n--- the kernel's:\n%s" \
+            % (stub, "\n".join(report), "\n".join(kernel))
+        # the 3 hottest: the kernel's first three chains, then the line for the rest when there is a rest
+        short = ok(r, "report3").split("\n")
+        leaves = [i for i, line in enumerate(kernel) if re.match(r"\d+\.\d% ", line)]
+        if len(leaves) > 3:
+            assert short[1:-1] == kernel[1:leaves[3]], short
+            assert re.fullmatch(r"\.\.\. %d more chains, \d+ samples \(\d+\.\d%%\)" % (len(leaves) - 3),
+                                short[-1]), short
+        else:
+            assert short[1:] == kernel[1:], short
+
+    # prof buffers: every sample of the report, with its pid, labels and frames resolved by gdb
+    buffers = ok(ours, "buffers")
+    recs = re.findall(r"(?m)^  cpu (\d) pid (\d+) t \d+\.\d{9} s labels (\S+)$", buffers)
+    assert len(recs) == samples, "prof buffers shows %d records, the report %d samples" % (len(recs), samples)
+    per_cpu = [int(n) for n in re.findall(r"(?m)^cpu \d: (\d+) records of run \d+; ring head", buffers)]
+    assert sum(per_cpu) == samples and len(per_cpu) == 4, buffers[:2000]
+    labels = {int(pid): lab for _, pid, lab in recs}
+    burning = [p for p in pids if p in labels]
+    assert burning and all(labels[p] == ("job=a" if p == pids[0] else "job=b") for p in burning), labels
+    assert re.search(r"(?m)^    0x[0-9a-f]{16} burn_inner\+0x[0-9a-f]+ at kernel/burn\.c:\d+$", buffers)
+    for caller in BURN_CALLERS[:3]:
+        assert re.search(r"(?m)^    <- 0x[0-9a-f]{16} %s\+0x[0-9a-f]+ at kernel/burn\.c:\d+$" % caller, buffers), \
+            caller
+    only2 = ok(ours, "buffers2")
+    assert re.findall(r"(?m)^cpu (\d):", only2) == ["2"] and set(re.findall(r"(?m)^  cpu (\d) ", only2)) == {"2"}
+
+    state = ok(ours, "state")
+    assert re.search(r"(?m)^source: tick", state) and kernel[1].endswith("source " + re.search(
+        r"(?m)^source: (.*)$", state).group(1)), state
+    assert len(re.findall(r"(?m)^\d +\d+ +\d+ +0 +0  not armed", state)) == 4, state
+
+    # prof export: a pprof profile of the same samples
+    assert re.fullmatch(r"prof export: %d samples of run \d+ \(finished\) \(0 dropped\) -> %s"
+                        % (samples, re.escape(pprof)), ok(ours, "export"))
+    pb2 = kp.load_profile_pb2()
+    prof = pb2.Profile.FromString(gzip.decompress(open(pprof, "rb").read()))
+    assert sum(s.value[0] for s in prof.sample) == samples
+    assert prof.period == 10000000 and prof.string_table[prof.mapping[0].build_id] == kp.elf_build_id(ELF)
+    top = go_pprof(pprof, "-top")
+    first = [l.split() for l in top.splitlines() if re.match(r"\s+\d", l)][0]
+    assert first[-1] == "burn_inner", top
+
+
+def go_pprof(path, *flags):
+    env = dict(os.environ, HOME=os.path.dirname(path), PPROF_TMPDIR=os.path.dirname(path))
+    done = subprocess.run(["go", "tool", "pprof", "-symbolize=none"] + list(flags) + [path], capture_output=True,
+                          text=True, timeout=120, env=env)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_prof_pmu_through_kprofs_stub_and_qemus(both, tmp_path):
+    ours = gdb_prof(both.gdb_port, [("pmu", "prof pmu"), ("rdmsr", "monitor rdmsr cpu 2 0x1b")], tmp_path)
+    pmu = ok(ours, "pmu")
+    assert pmu.startswith("pmu: "), pmu
+    # every CPU, decoded -- or, as the stub reports a CPU that did not park within its wait (a vCPU the host
+    # did not schedule), said to be unreadable; the CPU that owns the session always parks
+    cpus = re.findall(r"(?m)^cpu (\d): (armed (?:no|yes)|not stopped, its MSRs cannot be read)", pmu)
+    assert [c for c, _ in cpus] == ["0", "1", "2", "3"], pmu
+    decoded = sum(1 for _, what in cpus if what.startswith("armed"))
+    assert decoded >= 1 and len(re.findall(r"(?m)^  lvt perfcnt +LAPIC 0x340 = 0x[0-9a-f]{8}: delivery", pmu)) \
+        == decoded, pmu
+    assert len(re.findall(r"(?m)^  counter +MSR 0x[0-9a-f]+ = 0x[0-9a-f]{16}: value \d+", pmu)) == decoded, pmu
+    assert re.fullmatch(r"cpu 2 msr 0x1b = 0x[0-9a-f]{16}", ok(ours, "rdmsr")), ours["rdmsr"]
+    qemus = gdb_prof(both.qemu_gdb_port, [("pmu", "prof pmu"), ("state", "prof state")], tmp_path)
+    status, text = qemus["pmu"]
+    assert status == "error" and text.startswith("prof pmu: MSRs are not available through this gdbstub"), text
+    assert ok(qemus, "state").startswith("profiler: "), "memory-only commands work through QEMU's gdbstub"
+
+
+@pytest.mark.parametrize("command, message", [
+    ("prof report 0", "CHAINS must be a number 1..128, not '0'"),
+    ("prof report 129", "CHAINS must be a number 1..128, not '129'"),
+    ("prof report many", "CHAINS must be a number 1..128, not 'many'"),
+    ("prof report 1 2", "usage: prof report [CHAINS]"),
+    ("prof buffers 4", "CPU must be a number 0..3, not '4'"),
+    ("prof buffers 0 1", "usage: prof buffers [CPU]"),
+    ("prof state now", "usage: prof state"),
+    ("prof pmu all", "usage: prof pmu"),
+    ("prof export", "usage: prof export FILE"),
+    ("prof export /nonexistent-dir/x.pb.gz", "/nonexistent-dir/x.pb.gz: No such file or directory"),
+])
+def test_user_errors(both, tmp_path, command, message):
+    if not getattr(both, "profiled", False):
+        both.cmd("profile 10 all 1", timeout=30)   # rings exist, so the CPU range is the rings'
+        both.profiled = True
+    r = gdb_prof(both.qemu_gdb_port, [("cmd", command)], tmp_path)
+    assert r["cmd"] == ("error", message)
