@@ -48,6 +48,7 @@ tramp_lm64:
     movw %ax, %ss
     movq REL(tramp_stack), %rsp
     xorq %rbp, %rbp
+    pushq $0            /* a zero "return address": stack walks end here, and rsp is ABI-aligned at entry */
     movq REL(tramp_entry), %rax
     movq REL(tramp_cpu), %rdi
     jmp *%rax

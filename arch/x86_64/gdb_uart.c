@@ -4,8 +4,6 @@
  * transmit-holding-register-empty bit. While the machine runs, the receive interrupt (IRQ 3) is on: the first
  * byte of a new connection ('+' or '$') or Ctrl-C asks for a stop; the rest stays in the FIFO for the stub,
  * and QEMU holds back what does not fit, so nothing gdb sends is lost. */
-#include <stdatomic.h>
-
 #include "arch/x86_64/arch.h"
 #include "arch/x86_64/gdb.h"
 #include "arch/x86_64/x86.h"
