@@ -191,7 +191,7 @@ def _udp_bound(port):
         return any(int(line.split()[1].split(":")[1], 16) == port for line in f)
 
 
-_SEND_REPORT = re.compile(r"netload send: ([^\n]*)\n(?:netload send: (\d+) datagrams could not be sent\n)?> ")
+_SEND_REPORT = re.compile(r"netload send: ([^\n]*)\n(?:netload: the transmit ring was full (\d+) times \(sending waited\)\n)?> ")
 
 
 @bench
@@ -246,8 +246,8 @@ def netload_pps(seconds=3, size=1024, kernel_pps=1000000):
     print("netload: host->kernel %d pps received (%d lost), kernel->host %d pps"
           % (kin["packets"] / seconds, hout["packets"] - kin["packets"], hin["packets"] / seconds), flush=True)
     print("netload: (%d-byte datagrams, %d s each way. host->kernel: the host sent %d (%d/s) flat out, the kernel "
-          "took %d, its own lost count %d. kernel->host at %d/s asked: the kernel counted %d (%d/s) sent, %d of "
-          "them could not be sent; the host took %d, its lost count %d)"
+          "took %d, its own lost count %d. kernel->host at %d/s asked: the kernel counted %d (%d/s) sent, the transmit "
+          "ring full %d times (sending waited); the host took %d, its lost count %d)"
           % (size, seconds, hout["packets"], hout["packets_per_s"], kin["packets"], kin["lost"], kernel_pps,
              kout["packets"], kout["packets_per_s"], failed, hin["packets"], hin["lost"]), flush=True)
 
