@@ -247,7 +247,7 @@ def netload_pps(seconds=3, size=1024, kernel_pps=1000000):
           % (kin["packets"] / seconds, hout["packets"] - kin["packets"], hin["packets"] / seconds), flush=True)
     print("netload: (%d-byte datagrams, %d s each way. host->kernel: the host sent %d (%d/s) flat out, the kernel "
           "took %d, its own lost count %d. kernel->host at %d/s asked: the kernel counted %d (%d/s) sent, the transmit "
-          "ring full %d times (sending waited); the host took %d, its lost count %d)"
+          "ring was full %d times (sending waited); the host took %d, its lost count %d)"
           % (size, seconds, hout["packets"], hout["packets_per_s"], kin["packets"], kin["lost"], kernel_pps,
              kout["packets"], kout["packets_per_s"], failed, hin["packets"], hin["lost"]), flush=True)
 
