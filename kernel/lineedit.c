@@ -12,24 +12,18 @@
 #define KEY_CTRL_U 0x15
 #define KEY_DELETE 0x7f
 
-/* The editor must know, when a character arrives, whether buf holds a line it already delivered (which the
- * caller may have been reading, so it could not be cleared at Enter) or a line still being typed. The byte
- * after the text records that: a delivered line ends in the NUL the header promises, a line being typed ends
- * in this marker, a byte the editor never stores because it ignores everything >= 0x80. buf has LINE_MAX + 1
- * bytes, so the marker always fits. */
-#define OPEN_LINE_MARK ((char)0xff)
-
 static void start_new_line(struct line_editor *ed)
 {
     ed->len = 0;
     ed->overflow = false;
-    ed->buf[0] = OPEN_LINE_MARK;
+    ed->delivered = false;
+    ed->buf[0] = '\0';
 }
 
 static void erase_last_char(struct line_editor *ed, struct sink *echo)
 {
     ed->len--;
-    ed->buf[ed->len] = OPEN_LINE_MARK;
+    ed->buf[ed->len] = '\0';
     sink_write(echo, "\b \b", 3);
 }
 
@@ -50,7 +44,8 @@ enum line_event line_editor_feed(struct line_editor *ed, char c, struct sink *ec
     if (after_cr && byte == '\n')
         return LINE_NONE;
 
-    if (ed->buf[ed->len] == '\0')
+    /* The line handed back at the last Enter stays intact until the next character: the caller reads it. */
+    if (ed->delivered)
         start_new_line(ed);
 
     switch (byte) {
@@ -62,7 +57,7 @@ enum line_event line_editor_feed(struct line_editor *ed, char c, struct sink *ec
             start_new_line(ed);
             return LINE_TOO_LONG;
         }
-        ed->buf[ed->len] = '\0';
+        ed->delivered = true;
         return LINE_READY;
 
     case KEY_CTRL_C:
@@ -98,7 +93,7 @@ enum line_event line_editor_feed(struct line_editor *ed, char c, struct sink *ec
         return LINE_NONE;
     }
     ed->buf[ed->len++] = c;
-    ed->buf[ed->len] = OPEN_LINE_MARK;
+    ed->buf[ed->len] = '\0';
     sink_write(echo, &c, 1);
     return LINE_NONE;
 }

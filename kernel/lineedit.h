@@ -22,6 +22,7 @@ struct line_editor {
     size_t len;
     bool overflow;     /* more than LINE_MAX characters were typed since the last Enter */
     bool last_was_cr;  /* a '\n' right after '\r' is the same Enter, not an empty line */
+    bool delivered;    /* buf holds the line handed back at the last Enter; the next character starts anew */
 };
 
 void line_editor_init(struct line_editor *ed);
