@@ -104,8 +104,9 @@ void profiler_tick(const struct context *ctx)
     uint32_t run = atomic_load_explicit(&active_run, memory_order_acquire);
     if (!run) {
         /* Stopped: a CPU still armed disarms its own counter, on its own tick; until then its overflows
-         * kept coming and profiler_sample dropped them. */
-        if (pmu_armed_this_cpu())
+         * kept coming and profiler_sample dropped them. Only a counter run can have left one armed, so an idle
+         * tick after a tick run costs the one atomic read and a compare, no call. */
+        if (source == &pmu_source && pmu_armed_this_cpu())
             pmu_disarm_this_cpu();
         return;
     }
