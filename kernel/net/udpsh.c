@@ -3,14 +3,17 @@
  * udpsh_request_line, and hands it to the UDP shell task, which runs it through the same command table and
  * sinks as the console (so `profile 2000` never stalls the network task) and sends the output back in
  * datagrams with a trailer (kernel/net/udpsh_proto.h, docs/udp-shell.md). One command at a time: a request
- * meanwhile is answered `busy`. Senders outside the allowlist get nothing. */
+ * meanwhile is answered `busy`. Senders outside the allowlist get nothing; a sender over the rate limit
+ * (kernel/net/ratelimit.h) gets nothing more until its bucket refills. */
 #include <stdatomic.h>
 
+#include "hal/cpu.h"
 #include "kernel/cmdline.h"
 #include "kernel/commands.h"
 #include "kernel/log.h"
 #include "kernel/net/allowlist.h"
 #include "kernel/net/net.h"
+#include "kernel/net/ratelimit.h"
 #include "kernel/net/udpsh_proto.h"
 #include "kernel/parse.h"
 #include "kernel/string.h"
@@ -19,6 +22,7 @@
 static uint16_t port = UDPSH_DEFAULT_PORT;
 static struct allowlist allowed;
 static bool allow_from_cmdline; /* else: the local subnet, known once the address is */
+static struct ratelimit rate;
 static struct task *shell_task;
 static atomic_bool busy;
 static struct {
@@ -29,7 +33,7 @@ static struct {
 } request;
 static uint64_t next_seq = 1;
 static struct {
-    uint64_t requests, refused_busy, refused_bad, not_allowed;
+    uint64_t requests, refused_busy, refused_bad, not_allowed, rate_limited;
 } counters;
 
 static bool permitted(uint32_t src)
@@ -46,6 +50,11 @@ static void request_arrived(void *arg, uint32_t src_ip, uint16_t src_port, const
     (void)arg;
     if (!permitted(src_ip)) {
         counters.not_allowed++;
+        return;
+    }
+    /* Before anything that answers: a refusal is a reply too, and replies are what the limit bounds. */
+    if (!ratelimit_allow(&rate, src_ip, time_ns())) {
+        counters.rate_limited++;
         return;
     }
     if (atomic_load_explicit(&busy, memory_order_acquire)) {
@@ -99,6 +108,13 @@ void udpsh_init(void)
         else
             log_warn("udpsh: udpsh.port=%s is not a port 1..65535; using %u", port_opt, port);
     }
+    uint64_t per_second = RATELIMIT_DEFAULT;
+    const char *rate_opt = cmdline_get("udpsh.rate");
+    if (rate_opt && !parse_u64_range(rate_opt, 0, RATELIMIT_MAX, &per_second)) {
+        log_warn("udpsh: udpsh.rate=%s is not a rate 0..%u; using %u", rate_opt, RATELIMIT_MAX, RATELIMIT_DEFAULT);
+        per_second = RATELIMIT_DEFAULT;
+    }
+    ratelimit_init(&rate, (uint32_t)per_second, time_ns());
     const char *allow_opt = cmdline_get("udpsh.allow");
     if (allow_opt) {
         char error[ALLOWLIST_ERROR_MAX];
@@ -117,7 +133,11 @@ void udpsh_init(void)
 
 void udpsh_report(struct sink *out)
 {
-    sink_printf(out, "udpsh: port %u, %llu requests, %llu busy, %llu refused, %llu not allowed\n", port,
+    sink_printf(out, "udpsh: port %u, %llu requests, %llu busy, %llu refused, %llu not allowed", port,
                 (unsigned long long)counters.requests, (unsigned long long)counters.refused_busy,
                 (unsigned long long)counters.refused_bad, (unsigned long long)counters.not_allowed);
+    if (rate.per_second)
+        sink_printf(out, ", %llu over %u/s\n", (unsigned long long)counters.rate_limited, rate.per_second);
+    else
+        sink_puts(out, ", no rate limit\n");
 }

@@ -63,7 +63,8 @@ NET_LINES = [
     ("lwip", re.compile(r"lwip: heap used (?P<lwip_heap>\d+) of (?P<lwip_heap_total>\d+) bytes, pbufs in use "
                         r"(?P<pbufs>\d+) of (?P<pbufs_total>\d+)")),
     ("udpsh", re.compile(r"udpsh: port (?P<port>\d+), (?P<requests>\d+) requests, (?P<busy>\d+) busy, "
-                         r"(?P<refused>\d+) refused, (?P<not_allowed>\d+) not allowed")),
+                         r"(?P<refused>\d+) refused, (?P<not_allowed>\d+) not allowed, "
+                         r"(?:(?P<over_rate>\d+) over (?P<rate>\d+)/s|no rate limit)")),
 ]
 
 
@@ -78,7 +79,7 @@ def parse_net(out):
         if not m:
             raise KprofError("net's %s line %r is not in its form:\n%s" % (what, line, out))
         for key, value in m.groupdict().items():
-            got[key] = int(value) if value.isdigit() else value
+            got[key] = int(value) if value and value.isdigit() else value
     return got
 
 
@@ -87,8 +88,9 @@ def net_status(k):
 
 
 def shell_handled(n):
-    """Requests the UDP shell has answered or refused, by the `net` counters."""
-    return n["requests"] + n["busy"] + n["refused"] + n["not_allowed"]
+    """Requests the UDP shell has answered, refused or dropped (stranger, over the rate), by the `net`
+    counters."""
+    return n["requests"] + n["busy"] + n["refused"] + n["not_allowed"] + (n["over_rate"] or 0)
 
 
 # ---- talking to the UDP shell --------------------------------------------------------------------------------
@@ -392,12 +394,15 @@ def test_flood_of_10000_datagrams_while_a_console_profile_runs(kernel_net, conso
         assert sent == 10000, "only %d of 10000 datagrams left the host" % sent
         assert 0 < handled <= sent, "the UDP shell counted %d requests for %d datagrams sent" % (handled, sent)
         assert after["rx_errors"] == before["rx_errors"], (before, after)
-        stats.update(sent=sent, handled=handled, flood_s=flood_s,
+        # 10000 datagrams in well under a second are far over the default limit (100 a second from one sender)
+        over = after["over_rate"] - before["over_rate"]
+        assert after["rate"] == 100 and 0 < over < handled, (before, after)
+        stats.update(sent=sent, handled=handled, flood_s=flood_s, over=over,
                      dropped=after["rx_dropped"] - before["rx_dropped"])
 
     unstarved(k, attempt, "profile 2000 on the console under a flood")
-    print("flood: %(sent)d datagrams in %(flood_s).2f s, the UDP shell answered or refused %(handled)d, "
-          "the driver dropped %(dropped)d" % stats)
+    print("flood: %(sent)d datagrams in %(flood_s).2f s, the UDP shell took in %(handled)d (%(over)d of them "
+          "over the rate, dropped unanswered), the driver dropped %(dropped)d" % stats)
     # the flood is over: requests get through again (busy only while a flood `help` still runs)
     poll("UDP help answered after the flood", lambda: udpsh(k.udp_port, "help").returncode == 0, timeout=15)
     assert_recovered(k, base, console_help)
@@ -442,6 +447,62 @@ def test_strangers_get_no_answer(kernel_static, kernel_net, console_help):
     # and a kernel that allows the host answers it
     r = udpsh(kernel_net.udp_port, "help")
     assert r.returncode == 0 and r.stdout.decode("ascii") == console_help + "\n", r
+
+
+# ---- the rate limit -------------------------------------------------------------------------------------------
+RATE = 5
+
+
+@pytest.fixture(scope="module")
+def kernel_rate(request):
+    """udpsh.rate=5: five requests a second from one sender, in bursts of up to five."""
+    k = Kprof(smp=2, mem=256, cmdline="udpsh.rate=%d" % RATE, udp=True, name=request.node.name + "-rate")
+    try:
+        k.boot()
+        wait_dhcp(k)
+        yield k
+    finally:
+        k.kill()
+
+
+def test_over_the_rate_gets_nothing_until_the_bucket_refills(kernel_rate):
+    k = kernel_rate
+    before = net_status(k)
+    assert before["rate"] == RATE and before["over_rate"] == 0, before
+    # 20 requests that each earn a one-datagram refusal, sent back to back: the burst (5) is answered, the rest
+    # dropped unanswered; at 5 a second, one more can be earned only if the kernel took them in over 200 ms
+    sent = 20
+    answers = []
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.connect(("127.0.0.1", k.udp_port))
+        for _ in range(sent):
+            s.send(b"\x01")
+        deadline = time.monotonic() + 3.0
+        while time.monotonic() < deadline:
+            s.settimeout(deadline - time.monotonic())
+            try:
+                answers.append(s.recv(65535))
+            except socket.timeout:
+                break
+    assert all(a == b"# udpsh error: request is not text\n" for a in answers), answers
+    assert RATE <= len(answers) <= RATE + 1, "%d of %d answered at %d/s" % (len(answers), sent, RATE)
+    after = poll("all 20 counted", lambda: (lambda n: n if shell_handled(n) - shell_handled(before) >= sent
+                                            else None)(net_status(k)), timeout=10)
+    assert after["refused"] - before["refused"] == len(answers), (before, after)
+    assert after["over_rate"] - before["over_rate"] == sent - len(answers), (before, after)
+    # the console never waits on the limit; and once a token is earned (200 ms), a request is answered again
+    assert k.cmd("uptime").startswith("up ")
+    poll("help answered again", lambda: udpsh(k.udp_port, "help", timeout=1).returncode == 0, timeout=10, every=0.2)
+
+
+def test_rate_option_zero_is_no_limit_and_a_bad_one_keeps_the_default(kprof_factory):
+    k = kprof_factory(smp=1, mem=256, cmdline="udpsh.rate=0", udp=True)
+    n = net_status(k)
+    assert n["rate"] is None and n["over_rate"] is None, n
+    assert k.cmd("net").split("\n")[-1].endswith(", no rate limit")
+    bad = kprof_factory(smp=1, mem=256, cmdline="udpsh.rate=-3", udp=True)
+    assert "udpsh: udpsh.rate=-3 is not a rate 0..100000; using 100" in bad.boot_log, bad.boot_log
+    assert net_status(bad)["rate"] == 100
 
 
 # ---- scripts/udpsh on its own ----------------------------------------------------------------------------------

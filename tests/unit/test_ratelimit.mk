@@ -1,0 +1,1 @@
+test_ratelimit_SRCS := kernel/net/ratelimit.c
