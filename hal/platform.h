@@ -26,6 +26,9 @@ void console_hw_write(const char *text, size_t len);
 
 /* Total usable RAM found in the memory map, in bytes. */
 uint64_t platform_ram_bytes(void);
+/* How the machine was booted, one line for the boot log and lscpu: firmware (BIOS or UEFI), boot loader,
+ * and which console devices are in use (e.g. "UEFI (64-bit), GRUB 2.06, console serial only (...)"). */
+const char *platform_boot_summary(void);
 /* The kernel command line GRUB passed ("" when none). */
 const char *platform_cmdline(void);
 
