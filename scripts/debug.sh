@@ -2,7 +2,7 @@
 # `make debug`: boots kprof with the gdb stub waiting (gdb=wait) and COM2 on a TCP port, then runs gdb on
 # build/kprof.elf with a generated build/gdbinit (target remote, scripts/prof.py when it exists).
 #
-# usage: scripts/debug.sh [--smp N] [--mem MiB] [--cmdline "..."] [--gdb-port P]
+# usage: scripts/debug.sh [--smp N] [--mem MiB] [--cmdline "..."] [--gdb-port P] [--firmware bios|uefi]
 #
 # gdb takes this terminal, so the kernel's console goes elsewhere:
 #   - with tmux: QEMU (scripts/qemu.sh, console and monitor as in `make run`) runs in a tmux session of its
@@ -13,7 +13,7 @@
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-smp=4 mem=256 cmdline="" port=1234
+smp=4 mem=256 cmdline="" port=1234 firmware=bios
 
 die() { echo "debug.sh: $*" >&2; exit 2; }
 need() { [ $# -ge 2 ] && [ -n "$2" ] || die "$1 needs a value"; }
@@ -24,6 +24,7 @@ while [ $# -gt 0 ]; do
     --mem)      need "$@"; mem=$2; shift 2 ;;
     --cmdline)  [ $# -ge 2 ] || die "--cmdline needs a value"; cmdline=$2; shift 2 ;;
     --gdb-port) need "$@"; port=$2; shift 2 ;;
+    --firmware) need "$@"; firmware=$2; shift 2 ;;
     -h|--help)  sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *)          die "unknown option: $1 (try --help)" ;;
   esac
@@ -52,7 +53,7 @@ gdbinit=$top/build/gdbinit
   fi
 } > "$gdbinit"
 
-qemu=("$top/scripts/qemu.sh" --smp "$smp" --mem "$mem" --cmdline "$kcmd" --gdb-port "$port")
+qemu=("$top/scripts/qemu.sh" --smp "$smp" --mem "$mem" --cmdline "$kcmd" --gdb-port "$port" --firmware "$firmware")
 session=kprof-debug-$port
 qemu_pid=""
 cleanup() {
