@@ -31,6 +31,10 @@ $(BUILD)/k/%.c.o: %.c $(BUILD)/kflags
 	@mkdir -p $(dir $@)
 	$(KCC) $(KCFLAGS) -c $< -o $@
 
+# The framebuffer console's font is generated from the glyphs drawn in scripts/genfont.py, and committed.
+arch/x86_64/font8x16.c: scripts/genfont.py
+	$(PY) scripts/genfont.py $@
+
 $(BUILD)/k/%.S.o: %.S
 	@mkdir -p $(dir $@)
 	$(KAS) $(KASFLAGS) -c $< -o $@
