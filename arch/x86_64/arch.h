@@ -101,12 +101,16 @@ struct context *interrupt_dispatch(struct context *ctx);
 /* smp.c */
 void smp_start_aps(void);
 
-/* serial.c, vga.c, ps2kbd.c */
+/* serial.c, vga.c, fbcon.c, ps2kbd.c */
 void serial_init(void);
 void serial_enable_input(void);
 void serial_write(const char *text, size_t len);
 void vga_init(void);
 void vga_write(const char *text, size_t len);
+/* fbcon.c: false (and why) when the framebuffer in boot_info cannot carry text. */
+bool fbcon_init(char *why, size_t size);
+void fbcon_size(uint32_t *cols, uint32_t *rows);
+void fbcon_write(const char *text, size_t len);
 void ps2kbd_init(void);
 
 /* power */

@@ -1,6 +1,6 @@
 /* arch/x86_64/platform.c: the x86_64 side of hal/boot.h and hal/platform.h -- the boot steps kmain takes,
  * stopping CPUs, powering off, the console hardware (COM1, plus the VGA mirror where the machine really is
- * in VGA text mode) and the one-line account of how the machine was booted. */
+ * in VGA text mode, or else a text console on the framebuffer GRUB handed over) and the one-line account of how the machine was booted. */
 #include "arch/x86_64/arch.h"
 #include "arch/x86_64/percpu.h"
 #include "arch/x86_64/x86.h"
@@ -14,8 +14,8 @@
 extern char __kernel_start[], __kernel_end[];
 extern char boot_stack_bottom[], boot_stack_top[];
 
-static bool vga_ready;
-static char boot_summary[192];
+static bool vga_ready, fb_ready;
+static char boot_summary[224];
 
 void arch_early_init(uintptr_t info)
 {
@@ -68,65 +68,63 @@ void arch_platform_init(void)
 
 void arch_start_cpus(void) { smp_start_aps(); }
 
-/* Whether the legacy VGA text screen (80x25 at 0xB8000) is really there; if not, *why says what is instead.
- * GRUB describes the display it leaves in its framebuffer tag: EGA text (type 2) on a BIOS boot in text mode.
- * A BIOS boot without the tag is still in the BIOS's text mode. Under UEFI there is no text mode at all --
- * GRUB leaves a GOP framebuffer (RGB) or no display -- and 0xB8000 may be anything, so nothing is written
- * there. */
-static bool vga_text_present(char *why, size_t size)
+/* Whether the legacy VGA text screen (80x25 at 0xB8000) is really there. GRUB describes the display it leaves
+ * in its framebuffer tag: EGA text (type 2) on a BIOS boot in text mode (grub.cfg asks for it). A BIOS boot
+ * without the tag is still in the BIOS's text mode. Under UEFI there is no text mode at all -- GRUB leaves the
+ * GOP framebuffer (RGB) or no display -- and 0xB8000 may be anything, so nothing is written there. */
+static bool vga_text_present(void)
 {
-    const struct boot_fb *fb = &boot_info.fb;
-    if (!fb->present) {
-        if (boot_info.efi) {
-            ksnprintf(why, size, "no VGA text mode under UEFI, and no framebuffer");
-            return false;
-        }
-        return true;
-    }
-    if (fb->type == BOOT_FB_EGA_TEXT && fb->addr == 0xB8000 && fb->width == 80 && fb->height == 25)
-        return true;
-    if (fb->type == BOOT_FB_EGA_TEXT)
-        ksnprintf(why, size, "EGA text %ux%u at 0x%llx, not the 80x25 at 0xB8000 this kernel draws", fb->width,
-                  fb->height, (unsigned long long)fb->addr);
-    else
-        ksnprintf(why, size, "no VGA text mode: %s framebuffer %ux%u %u bpp at 0x%llx, not drawn on",
-                  fb->type == BOOT_FB_RGB ? "RGB" : "indexed", fb->width, fb->height, fb->bpp,
-                  (unsigned long long)fb->addr);
-    return false;
+    const struct boot_fb *f = &boot_info.fb;
+    if (!f->present)
+        return !boot_info.efi;
+    return f->type == BOOT_FB_EGA_TEXT && f->addr == 0xB8000 && f->width == 80 && f->height == 25;
 }
 
-static void describe_boot(bool vga, const char *no_vga)
+/* Picks the console's display -- VGA text, else a text console on the framebuffer, else none (COM1 only) --
+ * and writes the console part of the boot summary. */
+static void console_display_init(char *out, size_t size)
 {
-    size_t n = 0;
-    if (boot_info.efi)
-        n = ksnprintf(boot_summary, sizeof boot_summary, "UEFI (%u-bit)", boot_info.efi);
-    else
-        n = ksnprintf(boot_summary, sizeof boot_summary, "BIOS");
-    if (n < sizeof boot_summary)
-        n += ksnprintf(boot_summary + n, sizeof boot_summary - n, ", %s",
-                       boot_info.loader[0] ? boot_info.loader : "unnamed multiboot2 loader");
-    if (n < sizeof boot_summary) {
-        if (vga)
-            ksnprintf(boot_summary + n, sizeof boot_summary - n, ", console serial + VGA text");
-        else
-            ksnprintf(boot_summary + n, sizeof boot_summary - n, ", console serial only (%s)", no_vga);
+    const struct boot_fb *f = &boot_info.fb;
+    char why[112];
+    if (vga_text_present()) {
+        vga_init();
+        vga_ready = true;
+        ksnprintf(out, size, "console serial + VGA text");
+    } else if (!f->present) {
+        ksnprintf(out, size, "console serial only (no VGA text mode under UEFI, and no framebuffer)");
+    } else if (f->type == BOOT_FB_EGA_TEXT) {
+        ksnprintf(out, size, "console serial only (EGA text %ux%u at 0x%llx, not the 80x25 at 0xB8000 drawn here)",
+                  f->width, f->height, (unsigned long long)f->addr);
+    } else if (fbcon_init(why, sizeof why)) {
+        uint32_t cols, rows;
+        fbcon_size(&cols, &rows);
+        fb_ready = true;
+        ksnprintf(out, size, "console serial + framebuffer %ux%u text on %ux%u RGB at 0x%llx (no VGA text mode)",
+                  cols, rows, f->width, f->height, (unsigned long long)f->addr);
+    } else {
+        ksnprintf(out, size, "console serial only (no VGA text mode; %s)", why);
     }
 }
 
 const char *platform_boot_summary(void) { return boot_summary[0] ? boot_summary : "not described yet"; }
 
+/* The console's display and inputs, and the boot summary: the firmware (from GRUB's EFI tags), the loader (its
+ * name tag) and the console devices, logged once. */
 void arch_console_init(void)
 {
-    char no_vga[112] = "";
-    bool vga = vga_text_present(no_vga, sizeof no_vga);
-    describe_boot(vga, no_vga);
+    size_t n;
+    if (boot_info.efi)
+        n = ksnprintf(boot_summary, sizeof boot_summary, "UEFI (%u-bit), ", boot_info.efi);
+    else
+        n = ksnprintf(boot_summary, sizeof boot_summary, "BIOS, ");
+    if (n < sizeof boot_summary)
+        n += ksnprintf(boot_summary + n, sizeof boot_summary - n, "%s, ",
+                       boot_info.loader[0] ? boot_info.loader : "unnamed multiboot2 loader");
+    if (n < sizeof boot_summary)
+        console_display_init(boot_summary + n, sizeof boot_summary - n);
     log_info("boot: %s", boot_summary);
     if (boot_info.efi_boot_services)
         log_warn("boot: GRUB left EFI boot services running; kprof does not use them");
-    if (vga) {
-        vga_init();
-        vga_ready = true;
-    }
     serial_enable_input();
     ps2kbd_init();
 }
@@ -155,6 +153,8 @@ void console_hw_write(const char *text, size_t len)
     serial_write(text, len);
     if (vga_ready)
         vga_write(text, len);
+    if (fb_ready)
+        fbcon_write(text, len);
 }
 
 bool platform_interrupt_stack_bounds(uintptr_t sp, uintptr_t *lo, uintptr_t *hi)

@@ -2,17 +2,21 @@
 loads the kernel through multiboot2 and exits boot services; the kernel must say it was booted by UEFI, keep
 off the VGA text screen that is not there (the console is serial only), and everything else must work as
 under the BIOS -- all 4 CPUs (the AP trampoline in low memory the EFI map calls free), the calibrated tick and
-`profile`, virtio-net and the UDP shell through QEMU's hostfwd, the gdb stub on COM2, ACPI poweroff.
+`profile`, virtio-net and the UDP shell through QEMU's hostfwd, the gdb stub on COM2, ACPI poweroff -- and
+the console's text drawn on the GOP framebuffer GRUB hands over, read back from QEMU's `screendump` cell by
+cell against the kernel's own font (arch/x86_64/font8x16.c).
 
 One kernel for the whole module (OVMF adds seconds to every boot under TCG); the poweroff test ends it, so it
 comes last. The BIOS boot's own account (`boot: BIOS ...`, VGA text) is checked in test_boot.py.
 """
 
+import os
 import re
+import tempfile
 
 import pytest
 
-from kprof_qemu import Kprof, cpus_table, poll
+from kprof_qemu import TOP, Kprof, cpus_table, poll
 from test_gdb import assert_running, run_gdb, threads
 from test_net import DHCP_ADDRESS, net_status, udp_cmd, wait_dhcp
 from test_profile import parse_report
@@ -23,8 +27,10 @@ RX_BOOT = re.compile(r"(?m)^boot: (?P<firmware>UEFI \(64-bit\)|BIOS), (?P<loader
 
 @pytest.fixture(scope="module")
 def uefi(request):
-    """kprof under OVMF: 4 CPUs, 256 MiB, the UDP shell forwarded from a free port, COM2 for gdb."""
-    k = Kprof(smp=CPUS, mem=256, firmware="uefi", udp=True, gdb=True, name=request.node.name + "-uefi")
+    """kprof under OVMF: 4 CPUs, 256 MiB, the UDP shell forwarded from a free port, COM2 for gdb, a monitor
+    socket for screendump."""
+    k = Kprof(smp=CPUS, mem=256, firmware="uefi", udp=True, gdb=True, monitor=True,
+              name=request.node.name + "-uefi")
     try:
         k.boot()
         yield k
@@ -41,13 +47,69 @@ def test_uefi_boot_reaches_ready_with_4_cpus_and_says_uefi_serial_console(uefi):
     assert m, "no `boot:` line in the boot log:\n%s" % log
     assert m.group("firmware") == "UEFI (64-bit)", "booted by OVMF, but the kernel says %r" % m.group(0)
     assert m.group("loader").startswith("GRUB"), "the loader is not GRUB: %r" % m.group(0)
-    # No VGA text mode under UEFI: the console is COM1 alone, and the kernel says why.
-    assert m.group("console").startswith("console serial only (no VGA text mode"), \
-        "the console under UEFI should be serial only: %r" % m.group(0)
+    # No VGA text mode under UEFI: the console is COM1 and a text console on GRUB's GOP framebuffer, and the
+    # kernel says that VGA text mode is absent.
+    assert re.fullmatch(r"console serial \+ framebuffer \d+x\d+ text on \d+x\d+ RGB at 0x[0-9a-f]+ "
+                        r"\(no VGA text mode\)", m.group("console")), \
+        "the console under UEFI should be serial + framebuffer, no VGA text: %r" % m.group(0)
     # lscpu gives the same account.
     lscpu = uefi.cmd("lscpu")
     assert "boot: " + m.group(0)[len("boot: "):] in lscpu.split("\n"), "lscpu lacks the boot line:\n%s" % lscpu
     print("UEFI boot to ready: %.2f s" % uefi.boot_seconds)
+
+
+# ---- the framebuffer console, read back ------------------------------------------------------------------------
+def load_font():
+    """{16 row bytes: character} from arch/x86_64/font8x16.c."""
+    with open(os.path.join(TOP, "arch", "x86_64", "font8x16.c")) as f:
+        src = f.read()
+    font = {}
+    for data, code in re.findall(r"\{ ((?:0x[0-9a-f]{2}, ){15}0x[0-9a-f]{2}) \}, /\* 0x([0-9a-f]{2})", src):
+        font[bytes(int(b, 16) for b in data.split(", "))] = chr(int(code, 16))
+    assert len(font) == 95, "font8x16.c has %d distinct glyphs, want 95" % len(font)
+    return font
+
+
+def screen_text(k, font):
+    """The screen as text lines: QEMU's screendump (PPM), each 8x16 cell looked up in the font ('?' for a cell
+    that is no glyph: the cursor). Also checks that every pixel is the background or the one text colour."""
+    d = tempfile.mkdtemp(prefix="kprof-shot-")
+    path = os.path.join(d, "screen.ppm")
+    try:
+        k.monitor("screendump %s" % path)
+        data = poll("the screendump file", lambda: os.path.isfile(path) and open(path, "rb").read())
+    finally:
+        if os.path.exists(path):
+            os.unlink(path)
+        os.rmdir(d)
+    m = re.match(rb"P6\s+(\d+)\s+(\d+)\s+255\s", data)
+    assert m, "screendump is not a PPM: %r" % data[:20]
+    w, h = int(m.group(1)), int(m.group(2))
+    px = data[m.end():]
+    assert len(px) == w * h * 3, "screendump has %d bytes of pixels for %dx%d" % (len(px), w, h)
+    colours = {px[i:i + 3] for i in range(0, len(px), 3)}
+    assert colours <= {b"\0\0\0", b"\xaa\xaa\xaa"}, "pixels other than black and the text grey: %s" % colours
+    lines = []
+    for row in range(h // 16):
+        line = []
+        for col in range(w // 8):
+            cell = bytes(sum(0x80 >> x for x in range(8) if px[((row * 16 + y) * w + col * 8 + x) * 3])
+                         for y in range(16))
+            line.append(font.get(cell, "?"))
+        lines.append("".join(line).rstrip())
+    return lines
+
+
+def test_uefi_console_text_is_drawn_on_the_framebuffer(uefi):
+    font = load_font()
+    out = uefi.cmd("uptime")
+    lines = screen_text(uefi, font)
+    text = "\n".join(lines)
+    assert re.search(r"(?m)^boot: UEFI \(64-bit\), GRUB", text), "the boot line is not on the screen:\n%s" % text
+    assert uefi.ready_line in lines, "the ready line is not on the screen:\n%s" % text
+    i = lines.index("> uptime")
+    assert lines[i + 1] == out.strip(), "uptime's answer on the screen %r, on COM1 %r" % (lines[i + 1], out)
+    assert lines[i + 2] == "> ?", "no prompt and cursor after uptime's answer:\n%s" % text
 
 
 def test_uefi_help_and_cpus_all_online_and_ticking(uefi):
