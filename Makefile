@@ -161,7 +161,7 @@ clean:
 help:
 	@echo "make            build build/kprof.elf and build/kprof.iso"
 	@echo "make run        boot in QEMU (SMP=$(SMP) MEM=$(MEM) CMDLINE=... FIRMWARE=bios|uefi), console on this terminal"
-	@echo "make debug      boot with gdb=wait and run gdb on it over COM2 (GDB_PORT=$(GDB_PORT))"
+	@echo "make debug      boot with gdb=wait and run gdb on it over COM2 (GDB_PORT=$(GDB_PORT) FIRMWARE=bios|uefi)"
 	@echo "make test       host unit tests (plain and sanitised), host tool tests, QEMU integration tests"
 	@echo "make bench      print the benchmark figures"
 
