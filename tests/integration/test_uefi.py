@@ -16,7 +16,7 @@ import tempfile
 
 import pytest
 
-from kprof_qemu import TOP, Kprof, cpus_table, poll
+from kprof_qemu import TOP, Kprof, KprofError, cpus_table, poll
 from test_gdb import assert_running, run_gdb, threads
 from test_net import DHCP_ADDRESS, net_status, udp_cmd, wait_dhcp
 from test_profile import parse_report
@@ -100,16 +100,57 @@ def screen_text(k, font):
     return lines
 
 
+def console_since_boot_line(k, cols):
+    """The console's lines from the kernel's `boot:` line on (the first the framebuffer shows), as COM1 carried
+    them, each cut into screen rows of cols characters."""
+    text = k.log.replace("\r", "")
+    text = text[text.index("\nboot: ") + 1:]
+    rows = []
+    for line in text.split("\n"):
+        rows += [line[i:i + cols].rstrip() for i in range(0, max(len(line), 1), cols)]
+    return rows
+
+
+def assert_screen_is_the_console(k, font, timeout=5.0):
+    """The framebuffer shows the newest lines of the console, the same as COM1, and the cursor after the prompt.
+    COM1 gets each piece of output before the framebuffer does, so the screen is read again until it agrees
+    (or the deadline passes)."""
+    want = console_since_boot_line(k, COLS)
+    assert want[-1] == ">", "COM1 does not end with the prompt: %r" % want[-3:]  # ("> ", right-stripped)
+    last = {}
+
+    def agrees():
+        screen = screen_text(k, font)
+        while screen and not screen[-1]:
+            screen.pop()
+        last["screen"] = screen
+        return screen and screen[-1] == "> ?" and screen[:-1] == want[-len(screen):-1] and screen
+
+    try:
+        return poll("the screen showing the console", agrees, timeout=timeout, every=0.2)
+    except KprofError as e:
+        raise KprofError("%s\n--- screen (the cursor cell reads ?)\n%s\n--- COM1\n%s"
+                         % (e, "\n".join(last["screen"]), "\n".join(want[-len(last["screen"]) or -1:]))) from None
+
+
+COLS, ROWS = 160, 50   # OVMF's 1280x800 GOP mode in 8x16 cells
+
+
 def test_uefi_console_text_is_drawn_on_the_framebuffer(uefi):
     font = load_font()
-    out = uefi.cmd("uptime")
-    lines = screen_text(uefi, font)
-    text = "\n".join(lines)
-    assert re.search(r"(?m)^boot: UEFI \(64-bit\), GRUB", text), "the boot line is not on the screen:\n%s" % text
-    assert uefi.ready_line in lines, "the ready line is not on the screen:\n%s" % text
-    i = lines.index("> uptime")
-    assert lines[i + 1] == out.strip(), "uptime's answer on the screen %r, on COM1 %r" % (lines[i + 1], out)
-    assert lines[i + 2] == "> ?", "no prompt and cursor after uptime's answer:\n%s" % text
+    assert "%dx%d text on 1280x800" % (COLS, ROWS) in uefi.boot_log, "not the 1280x800 mode this test expects"
+    uefi.cmd("uptime")
+    screen = assert_screen_is_the_console(uefi, font)
+    assert screen[0].startswith("boot: UEFI (64-bit), GRUB"), "the screen does not start at the boot line:\n%s" \
+        % "\n".join(screen)
+    assert uefi.ready_line in screen, "the ready line is not on the screen"
+    # Enough lines to pass the bottom: the lower half moves up (more than once) and the text stays in order.
+    for _ in range(4):
+        uefi.cmd("help")
+    uefi.cmd("uptime")
+    screen = assert_screen_is_the_console(uefi, font)
+    assert not screen[0].startswith("boot: "), "the screen never scrolled"
+    assert ROWS // 2 <= len(screen) <= ROWS, "%d rows of text on a %d-row screen after scrolling" % (len(screen), ROWS)
 
 
 def test_uefi_help_and_cpus_all_online_and_ticking(uefi):
