@@ -1,10 +1,10 @@
 """The same ISO booted by UEFI firmware (Debian's OVMF, Kprof(firmware="uefi")) instead of SeaBIOS: GRUB-EFI
-loads the kernel through multiboot2 and exits boot services; the kernel must say it was booted by UEFI, keep
-off the VGA text screen that is not there (the console is serial only), and everything else must work as
-under the BIOS -- all 4 CPUs (the AP trampoline in low memory the EFI map calls free), the calibrated tick and
-`profile`, virtio-net and the UDP shell through QEMU's hostfwd, the gdb stub on COM2, ACPI poweroff -- and
-the console's text drawn on the GOP framebuffer GRUB hands over, read back from QEMU's `screendump` cell by
-cell against the kernel's own font (arch/x86_64/font8x16.c).
+loads the kernel through multiboot2 and exits boot services. The kernel must say it was booted by UEFI and
+keep off the VGA text screen that is not there, drawing the console on the GOP framebuffer GRUB hands over
+instead (read back through QEMU's `screendump`, cell by cell against the kernel's own font,
+arch/x86_64/font8x16.c); and everything else must work as under the BIOS -- all 4 CPUs (the AP trampoline in
+low memory the EFI map calls free), the PIT-calibrated tick and `profile`, virtio-net and the UDP shell through
+QEMU's hostfwd, the gdb stub on COM2, the PS/2 keyboard, ACPI poweroff.
 
 One kernel for the whole module (OVMF adds seconds to every boot under TCG); the poweroff test ends it, so it
 comes last. The BIOS boot's own account (`boot: BIOS ...`, VGA text) is checked in test_boot.py.
@@ -186,6 +186,17 @@ def test_uefi_gdb_stub_on_com2_stops_every_cpu_and_detaches(uefi):
     assert re.search(r"(?m)^#0 +(0x[0-9a-f]+ in )?[A-Za-z_]\w* \(", text), "bt is not symbolised:\n%s" % text
     assert "detached" in text, text
     assert_running(uefi)
+
+
+def test_uefi_ps2_keyboard_types_a_command(uefi):
+    # OVMF leaves the i8042 to the kernel as SeaBIOS does: keys pressed through QEMU's monitor arrive as scan
+    # code set 1 on IRQ 1 and reach the shell.
+    uefi.sync()
+    for key in "uptime":
+        uefi.monitor("sendkey " + key)
+    uefi.monitor("sendkey ret")
+    uefi.expect(r"(?m)^uptime\nup \d+\.\d{3} s\n", what="uptime typed on the PS/2 keyboard, and its answer")
+    uefi.expect(r"(?m)^%s" % re.escape("> "), what="the prompt after the typed uptime")
 
 
 def test_uefi_poweroff_ends_qemu(uefi):
