@@ -43,6 +43,17 @@ struct mb2_mmap_entry {
     uint32_t reserved;
 };
 
+/* A string tag's text: GRUB NUL-terminates it, but it is never read past the tag's end. */
+static void copy_tag_string(char *dst, size_t size, uintptr_t at, uint32_t tag_size)
+{
+    const char *src = (const char *)(at + 8);
+    size_t len = strnlen(src, tag_size - 8);
+    if (len >= size)
+        len = size - 1;
+    memcpy(dst, src, len);
+    dst[len] = 0;
+}
+
 void multiboot_parse(uintptr_t info_phys)
 {
     uint32_t total = *(const uint32_t *)info_phys;
@@ -51,13 +62,15 @@ void multiboot_parse(uintptr_t info_phys)
 
     while (at + sizeof(struct mb2_tag) <= end) {
         const struct mb2_tag *tag = (const struct mb2_tag *)at;
-        if (tag->type == MB2_TAG_END || tag->size < 8)
+        if (tag->type == MB2_TAG_END || tag->size < 8 || tag->size > end - at)
             break;
         switch (tag->type) {
         case MB2_TAG_CMDLINE:
-            strlcpy(boot_info.cmdline, (const char *)(at + 8), sizeof boot_info.cmdline);
+            copy_tag_string(boot_info.cmdline, sizeof boot_info.cmdline, at, tag->size);
             break;
         case MB2_TAG_MMAP: {
+            if (tag->size < 16)
+                break;
             uint32_t entry_size = *(const uint32_t *)(at + 8);
             if (entry_size < sizeof(struct mb2_mmap_entry))
                 break;
@@ -69,7 +82,7 @@ void multiboot_parse(uintptr_t info_phys)
             break;
         }
         case MB2_TAG_LOADER_NAME:
-            strlcpy(boot_info.loader, (const char *)(at + 8), sizeof boot_info.loader);
+            copy_tag_string(boot_info.loader, sizeof boot_info.loader, at, tag->size);
             break;
         case MB2_TAG_FRAMEBUFFER: {
             const struct mb2_framebuffer *fb = (const struct mb2_framebuffer *)at;
@@ -100,7 +113,8 @@ void multiboot_parse(uintptr_t info_phys)
             break;
         case MB2_TAG_EFI64:
             boot_info.efi = 64;
-            boot_info.efi_system_table = *(const uint64_t *)(at + 8);
+            if (tag->size >= 16)
+                boot_info.efi_system_table = *(const uint64_t *)(at + 8);
             break;
         case MB2_TAG_EFI64_IH:
             boot_info.efi = 64;
