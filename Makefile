@@ -5,6 +5,7 @@ BUILD   := build
 SMP     ?= 4
 MEM     ?= 256
 CMDLINE ?=
+FIRMWARE ?= bios
 GDB_PORT ?= 1234
 UDPSH_PORT   ?= 5555
 NETLOAD_PORT ?= 5556
@@ -29,6 +30,10 @@ all: $(BUILD)/kprof.elf $(BUILD)/kprof.iso
 $(BUILD)/k/%.c.o: %.c $(BUILD)/kflags
 	@mkdir -p $(dir $@)
 	$(KCC) $(KCFLAGS) -c $< -o $@
+
+# The framebuffer console's font is generated from the glyphs drawn in scripts/genfont.py, and committed.
+arch/x86_64/font8x16.c: scripts/genfont.py
+	$(PY) scripts/genfont.py $@
 
 $(BUILD)/k/%.S.o: %.S
 	@mkdir -p $(dir $@)
@@ -103,12 +108,12 @@ deps:
 
 run: deps
 	@$(MAKE) --no-print-directory all
-	@scripts/qemu.sh --smp $(SMP) --mem $(MEM) --cmdline "$(CMDLINE)" --udp-port $(UDPSH_PORT) --netload-port $(NETLOAD_PORT)
+	@scripts/qemu.sh --smp $(SMP) --mem $(MEM) --cmdline "$(CMDLINE)" --udp-port $(UDPSH_PORT) --netload-port $(NETLOAD_PORT) --firmware $(FIRMWARE)
 
 # gdb=wait, COM2 on 127.0.0.1:$(GDB_PORT), and gdb on build/kprof.elf with a generated build/gdbinit.
 debug: deps
 	@$(MAKE) --no-print-directory all
-	@scripts/debug.sh --smp $(SMP) --mem $(MEM) --cmdline "$(CMDLINE)" --gdb-port $(GDB_PORT)
+	@scripts/debug.sh --smp $(SMP) --mem $(MEM) --cmdline "$(CMDLINE)" --gdb-port $(GDB_PORT) --firmware $(FIRMWARE)
 
 # ---- tests --------------------------------------------------------------------------------------------------
 # Host unit tests: tests/unit/test_NAME.c plus the portable sources its test_NAME.mk names in test_NAME_SRCS,
@@ -155,8 +160,8 @@ clean:
 
 help:
 	@echo "make            build build/kprof.elf and build/kprof.iso"
-	@echo "make run        boot in QEMU (SMP=$(SMP) MEM=$(MEM) CMDLINE=...), console on this terminal"
-	@echo "make debug      boot with gdb=wait and run gdb on it over COM2 (GDB_PORT=$(GDB_PORT))"
+	@echo "make run        boot in QEMU (SMP=$(SMP) MEM=$(MEM) CMDLINE=... FIRMWARE=bios|uefi), console on this terminal"
+	@echo "make debug      boot with gdb=wait and run gdb on it over COM2 (GDB_PORT=$(GDB_PORT) FIRMWARE=bios|uefi)"
 	@echo "make test       host unit tests (plain and sanitised), host tool tests, QEMU integration tests"
 	@echo "make bench      print the benchmark figures"
 

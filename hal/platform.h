@@ -20,12 +20,15 @@ const char *platform_poweroff(void);
 uint32_t cpu_hw_id(unsigned index);
 bool cpu_online(unsigned index);
 
-/* Console hardware: every output device (COM1, VGA text). console_hw_write takes no lock (the console layer
+/* Console hardware: every output device (COM1, and VGA text or a framebuffer text console). console_hw_write takes no lock (the console layer
  * serialises); console_hw_write_raw is for panics, when other CPUs are already stopped. */
 void console_hw_write(const char *text, size_t len);
 
 /* Total usable RAM found in the memory map, in bytes. */
 uint64_t platform_ram_bytes(void);
+/* How the machine was booted, one line for the boot log and lscpu: firmware (BIOS or UEFI), boot loader,
+ * and which console devices are in use (e.g. "BIOS, GRUB 2.06-13+deb12u2, console serial + VGA text"). */
+const char *platform_boot_summary(void);
 /* The kernel command line GRUB passed ("" when none). */
 const char *platform_cmdline(void);
 

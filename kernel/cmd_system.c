@@ -96,6 +96,7 @@ int cmd_lscpu(int argc, char **argv, struct sink *out)
     if (!no_arguments(argc, argv, out))
         return 1;
     pmu_describe(out);
+    sink_printf(out, "boot: %s\n", platform_boot_summary());
     return 0;
 }
 

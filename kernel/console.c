@@ -1,7 +1,7 @@
 /* kernel/console.c: the console. Output goes to every console device (hal's console_hw_write: COM1 and the
- * VGA mirror) under one lock so lines from different CPUs do not interleave mid-line; input characters arrive
- * from interrupt handlers into a single-producer ring, and the one task reading them (the console shell)
- * blocks until there is one. Also log_info/log_warn. */
+ * VGA or framebuffer mirror) under one lock so lines from different CPUs do not interleave mid-line; input
+ * characters arrive from interrupt handlers into a single-producer ring, and the one task reading them (the
+ * console shell) blocks until there is one. Also log_info/log_warn. */
 #include "kernel/console.h"
 
 #include <stdatomic.h>

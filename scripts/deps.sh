@@ -3,11 +3,13 @@
 # Called first by `make run`, `make test` and .ci/run, so a fresh Debian 12 machine needs nothing by hand.
 set -euo pipefail
 
-# package -> a file that proves it is installed (dpkg -s is slow per package; a file test is instant)
+# grub-pc-bin and grub-efi-amd64-bin together make grub-mkrescue write a hybrid ISO that boots from a BIOS and
+# from UEFI (mtools builds its EFI system partition image); ovmf is the UEFI firmware QEMU boots it with
+# (scripts/qemu.sh --firmware uefi).
 packages=(
   gcc clang make binutils python3 dpkg-dev
-  grub-pc-bin grub-common xorriso mtools
-  qemu-system-x86 gdb
+  grub-pc-bin grub-efi-amd64-bin grub-common xorriso mtools
+  qemu-system-x86 ovmf gdb
   python3-pytest python3-pexpect
   libcmocka-dev valgrind
   protobuf-compiler python3-protobuf golang-go golang-github-google-pprof-dev

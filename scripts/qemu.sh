@@ -2,8 +2,10 @@
 # Boots kprof in QEMU with the console (COM1) and the QEMU monitor multiplexed on this terminal.
 #
 # usage: scripts/qemu.sh [--iso PATH] [--smp N] [--mem MiB] [--cmdline "..."] [--gdb-port P]
-#                        [--udp-port P] [--monitor PATH] [-- extra qemu args]
+#                        [--udp-port P] [--monitor PATH] [--firmware bios|uefi] [-- extra qemu args]
 #
+#   --firmware F    bios (default: QEMU's SeaBIOS) or uefi (Debian's OVMF, /usr/share/ovmf/OVMF.fd as -bios: the
+#                   same ISO boots through GRUB's EFI image; firmware and GRUB write to COM1 before the kernel)
 #   --iso PATH      the ISO to boot (default build/kprof.iso)
 #   --smp N         CPUs (default 4)              --mem MiB   memory (default 256)
 #   --cmdline "..." kernel command line: boots a variant ISO, build/kprof-cmdline-HASH.iso, made from
@@ -20,7 +22,7 @@
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-iso="" smp=4 mem=256 cmdline="" gdb_port="" udp_port="" netload_port="" monitor=""
+iso="" smp=4 mem=256 cmdline="" gdb_port="" udp_port="" netload_port="" monitor="" firmware=bios
 extra=()
 
 die() { echo "qemu.sh: $*" >&2; exit 2; }
@@ -37,6 +39,7 @@ while [ $# -gt 0 ]; do
     --udp-port) need "$@"; udp_port=$2; shift 2 ;;
     --netload-port) need "$@"; netload_port=$2; shift 2 ;;
     --monitor)  need "$@"; monitor=$2; shift 2 ;;
+    --firmware) need "$@"; firmware=$2; shift 2 ;;
     --)         shift; extra=("$@"); break ;;
     -h|--help)  sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *)          die "unknown option: $1 (try --help)" ;;
@@ -61,6 +64,17 @@ if [ -n "$cmdline" ]; then
   fi
   echo "qemu.sh: kernel command line: $cmdline ($iso)" >&2
 fi
+# UEFI: OVMF.fd (code and variables in one image) as -bios rather than the split OVMF_CODE.fd/OVMF_VARS.fd on
+# two pflash drives: QEMU maps it read-only, so OVMF keeps its variables in RAM -- nothing to copy per run or to
+# clean up, every boot starts from the same state -- and under TCG it reaches the kernel ~0.8 s sooner (3.3 s
+# against 4.1 s here), with no pflash writes to emulate. Nothing kprof does needs persistent EFI variables.
+OVMF=${KPROF_OVMF:-/usr/share/ovmf/OVMF.fd}
+case $firmware in
+  bios) fw_args=() ;;
+  uefi) [ -f "$OVMF" ] || die "--firmware uefi needs $OVMF (Debian's ovmf package: scripts/deps.sh installs it)"
+        fw_args=(-bios "$OVMF") ;;
+  *)    die "--firmware wants bios or uefi, not '$firmware'" ;;
+esac
 iso=${iso:-$top/build/kprof.iso}
 [ -f "$iso" ] || die "$iso is missing: run make first"
 
@@ -72,6 +86,7 @@ args=(
   -chardev stdio,id=con0,mux=on,signal=off
   -serial chardev:con0 -mon chardev=con0,mode=readline
   -device isa-debug-exit,iobase=0xf4,iosize=0x04
+  ${fw_args[@]+"${fw_args[@]}"}
 )
 # COM2 for the gdb stub; nodelay: each packet is a small write, and Nagle would hold every one back.
 [ -z "$gdb_port" ] || args+=(-chardev "socket,id=gdb0,host=127.0.0.1,port=$gdb_port,server=on,wait=off,nodelay=on"
@@ -84,7 +99,7 @@ if [ -n "$udp_port" ]; then
 fi
 [ -z "$monitor" ] || args+=(-monitor "unix:$monitor,server=on,wait=off")
 
-echo "qemu.sh: booting $(basename "$iso") with $smp CPUs and $mem MiB; quit with Ctrl-A X (Ctrl-A C: QEMU monitor)" >&2
+echo "qemu.sh: booting $(basename "$iso") with $smp CPUs and $mem MiB (firmware $firmware); quit with Ctrl-A X (Ctrl-A C: QEMU monitor)" >&2
 [ -z "$gdb_port" ] || echo "qemu.sh: gdb: target remote 127.0.0.1:$gdb_port (COM2)" >&2
 [ -z "$udp_port" ] || echo "qemu.sh: UDP shell: scripts/udpsh -p $udp_port 127.0.0.1 help${netload_port:+; netload port $netload_port}" >&2
 exec qemu-system-x86_64 "${args[@]}" ${extra[@]+"${extra[@]}"}

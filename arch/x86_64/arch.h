@@ -31,9 +31,26 @@ struct boot_info {
     unsigned usable_count;
     uint8_t rsdp[36];   /* GRUB's copy of the RSDP (v1: first 20 bytes) */
     unsigned rsdp_len;  /* 0 when GRUB gave no ACPI tag */
+    char loader[64];    /* the boot loader's name ("GRUB 2.06-13+deb12u2"); "" when it gave none */
+    unsigned efi;       /* 0: BIOS; 32 or 64: the UEFI firmware's word size, from GRUB's EFI tags */
+    uint64_t efi_system_table;
+    bool efi_boot_services; /* GRUB left EFI boot services running (we never ask it to) */
+    struct boot_fb {
+        bool present;   /* GRUB gave a framebuffer tag */
+        uint8_t type;   /* BOOT_FB_* */
+        uint64_t addr;
+        uint32_t pitch, width, height;
+        uint8_t bpp;
+        uint8_t red_pos, red_size, green_pos, green_size, blue_pos, blue_size;
+    } fb;
 };
+#define BOOT_FB_INDEXED 0
+#define BOOT_FB_RGB 1
+#define BOOT_FB_EGA_TEXT 2
 extern struct boot_info boot_info;
 void multiboot_parse(uintptr_t info_phys);
+/* True when [base, base + length) lies inside one range the memory map calls usable RAM. */
+bool boot_ram_usable(uint64_t base, uint64_t length);
 
 /* acpi.c */
 #define ACPI_MAX_IOAPICS 4
@@ -84,12 +101,16 @@ struct context *interrupt_dispatch(struct context *ctx);
 /* smp.c */
 void smp_start_aps(void);
 
-/* serial.c, vga.c, ps2kbd.c */
+/* serial.c, vga.c, fbcon.c, ps2kbd.c */
 void serial_init(void);
 void serial_enable_input(void);
 void serial_write(const char *text, size_t len);
 void vga_init(void);
 void vga_write(const char *text, size_t len);
+/* fbcon.c: false (and why) when the framebuffer in boot_info cannot carry text. */
+bool fbcon_init(char *why, size_t size);
+void fbcon_size(uint32_t *cols, uint32_t *rows);
+void fbcon_write(const char *text, size_t len);
 void ps2kbd_init(void);
 
 /* power */

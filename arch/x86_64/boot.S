@@ -13,6 +13,15 @@ mb2_header:
     .long MB2_ARCH_I386
     .long mb2_header_end - mb2_header
     .long -(MB2_MAGIC + MB2_ARCH_I386 + (mb2_header_end - mb2_header))
+    /* Framebuffer tag, optional, no preferred size or depth: tells GRUB the kernel can use a linear
+     * framebuffer. Under UEFI (no VGA text mode) GRUB then hands over the firmware's GOP mode as it is; without
+     * the tag it warns that the OS gets no console. On a BIOS grub.cfg sets gfxpayload=text, so the BIOS boot
+     * stays in VGA text mode (and GRUB describes it in the framebuffer tag as EGA text). */
+    .short 5                   /* MULTIBOOT_HEADER_TAG_FRAMEBUFFER */
+    .short 1                   /* optional: boot even if no framebuffer can be set */
+    .long 20
+    .long 0, 0, 0              /* width, height, depth: no preference */
+    .long 0                    /* pad: tags are 8-byte aligned */
     /* end tag */
     .short 0
     .short 0

@@ -1,10 +1,12 @@
 /* arch/x86_64/platform.c: the x86_64 side of hal/boot.h and hal/platform.h -- the boot steps kmain takes,
- * stopping CPUs, powering off, and the console hardware (COM1 plus the VGA mirror). */
+ * stopping CPUs, powering off, the console hardware (COM1, plus the VGA mirror where the machine really is
+ * in VGA text mode, or else a text console on the framebuffer GRUB handed over) and the one-line account of how the machine was booted. */
 #include "arch/x86_64/arch.h"
 #include "arch/x86_64/percpu.h"
 #include "arch/x86_64/x86.h"
 #include "hal/boot.h"
 #include "hal/platform.h"
+#include "kernel/format.h"
 #include "kernel/log.h"
 #include "kernel/string.h"
 #include "kernel/task.h"
@@ -12,7 +14,8 @@
 extern char __kernel_start[], __kernel_end[];
 extern char boot_stack_bottom[], boot_stack_top[];
 
-static bool vga_ready;
+static bool vga_ready, fb_ready;
+static char boot_summary[224];
 
 void arch_early_init(uintptr_t info)
 {
@@ -65,10 +68,63 @@ void arch_platform_init(void)
 
 void arch_start_cpus(void) { smp_start_aps(); }
 
+/* Whether the legacy VGA text screen (80x25 at 0xB8000) is really there. GRUB describes the display it leaves
+ * in its framebuffer tag: EGA text (type 2) on a BIOS boot in text mode (grub.cfg asks for it). A BIOS boot
+ * without the tag is still in the BIOS's text mode. Under UEFI there is no text mode at all -- GRUB leaves the
+ * GOP framebuffer (RGB) or no display -- and 0xB8000 may be anything, so nothing is written there. */
+static bool vga_text_present(void)
+{
+    const struct boot_fb *f = &boot_info.fb;
+    if (!f->present)
+        return !boot_info.efi;
+    return f->type == BOOT_FB_EGA_TEXT && f->addr == 0xB8000 && f->width == 80 && f->height == 25;
+}
+
+/* Picks the console's display -- VGA text, else a text console on the framebuffer, else none (COM1 only) --
+ * and writes the console part of the boot summary. */
+static void console_display_init(char *out, size_t size)
+{
+    const struct boot_fb *f = &boot_info.fb;
+    char why[112];
+    if (vga_text_present()) {
+        vga_init();
+        vga_ready = true;
+        ksnprintf(out, size, "console serial + VGA text");
+    } else if (!f->present) {
+        ksnprintf(out, size, "console serial only (no VGA text mode under UEFI, and no framebuffer)");
+    } else if (f->type == BOOT_FB_EGA_TEXT) {
+        ksnprintf(out, size, "console serial only (EGA text %ux%u at 0x%llx, not the 80x25 at 0xB8000 drawn here)",
+                  f->width, f->height, (unsigned long long)f->addr);
+    } else if (fbcon_init(why, sizeof why)) {
+        uint32_t cols, rows;
+        fbcon_size(&cols, &rows);
+        fb_ready = true;
+        ksnprintf(out, size, "console serial + framebuffer %ux%u text on %ux%u RGB at 0x%llx (no VGA text mode)",
+                  cols, rows, f->width, f->height, (unsigned long long)f->addr);
+    } else {
+        ksnprintf(out, size, "console serial only (no VGA text mode; %s)", why);
+    }
+}
+
+const char *platform_boot_summary(void) { return boot_summary[0] ? boot_summary : "not described yet"; }
+
+/* The console's display and inputs, and the boot summary: the firmware (from GRUB's EFI tags), the loader (its
+ * name tag) and the console devices, logged once. */
 void arch_console_init(void)
 {
-    vga_init();
-    vga_ready = true;
+    size_t n;
+    if (boot_info.efi)
+        n = ksnprintf(boot_summary, sizeof boot_summary, "UEFI (%u-bit), ", boot_info.efi);
+    else
+        n = ksnprintf(boot_summary, sizeof boot_summary, "BIOS, ");
+    if (n < sizeof boot_summary)
+        n += ksnprintf(boot_summary + n, sizeof boot_summary - n, "%s, ",
+                       boot_info.loader[0] ? boot_info.loader : "unnamed multiboot2 loader");
+    if (n < sizeof boot_summary)
+        console_display_init(boot_summary + n, sizeof boot_summary - n);
+    log_info("boot: %s", boot_summary);
+    if (boot_info.efi_boot_services)
+        log_warn("boot: GRUB left EFI boot services running; kprof does not use them");
     serial_enable_input();
     ps2kbd_init();
 }
@@ -97,6 +153,8 @@ void console_hw_write(const char *text, size_t len)
     serial_write(text, len);
     if (vga_ready)
         vga_write(text, len);
+    if (fb_ready)
+        fbcon_write(text, len);
 }
 
 bool platform_interrupt_stack_bounds(uintptr_t sp, uintptr_t *lo, uintptr_t *hi)

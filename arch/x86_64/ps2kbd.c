@@ -5,6 +5,7 @@
 #include "arch/x86_64/x86.h"
 #include "hal/irq.h"
 #include "hal/platform.h"
+#include "kernel/log.h"
 
 #define KBD_DATA 0x60
 #define KBD_STATUS 0x64
@@ -62,7 +63,13 @@ static void kbd_irq(void *arg)
 
 void ps2kbd_init(void)
 {
-    while (inb(KBD_STATUS) & 1) /* drop whatever the BIOS left */
+    /* A machine without an i8042 (some UEFI-only PCs) reads 0xFF from the floating port: every status bit
+     * set, output buffer always full. Leave the keyboard out rather than spin on it in the interrupt. */
+    if (inb(KBD_STATUS) == 0xFF) {
+        log_info("ps2kbd: no i8042 controller (status port reads 0xff): keyboard input off");
+        return;
+    }
+    for (int i = 0; i < 32 && (inb(KBD_STATUS) & 1); i++) /* drop whatever the firmware left, boundedly */
         (void)inb(KBD_DATA);
     irq_attach_isa(1, kbd_irq, 0);
 }

@@ -47,7 +47,18 @@ static bool wait_arrival(uint64_t us)
 
 void smp_start_aps(void)
 {
-    memcpy((void *)AP_TRAMPOLINE_ADDR, ap_trampoline_start, (size_t)(ap_trampoline_end - ap_trampoline_start));
+    /* The trampoline overwrites a page below 1 MiB. A BIOS leaves 0x8000 free; UEFI firmware may keep its own
+     * data there, so the memory map must call the page usable RAM (GRUB reports UEFI's boot-services memory,
+     * which is free once it has exited them, as available). If it is not, running on the boot CPU alone is
+     * better than corrupting the firmware's memory. */
+    size_t tramp_size = (size_t)(ap_trampoline_end - ap_trampoline_start);
+    if (!boot_ram_usable(AP_TRAMPOLINE_ADDR, tramp_size)) {
+        log_warn("smp: 0x%x..0x%zx is not usable RAM in the memory map: not starting the other cpus",
+                 AP_TRAMPOLINE_ADDR, AP_TRAMPOLINE_ADDR + tramp_size);
+        percpu_set_count(1);
+        return;
+    }
+    memcpy((void *)AP_TRAMPOLINE_ADDR, ap_trampoline_start, tramp_size);
     uint32_t self = lapic_id();
     unsigned next_index = 1;
 

@@ -42,6 +42,23 @@ def boot(boots=5):
           % (statistics.median(times), len(times), min(times), max(times)), flush=True)
 
 
+@bench
+def boot_uefi(boots=3):
+    """The same ISO to `ready:` under OVMF and under SeaBIOS, boots alternated so both see the same host load."""
+    times = {"uefi": [], "bios": []}
+    for _ in range(boots):
+        for firmware in ("uefi", "bios"):
+            k = Kprof(smp=4, mem=256, firmware=firmware, name="bench-boot-" + firmware)
+            try:
+                k.boot()
+                times[firmware].append(k.boot_seconds)
+            finally:
+                k.kill()
+    uefi, bios = statistics.median(times["uefi"]), statistics.median(times["bios"])
+    print("boot: UEFI (OVMF) median %.2f s to ready:, BIOS (SeaBIOS) %.2f s, %.1fx (%d boots each, alternated)"
+          % (uefi, bios, uefi / bios, boots), flush=True)
+
+
 def _burn_run(k, ms, tasks, profile_line=None):
     """One `burn ms tasks` run, with profile_line run right after it starts when given; returns the run's
     iterations per second as the kernel measured them (iterations over its own elapsed time)."""

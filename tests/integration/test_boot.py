@@ -19,6 +19,15 @@ def test_boot_reaches_ready_with_4_cpus(kernel):
     assert "panic" not in kernel.boot_log.lower(), "the boot log mentions a panic"
 
 
+def test_boot_log_says_bios_and_vga_text(kernel):
+    # The BIOS boot (SeaBIOS, GRUB's i386-pc image) keeps VGA text mode, so the console is mirrored there;
+    # test_uefi.py checks the UEFI boot's account of the same ISO.
+    m = re.search(r"(?m)^boot: (.*)$", kernel.boot_log)
+    assert m, "no `boot:` line in the boot log:\n%s" % kernel.boot_log
+    assert re.fullmatch(r"BIOS, GRUB [^,]+, console serial \+ VGA text", m.group(1)), \
+        "the BIOS boot says %r" % m.group(0)
+
+
 def test_cpus_shows_all_online_with_ticking_timers(kernel):
     first = cpus_table(kernel)
     assert sorted(first) == list(range(CPUS)), "cpus lists %s" % sorted(first)
