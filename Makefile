@@ -23,7 +23,10 @@ KCFLAGS  := -std=c11 -ffreestanding -mno-red-zone -fno-omit-frame-pointer -mno-o
 KAS      := gcc
 KASFLAGS := -I. -g -MMD -MP
 KSRCS   := $(sort $(wildcard arch/x86_64/*.c arch/x86_64/*.S kernel/*.c kernel/drivers/*.c kernel/net/*.c gdbstub/*.c))
-KOBJS   := $(patsubst %,$(BUILD)/k/%.o,$(KSRCS))
+# Generated C, under build/ like every build output: the framebuffer console's font, from the glyphs drawn in
+# scripts/genfont.py.
+KGEN    := $(BUILD)/gen/font8x16.c
+KOBJS   := $(patsubst %,$(BUILD)/k/%.o,$(KSRCS) $(KGEN))
 
 all: $(BUILD)/kprof.elf $(BUILD)/kprof.iso
 
@@ -31,8 +34,8 @@ $(BUILD)/k/%.c.o: %.c $(BUILD)/kflags
 	@mkdir -p $(dir $@)
 	$(KCC) $(KCFLAGS) -c $< -o $@
 
-# The framebuffer console's font is generated from the glyphs drawn in scripts/genfont.py, and committed.
-arch/x86_64/font8x16.c: scripts/genfont.py
+$(BUILD)/gen/font8x16.c: scripts/genfont.py
+	@mkdir -p $(dir $@)
 	$(PY) scripts/genfont.py $@
 
 $(BUILD)/k/%.S.o: %.S
