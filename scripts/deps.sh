@@ -9,7 +9,7 @@ packages=(
   grub-pc-bin grub-common xorriso mtools
   qemu-system-x86 gdb
   python3-pytest python3-pexpect
-  libcmocka-dev valgrind
+  libcmocka-dev valgrind libclang-rt-14-dev
   protobuf-compiler python3-protobuf golang-go golang-github-google-pprof-dev
 )
 
