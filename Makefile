@@ -148,10 +148,12 @@ FUZZ_SECONDS ?= 60
 FUZZ_RUNS   ?= 20000
 -include $(wildcard tests/fuzz/fuzz_*.mk)
 
+# fuzz_NAME_INCLUDED: kernel sources a fake #includes (to reach their statics) -- rebuilt on change, not
+# compiled on their own. fuzz_NAME_LIBS: libraries (fake_target.c reports through cmocka).
 define fuzz_rules
-$(BUILD)/fuzz/fuzz_$(1): tests/fuzz/fuzz_$(1).c $$(fuzz_$(1)_SRCS) tests/unit/fake_hal.c $(wildcard tests/unit/*.h tests/fuzz/*.h) $(wildcard kernel/*.h kernel/net/*.h hal/*.h gdbstub/*.h)
+$(BUILD)/fuzz/fuzz_$(1): tests/fuzz/fuzz_$(1).c $$(fuzz_$(1)_SRCS) tests/unit/fake_hal.c $$(fuzz_$(1)_INCLUDED) $(wildcard tests/unit/*.h tests/fuzz/*.h) $(wildcard kernel/*.h kernel/net/*.h hal/*.h gdbstub/*.h arch/x86_64/*.h)
 	@mkdir -p $$(dir $$@)
-	$(FCC) $(FCFLAGS) $$(fuzz_$(1)_CFLAGS) -o $$@ $$(filter %.c,$$^) $$(fuzz_$(1)_LIBS)
+	$(FCC) $(FCFLAGS) $$(fuzz_$(1)_CFLAGS) -o $$@ $$(filter-out $$(fuzz_$(1)_INCLUDED),$$(filter %.c,$$^)) $$(fuzz_$(1)_LIBS)
 endef
 $(foreach n,$(FUZZ_NAMES),$(eval $(call fuzz_rules,$(n))))
 
