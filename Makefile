@@ -145,7 +145,7 @@ FCFLAGS     := -std=gnu11 -g -O1 -Wall -Wextra -Werror -I. -Itests/unit -Itests/
                -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 FUZZ_NAMES  := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_SECONDS ?= 60
-FUZZ_RUNS   ?= 20000
+FUZZ_RUNS   ?= 50000
 -include $(wildcard tests/fuzz/fuzz_*.mk)
 
 # fuzz_NAME_INCLUDED: kernel sources a fake #includes (to reach their statics) -- rebuilt on change, not
