@@ -63,5 +63,5 @@ for bin in "$@"; do
     tail -n 40 "$log"
   fi
 done
-echo "fuzz $mode: $# targets in $(( $(date +%s) - start )) s, $failed failed"
+echo "make fuzz$([ "$mode" = fuzz ] || echo -regress): $# targets in $(( $(date +%s) - start )) s, $failed failed"
 [ $failed -eq 0 ]

@@ -3,6 +3,6 @@ fuzz_shell_SRCS := kernel/shell.c kernel/lineedit.c kernel/parse.c kernel/cmd_la
                    kernel/burn.c kernel/profiler.c kernel/profile_report.c kernel/profile_raw.c kernel/heap.c \
                    kernel/symbols.c kernel/net/netload_proto.c kernel/sink.c kernel/format.c kernel/string.c \
                    arch/x86_64/pmu.c arch/x86_64/pmu_intel.c arch/x86_64/pmu_amd.c tests/unit/fake_cpu.c \
-                   tests/fuzz/fake_shell_env.c
+                   kernel/net/udpsh_proto.c tests/fuzz/fake_shell_env.c
 # fake_shell_env.c includes these itself, to empty their kernel-lifetime tables between inputs.
 fuzz_shell_INCLUDED := kernel/labels.c kernel/net/netload.c
