@@ -142,6 +142,38 @@ UNIT_BINS := $(foreach n,$(UNIT_NAMES),$(BUILD)/unit/plain/test_$(n) $(BUILD)/un
 unit: $(UNIT_BINS)
 	@scripts/run-unit.sh $(UNIT_BINS)
 
+# Fuzz targets: tests/fuzz/fuzz_NAME.c plus the kernel sources its fuzz_NAME.mk names in fuzz_NAME_SRCS, built
+# for the host with clang's libFuzzer under AddressSanitizer + UndefinedBehaviorSanitizer (the real parsers,
+# fakes only for what they call). `make fuzz` fuzzes each for FUZZ_SECONDS; new inputs it finds go to
+# build/fuzz/corpus/NAME, never into the committed seeds (tests/fuzz/corpus/NAME). `make fuzz-regress` (part
+# of `make test`) replays the seeds and every input that once crashed (tests/fuzz/regressions/NAME) and then
+# fuzzes a fixed number of runs from a fixed seed, so it is deterministic and short enough for every CI run.
+FCC         := clang
+FCFLAGS     := -std=gnu11 -g -O1 -Wall -Wextra -Werror -I. -Itests/unit -Itests/fuzz -DKPROF_HOST \
+               -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+FUZZ_NAMES  := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_SECONDS ?= 60
+FUZZ_RUNS   ?= 50000
+-include $(wildcard tests/fuzz/fuzz_*.mk)
+
+# fuzz_NAME_INCLUDED: kernel sources a fake #includes (to reach their statics) -- rebuilt on change, not
+# compiled on their own. fuzz_NAME_LIBS: libraries (fake_target.c reports through cmocka).
+define fuzz_rules
+$(BUILD)/fuzz/fuzz_$(1): tests/fuzz/fuzz_$(1).c $$(fuzz_$(1)_SRCS) tests/unit/fake_hal.c $$(fuzz_$(1)_INCLUDED) $(wildcard tests/unit/*.h tests/fuzz/*.h) $(wildcard kernel/*.h kernel/net/*.h hal/*.h gdbstub/*.h arch/x86_64/*.h)
+	@mkdir -p $$(dir $$@)
+	$(FCC) $(FCFLAGS) $$(fuzz_$(1)_CFLAGS) -o $$@ $$(filter-out $$(fuzz_$(1)_INCLUDED),$$(filter %.c,$$^)) $$(fuzz_$(1)_LIBS)
+endef
+$(foreach n,$(FUZZ_NAMES),$(eval $(call fuzz_rules,$(n))))
+
+FUZZ_BINS := $(foreach n,$(FUZZ_NAMES),$(BUILD)/fuzz/fuzz_$(n))
+
+# Under nice: the fuzzers would otherwise take every core from whoever else uses the machine.
+fuzz: $(FUZZ_BINS)
+	@nice -n 10 scripts/run-fuzz.sh fuzz $(FUZZ_SECONDS) $(FUZZ_BINS)
+
+fuzz-regress: $(FUZZ_BINS)
+	@nice -n 10 scripts/run-fuzz.sh regress $(FUZZ_RUNS) $(FUZZ_BINS)
+
 # Host tests of the Python tools (prof.py's and profexport's logic), no QEMU.
 host: $(BUILD)/pprof/profile_pb2.py
 	$(PY) -m pytest -q -p no:cacheprovider tests/host
@@ -151,6 +183,7 @@ integration: all $(BUILD)/pprof/profile_pb2.py
 
 test: deps
 	@$(MAKE) --no-print-directory unit
+	@$(MAKE) --no-print-directory fuzz-regress
 	@$(MAKE) --no-print-directory host
 	@$(MAKE) --no-print-directory integration
 
@@ -165,7 +198,8 @@ help:
 	@echo "make            build build/kprof.elf and build/kprof.iso"
 	@echo "make run        boot in QEMU (SMP=$(SMP) MEM=$(MEM) CMDLINE=... FIRMWARE=bios|uefi), console on this terminal"
 	@echo "make debug      boot with gdb=wait and run gdb on it over COM2 (GDB_PORT=$(GDB_PORT) FIRMWARE=bios|uefi)"
-	@echo "make test       host unit tests (plain and sanitised), host tool tests, QEMU integration tests"
+	@echo "make test       host unit tests (plain and sanitised), fuzz regressions, host tool tests, QEMU integration tests"
+	@echo "make fuzz       fuzz every parser of outside input for FUZZ_SECONDS=$(FUZZ_SECONDS) each"
 	@echo "make bench      print the benchmark figures"
 
-.PHONY: all deps run debug unit host integration test bench clean help
+.PHONY: all deps run debug unit fuzz fuzz-regress host integration test bench clean help

@@ -327,8 +327,11 @@ static bool value_char(char ch)
 static bool read_labels(struct cursor *c, struct label_set *set)
 {
     memset(set, 0, sizeof *set);
-    if (literal(c, "-"))
-        return field_end(c);
+    /* "-" alone is the empty set, but a key may itself begin with '-': "-x=a" is a pair. */
+    const char *start = c->p;
+    if (literal(c, "-") && field_end(c))
+        return true;
+    c->p = start;
     for (;;) {
         if (set->npairs == LABEL_MAX_PAIRS)
             return false;

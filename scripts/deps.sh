@@ -11,7 +11,7 @@ packages=(
   grub-pc-bin grub-efi-amd64-bin grub-common xorriso mtools
   qemu-system-x86 ovmf gdb
   python3-pytest python3-pexpect
-  libcmocka-dev valgrind
+  libcmocka-dev valgrind libclang-rt-14-dev
   protobuf-compiler python3-protobuf golang-go golang-github-google-pprof-dev
 )
 

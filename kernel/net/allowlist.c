@@ -122,10 +122,18 @@ static bool parse_entry(const char *p, const char *end, struct allow_entry *entr
     return true;
 }
 
+/* The entry is outside input and the error one console line: a byte that is not printable ASCII is quoted as
+ * '?' (as the shell and the command line show unknown words), so a newline or an escape sequence in the option
+ * cannot break the line or drive the terminal. The reason names the byte itself. */
 static void quote_error(char *error, size_t cap, const char *entry, size_t len, const char *reason)
 {
+    char shown[QUOTE_MAX + 1];
     bool cut = len > QUOTE_MAX;
-    ksnprintf(error, cap, "'%.*s%s': %s", (int)(cut ? QUOTE_MAX : len), entry, cut ? "..." : "", reason);
+    size_t n = cut ? QUOTE_MAX : len;
+    for (size_t i = 0; i < n; i++)
+        shown[i] = entry[i] >= 0x20 && entry[i] < 0x7f ? entry[i] : '?';
+    shown[n] = '\0';
+    ksnprintf(error, cap, "'%s%s': %s", shown, cut ? "..." : "", reason);
 }
 
 bool allowlist_parse(const char *text, struct allowlist *out, char *error, size_t error_cap)

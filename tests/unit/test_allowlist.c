@@ -191,10 +191,20 @@ static void test_refuses_junk(void **state)
     expect_refused("10.0.0.1x", "'10.0.0.1x': unexpected 'x'");
     expect_refused("10.0.0.1/24x", "'10.0.0.1/24x': unexpected 'x'");
     expect_refused("10.0.0.1;rm", "'10.0.0.1;rm': unexpected ';'");
-    expect_refused("10.0.\t.1", "'10.0.\t.1': unexpected byte 0x09");
+    expect_refused("10.0.\t.1", "'10.0.?.1': unexpected byte 0x09");
     expect_refused("localhost", "'localhost': unexpected 'l'");
     /* The bad entry is named even when others are good. */
     expect_refused("10.0.2.0/24,10.0.3.0/33,1.1.1.1", "'10.0.3.0/33': prefix above 32");
+}
+
+/* The quoted entry is shown printable, so the error stays one line whatever the option held. Found by
+ * tests/fuzz/fuzz_allowlist.c: a 0xff byte, or a newline, went into the console line as it was. */
+static void test_error_quotes_unprintable_bytes_as_question_marks(void **state)
+{
+    (void)state;
+    expect_refused("010.0\3770.1/08", "'010.0?0.1/08': leading zero");
+    expect_refused("10.0.0.1\n", "'10.0.0.1?': unexpected byte 0x0a");
+    expect_refused("1.1.1.1,10.0.0.1\033[2J", "'10.0.0.1?[2J': unexpected byte 0x1b");
 }
 
 static void test_refuses_empty_entries(void **state)
@@ -273,6 +283,7 @@ int main(void)
         cmocka_unit_test(test_refuses_missing_parts),
         cmocka_unit_test(test_refuses_bad_prefixes),
         cmocka_unit_test(test_refuses_junk),
+        cmocka_unit_test(test_error_quotes_unprintable_bytes_as_question_marks),
         cmocka_unit_test(test_refuses_empty_entries),
         cmocka_unit_test(test_refuses_a_ninth_entry),
         cmocka_unit_test(test_error_quotes_long_entries_short),

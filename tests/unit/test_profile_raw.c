@@ -100,6 +100,21 @@ static void test_sample_extremes(void **state)
     round_trip(&s, "s 1 2 -1 - 0x1\n");
 }
 
+/* A key may begin with '-' ([a-z0-9_.-]): "-x=a" is a pair, not the "-" of no labels with junk after it.
+ * Found by tests/fuzz/fuzz_profile_raw.c: the formatter wrote such lines and the parser refused them. */
+static void test_label_key_starting_with_dash(void **state)
+{
+    (void)state;
+    struct profile_raw_sample s = sample(0, 1, 2, "-=!,aaa1aa=!", 1, (const uint64_t[]){ 0x2a });
+    round_trip(&s, "s 0 1 2 -=!,aaa1aa=! 0x2a\n");
+    s = sample(0, 1, 2, "-x=a", 1, (const uint64_t[]){ 0x2a });
+    round_trip(&s, "s 0 1 2 -x=a 0x2a\n");
+    struct profile_raw_sample back;
+    assert_false(profile_raw_parse_sample("s 0 1 2 -x 0x2a\n", 16, &back));
+    assert_false(profile_raw_parse_sample("s 0 1 2 -= 0x2a\n", 16, &back));
+    assert_false(profile_raw_parse_sample("s 0 1 2 -- 0x2a\n", 16, &back));
+}
+
 static void test_garbled_samples_refused(void **state)
 {
     (void)state;
@@ -359,6 +374,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sample_text_and_round_trip),
         cmocka_unit_test(test_sample_extremes),
+        cmocka_unit_test(test_label_key_starting_with_dash),
         cmocka_unit_test(test_garbled_samples_refused),
         cmocka_unit_test(test_sample_that_cannot_be_written),
         cmocka_unit_test(test_header),

@@ -1,0 +1,1 @@
+fuzz_parse_SRCS := kernel/parse.c
