@@ -74,10 +74,12 @@ void multiboot_parse(uintptr_t info_phys)
             uint32_t entry_size = *(const uint32_t *)(at + 8);
             if (entry_size < sizeof(struct mb2_mmap_entry))
                 break;
+            /* Copied out, not cast: an entry size that is not a multiple of 8 leaves entries misaligned. */
             for (uintptr_t e = at + 16; e + entry_size <= at + tag->size; e += entry_size) {
-                const struct mb2_mmap_entry *m = (const struct mb2_mmap_entry *)e;
-                if (m->type == MB2_MEMORY_AVAILABLE && boot_info.usable_count < BOOT_MAX_RANGES)
-                    boot_info.usable[boot_info.usable_count++] = (struct mem_range){ m->base, m->length };
+                struct mb2_mmap_entry m;
+                memcpy(&m, (const void *)e, sizeof m);
+                if (m.type == MB2_MEMORY_AVAILABLE && boot_info.usable_count < BOOT_MAX_RANGES)
+                    boot_info.usable[boot_info.usable_count++] = (struct mem_range){ m.base, m.length };
             }
             break;
         }
@@ -145,7 +147,9 @@ bool boot_ram_usable(uint64_t base, uint64_t length)
 {
     for (unsigned i = 0; i < boot_info.usable_count; i++) {
         const struct mem_range *r = &boot_info.usable[i];
-        if (base >= r->base && base + length <= r->base + r->length)
+        /* Offsets within the range, never sums: base + length can wrap past 2^64 and pass for a small end
+         * (found by tests/fuzz/fuzz_multiboot.c). */
+        if (base >= r->base && length <= r->length && base - r->base <= r->length - length)
             return true;
     }
     return false;

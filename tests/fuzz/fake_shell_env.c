@@ -179,6 +179,7 @@ const char *platform_poweroff(void) { return "the fuzz target cannot power off";
 uint32_t cpu_hw_id(unsigned index) { return index * 2; }
 bool cpu_online(unsigned index) { return index < fake_cpu_count; }
 uint64_t platform_ram_bytes(void) { return 256ull << 20; }
+const char *platform_boot_summary(void) { return "BIOS, fuzz target, console serial"; }
 
 /* ---- the kernel image ---- */
 

@@ -187,6 +187,51 @@ static void test_boot_ram_usable(void **state)
     assert_true(boot_ram_usable(0x100000, 0xfee0000));
 }
 
+/* A query near the top of the address space: base + length wraps past 2^64 and, compared as a sum, would
+ * look like a small end inside a usable range (found by tests/fuzz/fuzz_multiboot.c). */
+static void test_boot_ram_usable_never_wraps(void **state)
+{
+    (void)state;
+    struct info b;
+    info_begin(&b);
+    mmap_tag(&b, bios_map, 4);
+    uint8_t *info = info_end(&b);
+    multiboot_parse((uintptr_t)info);
+    free(info);
+    assert_false(boot_ram_usable(UINT64_MAX, 2));
+    assert_false(boot_ram_usable(UINT64_MAX - 0xfff, 0x2000));
+    assert_false(boot_ram_usable(0x100000, UINT64_MAX));
+    assert_true(boot_ram_usable(0x100000, 0));
+}
+
+/* The spec lets entry_size exceed 24 (later versions may add fields); one that is not a multiple of 8 leaves
+ * entries misaligned, and they must still be read (under UBSan a cast-and-dereference fails this test). */
+static void test_memory_map_entries_of_an_odd_size_are_read(void **state)
+{
+    (void)state;
+    struct info b;
+    info_begin(&b);
+    uint8_t data[8 + 3 * 25] = { 0 };
+    uint32_t entry_size = 25;
+    memcpy(data, &entry_size, 4);
+    for (unsigned i = 0; i < 3; i++) {
+        uint64_t base = 0x100000ull * (i + 1), length = 0x1000ull * (i + 1);
+        uint32_t type = i == 1 ? 2 : 1;
+        memcpy(data + 8 + 25 * i, &base, 8);
+        memcpy(data + 8 + 25 * i + 8, &length, 8);
+        memcpy(data + 8 + 25 * i + 16, &type, 4);
+    }
+    tag(&b, 6, data, sizeof data, 0);
+    uint8_t *info = info_end(&b);
+    multiboot_parse((uintptr_t)info);
+    free(info);
+    assert_int_equal(boot_info.usable_count, 2);
+    assert_int_equal(boot_info.usable[0].base, 0x100000);
+    assert_int_equal(boot_info.usable[0].length, 0x1000);
+    assert_int_equal(boot_info.usable[1].base, 0x300000);
+    assert_int_equal(boot_info.usable[1].length, 0x3000);
+}
+
 static void test_unterminated_name_is_bounded_by_its_tag(void **state)
 {
     (void)state;
@@ -278,6 +323,8 @@ int main(void)
         cmocka_unit_test_setup(test_uefi_boot, reset),
         cmocka_unit_test_setup(test_efi32_tags_say_uefi_32, reset),
         cmocka_unit_test_setup(test_boot_ram_usable, reset),
+        cmocka_unit_test_setup(test_boot_ram_usable_never_wraps, reset),
+        cmocka_unit_test_setup(test_memory_map_entries_of_an_odd_size_are_read, reset),
         cmocka_unit_test_setup(test_unterminated_name_is_bounded_by_its_tag, reset),
         cmocka_unit_test_setup(test_long_command_line_is_truncated, reset),
         cmocka_unit_test_setup(test_tag_running_past_the_end_stops_the_walk, reset),
