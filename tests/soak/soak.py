@@ -462,6 +462,25 @@ class Soak:
         if got is not None:
             self.check_profile(got[0][:-1] if got[0].endswith("\n") else got[0], args, "UDP")
 
+    def profile_race(self, pids):
+        """A UDP profile sent and a console profile typed at once: one profiler, so each is a report or
+        `profile: busy`, and never both busy."""
+        u, c = self.profile_args(pids), self.profile_args(pids)
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            s.connect(("127.0.0.1", self.k.udp_port))
+            s.send(u[0].encode())
+            self.f.udp_cmds += 1
+            console = self.cmd(c[0], timeout=60)
+            reply = exchange(self.k.udp_port, None, timeout=40, sock=s)
+        self.check_profile(console, c, "console (racing UDP)")
+        if reply.problem() is not None:
+            self.f.udp_incomplete += 1
+            return
+        text = reply.text.decode("ascii").rstrip("\n")
+        self.check_profile(text, u, "UDP (racing the console)")
+        if text == console == "profile: busy":
+            fail("`%s` on the console and `%s` over UDP were both refused busy" % (c[0], u[0]))
+
     # ---- labels ----
     def random_label(self):
         rng = self.rng
@@ -634,9 +653,9 @@ class Soak:
                 s.close()
 
     # ---- netload ----
-    def udp_activity(self, pids):
+    def udp_activity(self, pids, stop=False):
         """What the UDP shell does while the console is busy: a profile with random datagrams fired at it
-        meanwhile, label changes, a random datagram or two."""
+        meanwhile, label changes, a burst of junk; with stop, gdb attaches and detaches in the middle."""
         rng = self.rng
         args = self.profile_args(pids)
         ms = args[1]
@@ -656,32 +675,56 @@ class Soak:
         else:
             text = reply.text.decode("ascii")
             self.check_profile(text[:-1] if text.endswith("\n") else text, args, "UDP")
+        if stop:
+            self.gdb_attach()
         long_lived = [p for p, n in self.long_lived.items() if n in ("reaper", "net", "udpsh", "idle")] \
             if self.long_lived else []
         if long_lived:
             self.set_label(rng.choice(long_lived), self.random_label(), via_udp=True)
         self.random_datagrams(rng.randint(1, 3))
+        if rng.random() < 0.5:
+            self.datagram_burst(rng.randint(20, 100))
 
-    def netload_round(self, pids, to_kernel=None):
+    def datagram_burst(self, n):
+        """n junk datagrams as fast as the host sends them, then whatever answers come: each must be an answer
+        its datagram could get (busy included); the unanswered are counted (a rate limit may drop them)."""
+        socks = []
+        try:
+            for _ in range(n):
+                data, want = self.random_datagram()
+                s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+                s.connect(("127.0.0.1", self.k.udp_port))
+                s.send(data)
+                socks.append((s, data, want))
+                self.f.datagrams += 1
+            for s, data, want in socks:
+                self.judge_datagram(data, want, exchange(self.k.udp_port, None, timeout=0.5, sock=s))
+        finally:
+            for s, _, _ in socks:
+                s.close()
+
+    def netload_round(self, pids, mode=None):
+        """A netload flood with the console busy in it: the kernel's sink fed by scripts/netload ("sink"), the
+        kernel's echo of what scripts/netload sends ("echo"), or the kernel's send into a host sink ("send").
+        Meanwhile the UDP shell works (udp_activity), and sometimes gdb stops the whole machine mid-flood."""
         rng = self.rng
         k = self.k
         seconds = rng.choice([2, 3])
         size = rng.choice([28, 64, 512, 1024, 1472, rng.randint(28, 1472)])
         pps = rng.choice([1000, 3000, 8000, 20000])
-        if to_kernel is None:
-            to_kernel = rng.random() < 0.5
-        if to_kernel:
-            # host -> kernel: the kernel's sink, scripts/netload sending
+        mode = mode or rng.choice(["sink", "echo", "send"])
+        stop = rng.random() < 0.3
+        if mode in ("sink", "echo"):
             port = k.netload_port
-            line = "netload sink %d %d" % (port, seconds + 2)
+            line = "netload %s %d %d" % (mode, port, seconds + 2)
             self.f.console_cmds += 1
             k.send_line(line)
-            k.expect(r"netload: sink on UDP port %d for %d s\n" % (port, seconds + 2), timeout=15,
-                     what="the sink starting")
+            k.expect(r"netload: %s on UDP port %d for %d s\n" % (mode, port, seconds + 2), timeout=15,
+                     what="the %s starting" % mode)
             sender = subprocess.Popen([NETLOAD, "send", "127.0.0.1", str(port), str(seconds), str(size), str(pps)],
                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             try:
-                self.udp_activity(pids)
+                self.udp_activity(pids, stop)
                 out, err = sender.communicate(timeout=seconds + 30)
             finally:
                 if sender.poll() is None:
@@ -690,24 +733,33 @@ class Soak:
             if sender.returncode != 0 or err:
                 fail("scripts/netload send: exit %s, %s" % (sender.returncode, err))
             tx = wire.parse_tx_report(out)
-            m = k.expect(r"netload sink: ([^\n]*)\n> ", timeout=seconds + 30, what="the sink's report")
+            m = k.expect(r"netload %s: ([^\n]*)\n%s> " % (mode, r"netload echo: (\d+) datagrams sent back\n"
+                                                            if mode == "echo" else "()"),
+                         timeout=seconds + 30, what="the %s's report" % mode)
             rx = wire.parse_rx_report(m.group(1))
             if not tx or not rx:
-                fail("netload reports: host %r, kernel %r" % (out, m.group(1)))
+                fail("netload reports: host %r, kernel %r" % (out, m.group(0)))
             if rx["invalid"] or rx["duplicates"] or rx["packets"] > tx["packets"] or rx["packets"] == 0 \
                     or rx["bytes"] != rx["packets"] * size:
-                fail("the kernel's sink took %s of the host's %s" % (m.group(1), out.strip()))
+                fail("the kernel's %s took %s of the host's %s" % (mode, m.group(1), out.strip()))
+            if mode == "echo":
+                echoed = int(m.group(2))
+                back = re.search(r"(?m)^echoes: (.*)$", out)
+                back = wire.parse_rx_report(back.group(1)) if back else {"packets": 0, "invalid": 0,
+                                                                          "duplicates": 0}
+                if echoed > rx["packets"] or back["packets"] > echoed or back["invalid"] or back["duplicates"]:
+                    fail("the kernel echoed %d of the %d it took, the host got %s back:\n%s"
+                         % (echoed, rx["packets"], back, out))
             sent, received = tx["packets"], rx["packets"]
         else:
-            # kernel -> host: the kernel's send, a host sink
             port = free_port(socket.SOCK_DGRAM)
             sink = start_host_sink(port, seconds + 4)
             try:
-                line = "netload send %s %d %d %d %d" % (HOST_INSIDE, port, seconds, size, pps)
+                line = "netload send %s %d %d %d %d" % (HOST_INSIDE, port, seconds, size, rng.choice([pps, 0]))
                 self.f.console_cmds += 1
                 k.send_line(line)
                 k.expect(re.escape(line) + r"\n", what="the echo of %r" % line)
-                self.udp_activity(pids)
+                self.udp_activity(pids, stop)
                 m = k.expect(r"netload send: ([^\n]*)\n(?:netload: the transmit ring was full \d+ times "
                              r"\(sending waited\)\n)?> ", timeout=seconds + 30, what="the kernel's send report")
                 rx = finish_host_sink(sink, seconds + 30)
@@ -724,12 +776,27 @@ class Soak:
         self.f.netload_runs += 1
         self.f.netload_sent += sent
         self.f.netload_received += received
-        self.say("netload %d bytes at %d/s: sent %d, received %d" % (size, pps, sent, received))
+        self.say("netload %s %d bytes at %d/s%s: sent %d, received %d"
+                 % (mode, size, pps, " (gdb stop)" if stop else "", sent, received))
 
     # ---- gdb ----
     def ticks(self):
         rows = parse_table(self.cmd("cpus"), ["CPU", "APIC", "ONLINE", "TICKS", "BUSY"])
         return {int(r[0]): int(r[3]) for r in rows}
+
+    def gdb_attach(self):
+        """gdb -batch: target remote, info threads, bt, detach; every CPU shown, the backtrace symbolised."""
+        g = Gdb(self.k, ["info threads", "bt", "detach"], timeout=90)
+        try:
+            text = g.finish(timeout=95)
+        except (AssertionError, KprofError) as e:
+            g.kill()
+            fail("gdb: %s" % e)
+        self.f.gdb_attaches += 1
+        ts = threads(text)
+        if [t[1] for t in ts] != list(range(CPUS)) or "detached" not in text.lower() \
+                or not re.search(r"(?m)^#0 +(0x[0-9a-f]+ in )?[A-Za-z_]\w* \(", text):
+            fail("gdb did not show %d CPUs, a symbolised backtrace and the detach:\n%s" % (CPUS, text))
 
     def gdb_round(self, pids):
         k = self.k
@@ -741,17 +808,7 @@ class Soak:
             self.f.console_cmds += 1
             k.send_line(args[0])
             k.expect(re.escape(args[0]) + r"\n", what="the echo of %r" % args[0])
-        g = Gdb(k, ["info threads", "bt", "detach"], timeout=90)
-        try:
-            text = g.finish(timeout=95)
-        except (AssertionError, KprofError) as e:
-            g.kill()
-            fail("gdb: %s" % e)
-        self.f.gdb_attaches += 1
-        ts = threads(text)
-        if [t[1] for t in ts] != list(range(CPUS)) or "detached" not in text.lower() \
-                or not re.search(r"(?m)^#0 +(0x[0-9a-f]+ in )?[A-Za-z_]\w* \(", text):
-            fail("gdb did not show %d CPUs, a symbolised backtrace and the detach:\n%s" % (CPUS, text))
+        self.gdb_attach()
         if during:
             m = k.expect(r"\n> ", timeout=60, what="the prompt after %r across a gdb attach" % args[0])
             self.check_profile(m.before.strip("\n"), args, "console (across a gdb attach)")
@@ -776,13 +833,15 @@ class Soak:
             self.say("round %d: %s" % (number, step))
             live = pids + ([p for p, n in self.long_lived.items() if n != "idle"] if self.long_lived else [])
             if step == "profile":
-                self.console_profile(live)
-                self.udp_profile(live)
+                if rng.random() < 0.4:
+                    self.profile_race(live)
+                else:
+                    self.console_profile(live)
+                    self.udp_profile(live)
             elif step == "netload":
-                if number == 0:
-                    # the warm-up binds both directions' ports (kept for the kernel's life) before the baseline
-                    self.netload_round(live, to_kernel=False)
-                self.netload_round(live, to_kernel=number == 0 or None)
+                # the warm-up binds every mode's port (kept for the kernel's life) before the baseline
+                for mode in (["sink", "echo", "send"] if number == 0 else [None]):
+                    self.netload_round(live, mode)
             elif step == "labels":
                 targets = [p for p in live if self.long_lived is None or p in self.long_lived or p in pids]
                 expect = {}
@@ -802,6 +861,11 @@ class Soak:
                         line = "profile %d all %d %s=%s" % (rng.randint(50, 400), rng.randint(1, 8), k_, v_)
                         args = (line, int(line.split()[1]), None, int(line.split()[3]), (k_, v_), False)
                         self.check_profile(self.cmd(line, timeout=60), args, "console")
+                if rng.random() < 0.4:
+                    # labels racing tasks that are exiting: answered as set, or as no such task
+                    short = burn_pids(self.cmd("burn %d %d" % (rng.randint(1, 30), rng.randint(4, 16))))
+                    for pid in short:
+                        self.set_label(pid, self.random_label(), via_udp=rng.random() < 0.5)
                 bad = self.cmd("label 99999 job=a")
                 if bad != "label: no task with pid 99999":
                     fail("label on a pid that does not exist said %r" % bad)
