@@ -358,14 +358,14 @@ class Soak:
     # ---- state: mem, stacks, net, ps ----
     def mem(self):
         out = self.cmd("mem")
-        m = re.search(r"(?m)^heap: used (\d+) bytes in (\d+) blocks,.*\nheap: allocs (\d+), frees (\d+), "
-                      r"failed (\d+)$", out)
+        m = re.search(r"(?m)^heap: used (\d+) bytes in (\d+) blocks, peak \d+, free \d+, largest free (\d+), "
+                      r"total \d+\nheap: allocs (\d+), frees (\d+), failed (\d+)$", out)
         if not m:
             fail("mem said:\n%s" % out)
-        used, blocks, allocs, frees, failed = map(int, m.groups())
+        used, blocks, largest, allocs, frees, failed = map(int, m.groups())
         if allocs - frees != blocks or failed:
             fail("mem does not add up (allocs - frees != blocks) or an allocation failed:\n%s" % out)
-        return used, blocks
+        return used, blocks, largest
 
     def stacks(self):
         rows = parse_table(self.cmd("stacks"), ["PID", "NAME", "SIZE", "USED", "HEADROOM"])
@@ -390,9 +390,12 @@ class Soak:
         return n
 
     def state(self):
-        used, blocks = self.mem()
+        """(heap used bytes, heap blocks, largest free block, lwIP heap used, pbufs in use). The largest free
+        block is in it because nothing long-lived is allocated after the warm-up: with every temporary block
+        freed and coalesced the free space must be whole again, or the heap is fragmenting."""
+        used, blocks, largest = self.mem()
         n = self.net()
-        return (used, blocks, n["lwip_heap"], n["pbufs"])
+        return (used, blocks, largest, n["lwip_heap"], n["pbufs"])
 
     def tasks(self):
         self.f.console_cmds += 1
@@ -410,7 +413,7 @@ class Soak:
         try:
             poll("heap back to baseline", back, timeout=15, every=0.2)
         except KprofError:
-            fail("%s: (heap bytes, heap blocks, lwIP heap, pbufs) %s, baseline %s: delta %s"
+            fail("%s: (heap bytes, heap blocks, largest free, lwIP heap, pbufs) %s, baseline %s: delta %s"
                  % (what, last[0], self.base, tuple(a - b for a, b in zip(last[0], self.base))))
         now = self.tasks()
         if now != self.long_lived:
@@ -703,6 +706,27 @@ class Soak:
             for s, _, _ in socks:
                 s.close()
 
+    def type_ahead(self):
+        """Types a random line and `uptime` while a console command runs: the console reads them only when
+        it is done (a full input ring holds the UART back rather than losing bytes). Returns the patterns of
+        their answers, to expect after the command's own."""
+        if self.rng.random() < 0.5:
+            return []
+        text, want = self.random_line()
+        self.f.random_lines += 1
+        self.k.send(text + "\ruptime\r", timeout=60)
+        pats = []
+        if want == "usage: ":
+            pats.append(r"\nusage: [^\n]*\n> ")
+        elif want is not None:
+            pats.append(r"\n%s\n> " % re.escape(want))
+        return pats + [r"uptime\nup \d+\.\d{3} s\n> "]
+
+    def expect_typed_ahead(self, pats):
+        for pat in pats:
+            self.k.expect(pat, timeout=30, what="the answer %r to a line typed ahead" % pat)
+        self.check_log()
+
     def netload_round(self, pids, mode=None):
         """A netload flood with the console busy in it: the kernel's sink fed by scripts/netload ("sink"), the
         kernel's echo of what scripts/netload sends ("echo"), or the kernel's send into a host sink ("send").
@@ -724,6 +748,7 @@ class Soak:
             sender = subprocess.Popen([NETLOAD, "send", "127.0.0.1", str(port), str(seconds), str(size), str(pps)],
                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             try:
+                ahead = self.type_ahead()
                 self.udp_activity(pids, stop)
                 out, err = sender.communicate(timeout=seconds + 30)
             finally:
@@ -751,6 +776,7 @@ class Soak:
                     fail("the kernel echoed %d of the %d it took, the host got %s back:\n%s"
                          % (echoed, rx["packets"], back, out))
             sent, received = tx["packets"], rx["packets"]
+            self.expect_typed_ahead(ahead)
         else:
             port = free_port(socket.SOCK_DGRAM)
             sink = start_host_sink(port, seconds + 4)
@@ -759,6 +785,7 @@ class Soak:
                 self.f.console_cmds += 1
                 k.send_line(line)
                 k.expect(re.escape(line) + r"\n", what="the echo of %r" % line)
+                ahead = self.type_ahead()
                 self.udp_activity(pids, stop)
                 m = k.expect(r"netload send: ([^\n]*)\n(?:netload: the transmit ring was full \d+ times "
                              r"\(sending waited\)\n)?> ", timeout=seconds + 30, what="the kernel's send report")
@@ -772,6 +799,7 @@ class Soak:
                     or tx["bytes"] != tx["packets"] * size:
                 fail("the host sink took %s of the kernel's %s" % (rx, m.group(1)))
             sent, received = tx["packets"], rx["packets"]
+            self.expect_typed_ahead(ahead)
         self.check_log()
         self.f.netload_runs += 1
         self.f.netload_sent += sent
@@ -863,7 +891,9 @@ class Soak:
                         self.check_profile(self.cmd(line, timeout=60), args, "console")
                 if rng.random() < 0.4:
                     # labels racing tasks that are exiting: answered as set, or as no such task
-                    short = burn_pids(self.cmd("burn %d %d" % (rng.randint(1, 30), rng.randint(4, 16))))
+                    out = self.cmd("burn %d %d" % (rng.randint(1, 30), rng.randint(4, 16)))
+                    # one burn run at a time: the round's own may still be going
+                    short = [] if out == "burn: busy (a run is in progress)" else burn_pids(out)
                     for pid in short:
                         self.set_label(pid, self.random_label(), via_udp=rng.random() < 0.5)
                 bad = self.cmd("label 99999 job=a")
@@ -900,8 +930,9 @@ class Soak:
         self.long_lived = self.tasks()
         self.headroom_base = self.stacks()
         self.tasks_start = len(self.long_lived)
-        print("soak: seed %d, %d rounds; baseline after the warm-up: heap %d bytes in %d blocks, lwIP heap %d, "
-              "pbufs %d, %d tasks" % ((self.seed, self.rounds) + self.base + (len(self.long_lived),)), flush=True)
+        print("soak: seed %d, %d rounds; baseline after the warm-up: heap %d bytes in %d blocks, largest free %d, "
+              "lwIP heap %d, pbufs %d, %d tasks" % ((self.seed, self.rounds) + self.base + (len(self.long_lived),)),
+              flush=True)
         for n in range(1, self.rounds + 1):
             self.round(n)
             self.settle("after round %d" % n)
@@ -942,7 +973,8 @@ class Soak:
             % (f.gdb_attaches, f.labels_set, f.profiles, f.raw_profiles, f.samples),
         ]
         if self.base is not None and getattr(self, "end", None) is not None:
-            lines.append("soak: panics %d; heap delta %d bytes, %d blocks; lwIP heap delta %d, pbufs delta %d"
+            lines.append("soak: panics %d; heap delta %d bytes, %d blocks, largest free %d; lwIP heap delta %d, "
+                         "pbufs delta %d"
                          % ((f.panics,) + tuple(a - b for a, b in zip(self.end, self.base))))
             lines.append("soak: tasks %d at the start, %d at the end; min headroom %d bytes; headroom shrunk "
                          "since the warm-up: %s" % (self.tasks_start, self.tasks_end, self.min_headroom,
