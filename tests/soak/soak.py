@@ -930,6 +930,7 @@ class Soak:
         self.long_lived = self.tasks()
         self.headroom_base = self.stacks()
         self.tasks_start = len(self.long_lived)
+        self.net_base = self.net()
         print("soak: seed %d, %d rounds; baseline after the warm-up: heap %d bytes in %d blocks, largest free %d, "
               "lwIP heap %d, pbufs %d, %d tasks" % ((self.seed, self.rounds) + self.base + (len(self.long_lived),)),
               flush=True)
@@ -948,6 +949,7 @@ class Soak:
                  % (HEADROOM_SHRINK, too_much))
         self.end = self.state()
         self.tasks_end = len(self.tasks())
+        self.net_end = self.net()
         self.check_log()
 
     def _steady(self):
@@ -981,6 +983,12 @@ class Soak:
                                                     self.shrunk or "none"))
         else:
             lines.append("soak: panics %d" % f.panics)
+        if getattr(self, "net_end", None) is not None:
+            d = {key: self.net_end[key] - self.net_base[key]
+                 for key in ("rx_packets", "tx_packets", "rx_dropped", "tx_dropped", "udp_failed", "busy", "refused")}
+            lines.append("soak: net during the rounds: %(rx_packets)d frames in, %(tx_packets)d out, %(rx_dropped)d "
+                         "dropped in, %(tx_dropped)d dropped out, %(udp_failed)d UDP send failures, UDP shell "
+                         "%(busy)d busy, %(refused)d refused; driver errors 0" % d)
         lines.append("soak: wall %.0f s" % wall)
         if error:
             lines.append("soak: FAILED: %s" % error)
