@@ -478,6 +478,7 @@ class Soak:
         self.check_profile(console, c, "console (racing UDP)")
         if reply.problem() is not None:
             self.f.udp_incomplete += 1
+            self.say("UDP %r: %s" % (u[0], reply.problem()))
             return
         text = reply.text.decode("ascii").rstrip("\n")
         self.check_profile(text, u, "UDP (racing the console)")
@@ -626,6 +627,7 @@ class Soak:
         _, text, status = want
         if reply.problem() is not None:
             self.f.udp_incomplete += 1
+            self.say("datagram %r: %s" % (data[:40], reply.problem()))
             return
         if reply.text.decode("latin-1") != text or reply.trailer.status != status:
             fail("the datagram %r should be answered %r status %d; got %r status %d"
