@@ -690,6 +690,22 @@ class Soak:
         if rng.random() < 0.5:
             self.datagram_burst(rng.randint(20, 100))
 
+    def console_activity(self, pids, stop=False):
+        """What the console does while the UDP shell runs a netload: its own netload refused busy (one
+        session at a time, whichever shell asks), a profile, random lines, a label; with stop, a gdb attach."""
+        rng = self.rng
+        out = self.cmd("netload sink %d 1" % self.k.netload_port)
+        if out != "netload: busy (another netload is running)":
+            fail("a second netload from the console said %r" % out)
+        self.console_profile(pids)
+        self.random_lines(rng.randint(1, 3))
+        long_lived = [p for p, n in self.long_lived.items() if n in ("reaper", "net", "idle")] \
+            if self.long_lived else []
+        if long_lived:
+            self.set_label(rng.choice(long_lived), self.random_label())
+        if stop:
+            self.gdb_attach()
+
     def datagram_burst(self, n):
         """n junk datagrams as fast as the host sends them, then whatever answers come: each must be an answer
         its datagram could get (busy included); the unanswered are counted (a rate limit may drop them)."""
@@ -743,15 +759,32 @@ class Soak:
         if mode in ("sink", "echo"):
             port = k.netload_port
             line = "netload %s %d %d" % (mode, port, seconds + 2)
-            self.f.console_cmds += 1
-            k.send_line(line)
-            k.expect(r"netload: %s on UDP port %d for %d s\n" % (mode, port, seconds + 2), timeout=15,
-                     what="the %s starting" % mode)
+            # started from the console (the UDP shell works meanwhile) or from the UDP shell (the console
+            # works meanwhile, and its own netload is refused busy)
+            via_udp = rng.random() < 0.35
+            self.netload_via = "UDP shell" if via_udp else "console"
+            if via_udp:
+                taken = self.net()["requests"]
+                us = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+                us.connect(("127.0.0.1", k.udp_port))
+                us.send(line.encode())
+                self.f.udp_cmds += 1
+                poll("the UDP shell taking `%s`" % line, lambda: self.net()["requests"] > taken, timeout=15,
+                     every=0.05)
+            else:
+                self.f.console_cmds += 1
+                k.send_line(line)
+                k.expect(r"netload: %s on UDP port %d for %d s\n" % (mode, port, seconds + 2), timeout=15,
+                         what="the %s starting" % mode)
             sender = subprocess.Popen([NETLOAD, "send", "127.0.0.1", str(port), str(seconds), str(size), str(pps)],
                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             try:
-                ahead = self.type_ahead()
-                self.udp_activity(pids, stop)
+                if via_udp:
+                    ahead = []
+                    self.console_activity(pids, stop)
+                else:
+                    ahead = self.type_ahead()
+                    self.udp_activity(pids, stop)
                 out, err = sender.communicate(timeout=seconds + 30)
             finally:
                 if sender.poll() is None:
@@ -760,9 +793,22 @@ class Soak:
             if sender.returncode != 0 or err:
                 fail("scripts/netload send: exit %s, %s" % (sender.returncode, err))
             tx = wire.parse_tx_report(out)
-            m = k.expect(r"netload %s: ([^\n]*)\n%s> " % (mode, r"netload echo: (\d+) datagrams sent back\n"
-                                                            if mode == "echo" else "()"),
-                         timeout=seconds + 30, what="the %s's report" % mode)
+            report = r"netload %s: ([^\n]*)\n%s" % (mode, r"netload echo: (\d+) datagrams sent back\n"
+                                                      if mode == "echo" else "()")
+            if via_udp:
+                reply = exchange(k.udp_port, None, timeout=seconds + 30, sock=us)
+                us.close()
+                if reply.problem() is not None:
+                    self.f.udp_incomplete += 1
+                    self.say("UDP %r: %s" % (line, reply.problem()))
+                    return
+                text = reply.text.decode("ascii")
+                m = re.fullmatch(r"netload: %s on UDP port %d for %d s\n%s" % (mode, port, seconds + 2, report),
+                                 text)
+                if not m or reply.trailer.status != 0:
+                    fail("`%s` over UDP answered (status %d):\n%s" % (line, reply.trailer.status, text))
+            else:
+                m = k.expect(report + "> ", timeout=seconds + 30, what="the %s's report" % mode)
             rx = wire.parse_rx_report(m.group(1))
             if not tx or not rx:
                 fail("netload reports: host %r, kernel %r" % (out, m.group(0)))
@@ -780,6 +826,7 @@ class Soak:
             sent, received = tx["packets"], rx["packets"]
             self.expect_typed_ahead(ahead)
         else:
+            self.netload_via = "console"
             port = free_port(socket.SOCK_DGRAM)
             sink = start_host_sink(port, seconds + 4)
             try:
@@ -806,8 +853,8 @@ class Soak:
         self.f.netload_runs += 1
         self.f.netload_sent += sent
         self.f.netload_received += received
-        self.say("netload %s %d bytes at %d/s%s: sent %d, received %d"
-                 % (mode, size, pps, " (gdb stop)" if stop else "", sent, received))
+        self.say("netload %s from the %s, %d bytes at %d/s%s: sent %d, received %d"
+                 % (mode, self.netload_via, size, pps, " (gdb stop)" if stop else "", sent, received))
 
     # ---- gdb ----
     def ticks(self):
