@@ -340,7 +340,7 @@ class Soak:
         return out
 
     def udp(self, line, timeout=15.0):
-        """One command over the UDP shell: its text, or None when the reply was refused or incomplete (UDP:
+        """One command over the UDP shell: (text, status), or None when the reply was refused or incomplete (UDP:
         counted, and the soak goes on; a rate limit may drop it)."""
         self.f.udp_cmds += 1
         reply = exchange(self.k.udp_port, line.encode(), timeout=timeout)
@@ -406,7 +406,7 @@ class Soak:
 
     def tasks(self):
         self.f.console_cmds += 1
-        return {pid: name for pid, _, state, name, _ in ps_rows(self.k)}
+        return {pid: name for pid, _, _, name, _ in ps_rows(self.k)}
 
     def settle(self, what):
         """Waits (with a deadline) for burns to end and their tasks to be reaped, then for the heap, lwIP's
@@ -1053,6 +1053,11 @@ class Soak:
                          "dropped in, %(tx_dropped)d dropped out, %(udp_failed)d UDP send failures, UDP shell "
                          "%(busy)d busy, %(refused)d refused; driver errors 0" % d)
         lines.append("soak: wall %.0f s" % wall)
+        if ok:
+            # the one line issue 8's closing note asks for
+            lines.append("soak: rounds %d, inputs tried %d (%d random lines, %d random datagrams), panics %d, "
+                         "heap delta %d" % (f.rounds, f.random_lines + f.datagrams, f.random_lines, f.datagrams,
+                                            f.panics, self.end[0] - self.base[0]))
         if error:
             lines.append("soak: FAILED: %s" % error)
         print("\n".join(lines), flush=True)
