@@ -436,7 +436,8 @@ class Soak:
     def profile_args(self, pids, allow_raw=True):
         """A random profile line: (line, ms, pid or None, chains, label or None, raw)."""
         rng = self.rng
-        ms = rng.choice([1, 2, 10, 50, rng.randint(1, 400), rng.randint(100, 800)])
+        ms = rng.choice([1, 2, 10, 50, rng.randint(1, 400), rng.randint(100, 800), rng.randint(1, 800),
+                         2000 if rng.random() < 0.3 else 300])
         pid = rng.choice(pids) if pids and rng.random() < 0.4 else None
         raw = allow_raw and rng.random() < 0.25
         chains = rng.choice([1, 2, 3, 8, 128, rng.randint(1, 128)])
@@ -910,7 +911,7 @@ class Soak:
     # ---- a round ----
     def burn(self):
         rng = self.rng
-        out = self.cmd("burn %d %d" % (rng.randint(200, 1500), rng.randint(1, 3)))
+        out = self.cmd("burn %d %d" % (rng.randint(200, 1500), rng.choice([1, 2, 3, 8, 16])))
         return burn_pids(out)
 
     def round(self, number):
