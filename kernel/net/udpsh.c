@@ -50,7 +50,7 @@ static void request_arrived(void *arg, uint32_t src_ip, uint16_t src_port, const
     }
     /* Refusals go through the send queue, as command replies do, not straight to the device: while netload
      * sends flat out the transmit ring is full nearly all the time, and a refusal sent "now" was silently lost
-     * (the soak saw 50 of 60 go unanswered), leaving the client to wait out its whole timeout. */
+     * (the soak saw 10 of 60 go unanswered), leaving the client to wait out its whole timeout. */
     if (atomic_load_explicit(&busy, memory_order_acquire)) {
         counters.refused_busy++;
         net_udp_queue(port, src_ip, src_port, UDPSH_REPLY_BUSY, sizeof UDPSH_REPLY_BUSY - 1);
