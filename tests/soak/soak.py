@@ -97,7 +97,7 @@ class Figures:
         self.console_cmds = self.udp_cmds = 0
         self.random_lines = 0
         self.datagrams = self.dgram_answered = self.dgram_busy = self.dgram_unanswered = 0
-        self.dgram_unanswered_fragmented = 0
+        self.dgram_unanswered_fragmented = self.dgram_unanswered_alone = 0
         self.udp_incomplete = 0
         self.netload_sent = self.netload_received = 0
         self.netload_runs = 0
@@ -623,9 +623,11 @@ class Soak:
             except ValueError:
                 continue
 
-    def judge_datagram(self, data, want, reply):
+    def judge_datagram(self, data, want, reply, alone=False):
         if reply.refusal is None and reply.trailer is None and not reply.chunks:
             self.f.dgram_unanswered += 1
+            # sent alone, not in a burst that may overflow the kernel's 32-slot send queue
+            self.f.dgram_unanswered_alone += alone
             # over one frame's payload the datagram goes as IP fragments, the first thing lost in a burst
             self.f.dgram_unanswered_fragmented += len(data) > wire.NETLOAD_SIZE_MAX
             return
@@ -651,7 +653,7 @@ class Soak:
         for _ in range(n):
             data, want = self.random_datagram()
             self.f.datagrams += 1
-            self.judge_datagram(data, want, exchange(self.k.udp_port, data, timeout=2.0))
+            self.judge_datagram(data, want, exchange(self.k.udp_port, data, timeout=2.0), alone=True)
 
     def datagrams_while_busy(self, n):
         """Random datagrams while the UDP shell runs a command: each is answered busy (or not at all)."""
@@ -1031,8 +1033,9 @@ class Soak:
             "soak: commands %d console, %d UDP (%d UDP replies incomplete or refused, counted)"
             % (f.console_cmds, f.udp_cmds, f.udp_incomplete),
             "soak: random lines %d; random datagrams %d: %d answered (%d busy), %d unanswered (%d of them over "
-            "1472 bytes, sent as IP fragments)" % (f.random_lines, f.datagrams, f.dgram_answered, f.dgram_busy,
-                                                   f.dgram_unanswered, f.dgram_unanswered_fragmented),
+            "1472 bytes, sent as IP fragments; %d sent alone, the rest in bursts)"
+            % (f.random_lines, f.datagrams, f.dgram_answered, f.dgram_busy, f.dgram_unanswered,
+               f.dgram_unanswered_fragmented, f.dgram_unanswered_alone),
             "soak: netload %d runs, %d datagrams sent, %d received" % (f.netload_runs, f.netload_sent,
                                                                       f.netload_received),
             "soak: gdb attaches %d; label changes %d; profiles checked %d (%d raw), %d samples"
