@@ -181,11 +181,25 @@ host: $(BUILD)/pprof/profile_pb2.py
 integration: all $(BUILD)/pprof/profile_pb2.py
 	$(PY) -m pytest -q -p no:cacheprovider tests/integration
 
+# The soak (tests/soak/soak.py): one kernel driven for SOAK_ROUNDS rounds of profiles, netload floods, label
+# changes, junk lines and datagrams and gdb attaches, then heap, tasks, stacks and lwIP compared with the
+# baseline; it prints its figures. SOAK_SEED replays a run. soak-short is the few rounds `make test` runs.
+SOAK_ROUNDS ?= 30
+SOAK_SHORT_ROUNDS ?= 4
+SOAK_SEED ?=
+
+soak: all
+	SOAK_SEED=$(SOAK_SEED) $(PY) tests/soak/soak.py --rounds $(SOAK_ROUNDS)
+
+soak-short: all
+	SOAK_SEED=$(SOAK_SEED) $(PY) tests/soak/soak.py --rounds $(SOAK_SHORT_ROUNDS)
+
 test: deps
 	@$(MAKE) --no-print-directory unit
 	@$(MAKE) --no-print-directory fuzz-regress
 	@$(MAKE) --no-print-directory host
 	@$(MAKE) --no-print-directory integration
+	@$(MAKE) --no-print-directory soak-short
 
 bench: deps
 	@$(MAKE) --no-print-directory all
@@ -198,8 +212,9 @@ help:
 	@echo "make            build build/kprof.elf and build/kprof.iso"
 	@echo "make run        boot in QEMU (SMP=$(SMP) MEM=$(MEM) CMDLINE=... FIRMWARE=bios|uefi), console on this terminal"
 	@echo "make debug      boot with gdb=wait and run gdb on it over COM2 (GDB_PORT=$(GDB_PORT) FIRMWARE=bios|uefi)"
-	@echo "make test       host unit tests (plain and sanitised), fuzz regressions, host tool tests, QEMU integration tests"
+	@echo "make test       unit tests (plain and sanitised), fuzz regressions, host tool tests, QEMU integration tests, soak-short"
 	@echo "make fuzz       fuzz every parser of outside input for FUZZ_SECONDS=$(FUZZ_SECONDS) each"
+	@echo "make soak       the soak: SOAK_ROUNDS=$(SOAK_ROUNDS) rounds of everything, then leaks and lost tasks checked"
 	@echo "make bench      print the benchmark figures"
 
-.PHONY: all deps run debug unit fuzz fuzz-regress host integration test bench clean help
+.PHONY: all deps run debug unit fuzz fuzz-regress host integration soak soak-short test bench clean help

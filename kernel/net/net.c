@@ -193,29 +193,47 @@ bool net_udp_bind(uint16_t port, net_udp_handler handler, void *arg)
     return ok;
 }
 
+/* Puts a datagram on the send queue the network task drains; false, touching nothing, when the queue is full. */
+static bool enqueue(uint16_t src_port, uint32_t dst_ip, uint16_t dst_port, const void *data, size_t len)
+{
+    unsigned long flags = spin_lock_irqsave(&queue_lock);
+    if (tx_head - tx_tail >= TX_QUEUE_SLOTS) {
+        spin_unlock_irqrestore(&queue_lock, flags);
+        return false;
+    }
+    struct tx_slot *slot = &tx_queue[tx_head % TX_QUEUE_SLOTS];
+    slot->src_port = src_port;
+    slot->dst_ip = dst_ip;
+    slot->dst_port = dst_port;
+    slot->len = (uint16_t)len;
+    slot->attempts = 0;
+    memcpy(slot->data, data, len);
+    tx_head++;
+    spin_unlock_irqrestore(&queue_lock, flags);
+    return true;
+}
+
 bool net_udp_send(uint16_t src_port, uint32_t dst_ip, uint16_t dst_port, const void *data, size_t len)
 {
     if (!available || len > NET_UDP_MAX)
         return false;
-    for (;;) {
-        unsigned long flags = spin_lock_irqsave(&queue_lock);
-        if (tx_head - tx_tail < TX_QUEUE_SLOTS) {
-            struct tx_slot *slot = &tx_queue[tx_head % TX_QUEUE_SLOTS];
-            slot->src_port = src_port;
-            slot->dst_ip = dst_ip;
-            slot->dst_port = dst_port;
-            slot->len = (uint16_t)len;
-            slot->attempts = 0;
-            memcpy(slot->data, data, len);
-            tx_head++;
-            spin_unlock_irqrestore(&queue_lock, flags);
-            net_kick();
-            return true;
-        }
-        spin_unlock_irqrestore(&queue_lock, flags);
+    while (!enqueue(src_port, dst_ip, dst_port, data, len)) {
         net_kick();
         task_sleep_ms(1); /* the network task drains the queue; wait for room */
     }
+    net_kick();
+    return true;
+}
+
+bool net_udp_queue(uint16_t src_port, uint32_t dst_ip, uint16_t dst_port, const void *data, size_t len)
+{
+    /* The network task itself calls this, so it must not wait for room in a queue only it drains; it sends
+     * what it queued later in the same pass (drain_tx_queue runs after the receive handlers). */
+    if (!available || len > NET_UDP_MAX || !enqueue(src_port, dst_ip, dst_port, data, len)) {
+        counters.udp_out_failed++;
+        return false;
+    }
+    return true;
 }
 
 static uint64_t loop_passes; /* network-loop passes completed, each after its call of the poller */
@@ -255,13 +273,14 @@ static void bind_pending(void)
     }
 }
 
-static void drain_tx_queue(void)
+/* Sends what is queued, in order, as far as the device takes it; true when the queue is empty afterwards. */
+static bool drain_tx_queue(void)
 {
     for (;;) {
         unsigned long flags = spin_lock_irqsave(&queue_lock);
         if (tx_tail == tx_head) {
             spin_unlock_irqrestore(&queue_lock, flags);
-            return;
+            return true;
         }
         struct tx_slot *slot = &tx_queue[tx_tail % TX_QUEUE_SLOTS];
         spin_unlock_irqrestore(&queue_lock, flags);
@@ -271,7 +290,7 @@ static void drain_tx_queue(void)
         if (err == ERR_OK) {
             counters.udp_out++;
         } else if (err != ERR_VAL && ++slot->attempts < TX_RETRY_PASSES) {
-            return;
+            return false;
         } else {
             counters.udp_out_failed++;
         }
@@ -341,10 +360,14 @@ static void network_task(void *arg)
     for (;;) {
         int work = virtio_net_receive(deliver_frame, 0, RX_BUDGET);
         bind_pending();
-        drain_tx_queue();
+        bool queue_empty = drain_tx_queue();
         int64_t now = time_ns();
         net_poll_fn fn = __atomic_load_n(&poller, __ATOMIC_ACQUIRE);
-        int64_t wanted = fn ? fn(poller_arg, now) : 0;
+        /* While queued datagrams (shell replies, refusals) wait for room in the transmit ring, the poller --
+         * netload sending flat out -- does not get to fill the room the device frees: it would win every
+         * race for it, and a reply retried TX_RETRY_PASSES times in a few milliseconds would be dropped. The
+         * sender just comes back on the next pass. */
+        int64_t wanted = !fn ? 0 : queue_empty ? fn(poller_arg, now) : now;
         __atomic_store_n(&loop_passes, loop_passes + 1, __ATOMIC_RELEASE);
         sys_check_timeouts();
         if (work >= RX_BUDGET)

@@ -26,8 +26,13 @@ bool net_udp_send(uint16_t src_port, uint32_t dst_ip, uint16_t dst_port, const v
 typedef void (*net_udp_handler)(void *arg, uint32_t src_ip, uint16_t src_port, const uint8_t *data, size_t len);
 /* Binds port to handler (from any task); the binding is made by the network task. */
 bool net_udp_bind(uint16_t port, net_udp_handler handler, void *arg);
-/* Called in the network task: send at once, without the queue. */
+/* Called in the network task: send at once, without the queue. Fails (counted) when the device's transmit
+ * ring is full, as it stays while netload sends flat out: for load, where the caller retries or counts. */
 bool net_udp_send_now(uint16_t src_port, uint32_t dst_ip, uint16_t dst_port, const void *data, size_t len);
+/* Called in the network task: queue like net_udp_send, so a full transmit ring is retried as for any queued
+ * datagram, but never wait -- false (counted) when the queue itself is full. For answers that must not be lost
+ * to a busy ring. */
+bool net_udp_queue(uint16_t src_port, uint32_t dst_ip, uint16_t dst_port, const void *data, size_t len);
 
 /* Work the network task runs on each pass of its loop (netload's sender); returns the time it next wants
  * to run, in time_ns(), or 0 for none. */

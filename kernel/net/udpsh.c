@@ -57,15 +57,18 @@ static void request_arrived(void *arg, uint32_t src_ip, uint16_t src_port, const
         counters.rate_limited++;
         return;
     }
+    /* Refusals go through the send queue, as command replies do, not straight to the device: while netload
+     * sends flat out the transmit ring is full nearly all the time, and a refusal sent "now" was silently lost
+     * (the soak saw 10 of 60 go unanswered), leaving the client to wait out its whole timeout. */
     if (atomic_load_explicit(&busy, memory_order_acquire)) {
         counters.refused_busy++;
-        net_udp_send_now(port, src_ip, src_port, UDPSH_REPLY_BUSY, sizeof UDPSH_REPLY_BUSY - 1);
+        net_udp_queue(port, src_ip, src_port, UDPSH_REPLY_BUSY, sizeof UDPSH_REPLY_BUSY - 1);
         return;
     }
     const char *refusal = udpsh_request_line(data, len, request.line);
     if (refusal) {
         counters.refused_bad++;
-        net_udp_send_now(port, src_ip, src_port, refusal, strlen(refusal));
+        net_udp_queue(port, src_ip, src_port, refusal, strlen(refusal));
         return;
     }
     request.ip = src_ip;

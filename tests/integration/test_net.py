@@ -781,3 +781,57 @@ def test_netload_send_at_20000_per_second_gets_them_out_and_leaves_the_udp_shell
         problems.append("the kernel counts %d packets sent but %d bytes (%d packets' worth)"
                         % (kernel["packets"], kernel["bytes"], kernel["bytes"] // size))
     assert not problems, "netload send %d %d: %s\n(%s)" % (size, pps, "; ".join(problems), facts)
+
+
+def test_answers_arrive_while_netload_sends_flat_out(kernel_net):
+    """Answers must not be lost to a full transmit ring. While the kernel's `netload send` runs flat out (PPS 0)
+    the ring is full much of the time. Refusals used to go straight to the device and were dropped when it was,
+    and queued datagrams lost every race for a freed slot to the sender, so after TX_RETRY_PASSES quick passes
+    they were dropped too: the soak (tests/soak) saw 10 of a burst of 60 junk datagrams go unanswered though
+    the kernel counted all 60. Now refusals are queued and the queue goes before the sender: every answer
+    arrives, but for a rare one (1 in 120 in one run of five here, cause not pinned down; before the fix 10 to
+    13 of 120 were lost in every run), so at most 2 may be missing. Each burst is an unknown command (the shell
+    runs it) and refusals of every kind -- busy while it runs -- 24 in all, under the 32 slots of the send
+    queue."""
+    k = kernel_net
+    host_port, seconds = free_port(socket.SOCK_DGRAM), 8
+    refusals = [b"help\x00", b"y" * 300, b"help\nps", b"\xff\xfe"]
+    sink = start_host_sink(host_port, seconds + 4)
+    answered = total = 0
+    missing = []
+    try:
+        with console_command(k, "netload send %s %d %d 1472 0" % (HOST_INSIDE, host_port, seconds), seconds):
+            udp = UdpShell(k.udp_port)
+            poll("the kernel sending flat out", lambda: parse_net(udp.cmd("net"))["tx_dropped"] > 0,
+                 timeout=10, every=0.1)
+            t0 = time.monotonic()
+            for burst in range(5):
+                socks = []
+                try:
+                    for i in range(24):
+                        data = b"frob%d" % burst if i == 0 else refusals[i % len(refusals)]
+                        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+                        socks.append((s, data))
+                        s.connect(("127.0.0.1", k.udp_port))
+                        s.send(data)
+                    for s, data in socks:
+                        r = exchange(k.udp_port, None, timeout=2, sock=s)
+                        total += 1
+                        if r.refusal is not None or r.problem() is None:
+                            answered += 1
+                        else:
+                            missing.append((burst, data[:8], r.problem()))
+                finally:
+                    for s, _ in socks:
+                        s.close()
+            elapsed = time.monotonic() - t0
+            k.expect(r"netload send: [^\n]*\n(?:netload: the transmit ring was full \d+ times \(sending "
+                     r"waited\)\n)?> ", timeout=seconds + 30, what="the kernel's netload send report")
+        finish_host_sink(sink, seconds + 30)
+    finally:
+        if sink.poll() is None:
+            sink.kill()
+            sink.wait()
+    assert answered >= total - 2, "%d of %d datagrams got no whole answer during a flat-out netload send: %s" \
+        % (total - answered, total, missing[:10])
+    assert elapsed < seconds, "the bursts outlasted the flat-out send (%.1f s), so they tested nothing" % elapsed
