@@ -792,8 +792,11 @@ def test_answers_arrive_while_netload_sends_flat_out(kernel_net):
     arrives, but for a rare one (1 in 120 in one run of five here, cause not pinned down; before the fix 10 to
     13 of 120 were lost in every run), so at most 2 may be missing. Each burst is an unknown command (the shell
     runs it) and refusals of every kind -- busy while it runs -- 24 in all, under the 32 slots of the send
-    queue."""
+    queue. The bursts are paced (a pause of 0.3 s before each) to stay under the UDP shell's rate limit of 100
+    requests a second, and the test checks that none went over it: a datagram the limit dropped would be missing
+    on purpose, not lost."""
     k = kernel_net
+    over_before = net_status(k)["over_rate"]
     host_port, seconds = free_port(socket.SOCK_DGRAM), 8
     refusals = [b"help\x00", b"y" * 300, b"help\nps", b"\xff\xfe"]
     sink = start_host_sink(host_port, seconds + 4)
@@ -806,6 +809,7 @@ def test_answers_arrive_while_netload_sends_flat_out(kernel_net):
                  timeout=10, every=0.1)
             t0 = time.monotonic()
             for burst in range(5):
+                time.sleep(0.3)  # 30 requests' worth of the rate limit's refill, for a burst of 24
                 socks = []
                 try:
                     for i in range(24):
@@ -832,6 +836,8 @@ def test_answers_arrive_while_netload_sends_flat_out(kernel_net):
         if sink.poll() is None:
             sink.kill()
             sink.wait()
+    over = net_status(k)["over_rate"] - over_before
+    assert over == 0, "%d of the requests went over the rate limit: the pacing is wrong" % over
     assert answered >= total - 2, "%d of %d datagrams got no whole answer during a flat-out netload send: %s" \
         % (total - answered, total, missing[:10])
     assert elapsed < seconds, "the bursts outlasted the flat-out send (%.1f s), so they tested nothing" % elapsed
