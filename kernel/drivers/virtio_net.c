@@ -120,7 +120,7 @@ struct virtqueue {
 
 struct counters {
     _Atomic uint64_t rx_packets, rx_bytes, rx_errors, rx_dropped;
-    _Atomic uint64_t tx_packets, tx_bytes, tx_errors, tx_dropped;
+    _Atomic uint64_t tx_packets, tx_bytes, tx_errors, tx_ring_full;
     _Atomic uint64_t interrupts;
 };
 
@@ -384,7 +384,7 @@ bool virtio_net_transmit(const void *frame, size_t len)
     tx_reclaim();
     if (nic.tx_free_count == 0) {
         spin_unlock_irqrestore(&nic.tx_lock, flags);
-        count(&stats.tx_dropped, 1);
+        count(&stats.tx_ring_full, 1);
         return false;
     }
     unsigned slot = nic.tx_free[--nic.tx_free_count];
@@ -546,7 +546,7 @@ void virtio_net_get_stats(struct virtio_net_stats *out)
         .tx_packets = atomic_load_explicit(&stats.tx_packets, memory_order_relaxed),
         .tx_bytes = atomic_load_explicit(&stats.tx_bytes, memory_order_relaxed),
         .tx_errors = atomic_load_explicit(&stats.tx_errors, memory_order_relaxed),
-        .tx_dropped = atomic_load_explicit(&stats.tx_dropped, memory_order_relaxed),
+        .tx_ring_full = atomic_load_explicit(&stats.tx_ring_full, memory_order_relaxed),
         .interrupts = atomic_load_explicit(&stats.interrupts, memory_order_relaxed),
     };
 }

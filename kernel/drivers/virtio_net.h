@@ -27,7 +27,8 @@ struct virtio_net_stats {
     uint64_t tx_packets; /* frames queued to the card */
     uint64_t tx_bytes;
     uint64_t tx_errors;  /* frames refused for their length, and completions with a bad id */
-    uint64_t tx_dropped; /* frames refused because every transmit buffer was still with the card */
+    uint64_t tx_ring_full; /* frames refused because every transmit buffer was still with the card: the
+                            * sender decides whether that is a wait or a loss, so it is not called a drop */
     uint64_t interrupts; /* interrupts that were the card's (its ISR status was non-zero) */
 };
 
@@ -49,7 +50,7 @@ const uint8_t *virtio_net_mac(void);
 int virtio_net_receive(void (*deliver)(void *arg, const uint8_t *frame, size_t len), void *arg, int budget);
 
 /* Copies one Ethernet frame (1..VIRTIO_NET_FRAME_MAX bytes) into a transmit buffer and starts it. False when
- * the card is not up, the length is wrong (tx_errors) or every transmit buffer is in flight (tx_dropped). */
+ * the card is not up, the length is wrong (tx_errors) or every transmit buffer is in flight (tx_ring_full). */
 bool virtio_net_transmit(const void *frame, size_t len);
 
 /* A snapshot of the counters (all zero when the card is not up). */

@@ -26,9 +26,12 @@ bool net_udp_send(uint16_t src_port, uint32_t dst_ip, uint16_t dst_port, const v
 typedef void (*net_udp_handler)(void *arg, uint32_t src_ip, uint16_t src_port, const uint8_t *data, size_t len);
 /* Binds port to handler (from any task); the binding is made by the network task. */
 bool net_udp_bind(uint16_t port, net_udp_handler handler, void *arg);
-/* Called in the network task: send at once, without the queue. Fails (counted) when the device's transmit
- * ring is full, as it stays while netload sends flat out: for load, where the caller retries or counts. */
+/* Called in the network task: send at once, without the queue. Fails (counted as a send failure: the datagram
+ * is lost) when the device's transmit ring is full, as it stays while netload sends flat out. */
 bool net_udp_send_now(uint16_t src_port, uint32_t dst_ip, uint16_t dst_port, const void *data, size_t len);
+/* The same for a caller that keeps the datagram and tries again on a later pass (netload's sender): a refusal
+ * is a wait, not a loss, so it is not counted as a send failure. */
+bool net_udp_try_send(uint16_t src_port, uint32_t dst_ip, uint16_t dst_port, const void *data, size_t len);
 /* Called in the network task: queue like net_udp_send, so a full transmit ring is retried as for any queued
  * datagram, but never wait -- false (counted) when the queue itself is full. For answers that must not be lost
  * to a busy ring. */

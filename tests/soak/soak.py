@@ -1052,10 +1052,10 @@ class Soak:
             lines.append("soak: panics %d" % f.panics)
         if getattr(self, "net_end", None) is not None:
             d = {key: self.net_end[key] - self.net_base[key]
-                 for key in ("rx_packets", "tx_packets", "rx_dropped", "tx_dropped", "udp_failed", "busy", "refused",
+                 for key in ("rx_packets", "tx_packets", "rx_dropped", "tx_ring_full", "udp_failed", "busy", "refused",
                              "over_rate")}
             lines.append("soak: net during the rounds: %(rx_packets)d frames in, %(tx_packets)d out, %(rx_dropped)d "
-                         "dropped in, %(tx_dropped)d dropped out, %(udp_failed)d UDP send failures, UDP shell "
+                         "dropped in, %(tx_ring_full)d times the ring was full (retried), %(udp_failed)d UDP send failures, UDP shell "
                          "%(busy)d busy, %(refused)d refused, %(over_rate)d over the rate limit; driver errors 0" % d)
         lines.append("soak: wall %.0f s" % wall)
         if ok:
