@@ -124,6 +124,10 @@ bool net_udp_send_now(uint16_t src_port, uint32_t dst_ip, uint16_t dst_port, con
     CHECK(len <= NET_UDP_MAX);
     return true;
 }
+bool net_udp_try_send(uint16_t src_port, uint32_t dst_ip, uint16_t dst_port, const void *data, size_t len)
+{
+    return net_udp_send_now(src_port, dst_ip, dst_port, data, len);
+}
 void net_set_poller(net_poll_fn fn, void *arg)
 {
     (void)arg;
