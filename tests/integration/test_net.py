@@ -189,16 +189,21 @@ def assert_recovered(k, base, console_help):
 
 
 # ---- fixtures ----------------------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def kernel_net(request):
-    """DHCP, the UDP shell on a free host port, a netload port forwarded host -> guest as the same number."""
-    k = Kprof(smp=4, mem=256, udp=True, netload=True, name=request.node.name + "-dhcp")
+def booted_with_dhcp(k):
+    """A generator for module fixtures: boots k, waits for its DHCP address (which DHCP logs after ready:, so a
+    command before it could have that line land in its output), yields k and kills it afterwards."""
     try:
         k.boot()
         wait_dhcp(k)
         yield k
     finally:
         k.kill()
+
+
+@pytest.fixture(scope="module")
+def kernel_net(request):
+    """DHCP, the UDP shell on a free host port, a netload port forwarded host -> guest as the same number."""
+    yield from booted_with_dhcp(Kprof(smp=4, mem=256, udp=True, netload=True, name=request.node.name + "-dhcp"))
 
 
 @pytest.fixture(scope="module")
@@ -456,13 +461,8 @@ RATE = 5
 @pytest.fixture(scope="module")
 def kernel_rate(request):
     """udpsh.rate=5: five requests a second from one sender, in bursts of up to five."""
-    k = Kprof(smp=2, mem=256, cmdline="udpsh.rate=%d" % RATE, udp=True, name=request.node.name + "-rate")
-    try:
-        k.boot()
-        wait_dhcp(k)
-        yield k
-    finally:
-        k.kill()
+    yield from booted_with_dhcp(Kprof(smp=2, mem=256, cmdline="udpsh.rate=%d" % RATE, udp=True,
+                                      name=request.node.name + "-rate"))
 
 
 def test_over_the_rate_gets_nothing_until_the_bucket_refills(kernel_rate):

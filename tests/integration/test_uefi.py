@@ -18,7 +18,7 @@ import pytest
 
 from kprof_qemu import BUILD, TOP, Kprof, KprofError, cpus_table, poll
 from test_gdb import assert_running, run_gdb, threads
-from test_net import DHCP_ADDRESS, net_status, udp_cmd, wait_dhcp
+from test_net import DHCP_ADDRESS, booted_with_dhcp, net_status, udp_cmd
 from test_profile import parse_report
 
 CPUS = 4
@@ -29,16 +29,8 @@ RX_BOOT = re.compile(r"(?m)^boot: (?P<firmware>UEFI \(64-bit\)|BIOS), (?P<loader
 def uefi(request):
     """kprof under OVMF: 4 CPUs, 256 MiB, the UDP shell forwarded from a free port, COM2 for gdb, a monitor
     socket for screendump."""
-    k = Kprof(smp=CPUS, mem=256, firmware="uefi", udp=True, gdb=True, monitor=True,
-              name=request.node.name + "-uefi")
-    try:
-        k.boot()
-        # DHCP finishes after ready: and logs its address line then; wait for it first, so that line cannot
-        # land in the middle of a command's output.
-        wait_dhcp(k)
-        yield k
-    finally:
-        k.kill()
+    yield from booted_with_dhcp(Kprof(smp=CPUS, mem=256, firmware="uefi", udp=True, gdb=True, monitor=True,
+                                      name=request.node.name + "-uefi"))
 
 
 def test_uefi_boot_reaches_ready_with_4_cpus_and_says_uefi_serial_console(uefi):

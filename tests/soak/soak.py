@@ -656,7 +656,13 @@ class Soak:
             self.judge_datagram(data, want, exchange(self.k.udp_port, data, timeout=2.0), alone=True)
 
     def datagrams_while_busy(self, n):
-        """Random datagrams while the UDP shell runs a command: each is answered busy (or not at all)."""
+        """Random datagrams while the UDP shell runs a command: each is answered busy (or, had the command
+        already ended, with the answer an idle shell gives), or not at all."""
+        self.send_and_judge(n, timeout=1.0)
+
+    def send_and_judge(self, n, timeout):
+        """n random datagrams, each from its own socket, all sent before any answer is read; then each answer
+        judged against what its datagram could get."""
         socks = []
         try:
             for _ in range(n):
@@ -666,9 +672,8 @@ class Soak:
                 s.send(data)
                 socks.append((s, data, want))
                 self.f.datagrams += 1
-            # busy, or -- had the command already ended -- the answer it would get from an idle shell
             for s, data, want in socks:
-                self.judge_datagram(data, want, exchange(self.k.udp_port, None, timeout=1.0, sock=s))
+                self.judge_datagram(data, want, exchange(self.k.udp_port, None, timeout=timeout, sock=s))
         finally:
             for s, _, _ in socks:
                 s.close()
@@ -725,20 +730,7 @@ class Soak:
     def datagram_burst(self, n):
         """n junk datagrams as fast as the host sends them, then whatever answers come: each must be an answer
         its datagram could get (busy included); the unanswered are counted (a rate limit may drop them)."""
-        socks = []
-        try:
-            for _ in range(n):
-                data, want = self.random_datagram()
-                s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-                s.connect(("127.0.0.1", self.k.udp_port))
-                s.send(data)
-                socks.append((s, data, want))
-                self.f.datagrams += 1
-            for s, data, want in socks:
-                self.judge_datagram(data, want, exchange(self.k.udp_port, None, timeout=0.5, sock=s))
-        finally:
-            for s, _, _ in socks:
-                s.close()
+        self.send_and_judge(n, timeout=0.5)
 
     def type_ahead(self):
         """Types a random line and `uptime` while a console command runs: the console reads them only when
