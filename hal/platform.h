@@ -20,8 +20,8 @@ const char *platform_poweroff(void);
 uint32_t cpu_hw_id(unsigned index);
 bool cpu_online(unsigned index);
 
-/* Console hardware: every output device (COM1, and VGA text or a framebuffer text console). console_hw_write takes no lock (the console layer
- * serialises); console_hw_write_raw is for panics, when other CPUs are already stopped. */
+/* Console hardware: every output device (COM1, and VGA text or a framebuffer text console). Takes no lock:
+ * the console layer serialises. */
 void console_hw_write(const char *text, size_t len);
 
 /* Total usable RAM found in the memory map, in bytes. */

@@ -1,6 +1,7 @@
 /* arch/x86_64/platform.c: the x86_64 side of hal/boot.h and hal/platform.h -- the boot steps kmain takes,
  * stopping CPUs, powering off, the console hardware (COM1, plus the VGA mirror where the machine really is
- * in VGA text mode, or else a text console on the framebuffer GRUB handed over) and the one-line account of how the machine was booted. */
+ * in VGA text mode, or else a text console on the framebuffer GRUB handed over) and the one-line account of
+ * how the machine was booted. */
 #include "arch/x86_64/arch.h"
 #include "arch/x86_64/percpu.h"
 #include "arch/x86_64/x86.h"

@@ -43,18 +43,19 @@ void ratelimit_init(struct ratelimit *rl, uint32_t per_second, int64_t now_ns)
  * sender coming back starts full again -- which is why the shared bucket exists. */
 static struct ratelimit_sender *sender_slot(struct ratelimit *rl, uint32_t ip, int64_t now_ns)
 {
-    struct ratelimit_sender *victim = &rl->senders[0];
+    struct ratelimit_sender *unused = 0, *oldest = 0;
     for (size_t i = 0; i < RATELIMIT_SENDERS; i++) {
         struct ratelimit_sender *s = &rl->senders[i];
-        if (s->used && s->ip == ip)
-            return s;
         if (!s->used) {
-            if (victim->used)
-                victim = s;
-        } else if (victim->used && s->bucket.last_ns < victim->bucket.last_ns) {
-            victim = s;
+            if (!unused)
+                unused = s;
+        } else if (s->ip == ip) {
+            return s;
+        } else if (!oldest || s->bucket.last_ns < oldest->bucket.last_ns) {
+            oldest = s;
         }
     }
+    struct ratelimit_sender *victim = unused ? unused : oldest;
     victim->used = true;
     victim->ip = ip;
     bucket_fill(&victim->bucket, rl->per_second, now_ns);
