@@ -816,25 +816,10 @@ def udp_command(host, port, command, timeout):
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
         sock.connect(addr)
         sock.send(command.encode() + b"\n")
-        deadline = time.monotonic() + timeout
-        # after the end marker, a short wait for datagrams it says are still on the way
-        straggler_deadline = None
-        while True:
-            now = time.monotonic()
-            limit = deadline if straggler_deadline is None else min(deadline, straggler_deadline)
-            if now >= limit:
-                break
-            sock.settimeout(limit - now)
-            try:
-                datagram = sock.recv(65535)
-            except socket.timeout:
-                break
-            except ConnectionRefusedError:
-                raise ProfileError("%s refused the datagram (is the kernel up, is the port right?)" % where) from None
-            if reply.add(datagram):
-                break
-            if reply.trailer is not None and straggler_deadline is None:
-                straggler_deadline = time.monotonic() + 0.3
+        try:
+            kprof_wire.receive_reply(sock, timeout, reply, straggler_wait=kprof_wire.STRAGGLER_WAIT)
+        except ConnectionRefusedError:
+            raise ProfileError("%s refused the datagram (is the kernel up, is the port right?)" % where) from None
     problem = reply.problem()
     if problem is not None:
         raise ProfileError("%s: %s%s" % (where, problem, "" if reply.trailer or reply.refusal

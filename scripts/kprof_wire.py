@@ -17,7 +17,9 @@ offset i being i & 0xff. Standard library only.
 """
 
 import re
+import socket
 import struct
+import time
 import zlib
 from collections import namedtuple
 
@@ -130,6 +132,35 @@ class Reply:
             return "reply damaged or reordered: crc32 %08x, the end marker says %08x" % (
                 zlib.crc32(self.text), t.crc32)
         return None
+
+
+# After the end marker, how long a client waits for datagrams it says are still missing (they may have been
+# overtaken by it on the way).
+STRAGGLER_WAIT = 0.3
+
+
+def receive_reply(sock, timeout, reply=None, straggler_wait=None):
+    """Reads datagrams from sock (connected to the kernel, the request already sent) into reply (a new Reply
+    when None) until it is complete or refused, or timeout seconds have passed; with straggler_wait, at most that
+    long after the end marker arrived. Returns the reply. ConnectionRefusedError (an ICMP port unreachable on a
+    connected socket) is the caller's to handle."""
+    reply = Reply() if reply is None else reply
+    deadline = time.monotonic() + timeout
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        sock.settimeout(left)
+        try:
+            datagram = sock.recv(65535)
+        except socket.timeout:
+            break
+        if reply.add(datagram):
+            break
+        if straggler_wait is not None and reply.trailer is not None:
+            deadline = min(deadline, time.monotonic() + straggler_wait)
+            straggler_wait = None
+    return reply
 
 
 # ---- netload ------------------------------------------------------------------------------------------------

@@ -147,24 +147,11 @@ def _wire():
 def _udp_request(port, data, timeout=5.0):
     """One UDP shell request from a fresh socket; (Reply, seconds from the send to the whole reply or the end
     of the wait)."""
-    wire = _wire()
-    reply = wire.Reply()
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
         s.connect(("127.0.0.1", port))
         t0 = time.perf_counter()
         s.send(data)
-        deadline = time.monotonic() + timeout
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                break
-            s.settimeout(left)
-            try:
-                datagram = s.recv(65535)
-            except socket.timeout:
-                break
-            if reply.add(datagram):
-                break
+        reply = _wire().receive_reply(s, timeout)
         return reply, time.perf_counter() - t0
 
 

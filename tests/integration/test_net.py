@@ -127,7 +127,6 @@ class UdpShell:
 def exchange(port, data, timeout=10.0, sock=None):
     """Sends one raw datagram from a fresh socket (or sock) and collects the reply: a kprof_wire.Reply, complete,
     refused, or whatever arrived before the deadline."""
-    reply = wire.Reply()
     own = sock is None
     if own:
         sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -135,22 +134,10 @@ def exchange(port, data, timeout=10.0, sock=None):
     try:
         if data is not None:
             sock.send(data)
-        deadline = time.monotonic() + timeout
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                break
-            sock.settimeout(left)
-            try:
-                datagram = sock.recv(65535)
-            except socket.timeout:
-                break
-            if reply.add(datagram):
-                break
+        return wire.receive_reply(sock, timeout)
     finally:
         if own:
             sock.close()
-    return reply
 
 
 def wait_dhcp(k):
