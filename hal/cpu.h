@@ -22,6 +22,18 @@ bool irq_enabled(void);
 /* A spin-wait hint (PAUSE). */
 void cpu_relax(void);
 
+/* The tick: every CPU's periodic timer interrupt, which schedules and (without a counter) samples. Its rate
+ * is set once at boot, before any CPU starts its tick (profile.hz= on the kernel command line). */
+#define TICK_HZ_DEFAULT 100
+#define TICK_HZ_MIN 10
+#define TICK_HZ_MAX 4000
+void tick_set_hz(unsigned hz);
+unsigned tick_hz(void);
+/* From the tick's handler: how long ago the timer raised this tick, i.e. how late it is being taken (held off
+ * by code running with interrupts disabled, or the CPU taken away by a host). Less than one period: ticks
+ * missed in between are not queued, so a longer delay shows as a longer gap between ticks. */
+int64_t tick_lateness_ns(void);
+
 /* Nanoseconds since boot from the calibrated TSC: signed, monotonic, one clock for the whole kernel.
  * Compare times as signed differences, never unsigned subtraction. */
 int64_t time_ns(void);

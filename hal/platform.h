@@ -13,6 +13,9 @@ void platform_stop_other_cpus(void);
 __attribute__((noreturn)) void platform_halt_forever(void);
 /* The bounds of the interrupt stack (NMI, double fault, machine check) that contains sp; false if none. */
 bool platform_interrupt_stack_bounds(uintptr_t sp, uintptr_t *lo, uintptr_t *hi);
+/* The NMI self-test, on this CPU: an NMI whose handler sends a second NMI and then takes an exception the fixup
+ * table answers; passes when the second waited for the first handler's return (no nesting). One line. */
+const char *platform_nmi_selftest(void);
 /* ACPI S5. Returns only when it failed, with the reason. */
 const char *platform_poweroff(void);
 

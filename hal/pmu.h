@@ -8,6 +8,7 @@
 #define HAL_PMU_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 struct sink;
 
@@ -48,6 +49,28 @@ bool pmu_arm_this_cpu(void);
 void pmu_disarm_this_cpu(void);
 /* Whether this CPU's counter is armed (between the two calls above). */
 bool pmu_armed_this_cpu(void);
+
+/* The counter's period: how many of the cycles it counts (unhalted core cycles) lie between two overflows
+ * when a CPU is armed -- about a millisecond at the TSC's rate, never fewer than a floor. Any context. */
+uint64_t pmu_period_cycles(void);
+/* From this CPU's tick, armed, when its NMI time is over budget: doubles this CPU's period from its next
+ * overflow on (up to a limit) and returns the new period; the next arm starts from pmu_period_cycles(). */
+uint64_t pmu_throttle_this_cpu(void);
+
+/* What this CPU's counter registers hold, read only (no write), for a report that must say why a counter
+ * stopped interrupting. Interrupt context is fine: no locks, no allocation, no printing. */
+#define PMU_SNAPSHOT_REGS 6
+struct pmu_snapshot {
+    unsigned count;
+    struct {
+        const char *name;  /* "counter", "control", "global ctrl", "global status", "freeze", "lvt perfcnt" */
+        uint64_t value;
+        bool faulted;      /* the read raised #GP */
+    } regs[PMU_SNAPSHOT_REGS];
+    /* Decoded: what would stop the overflow NMIs. */
+    bool counting, pmi_enabled, globally_enabled, frozen, lvt_masked, lvt_nmi;
+};
+void pmu_snapshot_this_cpu(struct pmu_snapshot *snap);
 
 /* NMI context, first thing: true when this NMI is this CPU's counter overflowing -- armed, probing, or the
  * short window after a disarm when the overflow was already pending -- and then it has been acknowledged,

@@ -8,6 +8,7 @@
 /* Every option some part of the kernel reads. */
 static const char *const known_keys[] = {
     "pmu", "gdb", "ip", "gw", "udpsh.port", "udpsh.allow", "udpsh.rate", "netload.port", "quiet",
+    "profile.hz",
 };
 
 static char storage[CMDLINE_MAX];

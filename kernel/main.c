@@ -10,6 +10,7 @@
 #include "kernel/heap.h"
 #include "kernel/log.h"
 #include "kernel/net/net.h"
+#include "kernel/profiler.h"
 #include "kernel/task.h"
 
 __attribute__((noreturn)) void kmain(uintptr_t boot_info)
@@ -25,6 +26,7 @@ __attribute__((noreturn)) void kmain(uintptr_t boot_info)
     cmdline_parse(platform_cmdline(), &console_sink); /* report unknown options now, not never */
     arch_platform_init();                       /* ACPI MADT, PIC off, LAPIC, IOAPIC, TSC + LAPIC timer calibrated */
     pmu_select(cmdline_get("pmu"));             /* the PMU backend from CPUID (pmu=auto|off|claim-intel|claim-amd) */
+    profiler_set_tick_rate(cmdline_get("profile.hz")); /* the tick's rate, before any CPU starts its tick */
     arch_start_cpus();                          /* INIT-SIPI-SIPI each AP into its idle loop */
     log_info("smp: %u cpus online", cpu_count());
     task_start_reaper();                        /* frees the stacks of tasks that exited */

@@ -1,8 +1,16 @@
 /* kernel/profiler.c: the profiler's run control and its sample path. It owns the per-CPU record rings, the
- * active word (which is also the run number) and the claim that lets one profile run at a time. The sample
- * path runs in the timer interrupt (or, with the PMU, an NMI) of the CPU whose ring it writes: no lock, no
- * allocation, no symbol lookup, no printing -- a frame-pointer walk into a preallocated slot. The ring itself
- * is inline in kernel/profiler.h; folding and printing are kernel/profile_report.c. */
+ * active word (the run number, and whether the run is stopping), the claim that lets one profile run at a time,
+ * and each CPU's account of the run (struct profiler_cpu_run: where its samples came from, its counter's
+ * health, its NMI time, how long its tick was held off). The sample path runs in the timer interrupt (or, with
+ * the PMU, an NMI) of the CPU whose ring it writes: no lock, no allocation, no symbol lookup, no printing -- a
+ * frame-pointer walk into a preallocated slot. The ring itself is inline in kernel/profiler.h; folding and
+ * printing are kernel/profile_report.c.
+ *
+ * The handshake with the counter, all on each CPU's own tick: on the first tick of a run a CPU arms its
+ * counter (or, if that faults, stays on the tick); while armed its tick does not sample, but checks that
+ * overflows still arrive and that their NMIs stay within PROFILE_NMI_BUDGET_PERCENT of the CPU; when the run
+ * stops, the word says "stopping" until every CPU that began the run has disarmed on its next tick, and the
+ * overflows in between are dropped. Outside a run a tick costs one atomic read. */
 #include "kernel/profiler.h"
 
 #include "hal/pmu.h"
@@ -10,52 +18,54 @@
 
 #include "hal/cpu.h"
 #include "kernel/heap.h"
+#include "kernel/log.h"
+#include "kernel/parse.h"
 #include "kernel/stacktrace.h"
 #include "kernel/symbols.h"
 #include "kernel/task.h"
 
 /* ---- state ------------------------------------------------------------------------------------------ */
 
-/* Where samples come from: the tick, or the performance counter (hal/pmu.h) when a run starts on a machine
- * whose counter proved it counts and interrupts. The report prints the name, and for the tick the reason the
- * counter was not used, because reading the numbers depends on it. */
-struct sample_source {
-    const char *name;
-};
-static const struct sample_source tick_source = { .name = "tick" };
-static struct sample_source pmu_source;
-static char tick_with_reason[160];
-/* The counter's period is about a millisecond of cycles -- cycles_per_ms() of them, never fewer than this
- * floor (arch/x86_64/pmu.c, PERIOD_MIN_CYCLES) -- which the raw format states in nanoseconds. */
-#define COUNTER_PERIOD_MIN_CYCLES 10000u
-
-/* The run being recorded, or 0. One word, so one atomic read tells an interrupt both whether to sample and
- * which run the sample belongs to. Written only by the claim holder. */
-static _Atomic uint32_t active_run;
+/* The active word: 0 when no run is active, else the run's number, with RUN_STOPPING set from profiler_stop
+ * until every CPU has let go of the run. One word, so one atomic read tells an interrupt whether to sample
+ * and which run the sample belongs to. Written only by the claim holder. */
+#define RUN_STOPPING 0x80000000u
+#define RUN_NUMBER 0x7fffffffu
+static _Atomic uint32_t active_word;
 /* The claim: 1 while a profile runs, from start until its report has been printed. */
 static atomic_int busy;
 /* Owned by the claim holder. */
 static uint32_t last_run;
-static const struct sample_source *source = &tick_source;
-/* Rings are allocated on the first start (and for a CPU that came online since, on the next) and never freed: a CPU can be inside a sample, past its check of
- * active_run, when another CPU stops the run; freeing its ring then would be a use-after-free. */
+static bool counter_run;      /* the run samples on the counter where a CPU can arm it */
+static char tick_reason[128]; /* why the tick, when it is the source */
+static int64_t run_start_ns;
+/* Rings are allocated on the first start (and for a CPU that came online since, on the next) and never freed:
+ * a CPU can be inside a sample, past its check of the active word, when another CPU stops the run; freeing
+ * its ring then would be a use-after-free. */
 static struct profile_ring rings[MAX_CPUS];
 static unsigned rings_ready;
 /* Where stack_trace_from may read instruction bytes: the kernel's text, copied at the first start so the
  * sample path reads two words instead of calling out for them, and never written again (a straggler of an
- * earlier run may be reading it). Published by the release store of active_run. */
+ * earlier run may be reading it). Published by the release store of the active word. */
 static struct text_bounds kernel_text;
+
+/* Each CPU's account of the current (or last) run, written only by that CPU. began[] and let_go[] are the
+ * stop handshake: the run a CPU last began, and the last run it let go of (disarmed, no more samples). */
+static struct profiler_cpu_run cpu_runs[MAX_CPUS];
+static _Atomic uint32_t began[MAX_CPUS];
+static _Atomic uint32_t let_go[MAX_CPUS];
+/* Set at start for the ticks of the run: the tick's period, and how many busy ticks in a row without an
+ * overflow mean a stopped counter (enough to span several counter periods, and never fewer than two). */
+static int64_t tick_period_ns;
+static uint32_t silent_ticks_limit;
 
 /* ---- the sample path -------------------------------------------------------------------------------- */
 
-/* One sample of ctx into this CPU's ring. Inlined straight into profiler_sample: that is the counter's NMI,
- * armed only while a run is, so its idle path (correct either way) is not worth a call to protect.
- * profiler_tick runs on every tick, mostly with no run, and reaches it through take_sample below. */
-static inline __attribute__((always_inline)) void record_sample(const struct context *ctx, uint32_t run)
+/* One sample of ctx into this CPU's ring. Inlined into the NMI path; the tick reaches it out of line. */
+static inline __attribute__((always_inline)) void record_sample(const struct context *ctx, uint32_t run,
+                                                                 unsigned cpu, uint8_t flags,
+                                                                 uint32_t held_off_us)
 {
-    unsigned cpu = cpu_index();
-    if (cpu >= MAX_CPUS)
-        return;
     struct profile_ring *ring = &rings[cpu];
     struct profile_record *rec = profile_ring_reserve(ring);
     if (!rec)
@@ -64,6 +74,8 @@ static inline __attribute__((always_inline)) void record_sample(const struct con
     /* Each field is written once, as soon as it is known, so little has to stay live across the calls. */
     rec->run = run;
     rec->cpu = (uint16_t)cpu;
+    rec->flags = flags;
+    rec->held_off_us = held_off_us;
     rec->time_ns = time_ns();
     const struct task *task = task_current();
     if (task) {
@@ -72,8 +84,8 @@ static inline __attribute__((always_inline)) void record_sample(const struct con
         rec->labels = atomic_load_explicit(&task->labels, memory_order_acquire);
         struct stack_bounds stack = task_stack_bounds(task);
         /* Straight into the slot: frame 0 is the interrupted instruction itself, the rest the frame chain. */
-        rec->nframes = (uint16_t)stack_trace_from(context_pc(ctx), context_sp(ctx), context_fp(ctx), &stack,
-                                                  &kernel_text, rec->frames, PROFILE_MAX_FRAMES);
+        rec->nframes = (uint8_t)stack_trace_from(context_pc(ctx), context_sp(ctx), context_fp(ctx), &stack,
+                                                 &kernel_text, rec->frames, PROFILE_MAX_FRAMES);
     } else {
         /* No task, no stack to walk: the interrupted instruction is the whole chain. */
         rec->pid = 0;
@@ -84,38 +96,189 @@ static inline __attribute__((always_inline)) void record_sample(const struct con
     profile_ring_commit(ring);
 }
 
-/* Out of line on purpose: the check in front of it then costs a tick three instructions when no run is
- * active, instead of sharing this function's register saves. */
-static __attribute__((noinline)) void take_sample(const struct context *ctx, uint32_t run)
+/* What the counter's NMI knows of the code it interrupted, which the tick never can: interrupts off there,
+ * or an interrupt handler. */
+static inline uint8_t interrupted_flags(const struct context *ctx)
 {
-    record_sample(ctx, run);
+    uint8_t flags = 0;
+    if (!context_irqs_enabled(ctx))
+        flags |= PROFILE_REC_IRQS_OFF;
+    if (context_in_interrupt(ctx))
+        flags |= PROFILE_REC_IN_IRQ;
+    return flags;
 }
 
 void profiler_sample(const struct context *ctx)
 {
     /* acquire: pairs with the release in profiler_start, so the ring and kernel_text are visible */
-    uint32_t run = atomic_load_explicit(&active_run, memory_order_acquire);
-    if (run)
-        record_sample(ctx, run);
+    uint32_t word = atomic_load_explicit(&active_word, memory_order_acquire);
+    unsigned cpu = cpu_index();
+    if (word && !(word & RUN_STOPPING) && cpu < MAX_CPUS)
+        record_sample(ctx, word, cpu, interrupted_flags(ctx), 0);
+}
+
+bool profiler_nmi(const struct context *ctx, uint64_t entry_cycles)
+{
+    if (!pmu_nmi_is_mine())
+        return false;
+    uint32_t word = atomic_load_explicit(&active_word, memory_order_acquire);
+    unsigned cpu = cpu_index();
+    /* Outside a run, or between the stop and this CPU's disarm: the overflow is the counter's, and dropped. */
+    if (!word || (word & RUN_STOPPING) || cpu >= MAX_CPUS)
+        return true;
+    struct profiler_cpu_run *c = &cpu_runs[cpu];
+    if (c->run != word)
+        return true; /* armed for an earlier run that this CPU has not let go of yet */
+    record_sample(ctx, word, cpu, interrupted_flags(ctx), 0);
+    c->nmis++;
+    c->nmi_cycles += cycles() - entry_cycles;
+    return true;
+}
+
+/* ---- the tick during a run ---------------------------------------------------------------------------- */
+
+/* The first tick of a run on this CPU: a fresh account, and the counter armed if the run is on it. Returns
+ * whether this tick should still sample (it should not once the counter is armed). */
+static bool begin_on_this_cpu(struct profiler_cpu_run *c, unsigned cpu, uint32_t run)
+{
+    __builtin_memset(c, 0, sizeof *c);
+    c->run = run;
+    c->budget_from = cycles();
+    c->idle_waits_at_tick = sched_idle_waits();
+    atomic_store_explicit(&began[cpu], run, memory_order_release);
+    if (!counter_run) {
+        c->source = PROFILER_CPU_TICK;
+        return true;
+    }
+    if (pmu_arm_this_cpu()) {
+        c->source = PROFILER_CPU_COUNTER;
+        c->period_cycles = pmu_period_cycles();
+        return false;
+    }
+    c->source = PROFILER_CPU_TICK_ARM_FAULT; /* named in the report; this CPU is not tried again */
+    return true;
+}
+
+/* An armed CPU's tick: is the counter still interrupting, and is its NMI within budget? Returns whether this
+ * tick should sample, which it does from the moment the counter is found stopped. */
+static bool watch_counter(struct profiler_cpu_run *c, int64_t now, bool on_time)
+{
+    uint32_t nmis = c->nmis;
+    uint64_t waits = sched_idle_waits();
+    const struct task *task = task_current();
+    bool busy_since = waits == c->idle_waits_at_tick && task && !task->is_idle;
+    /* Unhalted cycles: an idle CPU's counter rightly stays quiet, and a tick that came late (the CPU was
+     * taken away) says nothing about the counter. Only busy, punctual ticks in a row without an overflow do. */
+    if (nmis != c->nmis_at_tick || !busy_since || !on_time)
+        c->silent_ticks = 0;
+    else if (++c->silent_ticks >= silent_ticks_limit) {
+        pmu_snapshot_this_cpu(&c->stopped_msrs);
+        pmu_disarm_this_cpu();
+        c->source = PROFILER_CPU_TICK_STOPPED;
+        c->stopped_ns = now - run_start_ns;
+        return true;
+    }
+    c->nmis_at_tick = nmis;
+    c->idle_waits_at_tick = waits;
+
+    uint64_t now_cycles = cycles();
+    uint64_t spent = c->nmi_cycles;
+    c->nmi_cycles = 0;
+    uint64_t elapsed = now_cycles - c->budget_from;
+    if (elapsed && spent * 100 > elapsed * PROFILE_NMI_BUDGET_PERCENT) {
+        c->period_cycles = pmu_throttle_this_cpu();
+        c->throttled = true;
+    }
+    c->budget_from = now_cycles;
+    return false;
+}
+
+/* A tick that samples: how late is it, and was it let in by code re-enabling interrupts? Returns the record's
+ * flags and, for a let-in tick, how long it was held off. */
+static uint8_t account_lateness(struct profiler_cpu_run *c, const struct context *ctx, int64_t held_ns,
+                                uint32_t *held_off_us)
+{
+    *held_off_us = 0;
+    if (held_ns <= tick_period_ns / 2)
+        return 0;
+    c->late_ticks++;
+    uintptr_t pc = context_pc(ctx);
+    if (pc >= kernel_text.lo + 2 && pc < kernel_text.hi && irq_enable_before(pc)) {
+        c->let_in_ticks++;
+        c->held_off_ns += (uint64_t)held_ns;
+        c->let_in_pc = pc;
+        uint64_t us = (uint64_t)held_ns / 1000;
+        *held_off_us = us > UINT32_MAX ? UINT32_MAX : (uint32_t)us;
+        return PROFILE_REC_LET_IN;
+    }
+    c->late_elsewhere_ns += (uint64_t)held_ns;
+    return 0;
+}
+
+static __attribute__((noinline)) void tick_in_run(const struct context *ctx, uint32_t word)
+{
+    unsigned cpu = cpu_index();
+    if (cpu >= MAX_CPUS)
+        return;
+    struct profiler_cpu_run *c = &cpu_runs[cpu];
+    uint32_t run = word & RUN_NUMBER;
+    if (word & RUN_STOPPING) {
+        /* Let go of the run: the counter is disarmed here, on its own CPU, and only then does the stop
+         * proceed, so nothing is left armed behind a run that is over. */
+        if (c->run == run && c->source == PROFILER_CPU_COUNTER)
+            pmu_disarm_this_cpu();
+        atomic_store_explicit(&let_go[cpu], run, memory_order_release);
+        return;
+    }
+
+    int64_t now = time_ns();
+    /* How long ago the first tick that should have come was due: this tick's own delay, plus whole periods
+     * missed since the previous tick (ticks coalesce while held off). */
+    int64_t late = tick_lateness_ns();
+    int64_t due = now - late;
+    int64_t held = late;
+    bool first = c->run != run;
+    if (first && !begin_on_this_cpu(c, cpu, run)) {
+        c->ticks = 1;
+        c->last_due_ns = due;
+        return;
+    }
+    if (!first && c->ticks) {
+        int64_t missed = (due - c->last_due_ns - tick_period_ns / 2) / tick_period_ns;
+        if (missed > 0)
+            held += missed * tick_period_ns;
+    }
+    c->ticks++;
+    c->last_due_ns = due;
+
+    if (c->source == PROFILER_CPU_COUNTER && !watch_counter(c, now, held <= tick_period_ns / 2))
+        return;
+    uint32_t held_off_us;
+    uint8_t flags = account_lateness(c, ctx, held, &held_off_us);
+    record_sample(ctx, run, cpu, flags, held_off_us);
 }
 
 void profiler_tick(const struct context *ctx)
 {
-    uint32_t run = atomic_load_explicit(&active_run, memory_order_acquire);
-    if (!run) {
-        /* Stopped: a CPU still armed disarms its own counter, on its own tick; until then its overflows
-         * kept coming and profiler_sample dropped them. Only a counter run can have left one armed, so an idle
-         * tick after a tick run costs the one atomic read and a compare, no call. */
-        if (source == &pmu_source && pmu_armed_this_cpu())
-            pmu_disarm_this_cpu();
+    uint32_t word = atomic_load_explicit(&active_word, memory_order_acquire);
+    if (word)
+        tick_in_run(ctx, word);
+}
+
+/* ---- boot ------------------------------------------------------------------------------------------ */
+
+void profiler_set_tick_rate(const char *hz_option)
+{
+    uint64_t hz;
+    if (!hz_option)
+        return;
+    if (!parse_u64_range(hz_option, TICK_HZ_MIN, TICK_HZ_MAX, &hz)) {
+        log_warn("profile: profile.hz=%s is not a rate %u..%u Hz; the tick stays at %u Hz", hz_option,
+                 TICK_HZ_MIN, TICK_HZ_MAX, TICK_HZ_DEFAULT);
         return;
     }
-    /* With the counter as the source each CPU arms its own on its next tick (its control registers can be
-     * written from nowhere else), and an armed CPU's tick does not sample, so nothing is counted twice. A CPU
-     * whose arming faulted stays on the tick. */
-    if (source == &pmu_source && (pmu_armed_this_cpu() || pmu_arm_this_cpu()))
-        return;
-    take_sample(ctx, run);
+    tick_set_hz((unsigned)hz);
+    log_info("profile: the tick samples at %u Hz (profile.hz=)", (unsigned)hz);
 }
 
 /* ---- run control (task context) --------------------------------------------------------------------- */
@@ -153,42 +316,66 @@ int profiler_start(struct profile_run *run)
         kernel_text.lo = (uintptr_t)tab->text_start;
         kernel_text.hi = (uintptr_t)tab->text_end;
     }
-    /* Asks once whether there is a PMU that counts (the first time, the probe runs here, on this CPU). */
-    if (pmu_probe() == PMU_COUNTS) {
-        pmu_source.name = pmu_source_name();
-        source = &pmu_source;
-    } else {
-        ksnprintf(tick_with_reason, sizeof tick_with_reason, "tick (%s)", pmu_verdict_reason());
-        source = &tick_source;
-    }
+    unsigned hz = tick_hz();
+    tick_period_ns = 1000000000 / (hz ? hz : TICK_HZ_DEFAULT);
     uint64_t per_ms = cycles_per_ms();
-    uint64_t counter_cycles = per_ms < COUNTER_PERIOD_MIN_CYCLES ? COUNTER_PERIOD_MIN_CYCLES : per_ms;
 
-    /* 0 means "inactive", so the run number skips it when it wraps. */
-    last_run++;
-    if (last_run == 0)
-        last_run = 1;
+    /* Asks once whether there is a PMU that counts (the first time, the probe runs here, on this CPU). */
+    counter_run = pmu_probe() == PMU_COUNTS;
+    run->tick_hz = hz;
+    if (counter_run) {
+        run->source = run->source_name = pmu_source_name();
+        run->tick_reason = 0;
+        run->period_cycles = pmu_period_cycles();
+        run->period_ns = per_ms ? run->period_cycles * 1000000 / per_ms : 1000000;
+        /* Busy ticks without an overflow that mean a stopped counter: at least four of its periods. */
+        uint64_t span = 4 * run->period_ns;
+        silent_ticks_limit = (uint32_t)((span + (uint64_t)tick_period_ns - 1) / (uint64_t)tick_period_ns);
+        if (silent_ticks_limit < 2)
+            silent_ticks_limit = 2;
+    } else {
+        ksnprintf(tick_reason, sizeof tick_reason, "%s", pmu_verdict_reason());
+        run->source = run->source_name = "tick";
+        run->tick_reason = tick_reason;
+        run->period_cycles = 0;
+        run->period_ns = (uint64_t)tick_period_ns;
+    }
+
+    /* 0 means "inactive", and the top bit is the stopping flag, so the number skips both when it wraps. */
+    last_run = (last_run & RUN_NUMBER) == RUN_NUMBER ? 1 : last_run + 1;
 
     run->rings = rings;
     run->ncpus = rings_ready;
     run->run = last_run;
-    run->source = source == &tick_source ? tick_with_reason : source->name;
-    run->source_name = source->name;
-    run->period_ns = source == &tick_source ? PROFILE_TICK_PERIOD_NS
-                     : per_ms ? counter_cycles * 1000000 / per_ms : 1000000;
+    run->cpu = cpu_runs;
     run->window_ms = 0;
-    run->start_ns = time_ns();
-    atomic_store_explicit(&active_run, last_run, memory_order_release);
+    run->start_ns = run_start_ns = time_ns();
+    atomic_store_explicit(&active_word, last_run, memory_order_release);
     return PROFILER_OK;
+}
+
+/* Until every CPU that began the run has let go of it on its own tick, at most a few tick periods; a CPU
+ * that never ticks again (stopped for good) is not waited for past the bound. */
+static void wait_for_cpus_to_let_go(uint32_t run)
+{
+    int64_t deadline = time_ns() + 8 * tick_period_ns + 20000000;
+    for (unsigned cpu = 0; cpu < MAX_CPUS; cpu++) {
+        if (atomic_load_explicit(&began[cpu], memory_order_acquire) != run)
+            continue;
+        while (atomic_load_explicit(&let_go[cpu], memory_order_acquire) != run && time_ns() - deadline < 0)
+            task_sleep_ms(1);
+    }
 }
 
 void profiler_stop(struct profile_run *run)
 {
-    atomic_store_explicit(&active_run, 0, memory_order_release);
+    atomic_store_explicit(&active_word, run->run | RUN_STOPPING, memory_order_release);
     int64_t elapsed = time_ns() - run->start_ns; /* signed: one clock, compared as a difference */
     if (elapsed < 0)
         elapsed = 0;
     run->window_ms = (uint32_t)((elapsed + 500000) / 1000000);
+    wait_for_cpus_to_let_go(run->run);
+    atomic_store_explicit(&active_word, 0, memory_order_release);
 }
 
 void profiler_release(void)

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "hal/context.h"
+#include "hal/pmu.h"
 #include "kernel/labels.h"
 #include "kernel/sink.h"
 #include "kernel/symbols.h"
@@ -23,10 +24,20 @@
 #define PROFILE_CHAINS_MIN 1
 #define PROFILE_CHAINS_MAX PROFILE_CHAIN_TABLE
 #define PROFILE_CHAINS_DEFAULT 8
-/* The tick samples each CPU at 100 Hz (TICK_HZ in arch/x86_64/arch.h): the raw format's period. */
-#define PROFILE_TICK_PERIOD_NS 10000000u
+/* The profile command takes the records out of the rings this often while its window runs, so a ring of
+ * 1024 records holds up at the counter's rate (about 1 kHz per CPU) and far beyond. */
+#define PROFILE_DRAIN_MS 50
+/* The counter path may spend at most this share of a CPU's time in its NMI (Linux's
+ * perf_cpu_time_max_percent); past it that CPU's period doubles, and the report says so. */
+#define PROFILE_NMI_BUDGET_PERCENT 25
 
 struct label_set;
+
+/* What a record knows about the context it interrupted (profile_record.flags). */
+#define PROFILE_REC_IRQS_OFF 0x01 /* interrupts were disabled there: only the counter's NMI can land there */
+#define PROFILE_REC_IN_IRQ 0x02   /* it was an interrupt handler */
+#define PROFILE_REC_LET_IN 0x04   /* a tick held off by code running with interrupts disabled, taken just
+                                   * after the sti/popf that re-enabled them; held_off_us says how long */
 
 /* One sample. Nothing in it is resolved: addresses keep, and a lookup has no business in an interrupt. */
 struct profile_record {
@@ -35,7 +46,9 @@ struct profile_record {
     uint32_t pid;
     uint32_t run;     /* the run that took it: the report ignores a straggler from an earlier run */
     uint16_t cpu;
-    uint16_t nframes; /* 1 .. PROFILE_MAX_FRAMES */
+    uint8_t nframes;      /* 1 .. PROFILE_MAX_FRAMES */
+    uint8_t flags;        /* PROFILE_REC_* */
+    uint32_t held_off_us; /* PROFILE_REC_LET_IN: how late the tick was */
     uintptr_t frames[PROFILE_MAX_FRAMES];
 };
 
@@ -125,6 +138,42 @@ static inline uint32_t profile_ring_drops(const struct profile_ring *ring)
 
 /* ---- run control and the sample path (kernel/profiler.c) ------------------------------------------------ */
 
+/* Where one CPU's samples came from in a run: the per-CPU line of the report. */
+enum profiler_cpu_source {
+    PROFILER_CPU_ABSENT,         /* no tick of the run reached this CPU */
+    PROFILER_CPU_TICK,           /* the tick: the run had no usable counter */
+    PROFILER_CPU_COUNTER,        /* its counter, armed for the whole run */
+    PROFILER_CPU_TICK_ARM_FAULT, /* the tick: arming its counter faulted */
+    PROFILER_CPU_TICK_STOPPED,   /* the counter until it stopped interrupting, then the tick */
+};
+
+/* One CPU's account of one run. Written only by that CPU, from its own tick and NMI; read by the report once
+ * the run has stopped (profiler_stop waits until every CPU is done with it). */
+struct profiler_cpu_run {
+    uint32_t run;               /* the run this account is of: a CPU starts a fresh one on its first tick */
+    uint8_t source;             /* enum profiler_cpu_source */
+    bool throttled;             /* its NMI time passed PROFILE_NMI_BUDGET_PERCENT: the period was doubled */
+    uint32_t ticks;             /* ticks of the run */
+    uint32_t nmis;              /* counter overflows taken */
+    uint32_t late_ticks;        /* ticks taken more than half a period late ... */
+    uint32_t let_in_ticks;      /* ... of which just after an sti/popf: held off by interrupts-off code */
+    uint64_t held_off_ns;       /* lateness of the let-in ticks: time spent with interrupts off */
+    uint64_t late_elsewhere_ns; /* lateness of the other late ticks: the CPU was taken away (a host) */
+    uintptr_t let_in_pc;        /* where the latest let-in tick landed */
+    uint64_t period_cycles;     /* the counter's period at the end (throttling doubles it) */
+    int64_t stopped_ns;         /* when its counter was found stopped, relative to the run's start */
+    struct pmu_snapshot stopped_msrs; /* what its counter's registers said then */
+    /* the lateness of ticks: when the previous tick was due */
+    int64_t last_due_ns;
+    /* the stopped-counter watch */
+    uint32_t nmis_at_tick;
+    uint64_t idle_waits_at_tick;
+    uint32_t silent_ticks;
+    /* the NMI budget */
+    uint64_t nmi_cycles;        /* spent in the counter's NMI since the last tick */
+    uint64_t budget_from;       /* cycles() at the last tick */
+};
+
 /* Everything a report needs about one run. */
 struct profile_run {
     struct profile_ring *rings; /* one per CPU, indexed by cpu_index() */
@@ -132,9 +181,13 @@ struct profile_run {
     uint32_t run;               /* the run number the records of this run carry (never 0) */
     const char *source;         /* how samples were taken: "tick", or a "pmu/..." counter */
     const char *source_name;    /* the same without the tick's reason: "tick" or the counter's name */
+    const char *tick_reason;    /* why the tick and not the counter (NULL on a counter run) */
     uint64_t period_ns;         /* nominal time between two samples on one CPU */
+    uint64_t period_cycles;     /* on the counter: the period it was armed with, in the cycles it counts */
+    unsigned tick_hz;           /* the tick's rate */
     int64_t start_ns;
     uint32_t window_ms;         /* measured, from start to stop */
+    const struct profiler_cpu_run *cpu; /* per CPU, valid once stopped */
 };
 
 enum profiler_status {
@@ -143,8 +196,19 @@ enum profiler_status {
     PROFILER_NO_MEMORY = -2, /* the rings could not be allocated */
 };
 
-/* From every CPU's timer interrupt, interrupts off: one atomic read when no run is active. */
+/* Boot, before any CPU starts its tick: profile.hz= from the kernel command line (NULL when absent), the
+ * tick's rate and so the tick source's sampling rate -- TICK_HZ_DEFAULT, or TICK_HZ_MIN..TICK_HZ_MAX. A bad
+ * value is reported in one line and the default kept. */
+void profiler_set_tick_rate(const char *hz_option);
+
+/* From every CPU's timer interrupt, interrupts off: one atomic read when no run is active. During a run it
+ * samples (on the tick), or arms this CPU's counter on the run's first tick, watches that the counter still
+ * interrupts, keeps its NMI time under budget, and disarms it on the first tick after the stop. */
 void profiler_tick(const struct context *ctx);
+/* NMI context, after the debugger's and the panic's claims: true when this NMI is this CPU's counter
+ * overflowing (hal/pmu.h), and then one sample of ctx was taken (or dropped, outside a run) and the time
+ * since entry_cycles (cycles() when the NMI entered) is charged to the NMI budget. */
+bool profiler_nmi(const struct context *ctx, uint64_t entry_cycles);
 /* Takes one sample of ctx into this CPU's ring if a run is active. Interrupt or NMI context: no locks, no
  * allocation, no lookup, no printing. */
 void profiler_sample(const struct context *ctx);
@@ -154,7 +218,9 @@ void profiler_sample(const struct context *ctx);
  * PROFILER_NO_MEMORY the claim is given back. */
 int profiler_start(struct profile_run *run);
 /* Ends the run: no CPU records into it after this returns, except a sample already past its check, which
- * the report recognises by its run number. Sets run->window_ms. */
+ * the report recognises by its run number. On a counter run it waits (task context, at most a few ticks)
+ * until every CPU has disarmed its counter on its own tick; overflows until then are dropped. Sets
+ * run->window_ms. */
 void profiler_stop(struct profile_run *run);
 /* Gives the claim back, after the report. */
 void profiler_release(void);

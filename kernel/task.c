@@ -21,6 +21,7 @@ struct sched_cpu {
     atomic_uint placed;                /* live tasks spawned with "any CPU", for placement */
     uint64_t ticks;                    /* timer ticks */
     uint64_t busy_ticks;               /* ticks that found a non-idle task running */
+    uint64_t idle_waits;               /* times the idle task halted: the profiler's "was it idle" */
 };
 
 static struct sched_cpu sched_cpus[MAX_CPUS];
@@ -408,9 +409,12 @@ void sched_cpu_ticks(unsigned cpu, uint64_t *ticks, uint64_t *busy)
     *busy = sched_cpus[cpu].busy_ticks;
 }
 
+uint64_t sched_idle_waits(void) { return sched_cpus[cpu_index()].idle_waits; }
+
 void sched_idle_loop(void)
 {
     for (;;) {
+        sched_cpus[cpu_index()].idle_waits++;
         __asm__ volatile("sti; hlt" ::: "memory");
     }
 }

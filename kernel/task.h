@@ -87,6 +87,9 @@ struct context *sched_after_irq(struct context *ctx); /* device interrupt done: 
 __attribute__((noreturn)) void sched_idle_loop(void);
 /* Timer ticks on a CPU, and those that found a task other than idle running. */
 void sched_cpu_ticks(unsigned cpu, uint64_t *ticks, uint64_t *busy);
+/* How many times this CPU's idle task has halted: unchanged between two looks means it never went idle in
+ * between. Interrupt context, about the calling CPU. */
+uint64_t sched_idle_waits(void);
 /* Starts the task that frees exited tasks (from kmain, once). */
 void task_start_reaper(void);
 

@@ -75,6 +75,7 @@ void lapic_eoi(void);
 void lapic_timer_calibrate_start(void);
 uint32_t lapic_timer_calibrate_read(void);
 void lapic_timer_start(uint32_t ticks_per_period);
+uint32_t lapic_timer_remaining(void);  /* the timer's current count: what is left of this period */
 void lapic_send_init(uint32_t apic_id);
 void lapic_send_startup(uint32_t apic_id, uint8_t vector_page);
 void lapic_send_nmi(uint32_t apic_id);
@@ -88,8 +89,7 @@ void ioapic_route(uint32_t gsi, uint8_t vector, bool level, bool active_low, uin
 
 /* time.c */
 void time_init(void);                  /* boot CPU: TSC and LAPIC timer calibrated against the PIT */
-void time_start_tick(void);            /* each CPU: the LAPIC timer at TICK_HZ */
-#define TICK_HZ 100
+void time_start_tick(void);            /* each CPU: the LAPIC timer at tick_hz() */
 void delay_us(uint64_t us);
 
 /* interrupts.c */

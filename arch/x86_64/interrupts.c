@@ -126,15 +126,26 @@ static const char *const exception_names[32] = {
     "security (#SX)", "reserved 31",
 };
 
-static void exception(struct context *ctx)
+static struct percpu *this_percpu(void) { return &percpu_area[cpu_index()]; }
+
+/* Returns true when ctx must be resumed without IRET (see isr.S, resume_in_nmi). */
+static bool exception(struct context *ctx)
 {
     /* Breakpoints, single steps and debug-register hits belong to the gdb stub when it is there. */
     if ((ctx->vector == 1 || ctx->vector == 3) && gdb_exception(ctx))
-        return;
+        return false;
     /* An instruction that declared it may fault (fault-tolerant MSR access) resumes at its landing address;
-     * its caller learns of the fault from its result. */
-    if (exception_fixup(ctx))
-        return;
+     * its caller learns of the fault from its result. Inside the NMI handler the return must not be an
+     * IRET: any IRET ends the CPU's NMI blocking, and a second NMI would then land on the same IST stack
+     * as the first, still live. */
+    if (exception_fixup(ctx)) {
+        struct percpu *p = this_percpu();
+        if (!p->nmi_depth)
+            return false;
+        p->resume_rip = ctx->rip;
+        p->resume_rflags = ctx->rflags;
+        return true;
+    }
     const char *name = exception_names[ctx->vector & 31];
     if (ctx->vector == 14) {
         uint64_t err = ctx->error_code;
@@ -144,8 +155,73 @@ static void exception(struct context *ctx)
     panic_at(ctx, "%s, error code 0x%llx", name, (unsigned long long)ctx->error_code);
 }
 
+/* The PC's record of an external NMI (a parity or channel-check error: port 0x61 bits 7 and 6), which the
+ * chipset routes to the boot CPU. */
+static bool external_nmi_reported(void) { return cpu_index() == 0 && (inb(0x61) & 0xC0) != 0; }
+
+/* A fixup-protected load: *v from addr, false when it faults. The NMI self-test's exception. */
+static bool load_may_fault(uint64_t addr, uint64_t *v)
+{
+    bool ok;
+    __asm__ volatile("1: movq (%2), %1\n\t"
+                     "movb $1, %0\n\t"
+                     "jmp 3f\n\t"
+                     "2: movb $0, %0\n\t"
+                     "3:\n\t" EX_TABLE_ENTRY("1b", "2b")
+                     : "=r"(ok), "=r"(*v)
+                     : "r"(addr)
+                     : "memory");
+    return ok;
+}
+
+/* The self-test's NMIs: the first sends itself a second (which must wait: NMIs are blocked), then takes a
+ * #GP that the fixup table answers; the second arrives only after the first's IRET. */
+enum { SELFTEST_IDLE, SELFTEST_FIRST, SELFTEST_SECOND, SELFTEST_DONE };
+static bool selftest_nmi(struct percpu *p)
+{
+    if (p->selftest == SELFTEST_FIRST) {
+        p->selftest = SELFTEST_SECOND;
+        lapic_send_nmi(p->apic_id);
+        uint64_t v;
+        if (load_may_fault(0x8000000000000000ull, &v)) /* non-canonical: #GP */
+            p->selftest = SELFTEST_IDLE;             /* no fault: the test proves nothing */
+        return true;
+    }
+    if (p->selftest == SELFTEST_SECOND) {
+        p->selftest = SELFTEST_DONE;
+        return true;
+    }
+    return false;
+}
+
+const char *platform_nmi_selftest(void)
+{
+    struct percpu *p = this_percpu();
+    unsigned long flags = irq_save();
+    uint32_t nested_before = p->nmi_nested;
+    p->selftest = SELFTEST_FIRST;
+    lapic_send_nmi(p->apic_id);
+    uint64_t deadline = cycles() + cycles_per_ms() * 100;
+    while (p->selftest != SELFTEST_DONE && p->selftest != SELFTEST_IDLE && (int64_t)(cycles() - deadline) < 0)
+        pause();
+    uint32_t stage = p->selftest;
+    p->selftest = SELFTEST_IDLE;
+    irq_restore(flags);
+    if (p->nmi_nested != nested_before)
+        return "FAILED: the second NMI nested inside the first";
+    if (stage == SELFTEST_DONE)
+        return "ok: a #GP fixed up inside the NMI handler kept NMIs blocked; the NMI sent meanwhile "
+               "arrived after the handler returned";
+    return stage == SELFTEST_IDLE ? "FAILED: the load did not fault" : "FAILED: the second NMI never arrived";
+}
+
 static void nmi(struct context *ctx)
 {
+    uint64_t entry = cycles();
+    struct percpu *p = this_percpu();
+    if (p->nmi_depth)
+        p->nmi_nested++; /* cannot happen while no IRET runs inside the handler: counted, for the self-test */
+    p->nmi_depth++;
     /* A panicking CPU stops the others with an NMI: they halt here, interrupts off, for good -- or, under
      * gdb=panic, park for the debugger with their registers saved. */
     if (panic_active()) {
@@ -153,18 +229,32 @@ static void nmi(struct context *ctx)
         platform_halt_forever();
     }
     /* The debugger stopping every CPU: checked before the counter's claim, which would not recognise it. */
-    if (gdb_nmi(ctx))
-        return;
-    /* The performance counter's overflow, already acknowledged and re-armed: take the sample (dropped when
-     * no run is active). Anything else is a genuine NMI, and it is not swallowed. */
-    if (pmu_nmi_is_mine()) {
-        profiler_sample(ctx);
+    if (gdb_nmi(ctx)) {
+        p->nmi_depth--;
         return;
     }
-    panic_at(ctx, "NMI received: a genuine NMI, not claimed by any kprof source");
+    /* The performance counter's overflow, acknowledged and re-armed, and its sample taken (dropped outside a
+     * run). An NMI can stand for two sources at once -- one is latched while another is taken -- so a claimed
+     * overflow does not end the search: the platform's own record of an external NMI is read on every NMI
+     * (one port read on the boot CPU), and a genuine NMI is not swallowed behind a sample. */
+    bool counter = profiler_nmi(ctx, entry) || selftest_nmi(p);
+    if (external_nmi_reported())
+        panic_at(ctx, "NMI received: an external NMI (port 0x61 = 0x%02x: %s)%s", inb(0x61),
+                 (inb(0x61) & 0x80) ? "memory parity/system error" : "I/O channel check",
+                 counter ? ", arriving with a counter overflow" : "");
+    if (!counter)
+        panic_at(ctx, "NMI received: a genuine NMI, not claimed by any kprof source");
+    p->nmi_depth--;
 }
 
-struct context *interrupt_dispatch(struct context *ctx)
+bool context_in_interrupt(const struct context *ctx)
+{
+    /* An NMI is not counted in irq_depth; any other vector counts itself. */
+    uint32_t depth = this_percpu()->irq_depth;
+    return ctx->vector == 2 ? depth > 0 : depth > 1;
+}
+
+static struct context *dispatch(struct context *ctx)
 {
     uint64_t vector = ctx->vector;
 
@@ -187,14 +277,24 @@ struct context *interrupt_dispatch(struct context *ctx)
         gdb_after_irq(ctx); /* COM2's interrupt asked to stop here: gdb attached, or sent Ctrl-C */
         return sched_after_irq(ctx);
     }
-    if (vector == 2) {
+    if (vector < 32 && exception(ctx))
+        return (struct context *)((uintptr_t)ctx | 1); /* isr.S: resume without IRET */
+    /* Spurious LAPIC (no EOI) and the masked 8259s' spurious IRQ7/15: nothing to do. */
+    return ctx;
+}
+
+struct context *interrupt_dispatch(struct context *ctx)
+{
+    /* The NMI is kept out of irq_depth, so that the code it interrupted can be told an interrupt handler. */
+    if (ctx->vector == 2) {
         nmi(ctx);
         return ctx;
     }
-    if (vector < 32)
-        exception(ctx);
-    /* Spurious LAPIC (no EOI) and the masked 8259s' spurious IRQ7/15: nothing to do. */
-    return ctx;
+    struct percpu *p = this_percpu();
+    p->irq_depth++;
+    struct context *next = dispatch(ctx);
+    p->irq_depth--;
+    return next;
 }
 
 void context_print(struct sink *out, const struct context *c)

@@ -47,6 +47,8 @@ isr_common:
     cld
     movq %rsp, %rdi
     call interrupt_dispatch
+    testq $1, %rax
+    jnz resume_in_nmi
     movq %rax, %rsp
     .global isr_resume
 isr_resume:
@@ -67,6 +69,34 @@ isr_resume:
     popq %rax
     addq $16, %rsp
     iretq
+
+/* An exception fixed up inside the NMI handler (interrupt_dispatch returned the context with its low bit
+ * set): resume it without IRET, which would end the NMI's blocking of NMIs. Same privilege, so the return is
+ * a popf and a ret on the interrupted stack, with rip and rflags from this CPU's percpu (resume_rflags at
+ * %gs:16, resume_rip at %gs:24): the exception's own frame below that stack is spent by then. */
+resume_in_nmi:
+    leaq -1(%rax), %rsp
+    popq %r15
+    popq %r14
+    popq %r13
+    popq %r12
+    popq %r11
+    popq %r10
+    popq %r9
+    popq %r8
+    popq %rbp
+    popq %rdi
+    popq %rsi
+    popq %rdx
+    popq %rcx
+    popq %rbx
+    popq %rax
+    addq $16, %rsp          /* vector, error code: now rip, cs, rflags, rsp, ss */
+    movq 24(%rsp), %rsp     /* the interrupted stack */
+    pushq %gs:24
+    pushq %gs:16
+    popfq
+    retq
 
 /* The addresses of the 256 stubs, for the IDT. */
 .macro STUB_ADDR n

@@ -60,6 +60,8 @@ uint32_t lapic_timer_calibrate_read(void)
     return elapsed;
 }
 
+uint32_t lapic_timer_remaining(void) { return lapic_read(LAPIC_TIMER_CURRENT); }
+
 void lapic_timer_start(uint32_t ticks_per_period)
 {
     lapic_write(LAPIC_TIMER_DIVIDE, TIMER_DIVIDE_BY_16);

@@ -26,8 +26,16 @@ struct tss {
 struct percpu {
     struct percpu *self; /* %gs:0 */
     uint64_t index;      /* %gs:8: cpu_index() reads this */
+    /* %gs:16, %gs:24: where an exception fixed up inside the NMI handler resumes, for isr.S's return
+     * without IRET (an IRET would re-open NMIs while the first is still on its stack) */
+    uint64_t resume_rflags;
+    uint64_t resume_rip;
     uint32_t apic_id;
     atomic_bool online;
+    uint32_t irq_depth;  /* interrupt_dispatch frames on this CPU, NMIs not counted */
+    uint32_t nmi_depth;  /* 1 while this CPU runs its NMI handler */
+    uint32_t nmi_nested; /* NMIs that arrived while one was being handled: must stay 0 */
+    uint32_t selftest;   /* the NMI self-test's stage (arch/x86_64/interrupts.c) */
     uint64_t gdt[5];     /* null, code, data, TSS (two slots) */
     struct tss tss;
     uint8_t ist_stacks[3][IST_STACK_SIZE] __attribute__((aligned(16)));

@@ -44,6 +44,8 @@ struct pmu_cpu {
     _Atomic bool late_pending;  /* disarmed with an overflow raised whose NMI had not arrived yet */
     _Atomic uint64_t late_deadline; /* TSC: until when that NMI may still be claimed */
     bool arm_failed;            /* arming faulted here: this CPU stays on the tick (tick context only) */
+    uint64_t reload;            /* what this CPU's overflow reloads: the period's, or a throttled one's */
+    uint64_t period;            /* that period, in counted cycles */
 } __attribute__((aligned(64)));
 
 /* Chosen once by pmu_select(), read-only afterwards (the NMI path reads live). */
@@ -57,6 +59,9 @@ static char vendor_id[13];
 static uint64_t width_mask;
 static uint64_t sign_bit;
 static uint64_t reload;         /* below_zero(period): what the counter is loaded with to count one period */
+static uint64_t period_cycles;  /* that period */
+/* Throttling doubles a CPU's period at most this many times (1 ms becomes 64 ms). */
+#define THROTTLE_MAX_SHIFT 6
 
 /* The verdict, published with release after reason and the values above are written. */
 static _Atomic int verdict = PMU_NOT_PROBED;
@@ -171,9 +176,9 @@ static inline bool counter_overflowed(void)
 }
 
 /* After an overflow: the next period starts now, and the status bit is cleared so the next overflow shows. */
-static inline void counter_reload_and_ack(void)
+static inline void counter_reload_and_ack(struct pmu_cpu *c)
 {
-    pmu_hw_wrmsr(live.counter_msr, reload);
+    pmu_hw_wrmsr(live.counter_msr, c->reload);
     if (live.global_ack_msr)
         pmu_hw_wrmsr(live.global_ack_msr, live.global_bit);
 }
@@ -259,6 +264,7 @@ static enum pmu_verdict run_probe(struct pmu_cpu *c)
     if (period > sign_bit >> 1)
         period = sign_bit >> 1; /* keeps the sign bit meaningful; no part with >= 32 bits gets near it */
     reload = below_zero(period);
+    period_cycles = period;
 
     if (live.prepare && !live.prepare(&live))
         return PMU_FAULTED;
@@ -289,6 +295,8 @@ static enum pmu_verdict run_probe(struct pmu_cpu *c)
     uint32_t saved_lvt = pmu_hw_lvtpc_read();
     pmu_hw_lvtpc_write(LVT_DELIVERY_NMI);
     atomic_store_explicit(&c->probe_nmis, 0, memory_order_relaxed);
+    c->reload = reload;
+    c->period = period_cycles;
     atomic_store_explicit(&c->probing, true, memory_order_relaxed);
     atomic_signal_fence(memory_order_seq_cst);
     bool ok = counter_clear_stale() && counter_start(below_zero(PERIOD_MIN_CYCLES), true);
@@ -388,6 +396,8 @@ bool pmu_arm_this_cpu(void)
         return false;
 
     atomic_store_explicit(&c->late_pending, false, memory_order_relaxed);
+    c->reload = reload;
+    c->period = period_cycles;
     bool ok = (!live.prepare || live.prepare(&live)) && counter_clear_stale();
     pmu_hw_lvtpc_write(LVT_DELIVERY_NMI);
     /* The flag first: the overflow can come the moment the counter is enabled, and must find it set. */
@@ -426,6 +436,20 @@ bool pmu_armed_this_cpu(void)
     return atomic_load_explicit(&this_cpu()->armed, memory_order_relaxed);
 }
 
+uint64_t pmu_period_cycles(void) { return pmu_usable() ? period_cycles : 0; }
+
+uint64_t pmu_throttle_this_cpu(void)
+{
+    struct pmu_cpu *c = this_cpu();
+    uint64_t doubled = c->period * 2;
+    /* The limit keeps the sign bit meaningful on AMD without a status register, as the probe's period does. */
+    if (doubled <= period_cycles << THROTTLE_MAX_SHIFT && doubled <= sign_bit >> 1) {
+        c->period = doubled;
+        c->reload = below_zero(doubled); /* from the next overflow on: the NMI reloads c->reload */
+    }
+    return c->period;
+}
+
 /* ---- the NMI ------------------------------------------------------------------------------------------ */
 
 bool pmu_nmi_is_mine(void)
@@ -448,7 +472,7 @@ bool pmu_nmi_is_mine(void)
     }
     if (!counter_overflowed())
         return false;
-    counter_reload_and_ack();
+    counter_reload_and_ack(c);
     /* The LAPIC may have masked the entry when it delivered the PMI; unmasked, in NMI mode, for the next. */
     pmu_hw_lvtpc_write(LVT_DELIVERY_NMI);
     if (probing)
@@ -507,6 +531,47 @@ void pmu_describe_cpu(struct sink *out)
     sink_printf(out, "  %-14s LAPIC 0x340 = 0x%08x: delivery %s, %s\n", "lvt perfcnt", lvt,
                 (lvt & LVT_DELIVERY_MASK) == LVT_DELIVERY_NMI ? "nmi" : (lvt & LVT_DELIVERY_MASK) ? "other" : "fixed",
                 (lvt & LVT_MASK_BIT) ? "masked" : "unmasked");
+}
+
+static void snap(struct pmu_snapshot *s, const char *name, uint32_t msr, uint64_t *v)
+{
+    if (!msr || s->count == PMU_SNAPSHOT_REGS)
+        return;
+    s->regs[s->count].name = name;
+    s->regs[s->count].faulted = !pmu_hw_rdmsr(msr, &s->regs[s->count].value);
+    *v = s->regs[s->count].faulted ? 0 : s->regs[s->count].value;
+    s->count++;
+}
+
+void pmu_snapshot_this_cpu(struct pmu_snapshot *s)
+{
+    uint64_t v = 0;
+    memset(s, 0, sizeof *s);
+    if (!have_backend)
+        return;
+    snap(s, "counter", live.counter_msr, &v);
+    snap(s, "control", live.control_msr, &v);
+    s->counting = (v & live.control_count) == live.control_count;
+    s->pmi_enabled = live.control_interrupt && (v & live.control_interrupt);
+    s->globally_enabled = true;
+    if (live.global_ctrl_msr) {
+        snap(s, "global ctrl", live.global_ctrl_msr, &v);
+        s->globally_enabled = (v & live.global_bit) != 0;
+    }
+    if (live.global_status_msr)
+        snap(s, "global status", live.global_status_msr, &v);
+    if (live.freeze_msr) {
+        snap(s, "freeze", live.freeze_msr, &v);
+        s->frozen = (v & live.freeze_bit) != 0;
+    }
+    uint32_t lvt = pmu_hw_lvtpc_read();
+    if (s->count < PMU_SNAPSHOT_REGS) {
+        s->regs[s->count].name = "lvt perfcnt";
+        s->regs[s->count].value = lvt;
+        s->count++;
+    }
+    s->lvt_masked = (lvt & LVT_MASK_BIT) != 0;
+    s->lvt_nmi = (lvt & LVT_DELIVERY_MASK) == LVT_DELIVERY_NMI;
 }
 
 /* ---- lscpu -------------------------------------------------------------------------------------------- */
@@ -595,7 +660,7 @@ void pmu_reset_for_tests(void)
     have_backend = false;
     memset(&live, 0, sizeof live);
     memset(vendor_id, 0, sizeof vendor_id);
-    width_mask = sign_bit = reload = 0;
+    width_mask = sign_bit = reload = period_cycles = 0;
     atomic_store(&verdict, PMU_NOT_PROBED);
     atomic_store(&probe_taken, 0);
     reason[0] = 0;

@@ -1,7 +1,7 @@
 /* arch/x86_64/time.c: the kernel's one clock and its tick. The TSC is calibrated against PIT channel 2 (a
  * gate-driven one-shot whose rate, 1.193182 MHz, is the one fixed frequency every PC has), and the LAPIC
  * timer against the same window; then time_ns() is a multiply and a shift of the TSC, and every CPU runs
- * its LAPIC timer periodically at TICK_HZ. */
+ * its LAPIC timer periodically at tick_hz() (TICK_HZ_DEFAULT, or profile.hz= from the command line). */
 #include "arch/x86_64/arch.h"
 #include "arch/x86_64/x86.h"
 #include "hal/cpu.h"
@@ -13,6 +13,8 @@ static uint64_t tsc_boot;
 static uint64_t tsc_per_ms;
 static uint64_t ns_mult;   /* ns = (tsc_delta * ns_mult) >> 32 */
 static uint32_t lapic_ticks_per_ms;
+static unsigned hz = TICK_HZ_DEFAULT;
+static uint32_t timer_period;     /* LAPIC timer counts per tick */
 
 void time_init(void)
 {
@@ -45,9 +47,28 @@ void time_init(void)
     tsc_boot = t0;
 }
 
+void tick_set_hz(unsigned rate)
+{
+    if (rate >= TICK_HZ_MIN && rate <= TICK_HZ_MAX)
+        hz = rate;
+}
+
+unsigned tick_hz(void) { return hz; }
+
 void time_start_tick(void)
 {
-    lapic_timer_start(lapic_ticks_per_ms * (1000 / TICK_HZ));
+    timer_period = (uint32_t)((uint64_t)lapic_ticks_per_ms * 1000 / hz);
+    lapic_timer_start(timer_period);
+}
+
+int64_t tick_lateness_ns(void)
+{
+    /* The periodic timer reloads and raises the tick at the same moment: what it has counted down since is
+     * how long this tick has waited to be taken. */
+    uint32_t remaining = lapic_timer_remaining();
+    if (timer_period == 0 || remaining > timer_period)
+        return 0;
+    return (int64_t)((uint64_t)(timer_period - remaining) * 1000000 / lapic_ticks_per_ms);
 }
 
 uint64_t cycles(void) { return rdtsc(); }

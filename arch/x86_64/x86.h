@@ -44,7 +44,9 @@ static inline uint64_t read_rbp(void) { uint64_t v; __asm__ volatile("mov %%rbp,
 static inline uint64_t read_rsp(void) { uint64_t v; __asm__ volatile("mov %%rsp, %0" : "=r"(v)); return v; }
 
 static inline void cli(void) { __asm__ volatile("cli" ::: "memory"); }
-static inline void sti(void) { __asm__ volatile("sti" ::: "memory"); }
+/* The nop fills STI's one-instruction shadow, so an interrupt held off until here is taken right after it,
+ * where irq_enable_site.c recognises the place (an STI before a RET would be let in at the caller). */
+static inline void sti(void) { __asm__ volatile("sti; nop" ::: "memory"); }
 static inline void hlt(void) { __asm__ volatile("hlt" ::: "memory"); }
 static inline void pause(void) { __asm__ volatile("pause" ::: "memory"); }
 
