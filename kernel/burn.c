@@ -1,15 +1,20 @@
 /* kernel/burn.c: the `burn` command -- busy tasks that spin through a fixed, known call chain
  * (burn_task -> burn_outer -> burn_middle -> burn_inner) for a given time, so that a profile has a known
- * answer and tests and benchmarks have a load whose throughput they can measure. */
+ * answer and tests and benchmarks have a load whose throughput they can measure. `burn MS N irqsoff` runs the
+ * same chain with interrupts disabled in slices of BURN_IRQSOFF_SLICE_MS (under burn_irqsoff_slice), so the
+ * counter's NMI has interrupts-off code to mark and the tick has something to be held off by, while the
+ * console and gdb still get in between slices. */
 #include <stdatomic.h>
 
 #include "hal/cpu.h"
 #include "kernel/commands.h"
 #include "kernel/parse.h"
+#include "kernel/string.h"
 #include "kernel/task.h"
 
 #define BURN_MAX_TASKS 16
 #define BURN_MAX_MS 60000
+#define BURN_IRQSOFF_SLICE_MS 20
 
 struct burn_run {
     int64_t deadline_ns;
@@ -18,6 +23,7 @@ struct burn_run {
     atomic_ullong iterations;
     unsigned tasks;
     uint32_t ms;
+    bool irqsoff;
 };
 
 static struct burn_run current_run;
@@ -60,11 +66,29 @@ __attribute__((noinline)) uint64_t burn_outer(uint64_t x)
     return x;
 }
 
+/* One slice with interrupts off: the tick waits in the LAPIC until irq_restore lets it in. */
+__attribute__((noinline)) static uint64_t burn_irqsoff_slice(uint64_t *x, int64_t until_ns)
+{
+    uint64_t n = 0;
+    unsigned long flags = irq_save();
+    while (time_ns() - until_ns < 0) {
+        *x = burn_outer(*x);
+        n++;
+    }
+    irq_restore(flags);
+    return n;
+}
+
 __attribute__((noinline)) static void burn_task(void *arg)
 {
     struct burn_run *run = arg;
     uint64_t x = cpu_index(), n = 0;
     while (time_ns() - run->deadline_ns < 0) {
+        if (run->irqsoff) {
+            int64_t until = time_ns() + (int64_t)BURN_IRQSOFF_SLICE_MS * 1000000;
+            n += burn_irqsoff_slice(&x, until - run->deadline_ns < 0 ? until : run->deadline_ns);
+            continue;
+        }
         x = burn_outer(x); /* one call site: one chain */
         n++;
     }
@@ -81,7 +105,7 @@ __attribute__((noinline)) static void burn_task(void *arg)
 
 int cmd_burn(int argc, char **argv, struct sink *out)
 {
-    static const char usage[] = "usage: burn [MS [N]] (MS 1..60000, N 1..16)\n";
+    static const char usage[] = "usage: burn [MS [N [irqsoff]]] (MS 1..60000, N 1..16)\n";
     if (argc == 1) {
         if (atomic_load(&run_active))
             sink_printf(out, "burn: %u tasks running\n", atomic_load(&current_run.running));
@@ -96,8 +120,9 @@ int cmd_burn(int argc, char **argv, struct sink *out)
         return 0;
     }
     uint64_t ms, n = 1;
-    if (argc > 3 || !parse_u64_range(argv[1], 1, BURN_MAX_MS, &ms) ||
-        (argc == 3 && !parse_u64_range(argv[2], 1, BURN_MAX_TASKS, &n))) {
+    bool irqsoff = argc == 4 && strcmp(argv[3], "irqsoff") == 0;
+    if (argc > 4 || (argc == 4 && !irqsoff) || !parse_u64_range(argv[1], 1, BURN_MAX_MS, &ms) ||
+        (argc >= 3 && !parse_u64_range(argv[2], 1, BURN_MAX_TASKS, &n))) {
         sink_puts(out, usage);
         return 1;
     }
@@ -110,10 +135,12 @@ int cmd_burn(int argc, char **argv, struct sink *out)
     current_run.deadline_ns = current_run.start_ns + (int64_t)ms * 1000000;
     current_run.tasks = (unsigned)n;
     current_run.ms = (uint32_t)ms;
+    current_run.irqsoff = irqsoff;
     atomic_store(&current_run.iterations, 0);
     atomic_store(&current_run.running, (unsigned)n);
 
-    sink_printf(out, "burn: started %llu tasks for %llu ms (pids", (unsigned long long)n, (unsigned long long)ms);
+    sink_printf(out, "burn: started %llu tasks for %llu ms%s (pids", (unsigned long long)n, (unsigned long long)ms,
+                irqsoff ? " with interrupts off" : "");
     unsigned started = 0;
     for (unsigned i = 0; i < n; i++) {
         struct task *t = task_spawn("burn", burn_task, &current_run, -1);

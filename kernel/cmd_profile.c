@@ -8,6 +8,7 @@
 #include "kernel/profiler.h"
 #include "kernel/string.h"
 #include "kernel/symbols.h"
+#include "hal/cpu.h"
 #include "kernel/task.h"
 
 bool profile_parse_args(int argc, char **argv, struct profile_request *req)
@@ -97,18 +98,45 @@ int cmd_profile(int argc, char **argv, struct sink *out)
         sink_puts(out, "profile: out of memory\n");
         return 1;
     }
-    task_sleep_ms(req.ms);
-    profiler_stop(&run);
-    int rc;
+    /* The window, drained as it runs: every PROFILE_DRAIN_MS each CPU's records are taken out of its ring
+     * (folded, or printed as raw lines), so 1024 records a CPU hold up at any rate the sources reach. */
+    struct profile_fold *fold = 0;
+    struct profile_raw_trailer trailer = { 0, 0 };
+    char build_id[2 * PROFILE_BUILD_ID_MAX + 1];
     if (req.raw) {
-        char build_id[2 * PROFILE_BUILD_ID_MAX + 1];
         size_t len;
         const void *note = kernel_build_id_note(&len);
         if (!profile_build_id_hex(note, len, build_id, sizeof build_id))
             build_id[0] = 0;
-        rc = profile_report_raw(&run, &req.filter, build_id, out);
+        run.window_ms = req.ms; /* the header goes first: it states the window asked for */
+        profile_raw_begin(&run, build_id, out);
+    } else if (!(fold = profile_fold_create())) {
+        profiler_stop(&run);
+        profiler_release();
+        sink_puts(out, "profile: out of memory\n");
+        return 1;
+    }
+    int64_t end = run.start_ns + (int64_t)req.ms * 1000000;
+    for (;;) {
+        int64_t now = time_ns();
+        if (now - end >= 0)
+            break;
+        int64_t next = now + (int64_t)PROFILE_DRAIN_MS * 1000000;
+        task_sleep_until(next - end < 0 ? next : end);
+        if (req.raw)
+            profile_raw_drain(&run, &req.filter, out, &trailer);
+        else
+            profile_fold_drain(fold, &run, &req.filter, kernel_symtab());
+    }
+    profiler_stop(&run);
+    int rc = 0;
+    if (req.raw) {
+        profile_raw_drain(&run, &req.filter, out, &trailer);
+        profile_raw_end(&run, &trailer, out);
     } else {
-        rc = profile_report(&run, &req.filter, req.chains, kernel_symtab(), out);
+        profile_fold_drain(fold, &run, &req.filter, kernel_symtab());
+        rc = profile_report_print(&run, fold, &req.filter, req.chains, kernel_symtab(), out);
+        profile_fold_destroy(fold);
     }
     profiler_release();
     return rc ? 1 : 0;

@@ -7,6 +7,7 @@
 #include "kernel/heap.h"
 #include "kernel/labels.h"
 #include "kernel/panic.h"
+#include "kernel/string.h"
 #include "kernel/task.h"
 
 static const char *const state_names[] = { "ready", "running", "sleeping", "blocked", "dead" };
@@ -115,4 +116,15 @@ int cmd_poweroff(int argc, char **argv, struct sink *out)
     const char *why = platform_poweroff();
     sink_printf(out, "poweroff: failed: %s\n", why);
     return 1;
+}
+
+int cmd_selftest(int argc, char **argv, struct sink *out)
+{
+    if (argc != 2 || strcmp(argv[1], "nmi") != 0) {
+        sink_puts(out, "usage: selftest nmi\n");
+        return 1;
+    }
+    const char *result = platform_nmi_selftest();
+    sink_printf(out, "selftest nmi: %s\n", result);
+    return strncmp(result, "ok", 2) == 0 ? 0 : 1;
 }

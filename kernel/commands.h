@@ -30,6 +30,7 @@ int cmd_uptime(int argc, char **argv, struct sink *out);
 int cmd_mem(int argc, char **argv, struct sink *out);
 int cmd_cpus(int argc, char **argv, struct sink *out);
 int cmd_burn(int argc, char **argv, struct sink *out);
+int cmd_selftest(int argc, char **argv, struct sink *out);
 int cmd_panic(int argc, char **argv, struct sink *out);
 int cmd_poweroff(int argc, char **argv, struct sink *out);
 int cmd_profile(int argc, char **argv, struct sink *out);

@@ -11,6 +11,8 @@
  * as a line of kernel/profile_raw.h instead of folding. */
 #include "kernel/profiler.h"
 
+#include "hal/cpu.h"
+#include "kernel/format.h"
 #include "kernel/heap.h"
 #include "kernel/labels.h"
 #include "kernel/profile_raw.h"
@@ -31,6 +33,8 @@ struct chain {
     uint64_t callers[CALLERS_MAX]; /* exact return addresses, innermost first */
     uint32_t ncallers;
     uint32_t count;
+    uint8_t flags;         /* PROFILE_REC_IRQS_OFF, _IN_IRQ, _LET_IN: part of the chain's identity */
+    uint64_t held_off_us;  /* let-in chains: summed over their samples */
 };
 
 /* Samples per label set. Sets are interned and never freed, so the pointer is the set's identity; there are
@@ -49,6 +53,8 @@ struct profile_fold {
     struct label_share shares[LABEL_TABLE_SETS + 1]; /* first-seen order */
     uint32_t nshares;
     bool labelled;        /* some sample carried a set */
+    uint32_t cpu_samples[MAX_CPUS]; /* samples folded per CPU */
+    uint64_t drained;     /* records taken out of the rings, wanted or not */
 };
 
 struct profile_fold *profile_fold_create(void)
@@ -68,19 +74,19 @@ uint64_t profile_fold_samples(const struct profile_fold *fold)
 }
 
 /* Multiplicative hashing, word by word; the top half of the product is where the input bits have spread. */
-static uint32_t chain_hash(uint64_t leaf, const uintptr_t *callers, uint32_t ncallers)
+static uint32_t chain_hash(uint64_t leaf, const uintptr_t *callers, uint32_t ncallers, uint8_t flags)
 {
     const uint64_t k = 0x9e3779b97f4a7c15ull; /* 2^64 / golden ratio */
-    uint64_t h = (leaf ^ ncallers) * k;
+    uint64_t h = (leaf ^ ncallers ^ ((uint64_t)flags << 56)) * k;
     for (uint32_t i = 0; i < ncallers; i++)
         h = (h ^ callers[i]) * k;
     return (uint32_t)(h >> 32);
 }
 
 static bool chain_matches(const struct chain *c, uint64_t leaf, bool resolved, const uintptr_t *callers,
-                          uint32_t ncallers)
+                          uint32_t ncallers, uint8_t flags)
 {
-    if (c->leaf != leaf || (c->name != NULL) != resolved || c->ncallers != ncallers)
+    if (c->leaf != leaf || (c->name != NULL) != resolved || c->ncallers != ncallers || c->flags != flags)
         return false;
     for (uint32_t i = 0; i < ncallers; i++)
         if (c->callers[i] != callers[i])
@@ -102,15 +108,20 @@ void profile_fold_add(struct profile_fold *fold, const struct symtab *tab, const
     bool resolved = symtab_lookup(tab, pc, &hit);
     uint64_t leaf = resolved ? hit.start : pc;
 
+    /* The marks keep interrupts-off and in-interrupt samples apart from the same chain running normally. */
+    uint8_t flags = rec->flags & (PROFILE_REC_IRQS_OFF | PROFILE_REC_IN_IRQ | PROFILE_REC_LET_IN);
     fold->samples++;
-    uint32_t slot = chain_hash(leaf, callers, ncallers) & (INDEX_SLOTS - 1);
+    if (rec->cpu < MAX_CPUS)
+        fold->cpu_samples[rec->cpu]++;
+    uint32_t slot = chain_hash(leaf, callers, ncallers, flags) & (INDEX_SLOTS - 1);
     for (;;) {
         uint32_t entry = fold->index[slot];
         if (entry == 0)
             break;
         struct chain *c = &fold->chains[entry - 1];
-        if (chain_matches(c, leaf, resolved, callers, ncallers)) {
+        if (chain_matches(c, leaf, resolved, callers, ncallers, flags)) {
             c->count++;
+            c->held_off_us += rec->held_off_us;
             if (resolved) {
                 if (hit.offset < c->min_offset)
                     c->min_offset = hit.offset;
@@ -134,6 +145,8 @@ void profile_fold_add(struct profile_fold *fold, const struct symtab *tab, const
         c->callers[i] = callers[i];
     c->ncallers = ncallers;
     c->count = 1;
+    c->flags = flags;
+    c->held_off_us = rec->held_off_us;
     fold->used++;
     fold->index[slot] = (uint8_t)fold->used;
 }
@@ -175,17 +188,36 @@ static void print_caller(struct sink *out, const struct symtab *tab, uint64_t ad
         sink_printf(out, "        <- 0x%llx\n", (unsigned long long)addr);
 }
 
+/* " [irqs off]", " [in irq]", " [in irq, irqs off]", " [let in after 9.8 ms irqs off]": what the chain's
+ * samples interrupted, when it was not ordinary code with interrupts on. */
+static void print_marks(struct sink *out, const struct chain *c)
+{
+    if (c->flags & PROFILE_REC_LET_IN) {
+        uint64_t avg_us = c->count ? c->held_off_us / c->count : 0;
+        sink_printf(out, " [let in after %llu.%llu ms irqs off]", (unsigned long long)(avg_us / 1000),
+                    (unsigned long long)(avg_us % 1000 / 100));
+    } else if ((c->flags & PROFILE_REC_IN_IRQ) && (c->flags & PROFILE_REC_IRQS_OFF)) {
+        sink_puts(out, " [in irq, irqs off]");
+    } else if (c->flags & PROFILE_REC_IN_IRQ) {
+        sink_puts(out, " [in irq]");
+    } else if (c->flags & PROFILE_REC_IRQS_OFF) {
+        sink_puts(out, " [irqs off]");
+    }
+}
+
 static void print_chain(struct sink *out, const struct symtab *tab, const struct chain *c, uint64_t total)
 {
     print_percent(out, c->count, total);
     sink_printf(out, " %u ", c->count);
     if (!c->name)
-        sink_printf(out, "0x%llx\n", (unsigned long long)c->leaf);
+        sink_printf(out, "0x%llx", (unsigned long long)c->leaf);
     else if (c->min_offset == c->max_offset)
-        sink_printf(out, "%s+0x%llx\n", c->name, (unsigned long long)c->min_offset);
+        sink_printf(out, "%s+0x%llx", c->name, (unsigned long long)c->min_offset);
     else
-        sink_printf(out, "%s+0x%llx..0x%llx\n", c->name, (unsigned long long)c->min_offset,
+        sink_printf(out, "%s+0x%llx..0x%llx", c->name, (unsigned long long)c->min_offset,
                     (unsigned long long)c->max_offset);
+    print_marks(out, c);
+    sink_puts(out, "\n");
     for (uint32_t i = 0; i < c->ncallers; i++)
         print_caller(out, tab, c->callers[i]);
 }
@@ -264,37 +296,188 @@ static bool record_wanted(const struct profile_record *rec, uint32_t run, const 
     return true;
 }
 
-int profile_report(struct profile_run *run, const struct profile_filter *filter, unsigned max_chains,
-                   const struct symtab *tab, struct sink *out)
+void profile_fold_drain(struct profile_fold *fold, struct profile_run *run, const struct profile_filter *filter,
+                        const struct symtab *tab)
 {
-    struct profile_fold *fold = profile_fold_create();
-    if (!fold) {
-        sink_puts(out, "profile: out of memory\n");
-        return -1;
-    }
-
-    unsigned cpus = 0;
-    uint64_t dropped = 0;
     for (unsigned cpu = 0; cpu < run->ncpus; cpu++) {
         struct profile_ring *ring = &run->rings[cpu];
-        bool contributed = false;
-        /* Only what is in the ring now: a straggler committing meanwhile is left for the next start. */
+        /* Only what is in the ring now: what commits meanwhile waits for the next drain. */
         for (uint32_t n = profile_ring_count(ring); n > 0; n--) {
             const struct profile_record *rec = profile_ring_peek(ring);
             if (record_wanted(rec, run->run, filter)) {
                 profile_fold_add(fold, tab, rec);
                 tally_labels(fold, rec->labels);
-                contributed = true;
             }
+            fold->drained++;
             profile_ring_advance(ring);
         }
-        cpus += contributed;
-        dropped += profile_ring_drops(ring);
+    }
+}
+
+/* ---- the header and the per-CPU truth -------------------------------------------------------------- */
+
+static const char *const cpu_source_words[] = {
+    [PROFILER_CPU_ABSENT] = "-", [PROFILER_CPU_TICK] = "tick", [PROFILER_CPU_COUNTER] = "counter",
+    [PROFILER_CPU_TICK_ARM_FAULT] = "tick (arm faulted)", [PROFILER_CPU_TICK_STOPPED] = "tick (counter stopped)",
+};
+
+static const struct profiler_cpu_run *cpu_account(const struct profile_run *run, unsigned cpu)
+{
+    if (!run->cpu || run->cpu[cpu].run != run->run)
+        return 0;
+    return &run->cpu[cpu];
+}
+
+/* "source pmu/nmi intel fixed-ctr1 every 2100000 cycles (~1000 Hz)", "source tick at 100 Hz (reason)", or a
+ * mixed one naming how many CPUs each source had. */
+static void print_source(struct sink *out, const struct profile_run *run)
+{
+    unsigned on_counter = 0, on_tick = 0;
+    for (unsigned cpu = 0; cpu < run->ncpus; cpu++) {
+        const struct profiler_cpu_run *c = cpu_account(run, cpu);
+        if (!c)
+            continue;
+        if (c->source == PROFILER_CPU_COUNTER)
+            on_counter++;
+        else if (c->source != PROFILER_CPU_ABSENT)
+            on_tick++;
+    }
+    uint64_t hz = run->period_ns ? 1000000000 / run->period_ns : 0;
+    if (!run->tick_reason && on_tick && on_counter) {
+        sink_printf(out, "source mixed: %s every %llu cycles (~%llu Hz) on %u cpus, tick at %u Hz on %u\n",
+                    run->source, (unsigned long long)run->period_cycles, (unsigned long long)hz, on_counter,
+                    run->tick_hz, on_tick);
+    } else if (!run->tick_reason && on_tick) {
+        sink_printf(out, "source tick at %u Hz (no cpu kept its counter)\n", run->tick_hz);
+    } else if (!run->tick_reason) {
+        sink_printf(out, "source %s every %llu cycles (~%llu Hz)\n", run->source,
+                    (unsigned long long)run->period_cycles, (unsigned long long)hz);
+    } else {
+        sink_printf(out, "source tick at %u Hz (%s)\n", run->tick_hz, run->tick_reason);
+    }
+}
+
+/* "per cpu: 0:1380 1:1391 2:1370/12 3:1380": samples, and drops after a '/' where there were any, wrapped
+ * so 64 CPUs still fit a screen; a CPU whose source is not the header's gets it in its own line below. */
+static void print_per_cpu(struct sink *out, const struct profile_run *run, const struct profile_fold *fold)
+{
+    sink_puts(out, "per cpu:");
+    unsigned column = 8;
+    for (unsigned cpu = 0; cpu < run->ncpus; cpu++) {
+        char item[40];
+        uint32_t drops = profile_ring_drops(&run->rings[cpu]);
+        size_t n = drops ? ksnprintf(item, sizeof item, " %u:%u/%u", cpu, fold->cpu_samples[cpu], drops)
+                         : ksnprintf(item, sizeof item, " %u:%u", cpu, fold->cpu_samples[cpu]);
+        if (column + n > 100) {
+            sink_puts(out, "\n         ");
+            column = 8;
+        }
+        sink_puts(out, item);
+        column += (unsigned)n;
+    }
+    sink_puts(out, "\n");
+}
+
+static void print_ms_share(struct sink *out, uint64_t ns, uint32_t window_ms)
+{
+    uint64_t ms = ns / 1000000;
+    sink_printf(out, "%llu ms", (unsigned long long)ms);
+    if (window_ms)
+        sink_printf(out, " (%llu%%)", (unsigned long long)(ms * 100 / window_ms));
+}
+
+static void print_snapshot(struct sink *out, const struct pmu_snapshot *snap)
+{
+    for (unsigned i = 0; i < snap->count; i++) {
+        if (snap->regs[i].faulted)
+            sink_printf(out, "%s%s #GP", i ? ", " : "", snap->regs[i].name);
+        else
+            sink_printf(out, "%s%s 0x%llx", i ? ", " : "", snap->regs[i].name,
+                        (unsigned long long)snap->regs[i].value);
+    }
+    sink_printf(out, "\n        counting %s, pmi %s, enabled %s, frozen %s, lvt %s%s\n",
+                snap->counting ? "on" : "off", snap->pmi_enabled ? "on" : "off",
+                snap->globally_enabled ? "yes" : "no", snap->frozen ? "yes" : "no",
+                snap->lvt_masked ? "masked" : "unmasked", snap->lvt_nmi ? "" : ", not nmi");
+}
+
+/* The lines about single CPUs: a source other than the run's, a stopped counter with what its registers
+ * showed, throttling, and how long the tick was held off. */
+static void print_cpu_notes(struct sink *out, const struct profile_run *run, const struct symtab *tab)
+{
+    bool counter_run = !run->tick_reason;
+    uint64_t held_total = 0, elsewhere_total = 0;
+    for (unsigned cpu = 0; cpu < run->ncpus; cpu++) {
+        const struct profiler_cpu_run *c = cpu_account(run, cpu);
+        if (!c)
+            continue;
+        if (counter_run && c->source != PROFILER_CPU_COUNTER)
+            sink_printf(out, "cpu %u: %s\n", cpu, cpu_source_words[c->source]);
+        if (c->source == PROFILER_CPU_TICK_STOPPED) {
+            sink_printf(out, "cpu %u: its counter stopped interrupting %llu ms into the run (no overflow in a "
+                        "busy stretch); on the tick since. It showed: ", cpu,
+                        (unsigned long long)(c->stopped_ns / 1000000));
+            print_snapshot(out, &c->stopped_msrs);
+        }
+        if (c->throttled)
+            sink_printf(out, "cpu %u: throttled: its NMIs took over %u%% of the cpu, period doubled to %llu cycles\n",
+                        cpu, (unsigned)PROFILE_NMI_BUDGET_PERCENT, (unsigned long long)c->period_cycles);
+        held_total += c->held_off_ns;
+        elsewhere_total += c->late_elsewhere_ns;
+    }
+    /* Only the tick can be held off; the counter's NMI lands inside interrupts-off code and marks it. */
+    if (held_total) {
+        sink_puts(out, "tick held off by interrupts-off code:");
+        uintptr_t site = 0;
+        bool first = true;
+        for (unsigned cpu = 0; cpu < run->ncpus; cpu++) {
+            const struct profiler_cpu_run *c = cpu_account(run, cpu);
+            if (!c || !c->held_off_ns)
+                continue;
+            sink_printf(out, "%s cpu %u ", first ? "" : ",", cpu);
+            print_ms_share(out, c->held_off_ns, run->window_ms);
+            first = false;
+            site = c->let_in_pc;
+        }
+        struct symbol_hit hit;
+        if (site && symtab_lookup(tab, site, &hit))
+            sink_printf(out, "; let in at %s+0x%llx (%s)", hit.name, (unsigned long long)hit.offset,
+                        irq_enable_before(site) ? irq_enable_before(site) : "?");
+        sink_puts(out, "\n");
+    }
+    /* A late tick elsewhere is not interrupts-off code: the CPU was not running (a host took it away). */
+    if (elsewhere_total * 100 > (uint64_t)run->window_ms * 1000000 * run->ncpus * 5) {
+        sink_puts(out, "ticks late elsewhere (the cpu was taken away, not held off):");
+        bool first = true;
+        for (unsigned cpu = 0; cpu < run->ncpus; cpu++) {
+            const struct profiler_cpu_run *c = cpu_account(run, cpu);
+            if (!c || !c->late_elsewhere_ns)
+                continue;
+            sink_printf(out, "%s cpu %u ", first ? "" : ",", cpu);
+            print_ms_share(out, c->late_elsewhere_ns, run->window_ms);
+            first = false;
+        }
+        sink_puts(out, "\n");
+    }
+}
+
+int profile_report_print(const struct profile_run *run, const struct profile_fold *fold,
+                         const struct profile_filter *filter, unsigned max_chains, const struct symtab *tab,
+                         struct sink *out)
+{
+    unsigned cpus = 0;
+    uint64_t dropped = 0;
+    for (unsigned cpu = 0; cpu < run->ncpus; cpu++) {
+        cpus += fold->cpu_samples[cpu] != 0;
+        dropped += profile_ring_drops(&run->rings[cpu]);
     }
 
     sink_printf(out, "profiled %u ms\n", run->window_ms);
-    sink_printf(out, "%llu samples on %u cpus, %llu dropped, source %s\n", (unsigned long long)fold->samples,
-                cpus, (unsigned long long)dropped, run->source);
+    sink_printf(out, "%llu samples on %u cpus, %llu dropped, ", (unsigned long long)fold->samples, cpus,
+                (unsigned long long)dropped);
+    print_source(out, run);
+    print_per_cpu(out, run, fold);
+    print_cpu_notes(out, run, tab);
 
     if (fold->labelled)
         print_label_shares(out, fold);
@@ -311,13 +494,25 @@ int profile_report(struct profile_run *run, const struct profile_filter *filter,
                         filter->pid);
         } else {
             sink_puts(out, "no samples: nothing was sampled in the window\n");
-            if (strncmp(run->source, "pmu", 3) == 0)
+            if (!run->tick_reason)
                 sink_puts(out, "idle CPUs contribute nothing on the counter: it counts unhalted cycles\n");
         }
     } else {
         print_chains(out, tab, fold, max_chains ? max_chains : 1);
     }
+    return 0;
+}
 
+int profile_report(struct profile_run *run, const struct profile_filter *filter, unsigned max_chains,
+                   const struct symtab *tab, struct sink *out)
+{
+    struct profile_fold *fold = profile_fold_create();
+    if (!fold) {
+        sink_puts(out, "profile: out of memory\n");
+        return -1;
+    }
+    profile_fold_drain(fold, run, filter, tab);
+    profile_report_print(run, fold, filter, max_chains, tab, out);
     profile_fold_destroy(fold);
     return 0;
 }
@@ -346,8 +541,7 @@ static size_t raw_line(const struct profile_record *rec, char *line, size_t cap)
     return profile_raw_format_sample(&s, line, cap);
 }
 
-int profile_report_raw(struct profile_run *run, const struct profile_filter *filter, const char *build_id,
-                       struct sink *out)
+void profile_raw_begin(const struct profile_run *run, const char *build_id, struct sink *out)
 {
     char line[PROFILE_RAW_LINE_MAX];
     struct profile_raw_header h;
@@ -365,25 +559,45 @@ int profile_report_raw(struct profile_run *run, const struct profile_filter *fil
         n = profile_raw_format_header(&h, line, sizeof line);
     }
     sink_write(out, line, n);
+}
 
-    struct profile_raw_trailer t = { 0, 0 };
+void profile_raw_drain(struct profile_run *run, const struct profile_filter *filter, struct sink *out,
+                       struct profile_raw_trailer *t)
+{
+    char line[PROFILE_RAW_LINE_MAX];
     for (unsigned cpu = 0; cpu < run->ncpus; cpu++) {
         struct profile_ring *ring = &run->rings[cpu];
-        /* Only what is in the ring now, as in the report. */
+        /* Only what is in the ring now, as in the fold. */
         for (uint32_t k = profile_ring_count(ring); k > 0; k--) {
             const struct profile_record *rec = profile_ring_peek(ring);
             if (record_wanted(rec, run->run, filter)) {
-                n = raw_line(rec, line, sizeof line);
+                size_t n = raw_line(rec, line, sizeof line);
                 if (n) {
                     sink_write(out, line, n);
-                    t.samples++;
+                    t->samples++;
                 }
             }
             profile_ring_advance(ring);
         }
-        t.dropped += profile_ring_drops(ring);
     }
-    n = profile_raw_format_trailer(&t, line, sizeof line);
+}
+
+void profile_raw_end(const struct profile_run *run, struct profile_raw_trailer *t, struct sink *out)
+{
+    char line[PROFILE_RAW_LINE_MAX];
+    t->dropped = 0;
+    for (unsigned cpu = 0; cpu < run->ncpus; cpu++)
+        t->dropped += profile_ring_drops(&run->rings[cpu]);
+    size_t n = profile_raw_format_trailer(t, line, sizeof line);
     sink_write(out, line, n);
+}
+
+int profile_report_raw(struct profile_run *run, const struct profile_filter *filter, const char *build_id,
+                       struct sink *out)
+{
+    struct profile_raw_trailer t = { 0, 0 };
+    profile_raw_begin(run, build_id, out);
+    profile_raw_drain(run, filter, out, &t);
+    profile_raw_end(run, &t, out);
     return 0;
 }

@@ -250,12 +250,29 @@ int profile_report(struct profile_run *run, const struct profile_filter *filter,
 int profile_report_raw(struct profile_run *run, const struct profile_filter *filter, const char *build_id,
                        struct sink *out);
 
+/* The same in steps, for a window drained while it runs (the profile command): the header of the raw form,
+ * the records now in the rings that pass filter as lines (consumed, counted into *t), and the trailer. */
+struct profile_raw_trailer;
+void profile_raw_begin(const struct profile_run *run, const char *build_id, struct sink *out);
+void profile_raw_drain(struct profile_run *run, const struct profile_filter *filter, struct sink *out,
+                       struct profile_raw_trailer *t);
+void profile_raw_end(const struct profile_run *run, struct profile_raw_trailer *t, struct sink *out);
+
 /* The fold on its own, for the report and for measuring its cost per sample. */
 struct profile_fold;
 struct profile_fold *profile_fold_create(void); /* NULL when out of memory */
 void profile_fold_destroy(struct profile_fold *fold);
 void profile_fold_add(struct profile_fold *fold, const struct symtab *tab, const struct profile_record *rec);
 uint64_t profile_fold_samples(const struct profile_fold *fold);
+/* Folds the records now in run's rings that pass filter (consuming them): called while the window runs, so
+ * the rings never fill, and once more after the stop. */
+void profile_fold_drain(struct profile_fold *fold, struct profile_run *run, const struct profile_filter *filter,
+                        const struct symtab *tab);
+/* The report of what fold holds: the header (window, totals, the source and its rate), the per-CPU line and
+ * notes, the label breakdown and the max_chains hottest chains. Returns 0. */
+int profile_report_print(const struct profile_run *run, const struct profile_fold *fold,
+                         const struct profile_filter *filter, unsigned max_chains, const struct symtab *tab,
+                         struct sink *out);
 
 /* ---- the command's arguments (kernel/cmd_profile.c) ----------------------------------------------------- */
 

@@ -9,17 +9,15 @@
 #define OP_POPF 0x9D
 #define OP_STI 0xFB
 #define OP_NOP 0x90
-#define OP_HLT 0xF4
 
 const char *irq_enable_before(uintptr_t pc)
 {
     const uint8_t *p = (const uint8_t *)pc;
     if (p[-1] == OP_POPF)
         return "popf";
-    /* sti, then its one-instruction shadow: the one-byte instructions that follow an sti in practice. */
-    if (p[-2] == OP_STI && (p[-1] == OP_NOP || p[-1] == OP_HLT))
-        return "sti";
-    if (p[-1] == OP_STI)
+    /* sti, then the nop that fills its one-instruction shadow (arch/x86_64/x86.h). Not "sti; hlt": a tick that
+     * wakes the idle loop late found the CPU idle, not holding interrupts off. */
+    if (p[-2] == OP_STI && p[-1] == OP_NOP)
         return "sti";
     return 0;
 }
