@@ -76,6 +76,10 @@ const void *kernel_build_id_note(size_t *len)
 }
 #endif
 
+char profile_kept_report[PROFILE_KEPT_REPORT_MAX];
+uint32_t profile_kept_length;
+_Atomic uint32_t profile_kept_run;
+
 int cmd_profile(int argc, char **argv, struct sink *out)
 {
     struct profile_request req;
@@ -135,7 +139,15 @@ int cmd_profile(int argc, char **argv, struct sink *out)
         profile_raw_end(&run, &trailer, out);
     } else {
         profile_fold_drain(fold, &run, &req.filter, kernel_symtab());
-        rc = profile_report_print(&run, fold, &req.filter, req.chains, kernel_symtab(), out);
+        /* Printed once, to the command's sink and to the copy the debugger reads. */
+        struct buffer_sink kept;
+        struct tee_sink both;
+        atomic_store(&profile_kept_run, 0);
+        buffer_sink_init(&kept, profile_kept_report, sizeof profile_kept_report);
+        tee_sink_init(&both, out, &kept.sink);
+        rc = profile_report_print(&run, fold, &req.filter, req.chains, kernel_symtab(), &both.sink);
+        profile_kept_length = (uint32_t)(kept.len + kept.truncated);
+        atomic_store(&profile_kept_run, run.run);
         profile_fold_destroy(fold);
     }
     profiler_release();

@@ -250,6 +250,15 @@ int profile_report(struct profile_run *run, const struct profile_filter *filter,
 int profile_report_raw(struct profile_run *run, const struct profile_filter *filter, const char *build_id,
                        struct sink *out);
 
+/* The last report the profile command printed, kept word for word for the debugger (scripts/prof.py's
+ * `prof report` prints it, so gdb shows exactly what the console showed): its text (NUL-terminated, the first
+ * PROFILE_KEPT_REPORT_MAX - 1 bytes of a longer one), its length before truncation, and its run -- 0 while a
+ * report is being written. Task context writes it; a debugger reads it with the machine stopped. */
+#define PROFILE_KEPT_REPORT_MAX 16384
+extern char profile_kept_report[PROFILE_KEPT_REPORT_MAX];
+extern uint32_t profile_kept_length;
+extern _Atomic uint32_t profile_kept_run;
+
 /* The same in steps, for a window drained while it runs (the profile command): the header of the raw form,
  * the records now in the rings that pass filter as lines (consumed, counted into *t), and the trailer. */
 struct profile_raw_trailer;

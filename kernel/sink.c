@@ -91,3 +91,17 @@ void buffer_sink_init(struct buffer_sink *bs, char *buf, size_t cap)
     if (cap > 0)
         buf[0] = '\0';
 }
+
+static void tee_sink_write(struct sink *sink, const char *text, size_t len)
+{
+    struct tee_sink *tee = (struct tee_sink *)sink;
+    sink_write(tee->first, text, len);
+    sink_write(tee->second, text, len);
+}
+
+void tee_sink_init(struct tee_sink *tee, struct sink *first, struct sink *second)
+{
+    tee->sink.write = tee_sink_write;
+    tee->first = first;
+    tee->second = second;
+}

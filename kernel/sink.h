@@ -29,4 +29,11 @@ struct buffer_sink {
 };
 void buffer_sink_init(struct buffer_sink *bs, char *buf, size_t cap);
 
+/* A sink that writes everything to two others, first then second. */
+struct tee_sink {
+    struct sink sink;
+    struct sink *first, *second;
+};
+void tee_sink_init(struct tee_sink *tee, struct sink *first, struct sink *second);
+
 #endif

@@ -91,7 +91,7 @@ static void do_case(char *args, const char *line)
     run.run = number;
     run.source = source;
     run.source_name = source;
-    run.period_ns = PROFILE_TICK_PERIOD_NS;
+    run.period_ns = 10000000u;
     run.window_ms = window;
 }
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "fake_hal.h"
+#include "hal/context.h"
 #include "hal/cpu.h"
 #include "kernel/panic.h"
 
@@ -29,6 +30,26 @@ void cpu_relax(void) {}
 int64_t time_ns(void) { return fake_time_ns; }
 uint64_t cycles(void) { return fake_cycles; }
 uint64_t cycles_per_ms(void) { return fake_cycles_per_ms; }
+
+unsigned fake_tick_hz = TICK_HZ_DEFAULT;
+int64_t fake_tick_lateness_ns;
+bool fake_in_interrupt;
+uint64_t fake_idle_waits[64];
+void tick_set_hz(unsigned hz) { fake_tick_hz = hz; }
+unsigned tick_hz(void) { return fake_tick_hz; }
+int64_t tick_lateness_ns(void) { return fake_tick_lateness_ns; }
+bool context_in_interrupt(const struct context *ctx)
+{
+    (void)ctx;
+    return fake_in_interrupt;
+}
+const char *fake_irq_enable_site;
+const char *irq_enable_before(uintptr_t pc)
+{
+    (void)pc;
+    return fake_irq_enable_site;
+}
+uint64_t sched_idle_waits(void) { return fake_idle_waits[fake_cpu_index % 64]; }
 
 void panic(const char *fmt, ...)
 {

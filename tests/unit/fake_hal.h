@@ -15,6 +15,15 @@ extern int64_t fake_time_ns;
 extern uint64_t fake_cycles;
 extern uint64_t fake_cycles_per_ms;
 
+/* The tick: tick_hz() returns fake_tick_hz (tick_set_hz sets it), tick_lateness_ns() fake_tick_lateness_ns.
+ * context_in_interrupt() says fake_in_interrupt; sched_idle_waits() fake_idle_waits[the current CPU]. */
+extern unsigned fake_tick_hz;
+extern int64_t fake_tick_lateness_ns;
+extern bool fake_in_interrupt;
+extern uint64_t fake_idle_waits[64];
+/* irq_enable_before() answers this for every pc (arch/x86_64/irq_enable_site.c has its own test). */
+extern const char *fake_irq_enable_site;
+
 /* panic(): with fake_panic_armed set, records the message in fake_panic_message and longjmps to
  * fake_panic_jump; otherwise prints it and aborts the test binary. Use EXPECT_PANIC. */
 extern bool fake_panic_armed;

@@ -243,28 +243,37 @@ int stack_trace_from(uintptr_t pc, uintptr_t sp, uintptr_t rbp, const struct sta
     return 2;
 }
 
-/* The window: the sleep moves the clock and, meanwhile, each CPU takes ticks_per_sleep ticks. */
+/* The window: the command sleeps in steps of PROFILE_DRAIN_MS, draining the rings after each; every step moves
+ * the clock (to its end, plus sleep_extra_ns) and, meanwhile, each CPU takes ticks_per_sleep ticks. slept_ms
+ * adds up the steps; sleeps counts them. The stop's wait for the CPUs to let go of the run sleeps too: that
+ * gives each CPU one tick, and is counted apart (stop_waits). */
 static int sleeps;
 static uint32_t slept_ms;
 static int64_t sleep_extra_ns;
 static unsigned ticks_per_sleep;
+static int stop_waits;
 static char *nested_line; /* a command run from inside the window, as another console would */
 static char nested_output[256];
 
-void task_sleep_ms(uint32_t ms)
+static void tick_every_cpu(unsigned t)
 {
-    sleeps++;
-    slept_ms = ms;
-    for (unsigned t = 0; t < ticks_per_sleep; t++) {
-        for (unsigned cpu = 0; cpu < fake_cpu_count; cpu++) {
-            struct context ctx;
-            memset(&ctx, 0, sizeof ctx);
-            ctx.rip = 0x1000 + 0x10 + (t % 3) * 0x8; /* BurnInner+0x10..0x20 */
-            fake_cpu_index = cpu;
-            profiler_tick(&ctx);
-        }
+    for (unsigned cpu = 0; cpu < fake_cpu_count; cpu++) {
+        struct context ctx;
+        memset(&ctx, 0, sizeof ctx);
+        ctx.rip = 0x1000 + 0x10 + (t % 3) * 0x8; /* BurnInner+0x10..0x20 */
+        ctx.rflags = 0x202;
+        fake_cpu_index = cpu;
+        profiler_tick(&ctx);
     }
     fake_cpu_index = 0;
+}
+
+void task_sleep_until(int64_t when_ns)
+{
+    sleeps++;
+    slept_ms += (uint32_t)((when_ns - fake_time_ns) / 1000000);
+    for (unsigned t = 0; t < ticks_per_sleep; t++)
+        tick_every_cpu(t);
     if (nested_line) {
         struct buffer_sink bs;
         buffer_sink_init(&bs, nested_output, sizeof nested_output);
@@ -275,8 +284,18 @@ void task_sleep_ms(uint32_t ms)
         assert_int_equal(cmd_profile(argc, argv, &bs.sink), 1);
         nested_line = NULL;
     }
-    fake_time_ns += (int64_t)ms * 1000000 + sleep_extra_ns;
+    fake_time_ns = when_ns + sleep_extra_ns;
 }
+
+void task_sleep_ms(uint32_t ms)
+{
+    stop_waits++;
+    tick_every_cpu(0);
+    fake_time_ns += (int64_t)ms * 1000000;
+}
+
+/* The steps a window of ms takes. */
+static int drains(uint32_t ms) { return (int)((ms + PROFILE_DRAIN_MS - 1) / PROFILE_DRAIN_MS); }
 
 /* The kernel's build-id note: a GNU note of type 3 holding 4 bytes. */
 static const uint32_t build_id_note[] = { 4, 4, 3, 0x00554e47 /* "GNU\0" */, 0xefbeadde };
@@ -315,12 +334,15 @@ static int setup(void **state)
     fake_cpu_count = 2;
     fake_cpu_index = 0;
     fake_time_ns = 5000000000;
+    /* A tick slower than the drain: the fake's ticks, bunched at each step's start, are never late. */
+    fake_tick_hz = 10;
     memset(tasks, 0, sizeof tasks);
     for (unsigned i = 0; i < MAX_CPUS; i++) {
         tasks[i].pid = 100 + i;
         stack_words[i][0] = 0x1100 + 0x30 + i; /* BurnTask+0x30 (CPU 0), +0x31 (CPU 1) */
     }
     sleeps = 0;
+    stop_waits = 0;
     slept_ms = 0;
     sleep_extra_ns = 0;
     ticks_per_sleep = 0;
@@ -384,7 +406,7 @@ static void test_busy(void **state)
     profiler_stop(&held);
     profiler_release();
     assert_int_equal(run_line("profile 10"), 0);
-    assert_int_equal(sleeps, 1);
+    assert_int_equal(sleeps, drains(10));
 }
 
 static void test_busy_from_another_console_during_the_window(void **state)
@@ -394,7 +416,7 @@ static void test_busy_from_another_console_during_the_window(void **state)
     nested_line = line;
     assert_int_equal(run_line("profile 10"), 0);
     assert_string_equal(nested_output, "profile: busy\n");
-    assert_int_equal(sleeps, 1); /* the nested command did not sleep a window of its own */
+    assert_int_equal(sleeps, drains(10)); /* the nested command did not sleep a window of its own */
 }
 
 static void test_whole_report(void **state)
@@ -403,12 +425,15 @@ static void test_whole_report(void **state)
     ticks_per_sleep = 6;
     assert_int_equal(run_line("profile 2000 all 3"), 0);
     assert_int_equal(slept_ms, 2000);
+    assert_int_equal(sleeps, drains(2000));
+    /* 6 ticks in each of the 40 steps, on each CPU: more than a ring holds, and none dropped. */
     assert_string_equal(output,
                         "profiled 2000 ms\n"
-                        "12 samples on 2 cpus, 0 dropped, source tick (no PMU backend for CPU vendor \"\")\n"
-                        "50.0% 6 BurnInner+0x10..0x20\n"
+                        "480 samples on 2 cpus, 0 dropped, source tick at 10 Hz (no PMU backend for CPU vendor \"\")\n"
+                        "per cpu: 0:240 1:240\n"
+                        "50.0% 240 BurnInner+0x10..0x20\n"
                         "        <- BurnTask+0x30\n"
-                        "50.0% 6 BurnInner+0x10..0x20\n"
+                        "50.0% 240 BurnInner+0x10..0x20\n"
                         "        <- BurnTask+0x31\n");
 }
 
@@ -420,8 +445,9 @@ static void test_pid_filter_and_chain_count(void **state)
     assert_int_equal(slept_ms, 500);
     assert_string_equal(output,
                         "profiled 500 ms\n"
-                        "3 samples on 1 cpus, 0 dropped, source tick (no PMU backend for CPU vendor \"\")\n"
-                        "100.0% 3 BurnInner+0x10..0x20\n"
+                        "30 samples on 1 cpus, 0 dropped, source tick at 10 Hz (no PMU backend for CPU vendor \"\")\n"
+                        "per cpu: 0:0 1:30\n"
+                        "100.0% 30 BurnInner+0x10..0x20\n"
                         "        <- BurnTask+0x31\n");
 }
 
@@ -433,7 +459,8 @@ static void test_pid_asleep(void **state)
     assert_int_equal(run_line("profile 500 12"), 0);
     assert_string_equal(output,
                         "profiled 500 ms\n"
-                        "0 samples on 0 cpus, 0 dropped, source tick (no PMU backend for CPU vendor \"\")\n"
+                        "0 samples on 0 cpus, 0 dropped, source tick at 10 Hz (no PMU backend for CPU vendor \"\")\n"
+                        "per cpu: 0:0 1:0\n"
                         "no samples for pid 12: the task may simply have been asleep the whole window\n");
 }
 
@@ -451,12 +478,26 @@ static void test_window_is_measured(void **state)
 static void test_full_rings_count_drops(void **state)
 {
     (void)state;
+    /* More ticks in one step than a ring holds: the reader fell behind, and each step drops 10 a CPU. */
     ticks_per_sleep = PROFILE_RING_RECORDS + 10;
+    assert_int_equal(run_line("profile 100 all 1"), 0);
+    static const char expected[] = "profiled 100 ms\n"
+                                   "4096 samples on 2 cpus, 40 dropped, source tick at 10 Hz (no PMU backend for CPU vendor \"\")\n"
+                                   "per cpu: 0:2048/20 1:2048/20\n";
+    assert_memory_equal(output, expected, strlen(expected));
+}
+
+static void test_no_drops_at_the_counter_rate(void **state)
+{
+    (void)state;
+    /* 1 kHz on every CPU (50 samples a step) for the longest window: twice what a ring holds, none dropped. */
+    fake_cpu_count = 4;
+    ticks_per_sleep = 50;
     assert_int_equal(run_line("profile 2000 all 1"), 0);
-    assert_memory_equal(output,
-                        "profiled 2000 ms\n"
-                        "2048 samples on 2 cpus, 20 dropped, source tick (no PMU backend for CPU vendor \"\")\n",
-                        strlen("profiled 2000 ms\n2048 samples on 2 cpus, 20 dropped, source tick (no PMU backend for CPU vendor \"\")\n"));
+    static const char expected[] = "profiled 2000 ms\n"
+                                   "8000 samples on 4 cpus, 0 dropped, source tick at 10 Hz (no PMU backend for CPU vendor \"\")\n"
+                                   "per cpu: 0:2000 1:2000 2:2000 3:2000\n";
+    assert_memory_equal(output, expected, strlen(expected));
 }
 
 static void test_runs_keep_their_rings(void **state)
@@ -485,23 +526,26 @@ static void test_label_filter_and_breakdown(void **state)
     assert_int_equal(run_line("profile 2000 all 3 job=b"), 0);
     assert_string_equal(output,
                         "profiled 2000 ms\n"
-                        "4 samples on 1 cpus, 0 dropped, source tick (no PMU backend for CPU vendor \"\")\n"
-                        "labels: 100.0% (4) job=b\n"
-                        "100.0% 4 BurnInner+0x10..0x20\n"
+                        "160 samples on 1 cpus, 0 dropped, source tick at 10 Hz (no PMU backend for CPU vendor \"\")\n"
+                        "per cpu: 0:0 1:160\n"
+                        "labels: 100.0% (160) job=b\n"
+                        "100.0% 160 BurnInner+0x10..0x20\n"
                         "        <- BurnTask+0x31\n");
     assert_int_equal(run_line("profile 2000 all 3"), 0);
     assert_string_equal(output,
                         "profiled 2000 ms\n"
-                        "8 samples on 2 cpus, 0 dropped, source tick (no PMU backend for CPU vendor \"\")\n"
-                        "labels: 50.0% (4) (none), 50.0% (4) job=b\n"
-                        "50.0% 4 BurnInner+0x10..0x20\n"
+                        "320 samples on 2 cpus, 0 dropped, source tick at 10 Hz (no PMU backend for CPU vendor \"\")\n"
+                        "per cpu: 0:160 1:160\n"
+                        "labels: 50.0% (160) (none), 50.0% (160) job=b\n"
+                        "50.0% 160 BurnInner+0x10..0x20\n"
                         "        <- BurnTask+0x30\n"
-                        "50.0% 4 BurnInner+0x10..0x20\n"
+                        "50.0% 160 BurnInner+0x10..0x20\n"
                         "        <- BurnTask+0x31\n");
     assert_int_equal(run_line("profile 2000 all 3 job=c"), 0);
     assert_string_equal(output,
                         "profiled 2000 ms\n"
-                        "0 samples on 0 cpus, 0 dropped, source tick (no PMU backend for CPU vendor \"\")\n"
+                        "0 samples on 0 cpus, 0 dropped, source tick at 10 Hz (no PMU backend for CPU vendor \"\")\n"
+                        "per cpu: 0:0 1:0\n"
                         "no samples with label job=c: no task that carried it was sampled in the window\n");
 }
 
@@ -511,30 +555,31 @@ static void test_raw_command(void **state)
     ticks_per_sleep = 2;
     fake_time_ns = 7000000000;
     task_set_labels(&tasks[0], label_intern_one("job", "a", NULL));
-    assert_int_equal(run_line("profile 500 all raw"), 0);
-    assert_int_equal(slept_ms, 500);
-    /* The fake clock stands still during the sleep, so every sample carries the window's start. */
+    assert_int_equal(run_line("profile 50 all raw"), 0);
+    assert_int_equal(slept_ms, 50);
+    /* One drain step each: the fake ticks before its clock moves, so every sample carries the window's start;
+     * each stop waits 1 ms for the CPUs to let go of the run, so the next window starts 51 ms later. */
     assert_string_equal(output,
-                        "# kprof raw v1 source=tick period_ns=10000000 window_ms=500 cpus=2 build_id=deadbeef\n"
+                        "# kprof raw v1 source=tick period_ns=100000000 window_ms=50 cpus=2 build_id=deadbeef\n"
                         "s 0 100 7000000000 job=a 0x1010 0x1130\n"
                         "s 0 100 7000000000 job=a 0x1018 0x1130\n"
                         "s 1 101 7000000000 - 0x1010 0x1131\n"
                         "s 1 101 7000000000 - 0x1018 0x1131\n"
                         "# kprof raw end samples=4 dropped=0\n");
-    assert_int_equal(run_line("profile 500 101 raw"), 0);
+    assert_int_equal(run_line("profile 50 101 raw"), 0);
     assert_string_equal(output,
-                        "# kprof raw v1 source=tick period_ns=10000000 window_ms=500 cpus=2 build_id=deadbeef\n"
-                        "s 1 101 7500000000 - 0x1010 0x1131\n"
-                        "s 1 101 7500000000 - 0x1018 0x1131\n"
+                        "# kprof raw v1 source=tick period_ns=100000000 window_ms=50 cpus=2 build_id=deadbeef\n"
+                        "s 1 101 7051000000 - 0x1010 0x1131\n"
+                        "s 1 101 7051000000 - 0x1018 0x1131\n"
                         "# kprof raw end samples=2 dropped=0\n");
-    assert_int_equal(run_line("profile 500 raw job=a"), 0);
+    assert_int_equal(run_line("profile 50 raw job=a"), 0);
     assert_string_equal(output,
-                        "# kprof raw v1 source=tick period_ns=10000000 window_ms=500 cpus=2 build_id=deadbeef\n"
-                        "s 0 100 8000000000 job=a 0x1010 0x1130\n"
-                        "s 0 100 8000000000 job=a 0x1018 0x1130\n"
+                        "# kprof raw v1 source=tick period_ns=100000000 window_ms=50 cpus=2 build_id=deadbeef\n"
+                        "s 0 100 7102000000 job=a 0x1010 0x1130\n"
+                        "s 0 100 7102000000 job=a 0x1018 0x1130\n"
                         "# kprof raw end samples=2 dropped=0\n");
     /* and the profiler was given back each time */
-    expect_nothing_started_after_sleeps(3);
+    expect_nothing_started_after_sleeps(3 * drains(50));
 }
 
 static void test_more_cpus_later_get_rings(void **state)
@@ -573,6 +618,8 @@ int main(void)
         cmocka_unit_test_setup(test_label_filter_and_breakdown, setup),
         cmocka_unit_test_setup(test_raw_command, setup),
         cmocka_unit_test_setup(test_more_cpus_later_get_rings, setup),
+        /* after the 3-CPU test: rings, once allocated, stay for every later run */
+        cmocka_unit_test_setup(test_no_drops_at_the_counter_rate, setup),
     };
     return cmocka_run_group_tests(tests, setup_group, NULL);
 }

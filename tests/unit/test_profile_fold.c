@@ -837,7 +837,7 @@ static void test_raw_report(void **state)
 {
     (void)state;
     run.source_name = "tick";
-    run.period_ns = PROFILE_TICK_PERIOD_NS;
+    run.period_ns = 10000000u;
     run.window_ms = 1003;
     next_labels = set_of("netload=sink", "job=a");
     PUSH(0, 5, SPIN + 1, MAIN + 0x10, 0xffffffff80001234u);
@@ -881,7 +881,7 @@ static void test_raw_report_filters_counts_drops_and_names_the_counter(void **st
     /* unfiltered, pid filter: every line parses, the trailer counts them */
     new_run(4, "tick");
     run.source_name = "tick";
-    run.period_ns = PROFILE_TICK_PERIOD_NS;
+    run.period_ns = 10000000u;
     next_labels = set_of("job=a", NULL);
     PUSH_N(CAP + 3, 2, 5, SPIN + 1, MAIN + 2, MAIN + 3, MAIN + 4, MAIN + 5, MAIN + 6, MAIN + 7, MAIN + 8);
     next_labels = NULL;
@@ -896,7 +896,7 @@ static void test_raw_report_filters_counts_drops_and_names_the_counter(void **st
     /* an empty run is a header and a trailer */
     new_run(6, "tick");
     run.source_name = "tick";
-    run.period_ns = PROFILE_TICK_PERIOD_NS;
+    run.period_ns = 10000000u;
     assert_string_equal(report_raw(NULL, "00"),
                         "# kprof raw v1 source=tick period_ns=10000000 window_ms=1000 cpus=4 build_id=00\n"
                         "# kprof raw end samples=0 dropped=0\n");
