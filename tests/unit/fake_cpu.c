@@ -376,7 +376,7 @@ static void deliver(void)
         s->in_nmi = true;
         unsigned slot = fake.log_len;
         record(FAKE_NMI, 0, 0, false); /* logged where it arrives; what the handler said is filled in after */
-        bool mine = pmu_nmi_is_mine();
+        bool mine = fake.nmi_handler ? fake.nmi_handler() : pmu_nmi_is_mine();
         s->in_nmi = false;
         if (!fake.log_off && slot < fake.log_len)
             fake.log[slot].value = mine;

@@ -73,6 +73,9 @@ struct fake_machine {
     uint64_t cycles_per_call; /* fake time each pmu_hw call takes */
     bool hold_nmis;      /* latch NMIs without delivering them until fake_release_nmis() */
     bool log_off;        /* do not log (benchmarks) */
+    /* The NMI handler the fake CPU runs for each NMI it delivers; NULL: pmu_nmi_is_mine() alone. Tests of the
+     * profiler put the kernel's NMI path here (claim, then sample). Returns whether the NMI was claimed. */
+    bool (*nmi_handler)(void);
     struct fake_cpuid_entry cpuid[FAKE_CPUID_MAX];
     unsigned cpuid_count;
 

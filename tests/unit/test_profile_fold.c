@@ -85,6 +85,12 @@ static void new_run(uint32_t number, const char *source)
     run.run = number;
     run.source = source;
     run.window_ms = 1000;
+    /* A tick run names why it is not on the counter; a counter run states its period. */
+    bool tick = strcmp(source, "tick") == 0;
+    run.tick_reason = tick ? "a synthetic run" : NULL;
+    run.tick_hz = 100;
+    run.period_ns = tick ? 10000000 : 1000000;
+    run.period_cycles = tick ? 0 : 2000000;
 }
 
 static void push_record(unsigned cpu, uint32_t pid, uint32_t number, const uintptr_t *frames, unsigned n)
@@ -135,6 +141,42 @@ static void expect_counts_add_up(const char *out, unsigned chains)
     assert_true(shown <= chains);
 }
 
+/* The third line is the per-CPU line, "per cpu: 0:N 1:N/D ...": its samples add up to the header's total and
+ * its drops to the header's drops, one entry per CPU in order. It is checked, then cut out, so the tests of
+ * the fold compare the rest. */
+static void expect_and_cut_per_cpu_line(char *out)
+{
+    unsigned long long total, dropped;
+    char *line = strchr(out, '\n') + 1;
+    assert_int_equal(sscanf(line, "%llu samples on %*u cpus, %llu dropped", &total, &dropped), 2);
+    line = strchr(line, '\n') + 1;
+    assert_memory_equal(line, "per cpu:", 8);
+    char *end = strchr(line, '\n');
+    unsigned long long sum = 0, drops = 0;
+    unsigned expect_cpu = 0;
+    for (char *p = line + 8; p < end;) {
+        unsigned cpu;
+        unsigned long long n, d = 0;
+        int used = 0;
+        while (*p == ' ')
+            p++;
+        if (sscanf(p, "%u:%llu%n", &cpu, &n, &used) != 2)
+            fail_msg("bad per-CPU entry at: %.20s", p);
+        p += used;
+        if (*p == '/') {
+            assert_int_equal(sscanf(p, "/%llu%n", &d, &used), 1);
+            p += used;
+        }
+        assert_int_equal(cpu, expect_cpu++);
+        sum += n;
+        drops += d;
+    }
+    assert_int_equal(expect_cpu, run.ncpus);
+    assert_int_equal(sum, total);
+    assert_int_equal(drops, dropped);
+    memmove(line, end + 1, strlen(end + 1) + 1);
+}
+
 static const char *report_filtered(const struct profile_filter *filter, unsigned chains)
 {
     struct buffer_sink bs;
@@ -143,6 +185,7 @@ static const char *report_filtered(const struct profile_filter *filter, unsigned
     assert_int_equal(bs.truncated, 0);
     assert_int_equal(live_allocations, 0); /* the chain table went back */
     expect_counts_add_up(text, chains);
+    expect_and_cut_per_cpu_line(text);
     return text;
 }
 
@@ -171,7 +214,7 @@ static void test_leaf_folds_by_symbol_with_span(void **state)
     PUSH(0, 1, MEMCPY + 0x1a, COPY + 0x44, RECEIVE + 0x1b2);
     assert_string_equal(report(8),
                         "profiled 1000 ms\n"
-                        "3 samples on 1 cpus, 0 dropped, source tick\n"
+                        "3 samples on 1 cpus, 0 dropped, source tick at 100 Hz (a synthetic run)\n"
                         "100.0% 3 MemCpy+0x1a..0x3e\n"
                         "        <- NetFrame::Copy+0x44\n"
                         "        <- VirtioNet::Receive+0x1b2\n");
@@ -183,7 +226,7 @@ static void test_leaf_on_one_offset_has_no_span(void **state)
     PUSH_N(4, 0, 1, SPIN + 0x1a, MAIN + 0x10);
     assert_string_equal(report(8),
                         "profiled 1000 ms\n"
-                        "4 samples on 1 cpus, 0 dropped, source tick\n"
+                        "4 samples on 1 cpus, 0 dropped, source tick at 100 Hz (a synthetic run)\n"
                         "100.0% 4 Spin+0x1a\n"
                         "        <- Main+0x10\n");
 }
@@ -194,7 +237,7 @@ static void test_leaf_at_symbol_start_and_without_callers(void **state)
     PUSH(0, 1, SPIN);
     assert_string_equal(report(8),
                         "profiled 1000 ms\n"
-                        "1 samples on 1 cpus, 0 dropped, source tick\n"
+                        "1 samples on 1 cpus, 0 dropped, source tick at 100 Hz (a synthetic run)\n"
                         "100.0% 1 Spin+0x0\n");
 }
 
@@ -207,7 +250,7 @@ static void test_unresolved_leaf_folds_by_exact_address(void **state)
     PUSH(0, 1, 0x1900, MAIN + 0x20);
     assert_string_equal(report(8),
                         "profiled 1000 ms\n"
-                        "4 samples on 1 cpus, 0 dropped, source tick\n"
+                        "4 samples on 1 cpus, 0 dropped, source tick at 100 Hz (a synthetic run)\n"
                         "50.0% 2 0xffffffff80001234\n"
                         "        <- Main+0x20\n"
                         "25.0% 1 0xffffffff80001238\n"
@@ -228,7 +271,7 @@ static void test_callers_fold_by_exact_address(void **state)
     PUSH(0, 1, MEMCPY + 0x12, COPY + 0x44, RECEIVE + 0x1b2);
     assert_string_equal(report(8),
                         "profiled 1000 ms\n"
-                        "6 samples on 1 cpus, 0 dropped, source tick\n"
+                        "6 samples on 1 cpus, 0 dropped, source tick at 100 Hz (a synthetic run)\n"
                         "66.7% 4 MemCpy+0x10..0x12\n"
                         "        <- NetFrame::Copy+0x44\n"
                         "        <- VirtioNet::Receive+0x1b2\n"
@@ -244,7 +287,7 @@ static void test_chains_of_different_depth_are_different(void **state)
     PUSH(0, 1, MEMCPY + 0x10, COPY + 0x44, RECEIVE + 0x1b2);
     assert_string_equal(report(8),
                         "profiled 1000 ms\n"
-                        "2 samples on 1 cpus, 0 dropped, source tick\n"
+                        "2 samples on 1 cpus, 0 dropped, source tick at 100 Hz (a synthetic run)\n"
                         "50.0% 1 MemCpy+0x10\n"
                         "        <- NetFrame::Copy+0x44\n"
                         "50.0% 1 MemCpy+0x10\n"
@@ -258,7 +301,7 @@ static void test_unresolved_caller_printed_raw(void **state)
     PUSH(0, 1, SPIN + 4, 0xffffffff8badf00du, 0x1950, MAIN + 0x1ff);
     assert_string_equal(report(8),
                         "profiled 1000 ms\n"
-                        "1 samples on 1 cpus, 0 dropped, source tick\n"
+                        "1 samples on 1 cpus, 0 dropped, source tick at 100 Hz (a synthetic run)\n"
                         "100.0% 1 Spin+0x4\n"
                         "        <- 0xffffffff8badf00d\n"
                         "        <- 0x1950\n"
@@ -275,7 +318,7 @@ static void test_caller_after_a_final_call_belongs_to_the_caller(void **state)
     PUSH(0, 1, SPIN + 4, MEMCPY + 0x80, 0x1600, MAIN + 1);
     assert_string_equal(report(8),
                         "profiled 1000 ms\n"
-                        "1 samples on 1 cpus, 0 dropped, source tick\n"
+                        "1 samples on 1 cpus, 0 dropped, source tick at 100 Hz (a synthetic run)\n"
                         "100.0% 1 Spin+0x4\n"
                         "        <- MemCpy+0x80\n"
                         "        <- 0x1600\n"
@@ -288,7 +331,7 @@ static void test_eight_frame_chain(void **state)
     PUSH(0, 1, MEMCPY + 1, COPY + 1, COPY + 2, COPY + 3, RECEIVE + 4, RECEIVE + 5, MAIN + 6, MAIN + 7);
     assert_string_equal(report(8),
                         "profiled 1000 ms\n"
-                        "1 samples on 1 cpus, 0 dropped, source tick\n"
+                        "1 samples on 1 cpus, 0 dropped, source tick at 100 Hz (a synthetic run)\n"
                         "100.0% 1 MemCpy+0x1\n"
                         "        <- NetFrame::Copy+0x1\n"
                         "        <- NetFrame::Copy+0x2\n"
@@ -316,7 +359,7 @@ static void test_hottest_first_ties_in_first_seen_order(void **state)
     }
     assert_string_equal(report(8),
                         "profiled 1000 ms\n"
-                        "14 samples on 1 cpus, 0 dropped, source tick\n"
+                        "14 samples on 1 cpus, 0 dropped, source tick at 100 Hz (a synthetic run)\n"
                         "35.7% 5 Spin+0x1\n"
                         "        <- Main+0xb\n"
                         "35.7% 5 Spin+0x1\n"
@@ -336,7 +379,7 @@ static void test_more_chains_line(void **state)
     PUSH_N(3, 0, 1, SPIN + 1, MAIN + 0xd);
     assert_string_equal(report(2),
                         "profiled 1000 ms\n"
-                        "12 samples on 1 cpus, 0 dropped, source tick\n"
+                        "12 samples on 1 cpus, 0 dropped, source tick at 100 Hz (a synthetic run)\n"
                         "41.7% 5 Spin+0x1\n"
                         "        <- Main+0xa\n"
                         "25.0% 3 Spin+0x1\n"
@@ -347,7 +390,7 @@ static void test_more_chains_line(void **state)
     PUSH(0, 1, SPIN + 1, MAIN + 0xa);
     assert_string_equal(report(1),
                         "profiled 1000 ms\n"
-                        "1 samples on 1 cpus, 0 dropped, source tick\n"
+                        "1 samples on 1 cpus, 0 dropped, source tick at 100 Hz (a synthetic run)\n"
                         "100.0% 1 Spin+0x1\n"
                         "        <- Main+0xa\n");
 }
@@ -390,7 +433,7 @@ static void test_small_percentages(void **state)
     /* 1/1011 = 0.099% -> 0.1%; 10/1011 = 0.989% -> 1.0%. */
     assert_string_equal(report(8),
                         "profiled 1000 ms\n"
-                        "1011 samples on 2 cpus, 0 dropped, source tick\n"
+                        "1011 samples on 2 cpus, 0 dropped, source tick at 100 Hz (a synthetic run)\n"
                         "98.9% 1000 Main+0x1\n"
                         "1.0% 10 MemCpy+0x1\n"
                         "0.1% 1 Spin+0x1\n");
@@ -401,7 +444,7 @@ static void test_small_percentages(void **state)
     /* 1/2001 = 0.04998% -> 0.0% */
     assert_string_equal(report(8),
                         "profiled 1000 ms\n"
-                        "2001 samples on 3 cpus, 0 dropped, source tick\n"
+                        "2001 samples on 3 cpus, 0 dropped, source tick at 100 Hz (a synthetic run)\n"
                         "100.0% 2000 Main+0x1..0x2\n"
                         "0.0% 1 Spin+0x1\n");
 }
@@ -418,7 +461,7 @@ static void test_table_limit_and_its_line(void **state)
     const char *out = report(3);
     assert_string_equal(out,
                         "profiled 1000 ms\n"
-                        "131 samples on 4 cpus, 0 dropped, source tick\n"
+                        "131 samples on 4 cpus, 0 dropped, source tick at 100 Hz (a synthetic run)\n"
                         "1.5% 2 MemCpy+0x8\n"
                         "        <- Filler+0x1\n"
                         "0.8% 1 MemCpy+0x8\n"
@@ -438,7 +481,7 @@ static void test_table_limit_more_samples_of_untracked_chains(void **state)
     PUSH_N(40, 3, 1, MAIN + 3);
     assert_string_equal(report(1),
                         "profiled 1000 ms\n"
-                        "168 samples on 3 cpus, 0 dropped, source tick\n"
+                        "168 samples on 3 cpus, 0 dropped, source tick at 100 Hz (a synthetic run)\n"
                         "0.6% 1 Spin+0x2\n"
                         "        <- Filler+0x1\n"
                         "... 127 more chains, 127 samples (75.6%)\n"
@@ -470,7 +513,7 @@ static void test_header_counts_cpus_and_drops(void **state)
     PUSH_N(3, 2, 1, SPIN + 1);
     assert_string_equal(report(8),
                         "profiled 1000 ms\n"
-                        "2051 samples on 3 cpus, 7 dropped, source tick\n"
+                        "2051 samples on 3 cpus, 7 dropped, source tick at 100 Hz (a synthetic run)\n"
                         "99.9% 2048 Main+0x1\n"
                         "0.1% 3 Spin+0x1\n");
 }
@@ -483,7 +526,7 @@ static void test_header_names_window_and_source(void **state)
     PUSH(1, 1, MAIN + 1);
     assert_string_equal(report(8),
                         "profiled 2003 ms\n"
-                        "1 samples on 1 cpus, 0 dropped, source pmu/nmi intel fixed-ctr1\n"
+                        "1 samples on 1 cpus, 0 dropped, source pmu/nmi intel fixed-ctr1 every 2000000 cycles (~1000 Hz)\n"
                         "100.0% 1 Main+0x1\n");
 }
 
@@ -497,7 +540,7 @@ static void test_samples_of_other_runs_are_ignored(void **state)
     push_record(0, 1, 8, FRAMES(SPIN + 1));
     assert_string_equal(report(8),
                         "profiled 1000 ms\n"
-                        "1 samples on 1 cpus, 0 dropped, source tick\n"
+                        "1 samples on 1 cpus, 0 dropped, source tick at 100 Hz (a synthetic run)\n"
                         "100.0% 1 Main+0x1\n");
 }
 
@@ -511,7 +554,7 @@ static void test_pid_filter(void **state)
     struct profile_filter only5 = { .by_pid = true, .pid = 5 };
     assert_string_equal(report_filtered(&only5, 8),
                         "profiled 1000 ms\n"
-                        "4 samples on 2 cpus, 0 dropped, source tick\n"
+                        "4 samples on 2 cpus, 0 dropped, source tick at 100 Hz (a synthetic run)\n"
                         "100.0% 4 Spin+0x1..0x2\n"
                         "        <- Main+0x10\n");
 }
@@ -524,7 +567,7 @@ static void test_filter_for_all(void **state)
     struct profile_filter all = { .by_pid = false, .pid = 5 };
     assert_string_equal(report_filtered(&all, 8),
                         "profiled 1000 ms\n"
-                        "2 samples on 2 cpus, 0 dropped, source tick\n"
+                        "2 samples on 2 cpus, 0 dropped, source tick at 100 Hz (a synthetic run)\n"
                         "100.0% 2 Spin+0x1\n");
 }
 
@@ -537,7 +580,7 @@ static void test_report_consumes_the_rings(void **state)
         assert_int_equal(profile_ring_count(&rings[i]), 0);
     assert_string_equal(report(8),
                         "profiled 1000 ms\n"
-                        "0 samples on 0 cpus, 0 dropped, source tick\n"
+                        "0 samples on 0 cpus, 0 dropped, source tick at 100 Hz (a synthetic run)\n"
                         "no samples: nothing was sampled in the window\n");
 }
 
@@ -548,7 +591,7 @@ static void test_empty_report_on_the_tick(void **state)
     (void)state;
     assert_string_equal(report(8),
                         "profiled 1000 ms\n"
-                        "0 samples on 0 cpus, 0 dropped, source tick\n"
+                        "0 samples on 0 cpus, 0 dropped, source tick at 100 Hz (a synthetic run)\n"
                         "no samples: nothing was sampled in the window\n");
 }
 
@@ -558,7 +601,7 @@ static void test_empty_report_on_the_counter(void **state)
     new_run(4, "pmu/nmi amd pmcx076");
     assert_string_equal(report(8),
                         "profiled 1000 ms\n"
-                        "0 samples on 0 cpus, 0 dropped, source pmu/nmi amd pmcx076\n"
+                        "0 samples on 0 cpus, 0 dropped, source pmu/nmi amd pmcx076 every 2000000 cycles (~1000 Hz)\n"
                         "no samples: nothing was sampled in the window\n"
                         "idle CPUs contribute nothing on the counter: it counts unhalted cycles\n");
 }
@@ -570,7 +613,7 @@ static void test_empty_report_for_a_pid(void **state)
     struct profile_filter only12 = { .by_pid = true, .pid = 12 };
     assert_string_equal(report_filtered(&only12, 8),
                         "profiled 1000 ms\n"
-                        "0 samples on 0 cpus, 0 dropped, source tick\n"
+                        "0 samples on 0 cpus, 0 dropped, source tick at 100 Hz (a synthetic run)\n"
                         "no samples for pid 12: the task may simply have been asleep the whole window\n");
 }
 
@@ -580,7 +623,7 @@ static void test_only_stale_samples_is_empty(void **state)
     push_record(0, 1, 6, FRAMES(SPIN + 1));
     assert_string_equal(report(8),
                         "profiled 1000 ms\n"
-                        "0 samples on 0 cpus, 0 dropped, source tick\n"
+                        "0 samples on 0 cpus, 0 dropped, source tick at 100 Hz (a synthetic run)\n"
                         "no samples: nothing was sampled in the window\n");
 }
 
@@ -593,7 +636,7 @@ static void test_drops_without_samples(void **state)
     PUSH_N(2, 3, 1, MAIN + 1);
     assert_string_equal(report(8),
                         "profiled 1000 ms\n"
-                        "0 samples on 0 cpus, 2 dropped, source tick\n"
+                        "0 samples on 0 cpus, 2 dropped, source tick at 100 Hz (a synthetic run)\n"
                         "no samples: nothing was sampled in the window\n");
 }
 
@@ -647,7 +690,7 @@ static void test_breakdown_line(void **state)
     PUSH_N(3, 1, 4, MEMCPY + 1, MAIN + 0x20);
     assert_string_equal(report(8),
                         "profiled 1000 ms\n"
-                        "8 samples on 2 cpus, 0 dropped, source tick\n"
+                        "8 samples on 2 cpus, 0 dropped, source tick at 100 Hz (a synthetic run)\n"
                         "labels: 62.5% (5) cmd=profile, 37.5% (3) (none)\n"
                         "62.5% 5 Spin+0x1\n"
                         "        <- Main+0x10\n"
@@ -670,7 +713,7 @@ static void test_breakdown_hottest_first_ties_first_seen(void **state)
     PUSH(3, 8, SPIN + 1);
     assert_string_equal(report(8),
                         "profiled 1000 ms\n"
-                        "11 samples on 4 cpus, 0 dropped, source tick\n"
+                        "11 samples on 4 cpus, 0 dropped, source tick at 100 Hz (a synthetic run)\n"
                         "labels: 36.4% (4) job=b, 36.4% (4) job=a,netload=sink, 18.2% (2) (none), 9.1% (1) job=a\n"
                         "100.0% 11 Spin+0x1\n");
 }
@@ -686,7 +729,7 @@ static void test_breakdown_only_when_some_sample_is_labelled(void **state)
     struct profile_filter only6 = { .by_pid = true, .pid = 6 };
     assert_string_equal(report_filtered(&only6, 8),
                         "profiled 1000 ms\n"
-                        "1 samples on 1 cpus, 0 dropped, source tick\n"
+                        "1 samples on 1 cpus, 0 dropped, source tick at 100 Hz (a synthetic run)\n"
                         "100.0% 1 Spin+0x1\n");
     /* A stale labelled record of an earlier run does not count either. */
     new_run(8, "tick");
@@ -696,7 +739,7 @@ static void test_breakdown_only_when_some_sample_is_labelled(void **state)
     PUSH(0, 1, SPIN + 1);
     assert_string_equal(report(8),
                         "profiled 1000 ms\n"
-                        "1 samples on 1 cpus, 0 dropped, source tick\n"
+                        "1 samples on 1 cpus, 0 dropped, source tick at 100 Hz (a synthetic run)\n"
                         "100.0% 1 Spin+0x1\n");
 }
 
@@ -749,7 +792,7 @@ static void test_label_filter(void **state)
     assert_true(label_parse_pair("job=a", &job_a.label));
     assert_string_equal(report_filtered(&job_a, 8),
                         "profiled 1000 ms\n"
-                        "4 samples on 2 cpus, 0 dropped, source tick\n"
+                        "4 samples on 2 cpus, 0 dropped, source tick at 100 Hz (a synthetic run)\n"
                         "labels: 75.0% (3) job=a, 25.0% (1) cmd=burn,job=a\n"
                         "100.0% 4 Spin+0x1..0x2\n"
                         "        <- Main+0x10\n");
@@ -765,7 +808,7 @@ static void test_label_filter_with_pid(void **state)
     assert_true(label_parse_pair("job=a", &both.label));
     assert_string_equal(report_filtered(&both, 8),
                         "profiled 1000 ms\n"
-                        "1 samples on 1 cpus, 0 dropped, source tick\n"
+                        "1 samples on 1 cpus, 0 dropped, source tick at 100 Hz (a synthetic run)\n"
                         "labels: 100.0% (1) job=a\n"
                         "100.0% 1 MemCpy+0x1\n");
 }
@@ -781,7 +824,7 @@ static void test_label_filter_empty(void **state)
     assert_true(label_parse_pair("job=z", &job_z.label));
     assert_string_equal(report_filtered(&job_z, 8),
                         "profiled 1000 ms\n"
-                        "0 samples on 0 cpus, 0 dropped, source tick\n"
+                        "0 samples on 0 cpus, 0 dropped, source tick at 100 Hz (a synthetic run)\n"
                         "no samples with label job=z: no task that carried it was sampled in the window\n");
     new_run(8, "tick");
     next_labels = set_of("job=a", NULL);
@@ -790,7 +833,7 @@ static void test_label_filter_empty(void **state)
     assert_true(label_parse_pair("job=a", &pid6.label));
     assert_string_equal(report_filtered(&pid6, 8),
                         "profiled 1000 ms\n"
-                        "0 samples on 0 cpus, 0 dropped, source tick\n"
+                        "0 samples on 0 cpus, 0 dropped, source tick at 100 Hz (a synthetic run)\n"
                         "no samples for pid 6 with label job=a: the task may have been asleep, or without that "
                         "label, the whole window\n");
 }

@@ -1,0 +1,581 @@
+/* tests/unit/test_profiler_counter.c: the handshake between the profiler's tick and the performance counter
+ * (kernel/profiler.c over arch/x86_64/pmu.c), on the stateful fake CPU for every PMU model it has: each CPU
+ * arms on the first tick of a run and takes no tick sample while armed; its overflows arrive as NMIs and are
+ * sampled through profiler_nmi(); the first tick after the stop disarms it, and overflows between the stop
+ * and that tick are dropped; an idle tick afterwards touches no PMU register. Also: an arm fault leaves that
+ * CPU on the tick and named, a counter that stops interrupting is noticed (with what its registers showed),
+ * an NMI over budget doubles the period, and a 2000 ms run at 1 kHz on 4 CPUs, drained as the command drains
+ * it, drops nothing. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "arch/x86_64/pmu_backend.h"
+#include "arch/x86_64/pmu_hw.h"
+#include "fake_cpu.h"
+#include "fake_hal.h"
+#include "hal/pmu.h"
+#include "kernel/heap.h"
+#include "kernel/profiler.h"
+#include "kernel/sink.h"
+#include "kernel/symbols.h"
+#include "kernel/task.h"
+
+/* ---- the kernel around the profiler ------------------------------------------------------------------ */
+
+/* Text: one function, so every sample folds into one chain. */
+static unsigned char text[64];
+static struct symtab tab;
+const struct symtab *kernel_symtab(void) { return &tab; }
+
+static struct task tasks[FAKE_CPUS];
+struct task *task_current(void) { return &tasks[fake_cpu_index % FAKE_CPUS]; }
+struct stack_bounds task_stack_bounds(const struct task *task)
+{
+    (void)task;
+    struct stack_bounds none = { 0, 0 };
+    return none;
+}
+int stack_trace_from(uintptr_t pc, uintptr_t sp, uintptr_t rbp, const struct stack_bounds *stack,
+                     const struct text_bounds *text_bounds, uintptr_t *out, int max)
+{
+    (void)sp, (void)rbp, (void)stack, (void)text_bounds, (void)max;
+    out[0] = pc;
+    return 1;
+}
+void *kmalloc(size_t size) { return malloc(size); }
+void *kzalloc(size_t size) { return calloc(1, size); }
+void kfree(void *p) { free(p); }
+
+/* The interrupted context: busy code in the one function, interrupts on. */
+static struct context busy_ctx(void)
+{
+    struct context ctx;
+    memset(&ctx, 0, sizeof ctx);
+    ctx.rip = (uintptr_t)&text[16];
+    ctx.rflags = 0x202;
+    ctx.vector = 2;
+    return ctx;
+}
+
+/* The kernel's NMI path as arch/x86_64/interrupts.c runs it: the counter's claim, then the sample; the NMI
+ * costs nmi_cost cycles of fake_cycles. */
+static uint64_t nmi_cost;
+static unsigned nmis_claimed;
+static bool nmi_path(void)
+{
+    struct context ctx = busy_ctx();
+    fake_cycles += nmi_cost;
+    bool mine = profiler_nmi(&ctx, fake_cycles - nmi_cost);
+    nmis_claimed += mine;
+    return mine;
+}
+
+/* ---- driving the machine ----------------------------------------------------------------------------- */
+
+#define TICK_NS 10000000 /* the tick at its default 100 Hz */
+
+static void tick(unsigned cpu)
+{
+    struct context ctx = busy_ctx();
+    ctx.vector = 0xE0;
+    fake_cpu_index = cpu;
+    profiler_tick(&ctx);
+}
+
+/* Time passing on one CPU: n periods of the counter, each raising (at most) one overflow. */
+static void run_periods(unsigned cpu, unsigned n)
+{
+    fake_cpu_index = cpu;
+    uint64_t period = pmu_period_cycles() ? pmu_period_cycles() : fake_cycles_per_ms;
+    for (unsigned i = 0; i < n; i++) {
+        fake_advance(period);
+        fake_cycles += period;
+    }
+}
+
+/* The stop's wait for the CPUs to let go of the run: before its disarm tick, each CPU's counter overflows
+ * once more (that overflow belongs to no run and must be dropped), then the tick. */
+static bool overflow_before_disarm;
+static unsigned stop_waits;
+void task_sleep_ms(uint32_t ms)
+{
+    stop_waits++;
+    for (unsigned cpu = 0; cpu < fake_cpu_count; cpu++) {
+        if (overflow_before_disarm && pmu_usable())
+            run_periods(cpu, 1);
+        tick(cpu);
+    }
+    fake_time_ns += (int64_t)ms * 1000000;
+}
+
+static struct profile_run run;
+
+static uint32_t ring_count(unsigned cpu) { return profile_ring_count(&run.rings[cpu]); }
+
+static const struct profiler_cpu_run *account(unsigned cpu) { return &run.cpu[cpu]; }
+
+static char report[8192];
+static const char *report_of(struct profile_run *r)
+{
+    struct buffer_sink bs;
+    buffer_sink_init(&bs, report, sizeof report);
+    assert_int_equal(profile_report(r, NULL, 8, &tab, &bs.sink), 0);
+    return report;
+}
+
+static void expect_in(const char *text_, const char *needle)
+{
+    if (!strstr(text_, needle))
+        fail_msg("expected \"%s\" in:\n%s", needle, text_);
+}
+
+/* ---- the models -------------------------------------------------------------------------------------- */
+
+struct model {
+    const char *name;
+    void (*setup)(void);
+    enum pmu_verdict verdict; /* what the probe must find */
+};
+
+static const struct model models[] = {
+    { "intel v2", fake_model_intel_v2, PMU_COUNTS },
+    { "intel v4 with freeze set by firmware", fake_model_intel_v4_freeze, PMU_COUNTS },
+    { "intel v5 without fixed counter 1", fake_model_intel_v5_no_fixed1, PMU_NOT_CLAIMED },
+    { "intel hybrid", fake_model_intel_hybrid, PMU_COUNTS },
+    { "amd zen 2 (sign bit)", fake_model_amd_zen2, PMU_COUNTS },
+    { "amd zen 4 (perfmon v2)", fake_model_amd_zen4, PMU_COUNTS },
+    { "amd legacy only", fake_model_amd_legacy_only, PMU_NOT_CLAIMED },
+    { "hypervisor that swallows writes", fake_model_hypervisor_swallows, PMU_DOES_NOT_COUNT },
+    { "qemu -cpu max", fake_model_qemu_amd_max, PMU_NOT_CLAIMED },
+    { "counter without interrupt", fake_model_no_interrupt, PMU_NO_INTERRUPT },
+    { "no pmu", fake_model_no_pmu, PMU_NOT_CLAIMED },
+};
+
+static void boot(const struct model *m)
+{
+    fake_reset();
+    m->setup();
+    pmu_reset_for_tests();
+    pmu_select(NULL);
+    fake.nmi_handler = nmi_path;
+    fake_cpu_count = FAKE_CPUS;
+    fake_cpu_index = 0;
+    fake_tick_hz = TICK_HZ_DEFAULT;
+    fake_tick_lateness_ns = 0;
+    memset(fake_idle_waits, 0, sizeof fake_idle_waits);
+    nmi_cost = 0;
+    nmis_claimed = 0;
+    overflow_before_disarm = false;
+    stop_waits = 0;
+}
+
+static bool run_active;
+static void start_run(void)
+{
+    assert_int_equal(profiler_start(&run), PROFILER_OK);
+    run_active = true;
+}
+
+static void stop_run(void)
+{
+    profiler_stop(&run);
+    run_active = false;
+}
+
+/* A failed test leaves no run behind for the next one. */
+static int teardown(void **state)
+{
+    (void)state;
+    if (run_active)
+        stop_run();
+    profiler_release();
+    return 0;
+}
+
+/* ---- tests ------------------------------------------------------------------------------------------- */
+
+static void handshake_on_every_model(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) {
+        const struct model *m = &models[i];
+        print_message("model: %s\n", m->name);
+        boot(m);
+        start_run();
+        assert_int_equal(pmu_verdict(), m->verdict);
+        bool counts = m->verdict == PMU_COUNTS;
+        assert_true(counts == (run.tick_reason == NULL));
+
+        /* The first tick of the run: arm (and no tick sample), or sample on the tick. */
+        for (unsigned cpu = 0; cpu < FAKE_CPUS; cpu++) {
+            fake_cpu_index = cpu;
+            assert_false(pmu_armed_this_cpu());
+            tick(cpu);
+            assert_true(pmu_armed_this_cpu() == counts);
+            assert_int_equal(ring_count(cpu), counts ? 0 : 1);
+        }
+        if (counts) {
+            /* Overflows arrive as NMIs and are the samples; an armed CPU's tick adds none. */
+            for (unsigned cpu = 0; cpu < FAKE_CPUS; cpu++) {
+                run_periods(cpu, 3);
+                assert_int_equal(ring_count(cpu), 3);
+                fake_time_ns += TICK_NS;
+                tick(cpu);
+                assert_int_equal(ring_count(cpu), 3);
+                assert_int_equal(account(cpu)->source, PROFILER_CPU_COUNTER);
+                assert_int_equal(account(cpu)->nmis, 3);
+            }
+            assert_int_equal(fake.nmis_genuine, 0);
+        }
+
+        /* Stop: each CPU disarms on its next tick, and the overflow in between is claimed but dropped. */
+        overflow_before_disarm = true;
+        unsigned claimed_before = nmis_claimed;
+        stop_run();
+        assert_true(stop_waits > 0 || !counts);
+        for (unsigned cpu = 0; cpu < FAKE_CPUS; cpu++) {
+            fake_cpu_index = cpu;
+            assert_false(pmu_armed_this_cpu());
+            assert_int_equal(ring_count(cpu), counts ? 3 : 1);
+        }
+        if (counts)
+            assert_int_equal(nmis_claimed - claimed_before, FAKE_CPUS);
+        assert_int_equal(fake.nmis_genuine, 0);
+
+        /* After the run: an idle tick touches no PMU register, and the disarmed counter raises nothing. */
+        unsigned msr = fake.msr_accesses, lvt = fake.lvt_writes, nmis = fake.nmis_mine + fake.nmis_genuine;
+        for (unsigned cpu = 0; cpu < FAKE_CPUS; cpu++) {
+            tick(cpu);
+            run_periods(cpu, 5);
+        }
+        assert_int_equal(fake.msr_accesses, msr);
+        assert_int_equal(fake.lvt_writes, lvt);
+        assert_int_equal(fake.nmis_mine + fake.nmis_genuine, nmis);
+        profiler_release();
+    }
+}
+
+static void genuine_nmi_outside_a_run_is_not_claimed(void **state)
+{
+    (void)state;
+    boot(&models[0]);
+    start_run();
+    tick(0);
+    run_periods(0, 1);
+    stop_run();
+    profiler_release();
+    fake_cpu_index = 0;
+    assert_false(fake_inject_nmi()); /* long after the disarm: genuine, for the caller to panic on */
+    assert_int_equal(fake.nmis_genuine, 1);
+}
+
+static void arm_fault_leaves_that_cpu_on_the_tick_and_named(void **state)
+{
+    (void)state;
+    boot(&models[0]);
+    start_run();
+    tick(0);
+    assert_true(pmu_armed_this_cpu());
+    /* CPU 1's control register #GPs (a hypervisor that lets CPU 0 have its counter and not CPU 1). */
+    fake.gp_msr = FAKE_MSR_FIXED_CTR_CTRL;
+    tick(1);
+    assert_false(pmu_armed_this_cpu());
+    assert_int_equal(ring_count(1), 1); /* sampled on the tick */
+    fake_time_ns += TICK_NS;
+    tick(1);
+    assert_int_equal(ring_count(1), 2);
+    fake.gp_msr = 0;
+    run_periods(0, 2);
+    stop_run();
+    assert_int_equal(account(0)->source, PROFILER_CPU_COUNTER);
+    assert_int_equal(account(1)->source, PROFILER_CPU_TICK_ARM_FAULT);
+    const char *r = report_of(&run);
+    expect_in(r, "source mixed: pmu/nmi intel fixed-ctr1 every 2000000 cycles (~1000 Hz) on 1 cpus, tick at 100 Hz on 1\n");
+    expect_in(r, "per cpu: 0:2 1:2 2:0 3:0\n");
+    expect_in(r, "cpu 1: tick (arm faulted)\n");
+    profiler_release();
+}
+
+/* A counter stops interrupting: its LVT entry masked (as if firmware or a hypervisor masked it). */
+static void stopped_counter_is_noticed(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) {
+        if (models[i].verdict != PMU_COUNTS)
+            continue;
+        print_message("model: %s\n", models[i].name);
+        boot(&models[i]);
+        start_run();
+        tick(0);
+        run_periods(0, 5);
+        assert_int_equal(ring_count(0), 5);
+        fake.cpu[0].lvtpc |= LVT_MASK_BIT;
+
+        /* An idle stretch is no evidence: the counter counts unhalted cycles. */
+        fake_time_ns += TICK_NS;
+        fake_idle_waits[0]++;
+        tick(0);
+        fake_time_ns += TICK_NS;
+        fake_idle_waits[0]++;
+        tick(0);
+        assert_int_equal(account(0)->source, PROFILER_CPU_COUNTER);
+        /* Nor is a late tick (the CPU was taken away). */
+        fake_time_ns += 5 * TICK_NS;
+        tick(0);
+        assert_int_equal(account(0)->source, PROFILER_CPU_COUNTER);
+
+        /* Busy, punctual ticks without an overflow: one is not enough, two are. */
+        run_periods(0, 10);
+        fake_time_ns += TICK_NS;
+        tick(0);
+        assert_int_equal(account(0)->source, PROFILER_CPU_COUNTER);
+        assert_int_equal(ring_count(0), 5);
+        run_periods(0, 10);
+        fake_time_ns += TICK_NS;
+        tick(0);
+        assert_int_equal(account(0)->source, PROFILER_CPU_TICK_STOPPED);
+        assert_false(pmu_armed_this_cpu());
+        assert_int_equal(ring_count(0), 6); /* that tick sampled, and every later one does */
+        fake_time_ns += TICK_NS;
+        tick(0);
+        assert_int_equal(ring_count(0), 7);
+        const struct pmu_snapshot *snap = &account(0)->stopped_msrs;
+        assert_true(snap->count >= 3);
+        assert_true(snap->lvt_masked);
+        assert_true(snap->counting);
+        stop_run();
+        const char *r = report_of(&run);
+        expect_in(r, "cpu 0: tick (counter stopped)\n");
+        expect_in(r, "cpu 0: its counter stopped interrupting ");
+        expect_in(r, "lvt masked");
+        profiler_release();
+    }
+}
+
+static void nmi_over_budget_doubles_the_period(void **state)
+{
+    (void)state;
+    boot(&models[0]);
+    start_run();
+    tick(0);
+    uint64_t period = pmu_period_cycles();
+    /* Each NMI takes half a period: 50% of the CPU, over the 25% budget. */
+    nmi_cost = period / 2;
+    run_periods(0, 4);
+    fake_time_ns += TICK_NS;
+    tick(0);
+    assert_true(account(0)->throttled);
+    assert_int_equal(account(0)->period_cycles, 2 * period);
+    /* The next overflow is a doubled period away: one period raises nothing, the second does. */
+    unsigned before = nmis_claimed;
+    fake_cpu_index = 0;
+    fake_advance(period + period / 2); /* the period already loaded ends within this */
+    unsigned after_first = nmis_claimed;
+    fake_advance(period + period / 4);
+    assert_int_equal(nmis_claimed, after_first);
+    fake_advance(period);
+    assert_int_equal(nmis_claimed, after_first + 1);
+    assert_true(after_first - before <= 1);
+    stop_run();
+    expect_in(report_of(&run), "cpu 0: throttled: its NMIs took over 25% of the cpu, period doubled to ");
+    profiler_release();
+
+    /* Within budget nothing changes, and the next run starts from the full rate again. */
+    boot(&models[0]);
+    start_run();
+    tick(0);
+    nmi_cost = period / 100;
+    run_periods(0, 4);
+    fake_time_ns += TICK_NS;
+    tick(0);
+    assert_false(account(0)->throttled);
+    assert_int_equal(account(0)->period_cycles, period);
+    stop_run();
+    profiler_release();
+}
+
+static void two_seconds_at_1khz_on_4_cpus_drop_nothing(void **state)
+{
+    (void)state;
+    boot(&models[0]);
+    struct profile_fold *fold = profile_fold_create();
+    assert_non_null(fold);
+    start_run();
+    for (unsigned cpu = 0; cpu < FAKE_CPUS; cpu++)
+        tick(cpu);
+    /* 2000 ms: a counter period (1 ms) at a time on each CPU, a tick every 10 ms, a drain every 50 ms. */
+    for (unsigned ms = 1; ms <= 2000; ms++) {
+        for (unsigned cpu = 0; cpu < FAKE_CPUS; cpu++)
+            run_periods(cpu, 1);
+        fake_time_ns += 1000000;
+        if (ms % 10 == 0)
+            for (unsigned cpu = 0; cpu < FAKE_CPUS; cpu++)
+                tick(cpu);
+        if (ms % PROFILE_DRAIN_MS == 0)
+            profile_fold_drain(fold, &run, NULL, &tab);
+    }
+    stop_run();
+    profile_fold_drain(fold, &run, NULL, &tab);
+    assert_int_equal(profile_fold_samples(fold), 8000);
+    for (unsigned cpu = 0; cpu < FAKE_CPUS; cpu++) {
+        assert_int_equal(profile_ring_drops(&run.rings[cpu]), 0);
+        assert_int_equal(account(cpu)->nmis, 2000);
+    }
+    char out[4096];
+    struct buffer_sink bs;
+    buffer_sink_init(&bs, out, sizeof out);
+    profile_report_print(&run, fold, NULL, 3, &tab, &bs.sink);
+    expect_in(out, "8000 samples on 4 cpus, 0 dropped, source pmu/nmi intel fixed-ctr1 every 2000000 cycles (~1000 Hz)\n");
+    expect_in(out, "per cpu: 0:2000 1:2000 2:2000 3:2000\n");
+    profile_fold_destroy(fold);
+    profiler_release();
+}
+
+/* The same run without draining: the rings fill, and the drops are counted, not hidden. */
+static void undrained_run_counts_its_drops(void **state)
+{
+    (void)state;
+    boot(&models[0]);
+    start_run();
+    tick(0);
+    run_periods(0, PROFILE_RING_RECORDS + 100);
+    stop_run();
+    assert_int_equal(ring_count(0), PROFILE_RING_RECORDS);
+    assert_int_equal(profile_ring_drops(&run.rings[0]), 100);
+    profiler_release();
+}
+
+static void interrupts_off_and_in_interrupt_are_marked(void **state)
+{
+    (void)state;
+    boot(&models[0]);
+    start_run();
+    tick(0);
+    struct context ctx = busy_ctx();
+    ctx.rflags = 0x2; /* interrupts off where the NMI landed */
+    fake_cpu_index = 0;
+    profiler_sample(&ctx);
+    fake_in_interrupt = true;
+    profiler_sample(&ctx);
+    ctx.rflags = 0x202;
+    profiler_sample(&ctx);
+    fake_in_interrupt = false;
+    stop_run();
+    const struct profile_record *rec = profile_ring_peek(&run.rings[0]);
+    assert_int_equal(rec->flags, PROFILE_REC_IRQS_OFF);
+    const char *r = report_of(&run);
+    expect_in(r, "fn+0x10 [irqs off]\n");
+    expect_in(r, "fn+0x10 [in irq, irqs off]\n");
+    expect_in(r, "fn+0x10 [in irq]\n");
+    profiler_release();
+}
+
+/* On the tick: a late tick let in just after an sti/popf is interrupts-off code's trace; a late tick elsewhere
+ * is the CPU taken away; punctual ticks are neither. */
+static void held_off_ticks_are_told_from_late_ones(void **state)
+{
+    (void)state;
+    boot(&models[10]); /* no PMU: the tick samples */
+    start_run();
+    tick(0); /* the first tick of the run: on time */
+    /* Held off 6 ms, let in after a popf. */
+    fake_time_ns += TICK_NS + 6000000;
+    fake_tick_lateness_ns = 6000000;
+    fake_irq_enable_site = "popf";
+    tick(0);
+    /* 40 ms late (four ticks missed, the fifth taken on time of its own period), not after a re-enable. */
+    fake_time_ns += 5 * TICK_NS - 6000000;
+    fake_tick_lateness_ns = 0;
+    fake_irq_enable_site = NULL;
+    tick(0);
+    /* Punctual. */
+    fake_time_ns += TICK_NS;
+    tick(0);
+    /* A little late (under half a period): not counted. */
+    fake_time_ns += TICK_NS + 3000000;
+    fake_tick_lateness_ns = 3000000;
+    fake_irq_enable_site = "sti";
+    tick(0);
+    fake_irq_enable_site = NULL;
+    fake_tick_lateness_ns = 0;
+    stop_run();
+    const struct profiler_cpu_run *c = account(0);
+    assert_int_equal(c->late_ticks, 2);
+    assert_int_equal(c->let_in_ticks, 1);
+    assert_int_equal(c->held_off_ns, 6000000);
+    assert_int_equal(c->late_elsewhere_ns, 40000000);
+    assert_int_equal(ring_count(0), 5);
+    const struct profile_record *rec = profile_ring_peek(&run.rings[0]);
+    assert_int_equal(rec->flags, 0);
+    profile_ring_advance(&run.rings[0]);
+    rec = profile_ring_peek(&run.rings[0]);
+    assert_int_equal(rec->flags, PROFILE_REC_LET_IN);
+    assert_int_equal(rec->held_off_us, 6000);
+    profile_ring_advance(&run.rings[0]);
+    assert_int_equal(profile_ring_peek(&run.rings[0])->flags, 0);
+    profiler_release();
+
+    /* The report: the let-in chain marked and apart, the held-off time and where it was let in. */
+    boot(&models[10]);
+    start_run();
+    tick(0);
+    for (int i = 0; i < 3; i++) {
+        fake_time_ns += TICK_NS + 8000000;
+        fake_tick_lateness_ns = 8000000;
+        fake_irq_enable_site = "popf";
+        tick(0);
+        fake_tick_lateness_ns = 0;
+        fake_irq_enable_site = NULL;
+        fake_time_ns += TICK_NS - 8000000;
+        tick(0);
+    }
+    fake_time_ns += 1000000;
+    stop_run();
+    run.window_ms = 100;
+    const char *r = report_of(&run);
+    expect_in(r, "source tick at 100 Hz (");
+    expect_in(r, "tick held off by interrupts-off code: cpu 0 24 ms (24%); let in at fn+0x10 (");
+    expect_in(r, "fn+0x10 [let in after 8.0 ms irqs off]\n");
+    expect_in(r, "fn+0x10\n");
+    profiler_release();
+}
+
+static int setup_group(void **state)
+{
+    (void)state;
+    static struct ksym syms[1];
+    syms[0] = (struct ksym){ (uint64_t)(uintptr_t)text, sizeof text, 0 };
+    memset(text, 0x90, sizeof text);
+    tab.syms = syms;
+    tab.count = 1;
+    tab.names = "fn";
+    tab.text_start = (uintptr_t)text;
+    tab.text_end = (uintptr_t)text + sizeof text;
+    for (unsigned i = 0; i < FAKE_CPUS; i++) {
+        tasks[i].pid = 20 + i;
+        tasks[i].is_idle = false;
+    }
+    fake_time_ns = 1000000000;
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(handshake_on_every_model, teardown),
+        cmocka_unit_test_teardown(genuine_nmi_outside_a_run_is_not_claimed, teardown),
+        cmocka_unit_test_teardown(arm_fault_leaves_that_cpu_on_the_tick_and_named, teardown),
+        cmocka_unit_test_teardown(stopped_counter_is_noticed, teardown),
+        cmocka_unit_test_teardown(nmi_over_budget_doubles_the_period, teardown),
+        cmocka_unit_test_teardown(two_seconds_at_1khz_on_4_cpus_drop_nothing, teardown),
+        cmocka_unit_test_teardown(undrained_run_counts_its_drops, teardown),
+        cmocka_unit_test_teardown(interrupts_off_and_in_interrupt_are_marked, teardown),
+        cmocka_unit_test_teardown(held_off_ticks_are_told_from_late_ones, teardown),
+    };
+    return cmocka_run_group_tests(tests, setup_group, NULL);
+}
