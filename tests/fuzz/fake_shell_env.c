@@ -71,8 +71,10 @@ struct stack_bounds task_stack_bounds(const struct task *task)
     return b;
 }
 
-/* The profile window: three ticks on each CPU, in the known text, so that the report has chains to fold. */
-void task_sleep_ms(uint32_t ms)
+/* The profile window: three ticks on each CPU, in the known text, so that the report has chains to fold. The
+ * command sleeps its window in drain steps (task_sleep_until), and the stop waits for the CPUs to let go of
+ * the run (task_sleep_ms): every sleep brings the ticks. */
+static void ticks_on_every_cpu(void)
 {
     for (unsigned t = 0; t < 3; t++) {
         for (unsigned cpu = 0; cpu < fake_cpu_count; cpu++) {
@@ -84,6 +86,11 @@ void task_sleep_ms(uint32_t ms)
         }
     }
     fake_cpu_index = 0;
+}
+
+void task_sleep_ms(uint32_t ms)
+{
+    ticks_on_every_cpu();
     fake_time_ns += (int64_t)ms * 1000000;
 }
 
@@ -150,6 +157,7 @@ void task_sleep_until(int64_t when_ns)
         poller(NULL, fake_time_ns);
         poller(NULL, fake_time_ns + 1000000);
     }
+    ticks_on_every_cpu();
     if (when_ns > fake_time_ns)
         fake_time_ns = when_ns;
 }
@@ -180,6 +188,7 @@ char console_read_char(void)
 }
 
 const char *platform_poweroff(void) { return "the fuzz target cannot power off"; }
+const char *platform_nmi_selftest(void) { return "ok: the fuzz target has no NMIs to inject"; }
 uint32_t cpu_hw_id(unsigned index) { return index * 2; }
 bool cpu_online(unsigned index) { return index < fake_cpu_count; }
 uint64_t platform_ram_bytes(void) { return 256ull << 20; }
