@@ -4,7 +4,7 @@
 #include "kernel/commands.h"
 #include "kernel/labels.h"
 #include "kernel/parse.h"
-#include "kernel/profile_raw.h"
+#include "kernel/profiler_raw.h"
 #include "kernel/profiler.h"
 #include "kernel/string.h"
 #include "kernel/symbols.h"

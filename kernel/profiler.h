@@ -178,7 +178,7 @@ struct profile_filter {
 int profile_report(struct profile_run *run, const struct profile_filter *filter, unsigned max_chains,
                    const struct symtab *tab, struct sink *out);
 
-/* The raw form of the same run (kernel/profile_raw.h): a header naming build_id (hex, "" for none), every
+/* The raw form of the same run (kernel/profiler_raw.h): a header naming build_id (hex, "" for none), every
  * record that passes filter as one line (consuming them), and a trailer with the number of lines and drops.
  * Task context; allocates nothing. Returns 0. */
 int profile_report_raw(struct profile_run *run, const struct profile_filter *filter, const char *build_id,
@@ -199,7 +199,7 @@ struct profile_request {
     uint32_t ms;
     struct profile_filter filter;
     unsigned chains;
-    bool raw; /* every sample as a line (kernel/profile_raw.h) instead of the report */
+    bool raw; /* every sample as a line (kernel/profiler_raw.h) instead of the report */
 };
 
 /* `profile [ms] [pid|all] [chains|raw] [key=value]` (argv[0] is the command's name). The numbers are

@@ -14,7 +14,7 @@
 #include "hal/platform.h"
 #include "kernel/console.h"
 #include "kernel/net/net.h"
-#include "kernel/profile_raw.h"
+#include "kernel/profiler_raw.h"
 #include "kernel/profiler.h"
 #include "kernel/symbols.h"
 

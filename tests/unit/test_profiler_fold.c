@@ -3,7 +3,7 @@
  * header, the leaf by symbol with its offset span, callers by exact return address, ordering and stable ties,
  * percentages, raw addresses, the "more chains" and 128-chain lines, filters, stale records, empty reports,
  * and that the chain table is given back to the heap; the label breakdown line and the label filter; and the
- * raw form of a run (kernel/profile_raw.h), parsed back line by line. */
+ * raw form of a run (kernel/profiler_raw.h), parsed back line by line. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,7 +16,7 @@
 #include "fake_hal.h"
 #include "kernel/heap.h"
 #include "kernel/labels.h"
-#include "kernel/profile_raw.h"
+#include "kernel/profiler_raw.h"
 #include "kernel/profiler.h"
 #include "kernel/sink.h"
 #include "kernel/symbols.h"

@@ -8,7 +8,7 @@
 
 #include "fuzz.h"
 #include "kernel/labels.h"
-#include "kernel/profile_raw.h"
+#include "kernel/profiler_raw.h"
 
 /* The input as a stream of numbers for the formatting half; zeros once it runs out. */
 struct bytes {

@@ -11,7 +11,7 @@
 #include <cmocka.h>
 
 #include "fake_hal.h"
-#include "kernel/profile_raw.h"
+#include "kernel/profiler_raw.h"
 
 static char line[PROFILE_RAW_LINE_MAX];
 

@@ -1,4 +1,4 @@
-/* kernel/profile_raw.h: the raw sample format of `profile MS [pid|all] raw` -- every sample as one text line
+/* kernel/profiler_raw.h: the raw sample format of `profile MS [pid|all] raw` -- every sample as one text line
  * instead of a folded report, for tools on the host (scripts/profexport) -- and its codec: each kind of line
  * formatted, and parsed back strictly. Portable: the host tests round-trip it and feed it broken lines.
  *

@@ -14,7 +14,7 @@
 #include "kernel/commands.h"
 #include "kernel/heap.h"
 #include "kernel/labels.h"
-#include "kernel/profile_raw.h"
+#include "kernel/profiler_raw.h"
 #include "kernel/profiler.h"
 #include "kernel/sink.h"
 #include "kernel/stacktrace.h"

@@ -8,12 +8,12 @@
  * one, so two call sites of one function are two chains.
  *
  * The report also counts samples per label set (the breakdown line), and the raw form prints every sample
- * as a line of kernel/profile_raw.h instead of folding. */
+ * as a line of kernel/profiler_raw.h instead of folding. */
 #include "kernel/profiler.h"
 
 #include "kernel/heap.h"
 #include "kernel/labels.h"
-#include "kernel/profile_raw.h"
+#include "kernel/profiler_raw.h"
 #include "kernel/string.h"
 
 #define CALLERS_MAX (PROFILE_MAX_FRAMES - 1)

@@ -2,7 +2,7 @@
  * SYS_LIGHTWEIGHT_PROT 0 (lwipopts.h): it takes no lock anywhere, which is correct only while a single task
  * calls it. lwIP announces each entry into its core with LWIP_ASSERT_CORE_LOCKED(), and here that asks
  * whether the caller is the task that started it. */
-#include "kernel/net/lwip_port.h"
+#include "kernel/net/lwip/lwip_port.h"
 
 #include "kernel/log.h"
 #include "kernel/panic.h"
