@@ -1,4 +1,4 @@
-/* kernel/burn.c: the `burn` command -- busy tasks that spin through a fixed, known call chain
+/* kernel/cmd_burn.c: the `burn` command -- busy tasks that spin through a fixed, known call chain
  * (burn_task -> burn_outer -> burn_middle -> burn_inner) for a given time, so that a profile has a known
  * answer and tests and benchmarks have a load whose throughput they can measure. */
 #include <stdatomic.h>

@@ -1,6 +1,6 @@
 /* kernel/profiler.h: the sampling profiler -- the sample record and the per-CPU ring it is written into
  * (kernel/profiler.c, which also owns run control and the sample path), the fold of a run's samples by call
- * chain and its report (kernel/profile_report.c), and the arguments of the `profile` command
+ * chain and its report (kernel/profiler_report.c), and the arguments of the `profile` command
  * (kernel/cmd_profile.c). The specification is shared/seeds/profiler-spec.txt. */
 #ifndef KERNEL_PROFILER_H
 #define KERNEL_PROFILER_H
@@ -159,7 +159,7 @@ void profiler_stop(struct profile_run *run);
 /* Gives the claim back, after the report. */
 void profiler_release(void);
 
-/* ---- folding and the report (kernel/profile_report.c) --------------------------------------------------- */
+/* ---- folding and the report (kernel/profiler_report.c) --------------------------------------------------- */
 
 struct profile_filter {
     bool by_pid; /* false: every task */

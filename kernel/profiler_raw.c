@@ -1,4 +1,4 @@
-/* kernel/profile_raw.c: the raw sample format's codec and the build-id note reader (kernel/profiler_raw.h
+/* kernel/profiler_raw.c: the raw sample format's codec and the build-id note reader (kernel/profiler_raw.h
  * describes the format). Formatting goes through a bounded writer that gives up, rather than cuts, when a
  * line does not fit; parsing walks a cursor over the line and takes exactly the form the formatter writes. */
 #include "kernel/profiler_raw.h"

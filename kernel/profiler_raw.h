@@ -22,8 +22,8 @@
  * Every number is written without leading zeros and every field is separated by exactly one space; the parser
  * accepts only that, and only a line that ends with its newline ("\n", or "\r\n" from a terminal): a line
  * cut short anywhere lacks it, so truncation is never mistaken for a shorter valid line. */
-#ifndef KERNEL_PROFILE_RAW_H
-#define KERNEL_PROFILE_RAW_H
+#ifndef KERNEL_PROFILER_RAW_H
+#define KERNEL_PROFILER_RAW_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,4 +1,4 @@
-/* kernel/profile_report.c: the profiler's report -- folding a run's samples by call chain into a fixed table
+/* kernel/profiler_report.c: the profiler's report -- folding a run's samples by call chain into a fixed table
  * of PROFILE_CHAIN_TABLE chains, and printing the hottest of them. Task context only: this is where the
  * chain table is allocated and where addresses are resolved to symbols, neither of which the sample path
  * may do. Pure apart from kmalloc and the sink, so the host tests drive it with synthetic rings and symbols.

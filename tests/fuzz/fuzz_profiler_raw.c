@@ -1,4 +1,4 @@
-/* tests/fuzz/fuzz_profile_raw.c: the raw sample codec (kernel/profile_raw.c). Arbitrary bytes as a line of
+/* tests/fuzz/fuzz_profiler_raw.c: the raw sample codec (kernel/profiler_raw.c). Arbitrary bytes as a line of
  * each kind: at most one kind takes it, and a line taken is in the one form the formatter writes, so
  * formatting what was parsed gives back the very bytes ("\r\n" read as "\n"). The other way round, fields
  * built from the input are formatted and parsed back equal. And the build-id note reader on arbitrary

@@ -1,4 +1,4 @@
-/* tests/unit/test_profile_args.c: the `profile` command (kernel/cmd_profile.c) -- its argument parser on every
+/* tests/unit/test_profiler_args.c: the `profile` command (kernel/cmd_profile.c) -- its argument parser on every
  * good and bad form, and the command around it: one usage line and nothing started for bad arguments, an
  * unknown pid, `profile: busy` while another run holds the profiler, the measured window, a whole report of
  * samples taken by ticks during the sleep, and the rings kept (not leaked) across many runs. Tasks, the sleep

@@ -1,4 +1,4 @@
-/* tests/unit/test_profile_fold.c: the profiler's fold and report (kernel/profile_report.c) over synthetic
+/* tests/unit/test_profiler_fold.c: the profiler's fold and report (kernel/profiler_report.c) over synthetic
  * per-CPU rings and a synthetic symbol table, asserting the exact text of every kind of report line: the
  * header, the leaf by symbol with its offset span, callers by exact return address, ordering and stable ties,
  * percentages, raw addresses, the "more chains" and 128-chain lines, filters, stale records, empty reports,

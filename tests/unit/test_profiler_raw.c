@@ -1,4 +1,4 @@
-/* tests/unit/test_profile_raw.c: the raw sample format's codec (kernel/profile_raw.c) -- the exact text of
+/* tests/unit/test_profiler_raw.c: the raw sample format's codec (kernel/profiler_raw.c) -- the exact text of
  * each kind of line, round trips over the extremes of every field, every truncation of a line refused, a long
  * list of garbled lines refused, lines that do not fit refused rather than cut, and the GNU build-id note
  * reader over well-formed, foreign and broken note sections. */
@@ -101,7 +101,7 @@ static void test_sample_extremes(void **state)
 }
 
 /* A key may begin with '-' ([a-z0-9_.-]): "-x=a" is a pair, not the "-" of no labels with junk after it.
- * Found by tests/fuzz/fuzz_profile_raw.c: the formatter wrote such lines and the parser refused them. */
+ * Found by tests/fuzz/fuzz_profiler_raw.c: the formatter wrote such lines and the parser refused them. */
 static void test_label_key_starting_with_dash(void **state)
 {
     (void)state;

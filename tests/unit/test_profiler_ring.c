@@ -1,4 +1,4 @@
-/* tests/unit/test_profile_ring.c: the profiler's per-CPU record ring (kernel/profiler.h) -- order, wrap of
+/* tests/unit/test_profiler_ring.c: the profiler's per-CPU record ring (kernel/profiler.h) -- order, wrap of
  * the slot index, a full ring counting drops without overwriting, free-running indexes across UINT32_MAX,
  * reset, and a ring without storage. */
 #include <setjmp.h>

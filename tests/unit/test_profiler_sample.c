@@ -1,4 +1,4 @@
-/* tests/unit/test_profile_sample.c: the profiler's sample path and run control (kernel/profiler.c) on fake
+/* tests/unit/test_profiler_sample.c: the profiler's sample path and run control (kernel/profiler.c) on fake
  * interrupted contexts over a synthetic stack and synthetic text: frame 0 is the context's instruction, the
  * callers come from its frame chain (or from the stack pointer on a first instruction or a ret), every field
  * of the record is filled, each CPU writes its own ring, a full ring counts drops, nothing is taken while no

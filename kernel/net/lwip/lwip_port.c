@@ -1,4 +1,4 @@
-/* kernel/net/lwip_port.c: lwIP's start, and the check that keeps it in one task. lwIP runs with NO_SYS and
+/* kernel/net/lwip/lwip_port.c: lwIP's start, and the check that keeps it in one task. lwIP runs with NO_SYS and
  * SYS_LIGHTWEIGHT_PROT 0 (lwipopts.h): it takes no lock anywhere, which is correct only while a single task
  * calls it. lwIP announces each entry into its core with LWIP_ASSERT_CORE_LOCKED(), and here that asks
  * whether the caller is the task that started it. */

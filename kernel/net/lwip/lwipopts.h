@@ -1,4 +1,4 @@
-/* kernel/net/lwipopts.h: the lwIP configuration (lwIP's src/include/lwip/opt.h holds every option and its
+/* kernel/net/lwip/lwipopts.h: the lwIP configuration (lwIP's src/include/lwip/opt.h holds every option and its
  * default; only what we change is here). lwIP runs in mainloop mode (NO_SYS) inside one network task, which
  * feeds it received frames and calls sys_check_timeouts(); no interrupt handler ever calls it. It speaks IPv4
  * only: ARP, ICMP (answers pings), UDP and DHCP, with IP fragmentation and reassembly. No TCP, no sequential or
@@ -9,7 +9,7 @@
 /* ---- system: mainloop mode in one task ---- */
 #define NO_SYS 1
 /* No locks inside lwIP: correct because exactly one task calls it and no interrupt does. lwIP checks the
- * first half at each API entry through LWIP_ASSERT_CORE_LOCKED, which kernel/net/lwip_port.c turns into a
+ * first half at each API entry through LWIP_ASSERT_CORE_LOCKED, which kernel/net/lwip/lwip_port.c turns into a
  * panic when any other task calls in. */
 #define SYS_LIGHTWEIGHT_PROT 0
 void lwip_port_assert_core_locked(void);

@@ -1,4 +1,4 @@
-/* kernel/net/sys_arch.c: the operating-system services lwIP's mainloop mode (NO_SYS) asks of its port -- the
+/* kernel/net/lwip/sys_arch.c: the operating-system services lwIP's mainloop mode (NO_SYS) asks of its port -- the
  * millisecond clock its timers run on, random numbers and a place for diagnostics. */
 #include <stdarg.h>
 #include <stdint.h>

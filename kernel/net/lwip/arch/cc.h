@@ -1,4 +1,4 @@
-/* kernel/net/arch/cc.h: what lwIP needs to know about this compiler and kernel, where it differs from lwIP's
+/* kernel/net/lwip/arch/cc.h: what lwIP needs to know about this compiler and kernel, where it differs from lwIP's
  * defaults (src/include/lwip/arch.h). lwIP is compiled freestanding, without the host's C library. */
 #ifndef KPROF_LWIP_ARCH_CC_H
 #define KPROF_LWIP_ARCH_CC_H
@@ -32,7 +32,7 @@ void lwip_port_diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 #define lwip_htons(x) ((u16_t)__builtin_bswap16((u16_t)(x)))
 #define lwip_htonl(x) ((u32_t)__builtin_bswap32((u32_t)(x)))
 
-/* DHCP transaction ids: a xorshift generator seeded from the TSC (kernel/net/sys_arch.c). */
+/* DHCP transaction ids: a xorshift generator seeded from the TSC (kernel/net/lwip/sys_arch.c). */
 uint32_t lwip_port_rand(void);
 #define LWIP_RAND() lwip_port_rand()
 

@@ -1,4 +1,4 @@
-/* kernel/net/include/stdlib.h: lwIP includes <stdlib.h> for atoi() alone (netif_find() reads the number in a
+/* kernel/net/lwip/include/stdlib.h: lwIP includes <stdlib.h> for atoi() alone (netif_find() reads the number in a
  * name like "en0"); without a C library this is it. This directory is on the include path of lwIP and
  * kernel/net only. */
 #ifndef KPROF_LWIP_SHIM_STDLIB_H
