@@ -3,6 +3,7 @@
  * answer and tests and benchmarks have a load whose throughput they can measure. */
 #include <stdatomic.h>
 
+#include "hal/compiler.h"
 #include "hal/cpu.h"
 #include "kernel/commands.h"
 #include "kernel/parse.h"
@@ -41,7 +42,7 @@ __attribute__((noinline)) uint64_t burn_inner(uint64_t x)
 #pragma clang loop unroll(disable)
     for (int i = 0; i < 4096; i++) {
         x = x * 6364136223846793005ull + 1442695040888963407ull;
-        __asm__ volatile("" : "+r"(x));
+        OPTIMIZER_HIDE_VALUE(x);
     }
     return x;
 }
@@ -49,14 +50,14 @@ __attribute__((noinline)) uint64_t burn_inner(uint64_t x)
 __attribute__((noinline)) uint64_t burn_middle(uint64_t x)
 {
     x = burn_inner(x);
-    __asm__ volatile("" : "+r"(x));
+    OPTIMIZER_HIDE_VALUE(x);
     return x;
 }
 
 __attribute__((noinline)) uint64_t burn_outer(uint64_t x)
 {
     x = burn_middle(x);
-    __asm__ volatile("" : "+r"(x));
+    OPTIMIZER_HIDE_VALUE(x);
     return x;
 }
 

@@ -6,6 +6,7 @@
 
 #include <stdatomic.h>
 
+#include "hal/kernel_entry.h"
 #include "hal/platform.h"
 #include "hal/spinlock.h"
 #include "kernel/format.h"

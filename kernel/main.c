@@ -3,6 +3,7 @@
 #include "hal/boot.h"
 #include "hal/cpu.h"
 #include "hal/debug.h"
+#include "hal/kernel_entry.h"
 #include "hal/platform.h"
 #include "hal/pmu.h"
 #include "kernel/cmdline.h"

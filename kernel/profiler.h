@@ -9,6 +9,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "hal/context.h"
+#include "hal/cpu.h"
+#include "hal/kernel_entry.h"
 #include "kernel/labels.h"
 #include "kernel/sink.h"
 #include "kernel/symbols.h"
@@ -23,8 +25,8 @@
 #define PROFILE_CHAINS_MIN 1
 #define PROFILE_CHAINS_MAX PROFILE_CHAIN_TABLE
 #define PROFILE_CHAINS_DEFAULT 8
-/* The tick samples each CPU at 100 Hz (TICK_HZ in arch/x86_64/arch.h): the raw format's period. */
-#define PROFILE_TICK_PERIOD_NS 10000000u
+/* The tick samples each CPU at TICK_HZ (hal/cpu.h): the raw format's period for a tick run. */
+#define PROFILE_TICK_PERIOD_NS (1000000000u / TICK_HZ)
 
 struct label_set;
 
@@ -143,11 +145,7 @@ enum profiler_status {
     PROFILER_NO_MEMORY = -2, /* the rings could not be allocated */
 };
 
-/* From every CPU's timer interrupt, interrupts off: one atomic read when no run is active. */
-void profiler_tick(const struct context *ctx);
-/* Takes one sample of ctx into this CPU's ring if a run is active. Interrupt or NMI context: no locks, no
- * allocation, no lookup, no printing. */
-void profiler_sample(const struct context *ctx);
+/* The sample path's entry points, profiler_tick and profiler_sample, are declared in hal/kernel_entry.h. */
 
 /* Task context. Claims the profiler (PROFILER_BUSY when another run holds it), allocates the rings of the
  * CPUs that are online if they have none yet, empties them and starts a new run, described in *run. On

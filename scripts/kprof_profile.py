@@ -284,22 +284,6 @@ def build_id_from_note(note):
     return note[desc_at:desc_at + descsz].hex()
 
 
-# The sampling period as the kernel states it in the raw header (kernel/profiler.c, profiler_start): these are
-# #defines there, which the debug info does not carry; tests/host checks them against the headers.
-TICK_PERIOD_NS = 10000000             # PROFILE_TICK_PERIOD_NS, kernel/profiler.h: the 100 Hz tick
-COUNTER_PERIOD_MIN_CYCLES = 10000     # COUNTER_PERIOD_MIN_CYCLES, kernel/profiler.c
-
-
-def period_ns(source, cycles_per_ms):
-    """The period of a run whose source the report names `source` ("tick ..." or "pmu/..."), computed as
-    profiler_start does: the tick's, or the counter's millisecond of cycles (never below the floor) in ns."""
-    if not source.startswith("pmu"):
-        return TICK_PERIOD_NS
-    if not cycles_per_ms:
-        return 1000000
-    return max(cycles_per_ms, COUNTER_PERIOD_MIN_CYCLES) * 1000000 // cycles_per_ms
-
-
 def source_word(name):
     """The source name as the raw header's one word (profile_raw_source_word): spaces become '-',
     anything unprintable '?'."""

@@ -56,7 +56,8 @@ static char vendor_id[13];
 /* Computed by the probe before the verdict is published; read by every CPU after it. */
 static uint64_t width_mask;
 static uint64_t sign_bit;
-static uint64_t reload;         /* below_zero(period): what the counter is loaded with to count one period */
+static uint64_t period_cycles;  /* the sampling period, in counted cycles (pmu_period_cycles) */
+static uint64_t reload;         /* below_zero(period_cycles): what the counter is loaded with to count one period */
 
 /* The verdict, published with release after reason and the values above are written. */
 static _Atomic int verdict = PMU_NOT_PROBED;
@@ -195,6 +196,8 @@ static void publish(enum pmu_verdict v, const char *fmt, ...)
     atomic_store_explicit(&verdict, v, memory_order_release);
 }
 
+uint64_t pmu_period_cycles(void) { return pmu_usable() ? period_cycles : 0; }
+
 static bool vendor_is(const char *id) { return strcmp(vendor_id, id) == 0; }
 
 void pmu_select(const char *text)
@@ -258,6 +261,7 @@ static enum pmu_verdict run_probe(struct pmu_cpu *c)
     uint64_t period = per_ms < PERIOD_MIN_CYCLES ? PERIOD_MIN_CYCLES : per_ms;
     if (period > sign_bit >> 1)
         period = sign_bit >> 1; /* keeps the sign bit meaningful; no part with >= 32 bits gets near it */
+    period_cycles = period;
     reload = below_zero(period);
 
     if (live.prepare && !live.prepare(&live))
@@ -595,7 +599,7 @@ void pmu_reset_for_tests(void)
     have_backend = false;
     memset(&live, 0, sizeof live);
     memset(vendor_id, 0, sizeof vendor_id);
-    width_mask = sign_bit = reload = 0;
+    width_mask = sign_bit = reload = period_cycles = 0;
     atomic_store(&verdict, PMU_NOT_PROBED);
     atomic_store(&probe_taken, 0);
     reason[0] = 0;

@@ -11,7 +11,10 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "fake_cpu.h"
 #include "fake_hal.h"
+#include "arch/x86_64/pmu_backend.h" /* pmu_reset_for_tests */
+#include "hal/pmu.h"
 #include "kernel/heap.h"
 #include "kernel/profiler.h"
 #include "kernel/stacktrace.h"
@@ -198,6 +201,30 @@ static void test_run_numbers_are_distinct_and_never_zero(void **state)
     start();
     assert_int_equal(run.run, first + 1);
     assert_string_equal(run.source, "tick (no PMU backend for CPU vendor \"\")"); /* the fake CPU has no vendor */
+    assert_int_equal(run.period_ns, 10000000); /* the 100 Hz tick */
+}
+
+/* A counter run states the period the PMU layer armed (pmu_period_cycles) in nanoseconds: a millisecond of
+ * cycles, and the floor of 10000 cycles on a slow clock. Last in the list: it leaves the PMU chosen. */
+static void test_counter_run_states_the_counters_period(void **state)
+{
+    (void)state;
+    fake_model_intel_v2();
+    pmu_reset_for_tests();
+    pmu_select(NULL);
+    start();
+    assert_string_equal(run.source_name, "pmu/nmi intel fixed-ctr1");
+    assert_int_equal(run.period_ns, 1000000);
+    stop_and_release();
+
+    fake_cycles_per_ms = 1000; /* 1 MHz: a millisecond would be 1000 cycles, under the floor */
+    fake_model_intel_v2();
+    pmu_reset_for_tests();
+    pmu_select(NULL);
+    start();
+    assert_int_equal(run.period_ns, 10000ull * 1000000 / 1000);
+    stop_and_release();
+    fake_cycles_per_ms = 2000000;
 }
 
 static void test_window_is_measured(void **state)
@@ -501,6 +528,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_full_ring_counts_drops, setup, teardown),
         cmocka_unit_test_setup_teardown(test_inactive_takes_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_records_carry_their_run, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_counter_run_states_the_counters_period, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
