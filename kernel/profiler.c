@@ -2,7 +2,7 @@
  * active word (which is also the run number) and the claim that lets one profile run at a time. The sample
  * path runs in the timer interrupt (or, with the PMU, an NMI) of the CPU whose ring it writes: no lock, no
  * allocation, no symbol lookup, no printing -- a frame-pointer walk into a preallocated slot. The ring itself
- * is inline in kernel/profiler.h; folding and printing are kernel/profiler_report.c. */
+ * is inline in kernel/profiler_ring.h; folding and printing are kernel/profiler_report.c. */
 #include "kernel/profiler.h"
 
 #include "hal/pmu.h"

@@ -29,7 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "kernel/labels.h"
-#include "kernel/profiler.h"
+#include "kernel/profiler_ring.h"
 
 #define PROFILE_RAW_VERSION 1
 #define PROFILE_RAW_LINE_MAX 512   /* longer than the longest line any of the three kinds can be */
@@ -78,9 +78,5 @@ void profile_raw_source_word(const char *name, char *buf, size_t cap);
 /* The lowercase hex of the desc of the first GNU build-id note (type 3, name "GNU") among the ELF notes in
  * [notes, notes + len), into hex; false when there is none, a note runs past the end, or it does not fit. */
 bool profile_build_id_hex(const void *notes, size_t len, char *hex, size_t cap);
-
-/* The running kernel's build-id note section (linker symbols __build_id_note and __build_id_note_end in
- * arch/x86_64/linker.ld) and its length (kernel/cmd_profile.c; host tests supply their own). */
-const void *kernel_build_id_note(size_t *len);
 
 #endif

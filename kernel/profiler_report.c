@@ -9,7 +9,7 @@
  *
  * The report also counts samples per label set (the breakdown line), and the raw form prints every sample
  * as a line of kernel/profiler_raw.h instead of folding. */
-#include "kernel/profiler.h"
+#include "kernel/profiler_report.h"
 
 #include "kernel/heap.h"
 #include "kernel/labels.h"

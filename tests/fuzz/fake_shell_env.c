@@ -15,6 +15,7 @@
 #include "kernel/console.h"
 #include "kernel/net/net.h"
 #include "kernel/profiler_raw.h"
+#include "kernel/build_id.h"
 #include "kernel/profiler.h"
 #include "kernel/symbols.h"
 

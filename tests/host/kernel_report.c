@@ -18,7 +18,7 @@
 #include "fake_hal.h"
 #include "kernel/heap.h"
 #include "kernel/labels.h"
-#include "kernel/profiler.h"
+#include "kernel/profiler_report.h"
 #include "kernel/sink.h"
 #include "kernel/symbols.h"
 

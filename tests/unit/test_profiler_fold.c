@@ -17,7 +17,7 @@
 #include "kernel/heap.h"
 #include "kernel/labels.h"
 #include "kernel/profiler_raw.h"
-#include "kernel/profiler.h"
+#include "kernel/profiler_report.h"
 #include "kernel/sink.h"
 #include "kernel/symbols.h"
 

@@ -9,7 +9,7 @@
 #include <cmocka.h>
 
 #include "fake_hal.h"
-#include "kernel/profiler.h"
+#include "kernel/profiler_ring.h"
 
 #define CAP 8
 static struct profile_record storage[CAP];
