@@ -11,6 +11,8 @@
 #include "kernel/heap.h"
 #include "kernel/log.h"
 #include "kernel/net/net.h"
+#include "kernel/net/udpsh.h"
+#include "kernel/shell.h"
 #include "kernel/task.h"
 
 __attribute__((noreturn)) void kmain(uintptr_t boot_info)

@@ -11,6 +11,7 @@
 #include "kernel/drivers/virtio_net.h"
 #include "kernel/log.h"
 #include "kernel/net/lwip/lwip_port.h"
+#include "kernel/net/udpsh.h"
 #include "kernel/parse.h"
 #include "kernel/string.h"
 #include "kernel/task.h"

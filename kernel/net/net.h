@@ -47,9 +47,4 @@ void net_kick(void);
 struct task;
 struct task *net_task_get(void);
 
-/* The UDP shell (kernel/net/udpsh.c): started after the network, reported by `net`. */
-struct sink;
-void udpsh_init(void);
-void udpsh_report(struct sink *out);
-
 #endif

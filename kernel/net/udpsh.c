@@ -14,6 +14,7 @@
 #include "kernel/net/allowlist.h"
 #include "kernel/net/net.h"
 #include "kernel/net/ratelimit.h"
+#include "kernel/net/udpsh.h"
 #include "kernel/net/udpsh_proto.h"
 #include "kernel/parse.h"
 #include "kernel/string.h"
