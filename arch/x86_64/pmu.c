@@ -104,8 +104,8 @@ static bool faulted(uint32_t msr)
     return false;
 }
 
-bool pmu_rdmsr(uint32_t msr, uint64_t *v) { return pmu_hw_rdmsr(msr, v) || faulted(msr); }
-bool pmu_wrmsr(uint32_t msr, uint64_t v) { return pmu_hw_wrmsr(msr, v) || faulted(msr); }
+bool pmu_rdmsr(uint32_t msr, uint64_t *v) { return rdmsr_safe(msr, v) || faulted(msr); }
+bool pmu_wrmsr(uint32_t msr, uint64_t v) { return wrmsr_safe(msr, v) || faulted(msr); }
 
 /* ---- the counter, the same on every backend --------------------------------------------------------- */
 
@@ -167,16 +167,16 @@ static inline bool counter_overflowed(void)
 {
     uint64_t v;
     if (live.global_status_msr)
-        return pmu_hw_rdmsr(live.global_status_msr, &v) && (v & live.global_bit);
-    return pmu_hw_rdmsr(live.counter_msr, &v) && !(v & sign_bit);
+        return rdmsr_safe(live.global_status_msr, &v) && (v & live.global_bit);
+    return rdmsr_safe(live.counter_msr, &v) && !(v & sign_bit);
 }
 
 /* After an overflow: the next period starts now, and the status bit is cleared so the next overflow shows. */
 static inline void counter_reload_and_ack(void)
 {
-    pmu_hw_wrmsr(live.counter_msr, reload);
+    wrmsr_safe(live.counter_msr, reload);
     if (live.global_ack_msr)
-        pmu_hw_wrmsr(live.global_ack_msr, live.global_bit);
+        wrmsr_safe(live.global_ack_msr, live.global_bit);
 }
 
 /* cpu_index() is below MAX_CPUS by contract once a CPU runs kernel code; only the NMI path, which can
@@ -465,7 +465,7 @@ bool pmu_nmi_is_mine(void)
 /* One "  name MSR 0x... = 0x..." line start; false (and the line ended) when the read faulted. */
 static bool show_msr(struct sink *out, const char *name, uint32_t msr, uint64_t *v)
 {
-    if (!pmu_hw_rdmsr(msr, v)) {
+    if (!rdmsr_safe(msr, v)) {
         sink_printf(out, "  %-14s MSR 0x%08x: #GP on read\n", name, msr);
         return false;
     }
