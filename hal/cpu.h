@@ -1,6 +1,6 @@
 /* hal/cpu.h: what portable kernel code may ask of the processor it runs on -- which CPU this is, how many
- * there are, interrupt masking, halting and yielding, the tick rate and the one clock. arch/x86_64 implements it; tests/unit/fake_hal.c
- * fakes it for host tests. */
+ * there are, interrupt masking, waiting for an interrupt, giving up the CPU, the tick rate and the one clock.
+ * arch/x86_64 implements it; tests/unit/fake_hal.c fakes it for host tests. */
 #ifndef HAL_CPU_H
 #define HAL_CPU_H
 

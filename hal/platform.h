@@ -32,8 +32,9 @@ const char *platform_boot_summary(void);
 /* The kernel command line GRUB passed ("" when none). */
 const char *platform_cmdline(void);
 
-/* Console input arrives through console_input_char() (hal/kernel_entry.h). The console layer calls this after it consumed input: a driver that paused because the ring was full
- * resumes (arch/x86_64/serial.c), so pasted text is held back by the UART, never lost. */
+/* Console input arrives through console_input_char() (hal/kernel_entry.h). The console layer calls this after
+ * it consumed input: a driver that paused because the ring was full resumes (arch/x86_64/serial.c), so pasted
+ * text is held back by the UART, never lost. */
 void console_input_resume(void);
 
 #endif
