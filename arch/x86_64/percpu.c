@@ -3,8 +3,6 @@
  * separate stacks: those can arrive when the current stack is unusable. GS points at the CPU's struct percpu. */
 #include "arch/x86_64/percpu.h"
 
-#include "arch/x86_64/arch.h"
-#include "hal/cpu.h"
 #include "arch/x86_64/x86.h"
 #include "hal/platform.h"
 #include "kernel/string.h"
@@ -125,14 +123,6 @@ void irq_restore(unsigned long flags)
 bool irq_enabled(void) { return (read_rflags() & RFLAGS_IF) != 0; }
 
 void cpu_relax(void) { pause(); }
-
-/* STI's one-instruction interrupt shadow covers HLT: an interrupt pending after STI is taken only once HLT
- * has begun, so it wakes the halt instead of slipping in between. */
-void cpu_wait_for_interrupt(void) { __asm__ volatile("sti; hlt" ::: "memory"); }
-
-/* The yield vector (VEC_YIELD, arch/x86_64/arch.h) enters interrupt_dispatch like any interrupt, so the
- * switch saves and restores the same struct context a preemption does. */
-void cpu_yield(void) { __asm__ volatile("int %0" ::"i"(VEC_YIELD) : "memory"); }
 
 uint32_t cpu_hw_id(unsigned index) { return index < MAX_CPUS ? percpu_area[index].apic_id : 0; }
 
