@@ -27,8 +27,8 @@ static struct sample_source pmu_source;
 static char tick_with_reason[160];
 /* The nominal time between two samples on one CPU in the last run started, as the raw header states it: kept
  * so a debugger reading a stopped machine (scripts/prof.py) takes the figure from here, not from a copy of
- * how it is computed. */
-static uint64_t last_period_ns;
+ * how it is computed. Volatile: nothing in the kernel reads it back, and the store must not be optimised away. */
+static volatile uint64_t last_period_ns;
 
 /* The run being recorded, or 0. One word, so one atomic read tells an interrupt both whether to sample and
  * which run the sample belongs to. Written only by the claim holder. */
