@@ -11,6 +11,7 @@
  * as a line of kernel/profiler_raw.h instead of folding. */
 #include "kernel/profiler_report.h"
 
+#include "hal/context.h"
 #include "hal/cpu.h"
 #include "kernel/format.h"
 #include "kernel/heap.h"

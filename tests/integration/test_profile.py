@@ -68,6 +68,7 @@ class Chain:
         self.percent, self.count = percent, count
         self.leaf, self.lo, self.hi, self.raw = leaf, lo, hi, raw  # leaf None: raw address
         self.callers = []   # [(symbol or None, offset or raw address)], innermost first
+        self.mark = None    # "irqs off", "in irq", "in irq, irqs off", "let in after N.N ms irqs off"
 
     def caller_names(self):
         return [name for name, _ in self.callers]
@@ -220,6 +221,7 @@ def parse_report(text, ms, chains, pid=None):
             c = Chain(m.group(1), int(m.group(2)), m.group(3), lo, hi, None)
         else:
             c = Chain(m.group(1), int(m.group(2)), None, None, None, int(m.group(6), 16))
+        c.mark = m.group(7)
         assert c.count > 0, "a chain with no samples:\n%s" % text
         _check_percent(text, c.percent, c.count, r.samples)
         i += 1
@@ -343,11 +345,12 @@ def cpu_ticks(k):
     return (t0 + time.monotonic()) / 2, {cpu: row[2] for cpu, row in table.items()}
 
 
-def lost_ticks(k, since):
-    """{cpu: (ticks, expected)} for each CPU that ticked well below 100 Hz of host time since `since`."""
+def lost_ticks(k, since, hz=1000 // TICK_MS):
+    """{cpu: (ticks, expected)} for each CPU that ticked well below hz (the tick's rate) of host time since
+    `since`."""
     t1, now = cpu_ticks(k)
     t0, then = since
-    expected = (t1 - t0) * 1000.0 / TICK_MS
+    expected = (t1 - t0) * hz
     return {c: (now[c] - then.get(c, 0), round(expected)) for c in now if now[c] - then.get(c, 0) < 0.9 * expected - 2}
 
 
