@@ -2,8 +2,12 @@
 # Boots kprof in QEMU with the console (COM1) and the QEMU monitor multiplexed on this terminal.
 #
 # usage: scripts/qemu.sh [--iso PATH] [--smp N] [--mem MiB] [--cmdline "..."] [--gdb-port P]
-#                        [--udp-port P] [--monitor PATH] [--firmware bios|uefi] [-- extra qemu args]
+#                        [--udp-port P] [--monitor PATH] [--firmware bios|uefi] [--accel tcg|kvm]
+#                        [-- extra qemu args]
 #
+#   --accel A       tcg (default: QEMU's emulator) or kvm (-accel kvm -cpu host,-arch-capabilities: the host's
+#                   CPU, less the one MSR QEMU cannot set on these machines' KVM, PVM; under PVM SeaBIOS and
+#                   GRUB take about a minute before the kernel's first line)
 #   --firmware F    bios (default: QEMU's SeaBIOS) or uefi (Debian's OVMF, /usr/share/ovmf/OVMF.fd as -bios: the
 #                   same ISO boots through GRUB's EFI image; firmware and GRUB write to COM1 before the kernel)
 #   --iso PATH      the ISO to boot (default build/kprof.iso)
@@ -22,7 +26,7 @@
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-iso="" smp=4 mem=256 cmdline="" gdb_port="" udp_port="" netload_port="" monitor="" firmware=bios
+iso="" smp=4 mem=256 cmdline="" gdb_port="" udp_port="" netload_port="" monitor="" firmware=bios accel=tcg
 extra=()
 
 die() { echo "qemu.sh: $*" >&2; exit 2; }
@@ -40,6 +44,7 @@ while [ $# -gt 0 ]; do
     --netload-port) need "$@"; netload_port=$2; shift 2 ;;
     --monitor)  need "$@"; monitor=$2; shift 2 ;;
     --firmware) need "$@"; firmware=$2; shift 2 ;;
+    --accel)    need "$@"; accel=$2; shift 2 ;;
     --)         shift; extra=("$@"); break ;;
     -h|--help)  sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *)          die "unknown option: $1 (try --help)" ;;
@@ -75,6 +80,12 @@ case $firmware in
         fw_args=(-bios "$OVMF") ;;
   *)    die "--firmware wants bios or uefi, not '$firmware'" ;;
 esac
+case $accel in
+  tcg) accel_args=() ;;
+  kvm) [ -r /dev/kvm ] && [ -w /dev/kvm ] || die "--accel kvm needs /dev/kvm, readable and writable by you (it is not)"
+       accel_args=(-accel kvm -cpu host,-arch-capabilities) ;;
+  *)   die "--accel wants tcg or kvm, not '$accel'" ;;
+esac
 iso=${iso:-$top/build/kprof.iso}
 [ -f "$iso" ] || die "$iso is missing: run make first"
 
@@ -87,6 +98,7 @@ args=(
   -serial chardev:con0 -mon chardev=con0,mode=readline
   -device isa-debug-exit,iobase=0xf4,iosize=0x04
   ${fw_args[@]+"${fw_args[@]}"}
+  ${accel_args[@]+"${accel_args[@]}"}
 )
 # COM2 for the gdb stub; nodelay: each packet is a small write, and Nagle would hold every one back.
 [ -z "$gdb_port" ] || args+=(-chardev "socket,id=gdb0,host=127.0.0.1,port=$gdb_port,server=on,wait=off,nodelay=on"
@@ -99,7 +111,7 @@ if [ -n "$udp_port" ]; then
 fi
 [ -z "$monitor" ] || args+=(-monitor "unix:$monitor,server=on,wait=off")
 
-echo "qemu.sh: booting $(basename "$iso") with $smp CPUs and $mem MiB (firmware $firmware); quit with Ctrl-A X (Ctrl-A C: QEMU monitor)" >&2
+echo "qemu.sh: booting $(basename "$iso") with $smp CPUs and $mem MiB (firmware $firmware, $accel); quit with Ctrl-A X (Ctrl-A C: QEMU monitor)" >&2
 [ -z "$gdb_port" ] || echo "qemu.sh: gdb: target remote 127.0.0.1:$gdb_port (COM2)" >&2
 [ -z "$udp_port" ] || echo "qemu.sh: UDP shell: scripts/udpsh -p $udp_port 127.0.0.1 help${netload_port:+; netload port $netload_port}" >&2
 exec qemu-system-x86_64 "${args[@]}" ${extra[@]+"${extra[@]}"}

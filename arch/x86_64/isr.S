@@ -28,6 +28,7 @@ isr_stub_\n:
     .set vec, vec + 1
 .endr
 
+    .global isr_common  /* also entered by cpu_yield (arch/x86_64/cpu_inline.h) with a frame built by hand */
 isr_common:
     pushq %rax
     pushq %rbx

@@ -86,15 +86,37 @@ def _printable(text):
     return all(" " <= c <= "~" for c in text)
 
 
+def kvm_usable():
+    """None when QEMU can run a guest under KVM here (/dev/kvm opens read-write and takes KVM_CREATE_VM), else
+    the reason it cannot, in a few words."""
+    import fcntl
+    try:
+        fd = os.open("/dev/kvm", os.O_RDWR | os.O_CLOEXEC)
+    except OSError as e:
+        return "/dev/kvm: %s" % e.strerror
+    try:
+        vm = fcntl.ioctl(fd, 0xAE01, 0)  # KVM_CREATE_VM
+        os.close(vm)
+    except OSError as e:
+        return "KVM_CREATE_VM: %s" % e.strerror
+    finally:
+        os.close(fd)
+    return None
+
+
 class Kprof:
     """One QEMU running kprof. Options that later tests need (gdb on COM2, the UDP shell, a monitor socket for
     `nmi`, other CPU models through extra_args) are constructor arguments; ports are picked free."""
 
     def __init__(self, smp=4, mem=256, cmdline="", iso=None, extra_args=(), gdb=False, udp=False,
-                 udp_guest_port=UDP_GUEST_PORT, monitor=False, name="kprof", netload=False, firmware="bios"):
+                 udp_guest_port=UDP_GUEST_PORT, monitor=False, name="kprof", netload=False, firmware="bios",
+                 accel="tcg"):
         if firmware not in FIRMWARES:
             raise ValueError("firmware %r: want one of %s" % (firmware, ", ".join(FIRMWARES)))
         self.firmware = firmware
+        if accel not in ("tcg", "kvm"):
+            raise ValueError("accel %r: want tcg or kvm" % accel)
+        self.accel = accel
         self.smp = smp
         self.mem = mem
         self.cmdline = cmdline
@@ -138,6 +160,9 @@ class Kprof:
             if not os.path.isfile(OVMF):
                 raise KprofError("firmware uefi needs %s (Debian's ovmf; scripts/deps.sh installs it)" % OVMF)
             args += ["-bios", OVMF]
+        if self.accel == "kvm":
+            # the host's CPU less the MSR QEMU cannot set under this machine's KVM (PVM); see kvm_usable()
+            args += ["-accel", "kvm", "-cpu", "host,-arch-capabilities"]
         if self.gdb_port:
             # COM2 for the gdb stub; nodelay: each packet is a small write, and Nagle would hold every one back.
             args += ["-chardev", "socket,id=gdb0,host=127.0.0.1,port=%d,server=on,wait=off,nodelay=on" % self.gdb_port,
