@@ -404,6 +404,9 @@ void net_get_stats(struct net_stats *st)
     st->rx_no_pbuf = counters.rx_no_pbuf;
     st->lwip_heap_used = lwip_stats.mem.used;
     st->lwip_heap_avail = lwip_stats.mem.avail;
-    st->lwip_pbufs_used = lwip_stats.memp[MEMP_PBUF_POOL]->used;
-    st->lwip_pbufs_avail = lwip_stats.memp[MEMP_PBUF_POOL]->avail;
+    /* The pool's statistics exist once the network task has run lwip_init(): a `net` typed before that (under
+     * a slow hypervisor, well after ready:) finds none, and reads zeros. */
+    const struct stats_mem *pbufs = lwip_stats.memp[MEMP_PBUF_POOL];
+    st->lwip_pbufs_used = pbufs ? pbufs->used : 0;
+    st->lwip_pbufs_avail = pbufs ? pbufs->avail : 0;
 }

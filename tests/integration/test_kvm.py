@@ -15,7 +15,7 @@ import pytest
 from conftest import KVM_SKIP
 from kprof_qemu import kvm_usable
 from test_profile import parse_report, burn_pids, wait_no_burn
-from test_net import udp_cmd
+from test_net import udp_cmd, wait_dhcp
 from test_gdb import run_gdb, threads
 
 KVM_BOOT_TIMEOUT = 300  # SeaBIOS and GRUB are emulated slowly under PVM: about 60 s here
@@ -30,6 +30,7 @@ def kvm_kernel(request):
     k = _new_kernel(request.node.name, smp=2, mem=256, accel="kvm", udp=True, gdb=True)
     try:
         k.boot(timeout=KVM_BOOT_TIMEOUT)
+        wait_dhcp(k)  # its log lines would otherwise land inside a report
         yield k
     finally:
         k.kill()
