@@ -79,18 +79,6 @@ int shell_run_line(char *line, struct sink *out)
     return result;
 }
 
-int cmd_help(int argc, char **argv, struct sink *out)
-{
-    (void)argv;
-    if (argc != 1) {
-        sink_puts(out, "usage: help\n");
-        return 1;
-    }
-    for (const struct shell_command *c = shell_commands; c->name; c++)
-        sink_printf(out, "%-34s %s\n", c->usage, c->help);
-    return 0;
-}
-
 static void echo_write(struct sink *sink, const char *text, size_t len)
 {
     (void)sink;
