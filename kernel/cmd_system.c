@@ -4,6 +4,7 @@
 #include "hal/platform.h"
 #include "hal/pmu.h"
 #include "kernel/commands.h"
+#include "kernel/shell.h"
 #include "kernel/heap.h"
 #include "kernel/labels.h"
 #include "kernel/panic.h"

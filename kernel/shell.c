@@ -1,7 +1,7 @@
-/* kernel/shell.c: the shell -- the one command table, running a line against it, and the console shell task
- * that reads lines with the line editor and prints the prompt. The UDP shell reuses shell_run_line with its
- * own sink. */
-#include "kernel/commands.h"
+/* kernel/shell.c: the shell (kernel/shell.h) -- the one command table, running a line against it, and the
+ * console shell task that reads lines with the line editor and prints the prompt. The UDP shell reuses
+ * shell_run_line with its own sink. */
+#include "kernel/shell.h"
 
 #include "hal/cpu.h"
 #include "hal/platform.h"
@@ -9,7 +9,6 @@
 #include "kernel/labels.h"
 #include "kernel/lineedit.h"
 #include "kernel/parse.h"
-#include "kernel/shell.h"
 #include "kernel/string.h"
 #include "kernel/task.h"
 
