@@ -72,7 +72,12 @@ int shell_run_line(char *line, struct sink *out)
     const struct label_set *mine = self ? label_intern_one("cmd", cmd->name, 0) : 0;
     if (mine)
         task_set_labels(self, mine);
-    int result = cmd->run(argc, argv, out);
+    /* Whole lines only: a command that prints a line in pieces would otherwise let another task's log line
+     * (DHCP's, say) land inside it on the console. */
+    struct line_sink lines;
+    line_sink_init(&lines, out);
+    int result = cmd->run(argc, argv, &lines.sink);
+    line_sink_flush(&lines);
     if (mine)
         task_replace_labels(self, mine, before);
     return result;

@@ -140,9 +140,20 @@ def exchange(port, data, timeout=10.0, sock=None):
             sock.close()
 
 
-def wait_dhcp(k):
-    poll("the DHCP address %s/24" % DHCP_ADDRESS,
-         lambda: net_status(k)["address"] == DHCP_ADDRESS, timeout=30, every=0.1)
+# The line kernel/net/net.c logs when the address is set: for DHCP whenever the lease comes, before or after ready:.
+DHCP_LOGGED = re.compile(r"(?m)^net: address %s/24 gateway \S+ \(dhcp\)\n" % re.escape(DHCP_ADDRESS))
+
+
+def wait_dhcp(k, timeout=30):
+    """Waits for the DHCP address by reading the console for the kernel's log line, running no command
+    meanwhile: a `net` polled while DHCP runs could have that line land in the middle of its output. Then one
+    `net` confirms the address."""
+    seen = DHCP_LOGGED.search(k.boot_log or "") or any(DHCP_LOGGED.search(u) for u in k.unsolicited)
+    if not seen:
+        m = k.expect(DHCP_LOGGED, timeout, what="the log line of the DHCP address %s/24" % DHCP_ADDRESS)
+        k.unsolicited.append(m.before + m.group(0))  # printed while no command ran, as cmd() would keep it
+    n = net_status(k)
+    assert n["address"] == DHCP_ADDRESS and n["how"] == "dhcp", "net after the DHCP log line: %s" % n
 
 
 # ---- baselines -----------------------------------------------------------------------------------------------
