@@ -8,6 +8,7 @@
 #include "kernel/format.h"
 #include "kernel/sink.h"
 #include "kernel/string.h"
+#include "kernel/textbuf.h"
 
 void sink_puts(struct sink *sink, const char *text)
 {
@@ -71,15 +72,9 @@ static void buffer_sink_write(struct sink *sink, const char *text, size_t len)
 {
     /* sink is the first member of struct buffer_sink, so the cast recovers the whole. */
     struct buffer_sink *bs = (struct buffer_sink *)sink;
-    size_t room = bs->cap > 0 ? bs->cap - 1 - bs->len : 0;
-    size_t copy = len < room ? len : room;
-    bs->truncated += len - copy;
-    /* A zero-capacity sink may have no buffer at all; it only counts. */
-    if (bs->cap == 0)
-        return;
-    memcpy(bs->buf + bs->len, text, copy);
-    bs->len += copy;
-    bs->buf[bs->len] = '\0';
+    struct textbuf tb = { bs->buf, bs->cap, bs->len }; /* a zero-capacity sink may have no buffer: it counts */
+    bs->truncated += textbuf_append(&tb, text, len);
+    bs->len = tb.len;
 }
 
 void buffer_sink_init(struct buffer_sink *bs, char *buf, size_t cap)
