@@ -321,8 +321,8 @@ def test_keyed_kernel_refuses_the_unkeyed_and_runs_everything_for_the_key(kprof_
     assert reply.problem() is None and reply.text.startswith(b"netload: echo on UDP port"), reply.problem()
     assert "echoes" in echoed.stdout or "packets" in echoed.stdout, echoed
     # and, last, poweroff
-    r = run_udpsh(k.udp_port, "poweroff", env_key=KEY, timeout=3)
-    k.expect(r"(?m)^poweroff: ACPI S5\n", what="the poweroff line", timeout=15)
+    # (its "poweroff: ACPI S5" goes to the UDP shell's sink, and may or may not leave before the power goes)
+    run_udpsh(k.udp_port, "poweroff", env_key=KEY, timeout=3)
     k.expect_eof(timeout=15)
     assert k.wait_exit(timeout=10) == 0
 
@@ -361,4 +361,4 @@ def test_unkeyed_kernel_reads_but_changes_nothing(kprof_factory):
     sink.communicate(timeout=30)
     assert r.returncode == 0 and r.stdout.startswith(b"netload send: sent packets"), r
     assert k.alive() and k.cmd("uptime").startswith("up ")
-    assert k.cmd("label 1 a=b") == "", "the console is unaffected"
+    assert k.cmd("label 1 a=b") == "pid 1 labels a=b", "the console is unaffected"
