@@ -129,17 +129,18 @@ class UdpShell:
         return udp_cmd(self.port, line, timeout)
 
 
-def exchange(port, data, timeout=10.0, sock=None):
+def exchange(port, data, timeout=10.0, sock=None, key=None):
     """Sends one raw datagram from a fresh socket (or sock) -- with the token round trip first, as any client
     does (kprof_wire.exchange) -- and collects the reply: a kprof_wire.Reply, complete, refused, or whatever
-    arrived before the deadline. data None: only collects (the request went out before)."""
+    arrived before the deadline. data None: only collects (the request went out before). key: keyed requests,
+    for a kernel booted with udpsh.key=."""
     own = sock is None
     if own:
         sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         sock.connect(("127.0.0.1", port))
     try:
         if data is not None:
-            return wire.exchange(sock, data, timeout)
+            return wire.exchange(sock, data, timeout, key=key)
         return wire.receive_reply(sock, timeout)
     finally:
         if own:
@@ -159,9 +160,10 @@ def token_for(sock, timeout=5.0):
     return reply.token
 
 
-def start_request(sock, data, timeout=5.0):
-    """Sends data from sock (connected to the kernel) with its token, without waiting for the reply."""
-    sock.send(wire.request_datagram(data, token_for(sock, timeout)))
+def start_request(sock, data, timeout=5.0, key=None):
+    """Sends data from sock (connected to the kernel) with its token (and with key, keyed), without waiting for
+    the reply."""
+    sock.send(wire.request_datagram(data, token_for(sock, timeout), key))
 
 
 def wait_dhcp(k):
