@@ -71,8 +71,22 @@ static void parse_madt(const struct sdt_header *madt)
         switch (at[0]) {
         case 0: { /* processor local APIC: enabled (bit 0) or online capable (bit 1) */
             uint32_t flags = *(const uint32_t *)(at + 4);
-            if ((flags & 3) && acpi.cpu_count < 16)
-                acpi.cpu_apic_ids[acpi.cpu_count++] = at[3];
+            if (flags & 3) {
+                if (acpi.cpu_count < ACPI_MAX_CPUS)
+                    acpi.cpu_apic_ids[acpi.cpu_count] = at[3];
+                acpi.cpu_count++;
+            }
+            break;
+        }
+        case 9: { /* processor local x2APIC (APIC ids above 254): the same flags, a 32-bit id */
+            if (at[1] < 16)
+                break;
+            uint32_t id = *(const uint32_t *)(at + 4), flags = *(const uint32_t *)(at + 8);
+            if (flags & 3) {
+                if (acpi.cpu_count < ACPI_MAX_CPUS)
+                    acpi.cpu_apic_ids[acpi.cpu_count] = id;
+                acpi.cpu_count++;
+            }
             break;
         }
         case 1: /* I/O APIC */

@@ -54,10 +54,11 @@ bool boot_ram_usable(uint64_t base, uint64_t length);
 
 /* acpi.c */
 #define ACPI_MAX_IOAPICS 4
+#define ACPI_MAX_CPUS 512 /* processor entries remembered; more are counted (the kernel starts MAX_CPUS) */
 struct acpi_info {
     uint32_t lapic_phys;
-    unsigned cpu_count;
-    uint32_t cpu_apic_ids[16];
+    unsigned cpu_count;                      /* CPUs the MADT lists (enabled or online capable), all of them */
+    uint32_t cpu_apic_ids[ACPI_MAX_CPUS];    /* the first ACPI_MAX_CPUS of them */
     unsigned ioapic_count;
     struct { uint32_t id, phys, gsi_base; } ioapics[ACPI_MAX_IOAPICS];
     struct { uint32_t gsi; uint16_t flags; bool present; } isa_override[16];

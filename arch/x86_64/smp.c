@@ -4,6 +4,7 @@
 #include "arch/x86_64/arch.h"
 #include "arch/x86_64/percpu.h"
 #include "arch/x86_64/x86.h"
+#include "kernel/format.h"
 #include "kernel/heap.h"
 #include "kernel/log.h"
 #include "kernel/string.h"
@@ -45,6 +46,37 @@ static bool wait_arrival(uint64_t us)
     return atomic_load(&ap_arrived);
 }
 
+/* The boot log's account of the CPUs the firmware listed: how many started, and of the rest which were left in
+ * their reset state and why -- the kernel is built for MAX_CPUS, or they did not come up. */
+static void report_left(unsigned listed, unsigned started, unsigned failed, unsigned considered)
+{
+    unsigned remembered = listed < ACPI_MAX_CPUS ? listed : ACPI_MAX_CPUS;
+    unsigned over = listed - started - failed; /* never tried: past MAX_CPUS (or past what was remembered) */
+    if (started == listed) {
+        log_info("smp: the firmware listed %u cpus; all %u started", listed, started);
+        return;
+    }
+    log_info("smp: the firmware listed %u cpus; %u started, %u did not start, %u left over MAX_CPUS (%u)", listed,
+             started, failed, over, (unsigned)MAX_CPUS);
+    if (over == 0 || considered >= remembered)
+        return;
+    /* Which: the APIC ids never tried, as ranges on one line. */
+    char line[160];
+    size_t n = 0;
+    for (unsigned i = considered; i < remembered && n + 24 < sizeof line;) {
+        unsigned j = i;
+        while (j + 1 < remembered && acpi.cpu_apic_ids[j + 1] == acpi.cpu_apic_ids[j] + 1)
+            j++;
+        n += ksnprintf(line + n, sizeof line - n, j > i ? "%s%u-%u" : "%s%u", n ? "," : "", acpi.cpu_apic_ids[i],
+                       acpi.cpu_apic_ids[j]);
+        i = j + 1;
+        if (i < remembered && n + 24 >= sizeof line)
+            n += ksnprintf(line + n, sizeof line - n, ",...");
+    }
+    log_warn("smp: left in their reset state: APIC ids %s (this kernel starts at most MAX_CPUS=%u cpus)", line,
+             (unsigned)MAX_CPUS);
+}
+
 void smp_start_aps(void)
 {
     /* The trampoline overwrites a page below 1 MiB. A BIOS leaves 0x8000 free; UEFI firmware may keep its own
@@ -62,11 +94,20 @@ void smp_start_aps(void)
     uint32_t self = lapic_id();
     unsigned next_index = 1;
 
-    percpu_set_count(acpi.cpu_count > MAX_CPUS ? MAX_CPUS : acpi.cpu_count);
-    for (unsigned i = 0; i < acpi.cpu_count && next_index < MAX_CPUS; i++) {
+    unsigned listed = acpi.cpu_count < ACPI_MAX_CPUS ? acpi.cpu_count : ACPI_MAX_CPUS;
+    percpu_set_count(listed > MAX_CPUS ? MAX_CPUS : listed);
+    unsigned failed = 0, considered = 0;
+    for (unsigned i = 0; i < listed && next_index < MAX_CPUS; i++, considered = i) {
         uint32_t apic_id = acpi.cpu_apic_ids[i];
         if (apic_id == self)
             continue;
+        if (apic_id > 0xFE) {
+            /* xAPIC mode reaches APIC ids 0..254 (255 is the broadcast): one above needs x2APIC. */
+            log_warn("smp: cpu with APIC id %u needs x2APIC, which kprof does not use: left in its reset state",
+                     apic_id);
+            failed++;
+            continue;
+        }
         /* The AP's first stack becomes its idle task's stack, painted so `stacks` can measure it. */
         uint8_t *stack = kmalloc_aligned(AP_STACK_SIZE, 16);
         if (!stack) {
@@ -91,10 +132,13 @@ void smp_start_aps(void)
             if (!wait_arrival(1000000)) {
                 log_warn("smp: cpu with APIC id %u did not start", apic_id);
                 kfree(stack);
+                failed++;
                 continue;
             }
         }
         next_index++;
+        considered = i + 1;
     }
     percpu_set_count(next_index);
+    report_left(acpi.cpu_count, next_index, failed, considered);
 }
