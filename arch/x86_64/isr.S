@@ -5,6 +5,25 @@
     .text
     .code64
 
+/* The general registers in the reverse of isr_common's order: struct context from its start to vector. */
+.macro POP_GPRS
+    popq %r15
+    popq %r14
+    popq %r13
+    popq %r12
+    popq %r11
+    popq %r10
+    popq %r9
+    popq %r8
+    popq %rbp
+    popq %rdi
+    popq %rsi
+    popq %rdx
+    popq %rcx
+    popq %rbx
+    popq %rax
+.endm
+
 /* Vectors where the CPU pushes an error code: 8, 10-14, 17, 21, 29, 30. */
 .macro ISR_STUB n
     .align 16
@@ -53,21 +72,7 @@ isr_common:
     movq %rax, %rsp
     .global isr_resume
 isr_resume:
-    popq %r15
-    popq %r14
-    popq %r13
-    popq %r12
-    popq %r11
-    popq %r10
-    popq %r9
-    popq %r8
-    popq %rbp
-    popq %rdi
-    popq %rsi
-    popq %rdx
-    popq %rcx
-    popq %rbx
-    popq %rax
+    POP_GPRS
     addq $16, %rsp
     iretq
 
@@ -77,21 +82,7 @@ isr_resume:
  * %gs:16, resume_rip at %gs:24): the exception's own frame below that stack is spent by then. */
 resume_in_nmi:
     leaq -1(%rax), %rsp
-    popq %r15
-    popq %r14
-    popq %r13
-    popq %r12
-    popq %r11
-    popq %r10
-    popq %r9
-    popq %r8
-    popq %rbp
-    popq %rdi
-    popq %rsi
-    popq %rdx
-    popq %rcx
-    popq %rbx
-    popq %rax
+    POP_GPRS
     addq $16, %rsp          /* vector, error code: now rip, cs, rflags, rsp, ss */
     movq 24(%rsp), %rsp     /* the interrupted stack */
     pushq %gs:24

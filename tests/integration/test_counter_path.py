@@ -18,7 +18,7 @@ import re
 import pytest
 
 from kprof_qemu import poll
-from test_profile import parse_report, burn_pids, wait_no_burn, cpu_ticks, lost_ticks
+from test_profile import parse_report, burn_pids, wait_no_burn, unstarved
 
 HZ = 1000
 RING_RECORDS = 1024
@@ -42,19 +42,8 @@ def profile_at(k, line, ms, chains):
 
 
 def retried(k, what, attempt):
-    """attempt()'s result; retried only when the host starved QEMU of ticks meanwhile."""
-    notes = []
-    for _ in range(ATTEMPTS):
-        since = cpu_ticks(k)
-        try:
-            return attempt()
-        except AssertionError as e:
-            lost = lost_ticks(k, since, hz=HZ)
-            if not lost:
-                raise
-            notes.append("%s: the host starved QEMU (%s): %s" % (what, lost, str(e).split("\n")[0]))
-            print(notes[-1])
-    raise AssertionError("starved on every attempt:\n" + "\n".join(notes))
+    """attempt()'s result, tried again only when the host starved QEMU of its 1 kHz ticks meanwhile."""
+    return unstarved(k, attempt, what, hz=HZ, attempts=ATTEMPTS)
 
 
 def test_boot_states_the_tick_rate(fast_tick):

@@ -357,16 +357,16 @@ def lost_ticks(k, since, hz=1000 // TICK_MS):
 ATTEMPTS = 4
 
 
-def unstarved(k, attempt, what):
+def unstarved(k, attempt, what, hz=1000 // TICK_MS, attempts=ATTEMPTS):
     """attempt()'s result; an attempt whose checks failed is retried only when some CPU lost ticks meanwhile
-    (the host starved QEMU, so nothing about timing can be judged), up to ATTEMPTS in all."""
+    (the host starved QEMU of its ticks at hz, so nothing about timing can be judged), up to attempts in all."""
     starved = []
-    for _ in range(ATTEMPTS):
+    for _ in range(attempts):
         since = cpu_ticks(k)
         try:
             return attempt()
         except AssertionError as e:
-            lost = lost_ticks(k, since)
+            lost = lost_ticks(k, since, hz)
             if not lost:
                 raise
             note = "%s failed while the host starved QEMU (CPU: (ticks, expected) %s): %s" \
@@ -374,7 +374,7 @@ def unstarved(k, attempt, what):
             print(note)  # shown with the test's output if it fails in the end
             starved.append(note)
     raise KprofError("the host starved QEMU of its ticks on all %d attempts, so the checks could not be judged:\n%s"
-                     % (ATTEMPTS, "\n".join(starved)))
+                     % (attempts, "\n".join(starved)))
 
 
 # ---- (a) a known load: its chain, in order, holds its share ----------------------------------------------------
