@@ -17,9 +17,6 @@
 #include "gdbstub/target.h"
 
 #define GDB_MAX_BREAKPOINTS 64
-/* The longest monitor command line, and the monitor output gathered before it is sent as an `O` packet. */
-#define GDB_MONITOR_LINE 256
-#define GDB_MONITOR_OUT 1024
 
 enum gdb_break_type { GDB_BREAK_SW = 0, GDB_BREAK_HW = 1 };
 
@@ -50,10 +47,6 @@ struct gdb_session {
     unsigned next_thread;   /* qsThreadInfo continues the list from here */
     bool ended;
     enum gdb_session_end end;
-    size_t monitor_len;     /* monitor output gathered, not yet sent */
-    bool monitor_lost;      /* the link went while sending monitor output */
-    char monitor_out[GDB_MONITOR_OUT];
-    char monitor_line[GDB_MONITOR_LINE + 1];
 };
 
 /* Sends the stop reply for the session's stop (the `?` answer; also sent unprompted when gdb waits). Returns

@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct sink;
+
 /* The x86-64 registers in gdb's order for the amd64 target description (rax..r15, rip, eflags, cs, ss, ds,
  * es, fs, gs, fs_base, gs_base; then nothing else: no FPU/SSE, the kernel is general-regs-only). */
 enum gdb_reg {
@@ -47,8 +49,8 @@ struct gdb_target {
     /* MSRs, read or written on the CPU that owns them; false on #GP. */
     bool (*msr_read)(unsigned cpu, uint32_t msr, uint64_t *value);
     bool (*msr_write)(unsigned cpu, uint32_t msr, uint64_t value);
-    /* `monitor pmu`: every PMU MSR of the chosen backend, per CPU, decoded, written through out(). */
-    void (*pmu_report)(void (*out)(void *arg, const char *text), void *arg);
+    /* `monitor pmu`: every PMU MSR of the chosen backend, per CPU, decoded, written to out. */
+    void (*pmu_report)(struct sink *out);
     /* `k`: kill -- here, power off or halt. */
     void (*kill)(void);
 };

@@ -660,19 +660,18 @@ static bool t_msr_write(unsigned cpu, uint32_t msr, uint64_t value)
 
 static void describe_pmu_here(void *arg) { pmu_describe_cpu(arg); }
 
-static void t_pmu_report(void (*out)(void *arg, const char *text), void *arg)
+static void t_pmu_report(struct sink *out)
 {
     static char buf[1536];
     struct buffer_sink bs;
-    buffer_sink_init(&bs, buf, sizeof buf);
     const char *source = pmu_source_name();
-    sink_printf(&bs.sink, "pmu: %s; %s\n", source ? source : "profile samples on the tick", pmu_verdict_reason());
-    out(arg, buf);
+    sink_printf(out, "pmu: %s; %s\n", source ? source : "profile samples on the tick", pmu_verdict_reason());
     for (unsigned cpu = 0; cpu < cpu_count(); cpu++) {
+        /* Written by that CPU into a buffer here, then passed on: only this CPU talks to gdb. */
         buffer_sink_init(&bs, buf, sizeof buf);
         if (!on_cpu(cpu, OP_CALL, 0, 0, describe_pmu_here, &bs.sink))
             sink_printf(&bs.sink, "cpu %u: not stopped, its MSRs cannot be read\n", cpu);
-        out(arg, buf);
+        sink_write(out, buf, bs.len);
     }
 }
 

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "fake_target.h"
+#include "kernel/sink.h"
 
 /* ---- memory ---- */
 
@@ -252,16 +253,12 @@ static bool fake_msr_write(unsigned cpu, uint32_t msr, uint64_t value)
 const char *fake_pmu_text;
 size_t fake_pmu_piece;
 
-static void fake_pmu_report(void (*out)(void *arg, const char *text), void *arg)
+static void fake_pmu_report(struct sink *out)
 {
     size_t len = strlen(fake_pmu_text);
     for (size_t at = 0; at < len; at += fake_pmu_piece) {
-        char piece[256];
         size_t n = len - at < fake_pmu_piece ? len - at : fake_pmu_piece;
-        assert_true(n < sizeof piece);
-        memcpy(piece, fake_pmu_text + at, n);
-        piece[n] = '\0';
-        out(arg, piece);
+        sink_write(out, fake_pmu_text + at, n);
     }
 }
 

@@ -14,6 +14,7 @@
 
 #include "fake_target.h"
 #include "gdbstub/commands.h"
+#include "gdbstub/monitor.h"
 #include "gdbstub/packet.h"
 #include "gdbstub/regs.h"
 #include "gdbstub/stub.h"
