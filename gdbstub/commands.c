@@ -241,7 +241,7 @@ static bool handle_supported(struct gdb_session *s)
     } else {
         return reply_empty(s); /* qSupportedSomethingElse: not this packet */
     }
-    gdb_remove_all_breakpoints(s);
+    gdb_break_remove_all(s->target);
     s->g_cpu = s->stopped_cpu;
     s->c_cpu = -1;
 
@@ -364,6 +364,7 @@ static bool handle_read_memory(struct gdb_session *s)
             piece = len - done;
         if (!s->target->mem_read(at, dst + done, (size_t)piece))
             break;
+        gdb_break_hide(at, dst + done, (size_t)piece); /* gdb sees its code, not the breakpoints in it */
         done += piece;
     }
     if (done == 0)
@@ -407,41 +408,11 @@ static bool handle_write_memory(struct gdb_session *s, bool binary)
         return reply_ok(s); /* gdb's probe for X support */
     if (!range_fits(addr, len) || !s->target->mem_write(addr, data, (size_t)len))
         return reply_error(s, ERR_ADDRESS);
+    gdb_break_written(s->target, addr, (size_t)len);
     return reply_ok(s);
 }
 
 /* ---- breakpoints ---- */
-
-static struct gdb_breakpoint *find_breakpoint(struct gdb_session *s, enum gdb_break_type type, uint64_t addr)
-{
-    for (size_t i = 0; i < GDB_MAX_BREAKPOINTS; i++) {
-        struct gdb_breakpoint *bp = &s->keep->breakpoints[i];
-        if (bp->used && bp->type == type && bp->addr == addr)
-            return bp;
-    }
-    return NULL;
-}
-
-static bool remove_breakpoint(struct gdb_session *s, struct gdb_breakpoint *bp)
-{
-    bool removed = bp->type == GDB_BREAK_SW ? s->target->sw_break_remove(bp->addr)
-                                            : s->target->hw_break_remove(bp->addr);
-    if (removed)
-        bp->used = false;
-    return removed;
-}
-
-void gdb_remove_all_breakpoints(struct gdb_session *s)
-{
-    /* One that cannot be removed now (its page went away) is forgotten all the same: nothing could ever
-     * remove it later either. */
-    for (size_t i = 0; i < GDB_MAX_BREAKPOINTS; i++) {
-        struct gdb_breakpoint *bp = &s->keep->breakpoints[i];
-        if (bp->used)
-            remove_breakpoint(s, bp);
-        bp->used = false;
-    }
-}
 
 /* Z and z, types 0 (software) and 1 (hardware execution); both directions are idempotent, as gdb asks, so a
  * repeated packet does no harm. Other types (watchpoints) get the empty reply. */
@@ -457,27 +428,17 @@ static bool handle_breakpoint(struct gdb_session *s, bool insert)
         return reply_error(s, ERR_MALFORMED);
 
     enum gdb_break_type bt = type == 0 ? GDB_BREAK_SW : GDB_BREAK_HW;
-    struct gdb_breakpoint *bp = find_breakpoint(s, bt, addr);
-    if (!insert) {
-        if (bp != NULL && !remove_breakpoint(s, bp))
-            return reply_error(s, ERR_TARGET);
+    if (!insert)
+        return gdb_break_remove(s->target, bt, addr) ? reply_ok(s) : reply_error(s, ERR_TARGET);
+    switch (gdb_break_insert(s->target, bt, addr)) {
+    case GDB_BREAK_OK:
         return reply_ok(s);
+    case GDB_BREAK_FULL:
+        return reply_error(s, ERR_NO_ROOM);
+    case GDB_BREAK_REFUSED:
+        break;
     }
-    if (bp != NULL)
-        return reply_ok(s);
-    for (size_t i = 0; i < GDB_MAX_BREAKPOINTS && bp == NULL; i++)
-        if (!s->keep->breakpoints[i].used)
-            bp = &s->keep->breakpoints[i];
-    if (bp == NULL)
-        return reply_error(s, ERR_NO_ROOM);
-    if (bt == GDB_BREAK_SW && !s->target->sw_break_insert(addr))
-        return reply_error(s, ERR_ADDRESS);
-    if (bt == GDB_BREAK_HW && !s->target->hw_break_insert(addr))
-        return reply_error(s, ERR_NO_ROOM);
-    bp->used = true;
-    bp->type = bt;
-    bp->addr = addr;
-    return reply_ok(s);
+    return reply_error(s, ERR_ADDRESS);
 }
 
 /* ---- resuming ---- */
@@ -630,7 +591,7 @@ static bool handle_detach(struct gdb_session *s)
         return reply_error(s, ERR_MALFORMED);
     if (!cursor_at_end(&c))
         return reply_error(s, ERR_MALFORMED);
-    gdb_remove_all_breakpoints(s);
+    gdb_break_remove_all(s->target);
     bool link_held = reply_ok(s);
     s->target->resume(-1, false);
     s->keep->stop_reply_owed = false;
@@ -640,7 +601,7 @@ static bool handle_detach(struct gdb_session *s)
 
 static bool handle_kill(struct gdb_session *s)
 {
-    gdb_remove_all_breakpoints(s);
+    gdb_break_remove_all(s->target);
     s->keep->stop_reply_owed = false;
     end_session(s, GDB_END_KILL);
     s->target->kill();
