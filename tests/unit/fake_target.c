@@ -18,6 +18,9 @@
 /* ---- memory ---- */
 
 static uint8_t low_mem[FAKE_LOW_SIZE];
+/* The addresses where the stub's int3s are planted (see the breakpoints below). */
+static uint64_t sw_slots[FAKE_SW_SLOTS];
+static bool sw_used[FAKE_SW_SLOTS];
 static uint8_t high_mem[FAKE_HIGH_SIZE];
 
 uint8_t fake_memory_pattern(size_t offset)
@@ -55,12 +58,17 @@ static bool fake_mem_read(uint64_t addr, void *buf, size_t len)
     return true;
 }
 
+static bool remove_slot(const uint64_t *slots, bool *used, size_t n, uint64_t addr);
+
 static bool fake_mem_write(uint64_t addr, const void *buf, size_t len)
 {
     uint8_t *p = mapped(addr, len);
     if (p == NULL)
         return false;
     memcpy(p, buf, len);
+    /* A planted int3 written over is gone: planting there again is not planting twice. */
+    for (size_t i = 0; i < len; i++)
+        remove_slot(sw_slots, sw_used, FAKE_SW_SLOTS, addr + i);
     return true;
 }
 
@@ -98,8 +106,6 @@ static bool fake_reg_write(unsigned cpu, enum gdb_reg reg, uint64_t value)
 
 /* ---- breakpoints ---- */
 
-static uint64_t sw_slots[FAKE_SW_SLOTS];
-static bool sw_used[FAKE_SW_SLOTS];
 unsigned fake_break_insert_calls;
 
 static int find_slot(const uint64_t *slots, const bool *used, size_t n, uint64_t addr)
