@@ -8,6 +8,7 @@
 #define HAL_PMU_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 struct sink;
 
@@ -54,6 +55,11 @@ bool pmu_armed_this_cpu(void);
  * the counter reloaded and the LVT performance-counter entry unmasked; the caller takes its sample. False
  * means a genuine NMI, which the caller must not swallow. No locks, no allocation, no printing. */
 bool pmu_nmi_is_mine(void);
+
+/* The counter's sampling period in cycles -- about a millisecond's worth, never below the floor that keeps the
+ * NMI handler a small share of the CPU -- when pmu_usable(); 0 otherwise. The profiler states it in the raw
+ * format, converted to nanoseconds. Any context. */
+uint64_t pmu_period_cycles(void);
 
 /* The name the report gives the counter source -- "pmu/nmi intel fixed-ctr1", "pmu/nmi amd pmc0 ev0x76",
  * "pmu/nmi amd pmc0 ev0x76 perfmon-v2" -- when pmu_usable(); NULL otherwise (the tick is the source). */

@@ -3,6 +3,7 @@
 #include "hal/boot.h"
 #include "hal/cpu.h"
 #include "hal/debug.h"
+#include "hal/kernel_entry.h"
 #include "hal/platform.h"
 #include "hal/pmu.h"
 #include "kernel/cmdline.h"
@@ -10,6 +11,8 @@
 #include "kernel/heap.h"
 #include "kernel/log.h"
 #include "kernel/net/net.h"
+#include "kernel/net/udpsh.h"
+#include "kernel/shell.h"
 #include "kernel/task.h"
 
 __attribute__((noreturn)) void kmain(uintptr_t boot_info)

@@ -2,7 +2,7 @@
  * active word (which is also the run number) and the claim that lets one profile run at a time. The sample
  * path runs in the timer interrupt (or, with the PMU, an NMI) of the CPU whose ring it writes: no lock, no
  * allocation, no symbol lookup, no printing -- a frame-pointer walk into a preallocated slot. The ring itself
- * is inline in kernel/profiler.h; folding and printing are kernel/profile_report.c. */
+ * is inline in kernel/profiler_ring.h; folding and printing are kernel/profiler_report.c. */
 #include "kernel/profiler.h"
 
 #include "hal/pmu.h"
@@ -25,9 +25,10 @@ struct sample_source {
 static const struct sample_source tick_source = { .name = "tick" };
 static struct sample_source pmu_source;
 static char tick_with_reason[160];
-/* The counter's period is about a millisecond of cycles -- cycles_per_ms() of them, never fewer than this
- * floor (arch/x86_64/pmu.c, PERIOD_MIN_CYCLES) -- which the raw format states in nanoseconds. */
-#define COUNTER_PERIOD_MIN_CYCLES 10000u
+/* The nominal time between two samples on one CPU in the last run started, as the raw header states it: kept
+ * so a debugger reading a stopped machine (scripts/prof.py) takes the figure from here, not from a copy of
+ * how it is computed. Volatile: nothing in the kernel reads it back, and the store must not be optimised away. */
+static volatile uint64_t last_period_ns;
 
 /* The run being recorded, or 0. One word, so one atomic read tells an interrupt both whether to sample and
  * which run the sample belongs to. Written only by the claim holder. */
@@ -162,7 +163,6 @@ int profiler_start(struct profile_run *run)
         source = &tick_source;
     }
     uint64_t per_ms = cycles_per_ms();
-    uint64_t counter_cycles = per_ms < COUNTER_PERIOD_MIN_CYCLES ? COUNTER_PERIOD_MIN_CYCLES : per_ms;
 
     /* 0 means "inactive", so the run number skips it when it wraps. */
     last_run++;
@@ -175,7 +175,8 @@ int profiler_start(struct profile_run *run)
     run->source = source == &tick_source ? tick_with_reason : source->name;
     run->source_name = source->name;
     run->period_ns = source == &tick_source ? PROFILE_TICK_PERIOD_NS
-                     : per_ms ? counter_cycles * 1000000 / per_ms : 1000000;
+                     : per_ms ? pmu_period_cycles() * 1000000 / per_ms : 1000000;
+    last_period_ns = run->period_ns;
     run->window_ms = 0;
     run->start_ns = time_ns();
     atomic_store_explicit(&active_run, last_run, memory_order_release);

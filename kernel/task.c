@@ -264,7 +264,7 @@ struct context *sched_after_irq(struct context *ctx)
     return sc->current->is_idle ? schedule(sc, ctx) : ctx;
 }
 
-void task_yield(void) { __asm__ volatile("int $0x81" ::: "memory"); }
+void task_yield(void) { cpu_yield(); }
 
 void task_sleep_until(int64_t when_ns)
 {
@@ -410,7 +410,6 @@ void sched_cpu_ticks(unsigned cpu, uint64_t *ticks, uint64_t *busy)
 
 void sched_idle_loop(void)
 {
-    for (;;) {
-        __asm__ volatile("sti; hlt" ::: "memory");
-    }
+    for (;;)
+        cpu_wait_for_interrupt();
 }

@@ -4,7 +4,7 @@ machine's rings), scripts/profexport (raw samples from a file or the UDP shell) 
 Layers, each usable on its own:
   - the kernel's symbol table, rebuilt from the ELF exactly as the link baked it (scripts/gensyms.py over
     `nm -n -S --defined-only`), with the kernel's lookups: a leaf at its address, a return address at addr - 1;
-  - the fold and the report, exactly kernel/profile_report.c: leaf by symbol with its span of offsets, callers
+  - the fold and the report, exactly kernel/profiler_report.c: leaf by symbol with its span of offsets, callers
     by exact return address, a table of 128 chains, hottest first with ties in first-seen order, percentages in
     tenths rounded half up;
   - the rings of a paused kernel, for scripts/prof.py: records decoded by the layout gdb reads from DWARF, and
@@ -284,29 +284,13 @@ def build_id_from_note(note):
     return note[desc_at:desc_at + descsz].hex()
 
 
-# The sampling period as the kernel states it in the raw header (kernel/profiler.c, profiler_start): these are
-# #defines there, which the debug info does not carry; tests/host checks them against the headers.
-TICK_PERIOD_NS = 10000000             # PROFILE_TICK_PERIOD_NS, kernel/profiler.h: the 100 Hz tick
-COUNTER_PERIOD_MIN_CYCLES = 10000     # COUNTER_PERIOD_MIN_CYCLES, kernel/profiler.c
-
-
-def period_ns(source, cycles_per_ms):
-    """The period of a run whose source the report names `source` ("tick ..." or "pmu/..."), computed as
-    profiler_start does: the tick's, or the counter's millisecond of cycles (never below the floor) in ns."""
-    if not source.startswith("pmu"):
-        return TICK_PERIOD_NS
-    if not cycles_per_ms:
-        return 1000000
-    return max(cycles_per_ms, COUNTER_PERIOD_MIN_CYCLES) * 1000000 // cycles_per_ms
-
-
 def source_word(name):
     """The source name as the raw header's one word (profile_raw_source_word): spaces become '-',
     anything unprintable '?'."""
     return "".join("-" if c == " " else c if "!" <= c <= "~" else "?" for c in name)
 
 
-# ---- the fold and the report (kernel/profile_report.c) -------------------------------------------------------
+# ---- the fold and the report (kernel/profiler_report.c) -------------------------------------------------------
 
 class Chain:
     __slots__ = ("leaf", "name", "min_offset", "max_offset", "callers", "count")

@@ -542,10 +542,9 @@ def check_running_build_id(elf_id):
 
 
 def sample_period_ns(p):
-    """The run's sampling period as profiler_start computes it for the raw header: the tick's, or the
-    counter's millisecond of cycles (the TSC rate, arch/x86_64/time.c) in nanoseconds."""
-    per_ms = static("tsc_per_ms", "arch/x86_64/time.c")
-    return kp.period_ns(p.source, int(per_ms) if per_ms is not None else 0)
+    """The run's sampling period as the kernel stated it for the raw header: profiler_start keeps the last
+    run's in last_period_ns (kernel/profiler.c), so nothing here repeats how it is computed."""
+    return int(need_static("last_period_ns", "kernel/profiler.c"))
 
 
 # ---- gdb commands -----------------------------------------------------------------------------------------------

@@ -88,8 +88,7 @@ void ioapic_route(uint32_t gsi, uint8_t vector, bool level, bool active_low, uin
 
 /* time.c */
 void time_init(void);                  /* boot CPU: TSC and LAPIC timer calibrated against the PIT */
-void time_start_tick(void);            /* each CPU: the LAPIC timer at TICK_HZ */
-#define TICK_HZ 100
+void time_start_tick(void);            /* each CPU: the LAPIC timer at TICK_HZ (hal/cpu.h) */
 void delay_us(uint64_t us);
 
 /* interrupts.c */

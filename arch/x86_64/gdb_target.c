@@ -6,7 +6,7 @@
 #include "arch/x86_64/gdb.h"
 #include "arch/x86_64/gdb_regs.h"
 #include "arch/x86_64/percpu.h"
-#include "arch/x86_64/pmu_hw.h"
+#include "arch/x86_64/msr.h"
 #include "gdbstub/stop.h"
 #include "gdbstub/target.h"
 #include "hal/cpu.h"
@@ -44,7 +44,7 @@ static void save_cpu_state(unsigned cpu, struct context *ctx)
     (void)ctx;
     struct gdb_x86_cpu_state *s = &cpu_state[cpu];
     cpu_task[cpu] = task_current();
-    if (!pmu_hw_rdmsr(IA32_FS_BASE, &s->fs_base))
+    if (!rdmsr_safe(IA32_FS_BASE, &s->fs_base))
         s->fs_base = 0;
     s->gs_base = (uint64_t)(uintptr_t)&percpu_area[cpu];
     s->ds = selector(0);
@@ -94,7 +94,7 @@ static struct msr_access msr_access[MAX_CPUS];
 static void msr_access_here(void *arg)
 {
     struct msr_access *a = arg;
-    a->ok = a->write ? pmu_hw_wrmsr(a->msr, a->value) : pmu_hw_rdmsr(a->msr, &a->value);
+    a->ok = a->write ? wrmsr_safe(a->msr, a->value) : rdmsr_safe(a->msr, &a->value);
 }
 
 static bool msr_on(unsigned cpu, uint32_t msr, bool write, uint64_t *value)

@@ -12,10 +12,8 @@
 #include "arch/x86_64/x86.h"
 #include "hal/context.h"
 #include "hal/irq.h"
-#include "kernel/panic.h"
-#include "kernel/profiler.h"
+#include "hal/kernel_entry.h"
 #include "kernel/sink.h"
-#include "kernel/task.h"
 #include "hal/platform.h"
 
 struct idt_gate {

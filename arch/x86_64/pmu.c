@@ -56,7 +56,8 @@ static char vendor_id[13];
 /* Computed by the probe before the verdict is published; read by every CPU after it. */
 static uint64_t width_mask;
 static uint64_t sign_bit;
-static uint64_t reload;         /* below_zero(period): what the counter is loaded with to count one period */
+static uint64_t period_cycles;  /* the sampling period, in counted cycles (pmu_period_cycles) */
+static uint64_t reload;         /* below_zero(period_cycles): what the counter is loaded with to count one period */
 
 /* The verdict, published with release after reason and the values above are written. */
 static _Atomic int verdict = PMU_NOT_PROBED;
@@ -103,8 +104,8 @@ static bool faulted(uint32_t msr)
     return false;
 }
 
-bool pmu_rdmsr(uint32_t msr, uint64_t *v) { return pmu_hw_rdmsr(msr, v) || faulted(msr); }
-bool pmu_wrmsr(uint32_t msr, uint64_t v) { return pmu_hw_wrmsr(msr, v) || faulted(msr); }
+bool pmu_rdmsr(uint32_t msr, uint64_t *v) { return rdmsr_safe(msr, v) || faulted(msr); }
+bool pmu_wrmsr(uint32_t msr, uint64_t v) { return wrmsr_safe(msr, v) || faulted(msr); }
 
 /* ---- the counter, the same on every backend --------------------------------------------------------- */
 
@@ -166,16 +167,16 @@ static inline bool counter_overflowed(void)
 {
     uint64_t v;
     if (live.global_status_msr)
-        return pmu_hw_rdmsr(live.global_status_msr, &v) && (v & live.global_bit);
-    return pmu_hw_rdmsr(live.counter_msr, &v) && !(v & sign_bit);
+        return rdmsr_safe(live.global_status_msr, &v) && (v & live.global_bit);
+    return rdmsr_safe(live.counter_msr, &v) && !(v & sign_bit);
 }
 
 /* After an overflow: the next period starts now, and the status bit is cleared so the next overflow shows. */
 static inline void counter_reload_and_ack(void)
 {
-    pmu_hw_wrmsr(live.counter_msr, reload);
+    wrmsr_safe(live.counter_msr, reload);
     if (live.global_ack_msr)
-        pmu_hw_wrmsr(live.global_ack_msr, live.global_bit);
+        wrmsr_safe(live.global_ack_msr, live.global_bit);
 }
 
 /* cpu_index() is below MAX_CPUS by contract once a CPU runs kernel code; only the NMI path, which can
@@ -194,6 +195,8 @@ static void publish(enum pmu_verdict v, const char *fmt, ...)
     /* release: reason, the width and the reload value are written before any CPU can see the verdict */
     atomic_store_explicit(&verdict, v, memory_order_release);
 }
+
+uint64_t pmu_period_cycles(void) { return pmu_usable() ? period_cycles : 0; }
 
 static bool vendor_is(const char *id) { return strcmp(vendor_id, id) == 0; }
 
@@ -258,6 +261,7 @@ static enum pmu_verdict run_probe(struct pmu_cpu *c)
     uint64_t period = per_ms < PERIOD_MIN_CYCLES ? PERIOD_MIN_CYCLES : per_ms;
     if (period > sign_bit >> 1)
         period = sign_bit >> 1; /* keeps the sign bit meaningful; no part with >= 32 bits gets near it */
+    period_cycles = period;
     reload = below_zero(period);
 
     if (live.prepare && !live.prepare(&live))
@@ -461,7 +465,7 @@ bool pmu_nmi_is_mine(void)
 /* One "  name MSR 0x... = 0x..." line start; false (and the line ended) when the read faulted. */
 static bool show_msr(struct sink *out, const char *name, uint32_t msr, uint64_t *v)
 {
-    if (!pmu_hw_rdmsr(msr, v)) {
+    if (!rdmsr_safe(msr, v)) {
         sink_printf(out, "  %-14s MSR 0x%08x: #GP on read\n", name, msr);
         return false;
     }
@@ -595,7 +599,7 @@ void pmu_reset_for_tests(void)
     have_backend = false;
     memset(&live, 0, sizeof live);
     memset(vendor_id, 0, sizeof vendor_id);
-    width_mask = sign_bit = reload = 0;
+    width_mask = sign_bit = reload = period_cycles = 0;
     atomic_store(&verdict, PMU_NOT_PROBED);
     atomic_store(&probe_taken, 0);
     reason[0] = 0;

@@ -11,7 +11,7 @@
 
 #include "fake_hal.h"
 #include "kernel/heap.h"
-#include "kernel/profiler.h"
+#include "kernel/profiler_report.h"
 #include "kernel/stacktrace.h"
 #include "kernel/symbols.h"
 #include "kernel/task.h"

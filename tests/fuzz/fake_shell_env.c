@@ -14,7 +14,8 @@
 #include "hal/platform.h"
 #include "kernel/console.h"
 #include "kernel/net/net.h"
-#include "kernel/profile_raw.h"
+#include "kernel/profiler_raw.h"
+#include "kernel/build_id.h"
 #include "kernel/profiler.h"
 #include "kernel/symbols.h"
 
@@ -118,15 +119,12 @@ bool net_udp_bind(uint16_t port, net_udp_handler handler, void *arg)
     bound_arg = arg;
     return true;
 }
-bool net_udp_send_now(uint16_t src_port, uint32_t dst_ip, uint16_t dst_port, const void *data, size_t len)
+bool net_udp_send(enum net_udp_when_full when_full, uint16_t src_port, uint32_t dst_ip, uint16_t dst_port,
+                  const void *data, size_t len)
 {
-    (void)src_port, (void)dst_ip, (void)dst_port, (void)data;
+    (void)when_full, (void)src_port, (void)dst_ip, (void)dst_port, (void)data;
     CHECK(len <= NET_UDP_MAX);
     return true;
-}
-bool net_udp_try_send(uint16_t src_port, uint32_t dst_ip, uint16_t dst_port, const void *data, size_t len)
-{
-    return net_udp_send_now(src_port, dst_ip, dst_port, data, len);
 }
 void net_set_poller(net_poll_fn fn, void *arg)
 {

@@ -114,7 +114,7 @@ def _percent_ok(shown, count, total):
 
 
 def check_report(text, ms, chains, pid=None, label=None):
-    """A folded report's counts against each other (kernel/profile_report.c, the spec's "The report"): the
+    """A folded report's counts against each other (kernel/profiler_report.c, the spec's "The report"): the
     window never shorter than asked; the header's total equals the shown chains plus `... more chains` plus
     the samples outside the table; the label breakdown adds up to it too (and with a key=value filter every
     set in it carries that pair); chains hottest first, each percentage right; no more chains than asked for;

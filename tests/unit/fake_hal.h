@@ -14,6 +14,8 @@ extern unsigned fake_cpu_count;
 extern int64_t fake_time_ns;
 extern uint64_t fake_cycles;
 extern uint64_t fake_cycles_per_ms;
+/* Calls of cpu_yield() and cpu_wait_for_interrupt(), which do nothing else on the host. */
+extern unsigned fake_yields, fake_waits_for_interrupt;
 
 /* panic(): with fake_panic_armed set, records the message in fake_panic_message and longjmps to
  * fake_panic_jump; otherwise prints it and aborts the test binary. Use EXPECT_PANIC. */
