@@ -138,7 +138,8 @@ static bool park(struct context *ctx, enum park_mode mode)
     c->in_park = true; /* from here on gdb_stop_nmi() leaves a stop request to this function */
     c->depth++;
     record(me, c, ctx);
-    bool sleep = arch->park_begin();
+    uint64_t held; /* what park_begin holds back, in this frame: parks can nest */
+    bool sleep = arch->park_begin(&held);
     c->released = false;
     for (;;) {
         atomic_store(&c->state, CPU_PARKED);
@@ -171,7 +172,7 @@ static bool park(struct context *ctx, enum park_mode mode)
         unprepare_release(c);
         mode = PARK_ASKED;
     }
-    arch->park_end(sleep);
+    arch->park_end(sleep, held);
     c->depth--;
     return c->released;
 }

@@ -33,13 +33,15 @@ struct gdb_arch_ops {
     void (*save_cpu_state)(unsigned cpu, struct context *ctx);
 
     /* Parking. park_begin returns whether this CPU may sleep while parked and holds back what must not run
-     * on it meanwhile (x86: no sleep on the NMI stack; CR8 keeps every vector below the wake-up's out);
-     * park_idle waits once -- until an interrupt when it may sleep, else a short spin (polls counts the
-     * calls); park_end undoes park_begin. The caller checks its state just before park_idle with
-     * interrupts off, so a wake-up after the check must end the wait (x86: sti; hlt). */
-    bool (*park_begin)(void);
+     * on it meanwhile (x86: no sleep on the NMI stack; CR8 keeps every vector below the wake-up's out),
+     * leaving in *saved what park_end(sleep, saved) puts back; park_idle waits once -- until an interrupt
+     * when it may sleep, else a short spin (polls counts the calls). The caller checks its state just before
+     * park_idle with interrupts off, so a wake-up after the check must end the wait (x86: sti; hlt). Parks
+     * can nest on one CPU (a stop request as it leaves the debugger parks it again before the first park has
+     * returned), so *saved lives in each park's frame, never in per-CPU storage. */
+    bool (*park_begin)(uint64_t *saved);
     void (*park_idle)(bool sleep, unsigned polls);
-    void (*park_end)(bool sleep);
+    void (*park_end)(bool sleep, uint64_t saved);
     /* A CPU that stop_cpu stopped, in NMI context: true when ctx was rewritten so that, once the NMI
      * handler returns, the CPU calls gdb_stop_park_detoured() outside NMI context; false to park right here. */
     bool (*leave_nmi)(struct context *ctx);

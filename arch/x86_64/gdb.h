@@ -62,9 +62,9 @@ void gdb_x86_trap(void);
 
 void gdb_x86_stop_cpu(unsigned cpu);
 void gdb_x86_wake_cpu(unsigned cpu);
-bool gdb_x86_park_begin(void);
+bool gdb_x86_park_begin(uint64_t *saved_tpr);
 void gdb_x86_park_idle(bool sleep, unsigned polls);
-void gdb_x86_park_end(bool sleep);
+void gdb_x86_park_end(bool sleep, uint64_t saved_tpr);
 bool gdb_x86_leave_nmi(struct context *ctx);
 
 /* ---- COM2 (gdb_uart.c) ------------------------------------------------------------------------------ */

@@ -41,15 +41,12 @@ static bool on_nmi_stack(void)
 static inline uint64_t read_cr8(void) { uint64_t v; __asm__ volatile("mov %%cr8, %0" : "=r"(v)); return v; }
 static inline void write_cr8(uint64_t v) { __asm__ volatile("mov %0, %%cr8" ::"r"(v) : "memory"); }
 
-static uint64_t parked_tpr[MAX_CPUS]; /* the task priority each parked CPU had before it parked */
-
-bool gdb_x86_park_begin(void)
+bool gdb_x86_park_begin(uint64_t *saved_tpr)
 {
     bool sleep = !on_nmi_stack();
-    if (sleep) {
-        parked_tpr[cpu_index()] = read_cr8();
+    *saved_tpr = read_cr8();
+    if (sleep)
         write_cr8(PARK_TPR_CLASS);
-    }
     return sleep;
 }
 
@@ -61,10 +58,10 @@ void gdb_x86_park_idle(bool sleep, unsigned polls)
         pause();
 }
 
-void gdb_x86_park_end(bool sleep)
+void gdb_x86_park_end(bool sleep, uint64_t saved_tpr)
 {
     if (sleep)
-        write_cr8(parked_tpr[cpu_index()]);
+        write_cr8(saved_tpr);
 }
 
 /* The way out of NMI context for a CPU the owner stopped: the NMI handler copies the interrupted context onto

@@ -13,9 +13,11 @@
  * and the legacy c/s, the refused forms answered E.. with nothing resumed; a step on one CPU while the
  * others stay parked (exactly one instruction, nobody else moves), repeated and moved between CPUs; a
  * breakpoint hit on two CPUs at once (both stop, one leads, the other's hit is reported after the first
- * resume); a hardware breakpoint stepped over; the mailbox running on the parked CPU itself, and a
+ * resume); a hardware breakpoint stepped over; a stop request landing as a CPU leaves the debugger, which
+ * parks it again on top of the park it is leaving (and both unwind); the mailbox running on the parked CPU itself, and a
  * breakpoint the debugger's own work runs into suspended until the machine resumes; a panic under
- * gdb=panic (in a child process: a panicked machine never runs again). */
+ * gdb=panic (in a child process: a panicked machine never runs again). GDB_STOP_TRACE=1 in the environment
+ * prints each packet gdb sends, and the CPUs' state when the stub stops answering. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>
@@ -144,9 +146,13 @@ static const struct gdb_transport pipe_transport = { .getc = stub_getc, .putc = 
 
 /* ---- gdb's side --------------------------------------------------------------------------------------------- */
 
+static void dump_cpus(void);
+
 static int gdb_getc(void)
 {
     int c = pipe_get(&from_stub, GDB_WAIT_MS);
+    if (c < 0 && getenv("GDB_STOP_TRACE"))
+        dump_cpus();
     if (c < 0)
         fail_msg("gdb: nothing from the stub for %d ms", GDB_WAIT_MS);
     return c;
@@ -154,6 +160,8 @@ static int gdb_getc(void)
 
 static void gdb_send(const char *payload)
 {
+    if (getenv("GDB_STOP_TRACE"))
+        fprintf(stderr, "gdb> %s\n", payload);
     size_t framed_len;
     char *framed = fake_frame(payload, strlen(payload), &framed_len);
     pipe_put(&to_stub, framed, framed_len);
@@ -217,6 +225,11 @@ struct fake_cpu {
     atomic_int irq;             /* 1: the transport's interrupt for an attach, 2: for Ctrl-C */
     bool in_nmi;
     bool detour_pending;
+    struct context *detour_to;  /* where leave_nmi copies the context the detour parks with */
+    int priority;               /* what park_begin raises (x86: CR8), 0 while the CPU runs */
+    atomic_bool nmi_at_park_end; /* at its next park_end, waits for a stop request's NMI and takes it there */
+    atomic_uint nested_parks;   /* parks entered while leaving another */
+    atomic_bool nested_window;  /* NMIs are taken at park_end (set with nmi_at_park_end) */
     bool wait_for_gdb;          /* starts as gdb=wait does */
     struct context ctx;         /* what the CPU runs */
     struct context saved;       /* the context the detour parks with */
@@ -342,6 +355,15 @@ static void *cpu_main(void *arg)
     return NULL;
 }
 
+static void dump_cpus(void)
+{
+    for (unsigned n = 0; n < FAKE_CPUS; n++)
+        fprintf(stderr, "cpu %u: executed %lu nested %u rip %llx rflags %llx saved.rflags %llx prio %d\n", n,
+                (unsigned long)atomic_load(&fcpu[n].executed), atomic_load(&fcpu[n].nested_parks),
+                (unsigned long long)fcpu[n].ctx.rip, (unsigned long long)fcpu[n].ctx.rflags,
+                (unsigned long long)fcpu[n].saved.rflags, fcpu[n].priority);
+}
+
 /* ---- the arch hooks ----------------------------------------------------------------------------------------- */
 
 static unsigned a_this_cpu(void) { return (unsigned)me()->index; }
@@ -360,7 +382,15 @@ static void a_save_cpu_state(unsigned cpu, struct context *ctx)
 }
 
 /* As on x86: no sleeping in NMI context. */
-static bool a_park_begin(void) { return !me()->in_nmi; }
+static bool a_park_begin(uint64_t *saved)
+{
+    struct fake_cpu *f = me();
+    *saved = (uint64_t)f->priority;
+    bool sleep = !f->in_nmi;
+    if (sleep)
+        f->priority = 1;
+    return sleep;
+}
 
 static void a_park_idle(bool sleep, unsigned polls)
 {
@@ -372,7 +402,32 @@ static void a_park_idle(bool sleep, unsigned polls)
         sched_yield();
 }
 
-static void a_park_end(bool sleep) { (void)sleep; }
+/* Leaving a park, out of NMI context, a stop request's NMI can land here: the CPU takes the detour and parks
+ * again on top of the park it is leaving, so park_begin/park_end must nest. Only where a test asks for it
+ * (nmi_at_park_end): a CPU parked this way is stopped with a context inside the debugger, and a step of it
+ * would step the debugger's own code, which the state machine drops as not gdb's -- a known limit. */
+static void a_park_end(bool sleep, uint64_t saved)
+{
+    struct fake_cpu *f = me();
+    if (!f->in_nmi && atomic_exchange(&f->nmi_at_park_end, false)) {
+        for (int i = 0; i < 200000 && !atomic_load(&f->nmi); i++)
+            usleep(50);
+    }
+    if (!f->in_nmi && atomic_load(&f->nested_window) && atomic_exchange(&f->nmi, false)) {
+        struct context *outer = f->detour_to;
+        struct context copy;
+        f->detour_to = &copy;
+        take_nmi(f, &f->inner);
+        if (f->detour_pending) {
+            f->detour_pending = false;
+            atomic_fetch_add(&f->nested_parks, 1);
+            gdb_stop_park_detoured(&copy);
+        }
+        f->detour_to = outer;
+    }
+    if (sleep)
+        f->priority = (int)saved;
+}
 
 /* Odd CPUs take the detour out of NMI context, even ones park inside it. */
 static bool a_leave_nmi(struct context *ctx)
@@ -380,7 +435,7 @@ static bool a_leave_nmi(struct context *ctx)
     struct fake_cpu *f = me();
     if (f->index % 2 == 0)
         return false;
-    f->saved = *ctx;
+    *f->detour_to = *ctx;
     f->detour_pending = true;
     return true;
 }
@@ -549,6 +604,7 @@ static void machine_start(bool stop_on_panic, bool wait_for_gdb)
         f->index = n;
         f->ctx = (struct context){ .rip = WINDOW(n), .rflags = 0x202, .cs = 0x8, .ss = 0x10 };
         f->wait_for_gdb = wait_for_gdb && n == 0;
+        f->detour_to = &f->saved;
     }
     for (unsigned n = 0; n < FAKE_CPUS; n++)
         assert_int_equal(pthread_create(&fcpu[n].thread, NULL, cpu_main, &fcpu[n]), 0);
@@ -563,8 +619,10 @@ static void machine_stop(void)
         atomic_store(&fcpu[n].quit, true);
     for (unsigned n = 0; n < FAKE_CPUS; n++)
         pthread_join(fcpu[n].thread, NULL);
-    for (unsigned n = 0; n < FAKE_CPUS; n++)
+    for (unsigned n = 0; n < FAKE_CPUS; n++) {
         assert_int_equal(atomic_load(&fcpu[n].saved_elsewhere), 0);
+        assert_int_equal(fcpu[n].priority, 0); /* every park undone on the way out */
+    }
     pthread_barrier_destroy(&rendezvous);
 }
 
@@ -869,6 +927,29 @@ static void test_hardware_breakpoint_hit_then_stepped_over(void **state)
     expect_continue("c");
 }
 
+static void test_a_stop_request_as_a_cpu_leaves_parks_it_again_and_nesting_unwinds(void **state)
+{
+    (void)state;
+    attach();
+    /* CPU 1 (it takes the detour) is released and, just before its park returns, the next session's stop
+     * request reaches it: it parks again on top, is seen stopped, and both parks unwind when released. */
+    atomic_store(&fcpu[1].nested_window, true);
+    atomic_store(&fcpu[1].nmi_at_park_end, true);
+    gdb_send("c");
+    usleep(2000);
+    assert_int_equal(interrupt(), 1);
+    expect_all_stopped();
+    assert_int_equal(atomic_load(&fcpu[1].nested_parks), 1);
+    atomic_store(&fcpu[1].nested_window, false);
+    unsigned long before[FAKE_CPUS];
+    snapshot(before);
+    gdb_send("c");
+    wait_running(0xf, before);
+    assert_int_equal(interrupt(), 1);
+    gdb_exchange("D", "OK");
+    wait_running(0xf, before);
+}
+
 static void expect_monitor(const char *command, const char *output)
 {
     char packet[128] = "qRcmd,";
@@ -974,6 +1055,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_step_one_cpu_repeatedly_and_from_cpu_to_cpu, setup, teardown),
         cmocka_unit_test_setup_teardown(test_breakpoint_hit_on_two_cpus_at_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hardware_breakpoint_hit_then_stepped_over, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_stop_request_as_a_cpu_leaves_parks_it_again_and_nesting_unwinds,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(test_mailbox_runs_on_the_parked_cpu_and_own_breakpoints_step_aside, setup,
                                         teardown),
         cmocka_unit_test(test_panic_enters_the_debugger_and_nothing_runs_again),
