@@ -9,6 +9,7 @@ FIRMWARE ?= bios
 GDB_PORT ?= 1234
 UDPSH_PORT   ?= 5555
 NETLOAD_PORT ?= 5556
+NIC     ?= virtio-legacy
 PY      := /usr/bin/python3
 
 # ---- kernel -----------------------------------------------------------------------------------------------
@@ -111,7 +112,7 @@ deps:
 
 run: deps
 	@$(MAKE) --no-print-directory all
-	@scripts/qemu.sh --smp $(SMP) --mem $(MEM) --cmdline "$(CMDLINE)" --udp-port $(UDPSH_PORT) --netload-port $(NETLOAD_PORT) --firmware $(FIRMWARE)
+	@scripts/qemu.sh --smp $(SMP) --mem $(MEM) --cmdline "$(CMDLINE)" --udp-port $(UDPSH_PORT) --netload-port $(NETLOAD_PORT) --nic $(NIC) --firmware $(FIRMWARE)
 
 # gdb=wait, COM2 on 127.0.0.1:$(GDB_PORT), and gdb on build/kprof.elf with a generated build/gdbinit.
 debug: deps
@@ -210,7 +211,7 @@ clean:
 
 help:
 	@echo "make            build build/kprof.elf and build/kprof.iso"
-	@echo "make run        boot in QEMU (SMP=$(SMP) MEM=$(MEM) CMDLINE=... FIRMWARE=bios|uefi), console on this terminal"
+	@echo "make run        boot in QEMU (SMP=$(SMP) MEM=$(MEM) CMDLINE=... FIRMWARE=bios|uefi NIC=virtio-legacy|virtio-modern|e1000|e1000e), console on this terminal"
 	@echo "make debug      boot with gdb=wait and run gdb on it over COM2 (GDB_PORT=$(GDB_PORT) FIRMWARE=bios|uefi)"
 	@echo "make test       unit tests (plain and sanitised), fuzz regressions, host tool tests, QEMU integration tests, soak-short"
 	@echo "make fuzz       fuzz every parser of outside input for FUZZ_SECONDS=$(FUZZ_SECONDS) each"
