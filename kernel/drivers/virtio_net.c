@@ -201,12 +201,15 @@ static bool fail(const char *driver, const char *why, bool touched)
     return false;
 }
 
-static bool queue_setup(const char *driver, struct virtq *vq, uint16_t index, const char **why)
+static bool queue_setup(struct virtq *vq, uint16_t index, const char **why)
 {
     uint16_t size = virtio_pci_queue_size(&nic.vp, index);
+    if (size == 0) {
+        *why = index == RX_QUEUE ? "the receive queue has size 0 (absent)" : "the transmit queue has size 0 (absent)";
+        return false;
+    }
     if (size < 2 || (size & (size - 1))) {
-        log_warn("%s: queue %u has size %u (needs a power of two >= 2)", driver, index, size);
-        *why = "a virtqueue of unusable size";
+        *why = "a virtqueue's size is not a power of two >= 2";
         return false;
     }
     if (!virtq_alloc(vq, index, size)) {
@@ -257,7 +260,7 @@ static bool virtio_net_bring_up(const struct pci_device *pci, struct netdev *dev
             return fail(driver, "the card refused the features (FEATURES_OK did not stick)", true);
     }
 
-    if (!queue_setup(driver, &nic.rxq, RX_QUEUE, &why) || !queue_setup(driver, &nic.txq, TX_QUEUE, &why))
+    if (!queue_setup(&nic.rxq, RX_QUEUE, &why) || !queue_setup(&nic.txq, TX_QUEUE, &why))
         return fail(driver, why, true);
     nic.rx_count = nic.rxq.size / 2 < RX_SLOTS_MAX ? nic.rxq.size / 2 : RX_SLOTS_MAX;
     nic.tx_count = nic.txq.size / 2 < TX_SLOTS_MAX ? nic.txq.size / 2 : TX_SLOTS_MAX;

@@ -42,8 +42,8 @@ def test_boot_log_names_the_driver_and_why(nic_kernel):
     k = nic_kernel
     log = k.boot_log.replace("\r", "")
     driver, pci_id = NIC_DRIVERS[k.nic_name], PCI_IDS[k.nic_name]
-    chosen = re.findall(r"(?m)^net: (\S+) \(([0-9a-f:]+)\) at ([0-9a-f]{2}:[0-9a-f]{2}\.[0-7]): ([^;\n]*); QEMU line (.*)$",
-                        log)
+    chosen = re.findall(r"(?m)^net: (\S+) \(([0-9a-f:]+)\) at ([0-9a-f]{2}:[0-9a-f]{2}\.[0-7]): ([^;\n]*); "
+                        r"QEMU line (.*)$", log)
     assert len(chosen) == 1, "want one driver chosen in the boot log, got %s:\n%s" % (chosen, log)
     name, got_id, _, why, line = chosen[0]
     assert (name, got_id, why) == (driver, pci_id, WHY[k.nic_name]), chosen[0]
