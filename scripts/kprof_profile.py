@@ -625,6 +625,41 @@ def fold_samples(samples, symtab, pid=None, label=None):
     return fold, sum(1 for n in fold.cpu_samples.values() if n)
 
 
+_RX_CHAIN_LEAF = re.compile(r"\d+\.\d% (\d+) \S.*")
+_RX_CHAIN_MORE = re.compile(r"\.\.\. (\d+) more chains, (\d+) samples \(\d+\.\d%\)")
+
+
+def cut_report(text, chains):
+    """(a report's text as the kernel would have printed it with `chains` chains, a note or None): what gdb
+    does with the console's kept report when asked for fewer chains. The chains past the first `chains` are
+    summed into the `... N more chains` line, with the samples the report already summed there; asked for
+    more than it shows, the text stays as it is and the note says so."""
+    lines = text.split("\n")
+    header = re.match(r"(\d+) samples on", lines[1]) if len(lines) > 1 else None
+    first = next((i for i, l in enumerate(lines) if i > 1 and _RX_CHAIN_LEAF.fullmatch(l)), None)
+    if header is None or first is None:
+        return text, None
+    total = int(header.group(1))
+    blocks, i = [], first
+    while i < len(lines) and _RX_CHAIN_LEAF.fullmatch(lines[i]):
+        j = i + 1
+        while j < len(lines) and lines[j].startswith("        <- "):
+            j += 1
+        blocks.append((int(_RX_CHAIN_LEAF.fullmatch(lines[i]).group(1)), lines[i:j]))
+        i = j
+    more = _RX_CHAIN_MORE.fullmatch(lines[i]) if i < len(lines) else None
+    tail = lines[i + 1:] if more else lines[i:]
+    if chains >= len(blocks):
+        note = "the console's report shows %d chains; the rest only as its `... more chains` line" \
+            % len(blocks) if more and chains > len(blocks) else None
+        return text, note
+    rest_chains = len(blocks) - chains + (int(more.group(1)) if more else 0)
+    rest = sum(n for n, _ in blocks[chains:]) + (int(more.group(2)) if more else 0)
+    out = lines[:first] + [l for _, b in blocks[:chains] for l in b]
+    out.append("... %d more chains, %d samples (%s)" % (rest_chains, rest, percent(rest, total)))
+    return "\n".join(out + tail), None
+
+
 def tick_run(window_ms, ncpus=4, reason="no usable PMU", hz=100, drops=None, run=1):
     """A RunInfo of a tick run with no per-CPU accounts: the simplest report there is (tests, tools)."""
     return RunInfo(run, window_ms, ncpus, "tick", reason, hz, 1000000000 // hz, 0, drops,

@@ -402,6 +402,28 @@ def test_report_is_the_kernels_on_random_runs(kernel_report):
         assert re.search(pattern, text), "no random case printed %r" % pattern
 
 
+def test_a_kept_report_cut_to_fewer_chains_is_the_report_with_fewer(tab):
+    """What prof.py does with the console's kept report for `prof report CHAINS`: the text the kernel would have
+    printed asked for CHAINS chains, from the text alone."""
+    rng = random.Random(11)
+    syms, text_start, text_end = random_symbols(rng)
+    tab = kp.Symtab(syms, text_start, text_end)
+    tried = 0
+    for i in range(60):
+        info, _ = random_run(rng, syms, 3, 1000)
+        samples, info.drops = python_side(random_case(rng, syms, text_end, 3), 3)
+        fold, _ = kp.fold_samples(samples, tab)
+        base = rng.choice([8, 50, 128])
+        kept = "\n".join(kp.report_lines(info, fold, base)) + "\n"
+        for chains in (1, 2, 7, base, 128):
+            want = "\n".join(kp.report_lines(info, fold, min(chains, base))) + "\n"
+            got, note = kp.cut_report(kept, chains)
+            assert got == want, (i, base, chains)
+            assert (note is not None) == (chains > base and len(fold.chains) > base), (i, base, chains)
+            tried += chains < min(base, len(fold.chains))
+    assert tried > 50
+
+
 def test_kernel_raw_output_parses_back_to_its_records(kernel_report):
     rng = random.Random(7)
     syms, text_start, text_end = random_symbols(rng)
