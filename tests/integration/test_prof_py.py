@@ -186,6 +186,18 @@ def test_prof_report_prints_the_console_report_byte_for_byte(both, tmp_path):
             % (r["report"][1], console)
 
 
+def test_a_raw_profile_is_not_reported_so_prof_report_is_partial(both, tmp_path):
+    """`profile ... raw` prints no report, so the kept one is an earlier run's: `prof report` says the last
+    run was not reported and folds its records, whose count is the raw trailer's."""
+    raw = kp.parse_raw(both.cmd("profile 200 all raw", timeout=30) + "\n")
+    r = gdb_prof(both.gdb_port, [("report", "prof report"), ("state", "prof state")], tmp_path)
+    run = re.match(r"profiler: run (\d+) \(finished\)", ok(r, "state")).group(1)
+    report = ok(r, "report").split("\n")
+    assert report[0].startswith("partial view: run %s was not reported (a raw profile, or the machine stopped "
+                                "before its report); this folds the %d records" % (run, len(raw.samples))), report
+    assert report[2].startswith("%d samples on " % len(raw.samples)), report
+
+
 def test_prof_report_shows_interrupts_off_code_as_the_console_does(both, tmp_path):
     """With `burn ... irqsoff` running the console's report says the tick was held off and marks the let-in
     chains; `prof report` prints it as it is."""
