@@ -22,7 +22,7 @@ KCFLAGS  := -std=c11 -ffreestanding -mno-red-zone -fno-omit-frame-pointer -mno-o
             -I. -MMD -MP
 KAS      := gcc
 KASFLAGS := -I. -g -MMD -MP
-KSRCS   := $(sort $(wildcard arch/x86_64/*.c arch/x86_64/*.S kernel/*.c kernel/drivers/*.c kernel/net/*.c gdbstub/*.c))
+KSRCS   := $(sort $(wildcard arch/x86_64/*.c arch/x86_64/*.S kernel/*.c kernel/drivers/*.c kernel/net/*.c kernel/net/lwip/*.c gdbstub/*.c))
 # Generated C, under build/ like every build output: the framebuffer console's font, from the glyphs drawn in
 # scripts/genfont.py.
 KGEN    := $(BUILD)/gen/font8x16.c
@@ -47,7 +47,7 @@ $(BUILD)/k/%.S.o: %.S
 # plain `make` runs it when the tree is missing). Built: the core, IPv4 (ARP, ICMP, DHCP, fragmentation) and
 # the Ethernet layer -- not TCP, DNS, raw sockets, IGMP, AutoIP, IPv6, the sequential/socket APIs or the apps,
 # which lwipopts.h turns off. The ABI flags are the kernel's (KCFLAGS less its warnings); our port headers
-# (kernel/net/lwipopts.h, kernel/net/arch/cc.h and the libc shims in kernel/net/include) come first, and
+# (kernel/net/lwip/lwipopts.h, kernel/net/lwip/arch/cc.h and the libc shims in kernel/net/lwip/include) come first, and
 # -nostdinc keeps the host's C library out: only the compiler's freestanding headers remain. lwIP's own
 # warnings are not ours to fix, so its files build without -Wall -Werror; kernel/net/*.c keeps the full set.
 LWIP_SRC    := $(BUILD)/lwip-src
@@ -57,7 +57,7 @@ LWIP_FILES  := core/def.c core/inet_chksum.c core/init.c core/ip.c core/mem.c co
                core/ipv4/ip4_frag.c netif/ethernet.c
 LWIP_SRCS   := $(addprefix $(LWIP_SRC)/src/,$(LWIP_FILES))
 LWIP_OBJS   := $(patsubst %.c,$(BUILD)/lwip/%.o,$(LWIP_FILES))
-LWIP_INC    := -Ikernel/net/include -Ikernel/net -I$(LWIP_SRC)/src/include
+LWIP_INC    := -Ikernel/net/lwip/include -Ikernel/net/lwip -I$(LWIP_SRC)/src/include
 LWIP_CFLAGS := $(filter-out -W% -I%,$(KCFLAGS)) -nostdinc -isystem $(shell $(KCC) -print-resource-dir)/include \
                $(LWIP_INC) -I.
 

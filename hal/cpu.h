@@ -1,6 +1,6 @@
 /* hal/cpu.h: what portable kernel code may ask of the processor it runs on -- which CPU this is, how many
- * there are, interrupt masking, halting, and the one clock. arch/x86_64 implements it; tests/unit/fake_hal.c
- * fakes it for host tests. */
+ * there are, interrupt masking, waiting for an interrupt, giving up the CPU, the tick rate and the one clock.
+ * arch/x86_64 implements it; tests/unit/fake_hal.c fakes it for host tests. */
 #ifndef HAL_CPU_H
 #define HAL_CPU_H
 
@@ -21,6 +21,20 @@ bool irq_enabled(void);
 
 /* A spin-wait hint (PAUSE). */
 void cpu_relax(void);
+/* Enables interrupts and halts until one arrives, atomically: an interrupt that becomes pending between the
+ * two is taken, never slept through (x86's STI; HLT). For idle loops; interrupts are left enabled.
+ *     void cpu_wait_for_interrupt(void);
+ * Gives up the CPU: enters the scheduler (sched_switch, hal/kernel_entry.h) from task context, and returns
+ * when the scheduler picks the calling task again. Interrupts must be enabled.
+ *     void cpu_yield(void);
+ * The architecture defines both inline (arch/x86_64/cpu_inline.h), so the instruction stays in the caller's
+ * frame; the host tests' fakes (tests/unit/fake_hal.c) are plain functions. */
+#ifdef KPROF_HOST
+void cpu_wait_for_interrupt(void);
+void cpu_yield(void);
+#else
+#include "arch/x86_64/cpu_inline.h"
+#endif
 
 /* The tick: every CPU's periodic timer interrupt, which schedules and (without a counter) samples. Its rate
  * is set once at boot, before any CPU starts its tick (profile.hz= on the kernel command line). */

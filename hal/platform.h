@@ -35,13 +35,9 @@ const char *platform_boot_summary(void);
 /* The kernel command line GRUB passed ("" when none). */
 const char *platform_cmdline(void);
 
-/* Interrupt-driven console input: the serial and keyboard drivers call this from their interrupt handlers
- * with each character (kernel/console.c). It returns false, dropping c, when the input ring is full; a driver
- * that can hold input back (the UART) asks console_input_has_room() first and pauses instead. */
-bool console_input_char(char c);
-bool console_input_has_room(void);
-/* The console layer calls this after it consumed input: a driver that paused because the ring was full
- * resumes (arch/x86_64/serial.c), so pasted text is held back by the UART, never lost. */
+/* Console input arrives through console_input_char() (hal/kernel_entry.h). The console layer calls this after
+ * it consumed input: a driver that paused because the ring was full resumes (arch/x86_64/serial.c), so pasted
+ * text is held back by the UART, never lost. */
 void console_input_resume(void);
 
 #endif

@@ -51,7 +51,9 @@ void pmu_disarm_this_cpu(void);
 bool pmu_armed_this_cpu(void);
 
 /* The counter's period: how many of the cycles it counts (unhalted core cycles) lie between two overflows
- * when a CPU is armed -- about a millisecond at the TSC's rate, never fewer than a floor. Any context. */
+ * when a CPU is armed -- about a millisecond's worth at the TSC's rate, never below the floor that keeps the
+ * NMI handler a small share of the CPU -- when pmu_usable(); 0 otherwise. The profiler states it in the report
+ * and, converted to nanoseconds, in the raw format. Any context. */
 uint64_t pmu_period_cycles(void);
 /* From this CPU's tick, armed, when its NMI time is over budget: doubles this CPU's period from its next
  * overflow on (up to a limit) and returns the new period; the next arm starts from pmu_period_cycles(). */

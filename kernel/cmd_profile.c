@@ -1,80 +1,15 @@
-/* kernel/cmd_profile.c: the `profile [ms] [pid|all] [chains|raw] [key=value]` shell command -- its argument
- * parser, kept pure so the host tests can try every bad form, and the command itself: start a run, sleep the
- * window, stop, print the report (or the raw samples), give the profiler back. */
-#include "kernel/commands.h"
-#include "kernel/labels.h"
-#include "kernel/parse.h"
-#include "kernel/profile_raw.h"
-#include "kernel/profiler.h"
-#include "kernel/string.h"
-#include "kernel/symbols.h"
+/* kernel/cmd_profile.c: the `profile [ms] [pid|all] [chains|raw] [key=value]` shell command: parse the words
+ * (kernel/profiler_args.c), start a run, drain the rings while the window runs, stop, print the report (or
+ * the raw samples) and keep a copy of it for the debugger, give the profiler back. */
 #include "hal/cpu.h"
+#include "kernel/build_id.h"
+#include "kernel/commands.h"
+#include "kernel/profiler.h"
+#include "kernel/profiler_args.h"
+#include "kernel/profiler_raw.h"
+#include "kernel/profiler_report.h"
+#include "kernel/symbols.h"
 #include "kernel/task.h"
-
-bool profile_parse_args(int argc, char **argv, struct profile_request *req)
-{
-    req->ms = PROFILE_MS_DEFAULT;
-    req->filter.by_pid = false;
-    req->filter.pid = 0;
-    req->chains = PROFILE_CHAINS_DEFAULT;
-    req->filter.by_label = false;
-    req->raw = false;
-
-    /* The words that are not positional come out first: `raw`, and one filter recognised by its '='. */
-    char *pos[3];
-    int npos = 0;
-    for (int i = 1; i < argc; i++) {
-        bool has_eq = false;
-        for (const char *p = argv[i]; *p && !has_eq; p++)
-            has_eq = *p == '=';
-        if (has_eq) {
-            if (req->filter.by_label || !label_parse_pair(argv[i], &req->filter.label))
-                return false;
-            req->filter.by_label = true;
-        } else if (strcmp(argv[i], "raw") == 0) {
-            if (req->raw)
-                return false;
-            req->raw = true;
-        } else {
-            if (npos == 3)
-                return false;
-            pos[npos++] = argv[i];
-        }
-    }
-    if (req->raw && npos > 2)
-        return false; /* raw prints every sample: a chain count means nothing */
-
-    uint64_t value;
-    if (npos > 0) {
-        if (!parse_u64_range(pos[0], PROFILE_MS_MIN, PROFILE_MS_MAX, &value))
-            return false;
-        req->ms = (uint32_t)value;
-    }
-    /* `all` is how a chain count is given without inventing a pid to filter by. */
-    if (npos > 1 && strcmp(pos[1], "all") != 0) {
-        if (!parse_u64_range(pos[1], 0, UINT32_MAX, &value))
-            return false;
-        req->filter.by_pid = true;
-        req->filter.pid = (uint32_t)value;
-    }
-    if (npos > 2) {
-        if (!parse_u64_range(pos[2], PROFILE_CHAINS_MIN, PROFILE_CHAINS_MAX, &value))
-            return false;
-        req->chains = (unsigned)value;
-    }
-    return true;
-}
-
-#ifndef KPROF_HOST
-/* Defined by arch/x86_64/linker.ld around the .note.gnu.build-id section (ld --build-id, scripts/link.sh). */
-extern const unsigned char __build_id_note[], __build_id_note_end[];
-
-const void *kernel_build_id_note(size_t *len)
-{
-    *len = (size_t)(__build_id_note_end - __build_id_note);
-    return __build_id_note;
-}
-#endif
 
 char profile_kept_report[PROFILE_KEPT_REPORT_MAX];
 uint32_t profile_kept_length;

@@ -1,15 +1,14 @@
 /* kernel/console.c: the console. Output goes to every console device (hal's console_hw_write: COM1 and the
  * VGA or framebuffer mirror) under one lock so lines from different CPUs do not interleave mid-line; input
  * characters arrive from interrupt handlers into a single-producer ring, and the one task reading them (the
- * console shell) blocks until there is one. Also log_info/log_warn. */
+ * console shell) blocks until there is one. */
 #include "kernel/console.h"
 
 #include <stdatomic.h>
 
+#include "hal/kernel_entry.h"
 #include "hal/platform.h"
 #include "hal/spinlock.h"
-#include "kernel/format.h"
-#include "kernel/log.h"
 #include "kernel/task.h"
 
 #define INPUT_RING 256
@@ -73,33 +72,4 @@ char console_read_char(void)
         }
         task_block();
     }
-}
-
-/* One line, formatted first and written in one piece, so boot messages from several CPUs stay whole. */
-static void log_line(const char *prefix, const char *fmt, va_list ap)
-{
-    char line[256];
-    size_t len = ksnprintf(line, sizeof line, "%s", prefix);
-    if (len < sizeof line)
-        len += kvsnprintf(line + len, sizeof line - len, fmt, ap);
-    if (len > sizeof line - 2)
-        len = sizeof line - 2;
-    line[len++] = '\n';
-    console_write(line, len);
-}
-
-void log_info(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    log_line("", fmt, ap);
-    va_end(ap);
-}
-
-void log_warn(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    log_line("warning: ", fmt, ap);
-    va_end(ap);
 }

@@ -15,7 +15,5 @@ void console_write_unlocked(const char *text, size_t len);
 
 /* Reads one input character, blocking the calling task until there is one. Only the console shell reads. */
 char console_read_char(void);
-/* Starts the console shell task (kernel/shell.c uses console_read_char and console_sink). */
-void console_start_shell(void);
 
 #endif

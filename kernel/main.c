@@ -3,6 +3,7 @@
 #include "hal/boot.h"
 #include "hal/cpu.h"
 #include "hal/debug.h"
+#include "hal/kernel_entry.h"
 #include "hal/platform.h"
 #include "hal/pmu.h"
 #include "kernel/cmdline.h"
@@ -11,6 +12,8 @@
 #include "kernel/log.h"
 #include "kernel/net/net.h"
 #include "kernel/profiler.h"
+#include "kernel/net/udpsh.h"
+#include "kernel/shell.h"
 #include "kernel/task.h"
 
 __attribute__((noreturn)) void kmain(uintptr_t boot_info)

@@ -5,18 +5,12 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include "hal/kernel_entry.h"
 #include "kernel/sink.h"
 #include "kernel/stacktrace.h"
 
-__attribute__((noreturn, format(printf, 1, 2))) void panic(const char *fmt, ...);
-
-struct context;
-/* For exceptions and genuine NMIs: the reason, then the interrupted context's CPU, task, registers and the
- * backtrace from its instruction pointer. */
-__attribute__((noreturn, format(printf, 2, 3))) void panic_at(const struct context *ctx, const char *fmt, ...);
-
-/* True once any CPU has begun to panic: the others, stopped by NMI, check it and halt. */
-bool panic_active(void);
+/* panic(), panic_at() (exceptions and genuine NMIs: the interrupted context's CPU, task, registers and
+ * backtrace) and panic_active() are entry points the arch layer calls too: hal/kernel_entry.h. */
 
 /* Prints one "        <- Symbol+0xoff" line per return address (a raw address when it does not resolve). */
 void backtrace_print(struct sink *out, const uintptr_t *addrs, int count);

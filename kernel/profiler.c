@@ -3,8 +3,8 @@
  * and each CPU's account of the run (struct profiler_cpu_run: where its samples came from, its counter's
  * health, its NMI time, how long its tick was held off). The sample path runs in the timer interrupt (or, with
  * the PMU, an NMI) of the CPU whose ring it writes: no lock, no allocation, no symbol lookup, no printing -- a
- * frame-pointer walk into a preallocated slot. The ring itself is inline in kernel/profiler.h; folding and
- * printing are kernel/profile_report.c.
+ * frame-pointer walk into a preallocated slot. The ring itself is inline in kernel/profiler_ring.h; folding and
+ * printing are kernel/profiler_report.c.
  *
  * The handshake with the counter, all on each CPU's own tick: on the first tick of a run a CPU arms its
  * counter (or, if that faults, stays on the tick); while armed its tick does not sample, but checks that
@@ -25,6 +25,11 @@
 #include "kernel/task.h"
 
 /* ---- state ------------------------------------------------------------------------------------------ */
+
+/* The nominal time between two samples on one CPU in the last run started, as the raw header states it: kept
+ * so a debugger reading a stopped machine (scripts/prof.py) takes the figure from here, not from a copy of
+ * how it is computed. Volatile: nothing in the kernel reads it back, and the store must not be optimised away. */
+static volatile uint64_t last_period_ns;
 
 /* The active word: 0 when no run is active, else the run's number, with RUN_STOPPING set from profiler_stop
  * until every CPU has let go of the run. One word, so one atomic read tells an interrupt whether to sample
@@ -348,6 +353,7 @@ int profiler_start(struct profile_run *run)
     run->ncpus = rings_ready;
     run->run = last_run;
     run->cpu = cpu_runs;
+    last_period_ns = run->period_ns;
     run->window_ms = 0;
     run->start_ns = run_start_ns = time_ns();
     atomic_store_explicit(&active_word, last_run, memory_order_release);

@@ -1,142 +1,24 @@
-/* kernel/profiler.h: the sampling profiler -- the sample record and the per-CPU ring it is written into
- * (kernel/profiler.c, which also owns run control and the sample path), the fold of a run's samples by call
- * chain and its report (kernel/profile_report.c), and the arguments of the `profile` command
- * (kernel/cmd_profile.c). The specification is shared/seeds/profiler-spec.txt. */
+/* kernel/profiler.h: the sampling profiler's run control and sample path (kernel/profiler.c): one run at a
+ * time, claimed, started and stopped from task context, sampled from every CPU's tick or counter NMI into that
+ * CPU's ring (kernel/profiler_ring.h). The fold and the report are kernel/profiler_report.h; the `profile`
+ * command's arguments kernel/profiler_args.h. The specification is shared/seeds/profiler-spec.txt. */
 #ifndef KERNEL_PROFILER_H
 #define KERNEL_PROFILER_H
 
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include "hal/context.h"
+#include "hal/cpu.h"
+#include "hal/kernel_entry.h"
 #include "hal/pmu.h"
-#include "kernel/labels.h"
-#include "kernel/sink.h"
-#include "kernel/symbols.h"
+#include "kernel/profiler_ring.h"
 
-#define PROFILE_MAX_FRAMES 8       /* frame 0 is the interrupted instruction, then up to 7 callers */
-#define PROFILE_RING_RECORDS 1024  /* per CPU: one second at the counter rate, ten at the tick rate */
-#define PROFILE_CHAIN_TABLE 128    /* distinct chains a report folds; more are counted, not shown */
-
-#define PROFILE_MS_MIN 1
-#define PROFILE_MS_MAX 2000
-#define PROFILE_MS_DEFAULT 1000
-#define PROFILE_CHAINS_MIN 1
-#define PROFILE_CHAINS_MAX PROFILE_CHAIN_TABLE
-#define PROFILE_CHAINS_DEFAULT 8
 /* The profile command takes the records out of the rings this often while its window runs, so a ring of
  * 1024 records holds up at the counter's rate (about 1 kHz per CPU) and far beyond. */
 #define PROFILE_DRAIN_MS 50
 /* The counter path may spend at most this share of a CPU's time in its NMI (Linux's
  * perf_cpu_time_max_percent); past it that CPU's period doubles, and the report says so. */
 #define PROFILE_NMI_BUDGET_PERCENT 25
-
-struct label_set;
-
-/* What a record knows about the context it interrupted (profile_record.flags). */
-#define PROFILE_REC_IRQS_OFF 0x01 /* interrupts were disabled there: only the counter's NMI can land there */
-#define PROFILE_REC_IN_IRQ 0x02   /* it was an interrupt handler */
-#define PROFILE_REC_LET_IN 0x04   /* a tick held off by code running with interrupts disabled, taken just
-                                   * after the sti/popf that re-enabled them; held_off_us says how long */
-
-/* One sample. Nothing in it is resolved: addresses keep, and a lookup has no business in an interrupt. */
-struct profile_record {
-    const struct label_set *labels; /* the task's label set when the sample was taken; NULL when it had none */
-    int64_t time_ns;
-    uint32_t pid;
-    uint32_t run;     /* the run that took it: the report ignores a straggler from an earlier run */
-    uint16_t cpu;
-    uint8_t nframes;      /* 1 .. PROFILE_MAX_FRAMES */
-    uint8_t flags;        /* PROFILE_REC_* */
-    uint32_t held_off_us; /* PROFILE_REC_LET_IN: how late the tick was */
-    uintptr_t frames[PROFILE_MAX_FRAMES];
-};
-
-/* A single-producer single-consumer ring of records. The producer is the owning CPU's interrupt (or NMI); the
- * consumer is the report, in task context. head and tail run freely and wrap at 2^32; their difference is the
- * fill, so the capacity must be a power of two. */
-struct profile_ring {
-    struct profile_record *records; /* NULL until the first start allocates it; then kept for the kernel's life */
-    uint32_t mask;                  /* capacity - 1 */
-    _Atomic uint32_t head;          /* next slot the producer fills; stored with release on commit */
-    _Atomic uint32_t tail;          /* next slot the consumer reads */
-    _Atomic uint32_t drops;         /* records refused because the ring was full */
-};
-
-/* Hands storage of capacity records (a power of two) to ring, with both indexes at start: any start is
- * valid, which is how the tests put the wrap at UINT32_MAX. */
-static inline void profile_ring_init(struct profile_ring *ring, struct profile_record *storage,
-                                     uint32_t capacity, uint32_t start)
-{
-    ring->records = storage;
-    ring->mask = capacity - 1;
-    atomic_store_explicit(&ring->head, start, memory_order_relaxed);
-    atomic_store_explicit(&ring->tail, start, memory_order_relaxed);
-    atomic_store_explicit(&ring->drops, 0, memory_order_relaxed);
-}
-
-/* Producer. The slot to fill, or NULL: when the ring has no storage (not counted) or is full (counted as a
- * drop). The slot is invisible to the consumer until profile_ring_commit(). */
-static inline struct profile_record *profile_ring_reserve(struct profile_ring *ring)
-{
-    if (!ring->records)
-        return 0;
-    uint32_t head = atomic_load_explicit(&ring->head, memory_order_relaxed);
-    /* acquire: the consumer has finished reading every slot below tail before we write over it */
-    uint32_t tail = atomic_load_explicit(&ring->tail, memory_order_acquire);
-    if (head - tail > ring->mask) {
-        atomic_fetch_add_explicit(&ring->drops, 1, memory_order_relaxed);
-        return 0;
-    }
-    return &ring->records[head & ring->mask];
-}
-
-/* Producer: publishes the slot profile_ring_reserve() returned. */
-static inline void profile_ring_commit(struct profile_ring *ring)
-{
-    uint32_t head = atomic_load_explicit(&ring->head, memory_order_relaxed);
-    atomic_store_explicit(&ring->head, head + 1, memory_order_release);
-}
-
-/* Consumer: records waiting. Unsigned wrap-around makes head - tail right across 2^32. */
-static inline uint32_t profile_ring_count(const struct profile_ring *ring)
-{
-    /* acquire: every record below head has been written in full */
-    uint32_t head = atomic_load_explicit(&ring->head, memory_order_acquire);
-    return head - atomic_load_explicit(&ring->tail, memory_order_relaxed);
-}
-
-/* Consumer: the oldest waiting record, NULL when there is none; valid until profile_ring_advance(). */
-static inline const struct profile_record *profile_ring_peek(const struct profile_ring *ring)
-{
-    if (!ring->records || profile_ring_count(ring) == 0)
-        return 0;
-    uint32_t tail = atomic_load_explicit(&ring->tail, memory_order_relaxed);
-    return &ring->records[tail & ring->mask];
-}
-
-/* Consumer: done with the oldest record. */
-static inline void profile_ring_advance(struct profile_ring *ring)
-{
-    uint32_t tail = atomic_load_explicit(&ring->tail, memory_order_relaxed);
-    /* release: our reads of the slot are done before the producer may reuse it */
-    atomic_store_explicit(&ring->tail, tail + 1, memory_order_release);
-}
-
-/* Consumer: forgets every waiting record and zeroes the drop count (a run's start). */
-static inline void profile_ring_reset(struct profile_ring *ring)
-{
-    uint32_t head = atomic_load_explicit(&ring->head, memory_order_acquire);
-    atomic_store_explicit(&ring->tail, head, memory_order_release);
-    atomic_store_explicit(&ring->drops, 0, memory_order_relaxed);
-}
-
-static inline uint32_t profile_ring_drops(const struct profile_ring *ring)
-{
-    return atomic_load_explicit(&ring->drops, memory_order_relaxed);
-}
-
-/* ---- run control and the sample path (kernel/profiler.c) ------------------------------------------------ */
 
 /* Where one CPU's samples came from in a run: the per-CPU line of the report. */
 enum profiler_cpu_source {
@@ -180,7 +62,7 @@ struct profile_run {
     unsigned ncpus;             /* rings with storage */
     uint32_t run;               /* the run number the records of this run carry (never 0) */
     const char *source;         /* how samples were taken: "tick", or a "pmu/..." counter */
-    const char *source_name;    /* the same without the tick's reason: "tick" or the counter's name */
+    const char *source_name;    /* the same ("tick" or the counter's name), as the raw format's word */
     const char *tick_reason;    /* why the tick and not the counter (NULL on a counter run) */
     uint64_t period_ns;         /* nominal time between two samples on one CPU */
     uint64_t period_cycles;     /* on the counter: the period it was armed with, in the cycles it counts */
@@ -196,108 +78,33 @@ enum profiler_status {
     PROFILER_NO_MEMORY = -2, /* the rings could not be allocated */
 };
 
+/* The sample path's entry points, profiler_tick, profiler_nmi and profiler_sample, are declared in
+ * hal/kernel_entry.h. */
+
 /* Boot, before any CPU starts its tick: profile.hz= from the kernel command line (NULL when absent), the
  * tick's rate and so the tick source's sampling rate -- TICK_HZ_DEFAULT, or TICK_HZ_MIN..TICK_HZ_MAX. A bad
  * value is reported in one line and the default kept. */
 void profiler_set_tick_rate(const char *hz_option);
-
-/* From every CPU's timer interrupt, interrupts off: one atomic read when no run is active. During a run it
- * samples (on the tick), or arms this CPU's counter on the run's first tick, watches that the counter still
- * interrupts, keeps its NMI time under budget, and disarms it on the first tick after the stop. */
-void profiler_tick(const struct context *ctx);
-/* NMI context, after the debugger's and the panic's claims: true when this NMI is this CPU's counter
- * overflowing (hal/pmu.h), and then one sample of ctx was taken (or dropped, outside a run) and the time
- * since entry_cycles (cycles() when the NMI entered) is charged to the NMI budget. */
-bool profiler_nmi(const struct context *ctx, uint64_t entry_cycles);
-/* Takes one sample of ctx into this CPU's ring if a run is active. Interrupt or NMI context: no locks, no
- * allocation, no lookup, no printing. */
-void profiler_sample(const struct context *ctx);
 
 /* Task context. Claims the profiler (PROFILER_BUSY when another run holds it), allocates the rings of the
  * CPUs that are online if they have none yet, empties them and starts a new run, described in *run. On
  * PROFILER_NO_MEMORY the claim is given back. */
 int profiler_start(struct profile_run *run);
 /* Ends the run: no CPU records into it after this returns, except a sample already past its check, which
- * the report recognises by its run number. On a counter run it waits (task context, at most a few ticks)
- * until every CPU has disarmed its counter on its own tick; overflows until then are dropped. Sets
- * run->window_ms. */
+ * the report recognises by its run number. It waits (task context, at most a few ticks) until every CPU that
+ * began the run has let go of it on its own tick -- a CPU on the counter disarms it there; overflows until
+ * then are dropped. Sets run->window_ms. */
 void profiler_stop(struct profile_run *run);
 /* Gives the claim back, after the report. */
 void profiler_release(void);
 
-/* ---- folding and the report (kernel/profile_report.c) --------------------------------------------------- */
-
-struct profile_filter {
-    bool by_pid; /* false: every task */
-    uint32_t pid;
-    bool by_label; /* true: only samples whose label set has the pair label */
-    struct label_pair label;
-};
-
-/* Folds the records of run in its rings that pass filter (consuming them), and prints the report of the
- * max_chains hottest chains to out, resolving addresses through tab. Task context: the chain table is
- * allocated on the heap. Returns 0, or -1 after printing "profile: out of memory".
- *
- * When any sample folded carried a label set, one line follows the header: the share and count of the
- * samples per label set, hottest first (ties in first-seen order), "(none)" for samples without one --
- * "labels: 62.5% (250) cmd=profile, 37.5% (150) (none)"; the counts add up to the header's total. */
-int profile_report(struct profile_run *run, const struct profile_filter *filter, unsigned max_chains,
-                   const struct symtab *tab, struct sink *out);
-
-/* The raw form of the same run (kernel/profile_raw.h): a header naming build_id (hex, "" for none), every
- * record that passes filter as one line (consuming them), and a trailer with the number of lines and drops.
- * Task context; allocates nothing. Returns 0. */
-int profile_report_raw(struct profile_run *run, const struct profile_filter *filter, const char *build_id,
-                       struct sink *out);
-
 /* The last report the profile command printed, kept word for word for the debugger (scripts/prof.py's
  * `prof report` prints it, so gdb shows exactly what the console showed): its text (NUL-terminated, the first
  * PROFILE_KEPT_REPORT_MAX - 1 bytes of a longer one), its length before truncation, and its run -- 0 while a
- * report is being written. Task context writes it; a debugger reads it with the machine stopped. */
+ * report is being written. Task context writes it (kernel/cmd_profile.c); a debugger reads it stopped. */
 #define PROFILE_KEPT_REPORT_MAX 16384
 extern char profile_kept_report[PROFILE_KEPT_REPORT_MAX];
 extern uint32_t profile_kept_length;
 extern _Atomic uint32_t profile_kept_run;
-
-/* The same in steps, for a window drained while it runs (the profile command): the header of the raw form,
- * the records now in the rings that pass filter as lines (consumed, counted into *t), and the trailer. */
-struct profile_raw_trailer;
-void profile_raw_begin(const struct profile_run *run, const char *build_id, struct sink *out);
-void profile_raw_drain(struct profile_run *run, const struct profile_filter *filter, struct sink *out,
-                       struct profile_raw_trailer *t);
-void profile_raw_end(const struct profile_run *run, struct profile_raw_trailer *t, struct sink *out);
-
-/* The fold on its own, for the report and for measuring its cost per sample. */
-struct profile_fold;
-struct profile_fold *profile_fold_create(void); /* NULL when out of memory */
-void profile_fold_destroy(struct profile_fold *fold);
-void profile_fold_add(struct profile_fold *fold, const struct symtab *tab, const struct profile_record *rec);
-uint64_t profile_fold_samples(const struct profile_fold *fold);
-/* Folds the records now in run's rings that pass filter (consuming them): called while the window runs, so
- * the rings never fill, and once more after the stop. */
-void profile_fold_drain(struct profile_fold *fold, struct profile_run *run, const struct profile_filter *filter,
-                        const struct symtab *tab);
-/* The report of what fold holds: the header (window, totals, the source and its rate), the per-CPU line and
- * notes, the label breakdown and the max_chains hottest chains. Returns 0. */
-int profile_report_print(const struct profile_run *run, const struct profile_fold *fold,
-                         const struct profile_filter *filter, unsigned max_chains, const struct symtab *tab,
-                         struct sink *out);
-
-/* ---- the command's arguments (kernel/cmd_profile.c) ----------------------------------------------------- */
-
-#define PROFILE_USAGE "profile [ms] [pid|all] [chains|raw] [key=value]"
-
-struct profile_request {
-    uint32_t ms;
-    struct profile_filter filter;
-    unsigned chains;
-    bool raw; /* every sample as a line (kernel/profile_raw.h) instead of the report */
-};
-
-/* `profile [ms] [pid|all] [chains|raw] [key=value]` (argv[0] is the command's name). The numbers are
- * positional; the word `raw` and one label filter `key=value` (recognised by its '=') may stand anywhere
- * after the name, and `raw` takes no chain count. False for anything malformed, out of range or extra; *req
- * is then unspecified. */
-bool profile_parse_args(int argc, char **argv, struct profile_request *req);
 
 #endif

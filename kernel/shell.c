@@ -9,6 +9,7 @@
 #include "kernel/labels.h"
 #include "kernel/lineedit.h"
 #include "kernel/parse.h"
+#include "kernel/shell.h"
 #include "kernel/string.h"
 #include "kernel/task.h"
 

@@ -265,7 +265,7 @@ struct context *sched_after_irq(struct context *ctx)
     return sc->current->is_idle ? schedule(sc, ctx) : ctx;
 }
 
-void task_yield(void) { __asm__ volatile("int $0x81" ::: "memory"); }
+void task_yield(void) { cpu_yield(); }
 
 void task_sleep_until(int64_t when_ns)
 {
@@ -415,6 +415,6 @@ void sched_idle_loop(void)
 {
     for (;;) {
         sched_cpus[cpu_index()].idle_waits++;
-        __asm__ volatile("sti; hlt" ::: "memory");
+        cpu_wait_for_interrupt();
     }
 }

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "hal/context.h"
+#include "hal/kernel_entry.h"
 #include "hal/spinlock.h"
 #include "kernel/stacktrace.h"
 
@@ -79,12 +80,8 @@ bool task_set_labels_by_pid(uint32_t pid, const struct label_set *set);
 /* The deepest the task's stack has been used, measured from the paint. */
 size_t task_stack_used(const struct task *task);
 
-/* Scheduler entry points for the arch layer. */
-void sched_init_cpu(void *boot_stack_lo, void *boot_stack_hi);   /* makes the calling context this CPU's idle task */
-struct context *sched_tick(struct context *ctx);  /* timer: account, wake sleepers, maybe switch */
-struct context *sched_switch(struct context *ctx); /* voluntary yield (software interrupt) */
-struct context *sched_after_irq(struct context *ctx); /* device interrupt done: run a woken task on an idle CPU */
-__attribute__((noreturn)) void sched_idle_loop(void);
+/* The scheduler's entry points for the arch layer (sched_init_cpu, sched_tick, sched_switch, sched_after_irq,
+ * sched_idle_loop) are declared in hal/kernel_entry.h. */
 /* Timer ticks on a CPU, and those that found a task other than idle running. */
 void sched_cpu_ticks(unsigned cpu, uint64_t *ticks, uint64_t *busy);
 /* How many times this CPU's idle task has halted: unchanged between two looks means it never went idle in

@@ -4,7 +4,7 @@ machine's rings), scripts/profexport (raw samples from a file or the UDP shell) 
 Layers, each usable on its own:
   - the kernel's symbol table, rebuilt from the ELF exactly as the link baked it (scripts/gensyms.py over
     `nm -n -S --defined-only`), with the kernel's lookups: a leaf at its address, a return address at addr - 1;
-  - the fold and the report, exactly kernel/profile_report.c: leaf by symbol with its span of offsets, callers
+  - the fold and the report, exactly kernel/profiler_report.c: leaf by symbol with its span of offsets, callers
     by exact return address, a table of 128 chains, hottest first with ties in first-seen order, percentages in
     tenths rounded half up;
   - the rings of a paused kernel, for scripts/prof.py: records decoded by the layout gdb reads from DWARF, and
@@ -289,28 +289,13 @@ def build_id_from_note(note):
     return note[desc_at:desc_at + descsz].hex()
 
 
-# The sampling period as the kernel states it in the raw header (kernel/profiler.c, profiler_start). The
-# tick's default rate is a #define, which the debug info does not carry; tests/host checks it against hal/cpu.h.
-TICK_HZ_DEFAULT = 100                 # TICK_HZ_DEFAULT, hal/cpu.h
-
-
-def period_ns(tick_hz, period_cycles, cycles_per_ms, counter):
-    """The period of a run as profiler_start computes it: the tick's (1 s / tick_hz), or on the counter its
-    period in cycles converted by the cycles of a millisecond."""
-    if not counter:
-        return 1000000000 // (tick_hz or TICK_HZ_DEFAULT)
-    if not cycles_per_ms:
-        return 1000000
-    return period_cycles * 1000000 // cycles_per_ms
-
-
 def source_word(name):
     """The source name as the raw header's one word (profile_raw_source_word): spaces become '-',
     anything unprintable '?'."""
     return "".join("-" if c == " " else c if "!" <= c <= "~" else "?" for c in name)
 
 
-# ---- the fold and the report (kernel/profile_report.c) -------------------------------------------------------
+# ---- the fold and the report (kernel/profiler_report.c) -------------------------------------------------------
 
 # kernel/profiler.h: what a record knows about the context it interrupted (profile_record.flags)
 REC_IRQS_OFF = 0x01
@@ -582,7 +567,7 @@ def cpu_note_lines(run, symtab):
 
 
 def report_lines(run, fold, max_chains, pid=None, label=None):
-    """A whole report, line by line, as kernel/profile_report.c's profile_report_print writes it: the window,
+    """A whole report, line by line, as kernel/profiler_report.c's profile_report_print writes it: the window,
     the totals and the source, the per-CPU line and notes, the label breakdown when samples carried labels,
     then the chains or the line saying why there are none. run: a RunInfo; pid and label ((key, value)): the
     filters, if any."""

@@ -268,16 +268,14 @@ class Profiler:
         return int(v) if v is not None else None
 
     def run_info(self, window_ms):
-        """The run as kernel/profile_report.c reads struct profile_run: a kp.RunInfo with each CPU's account
+        """The run as kernel/profiler_report.c reads struct profile_run: a kp.RunInfo with each CPU's account
         (cpu_runs) and each ring's drops."""
         hz_v = static("hz", "arch/x86_64/time.c")
         hz = int(hz_v) if hz_v is not None else 0
-        per_ms_v = static("tsc_per_ms", "arch/x86_64/time.c")
-        per_ms = int(per_ms_v) if per_ms_v is not None else 0
         cycles_v = static("period_cycles", "arch/x86_64/pmu.c") if self.counter_run else None
         cycles = int(cycles_v) if cycles_v is not None else 0
         return kp.RunInfo(self.run, window_ms, len(self.rings), self.source_name, self.tick_reason, hz,
-                          kp.period_ns(hz, cycles, per_ms, self.counter_run), cycles,
+                          sample_period_ns(self), cycles,
                           [r.drops for r in self.rings], cpu_accounts(len(self.rings)), irq_enable_site)
 
 
@@ -659,9 +657,9 @@ def check_running_build_id(elf_id):
 
 
 def sample_period_ns(p):
-    """The run's sampling period as profiler_start computes it for the raw header: the tick's, or the
-    counter's period in cycles over a millisecond of them (the TSC rate, arch/x86_64/time.c), in ns."""
-    return p.run_info(0).period_ns
+    """The run's sampling period as the kernel stated it for the raw header: profiler_start keeps the last
+    run's in last_period_ns (kernel/profiler.c), so nothing here repeats how it is computed."""
+    return int(need_static("last_period_ns", "kernel/profiler.c"))
 
 
 # ---- gdb commands -----------------------------------------------------------------------------------------------

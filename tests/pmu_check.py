@@ -5,7 +5,7 @@ not part of `make test`, since neither TCG nor these machines' KVM (PVM) offer a
 Boots build/kprof.iso under `-accel kvm -cpu host` (with `-cpu host,-arch-capabilities` when QEMU cannot set
 that MSR, as under PVM) and checks, each as one line of its own:
   1. `lscpu` names a counter (`profile:    pmu/nmi ...`);
-  2. with `burn 3000 4` running, `profile 2000 all 3`: the source is that counter at about 1 kHz per CPU, every
+  2. with `burn 3000 N` running on all N CPUs (4, or fewer on a smaller host), `profile 2000 all 3`: the source is that counter at about 1 kHz per CPU, every
      CPU over PER_CPU_MIN samples and none dropped;
   3. with `burn 3000 2 irqsoff`, `profile 1000 all 16` shows chains marked `[irqs off]`;
   4. `monitor pmu` (gdb on COM2) shows every CPU's counter armed during a run, and none armed after it;
@@ -26,9 +26,10 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "integration"))
-from kprof_qemu import ELF, ISO, Kprof, KprofEOF, KprofError  # noqa: E402
+from kprof_qemu import ELF, ISO, LOG_DIR, Kprof, KprofEOF, KprofError  # noqa: E402
 
 NO_COUNTER = 77
+LOG = os.path.join(LOG_DIR, "pmu-check.log")
 FAILED = 1
 BOOT_TIMEOUT = 300.0        # SeaBIOS and GRUB are emulated under PVM: about a minute before the first line
 PROFILE_TIMEOUT = 60.0
@@ -67,28 +68,37 @@ def kvm_problem():
 
 
 def boot():
-    """A booted Kprof under KVM with the host's CPU, or no_counter() saying why KVM could not run it."""
-    last = ""
+    """A booted Kprof under KVM with the host's CPU, or no_counter() saying why KVM could not run it. The
+    serial log of a boot that failed is kept in LOG for whoever wants to see more than the one line."""
+    smp = min(4, os.cpu_count() or 1)   # KVM warns past the host's CPUs, and they would only share them
     for cpu in ("host", "host,-arch-capabilities"):
-        k = Kprof(smp=4, mem=256, gdb=True, monitor=True, name="pmu-check",
+        k = Kprof(smp=smp, mem=256, gdb=True, monitor=True, name="pmu-check",
                   extra_args=["-accel", "kvm", "-cpu", cpu])
         try:
             k.boot(timeout=BOOT_TIMEOUT)
             return k
         except KprofEOF:
-            last = k.log.replace("\r", "")
-            k.kill()
-            if "failed to set MSR" in last:
-                continue  # PVM: QEMU cannot set IA32_ARCH_CAPABILITIES; the same CPU without it
-            break
+            why = None
         except KprofError:
-            last = k.log.replace("\r", "")
-            k.kill()
-            break
-    lines = [l for l in last.split("\n") if l.strip()]
-    why = next((l for l in lines if "KVM internal error" in l or "qemu-system" in l or "failed" in l),
-               lines[-1] if lines else "no output")
-    no_counter("KVM could not run the kernel (-accel kvm -cpu %s): %s" % (cpu, why.strip()[:160]))
+            why = "the kernel did not reach `ready:` within %.0f s" % BOOT_TIMEOUT
+        log = k.log.replace("\r", "")
+        k.kill()
+        save_log(log)
+        if why is None and "failed to set MSR" in log:
+            continue  # PVM: QEMU cannot set IA32_ARCH_CAPABILITIES; the same CPU without it
+        lines = [l.strip() for l in log.split("\n") if l.strip() and "warning:" not in l]
+        fatal = [l for l in lines if "KVM internal error" in l or l.startswith("qemu-system")]
+        if why is None:
+            why = fatal[0] if fatal else "QEMU exited"
+        last = lines[-1] if lines else "no output at all"
+        no_counter("KVM could not run the kernel (-accel kvm -cpu %s): %s; last output: %s (log: %s)"
+                   % (cpu, why[:120], last[:100], os.path.relpath(LOG)))
+
+
+def save_log(text):
+    os.makedirs(os.path.dirname(LOG), exist_ok=True)
+    with open(LOG, "w") as f:
+        f.write(text)
 
 
 def gdb_monitor_pmu(k):
@@ -138,7 +148,7 @@ def main():
 
 
 def counter_rate(k, source):
-    k.cmd("burn 3000 4")
+    k.cmd("burn 3000 %d" % k.cpus)
     out = k.cmd("profile 2000 all 3", timeout=PROFILE_TIMEOUT)
     h = RX_COUNTER_HEADER.search(out)
     if not h or h.group(4) != source:
@@ -149,10 +159,10 @@ def counter_rate(k, source):
     p = RX_PER_CPU.search(out)
     per_cpu = [tuple(int(x) for x in re.split(r"[:/]", item)) for item in p.group(1).split()] if p else []
     low = [c for c in per_cpu if c[1] < PER_CPU_MIN]
-    if dropped or cpus != 4 or len(per_cpu) != 4 or low:
-        raise CheckFailed("%d samples on %d cpus, %d dropped; cpus under %d samples: %s\n%s"
-                          % (samples, cpus, dropped, PER_CPU_MIN, low, out))
-    return "%d samples on 4 cpus at ~%d Hz, 0 dropped, per cpu %s" % (samples, hz, p.group(1).strip())
+    if dropped or cpus != k.cpus or len(per_cpu) != k.cpus or low:
+        raise CheckFailed("%d samples on %d of %d cpus, %d dropped; cpus under %d samples: %s\n%s"
+                          % (samples, cpus, k.cpus, dropped, PER_CPU_MIN, low, out))
+    return "%d samples on %d cpus at ~%d Hz, 0 dropped, per cpu %s" % (samples, cpus, hz, p.group(1).strip())
 
 
 def irqs_off_marks(k):
@@ -169,21 +179,21 @@ def irqs_off_marks(k):
 
 def armed_during_run(k):
     wait_no_burn(k)
-    k.cmd("burn 2500 4")
+    k.cmd("burn 2500 %d" % k.cpus)
     k.send_line("profile 2000 all 1")
     k.expect(r"profile 2000 all 1\n", what="the echo of the profile command")
     # Each CPU arms on its own first tick of the run: asked again (a few times, well inside the 2 s window)
     # until every one has.
     for _ in range(3):
         during, text = gdb_monitor_pmu(k)
-        if len(during) == 4 and all(a == "yes" for _, a in during):
+        if len(during) == k.cpus and all(a == "yes" for _, a in during):
             break
     k.expect(r"(?m)^\d+ samples on", timeout=PROFILE_TIMEOUT, what="the report of the watched run")
     k.expect(r"\n> ", what="the prompt after the watched run")
-    if len(during) != 4 or any(a != "yes" for _, a in during):
+    if len(during) != k.cpus or any(a != "yes" for _, a in during):
         raise CheckFailed("during the run monitor pmu said %s:\n%s" % (during, text))
     after, text = gdb_monitor_pmu(k)
-    if len(after) != 4 or any(a != "no" for _, a in after):
+    if len(after) != k.cpus or any(a != "no" for _, a in after):
         raise CheckFailed("after the run monitor pmu said %s:\n%s" % (after, text))
     return "armed on cpus %s during the run, on none after" % ",".join(c for c, _ in during)
 

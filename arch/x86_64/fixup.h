@@ -10,7 +10,7 @@
 struct context;
 
 /* One entry: a faulting instruction's address and where execution resumes instead. The landing code tells
- * its caller that the fault happened (pmu_hw.c: the landing skips the instruction that clears the error
+ * its caller that the fault happened (msr.c: the landing skips the instruction that clears the error
  * flag), so the handler needs to know nothing about registers. */
 struct ex_entry {
     uint64_t insn;

@@ -29,7 +29,7 @@
 #include "arch/x86_64/arch.h"
 #include "arch/x86_64/gdb.h"
 #include "arch/x86_64/percpu.h"
-#include "arch/x86_64/pmu_hw.h"
+#include "arch/x86_64/msr.h"
 #include "arch/x86_64/x86.h"
 #include "gdbstub/stub.h"
 #include "gdbstub/target.h"
@@ -367,8 +367,8 @@ static void mailbox_serve(struct dbg_cpu *c)
     if (atomic_load_explicit(&c->mbox, memory_order_acquire) != MBOX_REQUEST)
         return;
     switch (c->op) {
-    case OP_RDMSR: c->ok = pmu_hw_rdmsr(c->msr, &c->value); break;
-    case OP_WRMSR: c->ok = pmu_hw_wrmsr(c->msr, c->value); break;
+    case OP_RDMSR: c->ok = rdmsr_safe(c->msr, &c->value); break;
+    case OP_WRMSR: c->ok = wrmsr_safe(c->msr, c->value); break;
     case OP_CALL: c->fn(c->arg); c->ok = true; break;
     default: c->ok = false; break;
     }
@@ -379,7 +379,7 @@ static void record(struct dbg_cpu *c, struct context *ctx)
 {
     c->ctx = ctx;
     c->task = task_current();
-    if (!pmu_hw_rdmsr(0xC0000100u /* IA32_FS_BASE */, &c->fs_base))
+    if (!rdmsr_safe(0xC0000100u /* IA32_FS_BASE */, &c->fs_base))
         c->fs_base = 0;
 }
 
@@ -520,8 +520,8 @@ static bool on_cpu(unsigned cpu, int op, uint32_t msr, uint64_t *value, void (*f
         return false;
     if (cpu == cpu_index()) {
         switch (op) {
-        case OP_RDMSR: return pmu_hw_rdmsr(msr, value);
-        case OP_WRMSR: return pmu_hw_wrmsr(msr, *value);
+        case OP_RDMSR: return rdmsr_safe(msr, value);
+        case OP_WRMSR: return wrmsr_safe(msr, *value);
         default: fn(arg); return true;
         }
     }

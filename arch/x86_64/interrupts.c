@@ -10,12 +10,11 @@
 #include "hal/pmu.h"
 #include "arch/x86_64/percpu.h"
 #include "arch/x86_64/x86.h"
+#include "kernel/format.h"
 #include "hal/context.h"
 #include "hal/irq.h"
-#include "kernel/panic.h"
-#include "kernel/profiler.h"
+#include "hal/kernel_entry.h"
 #include "kernel/sink.h"
-#include "kernel/task.h"
 #include "hal/platform.h"
 
 struct idt_gate {
@@ -194,6 +193,8 @@ static bool selftest_nmi(struct percpu *p)
     return false;
 }
 
+static char selftest_result[224];
+
 const char *platform_nmi_selftest(void)
 {
     struct percpu *p = this_percpu();
@@ -209,10 +210,19 @@ const char *platform_nmi_selftest(void)
     irq_restore(flags);
     if (p->nmi_nested != nested_before)
         return "FAILED: the second NMI nested inside the first";
-    if (stage == SELFTEST_DONE)
-        return "ok: a #GP fixed up inside the NMI handler kept NMIs blocked; the NMI sent meanwhile "
-               "arrived after the handler returned";
-    return stage == SELFTEST_IDLE ? "FAILED: the load did not fault" : "FAILED: the second NMI never arrived";
+    if (stage != SELFTEST_DONE)
+        return stage == SELFTEST_IDLE ? "FAILED: the load did not fault" : "FAILED: the second NMI never arrived";
+    /* What every counter NMI on the boot CPU pays to look for an external NMI behind it: one port read. */
+    uint64_t t0 = cycles();
+    unsigned reasons = 0;
+    for (int i = 0; i < 1000; i++)
+        reasons |= inb(0x61) & 0xC0;
+    uint64_t ns = (cycles() - t0) * 1000 / cycles_per_ms(); /* for 1000 reads: ns per read */
+    ksnprintf(selftest_result, sizeof selftest_result,
+              "ok: a #GP fixed up inside the NMI handler kept NMIs blocked; the NMI sent meanwhile arrived after "
+              "the handler returned. The external-NMI check costs %llu ns an NMI on cpu 0 (port 0x61%s)",
+              (unsigned long long)ns, reasons ? ", reporting an error now" : "");
+    return selftest_result;
 }
 
 static void nmi(struct context *ctx)

@@ -13,7 +13,7 @@
 #include "hal/pci.h"
 #include "hal/spinlock.h"
 #include "kernel/log.h"
-#include "kernel/panic.h"
+#include "hal/kernel_entry.h"
 
 #include <stdatomic.h>
 

@@ -2,6 +2,7 @@
  * descriptor's busy bit is per CPU) and its own TSS, whose IST slots give NMI, double fault and machine check
  * separate stacks: those can arrive when the current stack is unusable. GS points at the CPU's struct percpu. */
 #include "arch/x86_64/percpu.h"
+
 #include "arch/x86_64/x86.h"
 #include "hal/platform.h"
 #include "kernel/string.h"

@@ -10,7 +10,7 @@
 #include "kernel/format.h"
 #include "kernel/log.h"
 #include "kernel/string.h"
-#include "kernel/task.h"
+#include "hal/kernel_entry.h"
 
 extern char __kernel_start[], __kernel_end[];
 extern char boot_stack_bottom[], boot_stack_top[];

@@ -108,8 +108,8 @@ static bool faulted(uint32_t msr)
     return false;
 }
 
-bool pmu_rdmsr(uint32_t msr, uint64_t *v) { return pmu_hw_rdmsr(msr, v) || faulted(msr); }
-bool pmu_wrmsr(uint32_t msr, uint64_t v) { return pmu_hw_wrmsr(msr, v) || faulted(msr); }
+bool pmu_rdmsr(uint32_t msr, uint64_t *v) { return rdmsr_safe(msr, v) || faulted(msr); }
+bool pmu_wrmsr(uint32_t msr, uint64_t v) { return wrmsr_safe(msr, v) || faulted(msr); }
 
 /* ---- the counter, the same on every backend --------------------------------------------------------- */
 
@@ -171,16 +171,16 @@ static inline bool counter_overflowed(void)
 {
     uint64_t v;
     if (live.global_status_msr)
-        return pmu_hw_rdmsr(live.global_status_msr, &v) && (v & live.global_bit);
-    return pmu_hw_rdmsr(live.counter_msr, &v) && !(v & sign_bit);
+        return rdmsr_safe(live.global_status_msr, &v) && (v & live.global_bit);
+    return rdmsr_safe(live.counter_msr, &v) && !(v & sign_bit);
 }
 
 /* After an overflow: the next period starts now, and the status bit is cleared so the next overflow shows. */
 static inline void counter_reload_and_ack(struct pmu_cpu *c)
 {
-    pmu_hw_wrmsr(live.counter_msr, c->reload);
+    wrmsr_safe(live.counter_msr, c->reload);
     if (live.global_ack_msr)
-        pmu_hw_wrmsr(live.global_ack_msr, live.global_bit);
+        wrmsr_safe(live.global_ack_msr, live.global_bit);
 }
 
 /* cpu_index() is below MAX_CPUS by contract once a CPU runs kernel code; only the NMI path, which can
@@ -199,6 +199,8 @@ static void publish(enum pmu_verdict v, const char *fmt, ...)
     /* release: reason, the width and the reload value are written before any CPU can see the verdict */
     atomic_store_explicit(&verdict, v, memory_order_release);
 }
+
+uint64_t pmu_period_cycles(void) { return pmu_usable() ? period_cycles : 0; }
 
 static bool vendor_is(const char *id) { return strcmp(vendor_id, id) == 0; }
 
@@ -436,7 +438,6 @@ bool pmu_armed_this_cpu(void)
     return atomic_load_explicit(&this_cpu()->armed, memory_order_relaxed);
 }
 
-uint64_t pmu_period_cycles(void) { return pmu_usable() ? period_cycles : 0; }
 
 uint64_t pmu_throttle_this_cpu(void)
 {
@@ -485,7 +486,7 @@ bool pmu_nmi_is_mine(void)
 /* One "  name MSR 0x... = 0x..." line start; false (and the line ended) when the read faulted. */
 static bool show_msr(struct sink *out, const char *name, uint32_t msr, uint64_t *v)
 {
-    if (!pmu_hw_rdmsr(msr, v)) {
+    if (!rdmsr_safe(msr, v)) {
         sink_printf(out, "  %-14s MSR 0x%08x: #GP on read\n", name, msr);
         return false;
     }
@@ -538,7 +539,7 @@ static void snap(struct pmu_snapshot *s, const char *name, uint32_t msr, uint64_
     if (!msr || s->count == PMU_SNAPSHOT_REGS)
         return;
     s->regs[s->count].name = name;
-    s->regs[s->count].faulted = !pmu_hw_rdmsr(msr, &s->regs[s->count].value);
+    s->regs[s->count].faulted = !rdmsr_safe(msr, &s->regs[s->count].value);
     *v = s->regs[s->count].faulted ? 0 : s->regs[s->count].value;
     s->count++;
 }

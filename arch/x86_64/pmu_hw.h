@@ -1,4 +1,4 @@
-/* arch/x86_64/pmu_hw.h: every piece of hardware the PMU backends touch -- MSRs (fault-tolerant), CPUID, the
+/* arch/x86_64/pmu_hw.h: every piece of hardware the PMU backends touch -- MSRs (fault-tolerant, msr.h), CPUID, the
  * LAPIC's LVT performance-counter entry, the TSC and the CPU index -- and nothing else, so that host unit tests
  * can put a stateful fake CPU (tests/unit/fake_cpu.c) in place of arch/x86_64/pmu_hw.c. */
 #ifndef ARCH_X86_64_PMU_HW_H
@@ -7,10 +7,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* RDMSR/WRMSR that survive a #GP: false when the access faulted (the MSR does not exist, or the value was
- * refused), and then *v is left alone. Any context, NMI included. */
-bool pmu_hw_rdmsr(uint32_t msr, uint64_t *v);
-bool pmu_hw_wrmsr(uint32_t msr, uint64_t v);
+/* MSRs: rdmsr_safe/wrmsr_safe (arch/x86_64/msr.h, fault-tolerant). */
+#include "arch/x86_64/msr.h"
 
 /* CPUID leaf/subleaf into r[0..3] = EAX, EBX, ECX, EDX. */
 void pmu_hw_cpuid(uint32_t leaf, uint32_t sub, uint32_t r[4]);

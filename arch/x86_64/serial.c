@@ -4,6 +4,7 @@
 #include "arch/x86_64/arch.h"
 #include "arch/x86_64/x86.h"
 #include "hal/irq.h"
+#include "hal/kernel_entry.h"
 #include "hal/platform.h"
 
 #include <stdatomic.h>

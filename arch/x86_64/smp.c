@@ -7,7 +7,7 @@
 #include "kernel/heap.h"
 #include "kernel/log.h"
 #include "kernel/string.h"
-#include "kernel/task.h"
+#include "kernel/task.h" /* TASK_STACK_SIZE, STACK_PAINT: an AP's first stack is its idle task's */
 
 #define AP_TRAMPOLINE_ADDR 0x8000
 #define AP_STACK_SIZE TASK_STACK_SIZE

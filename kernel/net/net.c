@@ -1,16 +1,16 @@
 /* kernel/net/net.c: the network task and everything lwIP touches. One task owns lwIP (NO_SYS): it takes
  * received frames from the virtio-net driver's queue (the receive interrupt only queues them), feeds them to
  * lwIP, runs lwIP's timers, creates the UDP bindings other tasks ask for and sends the datagrams they queue.
- * Other tasks never call lwIP; they go through net_udp_send / net_udp_bind. Also the `net` command. */
+ * Other tasks never call lwIP; they go through net_udp_send / net_udp_bind. The `net` command, which prints
+ * what net_get_stats gathers, is kernel/cmd_net.c. */
 #include "kernel/net/net.h"
 
 #include "hal/cpu.h"
 #include "hal/spinlock.h"
 #include "kernel/cmdline.h"
-#include "kernel/commands.h"
 #include "kernel/drivers/virtio_net.h"
 #include "kernel/log.h"
-#include "kernel/net/lwip_port.h"
+#include "kernel/net/lwip/lwip_port.h"
 #include "kernel/parse.h"
 #include "kernel/string.h"
 #include "kernel/task.h"
@@ -165,24 +165,6 @@ static err_t udp_send_once(uint16_t src_port, uint32_t dst_ip, uint16_t dst_port
     return err;
 }
 
-bool net_udp_try_send(uint16_t src_port, uint32_t dst_ip, uint16_t dst_port, const void *data, size_t len)
-{
-    if (udp_send_once(src_port, dst_ip, dst_port, data, len) != ERR_OK)
-        return false;
-    counters.udp_out++;
-    return true;
-}
-
-bool net_udp_send_now(uint16_t src_port, uint32_t dst_ip, uint16_t dst_port, const void *data, size_t len)
-{
-    if (udp_send_once(src_port, dst_ip, dst_port, data, len) != ERR_OK) {
-        counters.udp_out_failed++;
-        return false;
-    }
-    counters.udp_out++;
-    return true;
-}
-
 bool net_udp_bind(uint16_t port, net_udp_handler handler, void *arg)
 {
     unsigned long flags = spin_lock_irqsave(&queue_lock);
@@ -221,27 +203,39 @@ static bool enqueue(uint16_t src_port, uint32_t dst_ip, uint16_t dst_port, const
     return true;
 }
 
-bool net_udp_send(uint16_t src_port, uint32_t dst_ip, uint16_t dst_port, const void *data, size_t len)
+bool net_udp_send(enum net_udp_when_full when_full, uint16_t src_port, uint32_t dst_ip, uint16_t dst_port,
+                  const void *data, size_t len)
 {
-    if (!available || len > NET_UDP_MAX)
-        return false;
-    while (!enqueue(src_port, dst_ip, dst_port, data, len)) {
+    switch (when_full) {
+    case NET_UDP_WAIT:
+        if (!available || len > NET_UDP_MAX)
+            return false;
+        while (!enqueue(src_port, dst_ip, dst_port, data, len)) {
+            net_kick();
+            task_sleep_ms(1); /* the network task drains the queue; wait for room */
+        }
         net_kick();
-        task_sleep_ms(1); /* the network task drains the queue; wait for room */
+        return true;
+    case NET_UDP_QUEUE_OR_FAIL:
+        /* The network task itself calls this, so it must not wait for room in a queue only it drains; it sends
+         * what it queued later in the same pass (drain_tx_queue runs after the receive handlers). */
+        if (!available || len > NET_UDP_MAX || !enqueue(src_port, dst_ip, dst_port, data, len)) {
+            counters.udp_out_failed++;
+            return false;
+        }
+        return true;
+    case NET_UDP_NOW_OR_FAIL:
+    case NET_UDP_NOW_OR_RETRY:
+        if (udp_send_once(src_port, dst_ip, dst_port, data, len) != ERR_OK) {
+            /* A caller that keeps the datagram and retries has lost nothing yet. */
+            if (when_full == NET_UDP_NOW_OR_FAIL)
+                counters.udp_out_failed++;
+            return false;
+        }
+        counters.udp_out++;
+        return true;
     }
-    net_kick();
-    return true;
-}
-
-bool net_udp_queue(uint16_t src_port, uint32_t dst_ip, uint16_t dst_port, const void *data, size_t len)
-{
-    /* The network task itself calls this, so it must not wait for room in a queue only it drains; it sends
-     * what it queued later in the same pass (drain_tx_queue runs after the receive handlers). */
-    if (!available || len > NET_UDP_MAX || !enqueue(src_port, dst_ip, dst_port, data, len)) {
-        counters.udp_out_failed++;
-        return false;
-    }
-    return true;
+    return false;
 }
 
 static uint64_t loop_passes; /* network-loop passes completed, each after its call of the poller */
@@ -401,41 +395,15 @@ void net_init(void)
     available = true;
 }
 
-int cmd_net(int argc, char **argv, struct sink *out)
+void net_get_stats(struct net_stats *st)
 {
-    (void)argv;
-    if (argc != 1) {
-        sink_puts(out, "usage: net\n");
-        return 1;
-    }
-    if (!available) {
-        sink_puts(out, "net: no network interface (start QEMU with a virtio-net device)\n");
-        return 1;
-    }
-    const uint8_t *mac = virtio_net_mac();
-    uint32_t a = net_address(), m = net_netmask();
-    unsigned prefix = 0;
-    while (prefix < 32 && (m & (0x80000000u >> prefix)))
-        prefix++;
-    sink_printf(out, "vn0: mac %02x:%02x:%02x:%02x:%02x:%02x, address %u.%u.%u.%u/%u (%s)\n", mac[0], mac[1],
-                mac[2], mac[3], mac[4], mac[5], a >> 24, (a >> 16) & 255, (a >> 8) & 255, a & 255, prefix,
-                use_dhcp ? "dhcp" : "static");
-    struct virtio_net_stats s;
-    virtio_net_get_stats(&s);
-    sink_printf(out, "rx: %llu packets, %llu bytes, %llu errors, %llu dropped\n", (unsigned long long)s.rx_packets,
-                (unsigned long long)s.rx_bytes, (unsigned long long)s.rx_errors,
-                (unsigned long long)(s.rx_dropped + counters.rx_no_pbuf));
-    /* "ring full" is how often the card refused a frame for want of a free buffer, not a loss: netload's sender
-     * and the send queue wait and try again. What was really given up is the udp line's "send failures". */
-    sink_printf(out, "tx: %llu packets, %llu bytes, %llu errors, %llu ring full\n", (unsigned long long)s.tx_packets,
-                (unsigned long long)s.tx_bytes, (unsigned long long)s.tx_errors, (unsigned long long)s.tx_ring_full);
-    sink_printf(out, "udp: %llu in, %llu out, %llu send failures\n", (unsigned long long)counters.udp_in,
-                (unsigned long long)counters.udp_out, (unsigned long long)counters.udp_out_failed);
-    /* lwIP has its own heap and pools: a leak there would not show in `mem`. */
-    sink_printf(out, "lwip: heap used %llu of %llu bytes, pbufs in use %llu of %llu\n",
-                (unsigned long long)lwip_stats.mem.used, (unsigned long long)lwip_stats.mem.avail,
-                (unsigned long long)lwip_stats.memp[MEMP_PBUF_POOL]->used,
-                (unsigned long long)lwip_stats.memp[MEMP_PBUF_POOL]->avail);
-    udpsh_report(out);
-    return 0;
+    st->use_dhcp = use_dhcp;
+    st->udp_in = counters.udp_in;
+    st->udp_out = counters.udp_out;
+    st->udp_out_failed = counters.udp_out_failed;
+    st->rx_no_pbuf = counters.rx_no_pbuf;
+    st->lwip_heap_used = lwip_stats.mem.used;
+    st->lwip_heap_avail = lwip_stats.mem.avail;
+    st->lwip_pbufs_used = lwip_stats.memp[MEMP_PBUF_POOL]->used;
+    st->lwip_pbufs_avail = lwip_stats.memp[MEMP_PBUF_POOL]->avail;
 }

@@ -17,26 +17,34 @@ bool net_available(void);
 uint32_t net_address(void);
 uint32_t net_netmask(void);
 
-/* Hands a datagram to the network task for sending from local port src_port (which a receiver bound with
- * net_udp_bind). Task context; waits while the queue is full. False when networking is off or len is too
- * large. */
-bool net_udp_send(uint16_t src_port, uint32_t dst_ip, uint16_t dst_port, const void *data, size_t len);
+/* What net_udp_send does when the datagram cannot go out at once -- the send queue to the network task is
+ * full, or the device's transmit ring is. Each caller says which it can live with. */
+enum net_udp_when_full {
+    /* Any task but the network task: hand it to the network task's queue, waiting while the queue is full; a
+     * full transmit ring is retried by the network task (a datagram refused TX_RETRY_PASSES times is dropped
+     * and counted). */
+    NET_UDP_WAIT,
+    /* The network task: the same queue, but never wait (only this task drains it) -- false, counted as a send
+     * failure, when the queue itself is full. For answers that must not be lost to a busy ring. */
+    NET_UDP_QUEUE_OR_FAIL,
+    /* The network task: send at once, without the queue; a full transmit ring (as while netload sends flat
+     * out) loses the datagram, counted as a send failure. */
+    NET_UDP_NOW_OR_FAIL,
+    /* The network task, for a caller that keeps the datagram and tries again on a later pass (netload's
+     * sender): as NOW_OR_FAIL, but a refusal is a wait, not a loss, so it is not counted. */
+    NET_UDP_NOW_OR_RETRY,
+};
+
+/* Sends a datagram from local port src_port (which a receiver bound with net_udp_bind) as when_full says.
+ * True when it was sent or queued; false when networking is off, len is over NET_UDP_MAX, nothing is bound to
+ * src_port (the NOW modes), or the queue or ring was full as above. Sent datagrams count as `udp: out`. */
+bool net_udp_send(enum net_udp_when_full when_full, uint16_t src_port, uint32_t dst_ip, uint16_t dst_port,
+                  const void *data, size_t len);
 
 /* Runs in the network task for every datagram arriving on port (data valid only during the call). */
 typedef void (*net_udp_handler)(void *arg, uint32_t src_ip, uint16_t src_port, const uint8_t *data, size_t len);
 /* Binds port to handler (from any task); the binding is made by the network task. */
 bool net_udp_bind(uint16_t port, net_udp_handler handler, void *arg);
-/* Called in the network task: send at once, without the queue. Fails (counted as a send failure: the datagram
- * is lost) when the device's transmit ring is full, as it stays while netload sends flat out. */
-bool net_udp_send_now(uint16_t src_port, uint32_t dst_ip, uint16_t dst_port, const void *data, size_t len);
-/* The same for a caller that keeps the datagram and tries again on a later pass (netload's sender): a refusal
- * is a wait, not a loss, so it is not counted as a send failure. */
-bool net_udp_try_send(uint16_t src_port, uint32_t dst_ip, uint16_t dst_port, const void *data, size_t len);
-/* Called in the network task: queue like net_udp_send, so a full transmit ring is retried as for any queued
- * datagram, but never wait -- false (counted) when the queue itself is full. For answers that must not be lost
- * to a busy ring. */
-bool net_udp_queue(uint16_t src_port, uint32_t dst_ip, uint16_t dst_port, const void *data, size_t len);
-
 /* Work the network task runs on each pass of its loop (netload's sender); returns the time it next wants
  * to run, in time_ns(), or 0 for none. */
 typedef int64_t (*net_poll_fn)(void *arg, int64_t now_ns);
@@ -47,9 +55,13 @@ void net_kick(void);
 struct task;
 struct task *net_task_get(void);
 
-/* The UDP shell (kernel/net/udpsh.c): started after the network, reported by `net`. */
-struct sink;
-void udpsh_init(void);
-void udpsh_report(struct sink *out);
+/* What `net` prints besides the driver's own figures (kernel/cmd_net.c). Task context. */
+struct net_stats {
+    bool use_dhcp;                  /* the address came from DHCP, not ip= */
+    uint64_t udp_in, udp_out, udp_out_failed;
+    uint64_t rx_no_pbuf;            /* received frames dropped for want of an lwIP buffer */
+    uint64_t lwip_heap_used, lwip_heap_avail, lwip_pbufs_used, lwip_pbufs_avail;
+};
+void net_get_stats(struct net_stats *st);
 
 #endif

@@ -53,7 +53,7 @@ static void datagram(void *arg, uint32_t src_ip, uint16_t src_port, const uint8_
         return;
     }
     netload_rx_account(&session.rx, h.seq, len);
-    if (session.mode == MODE_ECHO && net_udp_send_now(port, src_ip, src_port, data, len))
+    if (session.mode == MODE_ECHO && net_udp_send(NET_UDP_NOW_OR_FAIL, port, src_ip, src_port, data, len))
         session.echoed++;
 }
 
@@ -71,7 +71,8 @@ static int64_t send_due(void *arg, int64_t now)
                                : session.sent + SEND_BATCH;
     for (int n = 0; session.sent < due && n < SEND_BATCH; n++) {
         netload_encode(payload, sizeof payload, session.sent, (uint64_t)now, session.size);
-        if (!net_udp_try_send(NETLOAD_SEND_PORT, session.host, session.port, payload, session.size)) {
+        if (!net_udp_send(NET_UDP_NOW_OR_RETRY, NETLOAD_SEND_PORT, session.host, session.port, payload,
+                          session.size)) {
             /* The transmit ring is full: the datagram keeps its sequence number and goes out on a later pass,
              * so a rate the device cannot sustain shows as a lower rate, not as loss. */
             session.send_failed++;

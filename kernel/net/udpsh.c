@@ -14,6 +14,7 @@
 #include "kernel/net/allowlist.h"
 #include "kernel/net/net.h"
 #include "kernel/net/ratelimit.h"
+#include "kernel/net/udpsh.h"
 #include "kernel/net/udpsh_proto.h"
 #include "kernel/parse.h"
 #include "kernel/string.h"
@@ -62,13 +63,13 @@ static void request_arrived(void *arg, uint32_t src_ip, uint16_t src_port, const
      * (the soak saw 10 of 60 go unanswered), leaving the client to wait out its whole timeout. */
     if (atomic_load_explicit(&busy, memory_order_acquire)) {
         counters.refused_busy++;
-        net_udp_queue(port, src_ip, src_port, UDPSH_REPLY_BUSY, sizeof UDPSH_REPLY_BUSY - 1);
+        net_udp_send(NET_UDP_QUEUE_OR_FAIL, port, src_ip, src_port, UDPSH_REPLY_BUSY, sizeof UDPSH_REPLY_BUSY - 1);
         return;
     }
     const char *refusal = udpsh_request_line(data, len, request.line);
     if (refusal) {
         counters.refused_bad++;
-        net_udp_queue(port, src_ip, src_port, refusal, strlen(refusal));
+        net_udp_send(NET_UDP_QUEUE_OR_FAIL, port, src_ip, src_port, refusal, strlen(refusal));
         return;
     }
     request.ip = src_ip;
@@ -82,7 +83,7 @@ static void request_arrived(void *arg, uint32_t src_ip, uint16_t src_port, const
 static void send_datagram(void *arg, const char *data, size_t len)
 {
     (void)arg;
-    net_udp_send(port, request.ip, request.port, data, len);
+    net_udp_send(NET_UDP_WAIT, port, request.ip, request.port, data, len);
 }
 
 static void udp_shell(void *arg)

@@ -2,16 +2,22 @@
  * instructions of the profiler's two per-sample paths, built for the host from the kernel's own sources:
  *   sample -- profiler_sample() on an interrupted context whose frame-pointer chain is 8 frames deep or more,
  *             so every sample walks the full PROFILE_MAX_FRAMES;
- *   fold   -- profile_fold_add() of such records against a symbol table the size of a real kernel's.
+ *   fold   -- profile_fold_add() of such records against a symbol table the size of a real kernel's;
+ *   drain  -- profile_fold_drain() taking such records out of a ring while a run goes on, per record;
+ *   idle   -- profiler_tick() with no run active, after a run on the (fake Intel) counter: the cost of every
+ *             tick of an idle profiler, which the spec puts at one atomic read.
  * It does the work; callgrind's --toggle-collect on the one function does the counting. Prints the number of
  * calls made, so the script can divide, and checks the work was real (every sample 8 frames, none dropped). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "fake_cpu.h"
 #include "fake_hal.h"
+#include "arch/x86_64/pmu_backend.h"
+#include "hal/pmu.h"
 #include "kernel/heap.h"
-#include "kernel/profiler.h"
+#include "kernel/profiler_report.h"
 #include "kernel/stacktrace.h"
 #include "kernel/symbols.h"
 #include "kernel/task.h"
@@ -166,10 +172,79 @@ static void run_folds(unsigned long n)
     printf("calls %lu\n", n);
 }
 
+/* The stop waits for the CPU to let go of the run on its next tick: here, the tick comes at once. */
+void task_sleep_ms(uint32_t ms)
+{
+    struct context ctx;
+    make_context(&ctx, 0);
+    profiler_tick(&ctx);
+    fake_time_ns += (int64_t)ms * 1000000;
+}
+
+static void run_drains(unsigned long n)
+{
+    struct context ctx;
+    build_stack(0);
+    unsigned long done = 0;
+    struct profile_fold *fold = profile_fold_create();
+    struct profile_run run;
+    if (!fold || profiler_start(&run) != PROFILER_OK)
+        exit(1);
+    while (done < n) {
+        unsigned long batch = n - done < BATCH ? n - done : BATCH;
+        for (unsigned long i = 0; i < batch; i++) {
+            make_context(&ctx, (unsigned)i);
+            profiler_sample(&ctx);
+        }
+        profile_fold_drain(fold, &run, NULL, &tab);
+        done += batch;
+    }
+    profiler_stop(&run);
+    if (profile_fold_samples(fold) != n || profile_ring_drops(&run.rings[0]) != 0) {
+        fprintf(stderr, "sample_cost: drained %llu of %lu\n", (unsigned long long)profile_fold_samples(fold), n);
+        exit(1);
+    }
+    profiler_release();
+    profile_fold_destroy(fold);
+    printf("calls %lu\n", n); /* records drained: the figure is per record */
+}
+
+static void run_idle_ticks(unsigned long n)
+{
+    fake_model_intel_v2();
+    fake.log_off = true;
+    pmu_reset_for_tests();
+    pmu_select(NULL);
+    struct context ctx;
+    build_stack(0);
+    make_context(&ctx, 0);
+    struct profile_run run;
+    if (profiler_start(&run) != PROFILER_OK || run.tick_reason) {
+        fprintf(stderr, "sample_cost: the counter run did not start on the counter\n");
+        exit(1);
+    }
+    profiler_tick(&ctx); /* arms */
+    if (!pmu_armed_this_cpu())
+        exit(1);
+    profiler_stop(&run); /* its tick disarms */
+    profiler_release();
+    if (pmu_armed_this_cpu())
+        exit(1);
+    unsigned msr = fake.msr_accesses;
+    for (unsigned long i = 0; i < n; i++)
+        profiler_tick(&ctx);
+    if (fake.msr_accesses != msr) {
+        fprintf(stderr, "sample_cost: an idle tick touched the PMU\n");
+        exit(1);
+    }
+    printf("calls %lu\n", n);
+}
+
 int main(int argc, char **argv)
 {
-    if (argc != 3 || (strcmp(argv[1], "sample") != 0 && strcmp(argv[1], "fold") != 0)) {
-        fprintf(stderr, "usage: sample_cost sample|fold N\n");
+    if (argc != 3 || (strcmp(argv[1], "sample") != 0 && strcmp(argv[1], "fold") != 0 &&
+                      strcmp(argv[1], "drain") != 0 && strcmp(argv[1], "idle") != 0)) {
+        fprintf(stderr, "usage: sample_cost sample|fold|drain|idle N\n");
         return 2;
     }
     unsigned long n = strtoul(argv[2], NULL, 10);
@@ -179,7 +254,11 @@ int main(int argc, char **argv)
     the_task.pid = 42;
     if (strcmp(argv[1], "sample") == 0)
         run_samples(n);
-    else
+    else if (strcmp(argv[1], "fold") == 0)
         run_folds(n);
+    else if (strcmp(argv[1], "drain") == 0)
+        run_drains(n);
+    else
+        run_idle_ticks(n);
     return 0;
 }

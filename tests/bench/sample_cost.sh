@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/bench/sample_cost.sh: instructions per profiler sample (8-frame chain) and per folded sample, counted
 # exactly by callgrind. The kernel's own sample path (kernel/profiler.c, kernel/stacktrace.c) and fold
-# (kernel/profile_report.c, kernel/symbols.c) are built for the host with the kernel's compiler and flags,
+# (kernel/profiler_report.c, kernel/symbols.c) are built for the host with the kernel's compiler and flags,
 # driven by tests/bench/sample_cost.c, and callgrind collects only inside profiler_sample() or
 # profile_fold_add() (callees included), so the driver's own work is not counted; a third count inside
 # stack_trace_from() splits the sample between the frame walk and the profiler's own code. Run from the top of
@@ -25,7 +25,7 @@ KCFLAGS="$KCFLAGS -DKPROF_HOST -Itests/unit -gdwarf-4"
 HOSTFLAGS="-std=gnu11 -O2 -gdwarf-4 -Wall -Wextra -Werror -DKPROF_HOST -I. -Itests/unit -fno-omit-frame-pointer -fno-pie"
 
 objs=()
-for src in kernel/profiler.c kernel/stacktrace.c kernel/profile_report.c kernel/profile_raw.c kernel/labels.c \
+for src in kernel/profiler.c kernel/stacktrace.c kernel/profiler_report.c kernel/profiler_raw.c kernel/labels.c kernel/parse.c \
            kernel/symbols.c kernel/sink.c \
            kernel/format.c kernel/string.c arch/x86_64/pmu.c arch/x86_64/pmu_intel.c arch/x86_64/pmu_amd.c; do
   obj="$OUT/$(basename "$src" .c).o"
@@ -62,4 +62,8 @@ walk=$(per_call stack_trace_from sample 20000)
 fold=$(per_call profile_fold_add fold 20000)
 echo "profiler: $sample instructions per sample (8-frame chain)"
 echo "profiler: $walk of them in the frame-pointer walk (stack_trace_from), $((sample - walk)) in the profiler's own code"
+drain=$(per_call profile_fold_drain drain 20000)
+idle=$(per_call profiler_tick idle 20000)
 echo "profiler: $fold instructions per folded sample"
+echo "profiler: $drain instructions per record drained during the window (the fold included: $((drain - fold)) of the drain's own)"
+echo "profiler: $idle instructions per idle tick after a counter run (no run active: one atomic read and a compare)"

@@ -14,7 +14,8 @@
 #include "hal/platform.h"
 #include "kernel/console.h"
 #include "kernel/net/net.h"
-#include "kernel/profile_raw.h"
+#include "kernel/profiler_raw.h"
+#include "kernel/build_id.h"
 #include "kernel/profiler.h"
 #include "kernel/symbols.h"
 
@@ -71,8 +72,10 @@ struct stack_bounds task_stack_bounds(const struct task *task)
     return b;
 }
 
-/* The profile window: three ticks on each CPU, in the known text, so that the report has chains to fold. */
-void task_sleep_ms(uint32_t ms)
+/* The profile window: three ticks on each CPU, in the known text, so that the report has chains to fold. The
+ * command sleeps its window in drain steps (task_sleep_until), and the stop waits for the CPUs to let go of
+ * the run (task_sleep_ms): every sleep brings the ticks. */
+static void ticks_on_every_cpu(void)
 {
     for (unsigned t = 0; t < 3; t++) {
         for (unsigned cpu = 0; cpu < fake_cpu_count; cpu++) {
@@ -84,6 +87,11 @@ void task_sleep_ms(uint32_t ms)
         }
     }
     fake_cpu_index = 0;
+}
+
+void task_sleep_ms(uint32_t ms)
+{
+    ticks_on_every_cpu();
     fake_time_ns += (int64_t)ms * 1000000;
 }
 
@@ -118,15 +126,12 @@ bool net_udp_bind(uint16_t port, net_udp_handler handler, void *arg)
     bound_arg = arg;
     return true;
 }
-bool net_udp_send_now(uint16_t src_port, uint32_t dst_ip, uint16_t dst_port, const void *data, size_t len)
+bool net_udp_send(enum net_udp_when_full when_full, uint16_t src_port, uint32_t dst_ip, uint16_t dst_port,
+                  const void *data, size_t len)
 {
-    (void)src_port, (void)dst_ip, (void)dst_port, (void)data;
+    (void)when_full, (void)src_port, (void)dst_ip, (void)dst_port, (void)data;
     CHECK(len <= NET_UDP_MAX);
     return true;
-}
-bool net_udp_try_send(uint16_t src_port, uint32_t dst_ip, uint16_t dst_port, const void *data, size_t len)
-{
-    return net_udp_send_now(src_port, dst_ip, dst_port, data, len);
 }
 void net_set_poller(net_poll_fn fn, void *arg)
 {
@@ -150,6 +155,7 @@ void task_sleep_until(int64_t when_ns)
         poller(NULL, fake_time_ns);
         poller(NULL, fake_time_ns + 1000000);
     }
+    ticks_on_every_cpu();
     if (when_ns > fake_time_ns)
         fake_time_ns = when_ns;
 }
@@ -180,6 +186,7 @@ char console_read_char(void)
 }
 
 const char *platform_poweroff(void) { return "the fuzz target cannot power off"; }
+const char *platform_nmi_selftest(void) { return "ok: the fuzz target has no NMIs to inject"; }
 uint32_t cpu_hw_id(unsigned index) { return index * 2; }
 bool cpu_online(unsigned index) { return index < fake_cpu_count; }
 uint64_t platform_ram_bytes(void) { return 256ull << 20; }

@@ -1,4 +1,4 @@
-/* tests/host/kernel_report.c: the kernel's own report and raw form (kernel/profile_report.c) as a filter, so
+/* tests/host/kernel_report.c: the kernel's own report and raw form (kernel/profiler_report.c) as a filter, so
  * tests/host/test_kprof_profile.py can hold scripts/kprof_profile.py's fold and format against the real thing
  * on the same records. Built on the host by that test, against tests/unit/fake_hal.c.
  *
@@ -31,7 +31,7 @@
 #include "fake_hal.h"
 #include "kernel/heap.h"
 #include "kernel/labels.h"
-#include "kernel/profiler.h"
+#include "kernel/profiler_report.h"
 #include "kernel/sink.h"
 #include "kernel/symbols.h"
 

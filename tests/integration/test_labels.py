@@ -205,9 +205,10 @@ def test_label_filter_that_matches_nothing(kernel):
     wait_no_burn(kernel)
     text = kernel.cmd("profile 200 all 3 job=nobody", timeout=30)
     lines = text.split("\n")
-    assert len(lines) == 3 and re.fullmatch(r"profiled \d+ ms", lines[0]), text
+    assert len(lines) == 4 and re.fullmatch(r"profiled \d+ ms", lines[0]), text
     assert re.fullmatch(r"0 samples on 0 cpus, 0 dropped, source tick.*", lines[1]), text
-    assert lines[2] == "no samples with label job=nobody: no task that carried it was sampled in the window", text
+    assert lines[2] == "per cpu: 0:0 1:0 2:0 3:0", text
+    assert lines[3] == "no samples with label job=nobody: no task that carried it was sampled in the window", text
 
 
 def test_profile_samples_carry_cmd_profile_in_raw(kernel):

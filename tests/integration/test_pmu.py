@@ -17,8 +17,9 @@ from kprof_qemu import KprofError, nm_symbols
 PROFILE_TIMEOUT = 30.0    # `profile 300 all 2` echo to prompt under TCG on a loaded machine
 PANIC_TIMEOUT = 15.0      # monitor `nmi` to the panic line
 RX_WINDOW = re.compile(r"(?m)^profiled (\d+) ms$")
-RX_HEADER = re.compile(r"(?m)^(\d+) samples on (\d+) cpus, (\d+) dropped, source (\S+)(?: \((.*)\))?$")
-RX_LEAF = re.compile(r"(?m)^\d+\.\d% (\d+) \S+$")
+# The source is "tick at N Hz (reason)" here: QEMU's TCG offers no counter.
+RX_HEADER = re.compile(r"(?m)^(\d+) samples on (\d+) cpus, (\d+) dropped, source (\S+)(?: at \d+ Hz)?(?: \((.*)\))?$")
+RX_LEAF = re.compile(r"(?m)^\d+\.\d% (\d+) \S+(?: \[[a-z0-9., ]+\])?$")
 RX_LSCPU = re.compile(r"^([a-z][a-z ]*):\s+(.*)$")
 RX_FRAME = re.compile(r"^ {8}<- (?:(\S+)\+0x([0-9a-f]+)|0x[0-9a-f]+)$")
 NMI_PANIC = "panic: NMI received: a genuine NMI, not claimed by any kprof source"

@@ -36,10 +36,12 @@ BURN_CALLERS = ["burn_middle", "burn_outer", "burn_task"]  # burn_inner's caller
 # The report's lines (the spec's "The report"; a leaf or caller outside the kernel's symbols prints raw).
 RX_WINDOW = re.compile(r"profiled (\d+) ms")
 RX_HEADER = re.compile(r"(\d+) samples on (\d+) cpus, (\d+) dropped, source (\S.*)")
-RX_TICK_SOURCE = re.compile(r"tick( \(\S[^\n]*\))?")
-RX_LEAF = re.compile(r"^(\d+\.\d)% (\d+) (?:(\S+)\+0x([0-9a-f]+)(?:\.\.0x([0-9a-f]+))?|0x([0-9a-f]+))$")
-RX_LEAF_SPEC = re.compile(r"^\d+\.\d% \d+ \S+\+0x[0-9a-f]+(\.\.0x[0-9a-f]+)?$")
-RX_LEAF_RAW = re.compile(r"^\d+\.\d% \d+ 0x[0-9a-f]+$")
+RX_TICK_SOURCE = re.compile(r"tick at (\d+) Hz \((\S[^\n]*)\)")
+# A leaf may carry a mark: what its samples interrupted, when not ordinary code with interrupts on.
+MARK = r"(?: \[(irqs off|in irq|in irq, irqs off|let in after \d+\.\d ms irqs off)\])?"
+RX_LEAF = re.compile(r"^(\d+\.\d)% (\d+) (?:(\S+)\+0x([0-9a-f]+)(?:\.\.0x([0-9a-f]+))?|0x([0-9a-f]+))" + MARK + "$")
+RX_LEAF_SPEC = re.compile(r"^\d+\.\d% \d+ \S+\+0x[0-9a-f]+(\.\.0x[0-9a-f]+)?" + MARK + "$")
+RX_LEAF_RAW = re.compile(r"^\d+\.\d% \d+ 0x[0-9a-f]+" + MARK + "$")
 RX_CALLER = re.compile(r"^        <- (?:(\S+)\+0x([0-9a-f]+)|0x([0-9a-f]+))$")
 RX_CALLER_SPEC = re.compile(r"^        <- \S+$")
 RX_MORE = re.compile(r"^\.\.\. (\d+) more chains, (\d+) samples \((\d+\.\d)%\)$")
@@ -50,6 +52,15 @@ RX_NOTHING = re.compile(r"^no samples: nothing was sampled in the window$")
 # share, count and set per label set, hottest first. Parsed and checked in parse_labels (test_labels.py uses it).
 RX_LABELS = re.compile(r"^labels: \d+\.\d% \(\d+\) \S+(?:, \d+\.\d% \(\d+\) \S+)*$")
 RX_LABEL_SHARE = re.compile(r"(\d+\.\d)% \((\d+)\) (\S+?)(?:, |$)")
+# The per-CPU line after the header: samples per CPU, "/drops" where there were any; wrapped at 100 columns.
+RX_PER_CPU = re.compile(r"^per cpu:(?: \d+:\d+(?:/\d+)?)+$")
+RX_PER_CPU_MORE = re.compile(r"^         (?: \d+:\d+(?:/\d+)?)+$")
+RX_PER_CPU_ENTRY = re.compile(r"(\d+):(\d+)(?:/(\d+))?")
+# How long the tick was held off by interrupts-off code, per CPU, and where it was let in; late ticks elsewhere.
+RX_HELD_OFF = re.compile(r"^tick held off by interrupts-off code:((?:,? cpu \d+ \d+ ms \(\d+%\))+)"
+                         r"(?:; let in at (\S+)\+0x[0-9a-f]+ \((sti|popf|\?)\))?$")
+RX_HELD_CPU = re.compile(r"cpu (\d+) (\d+) ms \((\d+)%\)")
+RX_LATE = re.compile(r"^ticks late elsewhere \(the cpu was taken away, not held off\):(?:,? cpu \d+ \d+ ms \(\d+%\))+$")
 
 
 class Chain:
@@ -57,6 +68,7 @@ class Chain:
         self.percent, self.count = percent, count
         self.leaf, self.lo, self.hi, self.raw = leaf, lo, hi, raw  # leaf None: raw address
         self.callers = []   # [(symbol or None, offset or raw address)], innermost first
+        self.mark = None    # "irqs off", "in irq", "in irq, irqs off", "let in after N.N ms irqs off"
 
     def caller_names(self):
         return [name for name, _ in self.callers]
@@ -79,6 +91,11 @@ class Report:
         self.asleep_pid = None
         self.nothing = False
         self.labels = None      # [(percent, count, set text)] of the labels: line, None without one
+        self.hz = None          # the tick's rate, from the header
+        self.per_cpu = {}       # cpu -> (samples, drops), from the per-CPU line
+        self.held_off = {}      # cpu -> (ms, percent of the window) held off by interrupts-off code
+        self.let_in_at = None   # the symbol where the held-off ticks were let in
+        self.late_elsewhere = False
 
     def by_leaf(self, name):
         return [c for c in self.chains if c.leaf == name]
@@ -96,7 +113,7 @@ def _check_percent(text, shown, count, total):
 
 
 SPEC_LINES = [RX_WINDOW, RX_HEADER, RX_LABELS, RX_LEAF_SPEC, RX_LEAF_RAW, RX_CALLER_SPEC, RX_MORE, RX_TABLE_FULL,
-              RX_ASLEEP, RX_NOTHING]
+              RX_ASLEEP, RX_NOTHING, RX_PER_CPU, RX_PER_CPU_MORE, RX_HELD_OFF, RX_LATE]
 
 
 def parse_labels(text, line, samples):
@@ -141,17 +158,39 @@ def parse_report(text, ms, chains, pid=None):
     if not m:
         _fail(text, "the second line is not `S samples on C cpus, D dropped, source X`")
     r.samples, r.cpus, r.dropped, r.source = int(m.group(1)), int(m.group(2)), int(m.group(3)), m.group(4)
-    # QEMU's TCG CPUs have no usable PMU, so the tick: `tick`, with the reason the PMU was not used once the
-    # PMU source exists (the sample-rate checks below rely on the tick's 100 Hz)
-    assert RX_TICK_SOURCE.fullmatch(r.source), "source %r, want the tick:\n%s" % (r.source, text)
+    # QEMU's TCG CPUs have no usable PMU, so the tick: `tick at N Hz`, with the reason the PMU was not used
+    m = RX_TICK_SOURCE.fullmatch(r.source)
+    assert m, "source %r, want the tick:\n%s" % (r.source, text)
+    r.hz = int(m.group(1))
     assert r.cpus <= CPUS, "%d cpus contributed on a %d-CPU machine:\n%s" % (r.cpus, CPUS, text)
-    # 1024 records per CPU hold ten seconds of ticks: a 2 s window never fills one.
+    # The window is drained while it runs: no rate the tick reaches fills a ring.
     assert r.dropped == 0, "samples dropped at the tick rate:\n%s" % text
     # No CPU ticks more than once per tick period, and each contributing CPU gave at least one sample.
-    assert r.cpus <= r.samples <= r.cpus * (r.window // TICK_MS + 2), \
-        "%d samples on %d cpus in %d ms at %d Hz:\n%s" % (r.samples, r.cpus, r.window, 1000 // TICK_MS, text)
+    assert r.cpus <= r.samples <= r.cpus * (r.window * r.hz // 1000 + 2), \
+        "%d samples on %d cpus in %d ms at %d Hz:\n%s" % (r.samples, r.cpus, r.window, r.hz, text)
 
-    rest = lines[2:]
+    # The per-CPU line: every CPU in order, adding up to the header's samples, drops and contributing CPUs.
+    if len(lines) < 3 or not RX_PER_CPU.fullmatch(lines[2]):
+        _fail(text, "the third line is not the per-CPU line")
+    per_cpu_text = lines[2][len("per cpu:"):]
+    rest = lines[3:]
+    while rest and RX_PER_CPU_MORE.fullmatch(rest[0]):
+        per_cpu_text += rest[0]
+        rest = rest[1:]
+    entries = [(int(a), int(b), int(c or 0)) for a, b, c in RX_PER_CPU_ENTRY.findall(per_cpu_text)]
+    assert [e[0] for e in entries] == list(range(len(entries))), "per-CPU entries out of order:\n%s" % text
+    r.per_cpu = {cpu: (n, d) for cpu, n, d in entries}
+    assert sum(n for n, _ in r.per_cpu.values()) == r.samples, "per-CPU samples do not add up:\n%s" % text
+    assert sum(d for _, d in r.per_cpu.values()) == r.dropped, "per-CPU drops do not add up:\n%s" % text
+    assert sum(1 for n, _ in r.per_cpu.values() if n) == r.cpus, "per-CPU line and header disagree:\n%s" % text
+    if rest and RX_HELD_OFF.fullmatch(rest[0]):
+        m = RX_HELD_OFF.fullmatch(rest[0])
+        r.held_off = {int(c): (int(ms), int(pc)) for c, ms, pc in RX_HELD_CPU.findall(m.group(1))}
+        r.let_in_at = m.group(2)
+        rest = rest[1:]
+    if rest and RX_LATE.fullmatch(rest[0]):
+        r.late_elsewhere = True
+        rest = rest[1:]
     if rest and RX_LABELS.fullmatch(rest[0]):
         r.labels = parse_labels(text, rest[0], r.samples)
         rest = rest[1:]
@@ -182,6 +221,7 @@ def parse_report(text, ms, chains, pid=None):
             c = Chain(m.group(1), int(m.group(2)), m.group(3), lo, hi, None)
         else:
             c = Chain(m.group(1), int(m.group(2)), None, None, None, int(m.group(6), 16))
+        c.mark = m.group(7)
         assert c.count > 0, "a chain with no samples:\n%s" % text
         _check_percent(text, c.percent, c.count, r.samples)
         i += 1
@@ -305,11 +345,12 @@ def cpu_ticks(k):
     return (t0 + time.monotonic()) / 2, {cpu: row[2] for cpu, row in table.items()}
 
 
-def lost_ticks(k, since):
-    """{cpu: (ticks, expected)} for each CPU that ticked well below 100 Hz of host time since `since`."""
+def lost_ticks(k, since, hz=1000 // TICK_MS):
+    """{cpu: (ticks, expected)} for each CPU that ticked well below hz (the tick's rate) of host time since
+    `since`."""
     t1, now = cpu_ticks(k)
     t0, then = since
-    expected = (t1 - t0) * 1000.0 / TICK_MS
+    expected = (t1 - t0) * hz
     return {c: (now[c] - then.get(c, 0), round(expected)) for c in now if now[c] - then.get(c, 0) < 0.9 * expected - 2}
 
 

@@ -110,19 +110,20 @@ class Figures:
 # ---- checking reports ------------------------------------------------------------------------------------
 
 # The per-CPU line (wrapped with 9 spaces of indent), the lines about single CPUs and held-off ticks, and the
-# marks a leaf line may end in (kernel/profile_report.c).
+# marks a leaf line may end in (kernel/profiler_report.c).
 RX_PER_CPU = re.compile(r"per cpu:((?: \d+:\d+(?:/\d+)?)+)")
 RX_PER_CPU_MORE = re.compile(r" {9}((?: \d+:\d+(?:/\d+)?)+)")
 RX_CPU_NOTE = re.compile(r"cpu \d+: .+|        counting .+|tick held off by interrupts-off code: .+|"
                          r"ticks late elsewhere \(the cpu was taken away, not held off\): .+")
 RX_MARK = re.compile(r" \[(?:irqs off|in irq|in irq, irqs off|let in after \d+\.\d ms irqs off)\]$")
 
+
 def _percent_ok(shown, count, total):
     return abs(float(shown) - 100.0 * count / total) <= 0.05 + 1e-9
 
 
 def check_report(text, ms, chains, pid=None, label=None):
-    """A folded report's counts against each other (kernel/profile_report.c, the spec's "The report"): the
+    """A folded report's counts against each other (kernel/profiler_report.c, the spec's "The report"): the
     window never shorter than asked; the header's total equals the shown chains plus `... more chains` plus
     the samples outside the table; the label breakdown adds up to it too (and with a key=value filter every
     set in it carries that pair); chains hottest first, each percentage right; no more chains than asked for;

@@ -1,4 +1,4 @@
-/* tests/unit/fake_cpu.c: the stateful fake CPU of tests/unit/fake_cpu.h -- arch/x86_64/pmu_hw.h answered from
+/* tests/unit/fake_cpu.c: the stateful fake CPU of tests/unit/fake_cpu.h -- arch/x86_64/pmu_hw.h and msr.h answered from
  * a model of CPUID, the PMU MSRs of Intel arch perfmon and of AMD's core extension (with PerfMonV2), the
  * legacy AMD counters, the LVT performance-counter entry and NMI delivery -- and log_info/log_warn captured
  * for the tests. Time advances only when the code under test touches the fake (each pmu_hw call takes
@@ -536,9 +536,9 @@ static bool msr_access(uint32_t msr, bool write, uint64_t *v)
     return false;
 }
 
-/* ---- arch/x86_64/pmu_hw.h ------------------------------------------------------------------------------ */
+/* ---- arch/x86_64/msr.h and arch/x86_64/pmu_hw.h --------------------------------------------------------- */
 
-bool pmu_hw_rdmsr(uint32_t msr, uint64_t *v)
+bool rdmsr_safe(uint32_t msr, uint64_t *v)
 {
     advance_here(fake.cycles_per_call);
     uint64_t value = 0;
@@ -549,7 +549,7 @@ bool pmu_hw_rdmsr(uint32_t msr, uint64_t *v)
     return ok;
 }
 
-bool pmu_hw_wrmsr(uint32_t msr, uint64_t v)
+bool wrmsr_safe(uint32_t msr, uint64_t v)
 {
     advance_here(fake.cycles_per_call);
     bool ok = msr_access(msr, true, &v);

@@ -1,5 +1,5 @@
 /* tests/unit/fake_hal.c: host fakes of hal/cpu.h and panic() for the unit tests -- a settable CPU index and
- * clock, interrupt masking that only counts, and a panic that a test can catch. */
+ * clock, interrupt masking, yielding and waiting that only count, and a panic that a test can catch. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +15,7 @@ unsigned fake_cpu_count = 1;
 int64_t fake_time_ns;
 uint64_t fake_cycles;
 uint64_t fake_cycles_per_ms = 2000000;
+unsigned fake_yields, fake_waits_for_interrupt;
 bool fake_panic_armed;
 jmp_buf fake_panic_jump;
 char fake_panic_message[256];
@@ -27,6 +28,9 @@ unsigned long irq_save(void) { return (unsigned long)irq_depth++; }
 void irq_restore(unsigned long flags) { irq_depth = (int)flags; }
 bool irq_enabled(void) { return irq_depth == 0; }
 void cpu_relax(void) {}
+/* The host has no interrupts to wait for and no scheduler to enter: both only count. */
+void cpu_wait_for_interrupt(void) { fake_waits_for_interrupt++; }
+void cpu_yield(void) { fake_yields++; }
 int64_t time_ns(void) { return fake_time_ns; }
 uint64_t cycles(void) { return fake_cycles; }
 uint64_t cycles_per_ms(void) { return fake_cycles_per_ms; }

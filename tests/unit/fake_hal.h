@@ -14,6 +14,8 @@ extern unsigned fake_cpu_count;
 extern int64_t fake_time_ns;
 extern uint64_t fake_cycles;
 extern uint64_t fake_cycles_per_ms;
+/* Calls of cpu_yield() and cpu_wait_for_interrupt(), which do nothing else on the host. */
+extern unsigned fake_yields, fake_waits_for_interrupt;
 
 /* The tick: tick_hz() returns fake_tick_hz (tick_set_hz sets it), tick_lateness_ns() fake_tick_lateness_ns.
  * context_in_interrupt() says fake_in_interrupt; sched_idle_waits() fake_idle_waits[the current CPU]. */

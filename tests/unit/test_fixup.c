@@ -1,4 +1,4 @@
-/* tests/unit/test_fixup.c: the fault-tolerant MSR accessors of arch/x86_64/pmu_hw.c and the exception-fixup
+/* tests/unit/test_fixup.c: the fault-tolerant MSR accessors of arch/x86_64/msr.c and the exception-fixup
  * lookup of arch/x86_64/fixup.c, for real: on the host, RDMSR and WRMSR in user mode raise #GP, which Linux
  * delivers as SIGSEGV; the handler plays the kernel's #GP handler -- it hands the faulting context to
  * exception_fixup() and resumes where that says. So the inline assembly, its __ex_table entries (as the linker
@@ -13,12 +13,9 @@
 #include <ucontext.h>
 #include <cmocka.h>
 
-#include "arch/x86_64/arch.h"
 #include "arch/x86_64/context.h"
 #include "arch/x86_64/fixup.h"
-#include "arch/x86_64/pmu_hw.h"
-
-struct acpi_info acpi; /* pmu_hw.c's LVT accessors name it; these tests never call them */
+#include "arch/x86_64/msr.h"
 
 extern const struct ex_entry __start___ex_table[], __stop___ex_table[];
 
@@ -61,11 +58,11 @@ static void rdmsr_fault_returns_false(void **state)
     (void)state;
     catch_gp();
     uint64_t v = 0x1234;
-    assert_false(pmu_hw_rdmsr(0x1D9, &v));
+    assert_false(rdmsr_safe(0x1D9, &v));
     assert_int_equal(v, 0x1234); /* left alone */
     assert_int_equal(faults, 1);
     assert_int_equal(fixed, 1);
-    assert_false(pmu_hw_rdmsr(0xC0010201u, &v));
+    assert_false(rdmsr_safe(0xC0010201u, &v));
     assert_int_equal(fixed, 2);
 }
 
@@ -73,8 +70,8 @@ static void wrmsr_fault_returns_false(void **state)
 {
     (void)state;
     catch_gp();
-    assert_false(pmu_hw_wrmsr(0x38F, 1ull << 33));
-    assert_false(pmu_hw_wrmsr(0xC0010200u, 0x530076));
+    assert_false(wrmsr_safe(0x38F, 1ull << 33));
+    assert_false(wrmsr_safe(0xC0010200u, 0x530076));
     assert_int_equal(fixed, 2);
 }
 

@@ -758,13 +758,35 @@ static void period_has_a_floor(void **state)
     (void)state;
     fake_cycles_per_ms = 1000; /* a 1 MHz clock: a millisecond would be 1000 cycles */
     boot(fake_model_amd_zen2, NULL);
+    assert_int_equal(pmu_period_cycles(), 0); /* not probed yet: no counter period to state */
     assert_int_equal(pmu_probe(), PMU_COUNTS);
+    assert_int_equal(pmu_period_cycles(), 10000); /* what the counter is loaded with, below */
     unsigned from = fake.log_len;
     assert_true(pmu_arm_this_cpu());
     assert_true(fake_find(from, FAKE_WRMSR, FAKE_MSR_AMD_CTR0) >= 0);
     expect_write((unsigned)fake_find(from, FAKE_WRMSR, FAKE_MSR_AMD_CTR0), FAKE_MSR_AMD_CTR0,
                  (0 - 10000ull) & MASK(48));
     pmu_disarm_this_cpu();
+}
+
+/* The period the counter is armed with is a millisecond of cycles, and pmu_period_cycles() says so; a PMU that
+ * does not count has no period. */
+static void period_is_a_millisecond_and_stated(void **state)
+{
+    (void)state;
+    boot(fake_model_intel_v2, NULL);
+    assert_int_equal(pmu_probe(), PMU_COUNTS);
+    assert_int_equal(pmu_period_cycles(), fake_cycles_per_ms);
+    unsigned from = fake.log_len;
+    assert_true(pmu_arm_this_cpu());
+    assert_true(fake_find(from, FAKE_WRMSR, FAKE_MSR_FIXED_CTR1) >= 0);
+    expect_write((unsigned)fake_find(from, FAKE_WRMSR, FAKE_MSR_FIXED_CTR1), FAKE_MSR_FIXED_CTR1,
+                 (0 - fake_cycles_per_ms) & MASK(40));
+    pmu_disarm_this_cpu();
+
+    boot(fake_model_hypervisor_swallows, NULL);
+    assert_int_equal(pmu_probe(), PMU_DOES_NOT_COUNT);
+    assert_int_equal(pmu_period_cycles(), 0);
 }
 
 static void probe_fault_on_debugctl(void **state)
@@ -885,6 +907,7 @@ int main(void)
         T(pmu_bad_value_means_auto),
         T(probe_runs_once_and_is_cached),
         T(period_has_a_floor),
+        T(period_is_a_millisecond_and_stated),
         T(probe_fault_on_debugctl),
         T(probe_fault_mid_way_leaves_it_disabled),
         T(arm_fault_leaves_cpu_on_the_tick),

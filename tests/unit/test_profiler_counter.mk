@@ -1,4 +1,4 @@
 # The profiler's handshake with the counter: the real profiler, fold and PMU driver on the fake CPU.
-test_profiler_counter_SRCS := kernel/profiler.c kernel/profile_report.c kernel/profile_raw.c kernel/labels.c \
+test_profiler_counter_SRCS := kernel/profiler.c kernel/profiler_report.c kernel/profiler_raw.c kernel/labels.c \
                               kernel/symbols.c kernel/parse.c kernel/sink.c kernel/format.c kernel/string.c \
                               arch/x86_64/pmu.c arch/x86_64/pmu_intel.c arch/x86_64/pmu_amd.c tests/unit/fake_cpu.c

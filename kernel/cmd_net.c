@@ -1,0 +1,46 @@
+/* kernel/cmd_net.c: the `net` shell command -- the interface's address, the driver's packet counts, the UDP
+ * and lwIP figures the network task gathers (kernel/net/net.c) and the UDP shell's line. */
+#include "kernel/commands.h"
+#include "kernel/drivers/virtio_net.h"
+#include "kernel/net/net.h"
+#include "kernel/net/udpsh.h"
+
+int cmd_net(int argc, char **argv, struct sink *out)
+{
+    (void)argv;
+    if (argc != 1) {
+        sink_puts(out, "usage: net\n");
+        return 1;
+    }
+    if (!net_available()) {
+        sink_puts(out, "net: no network interface (start QEMU with a virtio-net device)\n");
+        return 1;
+    }
+    struct net_stats st;
+    net_get_stats(&st);
+    const uint8_t *mac = virtio_net_mac();
+    uint32_t a = net_address(), m = net_netmask();
+    unsigned prefix = 0;
+    while (prefix < 32 && (m & (0x80000000u >> prefix)))
+        prefix++;
+    sink_printf(out, "vn0: mac %02x:%02x:%02x:%02x:%02x:%02x, address %u.%u.%u.%u/%u (%s)\n", mac[0], mac[1],
+                mac[2], mac[3], mac[4], mac[5], a >> 24, (a >> 16) & 255, (a >> 8) & 255, a & 255, prefix,
+                st.use_dhcp ? "dhcp" : "static");
+    struct virtio_net_stats s;
+    virtio_net_get_stats(&s);
+    sink_printf(out, "rx: %llu packets, %llu bytes, %llu errors, %llu dropped\n", (unsigned long long)s.rx_packets,
+                (unsigned long long)s.rx_bytes, (unsigned long long)s.rx_errors,
+                (unsigned long long)(s.rx_dropped + st.rx_no_pbuf));
+    /* "ring full" is how often the card refused a frame for want of a free buffer, not a loss: netload's sender
+     * and the send queue wait and try again. What was really given up is the udp line's "send failures". */
+    sink_printf(out, "tx: %llu packets, %llu bytes, %llu errors, %llu ring full\n", (unsigned long long)s.tx_packets,
+                (unsigned long long)s.tx_bytes, (unsigned long long)s.tx_errors, (unsigned long long)s.tx_ring_full);
+    sink_printf(out, "udp: %llu in, %llu out, %llu send failures\n", (unsigned long long)st.udp_in,
+                (unsigned long long)st.udp_out, (unsigned long long)st.udp_out_failed);
+    /* lwIP has its own heap and pools: a leak there would not show in `mem`. */
+    sink_printf(out, "lwip: heap used %llu of %llu bytes, pbufs in use %llu of %llu\n",
+                (unsigned long long)st.lwip_heap_used, (unsigned long long)st.lwip_heap_avail,
+                (unsigned long long)st.lwip_pbufs_used, (unsigned long long)st.lwip_pbufs_avail);
+    udpsh_report(out);
+    return 0;
+}

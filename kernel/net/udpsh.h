@@ -1,0 +1,13 @@
+/* kernel/net/udpsh.h: the UDP shell (kernel/net/udpsh.c) as the rest of the kernel sees it -- started after
+ * the network, reported by `net`. */
+#ifndef KERNEL_NET_UDPSH_H
+#define KERNEL_NET_UDPSH_H
+
+struct sink;
+
+/* From kmain, after net_init: binds the UDP shell's port (udpsh.port=, 5555 by default). */
+void udpsh_init(void);
+/* The UDP shell's line of `net`: its port and what became of the requests (run, busy, refused, over the rate). */
+void udpsh_report(struct sink *out);
+
+#endif

@@ -1,0 +1,113 @@
+"""The counter's path as QEMU can run it (issue 13): TCG has no PMU, so the tick carries it, raised to the
+counter's rate with `profile.hz=1000` -- the same drain, rings and report the counter feeds.
+
+- A 2000 ms profile of 4 busy CPUs at 1 kHz reports more samples than the rings hold (at least 5000, every CPU
+  over 1024) and drops none: the profile command drains the rings while its window runs.
+- `burn MS N irqsoff` holds the tick off on its CPUs: the report says for how long (most of the window) and
+  where it was let in (irq_restore, just after its sti), with those ticks' chain marked, apart from the rest.
+- `profile.hz=` takes TICK_HZ_MIN..TICK_HZ_MAX; anything else is one warning line at boot and the default rate.
+- `burn` refuses a fourth word that is not `irqsoff`.
+
+TCG delivers 70-77 % of 1 kHz ticks on 4 vCPUs over this machine's 2 cores (QEMU-FACTS.md), so the figures
+the issue asks for are checked as stated, and a run whose CPUs the host starved (the kernel's own tick counts
+show it) is tried again, as test_profile.py does.
+"""
+
+import re
+
+import pytest
+
+from kprof_qemu import poll
+from test_profile import parse_report, burn_pids, wait_no_burn, cpu_ticks, lost_ticks
+
+HZ = 1000
+RING_RECORDS = 1024
+ATTEMPTS = 3
+
+
+@pytest.fixture(scope="module")
+def fast_tick(request):
+    from conftest import _new_kernel
+    k = _new_kernel(request.node.name, smp=4, mem=256, cmdline="profile.hz=%d" % HZ)
+    try:
+        k.boot()
+        yield k
+    finally:
+        k.kill()
+
+
+def profile_at(k, line, ms, chains):
+    out = k.cmd(line, timeout=60)
+    return parse_report(out, ms, chains)
+
+
+def retried(k, what, attempt):
+    """attempt()'s result; retried only when the host starved QEMU of ticks meanwhile."""
+    notes = []
+    for _ in range(ATTEMPTS):
+        since = cpu_ticks(k)
+        try:
+            return attempt()
+        except AssertionError as e:
+            lost = lost_ticks(k, since, hz=HZ)
+            if not lost:
+                raise
+            notes.append("%s: the host starved QEMU (%s): %s" % (what, lost, str(e).split("\n")[0]))
+            print(notes[-1])
+    raise AssertionError("starved on every attempt:\n" + "\n".join(notes))
+
+
+def test_boot_states_the_tick_rate(fast_tick):
+    assert "profile: the tick samples at 1000 Hz (profile.hz=)" in fast_tick.boot_log, fast_tick.boot_log
+
+
+def test_2000_ms_on_4_busy_cpus_at_1khz_drops_nothing(fast_tick):
+    def attempt():
+        wait_no_burn(fast_tick)
+        assert len(burn_pids(fast_tick.cmd("burn 3000 4"))) == 4
+        r = profile_at(fast_tick, "profile 2000 all 3", 2000, 3)
+        assert r.hz == HZ, r.text
+        assert r.dropped == 0, r.text
+        assert r.samples >= 5000, "%d samples, the rings hold %d:\n%s" % (r.samples, 4 * RING_RECORDS, r.text)
+        for cpu in range(4):
+            assert r.per_cpu[cpu][0] > RING_RECORDS, "cpu %d took %d samples:\n%s" % (cpu, r.per_cpu[cpu][0], r.text)
+        assert r.chains[0].leaf == "burn_inner", r.text
+        return r
+    retried(fast_tick, "profile 2000 all 3 under burn 3000 4", attempt)
+
+
+def test_irqsoff_burn_holds_the_tick_off_and_says_where_it_was_let_in(fast_tick):
+    def attempt():
+        wait_no_burn(fast_tick)
+        out = fast_tick.cmd("burn 3000 2 irqsoff")
+        m = re.fullmatch(r"burn: started 2 tasks for 3000 ms with interrupts off \(pids (\d+) (\d+)\)", out)
+        assert m, out
+        r = profile_at(fast_tick, "profile 2000 all 3", 2000, 3)
+        # two CPUs ran the burn, interrupts off for most of every 20 ms slice
+        held = {cpu: pc for cpu, (_, pc) in r.held_off.items() if pc >= 50}
+        assert len(held) == 2, "held-off figures %s, want two CPUs held off most of the window:\n%s" \
+            % (r.held_off, r.text)
+        assert r.let_in_at == "irq_restore", r.text
+        marked = [c for c in r.chains if "let in after" in (c.mark or "")]
+        assert marked and marked[0].callers and "burn_irqsoff_slice" in marked[0].caller_names(), r.text
+        return r
+    retried(fast_tick, "profile 2000 under burn 3000 2 irqsoff", attempt)
+    # the console kept answering meanwhile, and does now
+    assert fast_tick.cmd("uptime").startswith("up ")
+
+
+def test_burn_refuses_a_bad_fourth_word(fast_tick):
+    wait_no_burn(fast_tick)
+    assert fast_tick.cmd("burn 100 1 irqson") == "usage: burn [MS [N [irqsoff]]] (MS 1..60000, N 1..16)"
+    assert fast_tick.cmd("burn 100 1 irqsoff extra") == "usage: burn [MS [N [irqsoff]]] (MS 1..60000, N 1..16)"
+    assert "running" not in fast_tick.cmd("burn")
+
+
+@pytest.mark.parametrize("value", ["0", "9", "4001", "fast", "1000x", ""])
+def test_bad_profile_hz_is_one_warning_and_the_default(kprof_factory, value):
+    k = kprof_factory(cmdline="profile.hz=%s" % value)
+    warned = [l for l in k.boot_log.replace("\r", "").split("\n") if "profile.hz" in l]
+    assert warned == ["warning: profile: profile.hz=%s is not a rate 10..4000 Hz; the tick stays at 100 Hz" % value], \
+        k.boot_log
+    r = parse_report(k.cmd("profile 200", timeout=30), 200, 8)
+    assert r.hz == 100, r.text

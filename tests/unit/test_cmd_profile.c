@@ -1,0 +1,435 @@
+/* tests/unit/test_cmd_profile.c: the `profile` command (kernel/cmd_profile.c) around its parser: one usage line
+ * and nothing started for bad arguments, an unknown pid, `profile: busy` while another run holds the profiler,
+ * the measured window, a whole report of samples taken by ticks during the sleep, and the rings kept (not
+ * leaked) across many runs. Tasks, the sleep and the stack walk are faked here; the heap is the kernel's own,
+ * over a static region. (Split from test_profiler_args.c, which tests the parser alone.) */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "fake_hal.h"
+#include "kernel/build_id.h"
+#include "kernel/commands.h"
+#include "kernel/heap.h"
+#include "kernel/labels.h"
+#include "kernel/profiler.h"
+#include "kernel/profiler_raw.h"
+#include "kernel/profiler_report.h"
+#include "kernel/sink.h"
+#include "kernel/stacktrace.h"
+#include "kernel/symbols.h"
+#include "kernel/task.h"
+
+/* ---- fakes for the command ------------------------------------------------------------------------------ */
+
+/* Text [0x1000, 0x3000): Burn's inner loop and its caller. */
+static const char names[] = "BurnInner\0BurnTask";
+static const struct ksym syms[] = { { 0x1000, 0x100, 0 }, { 0x1100, 0x100, 10 } };
+static const struct symtab tab = { syms, 2, names, 0x1000, 0x3000 };
+const struct symtab *kernel_symtab(void) { return &tab; }
+
+static struct task tasks[MAX_CPUS]; /* the task running on each CPU */
+static uint64_t stack_words[MAX_CPUS][64];
+
+struct task *task_current(void) { return &tasks[fake_cpu_index]; }
+
+struct stack_bounds task_stack_bounds(const struct task *task)
+{
+    unsigned cpu = (unsigned)(task - tasks);
+    struct stack_bounds b = { (uintptr_t)stack_words[cpu], (uintptr_t)(stack_words[cpu] + 64) };
+    return b;
+}
+
+bool task_exists(uint32_t pid)
+{
+    for (unsigned i = 0; i < MAX_CPUS; i++)
+        if (tasks[i].pid == pid)
+            return true;
+    return false;
+}
+
+/* The walk is kernel/stacktrace.c's, tested on its own; here every interrupted context has one caller, taken
+ * from the first word of its stack, so the command's report has a known shape. */
+int stack_trace_from(uintptr_t pc, uintptr_t sp, uintptr_t rbp, const struct stack_bounds *stack,
+                     const struct text_bounds *text, uintptr_t *out, int max)
+{
+    (void)sp, (void)rbp, (void)text;
+    assert_int_equal(max, PROFILE_MAX_FRAMES);
+    out[0] = pc;
+    out[1] = *(const uint64_t *)stack->lo;
+    return 2;
+}
+
+/* The window: the command sleeps in steps of PROFILE_DRAIN_MS, draining the rings after each; every step moves
+ * the clock (to its end, plus sleep_extra_ns) and, meanwhile, each CPU takes ticks_per_sleep ticks. slept_ms
+ * adds up the steps; sleeps counts them. The stop's wait for the CPUs to let go of the run sleeps too: that
+ * gives each CPU one tick, and is counted apart (stop_waits). */
+static int sleeps;
+static uint32_t slept_ms;
+static int64_t sleep_extra_ns;
+static unsigned ticks_per_sleep;
+static int stop_waits;
+static char *nested_line; /* a command run from inside the window, as another console would */
+static char nested_output[256];
+
+static void tick_every_cpu(unsigned t)
+{
+    for (unsigned cpu = 0; cpu < fake_cpu_count; cpu++) {
+        struct context ctx;
+        memset(&ctx, 0, sizeof ctx);
+        ctx.rip = 0x1000 + 0x10 + (t % 3) * 0x8; /* BurnInner+0x10..0x20 */
+        ctx.rflags = 0x202;
+        fake_cpu_index = cpu;
+        profiler_tick(&ctx);
+    }
+    fake_cpu_index = 0;
+}
+
+void task_sleep_until(int64_t when_ns)
+{
+    sleeps++;
+    slept_ms += (uint32_t)((when_ns - fake_time_ns) / 1000000);
+    for (unsigned t = 0; t < ticks_per_sleep; t++)
+        tick_every_cpu(t);
+    if (nested_line) {
+        struct buffer_sink bs;
+        buffer_sink_init(&bs, nested_output, sizeof nested_output);
+        char *argv[8];
+        int argc = 0;
+        for (char *word = strtok(nested_line, " "); word; word = strtok(NULL, " "))
+            argv[argc++] = word;
+        assert_int_equal(cmd_profile(argc, argv, &bs.sink), 1);
+        nested_line = NULL;
+    }
+    fake_time_ns = when_ns + sleep_extra_ns;
+}
+
+void task_sleep_ms(uint32_t ms)
+{
+    stop_waits++;
+    tick_every_cpu(0);
+    fake_time_ns += (int64_t)ms * 1000000;
+}
+
+/* The steps a window of ms takes. */
+static int drains(uint32_t ms) { return (int)((ms + PROFILE_DRAIN_MS - 1) / PROFILE_DRAIN_MS); }
+
+/* The kernel's build-id note: a GNU note of type 3 holding 4 bytes. */
+static const uint32_t build_id_note[] = { 4, 4, 3, 0x00554e47 /* "GNU\0" */, 0xefbeadde };
+const void *kernel_build_id_note(size_t *len)
+{
+    *len = sizeof build_id_note;
+    return build_id_note;
+}
+
+static _Alignas(16) unsigned char heap_region[4 << 20];
+static char output[65536];
+
+static int run_line(const char *line)
+{
+    static char copy[256];
+    char *argv[16];
+    int argc = 0;
+    strncpy(copy, line, sizeof copy - 1);
+    for (char *word = strtok(copy, " "); word; word = strtok(NULL, " "))
+        argv[argc++] = word;
+    struct buffer_sink bs;
+    buffer_sink_init(&bs, output, sizeof output);
+    return cmd_profile(argc, argv, &bs.sink);
+}
+
+static int setup_group(void **state)
+{
+    (void)state;
+    heap_init(heap_region, sizeof heap_region);
+    return 0;
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    fake_cpu_count = 2;
+    fake_cpu_index = 0;
+    fake_time_ns = 5000000000;
+    /* A tick slower than the drain: the fake's ticks, bunched at each step's start, are never late. */
+    fake_tick_hz = 10;
+    memset(tasks, 0, sizeof tasks);
+    for (unsigned i = 0; i < MAX_CPUS; i++) {
+        tasks[i].pid = 100 + i;
+        stack_words[i][0] = 0x1100 + 0x30 + i; /* BurnTask+0x30 (CPU 0), +0x31 (CPU 1) */
+    }
+    sleeps = 0;
+    stop_waits = 0;
+    slept_ms = 0;
+    sleep_extra_ns = 0;
+    ticks_per_sleep = 0;
+    nested_line = NULL;
+    return 0;
+}
+
+/* ---- the command ---------------------------------------------------------------------------------------- */
+
+/* Nothing more was started than the sleeps counted, and the profiler is free to claim. */
+static void expect_nothing_started_after_sleeps(int expected_sleeps)
+{
+    assert_int_equal(sleeps, expected_sleeps);
+    struct profile_run run;
+    assert_int_equal(profiler_start(&run), PROFILER_OK);
+    profiler_stop(&run);
+    profiler_release();
+}
+
+/* Nothing was started: no sleep, and the profiler is free to claim. */
+static void expect_nothing_started(void)
+{
+    assert_int_equal(sleeps, 0);
+    struct profile_run run;
+    assert_int_equal(profiler_start(&run), PROFILER_OK);
+    profiler_stop(&run);
+    profiler_release();
+}
+
+static void test_bad_arguments_print_one_usage_line(void **state)
+{
+    (void)state;
+    static const char *bad[] = {
+        "profile 0", "profile 2001", "profile -5", "profile abc", "profile 12x", "profile 1000 all 3 4",
+        "profile 1000 all 0", "profile 1000 all 129", "profile 1000 x", "profile 1000 job=a job=b",
+        "profile 1000 Job=a", "profile 1000 all 3 raw",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        assert_int_equal(run_line(bad[i]), 1);
+        assert_string_equal(output, "usage: profile [ms] [pid|all] [chains|raw] [key=value]\n");
+    }
+    expect_nothing_started();
+}
+
+static void test_unknown_pid(void **state)
+{
+    (void)state;
+    assert_int_equal(run_line("profile 500 99"), 1);
+    assert_string_equal(output, "profile: no task with pid 99\n");
+    expect_nothing_started();
+}
+
+static void test_busy(void **state)
+{
+    (void)state;
+    struct profile_run held;
+    assert_int_equal(profiler_start(&held), PROFILER_OK);
+    assert_int_equal(run_line("profile 10"), 1);
+    assert_string_equal(output, "profile: busy\n");
+    assert_int_equal(sleeps, 0);
+    profiler_stop(&held);
+    profiler_release();
+    assert_int_equal(run_line("profile 10"), 0);
+    assert_int_equal(sleeps, drains(10));
+}
+
+static void test_busy_from_another_console_during_the_window(void **state)
+{
+    (void)state;
+    static char line[] = "profile 100";
+    nested_line = line;
+    assert_int_equal(run_line("profile 10"), 0);
+    assert_string_equal(nested_output, "profile: busy\n");
+    assert_int_equal(sleeps, drains(10)); /* the nested command did not sleep a window of its own */
+}
+
+static void test_whole_report(void **state)
+{
+    (void)state;
+    ticks_per_sleep = 6;
+    assert_int_equal(run_line("profile 2000 all 3"), 0);
+    assert_int_equal(slept_ms, 2000);
+    assert_int_equal(sleeps, drains(2000));
+    /* 6 ticks in each of the 40 steps, on each CPU: more than a ring holds, and none dropped. */
+    assert_string_equal(output,
+                        "profiled 2000 ms\n"
+                        "480 samples on 2 cpus, 0 dropped, source tick at 10 Hz (no PMU backend for CPU vendor \"\")\n"
+                        "per cpu: 0:240 1:240\n"
+                        "50.0% 240 BurnInner+0x10..0x20\n"
+                        "        <- BurnTask+0x30\n"
+                        "50.0% 240 BurnInner+0x10..0x20\n"
+                        "        <- BurnTask+0x31\n");
+}
+
+static void test_pid_filter_and_chain_count(void **state)
+{
+    (void)state;
+    ticks_per_sleep = 3;
+    assert_int_equal(run_line("profile 500 101 1"), 0);
+    assert_int_equal(slept_ms, 500);
+    assert_string_equal(output,
+                        "profiled 500 ms\n"
+                        "30 samples on 1 cpus, 0 dropped, source tick at 10 Hz (no PMU backend for CPU vendor \"\")\n"
+                        "per cpu: 0:0 1:30\n"
+                        "100.0% 30 BurnInner+0x10..0x20\n"
+                        "        <- BurnTask+0x31\n");
+}
+
+static void test_pid_asleep(void **state)
+{
+    (void)state;
+    ticks_per_sleep = 3;
+    tasks[5].pid = 12; /* exists, but runs on a CPU that is not online, so it is never sampled */
+    assert_int_equal(run_line("profile 500 12"), 0);
+    assert_string_equal(output,
+                        "profiled 500 ms\n"
+                        "0 samples on 0 cpus, 0 dropped, source tick at 10 Hz (no PMU backend for CPU vendor \"\")\n"
+                        "per cpu: 0:0 1:0\n"
+                        "no samples for pid 12: the task may simply have been asleep the whole window\n");
+}
+
+static void test_window_is_measured(void **state)
+{
+    (void)state;
+    sleep_extra_ns = 3499999; /* the sleep overran by just under 3.5 ms */
+    assert_int_equal(run_line("profile 1000"), 0);
+    assert_memory_equal(output, "profiled 1003 ms\n", 17);
+    sleep_extra_ns = 3500000;
+    assert_int_equal(run_line("profile 1000"), 0);
+    assert_memory_equal(output, "profiled 1004 ms\n", 17);
+}
+
+static void test_full_rings_count_drops(void **state)
+{
+    (void)state;
+    /* More ticks in one step than a ring holds: the reader fell behind, and each step drops 10 a CPU. */
+    ticks_per_sleep = PROFILE_RING_RECORDS + 10;
+    assert_int_equal(run_line("profile 100 all 1"), 0);
+    static const char expected[] = "profiled 100 ms\n"
+                                   "4096 samples on 2 cpus, 40 dropped, source tick at 10 Hz (no PMU backend for CPU vendor \"\")\n"
+                                   "per cpu: 0:2048/20 1:2048/20\n";
+    assert_memory_equal(output, expected, strlen(expected));
+}
+
+static void test_no_drops_at_the_counter_rate(void **state)
+{
+    (void)state;
+    /* 1 kHz on every CPU (50 samples a step) for the longest window: twice what a ring holds, none dropped. */
+    fake_cpu_count = 4;
+    ticks_per_sleep = 50;
+    assert_int_equal(run_line("profile 2000 all 1"), 0);
+    static const char expected[] = "profiled 2000 ms\n"
+                                   "8000 samples on 4 cpus, 0 dropped, source tick at 10 Hz (no PMU backend for CPU vendor \"\")\n"
+                                   "per cpu: 0:2000 1:2000 2:2000 3:2000\n";
+    assert_memory_equal(output, expected, strlen(expected));
+}
+
+static void test_runs_keep_their_rings(void **state)
+{
+    (void)state;
+    /* The rings are allocated once and kept: after the first run the heap is back at the same point after
+     * every run, and the report's table was given back each time. */
+    ticks_per_sleep = 2;
+    assert_int_equal(run_line("profile 1"), 0);
+    struct heap_stats before, after;
+    heap_get_stats(&before);
+    for (int i = 0; i < 200; i++)
+        assert_int_equal(run_line("profile 1"), 0);
+    heap_get_stats(&after);
+    assert_int_equal(after.used_bytes, before.used_bytes);
+    assert_int_equal(after.live_blocks, before.live_blocks);
+    const char *why = NULL;
+    assert_true(heap_check(&why));
+}
+
+static void test_label_filter_and_breakdown(void **state)
+{
+    (void)state;
+    ticks_per_sleep = 4;
+    task_set_labels(&tasks[1], label_intern_one("job", "b", NULL));
+    assert_int_equal(run_line("profile 2000 all 3 job=b"), 0);
+    assert_string_equal(output,
+                        "profiled 2000 ms\n"
+                        "160 samples on 1 cpus, 0 dropped, source tick at 10 Hz (no PMU backend for CPU vendor \"\")\n"
+                        "per cpu: 0:0 1:160\n"
+                        "labels: 100.0% (160) job=b\n"
+                        "100.0% 160 BurnInner+0x10..0x20\n"
+                        "        <- BurnTask+0x31\n");
+    assert_int_equal(run_line("profile 2000 all 3"), 0);
+    assert_string_equal(output,
+                        "profiled 2000 ms\n"
+                        "320 samples on 2 cpus, 0 dropped, source tick at 10 Hz (no PMU backend for CPU vendor \"\")\n"
+                        "per cpu: 0:160 1:160\n"
+                        "labels: 50.0% (160) (none), 50.0% (160) job=b\n"
+                        "50.0% 160 BurnInner+0x10..0x20\n"
+                        "        <- BurnTask+0x30\n"
+                        "50.0% 160 BurnInner+0x10..0x20\n"
+                        "        <- BurnTask+0x31\n");
+    assert_int_equal(run_line("profile 2000 all 3 job=c"), 0);
+    assert_string_equal(output,
+                        "profiled 2000 ms\n"
+                        "0 samples on 0 cpus, 0 dropped, source tick at 10 Hz (no PMU backend for CPU vendor \"\")\n"
+                        "per cpu: 0:0 1:0\n"
+                        "no samples with label job=c: no task that carried it was sampled in the window\n");
+}
+
+static void test_raw_command(void **state)
+{
+    (void)state;
+    ticks_per_sleep = 2;
+    fake_time_ns = 7000000000;
+    task_set_labels(&tasks[0], label_intern_one("job", "a", NULL));
+    assert_int_equal(run_line("profile 50 all raw"), 0);
+    assert_int_equal(slept_ms, 50);
+    /* One drain step each: the fake ticks before its clock moves, so every sample carries the window's start;
+     * each stop waits 1 ms for the CPUs to let go of the run, so the next window starts 51 ms later. */
+    assert_string_equal(output,
+                        "# kprof raw v1 source=tick period_ns=100000000 window_ms=50 cpus=2 build_id=deadbeef\n"
+                        "s 0 100 7000000000 job=a 0x1010 0x1130\n"
+                        "s 0 100 7000000000 job=a 0x1018 0x1130\n"
+                        "s 1 101 7000000000 - 0x1010 0x1131\n"
+                        "s 1 101 7000000000 - 0x1018 0x1131\n"
+                        "# kprof raw end samples=4 dropped=0\n");
+    assert_int_equal(run_line("profile 50 101 raw"), 0);
+    assert_string_equal(output,
+                        "# kprof raw v1 source=tick period_ns=100000000 window_ms=50 cpus=2 build_id=deadbeef\n"
+                        "s 1 101 7051000000 - 0x1010 0x1131\n"
+                        "s 1 101 7051000000 - 0x1018 0x1131\n"
+                        "# kprof raw end samples=2 dropped=0\n");
+    assert_int_equal(run_line("profile 50 raw job=a"), 0);
+    assert_string_equal(output,
+                        "# kprof raw v1 source=tick period_ns=100000000 window_ms=50 cpus=2 build_id=deadbeef\n"
+                        "s 0 100 7102000000 job=a 0x1010 0x1130\n"
+                        "s 0 100 7102000000 job=a 0x1018 0x1130\n"
+                        "# kprof raw end samples=2 dropped=0\n");
+    /* and the profiler was given back each time */
+    expect_nothing_started_after_sleeps(3 * drains(50));
+}
+
+static void test_more_cpus_later_get_rings(void **state)
+{
+    (void)state;
+    ticks_per_sleep = 1;
+    fake_cpu_count = 3;
+    assert_int_equal(run_line("profile 1"), 0);
+    assert_memory_equal(output, "profiled 1 ms\n3 samples on 3 cpus", 33);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup(test_bad_arguments_print_one_usage_line, setup),
+        cmocka_unit_test_setup(test_unknown_pid, setup),
+        cmocka_unit_test_setup(test_busy, setup),
+        cmocka_unit_test_setup(test_busy_from_another_console_during_the_window, setup),
+        cmocka_unit_test_setup(test_whole_report, setup),
+        cmocka_unit_test_setup(test_pid_filter_and_chain_count, setup),
+        cmocka_unit_test_setup(test_pid_asleep, setup),
+        cmocka_unit_test_setup(test_window_is_measured, setup),
+        cmocka_unit_test_setup(test_full_rings_count_drops, setup),
+        cmocka_unit_test_setup(test_runs_keep_their_rings, setup),
+        /* before the next: the header's cpus= counts the CPUs with rings, and it adds a third */
+        cmocka_unit_test_setup(test_label_filter_and_breakdown, setup),
+        cmocka_unit_test_setup(test_raw_command, setup),
+        cmocka_unit_test_setup(test_more_cpus_later_get_rings, setup),
+        /* after the 3-CPU test: rings, once allocated, stay for every later run */
+        cmocka_unit_test_setup(test_no_drops_at_the_counter_rate, setup),
+    };
+    return cmocka_run_group_tests(tests, setup_group, NULL);
+}

@@ -1,1 +1,0 @@
-test_profile_args_SRCS := kernel/cmd_profile.c kernel/profiler.c kernel/profile_report.c kernel/profile_raw.c kernel/labels.c kernel/parse.c kernel/heap.c kernel/symbols.c kernel/sink.c kernel/format.c kernel/string.c arch/x86_64/pmu.c arch/x86_64/pmu_intel.c arch/x86_64/pmu_amd.c tests/unit/fake_cpu.c

@@ -1,1 +1,0 @@
-test_profile_ring_SRCS :=

@@ -1,0 +1,1 @@
+test_profiler_ring_SRCS :=

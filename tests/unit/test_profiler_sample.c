@@ -1,0 +1,550 @@
+/* tests/unit/test_profiler_sample.c: the profiler's sample path and run control (kernel/profiler.c) on fake
+ * interrupted contexts over a synthetic stack and synthetic text: frame 0 is the context's instruction, the
+ * callers come from its frame chain (or from the stack pointer on a first instruction or a ret), every field
+ * of the record is filled, each CPU writes its own ring, a full ring counts drops, nothing is taken while no
+ * run is active, and start/stop/release keep one run at a time with rings allocated once. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "fake_cpu.h"
+#include "fake_hal.h"
+#include "arch/x86_64/pmu_backend.h" /* pmu_reset_for_tests */
+#include "hal/pmu.h"
+#include "kernel/heap.h"
+#include "kernel/profiler.h"
+#include "kernel/stacktrace.h"
+#include "kernel/symbols.h"
+#include "kernel/task.h"
+
+/* ---- fakes ------------------------------------------------------------------------------------------ */
+
+/* Text: four 64-byte functions, each "push %rbp; mov %rsp,%rbp; nop...; ret". */
+static unsigned char text[4 * 64];
+static struct symtab tab;
+const struct symtab *kernel_symtab(void) { return &tab; }
+
+static uintptr_t fn(unsigned i, unsigned offset) { return (uintptr_t)&text[i * 64 + offset]; }
+
+static struct task tasks[MAX_CPUS];
+static bool no_current_task;
+static _Alignas(16) uint64_t stacks[MAX_CPUS][128];
+
+struct task *task_current(void) { return no_current_task ? NULL : &tasks[fake_cpu_index]; }
+
+struct stack_bounds task_stack_bounds(const struct task *task)
+{
+    unsigned cpu = (unsigned)(task - tasks);
+    struct stack_bounds b = { (uintptr_t)stacks[cpu], (uintptr_t)(stacks[cpu] + 128) };
+    return b;
+}
+
+static int live_allocations;
+static bool allocations_fail;
+
+void *kmalloc(size_t size)
+{
+    if (allocations_fail)
+        return NULL;
+    live_allocations++;
+    return malloc(size);
+}
+
+/* The stop waits for every CPU that began the run to let go of it on its next tick: each CPU ticks here. */
+void task_sleep_ms(uint32_t ms)
+{
+    unsigned self = fake_cpu_index;
+    for (unsigned cpu = 0; cpu < fake_cpu_count; cpu++) {
+        struct context ctx;
+        memset(&ctx, 0, sizeof ctx);
+        ctx.rip = (uintptr_t)text;
+        fake_cpu_index = cpu;
+        profiler_tick(&ctx);
+    }
+    fake_cpu_index = self;
+    fake_time_ns += (int64_t)ms * 1000000;
+}
+
+/* ---- a synthetic stack ------------------------------------------------------------------------------- */
+
+/* On CPU cpu: depth frames at stacks[cpu][32 + 8*i] = [saved rbp][return address ret(i)], where ret(i) is
+ * fn(1 + i % 3, 0x20 + i). Returns the innermost frame's address (the interrupted rbp). */
+static uintptr_t ret_addr(unsigned i) { return fn(1 + i % 3, 0x20 + i); }
+
+static uintptr_t build_stack(unsigned cpu, unsigned depth)
+{
+    memset(stacks[cpu], 0, sizeof stacks[cpu]);
+    for (unsigned i = 0; i < depth; i++) {
+        uint64_t *frame = &stacks[cpu][32 + 8 * i];
+        frame[0] = i + 1 < depth ? (uint64_t)(uintptr_t)&stacks[cpu][32 + 8 * (i + 1)] : 0;
+        frame[1] = ret_addr(i);
+    }
+    return (uintptr_t)&stacks[cpu][32];
+}
+
+static struct context context_at(uintptr_t pc, uintptr_t sp, uintptr_t rbp)
+{
+    struct context ctx;
+    memset(&ctx, 0, sizeof ctx);
+    ctx.rip = pc;
+    ctx.rsp = sp;
+    ctx.rbp = rbp;
+    return ctx;
+}
+
+/* ---- helpers ------------------------------------------------------------------------------------------ */
+
+static struct profile_run run;
+static bool running;
+
+static void start(void)
+{
+    assert_int_equal(profiler_start(&run), PROFILER_OK);
+    running = true;
+}
+
+static void stop_and_release(void)
+{
+    if (running) {
+        profiler_stop(&run);
+        profiler_release();
+        running = false;
+    }
+}
+
+static const struct profile_record *only_record(unsigned cpu)
+{
+    assert_int_equal(profile_ring_count(&run.rings[cpu]), 1);
+    return profile_ring_peek(&run.rings[cpu]);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    for (unsigned i = 0; i < 4; i++) {
+        memset(&text[i * 64], 0x90, 64);
+        text[i * 64] = 0x55;
+        text[i * 64 + 1] = 0x48, text[i * 64 + 2] = 0x89, text[i * 64 + 3] = 0xe5;
+        text[i * 64 + 63] = 0xc3;
+    }
+    tab.syms = NULL;
+    tab.count = 0;
+    tab.names = "";
+    tab.text_start = (uintptr_t)text;
+    tab.text_end = (uintptr_t)text + sizeof text;
+    memset(tasks, 0, sizeof tasks);
+    for (unsigned i = 0; i < MAX_CPUS; i++)
+        tasks[i].pid = 10 + i;
+    no_current_task = false;
+    allocations_fail = false;
+    fake_cpu_count = 2;
+    fake_cpu_index = 0;
+    fake_time_ns = 1000000000;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    stop_and_release();
+    return 0;
+}
+
+/* ---- run control -------------------------------------------------------------------------------------- */
+
+static void test_start_without_memory_gives_the_claim_back(void **state)
+{
+    (void)state;
+    /* First in the file: no ring exists yet. */
+    allocations_fail = true;
+    assert_int_equal(profiler_start(&run), PROFILER_NO_MEMORY);
+    allocations_fail = false;
+    start();
+    assert_int_equal(run.ncpus, 2);
+    assert_non_null(run.rings[0].records);
+    assert_non_null(run.rings[1].records);
+}
+
+static void test_second_start_is_busy(void **state)
+{
+    (void)state;
+    start();
+    struct profile_run other;
+    assert_int_equal(profiler_start(&other), PROFILER_BUSY);
+    profiler_stop(&run);
+    /* Stopped but not yet reported: still busy. */
+    assert_int_equal(profiler_start(&other), PROFILER_BUSY);
+    profiler_release();
+    running = false;
+    assert_int_equal(profiler_start(&other), PROFILER_OK);
+    profiler_stop(&other);
+    profiler_release();
+}
+
+static void test_rings_allocated_once_and_kept(void **state)
+{
+    (void)state;
+    start();
+    struct profile_record *first0 = run.rings[0].records;
+    stop_and_release();
+    int allocated = live_allocations;
+    for (int i = 0; i < 50; i++) {
+        start();
+        assert_ptr_equal(run.rings[0].records, first0);
+        stop_and_release();
+    }
+    assert_int_equal(live_allocations, allocated);
+    /* A CPU that came online since gets its ring at the next start; the others keep theirs. */
+    fake_cpu_count = 3;
+    start();
+    assert_int_equal(run.ncpus, 3);
+    assert_int_equal(live_allocations, allocated + 1);
+    assert_ptr_equal(run.rings[0].records, first0);
+}
+
+static void test_run_numbers_are_distinct_and_never_zero(void **state)
+{
+    (void)state;
+    start();
+    uint32_t first = run.run;
+    assert_int_not_equal(first, 0);
+    stop_and_release();
+    start();
+    assert_int_equal(run.run, first + 1);
+    assert_string_equal(run.source, "tick");
+    assert_string_equal(run.tick_reason, "no PMU backend for CPU vendor \"\""); /* the fake CPU has no vendor */
+    assert_int_equal(run.period_ns, 10000000); /* the 100 Hz tick */
+}
+
+/* A counter run states the period the PMU layer armed (pmu_period_cycles) in nanoseconds: a millisecond of
+ * cycles, and the floor of 10000 cycles on a slow clock. Last in the list: it leaves the PMU chosen. */
+static void test_counter_run_states_the_counters_period(void **state)
+{
+    (void)state;
+    fake_model_intel_v2();
+    pmu_reset_for_tests();
+    pmu_select(NULL);
+    start();
+    assert_string_equal(run.source_name, "pmu/nmi intel fixed-ctr1");
+    assert_int_equal(run.period_ns, 1000000);
+    stop_and_release();
+
+    fake_cycles_per_ms = 1000; /* 1 MHz: a millisecond would be 1000 cycles, under the floor */
+    fake_model_intel_v2();
+    pmu_reset_for_tests();
+    pmu_select(NULL);
+    start();
+    assert_int_equal(run.period_ns, 10000ull * 1000000 / 1000);
+    stop_and_release();
+    fake_cycles_per_ms = 2000000;
+}
+
+static void test_window_is_measured(void **state)
+{
+    (void)state;
+    start();
+    fake_time_ns += 1499999;
+    profiler_stop(&run);
+    assert_int_equal(run.window_ms, 1);
+    profiler_release();
+    running = false;
+    start();
+    fake_time_ns += 2000500000;
+    profiler_stop(&run);
+    assert_int_equal(run.window_ms, 2001);
+    profiler_release();
+    running = false;
+}
+
+static void test_start_empties_the_rings(void **state)
+{
+    (void)state;
+    uintptr_t rbp = build_stack(0, 2);
+    struct context ctx = context_at(fn(0, 8), rbp - 16, rbp);
+    start();
+    for (int i = 0; i < PROFILE_RING_RECORDS + 3; i++)
+        profiler_sample(&ctx);
+    assert_int_equal(profile_ring_drops(&run.rings[0]), 3);
+    stop_and_release();
+    start();
+    assert_int_equal(profile_ring_count(&run.rings[0]), 0);
+    assert_int_equal(profile_ring_drops(&run.rings[0]), 0);
+}
+
+/* ---- the sample -------------------------------------------------------------------------------------- */
+
+static void test_record_of_a_deep_chain(void **state)
+{
+    (void)state;
+    static const int label_set_stand_in = 0;
+    atomic_store(&tasks[0].labels, (const struct label_set *)&label_set_stand_in);
+    uintptr_t rbp = build_stack(0, 12);
+    struct context ctx = context_at(fn(0, 0x11), rbp - 24, rbp);
+    start();
+    fake_time_ns = 1234567890;
+    profiler_sample(&ctx);
+    const struct profile_record *rec = only_record(0);
+    assert_int_equal(rec->nframes, PROFILE_MAX_FRAMES);
+    assert_int_equal(rec->frames[0], fn(0, 0x11)); /* exactly the interrupted instruction */
+    for (unsigned i = 1; i < PROFILE_MAX_FRAMES; i++)
+        assert_int_equal(rec->frames[i], ret_addr(i - 1));
+    assert_int_equal(rec->pid, 10);
+    assert_int_equal(rec->cpu, 0);
+    assert_int_equal(rec->time_ns, 1234567890);
+    assert_ptr_equal(rec->labels, &label_set_stand_in);
+    assert_int_equal(rec->run, run.run);
+}
+
+static void test_short_chain(void **state)
+{
+    (void)state;
+    uintptr_t rbp = build_stack(0, 3);
+    struct context ctx = context_at(fn(2, 0x30), rbp - 8, rbp);
+    start();
+    profiler_sample(&ctx);
+    const struct profile_record *rec = only_record(0);
+    assert_int_equal(rec->nframes, 4);
+    assert_int_equal(rec->frames[0], fn(2, 0x30));
+    assert_int_equal(rec->frames[1], ret_addr(0));
+    assert_int_equal(rec->frames[2], ret_addr(1));
+    assert_int_equal(rec->frames[3], ret_addr(2));
+    assert_null(rec->labels);
+}
+
+static void test_sample_on_first_instruction_keeps_direct_caller(void **state)
+{
+    (void)state;
+    /* Interrupted on push %rbp: the function's frame is not on the chain yet, and its caller's return
+     * address is at [sp]; rbp is still the caller's frame. That the push is recognised at all shows the
+     * sampler handed the walk the kernel's text bounds from kernel_symtab(). */
+    uintptr_t rbp = build_stack(0, 3);
+    uint64_t *sp = &stacks[0][20];
+    *sp = fn(3, 0x2a);
+    struct context ctx = context_at(fn(1, 0), (uintptr_t)sp, rbp);
+    start();
+    profiler_sample(&ctx);
+    const struct profile_record *rec = only_record(0);
+    assert_int_equal(rec->nframes, 5);
+    assert_int_equal(rec->frames[0], fn(1, 0));
+    assert_int_equal(rec->frames[1], fn(3, 0x2a));
+    assert_int_equal(rec->frames[2], ret_addr(0));
+}
+
+static void test_sample_on_ret_keeps_direct_caller(void **state)
+{
+    (void)state;
+    /* Interrupted on ret: the frame was popped, rbp is the caller's again, [sp] is where ret returns to. */
+    uintptr_t rbp = build_stack(0, 3);
+    uint64_t *sp = &stacks[0][20];
+    *sp = fn(3, 0x2b);
+    struct context ctx = context_at(fn(2, 63), (uintptr_t)sp, rbp);
+    start();
+    profiler_sample(&ctx);
+    const struct profile_record *rec = only_record(0);
+    assert_int_equal(rec->nframes, 5);
+    assert_int_equal(rec->frames[0], fn(2, 63));
+    assert_int_equal(rec->frames[1], fn(3, 0x2b));
+    assert_int_equal(rec->frames[2], ret_addr(0));
+}
+
+static void test_sample_on_mov_rsp_rbp_keeps_direct_caller(void **state)
+{
+    (void)state;
+    /* Interrupted between push %rbp and mov %rsp,%rbp: [sp] is the saved rbp, [sp+8] the return address. */
+    uintptr_t rbp = build_stack(0, 3);
+    uint64_t *sp = &stacks[0][20];
+    sp[0] = rbp;
+    sp[1] = fn(3, 0x2c);
+    struct context ctx = context_at(fn(2, 1), (uintptr_t)sp, rbp);
+    start();
+    profiler_sample(&ctx);
+    const struct profile_record *rec = only_record(0);
+    assert_int_equal(rec->nframes, 5);
+    assert_int_equal(rec->frames[0], fn(2, 1));
+    assert_int_equal(rec->frames[1], fn(3, 0x2c));
+    assert_int_equal(rec->frames[2], ret_addr(0));
+    assert_int_equal(rec->frames[4], ret_addr(2));
+}
+
+/* profiler_sample (the counter's NMI) and profiler_tick take the sample through separate inlined copies of
+ * one path: the records must be the same. */
+static void test_sample_and_tick_write_the_same_record(void **state)
+{
+    (void)state;
+    static const int label_set_stand_in = 0;
+    atomic_store(&tasks[0].labels, (const struct label_set *)&label_set_stand_in);
+    uintptr_t rbp = build_stack(0, 12);
+    struct context ctx = context_at(fn(1, 0x13), rbp - 24, rbp);
+    start();
+    fake_time_ns = 777;
+    profiler_sample(&ctx);
+    profiler_tick(&ctx);
+    assert_int_equal(profile_ring_count(&run.rings[0]), 2);
+    struct profile_record a = *profile_ring_peek(&run.rings[0]);
+    profile_ring_advance(&run.rings[0]);
+    const struct profile_record *b = profile_ring_peek(&run.rings[0]);
+    assert_int_equal(a.nframes, PROFILE_MAX_FRAMES);
+    assert_int_equal(b->nframes, a.nframes);
+    assert_memory_equal(b->frames, a.frames, sizeof a.frames);
+    assert_int_equal(b->pid, a.pid);
+    assert_int_equal(b->cpu, a.cpu);
+    assert_int_equal(b->time_ns, 777);
+    assert_int_equal(a.time_ns, 777);
+    assert_int_equal(b->run, a.run);
+    assert_ptr_equal(b->labels, &label_set_stand_in);
+    assert_ptr_equal(a.labels, &label_set_stand_in);
+}
+
+static void test_corrupt_frame_pointer_still_gives_frame_zero(void **state)
+{
+    (void)state;
+    build_stack(0, 3);
+    struct context ctx = context_at(fn(0, 9), (uintptr_t)&stacks[0][10], 0xdeadbeef);
+    start();
+    profiler_sample(&ctx);
+    const struct profile_record *rec = only_record(0);
+    assert_int_equal(rec->nframes, 1);
+    assert_int_equal(rec->frames[0], fn(0, 9));
+}
+
+static void test_no_current_task(void **state)
+{
+    (void)state;
+    uintptr_t rbp = build_stack(0, 3);
+    struct context ctx = context_at(fn(0, 9), rbp - 8, rbp);
+    start();
+    no_current_task = true;
+    profiler_sample(&ctx);
+    const struct profile_record *rec = only_record(0);
+    assert_int_equal(rec->pid, 0);
+    assert_int_equal(rec->nframes, 1); /* no stack to walk */
+    assert_int_equal(rec->frames[0], fn(0, 9));
+    /* Even on a first instruction with a readable [sp]: without a task there is no stack to read it from. */
+    profile_ring_advance(&run.rings[0]);
+    struct context at_push = context_at(fn(1, 0), rbp - 8, rbp);
+    profiler_tick(&at_push);
+    rec = only_record(0);
+    assert_int_equal(rec->pid, 0);
+    assert_null(rec->labels);
+    assert_int_equal(rec->run, run.run);
+    assert_int_equal(rec->nframes, 1);
+    assert_int_equal(rec->frames[0], fn(1, 0));
+}
+
+static void test_each_cpu_writes_its_own_ring(void **state)
+{
+    (void)state;
+    uintptr_t rbp0 = build_stack(0, 2);
+    uintptr_t rbp1 = build_stack(1, 2);
+    struct context c0 = context_at(fn(0, 8), rbp0 - 8, rbp0);
+    struct context c1 = context_at(fn(3, 8), rbp1 - 8, rbp1);
+    start();
+    fake_cpu_index = 1;
+    profiler_tick(&c1);
+    profiler_tick(&c1);
+    fake_cpu_index = 0;
+    profiler_tick(&c0);
+    assert_int_equal(profile_ring_count(&run.rings[0]), 1);
+    assert_int_equal(profile_ring_count(&run.rings[1]), 2);
+    const struct profile_record *rec = profile_ring_peek(&run.rings[1]);
+    assert_int_equal(rec->cpu, 1);
+    assert_int_equal(rec->pid, 11);
+    assert_int_equal(rec->frames[0], fn(3, 8));
+    assert_int_equal(profile_ring_peek(&run.rings[0])->pid, 10);
+}
+
+static void test_cpu_without_a_ring_takes_nothing(void **state)
+{
+    (void)state;
+    uintptr_t rbp = build_stack(5, 2);
+    struct context ctx = context_at(fn(0, 8), rbp - 8, rbp);
+    start();
+    fake_cpu_index = 5; /* not online at start */
+    profiler_sample(&ctx);
+    profiler_tick(&ctx);
+    fake_cpu_index = MAX_CPUS + 3; /* nonsense index: ignored, not written out of bounds */
+    profiler_sample(&ctx);
+    fake_cpu_index = 0;
+    for (unsigned i = 0; i < run.ncpus; i++)
+        assert_int_equal(profile_ring_count(&run.rings[i]), 0);
+}
+
+static void test_full_ring_counts_drops(void **state)
+{
+    (void)state;
+    uintptr_t rbp = build_stack(0, 2);
+    struct context ctx = context_at(fn(0, 8), rbp - 8, rbp);
+    start();
+    for (int i = 0; i < PROFILE_RING_RECORDS; i++)
+        profiler_tick(&ctx);
+    assert_int_equal(profile_ring_count(&run.rings[0]), PROFILE_RING_RECORDS);
+    assert_int_equal(profile_ring_drops(&run.rings[0]), 0);
+    profiler_tick(&ctx);
+    profiler_sample(&ctx);
+    assert_int_equal(profile_ring_count(&run.rings[0]), PROFILE_RING_RECORDS);
+    assert_int_equal(profile_ring_drops(&run.rings[0]), 2);
+}
+
+static void test_inactive_takes_nothing(void **state)
+{
+    (void)state;
+    uintptr_t rbp = build_stack(0, 2);
+    struct context ctx = context_at(fn(0, 8), rbp - 8, rbp);
+    start();
+    profiler_stop(&run);
+    profiler_tick(&ctx);
+    profiler_sample(&ctx);
+    assert_int_equal(profile_ring_count(&run.rings[0]), 0);
+    assert_int_equal(profile_ring_drops(&run.rings[0]), 0);
+    profiler_release();
+    running = false;
+    /* Released as well: still nothing. */
+    profiler_tick(&ctx);
+    assert_int_equal(profile_ring_count(&run.rings[0]), 0);
+}
+
+static void test_records_carry_their_run(void **state)
+{
+    (void)state;
+    uintptr_t rbp = build_stack(0, 2);
+    struct context ctx = context_at(fn(0, 8), rbp - 8, rbp);
+    start();
+    profiler_tick(&ctx);
+    uint32_t first = run.run;
+    assert_int_equal(profile_ring_peek(&run.rings[0])->run, first);
+    stop_and_release();
+    start();
+    profiler_tick(&ctx);
+    assert_int_equal(profile_ring_peek(&run.rings[0])->run, first + 1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_start_without_memory_gives_the_claim_back, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_second_start_is_busy, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_rings_allocated_once_and_kept, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_run_numbers_are_distinct_and_never_zero, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_window_is_measured, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_start_empties_the_rings, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_record_of_a_deep_chain, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_short_chain, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sample_on_first_instruction_keeps_direct_caller, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sample_on_ret_keeps_direct_caller, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sample_on_mov_rsp_rbp_keeps_direct_caller, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sample_and_tick_write_the_same_record, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_corrupt_frame_pointer_still_gives_frame_zero, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_no_current_task, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_each_cpu_writes_its_own_ring, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cpu_without_a_ring_takes_nothing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_full_ring_counts_drops, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_inactive_takes_nothing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_records_carry_their_run, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_counter_run_states_the_counters_period, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
