@@ -501,7 +501,8 @@ def per_cpu_lines(run, fold):
     column = 8
     for cpu in range(run.ncpus):
         drops = run.drops[cpu]
-        item = " %d:%d/%d" % (cpu, fold.cpu_samples[cpu], drops) if drops else " %d:%d" % (cpu, fold.cpu_samples[cpu])
+        n = fold.cpu_samples[cpu]
+        item = " %d:%d/%d" % (cpu, n, drops) if drops else " %d:%d" % (cpu, n)
         if column + len(item) > PER_CPU_WIDTH:
             text += "\n         "
             column = 8
@@ -537,9 +538,9 @@ def cpu_note_lines(run, symtab):
             out.append("cpu %d: %s" % (cpu, CPU_SOURCE_WORDS.get(c.source, "?")))
         if c.source == CPU_TICK_STOPPED:
             regs, decoded = _snapshot_text(c.stopped_msrs)
+            stopped_ms = _c_div(c.stopped_ns, 1000000) & (2**64 - 1)  # (unsigned long long) of an int64_t
             out.append("cpu %d: its counter stopped interrupting %d ms into the run (no overflow in a busy "
-                       "stretch); on the tick since. It showed: %s" % (cpu, _c_div(c.stopped_ns, 1000000) & (2**64 - 1),
-                                                                      regs))
+                       "stretch); on the tick since. It showed: %s" % (cpu, stopped_ms, regs))
             out.append(decoded)
         if c.throttled:
             out.append("cpu %d: throttled: its NMIs took over %d%% of the cpu, period doubled to %d cycles"

@@ -5,8 +5,8 @@ not part of `make test`, since neither TCG nor these machines' KVM (PVM) offer a
 Boots build/kprof.iso under `-accel kvm -cpu host` (with `-cpu host,-arch-capabilities` when QEMU cannot set
 that MSR, as under PVM) and checks, each as one line of its own:
   1. `lscpu` names a counter (`profile:    pmu/nmi ...`);
-  2. with `burn 3000 N` running on all N CPUs (4, or fewer on a smaller host), `profile 2000 all 3`: the source is that counter at about 1 kHz per CPU, every
-     CPU over PER_CPU_MIN samples and none dropped;
+  2. with `burn 3000 N` running on all N CPUs (4, or fewer on a smaller host), `profile 2000 all 3`: the
+     source is that counter at about 1 kHz per CPU, every CPU over PER_CPU_MIN samples and none dropped;
   3. with `burn 3000 2 irqsoff`, `profile 1000 all 16` shows chains marked `[irqs off]`;
   4. `monitor pmu` (gdb on COM2) shows every CPU's counter armed during a run, and none armed after it;
   5. QEMU's monitor `nmi` panics with "NMI received: a genuine NMI" and a symbolised backtrace.

@@ -8,8 +8,9 @@
  *   label ID K=V[,K=V...]        interns a label set under the number ID
  *   case RUN WINDOW_MS NCPUS HZ PERIOD_NS CYCLES SOURCE...
  *                                empties the rings (their indexes just short of the 2^32 wrap) and the CPUs'
- *                                accounts for run RUN on NCPUS CPUs: the tick's rate, the period, the counter's period in
- *                                cycles and the source's name; a counter run unless `reason` follows
+ *                                accounts for run RUN on NCPUS CPUs: the tick's rate, the period, the
+ *                                counter's period in cycles and the source's name; a counter run unless
+ *                                `reason` follows
  *   reason TEXT...               the case is a tick run, for this reason (run->tick_reason)
  *   cpu N RUN SOURCE THROTTLED PERIOD_CYCLES STOPPED_NS HELD_NS LET_IN_PC ELSEWHERE_NS
  *                                CPU N's account (struct profiler_cpu_run; SOURCE as enum profiler_cpu_source,

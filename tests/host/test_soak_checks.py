@@ -63,8 +63,8 @@ def tampered(text):
         out.append(("the more-chains line dropped", "\n".join(lines[:more[0]] + lines[more[0] + 1:])))
     if lines[3].startswith("labels: "):
         out.append(("a label share changed", "\n".join(lines[:3] + [lines[3].replace("(", "(1", 1)] + lines[4:])))
-    out.append(("a per-CPU count + 1", "\n".join(lines[:2] + [re.sub(r" 0:(\d+)", lambda m: " 0:%d" % (int(m.group(1)) + 1),
-                                                                    lines[2])] + lines[3:])))
+    more_on_0 = re.sub(r" 0:(\d+)", lambda m: " 0:%d" % (int(m.group(1)) + 1), lines[2])
+    out.append(("a per-CPU count + 1", "\n".join(lines[:2] + [more_on_0] + lines[3:])))
     out.append(("window shorter than asked", text.replace("profiled 300 ms", "profiled 299 ms", 1)))
     return out
 
