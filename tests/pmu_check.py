@@ -74,11 +74,23 @@ def boot():
     for cpu in ("host", "host,-arch-capabilities"):
         k = Kprof(smp=smp, mem=256, gdb=True, monitor=True, name="pmu-check",
                   extra_args=["-accel", "kvm", "-cpu", cpu])
+        k.start()
+        why = None
         try:
-            k.boot(timeout=BOOT_TIMEOUT)
-            return k
+            # QEMU stops the guest on a KVM internal error but does not exit: that is watched for too
+            m = k.expect(r"(?m)^(?:ready:[^\n]*|KVM internal error[^\n]*)\n", BOOT_TIMEOUT,
+                         what="the ready: line")
+            if m.group(0).startswith("ready:"):
+                k.ready_line = m.group(0).strip()
+                k.boot_log = m.before
+                c = re.search(r"\b(\d+) cpus?\b", k.ready_line)
+                k.cpus = int(c.group(1)) if c else smp
+                k.expect(r"(?m)^> ", what="the first prompt after ready:")
+                return k
+            k.quiet_for(2.0)  # QEMU's register dump follows
+            why = m.group(0).strip()
         except KprofEOF:
-            why = None
+            pass
         except KprofError:
             why = "the kernel did not reach `ready:` within %.0f s" % BOOT_TIMEOUT
         log = k.log.replace("\r", "")
@@ -87,12 +99,28 @@ def boot():
         if why is None and "failed to set MSR" in log:
             continue  # PVM: QEMU cannot set IA32_ARCH_CAPABILITIES; the same CPU without it
         lines = [l.strip() for l in log.split("\n") if l.strip() and "warning:" not in l]
-        fatal = [l for l in lines if "KVM internal error" in l or l.startswith("qemu-system")]
         if why is None:
-            why = fatal[0] if fatal else "QEMU exited"
-        last = lines[-1] if lines else "no output at all"
-        no_counter("KVM could not run the kernel (-accel kvm -cpu %s): %s; last output: %s (log: %s)"
-                   % (cpu, why[:120], last[:100], os.path.relpath(LOG)))
+            why = next((l for l in lines if l.startswith("qemu-system")), "QEMU exited")
+        rip = re.search(r"(?m)^RIP=([0-9a-f]+)", log)
+        where = " at %s" % symbolise(int(rip.group(1), 16)) if rip else ""
+        pmu = re.search(r"(?m)^pmu: [^\n]*", log)
+        no_counter("KVM could not run the kernel (-accel kvm -cpu %s): %s%s%s (log: %s)"
+                   % (cpu, why[:120], where, "; before that it said `%s`" % pmu.group(0)[:140] if pmu else "",
+                      os.path.relpath(LOG)))
+
+
+def symbolise(addr):
+    """SYMBOL+0xOFF for a kernel address (nm over the ELF), or the address."""
+    try:
+        out = subprocess.run(["nm", "-n", ELF], capture_output=True, text=True, timeout=60).stdout
+    except (OSError, subprocess.SubprocessError):
+        return "0x%x" % addr
+    best = None
+    for line in out.split("\n"):
+        f = line.split()
+        if len(f) == 3 and f[1] in "tTwW" and int(f[0], 16) <= addr:
+            best = (f[2], int(f[0], 16))
+    return "%s+0x%x" % (best[0], addr - best[1]) if best else "0x%x" % addr
 
 
 def save_log(text):
