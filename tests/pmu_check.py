@@ -105,14 +105,17 @@ def boot():
         where = " at %s" % symbolise(int(rip.group(1), 16)) if rip else ""
         pmu = re.search(r"(?m)^pmu: [^\n]*", log)
         no_counter("KVM could not run the kernel (-accel kvm -cpu %s): %s%s%s (log: %s)"
-                   % (cpu, why[:120], where, "; before that it said `%s`" % pmu.group(0)[:140] if pmu else "",
+                   % (cpu, why[:120], where, "; before that it said `%s`" % pmu.group(0)[:200] if pmu else "",
                       os.path.relpath(LOG)))
 
 
 def symbolise(addr):
-    """SYMBOL+0xOFF for a kernel address (nm over the ELF), or the address."""
+    """SYMBOL+0xOFF for a kernel address (nm over the ELF), with the functions inlined there (addr2line)
+    innermost first: "reaper+0x5c (cpu_yield in task_yield in task_block)"."""
     try:
         out = subprocess.run(["nm", "-n", ELF], capture_output=True, text=True, timeout=60).stdout
+        inl = subprocess.run(["addr2line", "-f", "-i", "-e", ELF, "0x%x" % addr], capture_output=True,
+                             text=True, timeout=60).stdout.split("\n")[0::2]
     except (OSError, subprocess.SubprocessError):
         return "0x%x" % addr
     best = None
@@ -120,7 +123,10 @@ def symbolise(addr):
         f = line.split()
         if len(f) == 3 and f[1] in "tTwW" and int(f[0], 16) <= addr:
             best = (f[2], int(f[0], 16))
-    return "%s+0x%x" % (best[0], addr - best[1]) if best else "0x%x" % addr
+    if not best:
+        return "0x%x" % addr
+    inlined = [f for f in inl if f and f != "??" and f != best[0]]
+    return "%s+0x%x%s" % (best[0], addr - best[1], " (%s)" % " in ".join(inlined) if inlined else "")
 
 
 def save_log(text):
