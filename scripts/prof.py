@@ -207,7 +207,6 @@ class Ring:
         if not self.records or run == 0:
             return [], []
         block = kp.ring_run_records(self.read_slots, self.head, self.mask, run, self.cpu, SCAN_CHUNK)
-        self.block = len(block)
         return (block, []) if whole else kp.split_at_tail(block, self.head, self.tail)
 
 
