@@ -1,9 +1,10 @@
-/* kernel/cmd_system.c: the shell commands that show the machine -- ps, stacks, cpus, mem, uptime -- and the
- * two that end it on purpose, panic and poweroff. Each writes only to its sink. */
+/* kernel/cmd_system.c: the shell commands that show the machine -- help (the command table), ps, stacks, cpus,
+ * mem, uptime, lscpu -- and the two that end it on purpose, panic and poweroff. Each writes only to its sink. */
 #include "hal/cpu.h"
 #include "hal/platform.h"
 #include "hal/pmu.h"
 #include "kernel/commands.h"
+#include "kernel/shell.h"
 #include "kernel/heap.h"
 #include "kernel/labels.h"
 #include "kernel/panic.h"
@@ -18,6 +19,18 @@ static bool no_arguments(int argc, char **argv, struct sink *out)
         return true;
     sink_printf(out, "usage: %s\n", argv[0]);
     return false;
+}
+
+int cmd_help(int argc, char **argv, struct sink *out)
+{
+    (void)argv;
+    if (argc != 1) {
+        sink_puts(out, "usage: help\n");
+        return 1;
+    }
+    for (const struct shell_command *c = shell_commands; c->name; c++)
+        sink_printf(out, "%-34s %s\n", c->usage, c->help);
+    return 0;
 }
 
 /* LABELS comes last, "-" when the task has none, so the columns before it read as they always did. */

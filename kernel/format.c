@@ -9,6 +9,7 @@
 
 #include "kernel/format.h"
 #include "kernel/string.h"
+#include "kernel/textbuf.h"
 
 enum format_flag {
     FLAG_LEFT = 1u << 0,  /* '-': pad on the right */
@@ -361,7 +362,7 @@ size_t format_v(format_emit_fn emit, void *arg, const char *fmt, va_list ap)
                 text[0] = '0';
                 text[1] = 'x';
                 for (int i = 0; i < 16; i++)
-                    text[2 + i] = "0123456789abcdef"[(address >> (60 - 4 * i)) & 0xf];
+                    text[2 + i] = hex_lower((unsigned)(address >> (60 - 4 * i)));
                 put_padded_text(&out, &conv, text, sizeof text);
                 continue;
             }
@@ -381,30 +382,16 @@ size_t format_v(format_emit_fn emit, void *arg, const char *fmt, va_list ap)
     return out.count;
 }
 
-struct bounded_buffer {
-    char *buf;
-    size_t cap;
-    size_t used;
-};
-
 static void bounded_emit(void *arg, const char *text, size_t len)
 {
-    struct bounded_buffer *bb = arg;
-    if (bb->cap == 0)
-        return;
-    size_t room = bb->cap - 1 - bb->used;
-    size_t copy = len < room ? len : room;
-    memcpy(bb->buf + bb->used, text, copy);
-    bb->used += copy;
+    textbuf_append(arg, text, len); /* snprintf: what does not fit is cut, and only counted by format_v */
 }
 
 size_t kvsnprintf(char *buf, size_t n, const char *fmt, va_list ap)
 {
-    struct bounded_buffer bb = { buf, n, 0 };
-    size_t total = format_v(bounded_emit, &bb, fmt, ap);
-    if (n > 0)
-        buf[bb.used] = '\0';
-    return total;
+    struct textbuf tb;
+    textbuf_init(&tb, buf, n);
+    return format_v(bounded_emit, &tb, fmt, ap);
 }
 
 size_t ksnprintf(char *buf, size_t n, const char *fmt, ...)

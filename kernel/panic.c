@@ -70,16 +70,22 @@ static void print_where(void)
                 task ? task->pid : 0);
 }
 
-void panic(const char *fmt, ...)
+/* What every panic prints first, once the machine is stopped: the message, and where it happened. */
+static void panic_announce(const char *fmt, va_list ap)
 {
     panic_begin();
-    va_list ap;
-    va_start(ap, fmt);
     sink_puts(&panic_sink, "\npanic: ");
     sink_vprintf(&panic_sink, fmt, ap);
     sink_puts(&panic_sink, "\n");
-    va_end(ap);
     print_where();
+}
+
+void panic(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    panic_announce(fmt, ap);
+    va_end(ap);
 
     uintptr_t fp = (uintptr_t)__builtin_frame_address(0);
     struct stack_bounds bounds = stack_of(fp);
@@ -92,14 +98,10 @@ void panic(const char *fmt, ...)
 
 void panic_at(const struct context *ctx, const char *fmt, ...)
 {
-    panic_begin();
     va_list ap;
     va_start(ap, fmt);
-    sink_puts(&panic_sink, "\npanic: ");
-    sink_vprintf(&panic_sink, fmt, ap);
-    sink_puts(&panic_sink, "\n");
+    panic_announce(fmt, ap);
     va_end(ap);
-    print_where();
 
     struct symbol_hit hit;
     if (symbol_resolve(context_pc(ctx), &hit))

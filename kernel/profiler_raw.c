@@ -4,25 +4,22 @@
 #include "kernel/profiler_raw.h"
 
 #include "kernel/string.h"
+#include "kernel/textbuf.h"
 
 /* ---- writing ---------------------------------------------------------------------------------------- */
 
 struct writer {
-    char *buf;
-    size_t cap;
-    size_t len;
-    bool overflow;
+    struct textbuf text;
+    bool overflow; /* something did not fit: the line is given up, not cut */
 };
 
 static void put(struct writer *w, const char *text, size_t n)
 {
-    if (w->overflow || n >= w->cap - w->len) { /* the NUL needs one byte more */
+    if (w->overflow || n > textbuf_room(&w->text)) {
         w->overflow = true;
         return;
     }
-    memcpy(w->buf + w->len, text, n);
-    w->len += n;
-    w->buf[w->len] = 0;
+    textbuf_append(&w->text, text, n);
 }
 
 static void put_str(struct writer *w, const char *text)
@@ -53,11 +50,10 @@ static void put_i64(struct writer *w, int64_t v)
 
 static void put_hex(struct writer *w, uint64_t v)
 {
-    static const char hexdigits[] = "0123456789abcdef";
     char digits[18];
     size_t n = 0;
     do {
-        digits[sizeof digits - 1 - n++] = hexdigits[v & 15];
+        digits[sizeof digits - 1 - n++] = hex_lower((unsigned)v);
         v >>= 4;
     } while (v);
     digits[sizeof digits - 1 - n++] = 'x';
@@ -69,21 +65,17 @@ static size_t finish(struct writer *w)
 {
     put(w, "\n", 1);
     if (w->overflow) {
-        if (w->cap > 0)
-            w->buf[0] = 0;
+        if (w->text.cap > 0)
+            w->text.buf[0] = 0;
         return 0;
     }
-    return w->len;
+    return w->text.len;
 }
 
 static void writer_init(struct writer *w, char *buf, size_t cap)
 {
-    w->buf = buf;
-    w->cap = cap;
-    w->len = 0;
+    textbuf_init(&w->text, buf, cap);
     w->overflow = cap == 0;
-    if (cap > 0)
-        buf[0] = 0;
 }
 
 static bool word_valid(const char *word, size_t max)
@@ -409,7 +401,6 @@ static uint32_t read_word32(const unsigned char *p)
 
 bool profile_build_id_hex(const void *notes, size_t len, char *hex, size_t cap)
 {
-    static const char hexdigits[] = "0123456789abcdef";
     const unsigned char *p = notes;
     while (len >= 12) {
         uint32_t namesz = read_word32(p), descsz = read_word32(p + 4), type = read_word32(p + 8);
@@ -423,8 +414,8 @@ bool profile_build_id_hex(const void *notes, size_t len, char *hex, size_t cap)
             if (descsz == 0 || descsz > PROFILE_BUILD_ID_MAX || cap < 2 * (size_t)descsz + 1)
                 return false;
             for (uint32_t i = 0; i < descsz; i++) {
-                hex[2 * i] = hexdigits[desc[i] >> 4];
-                hex[2 * i + 1] = hexdigits[desc[i] & 15];
+                hex[2 * i] = hex_lower(desc[i] >> 4);
+                hex[2 * i + 1] = hex_lower(desc[i]);
             }
             hex[2 * descsz] = 0;
             return true;

@@ -1,7 +1,7 @@
-/* kernel/shell.c: the shell -- the one command table, running a line against it, and the console shell task
- * that reads lines with the line editor and prints the prompt. The UDP shell reuses shell_run_line with its
- * own sink. */
-#include "kernel/commands.h"
+/* kernel/shell.c: the shell (kernel/shell.h) -- the one command table, running a line against it, and the
+ * console shell task that reads lines with the line editor and prints the prompt. The UDP shell reuses
+ * shell_run_line with its own sink. */
+#include "kernel/shell.h"
 
 #include "hal/cpu.h"
 #include "hal/platform.h"
@@ -9,7 +9,6 @@
 #include "kernel/labels.h"
 #include "kernel/lineedit.h"
 #include "kernel/parse.h"
-#include "kernel/shell.h"
 #include "kernel/string.h"
 #include "kernel/task.h"
 
@@ -76,22 +75,15 @@ int shell_run_line(char *line, struct sink *out)
     const struct label_set *mine = self ? label_intern_one("cmd", cmd->name, 0) : 0;
     if (mine)
         task_set_labels(self, mine);
-    int result = cmd->run(argc, argv, out);
+    /* Whole lines only: a command that prints a line in pieces would otherwise let another task's log line
+     * (DHCP's, say) land inside it on the console. */
+    struct line_sink lines;
+    line_sink_init(&lines, out);
+    int result = cmd->run(argc, argv, &lines.sink);
+    line_sink_flush(&lines);
     if (mine)
         task_replace_labels(self, mine, before);
     return result;
-}
-
-int cmd_help(int argc, char **argv, struct sink *out)
-{
-    (void)argv;
-    if (argc != 1) {
-        sink_puts(out, "usage: help\n");
-        return 1;
-    }
-    for (const struct shell_command *c = shell_commands; c->name; c++)
-        sink_printf(out, "%-34s %s\n", c->usage, c->help);
-    return 0;
 }
 
 static void echo_write(struct sink *sink, const char *text, size_t len)

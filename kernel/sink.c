@@ -1,12 +1,14 @@
 /* kernel/sink.c: the out-of-line parts of output sinks (kernel/sink.h) -- sink_puts, sink_printf, which
- * streams format_v's output into the sink through a small stack buffer, and buffer_sink, a sink that appends
- * to a caller's fixed buffer. */
+ * streams format_v's output into the sink through a small stack buffer, buffer_sink, a sink that appends
+ * to a caller's fixed buffer, and line_sink, which hands its target whole lines. */
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "kernel/format.h"
 #include "kernel/sink.h"
 #include "kernel/string.h"
+#include "kernel/textbuf.h"
 
 void sink_puts(struct sink *sink, const char *text)
 {
@@ -70,15 +72,9 @@ static void buffer_sink_write(struct sink *sink, const char *text, size_t len)
 {
     /* sink is the first member of struct buffer_sink, so the cast recovers the whole. */
     struct buffer_sink *bs = (struct buffer_sink *)sink;
-    size_t room = bs->cap > 0 ? bs->cap - 1 - bs->len : 0;
-    size_t copy = len < room ? len : room;
-    bs->truncated += len - copy;
-    /* A zero-capacity sink may have no buffer at all; it only counts. */
-    if (bs->cap == 0)
-        return;
-    memcpy(bs->buf + bs->len, text, copy);
-    bs->len += copy;
-    bs->buf[bs->len] = '\0';
+    struct textbuf tb = { bs->buf, bs->cap, bs->len }; /* a zero-capacity sink may have no buffer: it counts */
+    bs->truncated += textbuf_append(&tb, text, len);
+    bs->len = tb.len;
 }
 
 void buffer_sink_init(struct buffer_sink *bs, char *buf, size_t cap)
@@ -104,4 +100,40 @@ void tee_sink_init(struct tee_sink *tee, struct sink *first, struct sink *second
     tee->sink.write = tee_sink_write;
     tee->first = first;
     tee->second = second;
+}
+
+void line_sink_flush(struct line_sink *ls)
+{
+    if (ls->used > 0) {
+        sink_write(ls->target, ls->line, ls->used);
+        ls->used = 0;
+    }
+}
+
+static void line_sink_write(struct sink *sink, const char *text, size_t len)
+{
+    /* sink is the first member of struct line_sink. */
+    struct line_sink *ls = (struct line_sink *)sink;
+    while (len > 0) {
+        size_t room = LINE_SINK_MAX - ls->used;
+        size_t n = 0;
+        while (n < len && n < room && text[n] != '\n')
+            n++;
+        bool line_ends = n < len && n < room; /* stopped at a newline, which goes with its line */
+        if (line_ends)
+            n++;
+        memcpy(ls->line + ls->used, text, n);
+        ls->used += n;
+        text += n;
+        len -= n;
+        if (line_ends || ls->used == LINE_SINK_MAX)
+            line_sink_flush(ls);
+    }
+}
+
+void line_sink_init(struct line_sink *ls, struct sink *target)
+{
+    ls->sink.write = line_sink_write;
+    ls->target = target;
+    ls->used = 0;
 }

@@ -36,4 +36,18 @@ struct tee_sink {
 };
 void tee_sink_init(struct tee_sink *tee, struct sink *first, struct sink *second);
 
+/* A sink that hands its target whole lines, each in one write: a line printed in pieces (a sink_printf, then
+ * the rest) reaches a shared console at once, so another task's log line can only land between lines, never
+ * inside one. A line longer than LINE_SINK_MAX goes on in LINE_SINK_MAX pieces; line_sink_flush hands on
+ * what is held of an unfinished line. */
+#define LINE_SINK_MAX 256
+struct line_sink {
+    struct sink sink;
+    struct sink *target;
+    size_t used;
+    char line[LINE_SINK_MAX];
+};
+void line_sink_init(struct line_sink *ls, struct sink *target);
+void line_sink_flush(struct line_sink *ls);
+
 #endif

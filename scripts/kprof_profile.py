@@ -1018,25 +1018,25 @@ def parse_host(spec):
     return host, int(port)
 
 
-def udp_command(host, port, command, timeout):
-    """Runs one command over the UDP shell and returns its text (bytes) once the reply is complete by its end
-    marker; ProfileError when it is refused, damaged, incomplete or late."""
+def udp_command(host, port, command, timeout, key=None):
+    """Runs one command over the UDP shell (the token round trip included; with key, a keyed request) and
+    returns its text (bytes) once the reply is complete by its end marker; ProfileError when it is refused,
+    damaged, incomplete or late."""
     try:
         addr = socket.getaddrinfo(host, port, socket.AF_INET, socket.SOCK_DGRAM)[0][4]
     except socket.gaierror as e:
         raise ProfileError("%s: %s" % (host, e.strerror)) from None
-    reply = kprof_wire.Reply()
     where = "%s:%d" % addr
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
         sock.connect(addr)
-        sock.send(command.encode() + b"\n")
         try:
-            kprof_wire.receive_reply(sock, timeout, reply, straggler_wait=kprof_wire.STRAGGLER_WAIT)
+            reply = kprof_wire.exchange(sock, command.encode() + b"\n", timeout, key=key,
+                                        straggler_wait=kprof_wire.STRAGGLER_WAIT)
         except ConnectionRefusedError:
             raise ProfileError("%s refused the datagram (is the kernel up, is the port right?)" % where) from None
     problem = reply.problem()
     if problem is not None:
-        raise ProfileError("%s: %s%s" % (where, problem, "" if reply.trailer or reply.refusal
+        raise ProfileError("%s: %s%s" % (where, problem, "" if reply.trailer or reply.refusal or reply.token
                                          else " (waited %gs)" % timeout))
     if reply.trailer.status:
         raise ProfileError("%s: `%s` failed: %s" % (where, command, reply.text.decode(errors="replace").strip()))

@@ -11,11 +11,20 @@ at most 1400 bytes, then one final datagram, a line of its own:
 before it, crc32 is zlib.crc32 of the text. Instead of running anything the kernel may answer with one datagram
 "# udpsh busy: ..." or "# udpsh error: ...".
 
+Until a request repeats the token the kernel gave its address and port, the only answer is one datagram
+"# udpsh token=<32 hex>"; the request is then sent again as "token=<hex> LINE", or, to a kernel booted with
+udpsh.key=, "token=<hex> counter=<N> mac=<hex> LINE" where the MAC is HMAC-SHA-256(key, b"<hex> <N> LINE") and
+N rises with every request. exchange() does that round trip; the key comes from a file or KPROF_UDPSH_KEY
+(load_key), never from a command line.
+
 netload: every datagram starts with a 28-byte big-endian header -- magic b"KPNL", version u32 (1), sequence
 number u64, send time ns u64 (the sender's clock), size u32 (the whole datagram) -- followed by filler, the byte at
 offset i being i & 0xff. Standard library only.
 """
 
+import hashlib
+import hmac
+import os
 import re
 import socket
 import struct
@@ -33,7 +42,86 @@ _TRAILER = re.compile(
     rb"\A\n?# udpsh end seq=(\d+) datagrams=(\d+) bytes=(\d+) crc32=([0-9a-f]{8}) status=([01])\n\Z")
 _REFUSAL = re.compile(rb"\A# udpsh (busy|error)(?:: ([^\n]*))?\n\Z")
 
+_TOKEN = re.compile(rb"\A# udpsh token=([0-9a-f]{32})\n\Z")
+REPLAYED = "# udpsh error: counter not above the last one accepted (a replay?)"
+KEY_ENV = "KPROF_UDPSH_KEY"
+KEY_MIN_BYTES, KEY_MAX_BYTES = 16, 64
+
 Trailer = namedtuple("Trailer", "seq datagrams bytes crc32 status")
+
+
+def parse_token(datagram):
+    """The token (bytes, 32 lowercase hex digits) a token datagram holds, or None when it is not one."""
+    m = _TOKEN.match(datagram)
+    return m.group(1) if m else None
+
+
+class KeyProblem(ValueError):
+    pass
+
+
+def parse_key(text):
+    """The key (bytes) written as hex: 16 to 64 bytes, as udpsh.key= takes it. KeyProblem when it is not."""
+    text = text.strip()
+    try:
+        key = bytes.fromhex(text)
+    except ValueError:
+        raise KeyProblem("the key is not hex digits") from None
+    if not KEY_MIN_BYTES <= len(key) <= KEY_MAX_BYTES:
+        raise KeyProblem("the key has %d bits; udpsh.key= takes %d to %d" % (
+            len(key) * 8, KEY_MIN_BYTES * 8, KEY_MAX_BYTES * 8))
+    return key
+
+
+def load_key(key_file=None, environ=None):
+    """The UDP shell key from key_file (its hex, whitespace around it ignored) when given, else from the
+    environment's KPROF_UDPSH_KEY, else None. KeyProblem when what is there is unreadable."""
+    environ = os.environ if environ is None else environ
+    if key_file is not None:
+        try:
+            with open(key_file) as f:
+                text = f.read()
+        except OSError as e:
+            raise KeyProblem("%s: %s" % (key_file, e.strerror)) from None
+        except UnicodeDecodeError:
+            raise KeyProblem("%s: the key is not hex digits" % key_file) from None
+        try:
+            return parse_key(text)
+        except KeyProblem as e:
+            raise KeyProblem("%s: %s" % (key_file, e)) from None
+    text = environ.get(KEY_ENV)
+    if not text:
+        return None
+    try:
+        return parse_key(text)
+    except KeyProblem as e:
+        raise KeyProblem("%s: %s" % (KEY_ENV, e)) from None
+
+
+_last_counter = [0]
+
+
+def next_counter():
+    """A request counter above every one this process used before: the wall clock in nanoseconds, so that
+    separate runs of a client (and separate clients on one host) keep rising too."""
+    _last_counter[0] = max(time.time_ns(), _last_counter[0] + 1)
+    return _last_counter[0]
+
+
+def request_mac(key, token, counter, line):
+    """HMAC-SHA-256(key, b"<token> <counter> <line>") in hex (bytes)."""
+    return hmac.new(key, b"%s %d %s" % (token, counter, line), hashlib.sha256).hexdigest().encode()
+
+
+def request_datagram(line, token=None, key=None, counter=None):
+    """The request for line (bytes): as it is without a token; with one, the token in front; with a key too,
+    the counter and the MAC."""
+    if token is None:
+        return line
+    if key is None:
+        return b"token=%s %s" % (token, line)
+    counter = next_counter() if counter is None else counter
+    return b"token=%s counter=%d mac=%s %s" % (token, counter, request_mac(key, token, counter, line), line)
 
 
 def parse_trailer(datagram):
@@ -86,10 +174,16 @@ class Reply:
         self.chunks = []
         self.trailer = None
         self.refusal = None
+        self.token = None
         self.extra_finals = 0
 
     def add(self, datagram):
-        """Takes one datagram; returns True once the reply is complete or refused."""
+        """Takes one datagram; returns True once the reply is complete or refused, or it is a token."""
+        if self.trailer is None and self.refusal is None and not self.chunks and self.token is None:
+            token = parse_token(datagram)
+            if token is not None:
+                self.token = token
+                return True
         if self.trailer is None and self.refusal is None:
             trailer = parse_trailer(datagram)
             if trailer is not None:
@@ -106,7 +200,7 @@ class Reply:
         return self.finished()
 
     def finished(self):
-        return self.refusal is not None or (self.trailer is not None and self.problem() is None)
+        return self.token is not None or self.refusal is not None or (self.trailer is not None and self.problem() is None)
 
     @property
     def text(self):
@@ -119,6 +213,8 @@ class Reply:
         got_d, got_b = len(self.chunks), sum(len(c) for c in self.chunks)
         t = self.trailer
         if t is None:
+            if self.token is not None:
+                return "the kernel answered with a token, not a reply"
             if not self.chunks:
                 return "no reply"
             return "no end marker after %d datagrams, %d bytes" % (got_d, got_b)
@@ -161,6 +257,26 @@ def receive_reply(sock, timeout, reply=None, straggler_wait=None):
             deadline = min(deadline, time.monotonic() + straggler_wait)
             straggler_wait = None
     return reply
+
+
+def exchange(sock, line, timeout, key=None, straggler_wait=None):
+    """Sends the request line (bytes) over sock (connected to the kernel) and collects its reply as
+    receive_reply does, doing the token round trip on the way: the line goes out as it is; when the answer is
+    a token, the line goes again with the token in front (and, with key, a fresh counter and the MAC). A token
+    answered to that too (the kernel rebooted meanwhile), or a replay refusal (another client from this host
+    used a higher counter at the same moment), is retried once more. Returns the last Reply."""
+    deadline = time.monotonic() + timeout
+    sock.send(line)
+    token = None
+    for attempt in range(3):
+        reply = receive_reply(sock, max(0.0, deadline - time.monotonic()), straggler_wait=straggler_wait)
+        replayed = key is not None and token is not None and reply.refusal is not None \
+            and reply.refusal[1] == REPLAYED
+        if reply.token is not None:
+            token = reply.token
+        if (reply.token is None and not replayed) or attempt == 2 or deadline - time.monotonic() <= 0:
+            return reply
+        sock.send(request_datagram(line, token, key))
 
 
 # ---- netload ------------------------------------------------------------------------------------------------

@@ -1,13 +1,15 @@
 /* arch/x86_64/pmu.c: the performance-counter sample source behind hal/pmu.h. It owns the choice of backend
  * (once, at boot, from CPUID and the pmu= option), the probe that makes a counter CPUID claims prove that it
  * counts and interrupts, the published verdict, each CPU's armed state, and the NMI handler's decision "this
- * overflow is mine". The vendors (pmu_intel.c, pmu_amd.c) only say which registers and bits; the one counter
- * is driven here, and every access to hardware goes through arch/x86_64/pmu_hw.h. */
+ * overflow is mine". The vendors (pmu_intel.c, pmu_amd.c) say which registers and bits, which CPUs are theirs
+ * and what pmu=claim-<vendor> makes CPUID answer; the CPU's identity lscpu shows is cpu_identity.c's. The one
+ * counter is driven here, and every access to hardware goes through arch/x86_64/pmu_hw.h. */
 #include "hal/pmu.h"
 
 #include <stdarg.h>
 #include <stdatomic.h>
 
+#include "arch/x86_64/cpu_identity.h"
 #include "arch/x86_64/pmu_backend.h"
 #include "arch/x86_64/pmu_hw.h"
 #include "hal/cpu.h"
@@ -29,10 +31,12 @@
  * claimed; after that a pending overflow bit is stale and an NMI is genuine. */
 #define LATE_WINDOW_MS 1
 
-enum pmu_mode { MODE_AUTO, MODE_OFF, MODE_CLAIM_INTEL, MODE_CLAIM_AMD };
-static const char *const mode_names[] = {
-    [MODE_AUTO] = "auto", [MODE_OFF] = "off", [MODE_CLAIM_INTEL] = "claim-intel", [MODE_CLAIM_AMD] = "claim-amd",
-};
+/* pmu=auto, pmu=off, or pmu=claim-<vendor>: CPUID's PMU leaves answered as if the CPU claimed that vendor's PMU
+ * (for a hypervisor that hides it, and for trying the probe's refusals). */
+enum pmu_mode { MODE_AUTO, MODE_OFF, MODE_CLAIM };
+#define CLAIM_PREFIX "claim-"
+static const struct pmu_vendor *const vendors[] = { &pmu_intel_vendor, &pmu_amd_vendor };
+#define VENDOR_COUNT (sizeof vendors / sizeof vendors[0])
 
 /* Each CPU's own state. Written by the CPU itself -- from its tick, or from the probe -- and read by its own
  * NMI handler, which can interrupt it between any two instructions: so the flags are atomics ordered against
@@ -51,9 +55,11 @@ struct pmu_cpu {
 /* Chosen once by pmu_select(), read-only afterwards (the NMI path reads live). */
 static bool selected;
 static enum pmu_mode mode;
+static const struct pmu_vendor *claim_as; /* MODE_CLAIM: whose PMU CPUID claims */
+static char mode_name[24];      /* "auto", "off", "claim-intel": for the log and lscpu */
 static bool have_backend;       /* a vendor init ran, claimed or not: live says what CPUID claims */
 static struct pmu_backend live;
-static char vendor_id[13];
+static char vendor_id[CPU_VENDOR_ID_SIZE];
 
 /* Computed by the probe before the verdict is published; read by every CPU after it. */
 static uint64_t width_mask;
@@ -80,23 +86,8 @@ static struct pmu_cpu cpus[MAX_CPUS];
 void pmu_cpuid(uint32_t leaf, uint32_t sub, uint32_t r[4])
 {
     pmu_hw_cpuid(leaf, sub, r);
-    if (mode == MODE_CLAIM_INTEL) {
-        /* Arch perfmon v2: 4 general counters of 48 bits, 3 fixed counters of 48 bits. */
-        if (leaf == 0 && r[0] < 0xA)
-            r[0] = 0xA;
-        if (leaf == 0xA) {
-            r[0] = 2u | 4u << 8 | 48u << 16 | 7u << 24;
-            r[1] = 0;
-            r[2] = 0;
-            r[3] = 3u | 48u << 5;
-        }
-    } else if (mode == MODE_CLAIM_AMD) {
-        /* PerfCtrExtCore; PerfMonV2 stays whatever the CPU says. */
-        if (leaf == 0x80000000u && r[0] < 0x80000001u)
-            r[0] = 0x80000001u;
-        if (leaf == 0x80000001u)
-            r[2] |= 1u << 23;
-    }
+    if (mode == MODE_CLAIM)
+        claim_as->claim_cpuid(leaf, sub, r);
 }
 
 static bool faulted(uint32_t msr)
@@ -202,7 +193,45 @@ static void publish(enum pmu_verdict v, const char *fmt, ...)
 
 uint64_t pmu_period_cycles(void) { return pmu_usable() ? period_cycles : 0; }
 
-static bool vendor_is(const char *id) { return strcmp(vendor_id, id) == 0; }
+/* The vendor whose counters this CPU has, by CPUID's vendor string; NULL when none is known. */
+static const struct pmu_vendor *vendor_of_this_cpu(void)
+{
+    for (unsigned v = 0; v < VENDOR_COUNT; v++)
+        for (const char *const *id = vendors[v]->cpuid_vendors; *id; id++)
+            if (strcmp(vendor_id, *id) == 0)
+                return vendors[v];
+    return 0;
+}
+
+/* Sets mode (and claim_as) from the pmu= option's text; false when it is none of the values. */
+static bool parse_mode(const char *text)
+{
+    mode = MODE_AUTO;
+    if (!text || strcmp(text, "auto") == 0)
+        return true;
+    if (strcmp(text, "off") == 0) {
+        mode = MODE_OFF;
+        return true;
+    }
+    size_t prefix = strlen(CLAIM_PREFIX);
+    for (unsigned v = 0; strncmp(text, CLAIM_PREFIX, prefix) == 0 && v < VENDOR_COUNT; v++) {
+        if (strcmp(text + prefix, vendors[v]->name) == 0) {
+            mode = MODE_CLAIM;
+            claim_as = vendors[v];
+            return true;
+        }
+    }
+    return false;
+}
+
+/* "auto, off, claim-intel or claim-amd": the values pmu= takes, for the warning about one that is none. */
+static void list_modes(char *buf, size_t cap)
+{
+    size_t n = ksnprintf(buf, cap, "auto, off");
+    for (unsigned v = 0; v < VENDOR_COUNT && n < cap; v++)
+        n += ksnprintf(buf + n, cap - n, "%s" CLAIM_PREFIX "%s", v + 1 == VENDOR_COUNT ? " or " : ", ",
+                       vendors[v]->name);
+}
 
 void pmu_select(const char *text)
 {
@@ -210,33 +239,26 @@ void pmu_select(const char *text)
         return;
     selected = true;
 
-    mode = MODE_AUTO;
-    bool known = text == 0;
-    for (unsigned m = 0; text && m < sizeof mode_names / sizeof mode_names[0]; m++) {
-        if (strcmp(text, mode_names[m]) == 0) {
-            mode = (enum pmu_mode)m;
-            known = true;
-        }
+    if (!parse_mode(text)) {
+        char modes[64];
+        list_modes(modes, sizeof modes);
+        log_warn("pmu: unknown pmu=%.32s (%s): using auto", text, modes);
     }
-    if (!known)
-        log_warn("pmu: unknown pmu=%.32s (auto, off, claim-intel or claim-amd): using auto", text);
+    if (mode == MODE_CLAIM)
+        ksnprintf(mode_name, sizeof mode_name, CLAIM_PREFIX "%s", claim_as->name);
+    else
+        strlcpy(mode_name, mode == MODE_OFF ? "off" : "auto", sizeof mode_name);
 
-    uint32_t r[4];
-    pmu_hw_cpuid(0, 0, r);
-    memcpy(vendor_id, &r[1], 4);
-    memcpy(vendor_id + 4, &r[3], 4);
-    memcpy(vendor_id + 8, &r[2], 4);
-    vendor_id[12] = 0;
+    cpu_vendor_id(vendor_id);
 
     char why[sizeof reason];
     why[0] = 0;
     bool claimed = false;
-    bool intel = mode == MODE_CLAIM_INTEL || (mode != MODE_CLAIM_AMD && vendor_is("GenuineIntel"));
-    /* Hygon's parts are Zen cores with AMD's counters. */
-    bool amd = !intel && (mode == MODE_CLAIM_AMD || vendor_is("AuthenticAMD") || vendor_is("HygonGenuine"));
-    if (intel || amd) {
+    /* A claim picks its vendor's backend whatever the vendor string says. */
+    const struct pmu_vendor *vendor = mode == MODE_CLAIM ? claim_as : vendor_of_this_cpu();
+    if (vendor) {
         have_backend = true;
-        claimed = intel ? pmu_intel_init(&live, why, sizeof why) : pmu_amd_init(&live, why, sizeof why);
+        claimed = vendor->init(&live, why, sizeof why);
     } else {
         ksnprintf(why, sizeof why, "no PMU backend for CPU vendor \"%s\"", vendor_id);
     }
@@ -251,7 +273,7 @@ void pmu_select(const char *text)
         log_info("pmu: %s backend, %s, claimed by CPUID; probed when first used", live.vendor, live.source);
     } else {
         log_info("pmu: %s backend, %s, claimed under pmu=%s; probed when first used", live.vendor, live.source,
-                 mode_names[mode]);
+                 mode_name);
     }
 }
 
@@ -321,12 +343,6 @@ fault:
     return PMU_FAULTED;
 }
 
-/* Where the claim came from, for the reasons of the verdicts that contradict it. */
-static const char *const claim_text[] = {
-    [MODE_CLAIM_INTEL] = "pmu=claim-intel made CPUID claim a PMU",
-    [MODE_CLAIM_AMD] = "pmu=claim-amd made CPUID claim a PMU",
-};
-
 enum pmu_verdict pmu_probe(void)
 {
     if (!selected)
@@ -349,7 +365,12 @@ enum pmu_verdict pmu_probe(void)
     v = run_probe(this_cpu());
     irq_restore(flags);
 
-    const char *claim = mode == MODE_AUTO ? "CPUID claims a PMU" : claim_text[mode];
+    /* Where the claim came from, for the reasons of the verdicts that contradict it. */
+    char claim[48];
+    if (mode == MODE_CLAIM)
+        ksnprintf(claim, sizeof claim, "pmu=%s made CPUID claim a PMU", mode_name);
+    else
+        strlcpy(claim, "CPUID claims a PMU", sizeof claim);
     switch (v) {
     case PMU_COUNTS:
         publish(v, "the counter counts and its overflow arrives as an NMI");
@@ -577,17 +598,6 @@ void pmu_snapshot_this_cpu(struct pmu_snapshot *s)
 
 /* ---- lscpu -------------------------------------------------------------------------------------------- */
 
-/* Printable characters of a 12-byte CPUID signature ("TCGTCGTCGTCG", "KVMKVMKVM\0\0\0"). */
-static void signature(const uint32_t regs[3], char out[13])
-{
-    const char *bytes = (const char *)regs;
-    unsigned n = 0;
-    for (unsigned i = 0; i < 12; i++)
-        if (bytes[i] >= 0x20 && bytes[i] < 0x7F)
-            out[n++] = bytes[i];
-    out[n] = 0;
-}
-
 static const char *probe_text(enum pmu_verdict v)
 {
     switch (v) {
@@ -603,43 +613,11 @@ void pmu_describe(struct sink *out)
 {
     if (!selected)
         pmu_select(0);
-    uint32_t r[4];
-
-    sink_printf(out, "vendor:     %s\n", vendor_id);
-    pmu_hw_cpuid(0x80000000u, 0, r);
-    if (r[0] >= 0x80000004u) {
-        uint32_t brand[13];
-        for (unsigned i = 0; i < 3; i++)
-            pmu_hw_cpuid(0x80000002u + i, 0, &brand[4 * i]);
-        brand[12] = 0;
-        const char *name = (const char *)brand;
-        while (*name == ' ')
-            name++;
-        sink_printf(out, "model name: %s\n", name);
-    }
-
-    pmu_hw_cpuid(1, 0, r);
-    unsigned family = pmu_bits(r[0], 11, 8), model = pmu_bits(r[0], 7, 4), stepping = pmu_bits(r[0], 3, 0);
-    if (family == 0x6 || family == 0xF)
-        model |= pmu_bits(r[0], 19, 16) << 4;
-    if (family == 0xF)
-        family += pmu_bits(r[0], 27, 20);
-    sink_printf(out, "family:     0x%x model 0x%x stepping %u\n", family, model, stepping);
-
-    if (r[2] & (1u << 31)) {
-        uint32_t h[4];
-        char sig[13];
-        pmu_hw_cpuid(0x40000000u, 0, h);
-        signature(&h[1], sig);
-        sink_printf(out, "hypervisor: %s\n", sig[0] ? sig : "(no signature)");
-    } else {
-        sink_puts(out, "hypervisor: none\n");
-    }
-
+    cpu_identity_describe(out);
     if (have_backend)
         live.describe(&live, out);
     if (mode != MODE_AUTO)
-        sink_printf(out, "pmu mode:   %s%s\n", mode_names[mode],
+        sink_printf(out, "pmu mode:   %s%s\n", mode_name,
                     mode == MODE_OFF ? "" : " (CPUID's PMU leaves answered as if the CPU claimed one)");
 
     enum pmu_verdict v = pmu_verdict() == PMU_NOT_PROBED ? pmu_probe() : pmu_verdict();
@@ -658,6 +636,8 @@ void pmu_reset_for_tests(void)
 {
     selected = false;
     mode = MODE_AUTO;
+    claim_as = 0;
+    mode_name[0] = 0;
     have_backend = false;
     memset(&live, 0, sizeof live);
     memset(vendor_id, 0, sizeof vendor_id);

@@ -56,7 +56,7 @@ static const struct pmu_backend amd_template = {
     .describe = amd_describe,
 };
 
-bool pmu_amd_init(struct pmu_backend *live, char *why, size_t cap)
+static bool amd_init(struct pmu_backend *live, char *why, size_t cap)
 {
     *live = amd_template;
     struct pmu_claims *c = &live->claims;
@@ -90,3 +90,24 @@ bool pmu_amd_init(struct pmu_backend *live, char *why, size_t cap)
     }
     return true;
 }
+
+/* pmu=claim-amd: PerfCtrExtCore, and an extended leaf range that reaches its leaf; PerfMonV2 stays whatever the
+ * CPU says. */
+static void amd_claim_cpuid(uint32_t leaf, uint32_t sub, uint32_t r[4])
+{
+    (void)sub;
+    if (leaf == CPUID_EXT_MAX && r[0] < CPUID_EXT_FEATURES)
+        r[0] = CPUID_EXT_FEATURES;
+    if (leaf == CPUID_EXT_FEATURES)
+        r[2] |= 1u << PERFCTR_CORE_BIT;
+}
+
+/* Hygon's parts are Zen cores with AMD's counters. */
+static const char *const amd_cpuid_vendors[] = { "AuthenticAMD", "HygonGenuine", 0 };
+
+const struct pmu_vendor pmu_amd_vendor = {
+    .name = "amd",
+    .cpuid_vendors = amd_cpuid_vendors,
+    .init = amd_init,
+    .claim_cpuid = amd_claim_cpuid,
+};

@@ -3,7 +3,8 @@
  * counter is -- and a few hooks for what really differs between vendors: reading CPUID, describing it, and
  * preparing a CPU. Each vendor keeps a static const template; its init function copies the template into the
  * live table and patches it from CPUID. Once claimed, both vendors' counters are driven by the same code: a
- * counter, its control register, and optionally global enable/status/clear registers. */
+ * counter, its control register, and optionally global enable/status/clear registers. Each vendor also says
+ * which CPUs it serves and what pmu=claim-<vendor> makes CPUID answer (struct pmu_vendor). */
 #ifndef ARCH_X86_64_PMU_BACKEND_H
 #define ARCH_X86_64_PMU_BACKEND_H
 
@@ -69,14 +70,25 @@ struct pmu_backend {
     struct pmu_claims claims;
 };
 
-/* Vendor inits: copy the template into *live and patch it from CPUID. True when CPUID claims a usable
- * counter; otherwise false with the reason in why[cap] ("no PMU: ..."). *live is filled either way, so
- * lscpu can describe what was claimed. */
-bool pmu_intel_init(struct pmu_backend *live, char *why, size_t cap);
-bool pmu_amd_init(struct pmu_backend *live, char *why, size_t cap);
+/* A vendor the driver can pick at boot, before any backend exists: which CPUs are its own, what CPUID would
+ * answer if the CPU claimed its PMU, and the init that builds its backend. */
+struct pmu_vendor {
+    const char *name;                 /* "intel", "amd": the option pmu=claim-<name> */
+    const char *const *cpuid_vendors; /* CPUID leaf 0 vendor strings whose counters are this vendor's; NULL ends */
+    /* Copies the template into *live and patches it from CPUID (pmu_cpuid). True when CPUID claims a usable
+     * counter; otherwise false with the reason in why[cap] ("no PMU: ..."). *live is filled either way, so
+     * lscpu can describe what was claimed. */
+    bool (*init)(struct pmu_backend *live, char *why, size_t cap);
+    /* Under pmu=claim-<name>: rewrites r, the CPU's real answer to leaf/sub, into what a CPU that claims this
+     * vendor's PMU would answer. Leaves it alone for every leaf that says nothing about the PMU. */
+    void (*claim_cpuid)(uint32_t leaf, uint32_t sub, uint32_t r[4]);
+};
 
-/* CPUID as the backends must see it: the real answer, except under pmu=claim-intel / pmu=claim-amd, where the
- * PMU leaves answer as if the CPU claimed that vendor's PMU (pmu.c). */
+extern const struct pmu_vendor pmu_intel_vendor; /* pmu_intel.c */
+extern const struct pmu_vendor pmu_amd_vendor;   /* pmu_amd.c */
+
+/* CPUID as the backends must see it: the real answer, except under pmu=claim-<vendor>, where that vendor's
+ * claim_cpuid rewrites it (pmu.c). */
 void pmu_cpuid(uint32_t leaf, uint32_t sub, uint32_t r[4]);
 
 /* Fault-tolerant MSR access that remembers the MSR of the last fault, for the verdict's reason (pmu.c). */

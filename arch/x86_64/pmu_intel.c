@@ -24,6 +24,9 @@
 /* Fixed counter 1's bit in the global control, status and overflow-clear registers. */
 #define GLOBAL_FIXED1 (1ull << 33)
 
+#define CPUID_MAX_BASIC 0x0u
+#define CPUID_PERFMON 0xAu
+
 #define CORE_TYPE_ATOM 0x20
 #define CORE_TYPE_CORE 0x40
 
@@ -87,13 +90,13 @@ static const struct pmu_backend intel_template = {
     .describe = intel_describe,
 };
 
-bool pmu_intel_init(struct pmu_backend *live, char *why, size_t cap)
+static bool intel_init(struct pmu_backend *live, char *why, size_t cap)
 {
     *live = intel_template;
     struct pmu_claims *c = &live->claims;
     uint32_t r[4];
 
-    pmu_cpuid(0, 0, r);
+    pmu_cpuid(CPUID_MAX_BASIC, 0, r);
     uint32_t max_leaf = r[0];
     if (max_leaf >= 7) {
         pmu_cpuid(7, 0, r);
@@ -108,7 +111,7 @@ bool pmu_intel_init(struct pmu_backend *live, char *why, size_t cap)
         return false;
     }
 
-    pmu_cpuid(0xA, 0, r);
+    pmu_cpuid(CPUID_PERFMON, 0, r);
     c->version = pmu_bits(r[0], 7, 0);
     c->general = pmu_bits(r[0], 15, 8);
     c->general_width = pmu_bits(r[0], 23, 16);
@@ -142,3 +145,27 @@ bool pmu_intel_init(struct pmu_backend *live, char *why, size_t cap)
     live->width = c->fixed_width;
     return true;
 }
+
+/* pmu=claim-intel: arch perfmon v2 with 4 general counters of 48 bits and 3 fixed counters of 48 bits, and a
+ * basic leaf range that reaches leaf 0xA. */
+static void intel_claim_cpuid(uint32_t leaf, uint32_t sub, uint32_t r[4])
+{
+    (void)sub;
+    if (leaf == CPUID_MAX_BASIC && r[0] < CPUID_PERFMON)
+        r[0] = CPUID_PERFMON;
+    if (leaf == CPUID_PERFMON) {
+        r[0] = 2u | 4u << 8 | 48u << 16 | 7u << 24;
+        r[1] = 0;
+        r[2] = 0;
+        r[3] = 3u | 48u << 5;
+    }
+}
+
+static const char *const intel_cpuid_vendors[] = { "GenuineIntel", 0 };
+
+const struct pmu_vendor pmu_intel_vendor = {
+    .name = "intel",
+    .cpuid_vendors = intel_cpuid_vendors,
+    .init = intel_init,
+    .claim_cpuid = intel_claim_cpuid,
+};

@@ -1,27 +1,19 @@
-/* kernel/net/netload.c: the kernel's end of netload, a UDP load test that gives `profile` something to look
- * at other than an idle machine. `netload send HOST PORT SECONDS [SIZE] [PPS]` sends sequence-numbered
- * datagrams at a fixed rate; `netload sink PORT SECONDS` counts what arrives (lost, out of order);
- * `netload echo PORT SECONDS` sends every datagram back. The work happens in the network task (sending from
- * its poll hook, receiving in its UDP handler), so a profile taken meanwhile sees the driver and lwIP; the
- * shell that started it waits for the end and prints the figures. One session at a time. */
+/* kernel/net/netload.c: netload's sessions, the kernel's end of a UDP load test that gives `profile` something
+ * to look at other than an idle machine: send sequence-numbered datagrams at a fixed rate, count what arrives
+ * (lost, out of order), or send every datagram back. The work happens in the network task (sending from its
+ * poll hook, receiving in its UDP handler), so a profile taken meanwhile sees the driver and lwIP; the command
+ * that started the session (kernel/cmd_netload.c) waits for the end and prints the figures. One session at a
+ * time. */
 #include <stdatomic.h>
 
 #include "hal/cpu.h"
-#include "kernel/commands.h"
 #include "kernel/labels.h"
 #include "kernel/net/net.h"
-#include "kernel/net/netload_proto.h"
-#include "kernel/parse.h"
-#include "kernel/string.h"
+#include "kernel/net/netload.h"
 #include "kernel/task.h"
 
-#define NETLOAD_MAX_SECONDS 600
-#define NETLOAD_PPS_MAX 1000000
-#define NETLOAD_SEND_PORT 40000 /* the local port `send` uses; echoes that come back are counted */
 #define NETLOAD_MAX_PORTS 4
 #define SEND_BATCH 64           /* datagrams per pass of the network loop, so receiving is not starved */
-
-enum netload_mode { MODE_SEND, MODE_SINK, MODE_ECHO };
 
 static struct {
     atomic_bool active;
@@ -32,6 +24,8 @@ static struct {
     int64_t start_ns, end_ns;
     uint64_t sent, sent_bytes, send_failed, echoed;
     struct netload_rx_stats rx;
+    struct task *worker; /* the network task, labelled netload=<mode> for the session */
+    const struct label_set *labelled, *labels_before;
 } session;
 
 static uint16_t bound_ports[NETLOAD_MAX_PORTS];
@@ -44,7 +38,7 @@ static void datagram(void *arg, uint32_t src_ip, uint16_t src_port, const uint8_
     uint16_t port = (uint16_t)(uintptr_t)arg;
     if (!atomic_load_explicit(&session.active, memory_order_acquire))
         return;
-    bool ours = session.mode == MODE_SEND ? port == NETLOAD_SEND_PORT : port == session.port;
+    bool ours = session.mode == NETLOAD_SEND ? port == NETLOAD_SEND_PORT : port == session.port;
     if (!ours)
         return;
     struct netload_header h;
@@ -53,7 +47,7 @@ static void datagram(void *arg, uint32_t src_ip, uint16_t src_port, const uint8_
         return;
     }
     netload_rx_account(&session.rx, h.seq, len);
-    if (session.mode == MODE_ECHO && net_udp_send(NET_UDP_NOW_OR_FAIL, port, src_ip, src_port, data, len))
+    if (session.mode == NETLOAD_ECHO && net_udp_send(NET_UDP_NOW_OR_FAIL, port, src_ip, src_port, data, len))
         session.echoed++;
 }
 
@@ -62,7 +56,7 @@ static int64_t send_due(void *arg, int64_t now)
 {
     (void)arg;
     static uint8_t payload[NETLOAD_SIZE_MAX];
-    if (!atomic_load_explicit(&session.active, memory_order_acquire) || session.mode != MODE_SEND)
+    if (!atomic_load_explicit(&session.active, memory_order_acquire) || session.mode != NETLOAD_SEND)
         return 0;
     if (now - session.end_ns >= 0)
         return 0;
@@ -97,89 +91,58 @@ static bool bind_once(uint16_t port)
     return true;
 }
 
-static const char usage[] =
-    "usage: netload send HOST PORT SECONDS [SIZE] [PPS] | netload sink PORT SECONDS | netload echo PORT SECONDS\n";
-
-int cmd_netload(int argc, char **argv, struct sink *out)
+const char *netload_mode_name(enum netload_mode mode)
 {
-    uint64_t port, seconds, size = NETLOAD_SIZE_DEFAULT, pps = NETLOAD_PPS_DEFAULT;
-    uint32_t host = 0;
-    enum netload_mode mode;
-    if (argc >= 2 && strcmp(argv[1], "send") == 0 && argc >= 5 && argc <= 7 && parse_ipv4(argv[2], &host) &&
-        parse_u64_range(argv[3], 1, 65535, &port) && parse_u64_range(argv[4], 1, NETLOAD_MAX_SECONDS, &seconds) &&
-        (argc < 6 || parse_u64_range(argv[5], NETLOAD_HEADER_SIZE, NETLOAD_SIZE_MAX, &size)) &&
-        (argc < 7 || parse_u64_range(argv[6], 0, NETLOAD_PPS_MAX, &pps)))
-        mode = MODE_SEND;
-    else if (argc == 4 && (strcmp(argv[1], "sink") == 0 || strcmp(argv[1], "echo") == 0) &&
-             parse_u64_range(argv[2], 1, 65535, &port) && parse_u64_range(argv[3], 1, NETLOAD_MAX_SECONDS, &seconds))
-        mode = strcmp(argv[1], "sink") == 0 ? MODE_SINK : MODE_ECHO;
-    else {
-        sink_puts(out, usage);
-        return 1;
-    }
-    if (!net_available()) {
-        sink_puts(out, "netload: no network interface\n");
-        return 1;
-    }
+    return mode == NETLOAD_SEND ? "send" : mode == NETLOAD_SINK ? "sink" : "echo";
+}
+
+enum netload_start_result netload_start(const struct netload_request *req, const char **unlabelled_why)
+{
+    *unlabelled_why = 0;
+    if (!net_available())
+        return NETLOAD_NO_NETWORK;
     bool free_ = false;
-    if (!atomic_compare_exchange_strong(&claimed, &free_, true)) {
-        sink_puts(out, "netload: busy (another netload is running)\n");
-        return 1;
-    }
-    uint16_t local = mode == MODE_SEND ? NETLOAD_SEND_PORT : (uint16_t)port;
+    if (!atomic_compare_exchange_strong(&claimed, &free_, true))
+        return NETLOAD_BUSY;
+    uint16_t local = req->mode == NETLOAD_SEND ? NETLOAD_SEND_PORT : req->port;
     if (!bind_once(local)) {
-        sink_printf(out, "netload: cannot listen on UDP port %u (in use, or too many ports)\n", local);
         atomic_store(&claimed, false);
-        return 1;
+        return NETLOAD_CANNOT_LISTEN;
     }
-    session.mode = mode;
-    session.port = (uint16_t)port;
-    session.host = host;
-    session.size = (uint32_t)size;
-    session.pps = (uint32_t)pps;
+    session.mode = req->mode;
+    session.port = req->port;
+    session.host = req->host;
+    session.size = req->size;
+    session.pps = req->pps;
     session.sent = session.sent_bytes = session.send_failed = session.echoed = 0;
     netload_rx_init(&session.rx);
     session.start_ns = time_ns();
-    session.end_ns = session.start_ns + (int64_t)seconds * 1000000000;
-    /* The network task does the session's work: its samples carry netload=<mode> meanwhile, and the set it
-     * had comes back afterwards unless something (`label`) changed it meanwhile. */
-    struct task *worker = net_task_get();
-    const char *why = 0;
-    const struct label_set *before = worker ? task_labels(worker) : 0;
-    const struct label_set *labelled = worker ? label_intern_one("netload", argv[1], &why) : 0;
-    if (labelled)
-        task_set_labels(worker, labelled);
-    else if (worker)
-        sink_printf(out, "netload: the network task runs unlabelled: %s\n", why);
+    session.end_ns = session.start_ns + (int64_t)req->seconds * 1000000000;
+    /* The network task does the session's work: its samples carry netload=<mode> meanwhile. */
+    session.worker = net_task_get();
+    session.labels_before = session.worker ? task_labels(session.worker) : 0;
+    session.labelled =
+        session.worker ? label_intern_one("netload", netload_mode_name(req->mode), unlabelled_why) : 0;
+    if (session.labelled)
+        task_set_labels(session.worker, session.labelled);
     atomic_store_explicit(&session.active, true, memory_order_release);
-    if (mode == MODE_SEND)
+    if (req->mode == NETLOAD_SEND)
         net_set_poller(send_due, 0);
-    else
-        sink_printf(out, "netload: %s on UDP port %llu for %llu s\n", argv[1], (unsigned long long)port,
-                    (unsigned long long)seconds);
+    return NETLOAD_STARTED;
+}
 
+void netload_finish(struct netload_result *out)
+{
     task_sleep_until(session.end_ns);
     atomic_store_explicit(&session.active, false, memory_order_release);
     net_set_poller(0, 0);
-    if (labelled)
-        task_replace_labels(worker, labelled, before);
-    int64_t elapsed = time_ns() - session.start_ns;
-    if (mode == MODE_SEND) {
-        sink_puts(out, "netload send: ");
-        netload_report_tx(out, session.sent, session.sent_bytes, elapsed);
-        if (session.send_failed)
-            sink_printf(out, "netload: the transmit ring was full %llu times (sending waited)\n",
-                        (unsigned long long)session.send_failed);
-        if (session.rx.packets) {
-            sink_puts(out, "netload echoes: ");
-            netload_report_rx(out, &session.rx, elapsed);
-        }
-    } else {
-        sink_printf(out, "netload %s: ", argv[1]);
-        netload_report_rx(out, &session.rx, elapsed);
-        if (mode == MODE_ECHO)
-            sink_printf(out, "netload echo: %llu datagrams sent back\n", (unsigned long long)session.echoed);
-    }
+    if (session.labelled)
+        task_replace_labels(session.worker, session.labelled, session.labels_before);
+    out->elapsed_ns = time_ns() - session.start_ns;
+    out->sent = session.sent;
+    out->sent_bytes = session.sent_bytes;
+    out->send_failed = session.send_failed;
+    out->echoed = session.echoed;
+    out->rx = session.rx;
     atomic_store(&claimed, false);
-    return 0;
 }

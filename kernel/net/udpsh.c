@@ -4,10 +4,13 @@
  * sinks as the console (so `profile 2000` never stalls the network task) and sends the output back in
  * datagrams with a trailer (kernel/net/udpsh_proto.h, docs/udp-shell.md). One command at a time: a request
  * meanwhile is answered `busy`. Senders outside the allowlist get nothing; a sender over the rate limit
- * (kernel/net/ratelimit.h) gets nothing more until its bucket refills. */
+ * (kernel/net/ratelimit.h) gets nothing more until its bucket refills; a sender that has not shown it
+ * receives at its address gets only a token, and without udpsh.key only the commands that read run
+ * (kernel/net/udpsh_auth.h). */
 #include <stdatomic.h>
 
 #include "hal/cpu.h"
+#include "hal/entropy.h"
 #include "kernel/cmdline.h"
 #include "kernel/commands.h"
 #include "kernel/log.h"
@@ -15,6 +18,7 @@
 #include "kernel/net/net.h"
 #include "kernel/net/ratelimit.h"
 #include "kernel/net/udpsh.h"
+#include "kernel/net/udpsh_auth.h"
 #include "kernel/net/udpsh_proto.h"
 #include "kernel/parse.h"
 #include "kernel/string.h"
@@ -24,6 +28,8 @@ static uint16_t port = UDPSH_DEFAULT_PORT;
 static struct allowlist allowed;
 static bool allow_from_cmdline; /* else: the local subnet, known once the address is */
 static struct ratelimit rate;
+static struct udpsh_auth auth;
+static bool key_refused; /* udpsh.key= was given but unreadable: the shell runs unkeyed */
 static struct task *shell_task;
 static atomic_bool busy;
 static struct {
@@ -45,6 +51,11 @@ static bool permitted(uint32_t src)
     return allowlist_local_subnet(&local, net_address(), net_netmask()) && allowlist_permits(&local, src);
 }
 
+static bool names_a_command(const char *name)
+{
+    return shell_find_command(name) != 0;
+}
+
 /* The network task, for every datagram on the shell's port. */
 static void request_arrived(void *arg, uint32_t src_ip, uint16_t src_port, const uint8_t *data, size_t len)
 {
@@ -53,9 +64,22 @@ static void request_arrived(void *arg, uint32_t src_ip, uint16_t src_port, const
         counters.not_allowed++;
         return;
     }
+    /* Another shell's answer is never answered, so two shells cannot keep each other talking. */
+    if (udpsh_looks_like_reply(data, len)) {
+        auth.counts.replies_ignored++;
+        return;
+    }
     /* Before anything that answers: a refusal is a reply too, and replies are what the limit bounds. */
     if (!ratelimit_allow(&rate, src_ip, time_ns())) {
         counters.rate_limited++;
+        return;
+    }
+    struct udpsh_judgement judged;
+    udpsh_auth_judge(&auth, src_ip, src_port, data, len, time_ns(), &judged);
+    if (judged.verdict == UDPSH_DROP)
+        return;
+    if (judged.verdict == UDPSH_REPLY) {
+        net_udp_send(NET_UDP_QUEUE_OR_FAIL, port, src_ip, src_port, judged.reply, judged.reply_len);
         return;
     }
     /* Refusals go through the send queue, as command replies do, not straight to the device: while netload
@@ -66,10 +90,16 @@ static void request_arrived(void *arg, uint32_t src_ip, uint16_t src_port, const
         net_udp_send(NET_UDP_QUEUE_OR_FAIL, port, src_ip, src_port, UDPSH_REPLY_BUSY, sizeof UDPSH_REPLY_BUSY - 1);
         return;
     }
-    const char *refusal = udpsh_request_line(data, len, request.line);
+    const char *refusal = udpsh_request_line(judged.line, judged.line_len, request.line);
     if (refusal) {
         counters.refused_bad++;
         net_udp_send(NET_UDP_QUEUE_OR_FAIL, port, src_ip, src_port, refusal, strlen(refusal));
+        return;
+    }
+    if (!judged.keyed && !udpsh_unkeyed_allows(request.line, src_ip, names_a_command)) {
+        auth.counts.needs_key++;
+        net_udp_send(NET_UDP_QUEUE_OR_FAIL, port, src_ip, src_port, UDPSH_REPLY_NEEDS_KEY,
+                     sizeof UDPSH_REPLY_NEEDS_KEY - 1);
         return;
     }
     request.ip = src_ip;
@@ -100,6 +130,45 @@ static void udp_shell(void *arg)
     }
 }
 
+/* The token secret: a hash of many entropy samples, and of the key when there is one (so a machine whose
+ * only entropy is TSC jitter still has a secret nobody can predict once it is keyed). */
+static void start_auth(void)
+{
+    uint8_t key[UDPSH_KEY_MAX_BYTES];
+    size_t key_len = 0;
+    const char *key_opt = cmdline_get("udpsh.key");
+    if (key_opt) {
+        char error[UDPSH_KEY_ERROR_MAX];
+        if (!udpsh_key_parse(key_opt, key, &key_len, error, sizeof error)) {
+            log_warn("udpsh: udpsh.key: %s; running unkeyed (only the commands that read)", error);
+            key_refused = true;
+            key_len = 0;
+        }
+    }
+    struct sha256 pool;
+    sha256_init(&pool);
+    bool hardware = false;
+    for (int i = 0; i < 64; i++) {
+        bool from_hardware;
+        uint64_t sample = entropy_sample(&from_hardware);
+        hardware |= from_hardware;
+        sha256_update(&pool, &sample, sizeof sample);
+        for (unsigned spin = (unsigned)sample & 63; spin > 0; spin--)
+            cpu_relax();
+    }
+    sha256_update(&pool, key, key_len);
+    uint8_t secret[SHA256_DIGEST_SIZE];
+    sha256_final(&pool, secret);
+    udpsh_auth_init(&auth, secret, key_len ? key : 0, key_len);
+    memset(key, 0, sizeof key);
+    memset(secret, 0, sizeof secret);
+    if (auth.keyed)
+        log_info("udpsh: keyed (%u bits): every request must carry its MAC", (unsigned)(key_len * 8));
+    if (!hardware)
+        log_info("udpsh: no hardware random generator: the token secret comes from TSC jitter%s",
+                 auth.keyed ? " and the key" : "");
+}
+
 void udpsh_init(void)
 {
     if (!net_available())
@@ -119,6 +188,7 @@ void udpsh_init(void)
         per_second = RATELIMIT_DEFAULT;
     }
     ratelimit_init(&rate, (uint32_t)per_second, time_ns());
+    start_auth();
     const char *allow_opt = cmdline_get("udpsh.allow");
     if (allow_opt) {
         char error[ALLOWLIST_ERROR_MAX];
@@ -144,4 +214,12 @@ void udpsh_report(struct sink *out)
         sink_printf(out, ", %llu over %u/s\n", (unsigned long long)counters.rate_limited, rate.per_second);
     else
         sink_puts(out, ", no rate limit\n");
+    const struct udpsh_auth_counts *c = &auth.counts;
+    sink_printf(out, "udpsh auth: %s, %llu tokens sent, %llu over budget, %llu replies ignored, %llu no mac, "
+                     "%llu bad mac, %llu replayed, %llu senders full, %llu need a key\n",
+                auth.keyed ? "keyed" : key_refused ? "unkeyed (bad udpsh.key)" : "unkeyed",
+                (unsigned long long)c->tokens_sent, (unsigned long long)c->over_budget,
+                (unsigned long long)c->replies_ignored, (unsigned long long)c->no_mac, (unsigned long long)c->bad_mac,
+                (unsigned long long)c->replayed, (unsigned long long)c->senders_full,
+                (unsigned long long)c->needs_key);
 }

@@ -27,7 +27,7 @@ HOSTFLAGS="-std=gnu11 -O2 -gdwarf-4 -Wall -Wextra -Werror -DKPROF_HOST -I. -Ites
 objs=()
 for src in kernel/profiler.c kernel/stacktrace.c kernel/profiler_report.c kernel/profiler_raw.c kernel/labels.c kernel/parse.c \
            kernel/symbols.c kernel/sink.c \
-           kernel/format.c kernel/string.c arch/x86_64/pmu.c arch/x86_64/pmu_intel.c arch/x86_64/pmu_amd.c; do
+           kernel/format.c kernel/string.c arch/x86_64/pmu.c arch/x86_64/pmu_intel.c arch/x86_64/pmu_amd.c arch/x86_64/cpu_identity.c; do
   obj="$OUT/$(basename "$src" .c).o"
   # shellcheck disable=SC2086
   $KCC $KCFLAGS -c "$src" -o "$obj"

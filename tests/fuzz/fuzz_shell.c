@@ -15,6 +15,7 @@
 #include "fake_shell_env.h"
 #include "fuzz.h"
 #include "kernel/commands.h"
+#include "kernel/shell.h"
 #include "kernel/heap.h"
 #include "kernel/labels.h"
 #include "kernel/net/udpsh_proto.h"

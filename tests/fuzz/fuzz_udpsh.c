@@ -3,11 +3,17 @@
  * NUL-terminated, into a line buffer of exactly UDPSH_LINE_MAX + 1 bytes. The same bytes, written as a
  * command's output in pieces, come out as datagrams of at most UDPSH_DATAGRAM_MAX bytes cut at line ends and
  * as full as they may be, whose concatenation is the output, followed by exactly the trailer: counts and a
- * CRC-32 checked against a bitwise reference here. */
+ * CRC-32 checked against a bitwise reference here. The same bytes as a request to the token and key layer
+ * (kernel/net/udpsh_auth.c): the prefix parser reads only what the grammar allows and points inside the
+ * datagram; a token reply always keeps to the 3x budget; nothing runs without the right token, and with a key
+ * nothing runs without the right MAC; and the bytes with a good token (and MAC) put in front run as exactly the
+ * bytes. */
 #include <stdbool.h>
 #include <string.h>
 
 #include "fuzz.h"
+#include "kernel/net/hmac.h"
+#include "kernel/net/udpsh_auth.h"
 #include "kernel/net/udpsh_proto.h"
 
 static void check_request(const uint8_t *data, size_t size)
@@ -132,9 +138,103 @@ static void check_chunker(const uint8_t *data, size_t size)
     CHECK(udpsh_crc32(0, text, total) == reference_crc32(0, (const uint8_t *)text, total));
 }
 
+static bool hex_lower(const uint8_t *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!((p[i] >= '0' && p[i] <= '9') || (p[i] >= 'a' && p[i] <= 'f')))
+            return false;
+    return true;
+}
+
+static bool is_command(const char *name)
+{
+    return strcmp(name, "poweroff") == 0 || strcmp(name, "help") == 0 || strcmp(name, "netload") == 0;
+}
+
+static void check_auth(const uint8_t *data, size_t size)
+{
+    static struct udpsh_auth auth;
+    static struct udpsh_judgement j;
+    uint8_t secret[32] = { 1, 2, 3 }, key[16] = { 9, 8, 7 };
+    bool keyed = size > 0 && data[0] & 1;
+    udpsh_auth_init(&auth, secret, keyed ? key : NULL, sizeof key);
+    uint32_t ip = 0x0a000242;
+    uint16_t port = 4242;
+    int64_t now = 7 * UDPSH_TOKEN_WINDOW_NS + 3;
+
+    struct udpsh_request_prefix p;
+    if (udpsh_prefix_parse(data, size, &p)) {
+        CHECK(p.line_at <= size);
+        if (p.has_token) {
+            CHECK(size >= 6 + UDPSH_TOKEN_HEX && memcmp(data, "token=", 6) == 0 &&
+                  hex_lower(data + 6, UDPSH_TOKEN_HEX));
+            if (p.has_mac)
+                CHECK(p.counter_at + p.counter_len <= p.line_at && p.counter_len >= 1 && p.counter_len <= 20);
+        } else {
+            CHECK(p.line_at == 0 && !(size >= 6 && memcmp(data, "token=", 6) == 0));
+        }
+    }
+
+    /* As it came: the fuzzer cannot guess a token, so it earns one (within budget) or nothing. */
+    udpsh_auth_judge(&auth, ip, port, data, size, now, &j);
+    if (j.verdict == UDPSH_REPLY && j.reply == j.token_reply)
+        CHECK(udpsh_within_budget(size, j.reply_len) && j.reply_len == UDPSH_TOKEN_REPLY_LEN);
+    if (j.verdict == UDPSH_DROP)
+        CHECK(udpsh_looks_like_reply(data, size));
+    CHECK(j.verdict != UDPSH_RUN);
+
+    /* With the good token (and, keyed, a good MAC) in front, the bytes run as themselves. */
+    static uint8_t request[65536 + 256];
+    if (size > 65536)
+        return;
+    uint8_t token[UDPSH_TOKEN_BYTES];
+    udpsh_token(&auth, ip, port, now / UDPSH_TOKEN_WINDOW_NS, token);
+    char tok[UDPSH_TOKEN_HEX + 1];
+    for (int i = 0; i < UDPSH_TOKEN_BYTES; i++)
+        snprintf(tok + 2 * i, 3, "%02x", token[i]);
+    int n;
+    if (keyed) {
+        unsigned long long counter = 1 + (size > 1 ? data[1] : 0);
+        char ctr[24];
+        snprintf(ctr, sizeof ctr, "%llu", counter);
+        struct hmac_sha256 h;
+        uint8_t mac[32];
+        hmac_sha256_init(&h, key, sizeof key);
+        hmac_sha256_update(&h, tok, UDPSH_TOKEN_HEX);
+        hmac_sha256_update(&h, " ", 1);
+        hmac_sha256_update(&h, ctr, strlen(ctr));
+        hmac_sha256_update(&h, " ", 1);
+        hmac_sha256_update(&h, data, size);
+        hmac_sha256_final(&h, mac);
+        n = snprintf((char *)request, 256, "token=%s counter=%s mac=", tok, ctr);
+        for (int i = 0; i < 32; i++)
+            n += snprintf((char *)request + n, 3, "%02x", mac[i]);
+        request[n++] = ' ';
+    } else {
+        n = snprintf((char *)request, 256, "token=%s ", tok);
+    }
+    memcpy(request + n, data, size);
+    udpsh_auth_judge(&auth, ip, port, request, (size_t)n + size, now, &j);
+    CHECK(j.verdict == UDPSH_RUN && j.keyed == keyed);
+    CHECK(j.line == request + n && j.line_len == size);
+    /* a flipped byte in the token (or the MAC) makes it a stranger again */
+    request[6 + (size % UDPSH_TOKEN_HEX)] ^= 0x01;
+    udpsh_auth_judge(&auth, ip, port, request, (size_t)n + size, now, &j);
+    CHECK(j.verdict != UDPSH_RUN);
+
+    char *line = malloc(UDPSH_LINE_MAX + 1);
+    if (!udpsh_request_line(data, size, line)) {
+        bool allowed = udpsh_unkeyed_allows(line, ip, is_command);
+        if (strncmp(line, "poweroff", 8) == 0 && (line[8] == 0 || line[8] == ' ' || line[8] == '\t'))
+            CHECK(!allowed);
+    }
+    free(line);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     check_request(data, size);
     check_chunker(data, size);
+    check_auth(data, size);
     return 0;
 }

@@ -65,11 +65,15 @@ NET_LINES = [
     ("udpsh", re.compile(r"udpsh: port (?P<port>\d+), (?P<requests>\d+) requests, (?P<busy>\d+) busy, "
                          r"(?P<refused>\d+) refused, (?P<not_allowed>\d+) not allowed, "
                          r"(?:(?P<over_rate>\d+) over (?P<rate>\d+)/s|no rate limit)")),
+    ("udpsh auth", re.compile(r"udpsh auth: (?P<key>keyed|unkeyed|unkeyed \(bad udpsh\.key\)), (?P<tokens>\d+) "
+                              r"tokens sent, (?P<over_budget>\d+) over budget, (?P<replies_ignored>\d+) replies "
+                              r"ignored, (?P<no_mac>\d+) no mac, (?P<bad_mac>\d+) bad mac, (?P<replayed>\d+) "
+                              r"replayed, (?P<senders_full>\d+) senders full, (?P<needs_key>\d+) need a key")),
 ]
 
 
 def parse_net(out):
-    """`net`'s six lines, each matched whole, as one dict (numbers as ints)."""
+    """`net`'s seven lines, each matched whole, as one dict (numbers as ints)."""
     lines = out.split("\n")
     if len(lines) != len(NET_LINES):
         raise KprofError("net printed %d lines, want %d:\n%s" % (len(lines), len(NET_LINES), out))
@@ -88,9 +92,10 @@ def net_status(k):
 
 
 def shell_handled(n):
-    """Requests the UDP shell has answered, refused or dropped (stranger, over the rate), by the `net`
-    counters."""
-    return n["requests"] + n["busy"] + n["refused"] + n["not_allowed"] + (n["over_rate"] or 0)
+    """Requests the UDP shell has answered, refused or dropped (stranger, over the rate, a reply, one without
+    its token), by the `net` counters."""
+    return n["requests"] + n["busy"] + n["refused"] + n["not_allowed"] + (n["over_rate"] or 0) + n["tokens"] + \
+        n["over_budget"] + n["replies_ignored"] + n["needs_key"]
 
 
 # ---- talking to the UDP shell --------------------------------------------------------------------------------
@@ -124,25 +129,57 @@ class UdpShell:
         return udp_cmd(self.port, line, timeout)
 
 
-def exchange(port, data, timeout=10.0, sock=None):
-    """Sends one raw datagram from a fresh socket (or sock) and collects the reply: a kprof_wire.Reply, complete,
-    refused, or whatever arrived before the deadline."""
+def exchange(port, data, timeout=10.0, sock=None, key=None):
+    """Sends one raw datagram from a fresh socket (or sock) -- with the token round trip first, as any client
+    does (kprof_wire.exchange) -- and collects the reply: a kprof_wire.Reply, complete, refused, or whatever
+    arrived before the deadline. data None: only collects (the request went out before). key: keyed requests,
+    for a kernel booted with udpsh.key=."""
     own = sock is None
     if own:
         sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         sock.connect(("127.0.0.1", port))
     try:
         if data is not None:
-            sock.send(data)
+            return wire.exchange(sock, data, timeout, key=key)
         return wire.receive_reply(sock, timeout)
     finally:
         if own:
             sock.close()
 
 
-def wait_dhcp(k):
-    poll("the DHCP address %s/24" % DHCP_ADDRESS,
-         lambda: net_status(k)["address"] == DHCP_ADDRESS, timeout=30, every=0.1)
+# The largest request a client can send once the token is in front of it: a UDP datagram holds 65507 bytes.
+TOKENED_PREFIX = len(b"token=%s " % (b"0" * 32))
+TOKENED_MAX = 65507 - TOKENED_PREFIX
+
+
+def token_for(sock, timeout=5.0):
+    """Asks the kernel for sock's token (an empty datagram earns one); the token (bytes)."""
+    sock.send(b"")
+    reply = wire.receive_reply(sock, timeout)
+    assert reply.token is not None, "no token for an empty datagram: %r (%s)" % (reply.text[:200], reply.problem())
+    return reply.token
+
+
+def start_request(sock, data, timeout=5.0, key=None):
+    """Sends data from sock (connected to the kernel) with its token (and with key, keyed), without waiting for
+    the reply."""
+    sock.send(wire.request_datagram(data, token_for(sock, timeout), key))
+
+
+# The line kernel/net/net.c logs when the address is set: for DHCP whenever the lease comes, before or after ready:.
+DHCP_LOGGED = re.compile(r"(?m)^net: address %s/24 gateway \S+ \(dhcp\)\n" % re.escape(DHCP_ADDRESS))
+
+
+def wait_dhcp(k, timeout=30):
+    """Waits for the DHCP address by reading the console for the kernel's log line, running no command
+    meanwhile: a `net` polled while DHCP runs could have that line land in the middle of its output. Then one
+    `net` confirms the address."""
+    seen = DHCP_LOGGED.search(k.boot_log or "") or any(DHCP_LOGGED.search(u) for u in k.unsolicited)
+    if not seen:
+        m = k.expect(DHCP_LOGGED, timeout, what="the log line of the DHCP address %s/24" % DHCP_ADDRESS)
+        k.unsolicited.append(m.before + m.group(0))  # printed while no command ran, as cmd() would keep it
+    n = net_status(k)
+    assert n["address"] == DHCP_ADDRESS and n["how"] == "dhcp", "net after the DHCP log line: %s" % n
 
 
 # ---- baselines -----------------------------------------------------------------------------------------------
@@ -268,7 +305,7 @@ def test_busy_while_a_udp_profile_runs(kernel_net):
         before = net_status(k)
         with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as first:
             first.connect(("127.0.0.1", k.udp_port))
-            first.send(b"profile 2000 all 3\n")
+            start_request(first, b"profile 2000 all 3\n")
             # the kernel took it (and is now running it) once its request counter moved
             poll("the UDP profile accepted",
                  lambda: net_status(k)["requests"] == before["requests"] + 1, timeout=10)
@@ -304,8 +341,8 @@ GARBAGE = bytes([0x00, 0xFF, 0x1B, 0x5B, 0x32, 0x4A, 0x80, 0x7F]) + b"help" + by
 # (name, datagram, what comes back: a refusal line, or "console:<line>" = the console's text for that line)
 BAD_INPUT = [
     ("empty", b"", "console:"),
-    ("65507 bytes", b"a" * 65507, TOO_LONG),
-    ("65507 bytes of binary", bytes(i * 7 & 0xFF for i in range(65507)), TOO_LONG),
+    ("65468 bytes", b"a" * TOKENED_MAX, TOO_LONG),
+    ("65468 bytes of binary", bytes(i * 7 & 0xFF for i in range(TOKENED_MAX)), TOO_LONG),
     ("256 characters", b"x" * 256, TOO_LONG),
     ("255 characters", b"x" * 255, "console:" + "x" * 255),
     ("binary garbage", GARBAGE, NOT_TEXT),
@@ -370,9 +407,12 @@ def test_flood_of_10000_datagrams_while_a_console_profile_runs(kernel_net, conso
         with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
             s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 16)
             s.connect(("127.0.0.1", k.udp_port))
+            # with the token, so that the flood reaches the shell itself, not just the token layer
+            token = token_for(s)
+            tokened = [wire.request_datagram(m, token) for m in mix]
             for i in range(10000):
                 try:
-                    s.send(mix[i % len(mix)])
+                    s.send(tokened[i % len(tokened)])
                     sent += 1
                 except (BlockingIOError, ConnectionRefusedError):
                     pass
@@ -382,7 +422,7 @@ def test_flood_of_10000_datagrams_while_a_console_profile_runs(kernel_net, conso
         assert report.cpus == 4, "not every CPU contributed:\n%s" % report.text
         # the network task must have taken its share: the UDP shell saw (at least some of) the flood
         after = poll("the kernel done with the flood", lambda: _settled(k), timeout=30, every=0.2)
-        handled = shell_handled(after) - shell_handled(before) - 1
+        handled = shell_handled(after) - shell_handled(before) - 3  # the UDP profile and its token; the flood's token
         assert sent == 10000, "only %d of 10000 datagrams left the host" % sent
         assert 0 < handled <= sent, "the UDP shell counted %d requests for %d datagrams sent" % (handled, sent)
         assert after["rx_errors"] == before["rx_errors"], (before, after)
@@ -462,8 +502,12 @@ def test_over_the_rate_gets_nothing_until_the_bucket_refills(kernel_rate):
     answers = []
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
         s.connect(("127.0.0.1", k.udp_port))
+        # the token costs a request too: take it, then wait for the bucket to be full again
+        request = wire.request_datagram(b"\x01", token_for(s))
+        time.sleep(1.1)  # the bucket refills to its burst in a second; nothing to poll for
+        before = net_status(k)
         for _ in range(sent):
-            s.send(b"\x01")
+            s.send(request)
         deadline = time.monotonic() + 3.0
         while time.monotonic() < deadline:
             s.settimeout(deadline - time.monotonic())
@@ -486,7 +530,7 @@ def test_rate_option_zero_is_no_limit_and_a_bad_one_keeps_the_default(kprof_fact
     k = kprof_factory(smp=1, mem=256, cmdline="udpsh.rate=0", udp=True)
     n = net_status(k)
     assert n["rate"] is None and n["over_rate"] is None, n
-    assert k.cmd("net").split("\n")[-1].endswith(", no rate limit")
+    assert [l for l in k.cmd("net").split("\n") if l.startswith("udpsh: port ")][0].endswith(", no rate limit")
     bad = kprof_factory(smp=1, mem=256, cmdline="udpsh.rate=-3", udp=True)
     assert "udpsh: udpsh.rate=-3 is not a rate 0..100000; using 100" in bad.boot_log, bad.boot_log
     assert net_status(bad)["rate"] == 100
@@ -792,9 +836,21 @@ def test_answers_arrive_while_netload_sends_flat_out(kernel_net):
     requests a second, and the test checks that none went over it: a datagram the limit dropped would be missing
     on purpose, not lost."""
     k = kernel_net
-    over_before = net_status(k)["over_rate"]
     host_port, seconds = free_port(socket.SOCK_DGRAM), 8
     refusals = [b"help\x00", b"y" * 300, b"help\nps", b"\xff\xfe"]
+    # Every datagram goes from a socket of its own with its token; the tokens are taken before the load (they
+    # last 30 s at least), in paced bursts like the rest, so that the bursts below cost what they did before.
+    bursts = []
+    for burst in range(5):
+        time.sleep(0.3)
+        socks = []
+        for i in range(24):
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            s.connect(("127.0.0.1", k.udp_port))
+            data = b"frob%d" % burst if i == 0 else refusals[i % len(refusals)]
+            socks.append((s, wire.request_datagram(data, token_for(s))))
+        bursts.append(socks)
+    over_before = net_status(k)["over_rate"]
     sink = start_host_sink(host_port, seconds + 4)
     answered = total = 0
     missing = []
@@ -804,15 +860,10 @@ def test_answers_arrive_while_netload_sends_flat_out(kernel_net):
             poll("the kernel sending flat out", lambda: parse_net(udp.cmd("net"))["tx_ring_full"] > 0,
                  timeout=10, every=0.1)
             t0 = time.monotonic()
-            for burst in range(5):
+            for burst, socks in enumerate(bursts):
                 time.sleep(0.3)  # 30 requests' worth of the rate limit's refill, for a burst of 24
-                socks = []
                 try:
-                    for i in range(24):
-                        data = b"frob%d" % burst if i == 0 else refusals[i % len(refusals)]
-                        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-                        socks.append((s, data))
-                        s.connect(("127.0.0.1", k.udp_port))
+                    for s, data in socks:
                         s.send(data)
                     for s, data in socks:
                         r = exchange(k.udp_port, None, timeout=2, sock=s)
@@ -820,7 +871,7 @@ def test_answers_arrive_while_netload_sends_flat_out(kernel_net):
                         if r.refusal is not None or r.problem() is None:
                             answered += 1
                         else:
-                            missing.append((burst, data[:8], r.problem()))
+                            missing.append((burst, data[TOKENED_PREFIX:TOKENED_PREFIX + 8], r.problem()))
                 finally:
                     for s, _ in socks:
                         s.close()

@@ -284,7 +284,121 @@ def test_udpsh_interactive(fake):
 
 def test_udpsh_help():
     r = subprocess.run([UDPSH, "--help"], capture_output=True)
-    assert r.returncode == 0 and b"udpsh [-p PORT] [-t TIMEOUT] HOST [COMMAND...]" in r.stdout
+    assert r.returncode == 0 and b"udpsh [-p PORT] [-t TIMEOUT] [--key-file FILE] HOST [COMMAND...]" in r.stdout
+    assert b"KPROF_UDPSH_KEY" in r.stdout and b"--key " not in r.stdout
+
+
+# ---- the token round trip and the key, against a fake kernel that insists on them --------------------------------
+
+KEY = bytes(range(0x40, 0x60))
+TOKEN = b"0123456789abcdef0123456789abcdef"
+
+
+class TokenKernel:
+    """Answers a request without the token with the token, then (keyed) checks the MAC the way the kernel does,
+    computed here on its own: HMAC-SHA-256(key, b"<token> <counter> <line>")."""
+
+    def __init__(self, key=None):
+        self.key = key
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.bind(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.requests = []
+        self.counters = []
+        self.thread = threading.Thread(target=self.serve, daemon=True)
+        self.thread.start()
+
+    def serve(self):
+        import hashlib
+        import hmac as hm
+        import re
+        while True:
+            try:
+                request, peer = self.sock.recvfrom(65535)
+            except OSError:
+                return
+            self.requests.append(request)
+            m = re.match(rb"token=([0-9a-f]{32}) (?:counter=(\d+) mac=([0-9a-f]{64}) )?(.*)\Z", request, re.S)
+            if not m or m.group(1) != TOKEN:
+                self.sock.sendto(b"# udpsh token=" + TOKEN + b"\n", peer)
+                continue
+            line = m.group(4)
+            if self.key is not None:
+                want = m.group(3) and hm.new(self.key, b"%s %s %s" % (TOKEN, m.group(2), line),
+                                             hashlib.sha256).hexdigest()
+                if m.group(3) is None or m.group(3).decode() != want:
+                    self.sock.sendto(b"# udpsh error: bad mac\n", peer)
+                    continue
+                self.counters.append(int(m.group(2)))
+            for d in w.reply_datagrams(len(self.requests), b"ran " + line):
+                self.sock.sendto(d, peer)
+
+    def close(self):
+        self.sock.close()
+
+
+def udpsh_env(port, *args, env=None, timeout="2"):
+    e = {k: v for k, v in os.environ.items() if k != w.KEY_ENV}
+    e.update(env or {})
+    return subprocess.run([UDPSH, "-p", str(port), "-t", timeout] + list(args), capture_output=True, timeout=30,
+                          env=e)
+
+
+def test_udpsh_repeats_the_token():
+    k = TokenKernel()
+    try:
+        r = udpsh_env(k.port, "127.0.0.1", "help")
+    finally:
+        k.close()
+    assert (r.returncode, r.stdout, r.stderr) == (0, b"ran help\n", b""), r
+    assert k.requests == [b"help\n", b"token=" + TOKEN + b" help\n"]
+
+
+def test_udpsh_keyed_from_the_environment_and_from_a_file(tmp_path):
+    k = TokenKernel(KEY)
+    try:
+        r = udpsh_env(k.port, "127.0.0.1", "poweroff", env={w.KEY_ENV: KEY.hex()})
+        assert (r.returncode, r.stdout, r.stderr) == (0, b"ran poweroff\n", b""), r
+        key_file = tmp_path / "key"
+        key_file.write_text(KEY.hex().upper() + "\n")
+        r = udpsh_env(k.port, "--key-file", str(key_file), "127.0.0.1", "ps", env={w.KEY_ENV: "00" * 16})
+        assert (r.returncode, r.stdout, r.stderr) == (0, b"ran ps\n", b""), "the file wins over the environment: %r" % r
+        # without the key: the kernel's refusal, exit 3
+        r = udpsh_env(k.port, "127.0.0.1", "ps")
+        assert (r.returncode, r.stdout, r.stderr) == (3, b"", b"udpsh: error: bad mac\n"), r
+    finally:
+        k.close()
+    assert len(k.counters) == 2 and k.counters[0] < k.counters[1], "counters must rise: %s" % k.counters
+
+
+@pytest.mark.parametrize("content,message", [
+    ("00112233", "the key has 32 bits; udpsh.key= takes 128 to 512"),
+    ("not hex at all, no", "the key is not hex digits"),
+])
+def test_udpsh_bad_key_is_one_line_and_exit_2(tmp_path, content, message):
+    key_file = tmp_path / "key"
+    key_file.write_text(content)
+    r = udpsh_env(1, "--key-file", str(key_file), "127.0.0.1", "ps")
+    assert (r.returncode, r.stdout, r.stderr) == (2, b"", ("udpsh: %s: %s\n" % (key_file, message)).encode()), r
+    r = udpsh_env(1, "127.0.0.1", "ps", env={w.KEY_ENV: content})
+    assert (r.returncode, r.stdout, r.stderr) == (2, b"", ("udpsh: %s: %s\n" % (w.KEY_ENV, message)).encode()), r
+    r = udpsh_env(1, "--key-file", str(tmp_path / "missing"), "127.0.0.1", "ps")
+    assert r.returncode == 2 and r.stderr.startswith(b"udpsh: %s: " % str(tmp_path / "missing").encode()), r
+
+
+def test_wire_request_and_token_formats():
+    assert w.parse_token(b"# udpsh token=" + TOKEN + b"\n") == TOKEN
+    for bad in (b"# udpsh token=" + TOKEN, b"# udpsh token=" + TOKEN.upper() + b"\n", b"# udpsh token=abc\n",
+                b"x# udpsh token=" + TOKEN + b"\n"):
+        assert w.parse_token(bad) is None, bad
+    assert w.request_datagram(b"ps") == b"ps"
+    assert w.request_datagram(b"ps", TOKEN) == b"token=" + TOKEN + b" ps"
+    # pinned to the kernel's unit test (tests/unit/test_udpsh_auth.c: MAC_7_HELP)
+    token = b"39ddab35fe4883596821754fab590f28"
+    assert w.request_datagram(b"help", token, bytes(range(16, 32)), 7) == \
+        b"token=" + token + b" counter=7 mac=58bf27420e941101161ad7a0b3c8fd3ee8c25507a44ec75ab7a6bb335a305fdb help"
+    a, b = w.next_counter(), w.next_counter()
+    assert b > a
 
 
 # ---- scripts/netload, both ends on the loopback ------------------------------------------------------------------

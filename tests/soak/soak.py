@@ -18,7 +18,10 @@ Each round, in an order and with arguments drawn from one seeded RNG (printed; -
     words): each answer predicted exactly by a model of the line editor and the shell, one line and a prompt;
   - random datagrams to the UDP shell (binary, NULs, overlong up to 64 KiB, empty, several lines, unknown
     words): each answer predicted from docs/udp-shell.md; a missing answer is counted, not failed (a rate limit
-    may drop them);
+    may drop them). The kernel is keyed (udpsh.key=), so every one of them goes with its token and MAC;
+  - forged datagrams: what a sender without the key or without its address's token can send (no token, a
+    guessed one, another port's, a bad MAC, none, a replay, a reply of the shell's own, a forged poweroff):
+    each must get only a token (within 3x its bytes), its refusal, or nothing, and never run;
   - a gdb attach/detach (`info threads`, `bt`, `detach`), sometimes while a console profile is sampling; the
     kernel must run on afterwards (every CPU ticks again).
   Every report's counts are checked against each other (check_report, check_raw). After each round the
@@ -55,7 +58,7 @@ import kprof_wire as wire  # noqa: E402
 from kprof_qemu import ELF, LOG_DIR, Kprof, KprofError, parse_table, poll, ps_rows, uptime  # noqa: E402
 from test_gdb import Gdb, threads  # noqa: E402
 from test_net import (HOST_INSIDE, NETLOAD, exchange, finish_host_sink, free_port, net_status,  # noqa: E402
-                      start_host_sink, wait_dhcp)
+                      start_host_sink, start_request, token_for, wait_dhcp)
 from test_profile import (RX_CALLER, RX_HEADER, RX_LABEL_SHARE, RX_LEAF, RX_MORE, RX_TABLE_FULL,  # noqa: E402
                           RX_WINDOW, burn_pids, wait_no_burn)
 
@@ -79,6 +82,15 @@ UDP_TOO_LONG = "# udpsh error: line too long (max 255 characters)"
 UDP_NOT_TEXT = "# udpsh error: request is not text"
 UDP_MULTILINE = "# udpsh error: one command line per request"
 UDP_BUSY = "# udpsh busy: another command is running"
+# The soak's kernel is keyed: every request carries its token, counter and MAC (kprof_wire.exchange).
+SOAK_KEY = bytes.fromhex("50a4c0ffee50a4c0ffee50a4c0ffee50a4c0ffee50a4c0ffee50a4c0ffee50a4")
+# Each request costs two of the rate limit's tokens now (the token round trip, then the request), so the soak's
+# kernel allows twice the default to keep its bursts what they were.
+SOAK_RATE = 200
+# The longest random datagram that still fits a UDP datagram with the keyed prefix in front of it.
+KEYED_PREFIX_MAX = len("token=%s counter=%d mac=%s " % ("0" * 32, 2 ** 64 - 1, "0" * 64))
+UDP_NEEDS_MAC = "# udpsh error: this shell takes keyed requests only (udpsh.key)"
+UDP_BAD_MAC = "# udpsh error: bad mac"
 
 
 class SoakFailure(Exception):
@@ -105,6 +117,9 @@ class Figures:
         self.profiles = self.raw_profiles = self.samples = 0
         self.labels_set = 0
         self.panics = 0
+        self.dgram_replayed = 0
+        self.forged = self.forged_token = self.forged_refused = self.forged_silent = 0
+        self.forged_bytes_in = self.forged_bytes_out = 0
 
 
 # ---- checking reports ------------------------------------------------------------------------------------
@@ -366,7 +381,7 @@ class Soak:
         """One command over the UDP shell: (text, status), or None when the reply was refused or incomplete (UDP:
         counted, and the soak goes on; a rate limit may drop it)."""
         self.f.udp_cmds += 1
-        reply = exchange(self.k.udp_port, line.encode(), timeout=timeout)
+        reply = exchange(self.k.udp_port, line.encode(), timeout=timeout, key=SOAK_KEY)
         problem = reply.problem()
         if problem is not None:
             self.f.udp_incomplete += 1
@@ -506,7 +521,7 @@ class Soak:
         u, c = self.profile_args(pids), self.profile_args(pids)
         with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
             s.connect(("127.0.0.1", self.k.udp_port))
-            s.send(u[0].encode())
+            start_request(s, u[0].encode(), key=SOAK_KEY)
             self.f.udp_cmds += 1
             console = self.cmd(c[0], timeout=60)
             reply = exchange(self.k.udp_port, None, timeout=40, sock=s)
@@ -630,7 +645,8 @@ class Soak:
             elif kind == "overlong":
                 data = bytes(rng.randrange(0x20, 0x7F) for _ in range(rng.randint(LINE_MAX + 1, 1472)))
             elif kind == "huge":
-                data = bytes(rng.randrange(256) for _ in range(rng.choice([1473, 4000, 9000, 65507])))
+                data = bytes(rng.randrange(256) for _ in range(rng.choice([1473, 4000, 9000,
+                                                                           65507 - KEYED_PREFIX_MAX])))
             elif kind == "empty":
                 data = rng.choice([b"", b"\n", b"\r\n"])
             elif kind == "lines":
@@ -658,6 +674,10 @@ class Soak:
         if reply.refusal is not None and reply.refusal[1] == UDP_BUSY:
             self.f.dgram_busy += 1
             return
+        if reply.refusal is not None and reply.refusal[1] == wire.REPLAYED and not alone:
+            # in a burst, a datagram overtaken on the way by one with a later counter
+            self.f.dgram_replayed += 1
+            return
         if isinstance(want, str):
             if reply.refusal is None or reply.refusal[1] != want:
                 fail("the datagram %r (%d bytes) should be refused %r; got %r (%s)"
@@ -676,7 +696,7 @@ class Soak:
         for _ in range(n):
             data, want = self.random_datagram()
             self.f.datagrams += 1
-            self.judge_datagram(data, want, exchange(self.k.udp_port, data, timeout=2.0), alone=True)
+            self.judge_datagram(data, want, exchange(self.k.udp_port, data, timeout=2.0, key=SOAK_KEY), alone=True)
 
     def datagrams_while_busy(self, n):
         """Random datagrams while the UDP shell runs a command: each is answered busy (or, had the command
@@ -692,14 +712,86 @@ class Soak:
                 data, want = self.random_datagram()
                 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
                 s.connect(("127.0.0.1", self.k.udp_port))
-                s.send(data)
-                socks.append((s, data, want))
+                socks.append((s, data, want, token_for(s)))
+            # the tokens first, then the requests back to back
+            for s, data, want, token in socks:
+                s.send(wire.request_datagram(data, token, SOAK_KEY))
                 self.f.datagrams += 1
-            for s, data, want in socks:
+            for s, data, want, _ in socks:
                 self.judge_datagram(data, want, exchange(self.k.udp_port, None, timeout=timeout, sock=s))
         finally:
-            for s, _, _ in socks:
+            for s, _, _, _ in socks:
                 s.close()
+
+    # ---- forged datagrams ----
+    def forged_datagrams(self, n):
+        """n datagrams a sender without the key, or without its address's token, could send. Each must get only
+        a token (and within 3x its bytes, headers counted), or its refusal, or nothing -- and never run."""
+        rng = self.rng
+        for _ in range(n):
+            kind = rng.choice(["no token", "guessed token", "other port's token", "bad mac", "no mac", "replay",
+                               "reply", "forged poweroff"])
+            line, _ = self.random_datagram()
+            if kind == "forged poweroff":
+                line = b"poweroff"
+            self.f.forged += 1
+            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s, \
+                    socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as other:
+                s.connect(("127.0.0.1", self.k.udp_port))
+                other.connect(("127.0.0.1", self.k.udp_port))
+                want = "token"
+                if kind in ("no token", "forged poweroff"):
+                    data = line
+                elif kind == "guessed token":
+                    data = wire.request_datagram(line, b"%032x" % rng.getrandbits(128), SOAK_KEY)
+                elif kind == "other port's token":
+                    data = wire.request_datagram(line, token_for(other), SOAK_KEY)
+                elif kind == "bad mac":
+                    data = b"token=%s counter=%d mac=%064x %s" % (token_for(s), wire.next_counter(),
+                                                                  rng.getrandbits(256), line)
+                    want = UDP_BAD_MAC
+                elif kind == "no mac":
+                    data, want = wire.request_datagram(line, token_for(s)), UDP_NEEDS_MAC
+                elif kind == "replay":
+                    data = wire.request_datagram(b"uptime", token_for(s), SOAK_KEY)
+                    s.send(data)
+                    first = wire.receive_reply(s, 5.0)
+                    if first.problem() is not None:  # lost (a rate limit, a full queue): counted as such
+                        self.f.udp_incomplete += 1
+                        continue
+                    want = wire.REPLAYED
+                else:
+                    # a shell's final line (its text datagrams are any text: they earn a token, like a request)
+                    data, want = rng.choice([wire.reply_datagrams(7, rng.choice([b"help\n", b"x"]))[-1],
+                                             b"# udpsh token=%032x\n" % rng.getrandbits(128),
+                                             UDP_BUSY.encode() + b"\n"]), None
+                if len(data) > 65507:
+                    data = data[:65507]
+                s.send(data)
+                reply = wire.receive_reply(s, 0.5 if want is None else 2.0)
+            got = [reply.token is not None, reply.refusal is not None, bool(reply.chunks or reply.trailer)]
+            if got[2]:
+                fail("a forged datagram (%s, %r) ran: %r" % (kind, data[:60], reply.text[:200]))
+            if want is None:
+                if any(got):
+                    fail("a reply-like datagram %r was answered" % data[:60])
+                self.f.forged_silent += 1
+            elif want == "token":
+                if got[1]:
+                    fail("a forged datagram (%s, %r) got %r, not a token" % (kind, data[:60], reply.refusal))
+                if got[0]:
+                    self.f.forged_token += 1
+                    out = len(b"# udpsh token=\n") + 32 + 28
+                    self.f.forged_bytes_in += len(data) + 28
+                    self.f.forged_bytes_out += out
+                    if out > 3 * (len(data) + 28):
+                        fail("a token for %d bytes is more than 3x" % len(data))
+            else:
+                if got[1] and reply.refusal[1] != want:
+                    fail("a forged datagram (%s) should be refused %r, got %r" % (kind, want, reply.refusal[1]))
+                if got[0]:
+                    fail("a forged datagram (%s) with a good token got a token again" % kind)
+                self.f.forged_refused += got[1]
 
     # ---- netload ----
     def udp_activity(self, pids, stop=False):
@@ -710,7 +802,7 @@ class Soak:
         ms = args[1]
         with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as first:
             first.connect(("127.0.0.1", self.k.udp_port))
-            first.send(args[0].encode())
+            start_request(first, args[0].encode(), key=SOAK_KEY)
             self.f.udp_cmds += 1
             if ms >= 200:
                 # pacing, not a wait for a condition: the request goes ahead of the junk on the way in, so
@@ -798,7 +890,7 @@ class Soak:
                 taken = self.net()["requests"]
                 us = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
                 us.connect(("127.0.0.1", k.udp_port))
-                us.send(line.encode())
+                start_request(us, line.encode(), key=SOAK_KEY)
                 self.f.udp_cmds += 1
                 poll("the UDP shell taking `%s`" % line, lambda: self.net()["requests"] > taken, timeout=15,
                      every=0.05)
@@ -935,7 +1027,7 @@ class Soak:
         rng = self.rng
         k = self.k
         pids = self.burn() if rng.random() < 0.7 else []
-        steps = ["profile", "profile", "netload", "labels", "lines", "datagrams", "gdb"]
+        steps = ["profile", "profile", "netload", "labels", "lines", "datagrams", "forged", "gdb"]
         rng.shuffle(steps)
         for step in steps:
             self.say("round %d: %s" % (number, step))
@@ -983,6 +1075,8 @@ class Soak:
                 self.random_lines(rng.randint(3, 8))
             elif step == "datagrams":
                 self.random_datagrams(rng.randint(5, 15))
+            elif step == "forged":
+                self.forged_datagrams(rng.randint(4, 12))
             elif step == "gdb":
                 self.gdb_round(live)
         self.clear_labels()
@@ -992,7 +1086,8 @@ class Soak:
         self.f.rounds += 1
 
     def boot(self):
-        self.k = Kprof(smp=CPUS, mem=256, udp=True, netload=True, gdb=True, name="soak")
+        self.k = Kprof(smp=CPUS, mem=256, udp=True, netload=True, gdb=True, name="soak",
+                       cmdline="udpsh.key=%s udpsh.rate=%d" % (SOAK_KEY.hex(), SOAK_RATE))
         self.k.boot()
         wait_dhcp(self.k)
 
@@ -1051,6 +1146,11 @@ class Soak:
             "1472 bytes, sent as IP fragments; %d sent alone, the rest in bursts)"
             % (f.random_lines, f.datagrams, f.dgram_answered, f.dgram_busy, f.dgram_unanswered,
                f.dgram_unanswered_fragmented, f.dgram_unanswered_alone),
+            "soak: forged datagrams %d: %d answered with a token only (%d bytes in, %d out: %.2fx), %d refused, "
+            "%d replies of the shell's own unanswered, none ran; %d keyed datagrams in bursts overtaken (replay "
+            "refused)" % (f.forged, f.forged_token, f.forged_bytes_in, f.forged_bytes_out,
+                          f.forged_bytes_out / max(1, f.forged_bytes_in), f.forged_refused, f.forged_silent,
+                          f.dgram_replayed),
             "soak: netload %d runs, %d datagrams sent, %d received" % (f.netload_runs, f.netload_sent,
                                                                       f.netload_received),
             "soak: gdb attaches %d; label changes %d; profiles checked %d (%d raw), %d samples"
@@ -1068,10 +1168,12 @@ class Soak:
         if getattr(self, "net_end", None) is not None:
             d = {key: self.net_end[key] - self.net_base[key]
                  for key in ("rx_packets", "tx_packets", "rx_dropped", "tx_ring_full", "udp_failed", "busy", "refused",
-                             "over_rate")}
+                             "over_rate", "tokens", "bad_mac", "no_mac", "replayed", "replies_ignored")}
             lines.append("soak: net during the rounds: %(rx_packets)d frames in, %(tx_packets)d out, %(rx_dropped)d "
                          "dropped in, %(tx_ring_full)d times the ring was full (retried), %(udp_failed)d UDP send failures, UDP shell "
-                         "%(busy)d busy, %(refused)d refused, %(over_rate)d over the rate limit; driver errors 0" % d)
+                         "%(busy)d busy, %(refused)d refused, %(over_rate)d over the rate limit, %(tokens)d tokens sent, "
+                         "%(bad_mac)d bad MACs, %(no_mac)d without a MAC, %(replayed)d replays, %(replies_ignored)d "
+                         "replies ignored; driver errors 0" % d)
         lines.append("soak: wall %.0f s" % wall)
         if ok:
             # the one line issue 8's closing note asks for

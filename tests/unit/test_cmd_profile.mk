@@ -3,4 +3,4 @@
 test_cmd_profile_SRCS := kernel/cmd_profile.c kernel/profiler_args.c kernel/profiler.c kernel/profiler_report.c \
                          kernel/profiler_raw.c kernel/labels.c kernel/parse.c kernel/heap.c kernel/symbols.c \
                          kernel/sink.c kernel/format.c kernel/string.c arch/x86_64/pmu.c arch/x86_64/pmu_intel.c \
-                         arch/x86_64/pmu_amd.c tests/unit/fake_cpu.c
+                         arch/x86_64/pmu_amd.c arch/x86_64/cpu_identity.c tests/unit/fake_cpu.c

@@ -1,0 +1,364 @@
+"""The UDP shell under forged datagrams (issue 16): raw frames injected through QEMU's `-netdev socket` with
+source addresses nobody checks, and every frame the kernel sends counted (tests/integration/forge.py).
+
+- A forged request of any kind gets back at most 3x its bytes (the IPv4 datagram, headers included, and the
+  Ethernet frame, each way), and that is one token datagram; nothing runs.
+- A forged `netload send` starts nothing (not a frame to its target), a forged `poweroff` or `panic` leaves the
+  machine up (the console still answers).
+- A datagram that looks like a UDP shell's reply gets nothing back, so two kprof machines on one wire (a Relay
+  between their segments) given a forged shell-to-shell datagram exchange at most one reply.
+- Through the ordinary user network (hostfwd): a keyed kernel refuses unkeyed, badly keyed and replayed
+  requests and counts them in `net`, while a real scripts/udpsh with the key (from the environment or a file)
+  runs everything, `label`, `burn`, `netload send`/`echo`, `panic` and, at the end, `poweroff`; an unkeyed
+  kernel (here one whose udpsh.key= is unreadable) runs the reading commands and refuses the rest.
+
+The figures (bytes out per byte in for each forged request, the shell-to-shell count) are printed and written
+to build/test-logs/udpsh-forged-figures.txt.
+"""
+
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+import forge
+from kprof_qemu import BUILD, TOP, Kprof, KprofError, free_port, poll
+
+SCRIPTS = os.path.join(TOP, "scripts")
+sys.path.insert(0, SCRIPTS)
+import kprof_wire as wire  # noqa: E402
+
+UDPSH = os.path.join(SCRIPTS, "udpsh")
+NETLOAD = os.path.join(SCRIPTS, "netload")
+
+KERNEL_IP, KERNEL_B_IP = "10.0.2.15", "10.0.2.16"
+KERNEL_B_MAC = "52:54:00:12:34:57"
+FORGED_IP, FORGED_MAC = "10.0.2.66", forge.mac_of("02:00:00:00:00:66")   # answers ARP: replies reach it
+VICTIM_IP, VICTIM_MAC = "10.0.2.77", forge.mac_of("02:00:00:00:00:77")   # where a forged netload would aim
+NOBODY_IP, NOBODY_MAC = "10.0.2.99", forge.mac_of("02:00:00:00:00:99")   # answers no ARP
+KEY = "5ec7e75ec7e75ec7e75ec7e75ec7e75e"
+FIGURES = {}
+
+
+def static_cmdline(ip):
+    return "ip=%s/24 gw=10.0.2.2" % ip
+
+
+def net_auth(k):
+    """The `net` command's udpsh and udpsh auth lines, as dicts of their numbers (and the key state)."""
+    out = k.cmd("net")
+    m = re.search(r"(?m)^udpsh auth: (keyed|unkeyed(?: \(bad udpsh\.key\))?), (\d+) tokens sent, (\d+) over "
+                  r"budget, (\d+) replies ignored, (\d+) no mac, (\d+) bad mac, (\d+) replayed, (\d+) senders "
+                  r"full, (\d+) need a key$", out)
+    assert m, "net has no udpsh auth line in its form:\n%s" % out
+    keys = ("tokens", "over_budget", "replies_ignored", "no_mac", "bad_mac", "replayed", "senders_full",
+            "needs_key")
+    got = dict(zip(keys, map(int, m.groups()[1:])))
+    got["mode"] = m.group(1)
+    tx = re.search(r"(?m)^tx: (\d+) packets", out)
+    got["tx_packets"] = int(tx.group(1))
+    req = re.search(r"(?m)^udpsh: port \d+, (\d+) requests", out)
+    got["requests"] = int(req.group(1))
+    return got
+
+
+@pytest.fixture(scope="module")
+def segment():
+    s = forge.Segment()
+    s.answers_arp.update({FORGED_IP: FORGED_MAC, VICTIM_IP: VICTIM_MAC})
+    yield s
+    s.close()
+
+
+@pytest.fixture(scope="module")
+def kernel_wire(request, segment):
+    """10.0.2.15 on a socket segment the test owns; unkeyed."""
+    k = Kprof(smp=2, mem=256, cmdline=static_cmdline(KERNEL_IP), extra_args=segment.netdev_args(),
+              name=request.node.name + "-wire")
+    try:
+        k.boot()
+        yield k
+    finally:
+        k.kill()
+    if FIGURES:
+        os.makedirs(os.path.join(BUILD, "test-logs"), exist_ok=True)
+        with open(os.path.join(BUILD, "test-logs", "udpsh-forged-figures.txt"), "w") as f:
+            for name, line in sorted(FIGURES.items()):
+                f.write("%s: %s\n" % (name, line))
+
+
+def forge_and_count(segment, payload, src_ip=FORGED_IP, src_mac=FORGED_MAC, src_port=40000, quiet=1.0):
+    """Injects one forged request to the kernel's shell; returns (the frame sent, every frame the kernel sent
+    until it had been quiet for `quiet` seconds)."""
+    mark = segment.mark()
+    frame = segment.forge_udp(src_ip, src_port, KERNEL_IP, 5555, payload, src_mac)
+    segment.wait_quiet(quiet)
+    return frame, segment.since(mark)
+
+
+def to(frames, ip):
+    return [f for f in frames if f.kind in ("udp", "ip") and f.dst == ip]
+
+
+GUESSED = b"token=" + b"0123456789abcdef" * 2 + b" "
+FORGED_REQUESTS = [
+    ("help", b"help\n"),
+    ("profile 300 raw", b"profile 300 all raw\n"),
+    ("empty", b""),
+    ("one byte", b"x"),
+    ("a guessed token", GUESSED + b"help\n"),
+    ("a guessed token and mac", GUESSED.rstrip() + b" counter=1 mac=" + b"ab" * 32 + b" help\n"),
+    ("1400 bytes", b"y" * 1400),
+    ("poweroff", b"poweroff\n"),
+    ("netload send", b"netload send 10.0.2.77 9999 3 1024 5000"),
+]
+
+
+@pytest.mark.parametrize("name,payload", FORGED_REQUESTS, ids=[c[0] for c in FORGED_REQUESTS])
+def test_a_forged_request_gets_at_most_3x_and_only_a_token(kernel_wire, segment, name, payload):
+    before = net_auth(kernel_wire)
+    frame, frames = forge_and_count(segment, payload)
+    back = to(frames, FORGED_IP)
+    ip_in, ip_out = len(payload) + 28, sum(f.ip_len for f in back)
+    frame_in, frame_out = len(frame), sum(f.frame_len for f in back)
+    FIGURES["forged %s" % name] = "%d IP bytes in, %d out (%.2fx); frames %d bytes in, %d out (%.2fx)" % (
+        ip_in, ip_out, ip_out / ip_in, frame_in, frame_out, frame_out / frame_in)
+    print("forged %r: %s" % (name, FIGURES["forged %s" % name]))
+    assert [f.payload[:14] for f in back] == [b"# udpsh token="], \
+        "a forged %s got %r" % (name, [f.payload[:60] for f in back])
+    assert wire.parse_token(back[0].payload) is not None, back[0].payload
+    assert ip_out <= 3 * ip_in and frame_out <= 3 * frame_in, FIGURES["forged %s" % name]
+    # and nothing else left the machine but ARP about the forged address
+    others = [f for f in frames if f not in back and not (f.kind == "arp" and f.dst == FORGED_IP)]
+    assert others == [], "the kernel also sent %s" % (others,)
+    after = net_auth(kernel_wire)
+    assert after["tokens"] == before["tokens"] + 1 and after["requests"] == before["requests"], (before, after)
+
+
+def test_an_address_nobody_holds_costs_only_arp(kernel_wire, segment):
+    frame, frames = forge_and_count(segment, b"help\n", src_ip=NOBODY_IP, src_mac=NOBODY_MAC, quiet=6.0)
+    assert to(frames, NOBODY_IP) == [], "an IP datagram went out to an address that never answered ARP"
+    arp = [f for f in frames if f.kind == "arp" and f.dst == NOBODY_IP]
+    assert all(f.kind == "arp" for f in frames), frames
+    FIGURES["forged from an address nobody holds"] = "%d ARP requests (%d bytes, broadcast), no datagram" % (
+        len(arp), sum(f.frame_len for f in arp))
+    print(FIGURES["forged from an address nobody holds"])
+    assert 1 <= len(arp) <= 6, "lwIP's ARP retries: %d requests" % len(arp)
+
+
+def test_a_forged_netload_send_starts_nothing(kernel_wire, segment):
+    k = kernel_wire
+    before = net_auth(k)
+    mark = segment.mark()
+    for payload in (b"netload send 10.0.2.77 9999 3 1024 5000", GUESSED + b"netload send 10.0.2.77 9999 3 1472 0",
+                    b"netload send 198.51.100.7 9999 3 1472 0"):
+        segment.forge_udp(FORGED_IP, 40001, KERNEL_IP, 5555, payload, FORGED_MAC)
+    segment.wait_quiet(2.0)
+    frames = segment.since(mark)
+    assert to(frames, VICTIM_IP) == [] and to(frames, "198.51.100.7") == [], "frames went to the target"
+    back = to(frames, FORGED_IP)
+    assert len(back) == 3 and all(f.payload.startswith(b"# udpsh token=") for f in back), back
+    after = net_auth(k)
+    FIGURES["forged netload send"] = "0 frames to the target; %d kernel frames in all (%d bytes), %d tokens" % (
+        after["tx_packets"] - before["tx_packets"], sum(f.frame_len for f in frames), len(back))
+    assert after["tx_packets"] - before["tx_packets"] == len(frames), "net counts frames the segment missed"
+    # netload is free: a sink starts and reports nothing received
+    out = k.cmd("netload sink 6000 1", timeout=15)
+    assert out.startswith("netload: sink on UDP port 6000 for 1 s\nnetload sink: packets 0 "), out
+
+
+def test_forged_poweroff_and_panic_leave_the_machine_up(kernel_wire, segment):
+    k = kernel_wire
+    mark = segment.mark()
+    for payload in (b"poweroff", b"panic\n", GUESSED + b"poweroff", GUESSED + b"panic"):
+        segment.forge_udp(FORGED_IP, 40002, KERNEL_IP, 5555, payload, FORGED_MAC)
+    segment.wait_quiet(1.5)
+    assert k.alive(), "QEMU exited after a forged poweroff"
+    assert k.cmd("uptime").startswith("up "), "the console does not answer after forged poweroff/panic"
+    assert "panic:" not in k.log and "ACPI S5" not in k.log, k.log[-2000:]
+    assert all(f.payload.startswith(b"# udpsh token=") for f in to(segment.since(mark), FORGED_IP))
+
+
+REPLY_LIKE = [
+    b"# udpsh token=0123456789abcdef0123456789abcdef\n",
+    b"# udpsh end seq=1 datagrams=0 bytes=0 crc32=00000000 status=0\n",
+    b"\n# udpsh end seq=4 datagrams=1 bytes=5 crc32=3610a686 status=0\n",
+    b"# udpsh busy: another command is running\n",
+]
+
+
+def test_a_reply_gets_no_answer(kernel_wire, segment):
+    before = net_auth(kernel_wire)
+    mark = segment.mark()
+    for payload in REPLY_LIKE:
+        segment.forge_udp(FORGED_IP, 5555, KERNEL_IP, 5555, payload, FORGED_MAC)
+    segment.wait_quiet(1.0)
+    assert to(segment.since(mark), FORGED_IP) == []
+    after = net_auth(kernel_wire)
+    assert after["replies_ignored"] == before["replies_ignored"] + len(REPLY_LIKE), (before, after)
+    assert after["tokens"] == before["tokens"], (before, after)
+
+
+def test_two_kernels_exchange_at_most_one_reply(request, kprof_factory):
+    """Two kprof machines joined by a Relay; one forged datagram from A's shell port to B's. B answers it with
+    a token (one datagram), which A takes for a reply and ignores: one reply in all (before the token layer,
+    234 to 244)."""
+    seg_a, seg_b = forge.Segment(), forge.Segment()
+    try:
+        forge.Relay(seg_a, seg_b)
+        a = kprof_factory(smp=1, mem=256, cmdline=static_cmdline(KERNEL_IP), extra_args=seg_a.netdev_args(),
+                          name=request.node.name + "-a", boot=False)
+        b = kprof_factory(smp=1, mem=256, cmdline=static_cmdline(KERNEL_B_IP),
+                          extra_args=seg_b.netdev_args(KERNEL_B_MAC), name=request.node.name + "-b", boot=False)
+        a.start()
+        b.start()
+        a.wait_ready()
+        b.wait_ready()
+        counts = []
+        # a request, a reply's text datagram, then a text datagram that happens to start a line with a word
+        for payload in (b"help\n", b"help  list the commands\nps  tasks\n", b"uptime"):
+            mark_a, mark_b = seg_a.mark(), seg_b.mark()
+            seg_b.forge_udp(KERNEL_IP, 5555, KERNEL_B_IP, 5555, payload, forge.GUEST_MAC,
+                            dst_mac=forge.mac_of(KERNEL_B_MAC))
+            seg_b.wait_quiet(2.0)
+            seg_a.wait_quiet(1.0)
+            shell = [f for f in seg_a.since(mark_a) + seg_b.since(mark_b)
+                     if f.kind == "udp" and f.sport == 5555 and f.dport == 5555]
+            counts.append(len(shell))
+            assert len(shell) <= 1, "the two shells exchanged %d datagrams: %s" % (
+                len(shell), [(f.src, f.payload[:40]) for f in shell])
+            assert shell[0].src == KERNEL_B_IP and shell[0].payload.startswith(b"# udpsh token="), shell
+        FIGURES["shell-to-shell ping-pong"] = "%s datagrams between the two shells per forged datagram" % counts
+        print(FIGURES["shell-to-shell ping-pong"])
+        assert net_auth(a)["replies_ignored"] == 3
+    finally:
+        seg_a.close()
+        seg_b.close()
+
+
+# ---- keyed and unkeyed, through the user network ----------------------------------------------------------------
+def run_udpsh(port, *words, env_key=None, key_file=None, timeout=10.0):
+    env = {k: v for k, v in os.environ.items() if k != wire.KEY_ENV}
+    if env_key is not None:
+        env[wire.KEY_ENV] = env_key
+    argv = [UDPSH, "-t", "%g" % timeout, "-p", str(port)] + (["--key-file", key_file] if key_file else []) + \
+        ["127.0.0.1"] + list(words)
+    r = subprocess.run(argv, capture_output=True, timeout=timeout + 30, env=env)
+    r.stderr = r.stderr.decode("utf-8", "replace")
+    return r
+
+
+def wait_for_shell(k, **kw):
+    poll("the UDP shell answering", lambda: run_udpsh(k.udp_port, "uptime", timeout=1, **kw).returncode == 0,
+         timeout=30, every=0.2)
+
+
+def host_sink(port, seconds):
+    sink = subprocess.Popen([NETLOAD, "sink", str(port), str(seconds)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    time.sleep(0.3)  # scripts/netload binds at once; the kernel's first datagram comes later still
+    return sink
+
+
+def test_keyed_kernel_refuses_the_unkeyed_and_runs_everything_for_the_key(kprof_factory, tmp_path):
+    k = kprof_factory(smp=2, mem=256, cmdline="udpsh.key=%s" % KEY, udp=True, netload=True)
+    assert "udpsh: keyed (128 bits): every request must carry its MAC" in k.boot_log, k.boot_log
+    key_file = tmp_path / "udpsh.key"
+    key_file.write_text(KEY + "\n")
+    wait_for_shell(k, env_key=KEY)
+    # no key, a wrong key, a replayed request
+    r = run_udpsh(k.udp_port, "help")
+    assert (r.returncode, r.stdout, r.stderr) == (3, b"", "udpsh: error: this shell takes keyed requests only "
+                                                  "(udpsh.key)\n"), r
+    r = run_udpsh(k.udp_port, "help", env_key="00" * 16)
+    assert (r.returncode, r.stderr) == (3, "udpsh: error: bad mac\n"), r
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.connect(("127.0.0.1", k.udp_port))
+        s.send(b"uptime")
+        token = wire.receive_reply(s, 5).token
+        assert token is not None
+        keyed = wire.request_datagram(b"uptime", token, bytes.fromhex(KEY))
+        s.send(keyed)
+        first = wire.receive_reply(s, 5)
+        s.send(keyed)
+        again = wire.receive_reply(s, 5)
+    assert first.problem() is None and first.text.startswith(b"up "), first.problem()
+    assert again.refusal is not None and again.refusal[1] == wire.REPLAYED, (again.text, again.refusal)
+    n = net_auth(k)
+    assert n["mode"] == "keyed" and n["no_mac"] >= 1 and n["bad_mac"] >= 1 and n["replayed"] == 1, n
+
+    # the key from the environment and from a file runs what changes the machine
+    console_help = k.cmd("help")
+    r = run_udpsh(k.udp_port, "help", key_file=str(key_file))
+    assert r.returncode == 0 and r.stdout.decode() == console_help + "\n", r
+    pid = [line.split()[0] for line in k.cmd("ps").split("\n") if line.split()[3:4] == ["reaper"]][0]
+    r = run_udpsh(k.udp_port, "label", pid, "via=udp", env_key=KEY)
+    assert r.returncode == 0, r
+    assert "via=udp" in k.cmd("ps"), "the label set over UDP is not in ps"
+    r = run_udpsh(k.udp_port, "burn", "200", "1", env_key=KEY, timeout=20)
+    assert r.returncode == 0, r
+    host_port = free_port(socket.SOCK_DGRAM)
+    sink = host_sink(host_port, 4)
+    r = run_udpsh(k.udp_port, "netload", "send", "10.0.2.2", str(host_port), "1", "256", "500", env_key=KEY,
+                  timeout=20)
+    out, _ = sink.communicate(timeout=30)
+    assert r.returncode == 0 and r.stdout.startswith(b"netload send: sent packets "), r
+    got = wire.parse_rx_report(out)
+    assert got and got["packets"] > 0, "the host sink got nothing from a keyed netload send: %r" % out
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.connect(("127.0.0.1", k.udp_port))
+        s.send(b"netload echo %d 3" % k.netload_port)
+        s.send(wire.request_datagram(b"netload echo %d 3" % k.netload_port, wire.receive_reply(s, 5).token,
+                                     bytes.fromhex(KEY)))
+        poll("the echo running", lambda: "netload=echo" in k.cmd("ps"), timeout=10, every=0.1)
+        echoed = subprocess.run([NETLOAD, "send", "127.0.0.1", str(k.netload_port), "1", "128", "200"],
+                                capture_output=True, text=True, timeout=30)
+        reply = wire.receive_reply(s, 15)
+    assert reply.problem() is None and reply.text.startswith(b"netload: echo on UDP port"), reply.problem()
+    assert "echoes" in echoed.stdout or "packets" in echoed.stdout, echoed
+    # and, last, poweroff
+    # (its "poweroff: ACPI S5" goes to the UDP shell's sink, and may or may not leave before the power goes)
+    run_udpsh(k.udp_port, "poweroff", env_key=KEY, timeout=3)
+    k.expect_eof(timeout=15)
+    assert k.wait_exit(timeout=10) == 0
+
+
+def test_keyed_panic(kprof_factory):
+    k = kprof_factory(smp=1, mem=256, cmdline="udpsh.key=%s" % KEY, udp=True)
+    wait_for_shell(k, env_key=KEY)
+    run_udpsh(k.udp_port, "panic", env_key=KEY, timeout=2)
+    k.expect(r"(?m)^panic: requested from the shell\n", what="the panic line", timeout=15)
+
+
+def test_unkeyed_kernel_reads_but_changes_nothing(kprof_factory):
+    """A udpsh.key= that cannot be read is reported at boot and leaves the shell unkeyed: the reading commands
+    run, everything that changes the machine or sends elsewhere is refused (and counted), the console is
+    unaffected."""
+    k = kprof_factory(smp=2, mem=256, cmdline="udpsh.key=0123456789abcdef", udp=True, netload=True)
+    assert "udpsh: udpsh.key: 64 bits; want 128 to 512 (32 to 128 hex digits); running unkeyed (only the " \
+           "commands that read)" in k.boot_log, k.boot_log
+    wait_for_shell(k)
+    before = net_auth(k)
+    assert before["mode"] == "unkeyed (bad udpsh.key)", before
+    for line in ("help", "ps", "lscpu", "stacks", "cpus", "net", "mem", "uptime", "profile 50 all 1", "bogus"):
+        r = run_udpsh(k.udp_port, *line.split(), timeout=20)
+        assert r.returncode in (0, 1) and r.stderr == "", (line, r)
+    refused = ["poweroff", "panic", "label 1 a=b", "burn 100", "netload echo %d 2" % k.netload_port,
+               "netload send 10.0.2.77 9999 1"]
+    for line in refused:
+        r = run_udpsh(k.udp_port, *line.split())
+        assert (r.returncode, r.stdout, r.stderr) == (3, b"", "udpsh: error: that command needs a keyed request "
+                                                      "(udpsh.key)\n"), (line, r)
+    assert net_auth(k)["needs_key"] == before["needs_key"] + len(refused)
+    # netload send to the asker itself is no reflection: it runs
+    host_port = free_port(socket.SOCK_DGRAM)
+    sink = host_sink(host_port, 3)
+    r = run_udpsh(k.udp_port, "netload", "send", "10.0.2.2", str(host_port), "1", "128", "100", timeout=20)
+    sink.communicate(timeout=30)
+    assert r.returncode == 0 and r.stdout.startswith(b"netload send: sent packets"), r
+    assert k.alive() and k.cmd("uptime").startswith("up ")
+    assert k.cmd("label 1 a=b") == "pid 1 labels a=b", "the console is unaffected"

@@ -1,0 +1,1 @@
+test_textbuf_SRCS := kernel/string.c
