@@ -4,16 +4,14 @@
  * the payload's length, checks them completely before touching the target, and answers an error for
  * anything it cannot do -- never a guess. Memory goes through target->mem_read/mem_write, which refuse
  * unmapped and non-canonical addresses instead of faulting. */
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "gdbstub/commands.h"
+#include "gdbstub/monitor.h"
 #include "gdbstub/packet.h"
 #include "gdbstub/regs.h"
-#include "kernel/format.h"
-#include "kernel/parse.h"
 #include "kernel/string.h"
 
 enum {
@@ -243,7 +241,7 @@ static bool handle_supported(struct gdb_session *s)
     } else {
         return reply_empty(s); /* qSupportedSomethingElse: not this packet */
     }
-    gdb_remove_all_breakpoints(s);
+    gdb_break_remove_all(s->target);
     s->g_cpu = s->stopped_cpu;
     s->c_cpu = -1;
 
@@ -366,6 +364,7 @@ static bool handle_read_memory(struct gdb_session *s)
             piece = len - done;
         if (!s->target->mem_read(at, dst + done, (size_t)piece))
             break;
+        gdb_break_hide(at, dst + done, (size_t)piece); /* gdb sees its code, not the breakpoints in it */
         done += piece;
     }
     if (done == 0)
@@ -409,41 +408,11 @@ static bool handle_write_memory(struct gdb_session *s, bool binary)
         return reply_ok(s); /* gdb's probe for X support */
     if (!range_fits(addr, len) || !s->target->mem_write(addr, data, (size_t)len))
         return reply_error(s, ERR_ADDRESS);
+    gdb_break_written(s->target, addr, (size_t)len);
     return reply_ok(s);
 }
 
 /* ---- breakpoints ---- */
-
-static struct gdb_breakpoint *find_breakpoint(struct gdb_session *s, enum gdb_break_type type, uint64_t addr)
-{
-    for (size_t i = 0; i < GDB_MAX_BREAKPOINTS; i++) {
-        struct gdb_breakpoint *bp = &s->keep->breakpoints[i];
-        if (bp->used && bp->type == type && bp->addr == addr)
-            return bp;
-    }
-    return NULL;
-}
-
-static bool remove_breakpoint(struct gdb_session *s, struct gdb_breakpoint *bp)
-{
-    bool removed = bp->type == GDB_BREAK_SW ? s->target->sw_break_remove(bp->addr)
-                                            : s->target->hw_break_remove(bp->addr);
-    if (removed)
-        bp->used = false;
-    return removed;
-}
-
-void gdb_remove_all_breakpoints(struct gdb_session *s)
-{
-    /* One that cannot be removed now (its page went away) is forgotten all the same: nothing could ever
-     * remove it later either. */
-    for (size_t i = 0; i < GDB_MAX_BREAKPOINTS; i++) {
-        struct gdb_breakpoint *bp = &s->keep->breakpoints[i];
-        if (bp->used)
-            remove_breakpoint(s, bp);
-        bp->used = false;
-    }
-}
 
 /* Z and z, types 0 (software) and 1 (hardware execution); both directions are idempotent, as gdb asks, so a
  * repeated packet does no harm. Other types (watchpoints) get the empty reply. */
@@ -459,27 +428,17 @@ static bool handle_breakpoint(struct gdb_session *s, bool insert)
         return reply_error(s, ERR_MALFORMED);
 
     enum gdb_break_type bt = type == 0 ? GDB_BREAK_SW : GDB_BREAK_HW;
-    struct gdb_breakpoint *bp = find_breakpoint(s, bt, addr);
-    if (!insert) {
-        if (bp != NULL && !remove_breakpoint(s, bp))
-            return reply_error(s, ERR_TARGET);
+    if (!insert)
+        return gdb_break_remove(s->target, bt, addr) ? reply_ok(s) : reply_error(s, ERR_TARGET);
+    switch (gdb_break_insert(s->target, bt, addr)) {
+    case GDB_BREAK_OK:
         return reply_ok(s);
+    case GDB_BREAK_FULL:
+        return reply_error(s, ERR_NO_ROOM);
+    case GDB_BREAK_REFUSED:
+        break;
     }
-    if (bp != NULL)
-        return reply_ok(s);
-    for (size_t i = 0; i < GDB_MAX_BREAKPOINTS && bp == NULL; i++)
-        if (!s->keep->breakpoints[i].used)
-            bp = &s->keep->breakpoints[i];
-    if (bp == NULL)
-        return reply_error(s, ERR_NO_ROOM);
-    if (bt == GDB_BREAK_SW && !s->target->sw_break_insert(addr))
-        return reply_error(s, ERR_ADDRESS);
-    if (bt == GDB_BREAK_HW && !s->target->hw_break_insert(addr))
-        return reply_error(s, ERR_NO_ROOM);
-    bp->used = true;
-    bp->type = bt;
-    bp->addr = addr;
-    return reply_ok(s);
+    return reply_error(s, ERR_ADDRESS);
 }
 
 /* ---- resuming ---- */
@@ -632,7 +591,7 @@ static bool handle_detach(struct gdb_session *s)
         return reply_error(s, ERR_MALFORMED);
     if (!cursor_at_end(&c))
         return reply_error(s, ERR_MALFORMED);
-    gdb_remove_all_breakpoints(s);
+    gdb_break_remove_all(s->target);
     bool link_held = reply_ok(s);
     s->target->resume(-1, false);
     s->keep->stop_reply_owed = false;
@@ -642,150 +601,11 @@ static bool handle_detach(struct gdb_session *s)
 
 static bool handle_kill(struct gdb_session *s)
 {
-    gdb_remove_all_breakpoints(s);
+    gdb_break_remove_all(s->target);
     s->keep->stop_reply_owed = false;
     end_session(s, GDB_END_KILL);
     s->target->kill();
     return true;
-}
-
-/* ---- monitor commands (qRcmd) ---- */
-
-/* Sends the gathered monitor output as one `O` packet. */
-static void monitor_flush(struct gdb_session *s)
-{
-    if (s->monitor_len == 0 || s->monitor_lost)
-        return;
-    gdb_out_reset(s->link);
-    gdb_out_char(s->link, 'O');
-    gdb_out_hex_bytes(s->link, s->monitor_out, s->monitor_len);
-    s->monitor_len = 0;
-    if (!send_reply(s))
-        s->monitor_lost = true;
-}
-
-static void monitor_write(void *arg, const char *text)
-{
-    struct gdb_session *s = arg;
-    for (; *text != '\0'; text++) {
-        if (s->monitor_len == sizeof s->monitor_out)
-            monitor_flush(s);
-        if (s->monitor_lost)
-            return;
-        s->monitor_out[s->monitor_len++] = *text;
-    }
-}
-
-static void monitor_printf(struct gdb_session *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void monitor_printf(struct gdb_session *s, const char *fmt, ...)
-{
-    char line[192];
-    va_list ap;
-    va_start(ap, fmt);
-    kvsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    monitor_write(s, line);
-}
-
-static void monitor_help(struct gdb_session *s)
-{
-    monitor_write(s, "monitor commands:\n"
-                     "  help                          this list\n"
-                     "  rdmsr [cpu N] MSR             read an MSR on CPU N (default: the current thread's)\n"
-                     "  wrmsr [cpu N] MSR VALUE       write an MSR on CPU N\n"
-                     "  pmu                           every PMU MSR of the profiler's backend, per CPU, decoded\n"
-                     "numbers are decimal or 0x-prefixed hex; thread N in gdb is CPU N-1\n");
-}
-
-/* rdmsr [cpu N] MSR / wrmsr [cpu N] MSR VALUE. */
-static void monitor_msr(struct gdb_session *s, int argc, char **argv, bool write)
-{
-    const char *usage = write ? "usage: wrmsr [cpu N] MSR VALUE\n" : "usage: rdmsr [cpu N] MSR\n";
-    int arg = 1;
-    unsigned cpu = s->g_cpu;
-    if (arg < argc && strcmp(argv[arg], "cpu") == 0) {
-        uint64_t n;
-        if (arg + 1 >= argc || !parse_u64_range(argv[arg + 1], 0, s->cpus - 1u, &n)) {
-            monitor_printf(s, "error: no cpu '%s' (there are %u)\n", arg + 1 < argc ? argv[arg + 1] : "",
-                           s->cpus);
-            return;
-        }
-        cpu = (unsigned)n;
-        arg += 2;
-    }
-    uint64_t msr, value = 0;
-    if (argc != arg + (write ? 2 : 1)) {
-        monitor_write(s, usage);
-        return;
-    }
-    if (!parse_u64_range(argv[arg], 0, UINT32_MAX, &msr)) {
-        monitor_printf(s, "error: bad MSR number '%s'\n%s", argv[arg], usage);
-        return;
-    }
-    if (write && !parse_u64(argv[arg + 1], &value)) {
-        monitor_printf(s, "error: bad value '%s'\n%s", argv[arg + 1], usage);
-        return;
-    }
-    if (write) {
-        if (s->target->msr_write(cpu, (uint32_t)msr, value))
-            monitor_printf(s, "cpu %u msr 0x%llx <- 0x%016llx\n", cpu, (unsigned long long)msr,
-                           (unsigned long long)value);
-        else
-            monitor_printf(s, "error: cpu %u msr 0x%llx: wrmsr faulted\n", cpu, (unsigned long long)msr);
-    } else {
-        if (s->target->msr_read(cpu, (uint32_t)msr, &value))
-            monitor_printf(s, "cpu %u msr 0x%llx = 0x%016llx\n", cpu, (unsigned long long)msr,
-                           (unsigned long long)value);
-        else
-            monitor_printf(s, "error: cpu %u msr 0x%llx: rdmsr faulted\n", cpu, (unsigned long long)msr);
-    }
-}
-
-static void monitor_run(struct gdb_session *s, char *line)
-{
-    char *argv[SHELL_MAX_ARGS];
-    int argc = split_words(line, argv, SHELL_MAX_ARGS);
-    if (argc < 0) {
-        monitor_write(s, "error: too many words\n");
-        return;
-    }
-    if (argc == 0 || strcmp(argv[0], "help") == 0)
-        monitor_help(s);
-    else if (strcmp(argv[0], "rdmsr") == 0)
-        monitor_msr(s, argc, argv, false);
-    else if (strcmp(argv[0], "wrmsr") == 0)
-        monitor_msr(s, argc, argv, true);
-    else if (strcmp(argv[0], "pmu") == 0 && argc == 1)
-        s->target->pmu_report(monitor_write, s);
-    else if (strcmp(argv[0], "pmu") == 0)
-        monitor_write(s, "usage: pmu\n");
-    else
-        monitor_printf(s, "error: unknown command '%s'; try 'monitor help'\n", argv[0]);
-}
-
-/* qRcmd,hex-of-command: the output in `O` packets, then OK. Errors in the command are output too (gdb shows a
- * bare E reply only as "protocol error"); E22 is kept for a packet that is not hex. */
-static bool handle_monitor(struct gdb_session *s)
-{
-    struct gdb_cursor c = payload_from(s, strlen("qRcmd,"));
-    size_t digits = cursor_left(&c);
-    if (digits % 2 != 0)
-        return reply_error(s, ERR_MALFORMED);
-    s->monitor_len = 0;
-    s->monitor_lost = false;
-    if (digits / 2 > GDB_MONITOR_LINE) {
-        monitor_printf(s, "error: command longer than %u characters\n", GDB_MONITOR_LINE);
-    } else {
-        if (!hex_decode(s->monitor_line, c.p, digits / 2))
-            return reply_error(s, ERR_MALFORMED);
-        s->monitor_line[digits / 2] = '\0';
-        monitor_run(s, s->monitor_line);
-    }
-    monitor_flush(s);
-    if (s->monitor_lost)
-        return false;
-    return reply_ok(s);
 }
 
 /* ---- dispatch ---- */
@@ -811,7 +631,7 @@ static bool handle_query(struct gdb_session *s)
     if (payload_starts(s, "qThreadExtraInfo,"))
         return handle_thread_extra_info(s);
     if (payload_starts(s, "qRcmd,"))
-        return handle_monitor(s);
+        return gdb_monitor_packet(s);
     return reply_empty(s);
 }
 

@@ -12,22 +12,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "gdbstub/breakpoints.h"
 #include "gdbstub/packet.h"
 #include "gdbstub/stub.h"
 #include "gdbstub/target.h"
-
-#define GDB_MAX_BREAKPOINTS 64
-/* The longest monitor command line, and the monitor output gathered before it is sent as an `O` packet. */
-#define GDB_MONITOR_LINE 256
-#define GDB_MONITOR_OUT 1024
-
-enum gdb_break_type { GDB_BREAK_SW = 0, GDB_BREAK_HW = 1 };
-
-struct gdb_breakpoint {
-    bool used;
-    enum gdb_break_type type;
-    uint64_t addr;
-};
 
 /* What outlives a session. */
 struct gdb_persistent {
@@ -35,7 +23,6 @@ struct gdb_persistent {
                              stopped */
     bool gdb_swbreak;     /* gdb understands `swbreak` and `hwbreak` in stop replies (from qSupported) */
     bool gdb_hwbreak;
-    struct gdb_breakpoint breakpoints[GDB_MAX_BREAKPOINTS];
 };
 
 struct gdb_session {
@@ -50,10 +37,6 @@ struct gdb_session {
     unsigned next_thread;   /* qsThreadInfo continues the list from here */
     bool ended;
     enum gdb_session_end end;
-    size_t monitor_len;     /* monitor output gathered, not yet sent */
-    bool monitor_lost;      /* the link went while sending monitor output */
-    char monitor_out[GDB_MONITOR_OUT];
-    char monitor_line[GDB_MONITOR_LINE + 1];
 };
 
 /* Sends the stop reply for the session's stop (the `?` answer; also sent unprompted when gdb waits). Returns
@@ -65,8 +48,5 @@ bool gdb_handle_packet(struct gdb_session *s);
 
 /* Answers a packet that arrived longer than GDB_PACKET_SIZE (E07). Returns false when the link is lost. */
 bool gdb_reply_too_long(struct gdb_session *s);
-
-/* Removes every breakpoint the stub believes inserted (detach, lost link, a new gdb connecting). */
-void gdb_remove_all_breakpoints(struct gdb_session *s);
 
 #endif

@@ -3,6 +3,7 @@
  * the stopped CPU had, and two packets' worth of bytes do not belong there. */
 #include <stdbool.h>
 
+#include "gdbstub/breakpoints.h"
 #include "gdbstub/commands.h"
 #include "gdbstub/packet.h"
 #include "gdbstub/stub.h"
@@ -15,12 +16,13 @@ static struct gdb_persistent keep;
 void gdb_stub_reset(void)
 {
     memset(&keep, 0, sizeof keep);
+    gdb_break_reset();
 }
 
 /* The link is gone: nobody can remove breakpoints or resume the machine later, so do both now. */
 static enum gdb_session_end link_lost(struct gdb_session *s)
 {
-    gdb_remove_all_breakpoints(s);
+    gdb_break_remove_all(s->target);
     s->keep->stop_reply_owed = false;
     s->target->resume(-1, false);
     return GDB_END_LINK_LOST;

@@ -1,5 +1,5 @@
 /* gdbstub/target.h: what the gdb remote protocol layer (gdbstub/ files) needs from the machine it debugs. The
- * protocol code is portable and host-tested against a fake target; arch/x86_64/gdb_target.c implements this
+ * protocol code is portable and host-tested against a fake target; arch/x86_64/gdb_target.c assembles it
  * for real. All calls happen while every CPU is stopped, on the CPU that runs the stub. */
 #ifndef GDBSTUB_TARGET_H
 #define GDBSTUB_TARGET_H
@@ -7,6 +7,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+struct sink;
 
 /* The x86-64 registers in gdb's order for the amd64 target description (rax..r15, rip, eflags, cs, ss, ds,
  * es, fs, gs, fs_base, gs_base; then nothing else: no FPU/SSE, the kernel is general-regs-only). */
@@ -36,19 +38,23 @@ struct gdb_target {
     /* Memory that cannot fault the kernel: false (and nothing written) for unmapped or non-canonical ranges. */
     bool (*mem_read)(uint64_t addr, void *buf, size_t len);
     bool (*mem_write)(uint64_t addr, const void *buf, size_t len);
-    /* Software breakpoints (int3) and hardware execution breakpoints (debug registers, all CPUs). */
-    bool (*sw_break_insert)(uint64_t addr);
-    bool (*sw_break_remove)(uint64_t addr);
-    bool (*hw_break_insert)(uint64_t addr);
-    bool (*hw_break_remove)(uint64_t addr);
+    /* Software breakpoints: plants the breakpoint instruction (x86: int3) at addr, handing back the byte it
+     * replaced -- false, nothing changed, where no code is mapped -- and puts a byte back. Where the
+     * breakpoints are is the stub's table (gdbstub/breakpoints.h), not the target's. */
+    bool (*sw_break_plant)(uint64_t addr, uint8_t *saved);
+    bool (*sw_break_unplant)(uint64_t addr, uint8_t saved);
+    /* Hardware execution breakpoints: the debug registers there are, and whether one can hold addr. Each
+     * CPU loads the table's hardware breakpoints (gdb_break_hw_slot) into its own as it resumes. */
+    unsigned hw_break_slots;
+    bool (*hw_break_valid)(uint64_t addr);
     /* Resume: step=true sets the trap flag on cpu for one instruction; the others continue unless
      * others_stay is true (vCont;s:N without c). */
     void (*resume)(int step_cpu, bool others_stay);
     /* MSRs, read or written on the CPU that owns them; false on #GP. */
     bool (*msr_read)(unsigned cpu, uint32_t msr, uint64_t *value);
     bool (*msr_write)(unsigned cpu, uint32_t msr, uint64_t value);
-    /* `monitor pmu`: every PMU MSR of the chosen backend, per CPU, decoded, written through out(). */
-    void (*pmu_report)(void (*out)(void *arg, const char *text), void *arg);
+    /* `monitor pmu`: every PMU MSR of the chosen backend, per CPU, decoded, written to out. */
+    void (*pmu_report)(struct sink *out);
     /* `k`: kill -- here, power off or halt. */
     void (*kill)(void);
 };

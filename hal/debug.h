@@ -1,5 +1,6 @@
 /* hal/debug.h: the kernel debugger as the portable kernel sees it -- a gdb remote stub the architecture
- * provides (arch/x86_64/gdb_target.c, on COM2). The boot sequence starts it; a panic may hand over to it. */
+ * provides (arch/x86_64/gdb_target.c starts it on COM2; gdbstub/stop.c takes panics). The boot sequence starts
+ * it; a panic may hand over to it. */
 #ifndef HAL_DEBUG_H
 #define HAL_DEBUG_H
 

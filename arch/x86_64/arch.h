@@ -16,7 +16,7 @@
 #define VEC_DEVICE_BASE 0x40   /* IOAPIC-routed device interrupts, allocated upwards */
 #define VEC_DEVICE_LAST 0x7F
 #define VEC_YIELD 0x81         /* int $0x81: a task gives up the CPU */
-#define VEC_GDB_WAKE 0xF0      /* wakes a CPU the debugger stopped (gdb_target.c); above any TPR it parks at */
+#define VEC_GDB_WAKE 0xF0      /* wakes a CPU the debugger stopped (gdb_nmi.c); above any TPR it parks at */
 #define VEC_SPURIOUS 0xFF
 
 /* multiboot.c: what GRUB told us, copied out of its structures early. */

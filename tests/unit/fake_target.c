@@ -12,10 +12,15 @@
 #include <cmocka.h>
 
 #include "fake_target.h"
+#include "gdbstub/breakpoints.h"
+#include "kernel/sink.h"
 
 /* ---- memory ---- */
 
 static uint8_t low_mem[FAKE_LOW_SIZE];
+/* The addresses where the stub's int3s are planted (see the breakpoints below). */
+static uint64_t sw_slots[FAKE_SW_SLOTS];
+static bool sw_used[FAKE_SW_SLOTS];
 static uint8_t high_mem[FAKE_HIGH_SIZE];
 
 uint8_t fake_memory_pattern(size_t offset)
@@ -53,12 +58,17 @@ static bool fake_mem_read(uint64_t addr, void *buf, size_t len)
     return true;
 }
 
+static bool remove_slot(const uint64_t *slots, bool *used, size_t n, uint64_t addr);
+
 static bool fake_mem_write(uint64_t addr, const void *buf, size_t len)
 {
     uint8_t *p = mapped(addr, len);
     if (p == NULL)
         return false;
     memcpy(p, buf, len);
+    /* A planted int3 written over is gone: planting there again is not planting twice. */
+    for (size_t i = 0; i < len; i++)
+        remove_slot(sw_slots, sw_used, FAKE_SW_SLOTS, addr + i);
     return true;
 }
 
@@ -96,10 +106,6 @@ static bool fake_reg_write(unsigned cpu, enum gdb_reg reg, uint64_t value)
 
 /* ---- breakpoints ---- */
 
-static uint64_t sw_slots[FAKE_SW_SLOTS];
-static bool sw_used[FAKE_SW_SLOTS];
-static uint64_t hw_slots[FAKE_HW_SLOTS];
-static bool hw_used[FAKE_HW_SLOTS];
 unsigned fake_break_insert_calls;
 
 static int find_slot(const uint64_t *slots, const bool *used, size_t n, uint64_t addr)
@@ -141,15 +147,26 @@ static unsigned count_slots(const bool *used, size_t n)
     return count;
 }
 
-static bool fake_sw_break_insert(uint64_t addr)
+/* The machine's side of a software breakpoint: a real int3 byte in the fake memory. The slots only catch a
+ * stub that plants twice at one address without removing in between. */
+static bool fake_sw_break_plant(uint64_t addr, uint8_t *saved)
 {
     fake_break_insert_calls++;
-    return mapped(addr, 1) != NULL && insert_slot(sw_slots, sw_used, FAKE_SW_SLOTS, addr);
+    uint8_t *p = mapped(addr, 1);
+    if (p == NULL || !insert_slot(sw_slots, sw_used, FAKE_SW_SLOTS, addr))
+        return false;
+    *saved = *p;
+    *p = FAKE_BREAK_INSN;
+    return true;
 }
 
-static bool fake_sw_break_remove(uint64_t addr)
+static bool fake_sw_break_unplant(uint64_t addr, uint8_t saved)
 {
-    return remove_slot(sw_slots, sw_used, FAKE_SW_SLOTS, addr);
+    uint8_t *p = mapped(addr, 1);
+    if (p == NULL || !remove_slot(sw_slots, sw_used, FAKE_SW_SLOTS, addr))
+        return false;
+    *p = saved;
+    return true;
 }
 
 static bool canonical(uint64_t addr)
@@ -157,15 +174,10 @@ static bool canonical(uint64_t addr)
     return addr < 0x0000800000000000ull || addr >= 0xffff800000000000ull;
 }
 
-static bool fake_hw_break_insert(uint64_t addr)
+static bool fake_hw_break_valid(uint64_t addr)
 {
     fake_break_insert_calls++;
-    return canonical(addr) && insert_slot(hw_slots, hw_used, FAKE_HW_SLOTS, addr);
-}
-
-static bool fake_hw_break_remove(uint64_t addr)
-{
-    return remove_slot(hw_slots, hw_used, FAKE_HW_SLOTS, addr);
+    return canonical(addr);
 }
 
 bool fake_sw_break_at(uint64_t addr)
@@ -173,9 +185,14 @@ bool fake_sw_break_at(uint64_t addr)
     return find_slot(sw_slots, sw_used, FAKE_SW_SLOTS, addr) >= 0;
 }
 
+/* The debug registers a CPU would load as it resumes: what the stub's table holds in each slot. */
 bool fake_hw_break_at(uint64_t addr)
 {
-    return find_slot(hw_slots, hw_used, FAKE_HW_SLOTS, addr) >= 0;
+    uint64_t slot_addr;
+    for (unsigned slot = 0; slot < FAKE_HW_SLOTS; slot++)
+        if (gdb_break_hw_slot(slot, &slot_addr) && slot_addr == addr)
+            return true;
+    return false;
 }
 
 unsigned fake_sw_break_count(void)
@@ -185,7 +202,11 @@ unsigned fake_sw_break_count(void)
 
 unsigned fake_hw_break_count(void)
 {
-    return count_slots(hw_used, FAKE_HW_SLOTS);
+    uint64_t addr;
+    unsigned count = 0;
+    for (unsigned slot = 0; slot < FAKE_HW_SLOTS; slot++)
+        count += gdb_break_hw_slot(slot, &addr);
+    return count;
 }
 
 /* ---- resume, kill ---- */
@@ -252,16 +273,12 @@ static bool fake_msr_write(unsigned cpu, uint32_t msr, uint64_t value)
 const char *fake_pmu_text;
 size_t fake_pmu_piece;
 
-static void fake_pmu_report(void (*out)(void *arg, const char *text), void *arg)
+static void fake_pmu_report(struct sink *out)
 {
     size_t len = strlen(fake_pmu_text);
     for (size_t at = 0; at < len; at += fake_pmu_piece) {
-        char piece[256];
         size_t n = len - at < fake_pmu_piece ? len - at : fake_pmu_piece;
-        assert_true(n < sizeof piece);
-        memcpy(piece, fake_pmu_text + at, n);
-        piece[n] = '\0';
-        out(arg, piece);
+        sink_write(out, fake_pmu_text + at, n);
     }
 }
 
@@ -272,10 +289,10 @@ const struct gdb_target fake_target = {
     .reg_write = fake_reg_write,
     .mem_read = fake_mem_read,
     .mem_write = fake_mem_write,
-    .sw_break_insert = fake_sw_break_insert,
-    .sw_break_remove = fake_sw_break_remove,
-    .hw_break_insert = fake_hw_break_insert,
-    .hw_break_remove = fake_hw_break_remove,
+    .sw_break_plant = fake_sw_break_plant,
+    .sw_break_unplant = fake_sw_break_unplant,
+    .hw_break_slots = FAKE_HW_SLOTS,
+    .hw_break_valid = fake_hw_break_valid,
     .resume = fake_resume,
     .msr_read = fake_msr_read,
     .msr_write = fake_msr_write,
@@ -293,7 +310,6 @@ void fake_target_reset(void)
     fake_unreadable_reg = -1;
     fake_readonly_reg = -1;
     memset(sw_used, 0, sizeof sw_used);
-    memset(hw_used, 0, sizeof hw_used);
     fake_break_insert_calls = 0;
     fake_resume_calls = 0;
     fake_resume_step_cpu = -2;

@@ -30,10 +30,12 @@ extern uint64_t fake_regs[FAKE_CPUS][GDB_REG_COUNT];
 extern int fake_unreadable_reg;
 extern int fake_readonly_reg;
 
-/* Breakpoints the stub has inserted: software ones until FAKE_SW_SLOTS are in use, hardware ones until
- * FAKE_HW_SLOTS (debug registers). A software breakpoint needs mapped memory. */
+/* Breakpoints: a software one is the byte FAKE_BREAK_INSN planted in mapped memory (at most FAKE_SW_SLOTS
+ * at once); the four debug registers (FAKE_HW_SLOTS) hold what the stub's table (gdbstub/breakpoints.h)
+ * puts in each slot. fake_break_insert_calls counts the plants and the hardware address checks. */
 #define FAKE_SW_SLOTS 128
 #define FAKE_HW_SLOTS 4
+#define FAKE_BREAK_INSN 0xCC
 bool fake_sw_break_at(uint64_t addr);
 bool fake_hw_break_at(uint64_t addr);
 unsigned fake_sw_break_count(void);

@@ -14,6 +14,7 @@
 
 #include "fake_target.h"
 #include "gdbstub/commands.h"
+#include "gdbstub/monitor.h"
 #include "gdbstub/packet.h"
 #include "gdbstub/regs.h"
 #include "gdbstub/stub.h"
@@ -53,6 +54,16 @@ static void run_to_link_loss(void)
 {
     assert_int_equal(run(GDB_STOP_ATTACH, 0), GDB_END_LINK_LOST);
     SCRIPT_PLAYED();
+}
+
+/* Plays the script so far in a session that gdb ends with `c`, which keeps the breakpoints in. */
+static void continue_session(void)
+{
+    fake_send_packet("c", 1);
+    fake_expect_raw("+", 1);
+    assert_int_equal(run(GDB_STOP_ATTACH, 0), GDB_END_CONTINUE);
+    SCRIPT_PLAYED();
+    fake_link_reset();
 }
 
 static char scratch[4 * GDB_PACKET_SIZE];
@@ -845,6 +856,41 @@ static void test_breakpoint_table_full(void **state)
     assert_int_equal(fake_sw_break_count(), 0);
 }
 
+/* gdb reads the code, not the int3 standing in for it; a write under a breakpoint lands in the code with the
+ * breakpoint kept over it, and removing the breakpoint leaves what gdb wrote. */
+static void test_memory_under_a_breakpoint(void **state)
+{
+    (void)state;
+    char original[16];
+    snprintf(original, sizeof original, "%02x%02x%02x%02x", fake_memory_pattern(0xe), fake_memory_pattern(0xf),
+             fake_memory_pattern(0x10), fake_memory_pattern(0x11));
+    fake_exchange("Z0,1010,1", "OK");
+    fake_exchange("m100e,4", original);
+    fake_exchange("M100f,3:aabbdd", "OK");
+    fake_exchange("m100f,3", "aabbdd");
+    continue_session();
+    assert_int_equal(fake_memory_byte(0x100f), 0xaa);
+    assert_int_equal(fake_memory_byte(0x1010), FAKE_BREAK_INSN);
+    assert_int_equal(fake_memory_byte(0x1011), 0xdd);
+    fake_exchange("z0,1010,1", "OK");
+    continue_session();
+    assert_int_equal(fake_memory_byte(0x1010), 0xbb);
+
+    /* gdb may write the int3 byte itself; what it wrote is what stays. */
+    fake_exchange("Z0,1010,1", "OK");
+    fake_exchange("M1010,1:cc", "OK");
+    fake_exchange("m1010,1", "cc");
+    fake_exchange("z0,1010,1", "OK");
+    fake_exchange("m1010,1", "cc");
+    fake_exchange("Z0,1010,1", "OK");
+    fake_exchange("M1010,1:01", "OK");
+    continue_session();
+    assert_int_equal(fake_memory_byte(0x1010), FAKE_BREAK_INSN);
+    fake_exchange("m1010,1", "01");
+    run_to_link_loss();
+    assert_int_equal(fake_memory_byte(0x1010), 0x01);
+}
+
 /* ---- resuming ---- */
 
 /* Plays one resume packet and checks what was resumed. */
@@ -1245,6 +1291,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_software_breakpoints_stay_across_a_continue, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hardware_breakpoints, setup, teardown),
         cmocka_unit_test_setup_teardown(test_breakpoint_table_full, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_memory_under_a_breakpoint, setup, teardown),
         cmocka_unit_test_setup_teardown(test_continue_and_step, setup, teardown),
         cmocka_unit_test_setup_teardown(test_continue_at_an_address, setup, teardown),
         cmocka_unit_test_setup_teardown(test_malformed_resume_packets, setup, teardown),

@@ -1,0 +1,97 @@
+/* arch/x86_64/gdb_debugreg.c: the x86 debug machinery under the stop/resume state machine -- #BP and #DB
+ * decoded into what gdbstub/stop.c takes (a breakpoint instruction at an address; a step completed, a debug
+ * register matched), the debug registers loaded from the breakpoint table, and the flags a resumed context
+ * carries: TF for a single step (with IF held clear for it), RF to pass over a hardware breakpoint. */
+#include "arch/x86_64/gdb.h"
+#include "arch/x86_64/x86.h"
+#include "gdbstub/breakpoints.h"
+#include "hal/cpu.h"
+
+#define RFLAGS_TF (1ull << 8)
+#define RFLAGS_RF (1ull << 16)
+#define DR6_HIT_MASK 0xFull     /* B0..B3: which debug register matched */
+#define DR6_BS (1ull << 14)     /* single step */
+#define DR6_RESET 0xFFFF0FF0ull /* the value that clears every status bit */
+#define DR7_RESERVED_ONE (1ull << 10)
+
+_Static_assert(GDB_X86_HW_BREAKS == 4, "DR0..DR3");
+
+static inline uint64_t read_dr6(void) { uint64_t v; __asm__ volatile("mov %%dr6, %0" : "=r"(v)); return v; }
+static inline void write_dr6(uint64_t v) { __asm__ volatile("mov %0, %%dr6" ::"r"(v)); }
+
+bool gdb_x86_hw_break_valid(uint64_t addr) { return gdb_x86_canonical(addr); }
+
+/* Every CPU runs with the same debug registers: the table's hardware breakpoints, slot i in DRi, enabled as
+ * execution breakpoints (R/W 00, length 00) in DR7. Loaded by each CPU for itself as it resumes. */
+void gdb_x86_load_debug_regs(void)
+{
+    uint64_t dr7 = DR7_RESERVED_ONE;
+    uint64_t addr[GDB_X86_HW_BREAKS];
+    for (unsigned i = 0; i < GDB_X86_HW_BREAKS; i++) {
+        if (gdb_break_hw_slot(i, &addr[i]))
+            dr7 |= 3ull << (2 * i); /* local and global enable */
+        else
+            addr[i] = 0;
+    }
+    __asm__ volatile("mov %0, %%dr7" ::"r"(DR7_RESERVED_ONE)); /* none match while the addresses change */
+    __asm__ volatile("mov %0, %%dr0" ::"r"(addr[0]));
+    __asm__ volatile("mov %0, %%dr1" ::"r"(addr[1]));
+    __asm__ volatile("mov %0, %%dr2" ::"r"(addr[2]));
+    __asm__ volatile("mov %0, %%dr3" ::"r"(addr[3]));
+    __asm__ volatile("mov %0, %%dr7" ::"r"(dr7));
+}
+
+bool gdb_exception(struct context *ctx)
+{
+    if (!gdb_stop_enabled())
+        return false;
+    if (ctx->vector == 3)
+        return gdb_stop_breakpoint_insn(ctx, ctx->rip - 1); /* #BP is a trap: rip is past the int3 */
+    uint64_t dr6 = read_dr6();
+    write_dr6(DR6_RESET);
+    if (!(dr6 & (DR6_BS | DR6_HIT_MASK)))
+        return false;
+    return gdb_stop_debug_trap(ctx, dr6 & DR6_BS, dr6 & DR6_HIT_MASK);
+}
+
+/* The instruction at rip reads or changes IF (cli, sti, pushf, popf, iret, hlt -- after any REX prefix):
+ * stepped with interrupts as they are. Every other one is stepped with IF clear, so that a pending interrupt
+ * cannot carry the step into its handler or, through the scheduler, to another task. */
+static bool touches_if(uint64_t rip)
+{
+    uint8_t op;
+    if (!gdb_x86_peek(rip, &op))
+        return true;
+    if ((op & 0xF0) == 0x40 && !gdb_x86_peek(rip + 1, &op))
+        return true;
+    return op == 0xFA || op == 0xFB || op == 0x9C || op == 0x9D || op == 0xCF || op == 0xF4;
+}
+
+bool gdb_x86_step_begin(struct context *ctx)
+{
+    ctx->rflags |= RFLAGS_TF;
+    if ((ctx->rflags & RFLAGS_IF) && !touches_if(ctx->rip)) {
+        ctx->rflags &= ~(uint64_t)RFLAGS_IF;
+        return true;
+    }
+    return false;
+}
+
+void gdb_x86_step_end(struct context *ctx, bool unmask)
+{
+    ctx->rflags &= ~(uint64_t)RFLAGS_TF;
+    if (unmask)
+        ctx->rflags |= RFLAGS_IF;
+}
+
+void gdb_x86_skip_hw_break(struct context *ctx, bool skip)
+{
+    if (skip)
+        ctx->rflags |= RFLAGS_RF;
+    else
+        ctx->rflags &= ~(uint64_t)RFLAGS_RF;
+}
+
+void gdb_x86_set_pc(struct context *ctx, uint64_t addr) { ctx->rip = addr; }
+
+void gdb_x86_trap(void) { __asm__ volatile("int3" ::: "memory"); }
