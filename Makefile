@@ -9,6 +9,7 @@ FIRMWARE ?= bios
 GDB_PORT ?= 1234
 UDPSH_PORT   ?= 5555
 NETLOAD_PORT ?= 5556
+NIC     ?= virtio-legacy
 PY      := /usr/bin/python3
 
 # ---- kernel -----------------------------------------------------------------------------------------------
@@ -111,7 +112,7 @@ deps:
 
 run: deps
 	@$(MAKE) --no-print-directory all
-	@scripts/qemu.sh --smp $(SMP) --mem $(MEM) --cmdline "$(CMDLINE)" --udp-port $(UDPSH_PORT) --netload-port $(NETLOAD_PORT) --firmware $(FIRMWARE)
+	@scripts/qemu.sh --smp $(SMP) --mem $(MEM) --cmdline "$(CMDLINE)" --udp-port $(UDPSH_PORT) --netload-port $(NETLOAD_PORT) --nic $(NIC) --firmware $(FIRMWARE)
 
 # gdb=wait, COM2 on 127.0.0.1:$(GDB_PORT), and gdb on build/kprof.elf with a generated build/gdbinit.
 debug: deps
@@ -128,10 +129,10 @@ UNIT_NAMES := $(patsubst tests/unit/test_%.c,%,$(wildcard tests/unit/test_*.c))
 -include $(wildcard tests/unit/test_*.mk)
 
 define unit_rules
-$(BUILD)/unit/plain/test_$(1): tests/unit/test_$(1).c $$(test_$(1)_SRCS) tests/unit/fake_hal.c $(wildcard tests/unit/*.h) $(wildcard kernel/*.h kernel/net/*.h hal/*.h)
+$(BUILD)/unit/plain/test_$(1): tests/unit/test_$(1).c $$(test_$(1)_SRCS) tests/unit/fake_hal.c $(wildcard tests/unit/*.h) $(wildcard kernel/*.h kernel/net/*.h kernel/drivers/*.h hal/*.h)
 	@mkdir -p $$(dir $$@)
 	$(HCC) $(HCFLAGS) $$(test_$(1)_CFLAGS) -o $$@ $$(filter %.c,$$^) -lcmocka -lpthread
-$(BUILD)/unit/san/test_$(1): tests/unit/test_$(1).c $$(test_$(1)_SRCS) tests/unit/fake_hal.c $(wildcard tests/unit/*.h) $(wildcard kernel/*.h kernel/net/*.h hal/*.h)
+$(BUILD)/unit/san/test_$(1): tests/unit/test_$(1).c $$(test_$(1)_SRCS) tests/unit/fake_hal.c $(wildcard tests/unit/*.h) $(wildcard kernel/*.h kernel/net/*.h kernel/drivers/*.h hal/*.h)
 	@mkdir -p $$(dir $$@)
 	$(HCC) $(HCFLAGS) $(SANFLAGS) $$(test_$(1)_CFLAGS) -o $$@ $$(filter %.c,$$^) -lcmocka -lpthread
 endef
@@ -159,7 +160,7 @@ FUZZ_RUNS   ?= 50000
 # fuzz_NAME_INCLUDED: kernel sources a fake #includes (to reach their statics) -- rebuilt on change, not
 # compiled on their own. fuzz_NAME_LIBS: libraries (fake_target.c reports through cmocka).
 define fuzz_rules
-$(BUILD)/fuzz/fuzz_$(1): tests/fuzz/fuzz_$(1).c $$(fuzz_$(1)_SRCS) tests/unit/fake_hal.c $$(fuzz_$(1)_INCLUDED) $(wildcard tests/unit/*.h tests/fuzz/*.h) $(wildcard kernel/*.h kernel/net/*.h hal/*.h gdbstub/*.h arch/x86_64/*.h)
+$(BUILD)/fuzz/fuzz_$(1): tests/fuzz/fuzz_$(1).c $$(fuzz_$(1)_SRCS) tests/unit/fake_hal.c $$(fuzz_$(1)_INCLUDED) $(wildcard tests/unit/*.h tests/fuzz/*.h) $(wildcard kernel/*.h kernel/net/*.h kernel/drivers/*.h hal/*.h gdbstub/*.h arch/x86_64/*.h)
 	@mkdir -p $$(dir $$@)
 	$(FCC) $(FCFLAGS) $$(fuzz_$(1)_CFLAGS) -o $$@ $$(filter-out $$(fuzz_$(1)_INCLUDED),$$(filter %.c,$$^)) $$(fuzz_$(1)_LIBS)
 endef
@@ -216,7 +217,7 @@ clean:
 
 help:
 	@echo "make            build build/kprof.elf and build/kprof.iso"
-	@echo "make run        boot in QEMU (SMP=$(SMP) MEM=$(MEM) CMDLINE=... FIRMWARE=bios|uefi), console on this terminal"
+	@echo "make run        boot in QEMU (SMP=$(SMP) MEM=$(MEM) CMDLINE=... FIRMWARE=bios|uefi NIC=virtio-legacy|virtio-modern|e1000|e1000e), console on this terminal"
 	@echo "make debug      boot with gdb=wait and run gdb on it over COM2 (GDB_PORT=$(GDB_PORT) FIRMWARE=bios|uefi)"
 	@echo "make test       unit tests (plain and sanitised), fuzz regressions, host tool tests, QEMU integration tests, soak-short"
 	@echo "make fuzz       fuzz every parser of outside input for FUZZ_SECONDS=$(FUZZ_SECONDS) each"

@@ -1,8 +1,8 @@
-/* kernel/cmd_net.c: the `net` shell command -- the interface's address, the driver's packet counts, the UDP
+/* kernel/cmd_net.c: the `net` shell command -- the interface's address, the card and its driver's counters, the UDP
  * and lwIP figures the network task gathers (kernel/net/net.c) and the UDP shell's line. */
 #include "kernel/commands.h"
-#include "kernel/drivers/virtio_net.h"
 #include "kernel/net/net.h"
+#include "kernel/net/netdev.h"
 #include "kernel/net/udpsh.h"
 
 int cmd_net(int argc, char **argv, struct sink *out)
@@ -13,21 +13,25 @@ int cmd_net(int argc, char **argv, struct sink *out)
         return 1;
     }
     if (!net_available()) {
-        sink_puts(out, "net: no network interface (start QEMU with a virtio-net device)\n");
+        sink_puts(out, "net: no network interface (start QEMU with -nic user: see the boot log's net: lines)\n");
         return 1;
     }
     struct net_stats st;
     net_get_stats(&st);
-    const uint8_t *mac = virtio_net_mac();
+    const struct netdev *dev = net_device();
+    const uint8_t *mac = dev->mac;
     uint32_t a = net_address(), m = net_netmask();
     unsigned prefix = 0;
     while (prefix < 32 && (m & (0x80000000u >> prefix)))
         prefix++;
-    sink_printf(out, "vn0: mac %02x:%02x:%02x:%02x:%02x:%02x, address %u.%u.%u.%u/%u (%s)\n", mac[0], mac[1],
+    sink_printf(out, "eth0: mac %02x:%02x:%02x:%02x:%02x:%02x, address %u.%u.%u.%u/%u (%s)\n", mac[0], mac[1],
                 mac[2], mac[3], mac[4], mac[5], a >> 24, (a >> 16) & 255, (a >> 8) & 255, a & 255, prefix,
                 st.use_dhcp ? "dhcp" : "static");
-    struct virtio_net_stats s;
-    virtio_net_get_stats(&s);
+    struct netdev_stats s;
+    netdev_get_stats(dev, &s);
+    sink_printf(out, "card: %s %04x:%04x at %02x:%02x.%x, link %s, %llu interrupts\n", dev->driver, dev->vendor,
+                dev->device, dev->bus, dev->slot, dev->func, dev->ops->link_up((struct netdev *)dev) ? "up" : "down",
+                (unsigned long long)s.interrupts);
     sink_printf(out, "rx: %llu packets, %llu bytes, %llu errors, %llu dropped\n", (unsigned long long)s.rx_packets,
                 (unsigned long long)s.rx_bytes, (unsigned long long)s.rx_errors,
                 (unsigned long long)(s.rx_dropped + st.rx_no_pbuf));

@@ -35,7 +35,7 @@ __attribute__((noreturn)) void kmain(uintptr_t boot_info)
     task_start_reaper();                        /* frees the stacks of tasks that exited */
     arch_console_init();                        /* VGA mirror, COM1 and keyboard input interrupts */
     gdb_init();                                 /* the gdb stub on COM2; gdb=wait stops here for gdb */
-    net_init();                                 /* virtio-net, lwIP in the network task, DHCP or ip= */
+    net_init();                                 /* the NIC by PCI id, lwIP in the network task, DHCP or ip= */
     udpsh_init();                               /* the UDP shell on port 5555 (udpsh.port=) */
     console_start_shell();                      /* prints ready: and the first prompt */
     arch_start_tick();                          /* CPU 0's tick: scheduling begins */

@@ -2,7 +2,7 @@
 # Boots kprof in QEMU with the console (COM1) and the QEMU monitor multiplexed on this terminal.
 #
 # usage: scripts/qemu.sh [--iso PATH] [--smp N] [--mem MiB] [--cmdline "..."] [--gdb-port P]
-#                        [--udp-port P] [--monitor PATH] [--firmware bios|uefi] [-- extra qemu args]
+#                        [--udp-port P] [--nic NIC] [--monitor PATH] [--firmware bios|uefi] [-- extra qemu args]
 #
 #   --firmware F    bios (default: QEMU's SeaBIOS) or uefi (Debian's OVMF, /usr/share/ovmf/OVMF.fd as -bios: the
 #                   same ISO boots through GRUB's EFI image; firmware and GRUB write to COM1 before the kernel)
@@ -11,8 +11,10 @@
 #   --cmdline "..." kernel command line: boots a variant ISO, build/kprof-cmdline-HASH.iso, made from
 #                   build/kprof.elf by scripts/mkiso.sh (remade when the ELF, grub.cfg or mkiso.sh is newer)
 #   --gdb-port P    COM2 as a TCP server on 127.0.0.1:P for gdb (`target remote 127.0.0.1:P`)
-#   --udp-port P    a virtio-net NIC on user networking, host UDP 127.0.0.1:P forwarded to the guest's
+#   --udp-port P    a NIC on user networking, host UDP 127.0.0.1:P forwarded to the guest's
 #                   port $KPROF_UDP_GUEST_PORT (default 5555)
+#   --nic NIC       which NIC, with --udp-port (docs/udp-shell.md): virtio-legacy (default), virtio-modern
+#                   (-M q35, on a PCIe root port), e1000 (-M pc's default -nic user), e1000e (-M q35's default)
 #   --netload-port P  with --udp-port: also forward host UDP 127.0.0.1:P to the guest's port P (netload sink/echo)
 #   --monitor PATH  a second QEMU monitor on the unix socket PATH (for scripts: `nmi`, `info registers`)
 #
@@ -22,7 +24,7 @@
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-iso="" smp=4 mem=256 cmdline="" gdb_port="" udp_port="" netload_port="" monitor="" firmware=bios
+iso="" smp=4 mem=256 cmdline="" gdb_port="" udp_port="" netload_port="" monitor="" firmware=bios nic=virtio-legacy
 extra=()
 
 die() { echo "qemu.sh: $*" >&2; exit 2; }
@@ -38,6 +40,7 @@ while [ $# -gt 0 ]; do
     --gdb-port) need "$@"; gdb_port=$2; shift 2 ;;
     --udp-port) need "$@"; udp_port=$2; shift 2 ;;
     --netload-port) need "$@"; netload_port=$2; shift 2 ;;
+    --nic)      need "$@"; nic=$2; shift 2 ;;
     --monitor)  need "$@"; monitor=$2; shift 2 ;;
     --firmware) need "$@"; firmware=$2; shift 2 ;;
     --)         shift; extra=("$@"); break ;;
@@ -82,7 +85,7 @@ iso=${iso:-$top/build/kprof.iso}
 # with signal=off so Ctrl-C goes to the kernel's line editor instead of killing QEMU.
 args=(
   -smp "$smp" -m "$mem" -cdrom "$iso" -boot d
-  -display none -no-reboot -nic none
+  -display none -no-reboot
   -chardev stdio,id=con0,mux=on,signal=off
   -serial chardev:con0 -mon chardev=con0,mode=readline
   -device isa-debug-exit,iobase=0xf4,iosize=0x04
@@ -95,7 +98,16 @@ if [ -n "$udp_port" ]; then
   guest_port=${KPROF_UDP_GUEST_PORT:-5555}
   fwd="hostfwd=udp:127.0.0.1:$udp_port-:$guest_port"
   [ -z "$netload_port" ] || fwd="$fwd,hostfwd=udp:127.0.0.1:$netload_port-:$netload_port"
-  args+=(-netdev "user,id=n0,$fwd" -device virtio-net-pci,netdev=n0)
+  case $nic in
+    virtio-legacy) args+=(-netdev "user,id=n0,$fwd" -device virtio-net-pci,netdev=n0) ;;
+    virtio-modern) args+=(-M q35 -device pcie-root-port,id=rp1,chassis=1 -netdev "user,id=n0,$fwd"
+                          -device virtio-net-pci,netdev=n0,bus=rp1) ;;
+    e1000)         args+=(-nic "user,$fwd") ;;
+    e1000e)        args+=(-M q35 -nic "user,$fwd") ;;
+    *) die "--nic $nic: want virtio-legacy, virtio-modern, e1000 or e1000e" ;;
+  esac
+else
+  args+=(-nic none)
 fi
 [ -z "$monitor" ] || args+=(-monitor "unix:$monitor,server=on,wait=off")
 

@@ -1,5 +1,5 @@
-/* kernel/net/net.c: the network task and everything lwIP touches. One task owns lwIP (NO_SYS): it takes
- * received frames from the virtio-net driver's queue (the receive interrupt only queues them), feeds them to
+/* kernel/net/net.c: the network task and everything lwIP touches. One task owns lwIP (NO_SYS): it polls the
+ * network card (kernel/net/netdev.h; the receive interrupt only wakes it) for received frames, feeds them to
  * lwIP, runs lwIP's timers, creates the UDP bindings other tasks ask for and sends the datagrams they queue.
  * Other tasks never call lwIP; they go through net_udp_send / net_udp_bind. The `net` command, which prints
  * what net_get_stats gathers, is kernel/cmd_net.c. */
@@ -8,9 +8,9 @@
 #include "hal/cpu.h"
 #include "hal/spinlock.h"
 #include "kernel/cmdline.h"
-#include "kernel/drivers/virtio_net.h"
 #include "kernel/log.h"
 #include "kernel/net/lwip/lwip_port.h"
+#include "kernel/net/netdev.h"
 #include "kernel/parse.h"
 #include "kernel/string.h"
 #include "kernel/task.h"
@@ -48,6 +48,7 @@ struct binding {
 };
 
 static struct netif netif;
+static struct netdev *nic;
 static bool available;
 static bool use_dhcp;
 static struct task *net_task;
@@ -63,6 +64,7 @@ static struct {
 } counters;
 
 bool net_available(void) { return available; }
+const struct netdev *net_device(void) { return available ? nic : 0; }
 struct task *net_task_get(void) { return available ? net_task : 0; }
 uint32_t net_address(void) { return lwip_ntohl(ip4_addr_get_u32(netif_ip4_addr(&netif))); }
 uint32_t net_netmask(void) { return lwip_ntohl(ip4_addr_get_u32(netif_ip4_netmask(&netif))); }
@@ -78,22 +80,22 @@ void net_kick(void)
 static err_t link_output(struct netif *nif, struct pbuf *p)
 {
     (void)nif;
-    static uint8_t frame[1536];
+    static uint8_t frame[NETDEV_FRAME_MAX];
     if (p->tot_len > sizeof frame)
         return ERR_BUF;
     pbuf_copy_partial(p, frame, p->tot_len, 0);
-    return virtio_net_transmit(frame, p->tot_len) ? ERR_OK : ERR_MEM;
+    return nic->ops->transmit(nic, frame, p->tot_len) ? ERR_OK : ERR_MEM;
 }
 
 static err_t netif_setup(struct netif *nif)
 {
-    nif->name[0] = 'v';
+    nif->name[0] = 'e';
     nif->name[1] = 'n';
     nif->output = etharp_output;
     nif->linkoutput = link_output;
     nif->mtu = 1500;
     nif->hwaddr_len = 6;
-    memcpy(nif->hwaddr, virtio_net_mac(), 6);
+    memcpy(nif->hwaddr, nic->mac, 6);
     nif->flags = NETIF_FLAG_BROADCAST | NETIF_FLAG_ETHARP | NETIF_FLAG_ETHERNET | NETIF_FLAG_LINK_UP;
     return ERR_OK;
 }
@@ -357,10 +359,10 @@ static void network_task(void *arg)
     if (use_dhcp)
         dhcp_start(&netif);
     /* A static address is announced by netif_set_up's status callback; DHCP's when the lease arrives. */
-    virtio_net_set_waiter(task_current());
+    netdev_set_waiter(nic, task_current());
 
     for (;;) {
-        int work = virtio_net_receive(deliver_frame, 0, RX_BUDGET);
+        int work = nic->ops->poll(nic, deliver_frame, 0, RX_BUDGET);
         bind_pending();
         bool queue_empty = drain_tx_queue();
         int64_t now = time_ns();
@@ -385,7 +387,8 @@ static void network_task(void *arg)
 
 void net_init(void)
 {
-    if (!virtio_net_probe())
+    nic = netdev_probe();
+    if (!nic)
         return;
     net_task = task_spawn("net", network_task, 0, 0);
     if (!net_task) {

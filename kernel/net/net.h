@@ -1,6 +1,6 @@
-/* kernel/net/net.h: the network as the rest of the kernel sees it -- one virtio-net interface run by lwIP in
- * one network task (lwIP is never called from an interrupt or from another task), an address from DHCP or
- * the kernel command line, and a queue through which other tasks hand UDP datagrams to that task. */
+/* kernel/net/net.h: the network as the rest of the kernel sees it -- one network card (kernel/net/netdev.h)
+ * run by lwIP in one network task (lwIP is never called from an interrupt or from another task), an address
+ * from DHCP or the kernel command line, and a queue through which other tasks hand UDP datagrams to that task. */
 #ifndef KERNEL_NET_NET_H
 #define KERNEL_NET_NET_H
 
@@ -13,6 +13,9 @@
 /* Probes the NIC and starts the network task (from kmain). Without a NIC, networking stays off, loudly. */
 void net_init(void);
 bool net_available(void);
+/* The card the network task drives (for `net`'s figures), NULL while networking is off. */
+struct netdev;
+const struct netdev *net_device(void);
 /* The interface's IPv4 address and netmask in host byte order; 0 while DHCP has not answered. */
 uint32_t net_address(void);
 uint32_t net_netmask(void);

@@ -17,7 +17,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 
-from kprof_qemu import TOP, Kprof, free_port, poll  # noqa: E402
+from kprof_qemu import NICS, TOP, Kprof, free_port, poll  # noqa: E402
 
 BENCHES = []
 
@@ -162,9 +162,10 @@ def _udp_request_with_token(sock, token, data, timeout=5.0):
     return reply, time.perf_counter() - t0
 
 
-def _net_kernel(name, netload=False, cmdline=""):
-    """A booted kprof with the UDP shell forwarded (and a netload port), its DHCP address taken."""
-    k = Kprof(smp=4, mem=256, cmdline=cmdline, udp=True, netload=netload, name=name)
+def _net_kernel(name, netload=False, cmdline="", nic=None):
+    """A booted kprof with the UDP shell forwarded (and a netload port), its DHCP address taken; nic= one of
+    kprof_qemu.NICS (default virtio-net legacy)."""
+    k = Kprof(smp=4, mem=256, cmdline=cmdline, udp=True, netload=netload, name=name, nic=nic)
     try:
         k.boot()
         poll("the DHCP address", lambda: "address 10.0.2.15/24" in k.cmd("net"), timeout=30, every=0.1)
@@ -244,16 +245,24 @@ _SEND_REPORT = re.compile(r"netload send: ([^\n]*)\n(?:netload: the transmit rin
 
 @bench
 def netload_pps(seconds=3, size=1024, kernel_pps=1000000):
+    """_netload_pps_on for every NIC the kernel drives (kprof_qemu.NICS), one line pair each."""
+    for nic in sorted(NICS):
+        _netload_pps_on(nic, seconds, size, kernel_pps)
+
+
+def _netload_pps_on(nic, seconds, size, kernel_pps):
     """netload each way, SIZE-byte datagrams for SECONDS. Host -> kernel: scripts/netload send flat out (PPS 0)
     to the kernel's `netload sink`; the figure is what the kernel received per second of sending, and the loss is
     what the host sent that the kernel never saw (QEMU's user network drops most of a flat-out stream before
     the guest). Kernel -> host: the kernel's `netload send` asked for 1000000/s (as fast as it can) to
     scripts/netload sink; the figure is what the host received per second of sending."""
     wire = _wire()
-    k = _net_kernel("bench-netload", netload=True)
+    k = _net_kernel("bench-netload-" + nic, netload=True, nic=nic)
     try:
-        # host -> kernel
+        # host -> kernel; a first short sink binds the port (netload binds through the network task, after its
+        # "sink on" line), so the measured run does not start against a port not yet open
         port = k.netload_port
+        k.cmd("netload sink %d 1" % port, timeout=30)
         k.drain()
         line = "netload sink %d %d" % (port, seconds + 2)
         k.send_line(line)
@@ -291,12 +300,12 @@ def netload_pps(seconds=3, size=1024, kernel_pps=1000000):
         failed = int(m.group(2) or 0)
     finally:
         k.kill()
-    print("netload: host->kernel %d pps received (%d lost), kernel->host %d pps"
-          % (kin["packets"] / seconds, hout["packets"] - kin["packets"], hin["packets"] / seconds), flush=True)
-    print("netload: (%d-byte datagrams, %d s each way. host->kernel: the host sent %d (%d/s) flat out, the kernel "
+    print("netload %s: host->kernel %d pps received (%d lost), kernel->host %d pps"
+          % (nic, kin["packets"] / seconds, hout["packets"] - kin["packets"], hin["packets"] / seconds), flush=True)
+    print("netload %s: (%d-byte datagrams, %d s each way. host->kernel: the host sent %d (%d/s) flat out, the kernel "
           "took %d, its own lost count %d. kernel->host at %d/s asked: the kernel counted %d (%d/s) sent, the transmit "
           "ring was full %d times (sending waited); the host took %d, its lost count %d)"
-          % (size, seconds, hout["packets"], hout["packets_per_s"], kin["packets"], kin["lost"], kernel_pps,
+          % (nic, size, seconds, hout["packets"], hout["packets_per_s"], kin["packets"], kin["lost"], kernel_pps,
              kout["packets"], kout["packets_per_s"], failed, hin["packets"], hin["lost"]), flush=True)
 
 

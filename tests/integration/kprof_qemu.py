@@ -44,6 +44,18 @@ UDP_GUEST_PORT = 5555   # the guest port --udp-port forwards to, as in scripts/q
 # lands in boot_log. Under TCG OVMF adds ~3 s before GRUB starts: BOOT_TIMEOUT has room for it.
 OVMF = os.environ.get("KPROF_OVMF", "/usr/share/ovmf/OVMF.fd")
 FIRMWARES = ("bios", "uefi")
+# nic=: the network card QEMU gives the kernel, as the QEMU line a user would write (docs/udp-shell.md lists
+# them). NETDEV stands for "-netdev user,id=n0" plus the forwards; "-nic user" takes the forwards directly.
+NICS = {
+    "virtio-legacy": ["-netdev", "NETDEV", "-device", "virtio-net-pci,netdev=n0"],
+    "virtio-modern": ["-M", "q35", "-device", "pcie-root-port,id=rp1,chassis=1", "-netdev", "NETDEV",
+                      "-device", "virtio-net-pci,netdev=n0,bus=rp1"],
+    "e1000": ["-nic", "NIC"],                  # -M pc's default NIC: the 82540EM
+    "e1000e": ["-M", "q35", "-nic", "NIC"],    # -M q35's default NIC: the 82574L
+}
+# The driver the kernel should name for each (its `net: DRIVER (...)` boot line and `net`'s card: line).
+NIC_DRIVERS = {"virtio-legacy": "virtio-net-legacy", "virtio-modern": "virtio-net-modern", "e1000": "e1000",
+               "e1000e": "e1000e"}
 
 # Everything written to the serial port is latin-1 on our side: each byte is one character, both ways, so
 # binary garbage goes out and comes back unchanged.
@@ -91,9 +103,13 @@ class Kprof:
     `nmi`, other CPU models through extra_args) are constructor arguments; ports are picked free."""
 
     def __init__(self, smp=4, mem=256, cmdline="", iso=None, extra_args=(), gdb=False, udp=False,
-                 udp_guest_port=UDP_GUEST_PORT, monitor=False, name="kprof", netload=False, firmware="bios"):
+                 udp_guest_port=UDP_GUEST_PORT, monitor=False, name="kprof", netload=False, firmware="bios", nic=None):
         if firmware not in FIRMWARES:
             raise ValueError("firmware %r: want one of %s" % (firmware, ", ".join(FIRMWARES)))
+        if nic is not None and nic not in NICS:
+            raise ValueError("nic %r: want one of %s" % (nic, ", ".join(NICS)))
+        # without a NIC named, the UDP shell gets virtio-net (as scripts/qemu.sh) and no UDP means no NIC
+        self.nic = nic if nic is not None else ("virtio-legacy" if udp else None)
         self.firmware = firmware
         self.smp = smp
         self.mem = mem
@@ -142,11 +158,14 @@ class Kprof:
             # COM2 for the gdb stub; nodelay: each packet is a small write, and Nagle would hold every one back.
             args += ["-chardev", "socket,id=gdb0,host=127.0.0.1,port=%d,server=on,wait=off,nodelay=on" % self.gdb_port,
                      "-serial", "chardev:gdb0"]
-        if self.udp_port:
-            fwd = "hostfwd=udp:127.0.0.1:%d-:%d" % (self.udp_port, self.udp_guest_port)
+        if self.nic:
+            fwd = []
+            if self.udp_port:
+                fwd.append("hostfwd=udp:127.0.0.1:%d-:%d" % (self.udp_port, self.udp_guest_port))
             if self.netload_port:
-                fwd += ",hostfwd=udp:127.0.0.1:%d-:%d" % (self.netload_port, self.netload_port)
-            args += ["-netdev", "user,id=n0," + fwd, "-device", "virtio-net-pci,netdev=n0"]
+                fwd.append("hostfwd=udp:127.0.0.1:%d-:%d" % (self.netload_port, self.netload_port))
+            subst = {"NETDEV": ",".join(["user,id=n0"] + fwd), "NIC": ",".join(["user"] + fwd)}
+            args += [subst.get(a, a) for a in NICS[self.nic]]
         else:
             args += ["-nic", "none"]
         if self.monitor_path:

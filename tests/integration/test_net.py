@@ -53,8 +53,11 @@ NETLOAD_BUSY = "netload: busy (another netload is running)"
 
 # ---- the `net` command -------------------------------------------------------------------------------------
 NET_LINES = [
-    ("iface", re.compile(r"vn0: mac (?P<mac>[0-9a-f]{2}(?::[0-9a-f]{2}){5}), address "
+    ("iface", re.compile(r"eth0: mac (?P<mac>[0-9a-f]{2}(?::[0-9a-f]{2}){5}), address "
                          r"(?P<address>\d+\.\d+\.\d+\.\d+)/(?P<prefix>\d+) \((?P<how>dhcp|static)\)")),
+    ("card", re.compile(r"card: (?P<driver>[a-z0-9-]+) (?P<pci_id>[0-9a-f]{4}:[0-9a-f]{4}) at "
+                        r"(?P<pci_at>[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]), link (?P<link>up|down), "
+                        r"(?P<interrupts>\d+) interrupts")),
     ("rx", re.compile(r"rx: (?P<rx_packets>\d+) packets, (?P<rx_bytes>\d+) bytes, (?P<rx_errors>\d+) errors, "
                       r"(?P<rx_dropped>\d+) dropped")),
     ("tx", re.compile(r"tx: (?P<tx_packets>\d+) packets, (?P<tx_bytes>\d+) bytes, (?P<tx_errors>\d+) errors, "
@@ -697,14 +700,14 @@ def test_kernel_send_to_host_sink(kernel_net):
 
 
 def net_symbols():
-    """The text symbols of the virtio-net driver and of lwIP, from their object files."""
-    objs = [os.path.join(BUILD, "k", "kernel", "drivers", "virtio_net.c.o")] + \
+    """The text symbols of the virtio-net driver (with its virtqueues) and of lwIP, from their object files."""
+    objs = [os.path.join(BUILD, "k", "kernel", "drivers", f) for f in ("virtio_net.c.o", "virtqueue.c.o")] + \
         glob.glob(os.path.join(BUILD, "lwip", "**", "*.o"), recursive=True)
     assert len(objs) > 5 and all(os.path.isfile(o) for o in objs), objs
     out = subprocess.run(["nm", "--defined-only"] + objs, check=True, capture_output=True, text=True,
                          timeout=60).stdout
     names = {f[2] for f in (line.split() for line in out.splitlines()) if len(f) == 3 and f[1] in "Tt"}
-    for name in ("virtio_net_receive", "ethernet_input", "udp_input", "pbuf_alloc", "ip4_input"):
+    for name in ("virtio_net_poll", "virtq_next_used", "ethernet_input", "udp_input", "pbuf_alloc", "ip4_input"):
         assert name in names, "%s is not among the driver's and lwIP's symbols" % name
     return names
 

@@ -30,7 +30,7 @@ def kernel_udp(request):
     try:
         k.boot()
         # DHCP logs its address on the console when it binds: before any command whose output is kept
-        poll("the DHCP address", lambda: re.search(r"(?m)^vn0: .* address (?!0\.0\.0\.0/)[\d.]+/\d+ \(dhcp\)$",
+        poll("the DHCP address", lambda: re.search(r"(?m)^eth0: .* address (?!0\.0\.0\.0/)[\d.]+/\d+ \(dhcp\)$",
                                                    k.cmd("net")), timeout=30, every=0.2)
         k.cmd("uptime")
         yield k
