@@ -160,7 +160,8 @@ class Symtab:
 # ---- samples ------------------------------------------------------------------------------------------------
 
 # labels: a tuple of (key, value) pairs, () for none; frames: leaf first, then return addresses.
-Sample = collections.namedtuple("Sample", "cpu pid time_ns labels frames")
+# flags: PROFILE_REC_* (interrupts off, in an interrupt, let in); held_off_us: how late a let-in tick was.
+Sample = collections.namedtuple("Sample", "cpu pid time_ns labels frames flags held_off_us", defaults=(0, 0))
 
 
 def labels_text(labels, none="-"):
@@ -170,8 +171,10 @@ def labels_text(labels, none="-"):
 
 # ---- the rings in a paused kernel's memory (kernel/profiler.h) --------------------------------------------
 
-RingRecord = collections.namedtuple("RingRecord", "labels time_ns pid run cpu nframes frames")
+RingRecord = collections.namedtuple("RingRecord", "labels time_ns pid run cpu nframes frames flags held_off_us",
+                                    defaults=(0, 0))
 RECORD_FIELDS = ("labels", "time_ns", "pid", "run", "cpu", "nframes", "frames")
+RECORD_OPTIONAL = ("flags", "held_off_us")  # kernels before issue 13 have neither: read as 0
 _SIGNED = {"time_ns"}
 
 
@@ -188,6 +191,8 @@ class RecordLayout:
         self.fields = dict(fields)
 
     def _int(self, buf, base, name, index=0):
+        if name not in self.fields:
+            return 0
         off, size, _count = self.fields[name]
         start = base + off + index * size
         return int.from_bytes(buf[start:start + size], "little", signed=name in _SIGNED)
@@ -200,7 +205,7 @@ class RecordLayout:
         frames = tuple(self._int(buf, base, "frames", k) for k in range(min(nframes, count)))
         return RingRecord(self._int(buf, base, "labels"), self._int(buf, base, "time_ns"),
                           self._int(buf, base, "pid"), self._int(buf, base, "run"), self._int(buf, base, "cpu"),
-                          nframes, frames)
+                          nframes, frames, self._int(buf, base, "flags"), self._int(buf, base, "held_off_us"))
 
 
 def ring_run_records(read_slots, head, mask, run, cpu, chunk=128):
@@ -292,20 +297,36 @@ def source_word(name):
 
 # ---- the fold and the report (kernel/profiler_report.c) -------------------------------------------------------
 
-class Chain:
-    __slots__ = ("leaf", "name", "min_offset", "max_offset", "callers", "count")
+# kernel/profiler.h: what a record knows about the context it interrupted (profile_record.flags)
+REC_IRQS_OFF = 0x01
+REC_IN_IRQ = 0x02
+REC_LET_IN = 0x04
+REC_FLAGS = REC_IRQS_OFF | REC_IN_IRQ | REC_LET_IN
 
-    def __init__(self, leaf, name, offset, callers):
+# enum profiler_cpu_source, and the words the report gives each
+CPU_ABSENT, CPU_TICK, CPU_COUNTER, CPU_TICK_ARM_FAULT, CPU_TICK_STOPPED = range(5)
+CPU_SOURCE_WORDS = {CPU_ABSENT: "-", CPU_TICK: "tick", CPU_COUNTER: "counter",
+                    CPU_TICK_ARM_FAULT: "tick (arm faulted)", CPU_TICK_STOPPED: "tick (counter stopped)"}
+NMI_BUDGET_PERCENT = 25  # PROFILE_NMI_BUDGET_PERCENT
+PER_CPU_WIDTH = 100      # the per-CPU line wraps before this column
+
+
+class Chain:
+    __slots__ = ("leaf", "name", "min_offset", "max_offset", "callers", "count", "flags", "held_off_us")
+
+    def __init__(self, leaf, name, offset, callers, flags=0, held_off_us=0):
         self.leaf = leaf            # the leaf's symbol start, or its raw address when it does not resolve
         self.name = name            # the leaf's symbol, None when unresolved
         self.min_offset = self.max_offset = offset
         self.callers = callers      # exact return addresses, innermost first
         self.count = 1
+        self.flags = flags          # REC_*: part of the chain's identity, as in the kernel
+        self.held_off_us = held_off_us  # let-in chains: summed over their samples
 
 
 class Fold:
     """Chains in first-seen order in a table of CHAIN_TABLE; a chain that finds the table full is counted in
-    not_tracked only, as the kernel does."""
+    not_tracked only, as the kernel does. cpu_samples: samples folded per CPU."""
 
     def __init__(self, symtab):
         self.symtab = symtab
@@ -314,18 +335,22 @@ class Fold:
         self.samples = 0
         self.not_tracked = 0
         self.shares = {}  # label set -> samples, in first-seen order
+        self.cpu_samples = collections.Counter()
 
-    def add(self, frames, labels=()):
+    def add(self, frames, labels=(), cpu=0, flags=0, held_off_us=0):
         self.shares[labels] = self.shares.get(labels, 0) + 1
         frames = tuple(frames[:MAX_FRAMES])
         pc = frames[0] if frames else 0
         callers = frames[1:]
         hit = self.symtab.lookup(pc)
-        key = (hit.start if hit else pc, hit is not None, callers)
+        flags &= REC_FLAGS
+        key = (hit.start if hit else pc, hit is not None, callers, flags)
         self.samples += 1
+        self.cpu_samples[cpu] += 1
         c = self._index.get(key)
         if c is not None:
             c.count += 1
+            c.held_off_us += held_off_us
             if hit:
                 c.min_offset = min(c.min_offset, hit.offset)
                 c.max_offset = max(c.max_offset, hit.offset)
@@ -333,7 +358,7 @@ class Fold:
         if len(self.chains) == CHAIN_TABLE:
             self.not_tracked += 1
             return
-        c = Chain(key[0], hit.name if hit else None, hit.offset if hit else 0, callers)
+        c = Chain(key[0], hit.name if hit else None, hit.offset if hit else 0, callers, flags, held_off_us)
         self.chains.append(c)
         self._index[key] = c
 
@@ -346,6 +371,20 @@ def percent(part, whole):
     """part/whole in tenths of a percent rounded half up, integers only, as the kernel prints it."""
     tenths = (part * 1000 + whole // 2) // whole if whole else 0
     return "%d.%d%%" % (tenths // 10, tenths % 10)
+
+
+def chain_marks(c):
+    """What the chain's samples interrupted when it was not ordinary code with interrupts on (print_marks)."""
+    if c.flags & REC_LET_IN:
+        avg_us = c.held_off_us // c.count if c.count else 0
+        return " [let in after %d.%d ms irqs off]" % (avg_us // 1000, avg_us % 1000 // 100)
+    if c.flags & REC_IN_IRQ and c.flags & REC_IRQS_OFF:
+        return " [in irq, irqs off]"
+    if c.flags & REC_IN_IRQ:
+        return " [in irq]"
+    if c.flags & REC_IRQS_OFF:
+        return " [irqs off]"
+    return ""
 
 
 def chain_lines(fold, max_chains):
@@ -361,7 +400,7 @@ def chain_lines(fold, max_chains):
             leaf = "%s+0x%x" % (c.name, c.min_offset)
         else:
             leaf = "%s+0x%x..0x%x" % (c.name, c.min_offset, c.max_offset)
-        out.append("%s %d %s" % (percent(c.count, fold.samples), c.count, leaf))
+        out.append("%s %d %s%s" % (percent(c.count, fold.samples), c.count, leaf, chain_marks(c)))
         out += ["        <- " + symtab.caller_text(a) for a in c.callers]
     if len(order) > shown:
         rest = sum(c.count for c in order[shown:])
@@ -381,12 +420,164 @@ def label_share_line(fold):
                                   for labels, n in order)
 
 
-def report_lines(first_line, fold, cpus, dropped, source, max_chains, pid=None, label=None):
-    """A whole report: first_line (the kernel prints `profiled N ms`), the totals line, the label breakdown
-    when samples carried labels, then the chains or the line saying why there are none. cpus: how many CPUs
-    contributed a sample; pid and label ((key, value)): the filters, if any."""
-    out = [first_line,
-           "%d samples on %d cpus, %d dropped, source %s" % (fold.samples, cpus, dropped, source)]
+# pmu_snapshot (hal/pmu.h): regs [(name, value, faulted)] and what they decode to
+Snapshot = collections.namedtuple("Snapshot", "regs counting pmi_enabled globally_enabled frozen lvt_masked "
+                                              "lvt_nmi")
+
+
+class CpuAccount:
+    """One CPU's account of a run (struct profiler_cpu_run): the fields the report reads."""
+
+    def __init__(self, run, source, throttled=False, period_cycles=0, stopped_ns=0, stopped_msrs=None,
+                 held_off_ns=0, let_in_pc=0, late_elsewhere_ns=0, ticks=0, nmis=0, late_ticks=0, let_in_ticks=0):
+        self.run = run
+        self.source = source
+        self.throttled = throttled
+        self.period_cycles = period_cycles
+        self.stopped_ns = stopped_ns
+        self.stopped_msrs = stopped_msrs or Snapshot((), False, False, False, False, False, False)
+        self.held_off_ns = held_off_ns
+        self.let_in_pc = let_in_pc
+        self.late_elsewhere_ns = late_elsewhere_ns
+        self.ticks, self.nmis, self.late_ticks, self.let_in_ticks = ticks, nmis, late_ticks, let_in_ticks
+
+
+class RunInfo:
+    """What the report says about a run besides its samples (struct profile_run, and the rings' drops):
+    the window, the source (tick_reason None on a counter run), the rates, each ring's drops and each CPU's
+    account (None, or an account of another run, where it has none). irq_enable_site(pc) answers the kernel's
+    irq_enable_before() -- "sti", "popf" or None -- from the bytes before pc."""
+
+    def __init__(self, run, window_ms, ncpus, source, tick_reason, tick_hz, period_ns, period_cycles=0,
+                 drops=None, cpus=None, irq_enable_site=None):
+        self.run = run
+        self.window_ms = window_ms
+        self.ncpus = ncpus
+        self.source = source
+        self.tick_reason = tick_reason
+        self.tick_hz = tick_hz
+        self.period_ns = period_ns
+        self.period_cycles = period_cycles
+        self.drops = list(drops) if drops is not None else [0] * ncpus
+        self.cpus = list(cpus) if cpus is not None else [None] * ncpus
+        self.irq_enable_site = irq_enable_site or (lambda pc: None)
+
+    def account(self, cpu):
+        c = self.cpus[cpu] if cpu < len(self.cpus) else None
+        return c if c is not None and c.run == self.run else None
+
+
+def _c_div(a, b):
+    """C's integer division (toward zero), for signed nanoseconds."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def source_line(run):
+    """print_source: "source tick at 100 Hz (reason)", "source pmu/... every P cycles (~H Hz)", mixed."""
+    on_counter = on_tick = 0
+    for cpu in range(run.ncpus):
+        c = run.account(cpu)
+        if c is None:
+            continue
+        if c.source == CPU_COUNTER:
+            on_counter += 1
+        elif c.source != CPU_ABSENT:
+            on_tick += 1
+    hz = 1000000000 // run.period_ns if run.period_ns else 0
+    if run.tick_reason is None and on_tick and on_counter:
+        return "source mixed: %s every %d cycles (~%d Hz) on %d cpus, tick at %d Hz on %d" % (
+            run.source, run.period_cycles, hz, on_counter, run.tick_hz, on_tick)
+    if run.tick_reason is None and on_tick:
+        return "source tick at %d Hz (no cpu kept its counter)" % run.tick_hz
+    if run.tick_reason is None:
+        return "source %s every %d cycles (~%d Hz)" % (run.source, run.period_cycles, hz)
+    return "source tick at %d Hz (%s)" % (run.tick_hz, run.tick_reason)
+
+
+def per_cpu_lines(run, fold):
+    """print_per_cpu: "per cpu: 0:1380 1:1391 2:1370/12", wrapped before column 100."""
+    text = "per cpu:"
+    column = 8
+    for cpu in range(run.ncpus):
+        drops = run.drops[cpu]
+        n = fold.cpu_samples[cpu]
+        item = " %d:%d/%d" % (cpu, n, drops) if drops else " %d:%d" % (cpu, n)
+        if column + len(item) > PER_CPU_WIDTH:
+            text += "\n         "
+            column = 8
+        text += item
+        column += len(item)
+    return text.split("\n")
+
+
+def _ms_share(ns, window_ms):
+    ms = ns // 1000000
+    return "%d ms" % ms + (" (%d%%)" % (ms * 100 // window_ms) if window_ms else "")
+
+
+def _snapshot_text(snap):
+    regs = ", ".join("%s #GP" % name if faulted else "%s 0x%x" % (name, value) for name, value, faulted in snap.regs)
+    return [regs, "        counting %s, pmi %s, enabled %s, frozen %s, lvt %s%s" % (
+        "on" if snap.counting else "off", "on" if snap.pmi_enabled else "off",
+        "yes" if snap.globally_enabled else "no", "yes" if snap.frozen else "no",
+        "masked" if snap.lvt_masked else "unmasked", "" if snap.lvt_nmi else ", not nmi")]
+
+
+def cpu_note_lines(run, symtab):
+    """print_cpu_notes: a CPU whose source is not the run's, a stopped counter and its registers, throttling,
+    how long the tick was held off and where it was let in, ticks late for other reasons."""
+    out = []
+    counter_run = run.tick_reason is None
+    held_total = elsewhere_total = 0
+    for cpu in range(run.ncpus):
+        c = run.account(cpu)
+        if c is None:
+            continue
+        if counter_run and c.source != CPU_COUNTER:
+            out.append("cpu %d: %s" % (cpu, CPU_SOURCE_WORDS.get(c.source, "?")))
+        if c.source == CPU_TICK_STOPPED:
+            regs, decoded = _snapshot_text(c.stopped_msrs)
+            stopped_ms = _c_div(c.stopped_ns, 1000000) & (2**64 - 1)  # (unsigned long long) of an int64_t
+            out.append("cpu %d: its counter stopped interrupting %d ms into the run (no overflow in a busy "
+                       "stretch); on the tick since. It showed: %s" % (cpu, stopped_ms, regs))
+            out.append(decoded)
+        if c.throttled:
+            out.append("cpu %d: throttled: its NMIs took over %d%% of the cpu, period doubled to %d cycles"
+                       % (cpu, NMI_BUDGET_PERCENT, c.period_cycles))
+        held_total += c.held_off_ns
+        elsewhere_total += c.late_elsewhere_ns
+    if held_total:
+        parts, site = [], 0
+        for cpu in range(run.ncpus):
+            c = run.account(cpu)
+            if c is None or not c.held_off_ns:
+                continue
+            parts.append(" cpu %d %s" % (cpu, _ms_share(c.held_off_ns, run.window_ms)))
+            site = c.let_in_pc
+        line = "tick held off by interrupts-off code:" + ",".join(parts)
+        hit = symtab.lookup(site) if site else None
+        if hit:
+            line += "; let in at %s+0x%x (%s)" % (hit.name, hit.offset, run.irq_enable_site(site) or "?")
+        out.append(line)
+    if elsewhere_total * 100 > run.window_ms * 1000000 * run.ncpus * 5:
+        parts = [" cpu %d %s" % (cpu, _ms_share(run.account(cpu).late_elsewhere_ns, run.window_ms))
+                 for cpu in range(run.ncpus) if run.account(cpu) is not None and run.account(cpu).late_elsewhere_ns]
+        out.append("ticks late elsewhere (the cpu was taken away, not held off):" + ",".join(parts))
+    return out
+
+
+def report_lines(run, fold, max_chains, pid=None, label=None):
+    """A whole report, line by line, as kernel/profiler_report.c's profile_report_print writes it: the window,
+    the totals and the source, the per-CPU line and notes, the label breakdown when samples carried labels,
+    then the chains or the line saying why there are none. run: a RunInfo; pid and label ((key, value)): the
+    filters, if any."""
+    cpus = sum(1 for cpu in range(run.ncpus) if fold.cpu_samples[cpu])
+    dropped = sum(run.drops[:run.ncpus])
+    out = ["profiled %d ms" % run.window_ms,
+           "%d samples on %d cpus, %d dropped, %s" % (fold.samples, cpus, dropped, source_line(run))]
+    out += per_cpu_lines(run, fold)
+    out += cpu_note_lines(run, fold.symtab)
     shares = label_share_line(fold)
     if shares:
         out.append(shares)
@@ -400,7 +591,7 @@ def report_lines(first_line, fold, cpus, dropped, source, max_chains, pid=None, 
             out.append("no samples for pid %d: the task may simply have been asleep the whole window" % pid)
         else:
             out.append("no samples: nothing was sampled in the window")
-            if source.startswith("pmu"):
+            if run.tick_reason is None:
                 out.append("idle CPUs contribute nothing on the counter: it counts unhalted cycles")
     else:
         out += chain_lines(fold, max_chains if max_chains else 1)
@@ -411,15 +602,54 @@ def fold_samples(samples, symtab, pid=None, label=None):
     """(Fold, cpus that contributed) over samples in their order, keeping those of pid and with the pair
     label ((key, value)) when they are given, as the kernel's report filters."""
     fold = Fold(symtab)
-    cpus = set()
     for s in samples:
         if pid is not None and s.pid != pid:
             continue
         if label is not None and tuple(label) not in s.labels:
             continue
-        fold.add(s.frames, s.labels)
-        cpus.add(s.cpu)
-    return fold, len(cpus)
+        fold.add(s.frames, s.labels, s.cpu, s.flags, s.held_off_us)
+    return fold, sum(1 for n in fold.cpu_samples.values() if n)
+
+
+_RX_CHAIN_LEAF = re.compile(r"\d+\.\d% (\d+) \S.*")
+_RX_CHAIN_MORE = re.compile(r"\.\.\. (\d+) more chains, (\d+) samples \(\d+\.\d%\)")
+
+
+def cut_report(text, chains):
+    """(a report's text as the kernel would have printed it with `chains` chains, a note or None): what gdb
+    does with the console's kept report when asked for fewer chains. The chains past the first `chains` are
+    summed into the `... N more chains` line, with the samples the report already summed there; asked for
+    more than it shows, the text stays as it is and the note says so."""
+    lines = text.split("\n")
+    header = re.match(r"(\d+) samples on", lines[1]) if len(lines) > 1 else None
+    first = next((i for i, l in enumerate(lines) if i > 1 and _RX_CHAIN_LEAF.fullmatch(l)), None)
+    if header is None or first is None:
+        return text, None
+    total = int(header.group(1))
+    blocks, i = [], first
+    while i < len(lines) and _RX_CHAIN_LEAF.fullmatch(lines[i]):
+        j = i + 1
+        while j < len(lines) and lines[j].startswith("        <- "):
+            j += 1
+        blocks.append((int(_RX_CHAIN_LEAF.fullmatch(lines[i]).group(1)), lines[i:j]))
+        i = j
+    more = _RX_CHAIN_MORE.fullmatch(lines[i]) if i < len(lines) else None
+    tail = lines[i + 1:] if more else lines[i:]
+    if chains >= len(blocks):
+        note = "the console's report shows %d chains; the rest only as its `... more chains` line" \
+            % len(blocks) if more and chains > len(blocks) else None
+        return text, note
+    rest_chains = len(blocks) - chains + (int(more.group(1)) if more else 0)
+    rest = sum(n for n, _ in blocks[chains:]) + (int(more.group(2)) if more else 0)
+    out = lines[:first] + [l for _, b in blocks[:chains] for l in b]
+    out.append("... %d more chains, %d samples (%s)" % (rest_chains, rest, percent(rest, total)))
+    return "\n".join(out + tail), None
+
+
+def tick_run(window_ms, ncpus=4, reason="no usable PMU", hz=100, drops=None, run=1):
+    """A RunInfo of a tick run with no per-CPU accounts: the simplest report there is (tests, tools)."""
+    return RunInfo(run, window_ms, ncpus, "tick", reason, hz, 1000000000 // hz, 0, drops,
+                   [CpuAccount(run, CPU_TICK) for _ in range(ncpus)])
 
 
 # ---- the raw sample format -----------------------------------------------------------------------------------

@@ -1,20 +1,21 @@
 """scripts/prof.py: the profiler of a paused kprof, from gdb -- `source scripts/prof.py`, then `help prof`.
 
-    prof buffers [CPU]   the samples of the current (or last) run in each CPU's ring: pid, labels, frames
-    prof report [CHAINS] those samples folded and reported exactly as the kernel's `profile` report does
+    prof buffers [CPU]   the records of the current (or last) run in each CPU's ring: pid, labels, frames
+    prof report [CHAINS] the console's report of the last run, word for word; of a run in progress, a partial one
     prof state          run control, the source, each ring's indexes and drops, each CPU's PMU armed flag
     prof pmu            every PMU MSR of every CPU, decoded, through kprof's stub (`monitor pmu`)
-    prof export FILE    those samples as a pprof profile (gzipped profile.proto), as scripts/profexport writes
+    prof export FILE    the rings' records as a pprof profile (gzipped profile.proto), as scripts/profexport writes
 
 Everything but `prof pmu` reads memory only, so it works through kprof's own stub on COM2 (`make debug`) and
 through QEMU's gdbstub (`-s`) alike; QEMU's cannot read MSRs, and `prof pmu` says so.
 
-Which samples. A run's records are in the rings from the run's start up to each ring's head; the kernel's report
-consumes them (advances the tail) but leaves them in memory, and every record carries its run number. So the
-samples shown are those of the active run, or when none is active of the last run, found by walking each ring
-back from its head: the same records, in the same order, as the kernel's report folded (or will fold). A record
-of the run committed after the report read its ring (a CPU that was mid-sample when the run stopped) is left
-out, as the report left it; `prof buffers` counts it.
+Which samples. The profile command drains every CPU's ring while its window runs (kernel/cmd_profile.c), so
+the rings never hold a whole run: each keeps the last 1024 records written into it, drained or not, and every
+record carries its run number. A run's records are found walking each ring back from its head. The kernel
+keeps the text of the last report it printed (profile_kept_report): for a finished, reported run `prof
+report` prints that, so gdb shows exactly what the console showed; for a run in progress (or one never
+reported: `profile raw`, a machine stopped at the wrong moment) it folds what the rings hold, in the kernel's
+format, after one line saying that it is a partial view.
 
 Structure: the reading of kernel memory (statics found by file, the record layout from DWARF) and gdb's own
 symbolisation live here; the fold, the report's format and the pprof output are scripts/kprof_profile.py,
@@ -23,6 +24,7 @@ of the user raise gdb.GdbError. Types and symbols are cached and forgotten when 
 """
 
 import os
+import re
 import sys
 
 import gdb
@@ -34,6 +36,9 @@ import kprof_profile as kp  # noqa: E402
 
 SCAN_CHUNK = 128                # records read per memory access while walking a ring back from its head
 U32 = 0xFFFFFFFF
+RUN_STOPPING = 0x80000000       # kernel/profiler.c: the active word's stopping flag ...
+RUN_NUMBER = 0x7FFFFFFF         # ... and its run number
+OP_POPF, OP_STI, OP_NOP = 0x9D, 0xFB, 0x90  # arch/x86_64/irq_enable_site.c
 
 
 # ---- what is cached, and its reset ----------------------------------------------------------------------------
@@ -196,12 +201,13 @@ class Ring:
             count -= n
         return out
 
-    def run_records(self, run):
-        """(the run's records the kernel's report folds or folded, those committed after it read the ring)."""
+    def run_records(self, run, whole=False):
+        """(the run's records in the ring, those committed after its report read the ring). whole: a run that
+        is still recording, whose drained records are as much its own as those waiting."""
         if not self.records or run == 0:
             return [], []
         block = kp.ring_run_records(self.read_slots, self.head, self.mask, run, self.cpu, SCAN_CHUNK)
-        return kp.split_at_tail(block, self.head, self.tail)
+        return (block, []) if whole else kp.split_at_tail(block, self.head, self.tail)
 
 
 class Profiler:
@@ -210,7 +216,9 @@ class Profiler:
     def __init__(self):
         check_running_build_id(elf_build_id())
         _cache.label_sets = {}  # never freed, but another boot of the same ELF may hold others there
-        self.active_run = int(need_static("active_run", "kernel/profiler.c")) & U32
+        word = int(need_static("active_word", "kernel/profiler.c")) & U32
+        self.active_run = word & RUN_NUMBER
+        self.stopping = bool(word & RUN_STOPPING)
         self.last_run = int(need_static("last_run", "kernel/profiler.c")) & U32
         busy = static("busy", "kernel/profiler.c")
         self.busy = int(busy) if busy is not None else None
@@ -221,7 +229,11 @@ class Profiler:
         self.max_cpus = hi - lo + 1
         n = min(self.rings_ready, self.max_cpus)
         self.rings = [Ring(i, rings[i]) for i in range(n)]
-        self.source = self._source()
+        counter = static("counter_run", "kernel/profiler.c")
+        self.counter_run = bool(int(counter)) if counter is not None else False
+        self.source_name, self.tick_reason = self._source()
+        self.source = self.source_name if self.tick_reason is None else \
+            "tick" + (" (%s)" % self.tick_reason if self.tick_reason else "")
 
     @property
     def run(self):
@@ -229,30 +241,77 @@ class Profiler:
         return self.active_run or self.last_run
 
     def _source(self):
-        """What the kernel's report prints after `source`: the counter's name, or `tick (reason)`."""
-        self.source_name = "unknown"
-        src = static("source", "kernel/profiler.c")
-        tick = static("tick_source", "kernel/profiler.c")
-        if src is None or tick is None:
-            return "unknown"
-        self.source_name = c_string(src.dereference()["name"]) or "unknown"
-        if int(src) == int(tick.address):
-            reason = static("tick_with_reason", "kernel/profiler.c")
-            text = c_string(reason) if reason is not None else ""
-            return text or "tick"
-        return self.source_name
+        """(the source's name, the tick's reason -- None on a counter run), as profiler_start set them."""
+        if self.counter_run:
+            live = static("live", "arch/x86_64/pmu.c")
+            name = c_string(live["source"]) if live is not None else ""
+            return name or "pmu", None
+        reason = static("tick_reason", "kernel/profiler.c")
+        return "tick", c_string(reason) if reason is not None else ""
 
     def samples(self, cpu=None):
-        """(ring, [kp.Sample], late) for each ring (or only cpu's), in the kernel report's order: the samples
-        its report folds, and how many of the run's records came after it read that ring."""
+        """(ring, [kp.Sample], late) for each ring (or only cpu's), oldest first: the run's records in the ring
+        -- while it records, all of them (drained or not); once over, those its report took, and how many of
+        the run's records came after it read that ring."""
         out = []
         for ring in self.rings:
             if cpu is not None and ring.cpu != cpu:
                 continue
-            recs, late = ring.run_records(self.run)
-            out.append((ring, [kp.Sample(r.cpu, r.pid, r.time_ns, labels_of(r.labels), r.frames) for r in recs],
-                        len(late)))
+            recs, late = ring.run_records(self.run, whole=bool(self.active_run))
+            out.append((ring, [kp.Sample(r.cpu, r.pid, r.time_ns, labels_of(r.labels), r.frames, r.flags,
+                                         r.held_off_us) for r in recs], len(late)))
         return out
+
+    def run_start_ns(self):
+        v = static("run_start_ns", "kernel/profiler.c")
+        return int(v) if v is not None else None
+
+    def run_info(self, window_ms):
+        """The run as kernel/profiler_report.c reads struct profile_run: a kp.RunInfo with each CPU's account
+        (cpu_runs) and each ring's drops."""
+        hz_v = static("hz", "arch/x86_64/time.c")
+        hz = int(hz_v) if hz_v is not None else 0
+        cycles_v = static("period_cycles", "arch/x86_64/pmu.c") if self.counter_run else None
+        cycles = int(cycles_v) if cycles_v is not None else 0
+        return kp.RunInfo(self.run, window_ms, len(self.rings), self.source_name, self.tick_reason, hz,
+                          sample_period_ns(self), cycles,
+                          [r.drops for r in self.rings], cpu_accounts(len(self.rings)), irq_enable_site)
+
+
+def cpu_accounts(n):
+    """Each CPU's struct profiler_cpu_run (kernel/profiler.c's cpu_runs) as a kp.CpuAccount."""
+    runs = static("cpu_runs", "kernel/profiler.c")
+    if runs is None:
+        return [None] * n
+    runs.fetch_lazy()
+    out = []
+    for i in range(n):
+        c = runs[i]
+        snap = c["stopped_msrs"]
+        regs = []
+        for k in range(min(int(snap["count"]), 6)):
+            r = snap["regs"][k]
+            regs.append((c_string(r["name"]), int(r["value"]) & (2**64 - 1), bool(int(r["faulted"]))))
+        snapshot = kp.Snapshot(tuple(regs), *(bool(int(snap[f])) for f in (
+            "counting", "pmi_enabled", "globally_enabled", "frozen", "lvt_masked", "lvt_nmi")))
+        out.append(kp.CpuAccount(int(c["run"]) & U32, int(c["source"]), bool(int(c["throttled"])),
+                                 int(c["period_cycles"]), int(c["stopped_ns"]), snapshot, int(c["held_off_ns"]),
+                                 int(c["let_in_pc"]), int(c["late_elsewhere_ns"]), int(c["ticks"]),
+                                 int(c["nmis"]), int(c["late_ticks"]), int(c["let_in_ticks"])))
+    return out
+
+
+def irq_enable_site(pc):
+    """arch/x86_64/irq_enable_site.c's irq_enable_before() on the kernel's bytes before pc."""
+    try:
+        b = bytes(gdb.selected_inferior().read_memory(pc - 2, 2))
+    except gdb.MemoryError:
+        return None
+    if b[1] == OP_POPF:
+        return "popf"
+    if b[0] == OP_STI and b[1] == OP_NOP:
+        return "sti"
+    return None
 
 
 # ---- label sets -------------------------------------------------------------------------------------------------
@@ -340,7 +399,7 @@ def parse_number(word, what, lo, hi):
 def run_words(p):
     if p.run == 0:
         return "no run yet"
-    return "run %d (%s)" % (p.run, "recording" if p.active_run else "finished")
+    return "run %d (%s)" % (p.run, ("stopping" if p.stopping else "recording") if p.active_run else "finished")
 
 
 def buffers(arg):
@@ -372,27 +431,61 @@ def buffers(arg):
 
 
 def report(arg):
+    """(the report's text, a note for stderr or None)."""
     words = gdb.string_to_argv(arg)
     if len(words) > 1:
         raise gdb.GdbError("usage: prof report [CHAINS]")
-    chains = kp.CHAINS_DEFAULT
+    chains = None
     if words:
         chains = parse_number(words[0], "CHAINS", kp.CHAINS_MIN, kp.CHAINS_MAX)
     p = Profiler()
     if p.run == 0:
         raise gdb.GdbError("the profiler has not run yet: nothing to report")
-    samples = [s for _, ss, _ in p.samples() for s in ss]
-    fold, cpus = kp.fold_samples(samples, symtab())
-    dropped = sum(r.drops for r in p.rings)
-    first = "%s: %s" % (run_words(p), span_words(samples))
-    return "\n".join(kp.report_lines(first, fold, cpus, dropped, p.source, chains))
+    kept = kept_report(p)
+    if kept is not None:
+        text, length = kept
+        notes = []
+        if length > len(text):
+            notes.append("prof report: the kernel's report was %d bytes; it keeps the first %d, shown above"
+                         % (length, len(text)))
+        if chains is not None:
+            text, note = kp.cut_report(text, chains)
+            if note:
+                notes.append("prof report: " + note)
+        return text, "\n".join(notes) or None
+    return partial_report(p, chains or kp.CHAINS_DEFAULT), None
 
 
-def span_words(samples):
-    if not samples:
-        return "no samples in the rings"
-    t0, t1 = min(s.time_ns for s in samples), max(s.time_ns for s in samples)
-    return "samples from %d.%03d s to %d.%03d s" % (t0 // 10**9, t0 // 10**6 % 1000, t1 // 10**9, t1 // 10**6 % 1000)
+def kept_report(p):
+    """(the text, its length before truncation) of the console's report when it is the report of p.run and
+    no run is active; None otherwise (a run in progress, a run never reported, a kernel that keeps none)."""
+    kept_run = static("profile_kept_run", "kernel/cmd_profile.c")
+    if kept_run is None or p.active_run or int(kept_run) & U32 != p.last_run:
+        return None
+    buf = need_static("profile_kept_report", "kernel/cmd_profile.c")
+    length = int(need_static("profile_kept_length", "kernel/cmd_profile.c")) & U32
+    size = buf.type.strip_typedefs().sizeof
+    data = read_memory(int(buf.address), min(length, size - 1))
+    return data.split(b"\0", 1)[0].decode("utf-8", "replace"), length
+
+
+def partial_report(p, chains):
+    """The rings' records of p.run folded in the kernel's format, after one line saying what this is."""
+    rings = p.samples()
+    samples = [s for _, ss, _ in rings for s in ss]
+    start = p.run_start_ns()
+    newest = max((s.time_ns for s in samples), default=start or 0)
+    window_ms = max(0, (newest - start + 500000) // 1000000) if start is not None else 0
+    full = [r.cpu for r, ss, _ in rings if r.capacity and len(ss) >= r.capacity]
+    what = "run %d is in progress" % p.run if p.active_run else \
+        "run %d was not reported (a raw profile, or the machine stopped before its report)" % p.run
+    first = ("partial view: %s; this folds the %d records of it the rings hold, %s, up to the newest (%d ms "
+             "into the run); samples already drained into the report's own fold, and the window asked for, "
+             "are not in memory gdb can read" % (
+                 what, len(samples), "the last %d of cpu %s" % (p.rings[0].capacity, ",".join(map(str, full)))
+                 if full else "every one of the run's so far", window_ms))
+    fold, _ = kp.fold_samples(samples, symtab())
+    return "\n".join([first] + kp.report_lines(p.run_info(window_ms), fold, chains))
 
 
 def state(arg):
@@ -497,7 +590,8 @@ def export(arg):
     p = Profiler()
     if p.run == 0:
         raise gdb.GdbError("the profiler has not run yet: nothing to export")
-    samples = [s for _, ss, _ in p.samples() for s in ss]
+    rings = p.samples()
+    samples = [s for _, ss, _ in rings for s in ss]
     period_ns = sample_period_ns(p)
     span_ms = (max(s.time_ns for s in samples) - min(s.time_ns for s in samples)) // 1000000 if samples else 0
     raw = kp.RawProfile(kp.source_word(p.source_name), period_ns, span_ms, len(p.rings), build_id, samples,
@@ -516,7 +610,27 @@ def export(arg):
         os.replace(path + ".tmp", path)
     except OSError as e:
         raise gdb.GdbError("%s: %s" % (path, e.strerror)) from None
-    return "prof export: %d samples of %s (%d dropped) -> %s" % (len(samples), run_words(p), raw.dropped, path)
+    out = "prof export: %d samples of %s (%d dropped) -> %s" % (len(samples), run_words(p), raw.dropped, path)
+    part = part_of_run(p, rings, len(samples))
+    return out + ("\nprof export: only part of the run: %s" % part if part else "")
+
+
+def part_of_run(p, rings, nsamples):
+    """Why the rings hold only part of p.run (None when they hold all of it): the profile command drains the
+    rings while it runs, so each keeps only the last records written into it."""
+    why = []
+    if p.active_run:
+        why.append("it is still recording")
+    full = [str(r.cpu) for r, ss, _ in rings if r.capacity and len(ss) >= r.capacity]
+    if full:
+        why.append("the rings keep the last %d records of each CPU, and cpu %s filled theirs"
+                   % (p.rings[0].capacity, ",".join(full)))
+    kept = kept_report(p)
+    if kept is not None:
+        m = re.match(r"profiled \d+ ms\n(\d+) samples on", kept[0])
+        if m and int(m.group(1)) > nsamples:
+            why.append("the kernel's report counted %s samples" % m.group(1))
+    return "; ".join(why) or None
 
 
 def check_running_build_id(elf_id):
@@ -563,7 +677,11 @@ class _ProfCommand(gdb.Command):
         self.fn = fn
 
     def invoke(self, arg, from_tty):
-        gdb.write(self.fn(arg) + "\n")
+        out = self.fn(arg)
+        text, note = out if isinstance(out, tuple) else (out, None)
+        gdb.write(text if text.endswith("\n") else text + "\n")
+        if note:
+            gdb.write(note + "\n", gdb.STDERR)
 
 
 class _ProfBuffers(_ProfCommand):
@@ -575,8 +693,9 @@ Usage: prof buffers [CPU]"""
 
 
 class _ProfReport(_ProfCommand):
-    """The kernel's profile report from the rings: the CHAINS (default 8) hottest call chains.
-Usage: prof report [CHAINS]"""
+    """The console's report of the last run, word for word (with CHAINS: cut to the CHAINS hottest chains);
+of a run in progress or never reported, the rings' records folded in the same format, after a line saying
+it is a partial view. Usage: prof report [CHAINS]"""
 
     def __init__(self):
         super().__init__("report", report)

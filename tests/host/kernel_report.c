@@ -6,8 +6,22 @@
  *   sym ADDR SIZE NAME           a symbol (hex address, decimal size); in address order
  *   text START END               the text range (hex); ends the symbol table
  *   label ID K=V[,K=V...]        interns a label set under the number ID
- *   case RUN WINDOW_MS SOURCE... empties the rings (their indexes just short of the 2^32 wrap) for run RUN
- *   rec CPU PID RUN LABEL F...   one record (LABEL: a label ID or -; F: hex frames, leaf first)
+ *   case RUN WINDOW_MS NCPUS HZ PERIOD_NS CYCLES SOURCE...
+ *                                empties the rings (their indexes just short of the 2^32 wrap) and the CPUs'
+ *                                accounts for run RUN on NCPUS CPUs: the tick's rate, the period, the
+ *                                counter's period in cycles and the source's name; a counter run unless
+ *                                `reason` follows
+ *   reason TEXT...               the case is a tick run, for this reason (run->tick_reason)
+ *   cpu N RUN SOURCE THROTTLED PERIOD_CYCLES STOPPED_NS HELD_NS LET_IN_PC ELSEWHERE_NS
+ *                                CPU N's account (struct profiler_cpu_run; SOURCE as enum profiler_cpu_source,
+ *                                LET_IN_PC hex): the per-CPU notes
+ *   snap N COUNTING PMI ENABLED FROZEN MASKED NMI REG=VALUE...
+ *                                what CPU N's stopped counter showed (flags 0/1; VALUE hex or #GP; '_' in a
+ *                                register's name stands for a space)
+ *   site WORD|-                  what irq_enable_before() answers for every pc ("sti", "popf", - for none)
+ *   rec CPU PID RUN LABEL FLAGS HELD_US F...
+ *                                one record (LABEL: a label ID or -; FLAGS: PROFILE_REC_* in decimal; HELD_US:
+ *                                held_off_us; F: hex frames, leaf first)
  *   report CHAINS PID|- K=V|-    the report of the case's records (consuming them), with the filters
  *   raw BUILD_ID                 the raw form of the case's records (consuming them)
  */
@@ -22,7 +36,7 @@
 #include "kernel/sink.h"
 #include "kernel/symbols.h"
 
-#define NCPUS 4
+#define NCPUS 16 /* at most; each case says how many */
 #define MAX_SYMS 4096
 #define MAX_LABELS 64
 
@@ -38,7 +52,11 @@ static const struct label_set *label_sets[MAX_LABELS];
 static struct profile_record storage[NCPUS][PROFILE_RING_RECORDS];
 static struct profile_ring rings[NCPUS];
 static struct profile_run run;
+static struct profiler_cpu_run cpu_runs[NCPUS];
 static char source[256];
+static char reason[256];
+static char site[16];
+static char reg_names[NCPUS][PMU_SNAPSHOT_REGS][32];
 static char out[1 << 20];
 
 static void die(const char *what, const char *line)
@@ -77,38 +95,116 @@ static void do_label(char *args, const char *line)
 
 static void do_case(char *args, const char *line)
 {
-    unsigned number, window;
+    unsigned number, window, ncpus, hz;
+    unsigned long long period_ns, cycles;
     int used = 0;
-    if (sscanf(args, "%u %u %n", &number, &window, &used) != 2 || used == 0)
+    if (sscanf(args, "%u %u %u %u %llu %llu %n", &number, &window, &ncpus, &hz, &period_ns, &cycles, &used) != 6
+        || used == 0 || ncpus == 0 || ncpus > NCPUS)
         die("bad case", line);
     snprintf(source, sizeof source, "%s", args + used);
     source[strcspn(source, "\n")] = 0;
     for (unsigned i = 0; i < NCPUS; i++)
         profile_ring_init(&rings[i], storage[i], PROFILE_RING_RECORDS, UINT32_MAX - 5 - 100 * i);
     memset(&run, 0, sizeof run);
+    memset(cpu_runs, 0, sizeof cpu_runs);
     run.rings = rings;
-    run.ncpus = NCPUS;
+    run.ncpus = ncpus;
     run.run = number;
     run.source = source;
     run.source_name = source;
-    run.period_ns = 10000000u;
+    run.tick_reason = NULL;
+    run.tick_hz = hz;
+    run.period_ns = period_ns;
+    run.period_cycles = cycles;
     run.window_ms = window;
+    run.cpu = cpu_runs;
 }
 
-static void do_rec(char *args, const char *line)
+static void do_reason(char *args)
+{
+    snprintf(reason, sizeof reason, "%s", args);
+    reason[strcspn(reason, "\n")] = 0;
+    run.tick_reason = reason;
+}
+
+static void do_cpu(char *args, const char *line)
+{
+    unsigned n, number, src, throttled;
+    unsigned long long period, held, elsewhere, pc;
+    long long stopped;
+    if (sscanf(args, "%u %u %u %u %llu %lld %llu %llx %llu", &n, &number, &src, &throttled, &period, &stopped,
+               &held, &pc, &elsewhere) != 9 || n >= run.ncpus || src > PROFILER_CPU_TICK_STOPPED)
+        die("bad cpu", line);
+    struct profiler_cpu_run *c = &cpu_runs[n];
+    c->run = number;
+    c->source = (uint8_t)src;
+    c->throttled = throttled != 0;
+    c->period_cycles = period;
+    c->stopped_ns = stopped;
+    c->held_off_ns = held;
+    c->let_in_pc = (uintptr_t)pc;
+    c->late_elsewhere_ns = elsewhere;
+}
+
+static void do_snap(char *args, const char *line)
 {
     char *save = NULL;
-    char *word[4 + PROFILE_MAX_FRAMES + 1];
+    char *word[7 + PMU_SNAPSHOT_REGS + 1];
     unsigned n = 0;
     for (char *w = strtok_r(args, " \n", &save); w; w = strtok_r(NULL, " \n", &save)) {
         if (n == sizeof word / sizeof word[0])
             die("too many fields", line);
         word[n++] = w;
     }
-    if (n < 5)
-        die("short rec", line);
+    if (n < 7)
+        die("short snap", line);
     unsigned cpu = (unsigned)strtoul(word[0], NULL, 10);
     if (cpu >= NCPUS)
+        die("bad cpu", line);
+    struct pmu_snapshot *snap = &cpu_runs[cpu].stopped_msrs;
+    memset(snap, 0, sizeof *snap);
+    bool *flags[] = { &snap->counting, &snap->pmi_enabled, &snap->globally_enabled, &snap->frozen,
+                      &snap->lvt_masked, &snap->lvt_nmi };
+    for (unsigned i = 0; i < 6; i++)
+        *flags[i] = strcmp(word[1 + i], "1") == 0;
+    for (unsigned i = 7; i < n; i++) {
+        char *eq = strchr(word[i], '=');
+        if (!eq || eq - word[i] >= 32)
+            die("bad register", line);
+        char *name = reg_names[cpu][snap->count];
+        memcpy(name, word[i], (size_t)(eq - word[i]));
+        name[eq - word[i]] = 0;
+        for (char *p = name; *p; p++)
+            if (*p == '_')
+                *p = ' ';
+        snap->regs[snap->count].name = name;
+        snap->regs[snap->count].faulted = strcmp(eq + 1, "#GP") == 0;
+        snap->regs[snap->count].value = snap->regs[snap->count].faulted ? 0 : strtoull(eq + 1, NULL, 16);
+        snap->count++;
+    }
+}
+
+static void do_site(char *args)
+{
+    snprintf(site, sizeof site, "%s", args);
+    site[strcspn(site, "\n")] = 0;
+    fake_irq_enable_site = strcmp(site, "-") == 0 ? NULL : site;
+}
+
+static void do_rec(char *args, const char *line)
+{
+    char *save = NULL;
+    char *word[6 + PROFILE_MAX_FRAMES + 1];
+    unsigned n = 0;
+    for (char *w = strtok_r(args, " \n", &save); w; w = strtok_r(NULL, " \n", &save)) {
+        if (n == sizeof word / sizeof word[0])
+            die("too many fields", line);
+        word[n++] = w;
+    }
+    if (n < 7)
+        die("short rec", line);
+    unsigned cpu = (unsigned)strtoul(word[0], NULL, 10);
+    if (cpu >= run.ncpus)
         die("bad cpu", line);
     struct profile_record *rec = profile_ring_reserve(&rings[cpu]);
     if (!rec)
@@ -118,9 +214,11 @@ static void do_rec(char *args, const char *line)
     rec->pid = (uint32_t)strtoul(word[1], NULL, 10);
     rec->run = (uint32_t)strtoul(word[2], NULL, 10);
     rec->labels = strcmp(word[3], "-") == 0 ? NULL : label_sets[strtoul(word[3], NULL, 10) % MAX_LABELS];
-    rec->nframes = (uint16_t)(n - 4);
-    for (unsigned i = 4; i < n; i++)
-        rec->frames[i - 4] = (uintptr_t)strtoull(word[i], NULL, 16);
+    rec->flags = (uint8_t)strtoul(word[4], NULL, 10);
+    rec->held_off_us = (uint32_t)strtoul(word[5], NULL, 10);
+    rec->nframes = (uint8_t)(n - 6);
+    for (unsigned i = 6; i < n; i++)
+        rec->frames[i - 6] = (uintptr_t)strtoull(word[i], NULL, 16);
     profile_ring_commit(&rings[cpu]);
 }
 
@@ -189,6 +287,14 @@ int main(void)
             do_label(args, line);
         } else if (strncmp(line, "case ", 5) == 0) {
             do_case(args, line);
+        } else if (strncmp(line, "reason ", 7) == 0) {
+            do_reason(args);
+        } else if (strncmp(line, "cpu ", 4) == 0) {
+            do_cpu(args, line);
+        } else if (strncmp(line, "snap ", 5) == 0) {
+            do_snap(args, line);
+        } else if (strncmp(line, "site ", 5) == 0) {
+            do_site(args);
         } else if (strncmp(line, "rec ", 4) == 0) {
             do_rec(args, line);
         } else if (strncmp(line, "report ", 7) == 0) {

@@ -55,9 +55,13 @@ def sample(frames, cpu=0, pid=1, labels=()):
     return kp.Sample(cpu, pid, 0, labels, tuple(frames))
 
 
-def report(tab, samples, chains=8, source="tick", pid=None, label=None, dropped=0):
-    fold, cpus = kp.fold_samples(samples, tab, pid=pid, label=label)
-    return "\n".join(kp.report_lines("profiled 1000 ms", fold, cpus, dropped, source, chains, pid, label)) + "\n"
+TICK = "source tick at 100 Hz (no usable PMU)\n"
+
+
+def report(tab, samples, chains=8, run=None, pid=None, label=None):
+    fold, _ = kp.fold_samples(samples, tab, pid=pid, label=label)
+    run = run or kp.tick_run(1000)
+    return "\n".join(kp.report_lines(run, fold, chains, pid, label)) + "\n"
 
 
 # ---- the symbol table ------------------------------------------------------------------------------------------
@@ -115,7 +119,8 @@ def test_leaf_folds_by_symbol_with_its_span(tab):
     s = [sample([MEMCPY + off, COPY + 0x44, RECEIVE + 0x1b2]) for off in (0x20, 0x3e, 0x1a)]
     assert report(tab, s) == (
         "profiled 1000 ms\n"
-        "3 samples on 1 cpus, 0 dropped, source tick\n"
+        "3 samples on 1 cpus, 0 dropped, " + TICK +
+        "per cpu: 0:3 1:0 2:0 3:0\n"
         "100.0% 3 MemCpy+0x1a..0x3e\n"
         "        <- NetFrame::Copy+0x44\n"
         "        <- VirtioNet::Receive+0x1b2\n")
@@ -129,7 +134,8 @@ def test_callers_fold_by_exact_return_address_and_ties_keep_first_seen_order(tab
          sample([MEMCPY, COPY + 0x10])]
     assert report(tab, s) == (
         "profiled 1000 ms\n"
-        "5 samples on 3 cpus, 0 dropped, source tick\n"
+        "5 samples on 3 cpus, 0 dropped, " + TICK +
+        "per cpu: 0:2 1:2 2:1 3:0\n"
         "40.0% 2 Spin+0x1a..0x1c\n"
         "        <- Main+0x10\n"
         "40.0% 2 Spin+0x1a\n"
@@ -143,7 +149,8 @@ def test_unresolved_addresses_print_raw(tab):
          sample([0x20000])]
     assert report(tab, s) == (
         "profiled 1000 ms\n"
-        "3 samples on 1 cpus, 0 dropped, source tick\n"
+        "3 samples on 1 cpus, 0 dropped, " + TICK +
+        "per cpu: 0:3 1:0 2:0 3:0\n"
         "33.3% 1 0x1950\n"            # an unresolved leaf folds by its exact address
         "        <- 0xfff0000\n"
         "        <- Main+0x20\n"
@@ -164,8 +171,8 @@ def test_more_chains_and_the_128_chain_table(tab):
     for i in range(130):                 # 130 distinct chains, hotter first
         s += [sample([MEMCPY, FILLER + 0x1000 + i])] * (2 if i < 3 else 1)
     text = report(tab, s, chains=2)
-    assert text.split("\n")[1] == "133 samples on 1 cpus, 0 dropped, source tick"
-    assert text.split("\n")[2:] == [
+    assert text.split("\n")[1] == "133 samples on 1 cpus, 0 dropped, source tick at 100 Hz (no usable PMU)"
+    assert text.split("\n")[3:] == [
         "1.5% 2 MemCpy+0x0", "        <- Filler+0x1000",
         "1.5% 2 MemCpy+0x0", "        <- Filler+0x1001",
         "... 126 more chains, 127 samples (95.5%)",
@@ -183,25 +190,31 @@ def test_a_chain_already_in_a_full_table_still_counts(tab):
 def test_label_breakdown_and_filters(tab):
     a, b = (("job", "a"),), (("cmd", "x"), ("job", "b"))
     s = [sample([SPIN], labels=a), sample([SPIN], labels=b), sample([SPIN], labels=b), sample([SPIN], pid=2)]
-    assert report(tab, s).split("\n")[2] == "labels: 50.0% (2) cmd=x,job=b, 25.0% (1) job=a, 25.0% (1) (none)"
-    assert report(tab, s, label=("job", "b")).split("\n")[1:3] == [
-        "2 samples on 1 cpus, 0 dropped, source tick", "labels: 100.0% (2) cmd=x,job=b"]
+    assert report(tab, s).split("\n")[3] == "labels: 50.0% (2) cmd=x,job=b, 25.0% (1) job=a, 25.0% (1) (none)"
+    assert report(tab, s, label=("job", "b")).split("\n")[1:4] == [
+        "2 samples on 1 cpus, 0 dropped, source tick at 100 Hz (no usable PMU)", "per cpu: 0:2 1:0 2:0 3:0",
+        "labels: 100.0% (2) cmd=x,job=b"]
     assert "labels:" not in report(tab, [sample([SPIN])]), "no line when no sample carried a set"
 
 
 def test_empty_reports_say_why(tab):
     s = [sample([SPIN], pid=1)]
-    assert report(tab, s, pid=9).split("\n")[2] == \
+    assert report(tab, s, pid=9).split("\n")[3] == \
         "no samples for pid 9: the task may simply have been asleep the whole window"
-    assert report(tab, s, label=("job", "z")).split("\n")[2] == \
+    assert report(tab, s, label=("job", "z")).split("\n")[3] == \
         "no samples with label job=z: no task that carried it was sampled in the window"
-    assert report(tab, s, pid=9, label=("job", "z")).split("\n")[2] == \
+    assert report(tab, s, pid=9, label=("job", "z")).split("\n")[3] == \
         "no samples for pid 9 with label job=z: the task may have been asleep, or without that label, " \
         "the whole window"
     assert report(tab, []).split("\n")[1:] == [
-        "0 samples on 0 cpus, 0 dropped, source tick", "no samples: nothing was sampled in the window", ""]
-    assert report(tab, [], source="pmu/nmi intel fixed-ctr1").split("\n")[3] == \
-        "idle CPUs contribute nothing on the counter: it counts unhalted cycles"
+        "0 samples on 0 cpus, 0 dropped, source tick at 100 Hz (no usable PMU)", "per cpu: 0:0 1:0 2:0 3:0",
+        "no samples: nothing was sampled in the window", ""]
+    counter = kp.RunInfo(1, 1000, 4, "pmu/nmi intel fixed-ctr1", None, 100, 1000000, 2100000,
+                         cpus=[kp.CpuAccount(1, kp.CPU_COUNTER) for _ in range(4)])
+    assert report(tab, [], run=counter).split("\n")[1:5] == [
+        "0 samples on 0 cpus, 0 dropped, source pmu/nmi intel fixed-ctr1 every 2100000 cycles (~1000 Hz)",
+        "per cpu: 0:0 1:0 2:0 3:0", "no samples: nothing was sampled in the window",
+        "idle CPUs contribute nothing on the counter: it counts unhalted cycles"]
 
 
 # ---- the fold and the report, against the kernel's ------------------------------------------------------------
@@ -248,33 +261,87 @@ def random_address(rng, syms, text_end):
     return rng.choice([0, 0x1234, text_end - 1, text_end, text_end + 0x100, 0xffffffff80000000])
 
 
-def random_case(rng, syms, text_end, run):
+def random_case(rng, syms, text_end, run, ncpus=4):
     pool = [[random_address(rng, syms, text_end) for _ in range(rng.randint(1, kp.MAX_FRAMES))]
             for _ in range(rng.choice([3, 20, 150]))]
+    marked = rng.random() < 0.5      # half the cases carry interrupts-off, in-interrupt and let-in records
     recs = []
     for _ in range(rng.randint(0, 600)):
         frames = rng.choice(pool) if rng.random() < 0.8 else \
             [random_address(rng, syms, text_end) for _ in range(rng.randint(1, kp.MAX_FRAMES))]
-        recs.append((rng.randrange(4), rng.choice([1, 2, 3]), run if rng.random() < 0.95 else run - 1,
-                     rng.choice([None, None, 0, 1, 2]), tuple(frames)))
+        flags = rng.choice([0, 0, 0, 1, 2, 3, 4, 5, 7, 8]) if marked else 0   # 8: no flag the fold keeps
+        held = rng.choice([0, 1, 99, 150, 9800, 12345678]) if flags & kp.REC_LET_IN else rng.choice([0, 0, 7])
+        recs.append((rng.randrange(ncpus), rng.choice([1, 2, 3]), run if rng.random() < 0.95 else run - 1,
+                     rng.choice([None, None, 0, 1, 2]), tuple(frames), flags, held))
     return recs
 
 
-def case_lines(run, source, recs):
-    out = ["case %d 1003 %s" % (run, source)]
-    for cpu, pid, r, label, frames in recs:
-        out.append("rec %d %d %d %s %s" % (cpu, pid, r, "-" if label is None else label,
-                                           " ".join("%x" % f for f in frames)))
+REG_NAMES = ["counter", "control", "global_ctrl", "global_status", "freeze", "lvt_perfcnt"]
+
+
+def random_run(rng, syms, run, window_ms, ncpus=4, counter=None):
+    """A RunInfo (drops filled in later) and its lines of the kernel_report language: a tick run or a counter
+    run, every CPU with an account of some source (or of another run), throttling, a stopped counter with its
+    registers, held-off and late ticks, the let-in site's instruction."""
+    counter = rng.random() < 0.5 if counter is None else counter
+    hz = rng.choice([100, 1000, 250])
+    cycles = rng.choice([2100000, 1000000, 12345]) if counter else 0
+    period = (cycles * 1000000 // 2100000 or 1) if counter else 1000000000 // hz
+    source = rng.choice(["pmu/nmi intel fixed-ctr1", "pmu/nmi amd pmc0 ev0x76"]) if counter else "tick"
+    reason = None if counter else rng.choice(["no usable PMU: reasons", "the counter does not count (x)"])
+    site = rng.choice(["sti", "popf", None])
+    lines = ["case %d %d %d %d %d %d %s" % (run, window_ms, ncpus, hz, period, cycles, source)]
+    if reason:
+        lines.append("reason " + reason)
+    lines.append("site " + (site or "-"))
+    accounts = []
+    for cpu in range(ncpus):
+        if rng.random() < 0.1:
+            accounts.append(None)
+            continue
+        if counter:
+            src = rng.choice([kp.CPU_COUNTER] * 5 + [kp.CPU_TICK_ARM_FAULT, kp.CPU_TICK_STOPPED, kp.CPU_TICK])
+        else:
+            src = kp.CPU_TICK
+        acct_run = run if rng.random() < 0.9 else run - 1
+        throttled = counter and rng.random() < 0.2
+        held = rng.choice([0, 0, 0, 1900000000, 3000000, 999999])
+        elsewhere = rng.choice([0, 0, 400000000, 10000000, 1])
+        let_in = random_address(rng, syms, syms[-1][0] + 0x100) if held else 0
+        stopped_ns = rng.choice([0, 5000000, 1234567890])
+        c = kp.CpuAccount(acct_run, src, throttled, cycles * 2 if throttled else cycles, stopped_ns, None, held,
+                          let_in, elsewhere)
+        lines.append("cpu %d %d %d %d %d %d %d %x %d" % (cpu, acct_run, src, throttled, c.period_cycles,
+                                                         stopped_ns, held, let_in, elsewhere))
+        if src == kp.CPU_TICK_STOPPED:
+            regs = [(n, rng.choice([0, 0x1, 0xffff800000001234]), rng.random() < 0.2)
+                    for n in REG_NAMES[:rng.randint(0, 6)]]
+            bits = [rng.random() < 0.5 for _ in range(6)]
+            c.stopped_msrs = kp.Snapshot(tuple((n.replace("_", " "), 0 if f else v, f) for n, v, f in regs), *bits)
+            lines.append("snap %d %s %s" % (cpu, " ".join("1" if b else "0" for b in bits),
+                                           " ".join("%s=%s" % (n, "#GP" if f else "%x" % v) for n, v, f in regs)))
+        accounts.append(c)
+    info = kp.RunInfo(run, window_ms, ncpus, source, reason, hz, period, cycles, None, accounts,
+                      irq_enable_site=lambda pc: site)
+    return info, lines
+
+
+def case_lines(recs):
+    out = []
+    for cpu, pid, r, label, frames, flags, held in recs:
+        out.append("rec %d %d %d %s %d %d %s" % (cpu, pid, r, "-" if label is None else label, flags, held,
+                                                 " ".join("%x" % f for f in frames)))
     return out
 
 
-def python_side(recs, run, capacity=1024):
+def python_side(recs, run, capacity=1024, ncpus=4):
     """What the rings hold for the report, in its order: per CPU, the first `capacity` records pushed (the rest
-    dropped), those of the run; and the drops."""
-    per_cpu = {c: [r for r in recs if r[0] == c] for c in range(4)}
-    kept = [r for c in range(4) for r in per_cpu[c][:capacity] if r[2] == run]
-    dropped = sum(max(0, len(per_cpu[c]) - capacity) for c in range(4))
-    return [kp.Sample(c, pid, 0, () if lab is None else LABEL_SETS[lab], f) for c, pid, _, lab, f in kept], dropped
+    dropped), those of the run; and the drops per CPU."""
+    per_cpu = {c: [r for r in recs if r[0] == c] for c in range(ncpus)}
+    kept = [r for c in range(ncpus) for r in per_cpu[c][:capacity] if r[2] == run]
+    drops = [max(0, len(per_cpu[c]) - capacity) for c in range(ncpus)]
+    return [kp.Sample(c, pid, 0, () if lab is None else LABEL_SETS[lab], f, flags, held)
+            for c, pid, _, lab, f, flags, held in kept], drops
 
 
 def test_report_is_the_kernels_on_random_runs(kernel_report):
@@ -284,35 +351,77 @@ def test_report_is_the_kernels_on_random_runs(kernel_report):
     script = ["sym %x %d %s" % (a, s, n.decode()) for a, s, n in syms] + ["text %x %x" % (text_start, text_end)]
     script += LABEL_DECLS
     expected = []
-    for i in range(120):
+    for i in range(160):
         run = 5 + i
-        source = "pmu/nmi amd pmc0 ev0x76" if i % 9 == 0 else "tick (no usable PMU: reasons)"
-        recs = random_case(rng, syms, text_end, run)
+        window = rng.choice([1003, 2000, 0, 300])
+        ncpus = rng.choice([4, 4, 4, 1, 2, 16])
+        info, lines = random_run(rng, syms, run, window, ncpus, counter=True if i == 9 else None)
+        recs = random_case(rng, syms, text_end, run, ncpus)
         if i == 9:
-            recs = []                                                       # on the counter: says why
+            recs = []                                                       # says why
         if i == 11:
-            recs = [(rng.randrange(4), 1, run, None, (syms[j % 60][0] + 1, 0x100000 + j)) for j in range(300)]
-        if i == 7:
-            recs += [(0, 1, run, None, (syms[3][0] + 1,))] * 1100          # CPU 0 overflows: drops
+            recs = [(rng.randrange(ncpus), 1, run, None, (syms[j % 60][0] + 1, 0x100000 + j), 0, 0)
+                    for j in range(300)]
+        if i in (7, 8):
+            recs += [(0, 1, run, None, (syms[3][0] + 1,), 0, 0)] * 1100    # CPU 0 overflows: drops
+        if ncpus == 16 and i % 2 and i != 9:
+            # every CPU overflows: drops everywhere, and the per-CPU line wraps
+            recs += [(c, 1, run, None, (syms[3][0],), 0, 0) for c in range(16) for _ in range(1030)]
         chains = rng.choice([1, 2, 8, 50, 128])
         pid = rng.choice([None, None, 2, 7]) if i not in (9, 11) else None
         label = rng.choice([None, None, ("job", "b"), ("aa", "2")]) if i not in (9, 11) else None
-        script += case_lines(run, source, recs)
+        script += lines + case_lines(recs)
         script.append("report %d %s %s" % (chains, "-" if pid is None else pid,
                                           "-" if label is None else "%s=%s" % label))
-        samples, dropped = python_side(recs, run)
-        fold, cpus = kp.fold_samples(samples, tab, pid=pid, label=label)
-        expected.append("\n".join(kp.report_lines("profiled 1003 ms", fold, cpus, dropped, source, chains, pid,
-                                                  label)) + "\n")
+        samples, info.drops = python_side(recs, run, ncpus=ncpus)
+        fold, _ = kp.fold_samples(samples, tab, pid=pid, label=label)
+        expected.append("\n".join(kp.report_lines(info, fold, chains, pid, label)) + "\n")
     got = kernel_report("\n".join(script) + "\n")
     assert len(got) == len(expected)
-    kinds = set()
     for i, (g, e) in enumerate(zip(got, expected)):
         assert g == e, "case %d differs from the kernel's report" % i
-        kinds.update(line.split(" ")[0] for line in g.split("\n"))
     # the random cases reached every kind of line
-    assert {"...", "more", "labels:", "no", "idle"} <= kinds, kinds
-    assert any(re.search(r"\+0x[0-9a-f]+\.\.0x", g) for g in got) and any(re.search(r"<- 0x", g) for g in got)
+    text = "".join(got)
+    for pattern in [r"(?m)^\.\.\. \d+ more chains", r"(?m)^more than 128 distinct", r"(?m)^labels: ",
+                    r"(?m)^no samples", r"(?m)^idle CPUs", r"\+0x[0-9a-f]+\.\.0x", r"<- 0x",
+                    r"(?m)^\d+ samples on \d+ cpus, \d+ dropped, source mixed: ",
+                    r"(?m)^\d+ samples on \d+ cpus, \d+ dropped, source tick at \d+ Hz \(no cpu kept its counter\)$",
+                    r"(?m)^\d+ samples on \d+ cpus, \d+ dropped, source pmu/nmi \S+ \S+ every \d+ cycles \(~\d+ Hz\)$",
+                    r"(?m)^\d+ samples on \d+ cpus, [1-9]\d* dropped, source tick at \d+ Hz \(",
+                    r"(?m)^per cpu: 0:\d+/\d+ ", r"(?m)^per cpu: .{80,}\n {9} \d+:\d+/\d+",
+                    r"(?m)^cpu \d: tick \(arm faulted\)$",
+                    r"(?m)^cpu \d: tick \(counter stopped\)$", r"(?m)^cpu \d: its counter stopped interrupting .*#GP",
+                    r"(?m)^        counting (on|off), pmi .*, not nmi$", r"(?m)^cpu \d: throttled: ",
+                    r"(?m)^tick held off by interrupts-off code: cpu \d \d+ ms \(\d+%\).*; let in at \S+ \(sti\)$",
+                    r"(?m)\(popf\)$", r"(?m)\(\?\)$", 
+                    r"(?m)^tick held off by interrupts-off code: cpu \d \d+ ms(,|;|$)",
+                    r"(?m)^tick held off by interrupts-off code: [^;]*$",
+                    r"(?m)^ticks late elsewhere \(the cpu was taken away, not held off\): cpu \d",
+                    r"(?m) \[irqs off\]$", r"(?m) \[in irq\]$", r"(?m) \[in irq, irqs off\]$",
+                    r"(?m) \[let in after \d+\.\d ms irqs off\]$"]:
+        assert re.search(pattern, text), "no random case printed %r" % pattern
+
+
+def test_a_kept_report_cut_to_fewer_chains_is_the_report_with_fewer(tab):
+    """What prof.py does with the console's kept report for `prof report CHAINS`: the text the kernel would have
+    printed asked for CHAINS chains, from the text alone."""
+    rng = random.Random(11)
+    syms, text_start, text_end = random_symbols(rng)
+    tab = kp.Symtab(syms, text_start, text_end)
+    tried = 0
+    for i in range(60):
+        info, _ = random_run(rng, syms, 3, 1000)
+        samples, info.drops = python_side(random_case(rng, syms, text_end, 3), 3)
+        fold, _ = kp.fold_samples(samples, tab)
+        base = rng.choice([8, 50, 128])
+        kept = "\n".join(kp.report_lines(info, fold, base)) + "\n"
+        for chains in (1, 2, 7, base, 128):
+            want = "\n".join(kp.report_lines(info, fold, min(chains, base))) + "\n"
+            got, note = kp.cut_report(kept, chains)
+            assert got == want, (i, base, chains)
+            assert (note is not None) == (chains > base and len(fold.chains) > base), (i, base, chains)
+            tried += chains < min(base, len(fold.chains))
+    assert tried > 50
 
 
 def test_kernel_raw_output_parses_back_to_its_records(kernel_report):
@@ -320,12 +429,13 @@ def test_kernel_raw_output_parses_back_to_its_records(kernel_report):
     syms, text_start, text_end = random_symbols(rng)
     script = ["sym %x %d %s" % (a, s, n.decode()) for a, s, n in syms] + ["text %x %x" % (text_start, text_end)]
     script += LABEL_DECLS
-    recs = random_case(rng, syms, text_end, 3) + [(2, 4, 3, 2, (0xffffffff80001234, 0x1))]
-    script += case_lines(3, "pmu/nmi intel fixed-ctr1", recs) + ["raw 0123456789abcdef"]
+    recs = random_case(rng, syms, text_end, 3) + [(2, 4, 3, 2, (0xffffffff80001234, 0x1), 0, 0)]
+    script += ["case 3 1003 4 100 10000000 0 pmu/nmi intel fixed-ctr1"] + case_lines(recs) + ["raw 0123456789abcdef"]
     (text,) = kernel_report("\n".join(script) + "\n")
     raw = kp.parse_raw(text)
-    samples, dropped = python_side(recs, 3)
-    assert raw.samples == samples and raw.dropped == dropped
+    samples, drops = python_side(recs, 3)
+    # the raw line carries no marks: the samples parse back without them
+    assert raw.samples == [s._replace(flags=0, held_off_us=0) for s in samples] and raw.dropped == sum(drops)
     assert (raw.source, raw.period_ns, raw.window_ms, raw.cpus, raw.build_id) == \
         ("pmu/nmi-intel-fixed-ctr1", 10000000, 1003, 4, "0123456789abcdef")
     assert raw.text() == text, "the raw writer here is not the kernel's codec"

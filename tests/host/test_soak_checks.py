@@ -7,6 +7,7 @@ predict what docs/udp-shell.md and kernel/lineedit.c say.
 
 import os
 import random
+import re
 import sys
 
 import pytest
@@ -30,8 +31,8 @@ def random_report(rng, chains, pid=None, label=None):
                                                     for _ in range(rng.randint(0, 7))]
         labels = rng.choice([(), (("job", "a"),), (("job", "b"), ("soak", "c"))])
         samples.append(kp.Sample(rng.randrange(4), rng.choice([1, 2, 3]), 0, labels, tuple(frames)))
-    fold, cpus = kp.fold_samples(samples, tab, pid=pid, label=label)
-    lines = kp.report_lines("profiled 300 ms", fold, cpus, 0, "tick", chains, pid, label)
+    fold, _ = kp.fold_samples(samples, tab, pid=pid, label=label)
+    lines = kp.report_lines(kp.tick_run(300), fold, chains, pid, label)
     return "\n".join(lines), fold.samples
 
 
@@ -60,8 +61,10 @@ def tampered(text):
     more = [i for i, l in enumerate(lines) if l.startswith("... ")]
     if more:
         out.append(("the more-chains line dropped", "\n".join(lines[:more[0]] + lines[more[0] + 1:])))
-    if lines[2].startswith("labels: "):
-        out.append(("a label share changed", "\n".join(lines[:2] + [lines[2].replace("(", "(1", 1)] + lines[3:])))
+    if lines[3].startswith("labels: "):
+        out.append(("a label share changed", "\n".join(lines[:3] + [lines[3].replace("(", "(1", 1)] + lines[4:])))
+    more_on_0 = re.sub(r" 0:(\d+)", lambda m: " 0:%d" % (int(m.group(1)) + 1), lines[2])
+    out.append(("a per-CPU count + 1", "\n".join(lines[:2] + [more_on_0] + lines[3:])))
     out.append(("window shorter than asked", text.replace("profiled 300 ms", "profiled 299 ms", 1)))
     return out
 
@@ -77,7 +80,7 @@ def test_check_report_refuses_counts_that_disagree():
             tried.add(what)
             with pytest.raises(soak.SoakFailure):
                 soak.check_report(bad, 300, 2)
-    assert tried >= {"header total + 1", "a chain count + 1", "the more-chains line dropped",
+    assert tried >= {"header total + 1", "a chain count + 1", "the more-chains line dropped", "a per-CPU count + 1",
                      "a label share changed", "window shorter than asked"}, tried
 
 
@@ -85,7 +88,8 @@ def test_check_report_refuses_too_many_chains_and_a_wrong_empty_reason():
     text, _ = random_report(random.Random(3), 8)
     with pytest.raises(soak.SoakFailure):
         soak.check_report(text, 300, 1)
-    empty = "profiled 300 ms\n0 samples on 0 cpus, 0 dropped, source tick\nno samples: nothing was sampled in the window"
+    empty = ("profiled 300 ms\n0 samples on 0 cpus, 0 dropped, source tick at 100 Hz (no usable PMU)\n"
+             "per cpu: 0:0 1:0 2:0 3:0\nno samples: nothing was sampled in the window")
     assert soak.check_report(empty, 300, 8) == 0
     with pytest.raises(soak.SoakFailure):
         soak.check_report(empty, 300, 8, pid=5)

@@ -3,12 +3,14 @@ gdbstub on the same boot (issue 6: `prof buffers`, `prof report`, `prof state`, 
 export`).
 
 - Before any profile: `prof state` says so, `prof report` refuses.
-- While a profile records (the machine stopped mid-window): the rings' waiting records are the run's, and
-  `prof report` folds exactly them.
-- After a `profile` run with labelled burn tasks: `prof report` prints what the kernel's own report printed
-  for the same buffers (the kernel consumed them; the records stay in memory), line for line after the first,
-  through both stubs; `prof buffers` shows every one of those samples with its pid, labels and resolved
-  frames; `prof export` writes a pprof profile with the same samples, burn_inner on top.
+- While a profile records (the machine stopped mid-window, issue 13): `prof report` says in its first line
+  that this is a partial view, then folds exactly the run's records the rings hold (drained or waiting), in
+  the kernel's format: header, per-CPU line (each ring's count), chains.
+- `profile 300 all 3` on the console, then `prof report`: byte for byte the console's report (issue 13; only
+  \r\n normalised), through both stubs; with interrupts-off burn running the marks and held-off line too.
+- After a `profile` run with labelled burn tasks: `prof report` prints the kernel's own report, `prof report
+  3` that report cut to 3 chains; `prof buffers` shows every one of those samples with its pid, labels and
+  resolved frames; `prof export` writes a pprof profile with the same samples, burn_inner on top.
 - `prof pmu` shows every CPU's PMU MSRs through kprof's stub, and through QEMU's says MSRs are not available.
 - User errors are gdb errors, one line each.
 
@@ -121,28 +123,92 @@ def test_before_any_profile(both, tmp_path):
 
 
 def test_a_recording_run_seen_mid_window(both, tmp_path):
-    """The machine stopped by QEMU's gdbstub while `profile 2000` records: the run is active, its records wait
-    in the rings (the kernel has not reported them), and `prof report` folds exactly those."""
+    """The machine stopped by QEMU's gdbstub while `profile 2000` records: the run is active, the profile
+    command has drained its rings as it ran, and `prof report` says it is a partial view, then folds exactly
+    the run's records the rings hold, in the kernel's format."""
     wait_no_burn(both)
     burn_labelled(both, 4000, 2)
     both.send_line("profile 2000 all")
     both.expect(r"profile 2000 all\n", what="the echo of the profile command")
-    r = gdb_prof(both.qemu_gdb_port, [("state", "prof state"), ("report", "prof report 128")], tmp_path)
+    r = gdb_prof(both.qemu_gdb_port, [("state", "prof state"), ("report", "prof report 128"),
+                                      ("buffers", "prof buffers")], tmp_path)
     state = ok(r, "state")
     m = re.match(r"profiler: run (\d+) \(recording\); active_run \1, last_run \1, claim held", state)
     assert m, "the profile was not recording when gdb stopped the machine:\n%s" % state
-    rows = [l.split() for l in state.split("\n") if re.match(r"\d+ +\d+ +\d+ +\d+ +\d+ ", l)]
-    assert len(rows) == 4, state
-    waiting = sum(int(row[3]) for row in rows)
-    report = ok(r, "report")
-    assert report.split("\n")[0].startswith("run %s (recording): samples from" % m.group(1)), report
-    header = re.fullmatch(r"(\d+) samples on (\d+) cpus, 0 dropped, source tick.*", report.split("\n")[1])
-    assert header and int(header.group(1)) == waiting > 0, "report of %d waiting records:\n%s\n%s" \
-        % (waiting, state, report)
+    run = m.group(1)
+    buffers = ok(r, "buffers")
+    per_ring = [int(n) for n in re.findall(r"(?m)^cpu \d: (\d+) records of run %s; ring head" % run, buffers)]
+    assert len(per_ring) == 4 and sum(per_ring) > 0, buffers[:2000]
+    report = ok(r, "report").split("\n")
+    assert re.fullmatch(r"partial view: run %s is in progress; this folds the %d records of it the rings hold, "
+                        r"every one of the run's so far, up to the newest \(\d+ ms into the run\); samples already "
+                        r"drained into the report's own fold, and the window asked for, are not in memory gdb can "
+                        r"read" % (run, sum(per_ring)), report[0]), report[0]
+    assert re.fullmatch(r"profiled \d+ ms", report[1]), report
+    header = re.fullmatch(r"(\d+) samples on (\d+) cpus, 0 dropped, source tick at 100 Hz \(.+\)", report[2])
+    assert header and int(header.group(1)) == sum(per_ring), "report of %d records:\n%s" \
+        % (sum(per_ring), "\n".join(report))
+    assert report[3] == "per cpu: " + " ".join("%d:%d" % (i, n) for i, n in enumerate(per_ring)), report
+    leaves = [l for l in report if re.match(r"\d+\.\d% \d+ ", l)]
+    assert sum(int(l.split()[1]) for l in leaves) == sum(per_ring), "all 128 chains shown add up to the header"
     # the run goes on after detach, and the kernel's report has at least what was seen
     m = both.expect(r"(?m)^(\d+) samples on \d+ cpus", timeout=30, what="the report of the recording run")
-    assert int(m.group(1)) >= waiting
+    assert int(m.group(1)) >= sum(per_ring)
     both.expect(r"\n> ", what="the prompt after the recording run")
+
+
+def console_report(k, line, timeout=30):
+    """Runs one shell line and returns the console's output between its echo and the next prompt exactly as
+    the serial line carried it, only its line ends made \n (kprof_qemu's cmd() drops every \r and the last
+    newline). The console ends each line with \r\n, and the pty QEMU's serial is read through adds a \r of
+    its own: \r\r\n; no other \r may be left."""
+    k.cmd("")                       # the unconsumed output is the prompt's: the next bytes are the line's
+    start = len(k._raw)
+    k.cmd(line, timeout=timeout)
+    raw = "".join(k._raw[start:]).replace("\r\r\n", "\n").replace("\r\n", "\n")
+    assert "\r" not in raw, "a carriage return that is not a line end: %r" % raw
+    echo = raw.index(line + "\n") + len(line) + 1
+    end = raw.rindex("\n> ") + 1
+    return raw[echo:end]
+
+
+def test_prof_report_prints_the_console_report_byte_for_byte(both, tmp_path):
+    """`profile 300 all 3` on the console, then `prof report` through both stubs: the same bytes."""
+    wait_no_burn(both)
+    burn_labelled(both, 2000, 2)
+    console = console_report(both, "profile 300 all 3")
+    assert re.match(r"profiled \d+ ms\n\d+ samples on \d+ cpus, 0 dropped, source tick at 100 Hz \(.+\)\n"
+                    r"per cpu: 0:\d+ 1:\d+ 2:\d+ 3:\d+\n", console), console
+    for port in (both.gdb_port, both.qemu_gdb_port):
+        r = gdb_prof(port, [("report", "prof report")], tmp_path)
+        assert r["report"][0] == "ok", r
+        assert r["report"][1] + "\n" == console, "prof report is not the console's:\n%s\n--- the console's:\n%s" \
+            % (r["report"][1], console)
+
+
+def test_a_raw_profile_is_not_reported_so_prof_report_is_partial(both, tmp_path):
+    """`profile ... raw` prints no report, so the kept one is an earlier run's: `prof report` says the last
+    run was not reported and folds its records, whose count is the raw trailer's."""
+    raw = kp.parse_raw(both.cmd("profile 200 all raw", timeout=30) + "\n")
+    r = gdb_prof(both.gdb_port, [("report", "prof report"), ("state", "prof state")], tmp_path)
+    run = re.match(r"profiler: run (\d+) \(finished\)", ok(r, "state")).group(1)
+    report = ok(r, "report").split("\n")
+    assert report[0].startswith("partial view: run %s was not reported (a raw profile, or the machine stopped "
+                                "before its report); this folds the %d records" % (run, len(raw.samples))), report
+    assert report[2].startswith("%d samples on " % len(raw.samples)), report
+
+
+def test_prof_report_shows_interrupts_off_code_as_the_console_does(both, tmp_path):
+    """With `burn ... irqsoff` running the console's report says the tick was held off and marks the let-in
+    chains; `prof report` prints it as it is."""
+    wait_no_burn(both)
+    out = both.cmd("burn 1500 2 irqsoff")
+    assert out.startswith("burn: started 2 tasks"), out
+    console = console_report(both, "profile 500 all 3")
+    assert re.search(r"(?m)^tick held off by interrupts-off code: cpu \d \d+ ms \(\d+%\)", console), console
+    assert re.search(r"(?m) \[let in after \d+\.\d ms irqs off\]$", console), console
+    r = gdb_prof(both.gdb_port, [("report", "prof report")], tmp_path)
+    assert ok(r, "report") + "\n" == console
 
 
 def test_prof_report_is_the_kernels_report(both, tmp_path):
@@ -150,7 +216,8 @@ def test_prof_report_is_the_kernels_report(both, tmp_path):
     pids = burn_labelled(both, 2500, 3)   # 3 of 4 CPUs busy: burn_inner on top, and idle chains too
     kernel = both.cmd("profile 1000 all 128", timeout=30).split("\n")
     samples = int(re.match(r"(\d+) samples on", kernel[1]).group(1))
-    assert samples > 100 and kernel[2].startswith("labels: "), "\n".join(kernel)
+    assert samples > 100 and kernel[2].startswith("per cpu: ") and \
+        any(l.startswith("labels: ") for l in kernel[3:]), "\n".join(kernel)
     pprof = str(tmp_path / "gdb.pb.gz")
     commands = [("report", "prof report 128"), ("report3", "prof report 3"), ("buffers", "prof buffers"),
                 ("buffers2", "prof buffers 2"), ("state", "prof state"), ("export", "prof export %s" % pprof)]
@@ -159,18 +226,18 @@ def test_prof_report_is_the_kernels_report(both, tmp_path):
 
     for r, stub in ((ours, "kprof's stub"), (qemus, "QEMU's gdbstub")):
         report = ok(r, "report").split("\n")
-        assert re.fullmatch(r"run \d+ \(finished\): samples from \d+\.\d{3} s to \d+\.\d{3} s", report[0]), report[0]
-        assert report[1:] == kernel[1:], "prof report through %s is not the kernel's:\n%s\n--- the kernel's:\n%s" \
+        assert report == kernel, "prof report through %s is not the kernel's:\n%s\n--- the kernel's:\n%s" \
             % (stub, "\n".join(report), "\n".join(kernel))
         # the 3 hottest: the kernel's first three chains, then the line for the rest when there is a rest
         short = ok(r, "report3").split("\n")
         leaves = [i for i, line in enumerate(kernel) if re.match(r"\d+\.\d% ", line)]
         if len(leaves) > 3:
-            assert short[1:-1] == kernel[1:leaves[3]], short
-            assert re.fullmatch(r"\.\.\. %d more chains, \d+ samples \(\d+\.\d%%\)" % (len(leaves) - 3),
-                                short[-1]), short
+            assert short[:-1] == kernel[:leaves[3]], short
+            rest = sum(int(kernel[i].split()[1]) for i in leaves[3:])
+            assert short[-1] == "... %d more chains, %d samples (%s)" % (len(leaves) - 3, rest,
+                                                                         kp.percent(rest, samples)), short
         else:
-            assert short[1:] == kernel[1:], short
+            assert short == kernel, short
 
     # prof buffers: every sample of the report, with its pid, labels and frames resolved by gdb
     buffers = ok(ours, "buffers")
@@ -189,11 +256,12 @@ def test_prof_report_is_the_kernels_report(both, tmp_path):
     assert re.findall(r"(?m)^cpu (\d):", only2) == ["2"] and set(re.findall(r"(?m)^  cpu (\d) ", only2)) == {"2"}
 
     state = ok(ours, "state")
-    assert re.search(r"(?m)^source: tick", state) and kernel[1].endswith("source " + re.search(
-        r"(?m)^source: (.*)$", state).group(1)), state
+    reason = re.search(r"(?m)^source: tick \((.+)\)$", state)
+    assert reason and kernel[1].endswith("source tick at 100 Hz (%s)" % reason.group(1)), state
     assert len(re.findall(r"(?m)^\d +\d+ +\d+ +0 +0  not armed", state)) == 4, state
 
     # prof export: a pprof profile of the same samples
+    # (the rings hold the whole of a 1000 ms run at 100 Hz: no "only part of the run" line)
     assert re.fullmatch(r"prof export: %d samples of run \d+ \(finished\) \(0 dropped\) -> %s"
                         % (samples, re.escape(pprof)), ok(ours, "export"))
     pb2 = kp.load_profile_pb2()

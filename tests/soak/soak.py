@@ -124,6 +124,15 @@ class Figures:
 
 # ---- checking reports ------------------------------------------------------------------------------------
 
+# The per-CPU line (wrapped with 9 spaces of indent), the lines about single CPUs and held-off ticks, and the
+# marks a leaf line may end in (kernel/profiler_report.c).
+RX_PER_CPU = re.compile(r"per cpu:((?: \d+:\d+(?:/\d+)?)+)")
+RX_PER_CPU_MORE = re.compile(r" {9}((?: \d+:\d+(?:/\d+)?)+)")
+RX_CPU_NOTE = re.compile(r"cpu \d+: .+|        counting .+|tick held off by interrupts-off code: .+|"
+                         r"ticks late elsewhere \(the cpu was taken away, not held off\): .+")
+RX_MARK = re.compile(r" \[(?:irqs off|in irq|in irq, irqs off|let in after \d+\.\d ms irqs off)\]$")
+
+
 def _percent_ok(shown, count, total):
     return abs(float(shown) - 100.0 * count / total) <= 0.05 + 1e-9
 
@@ -154,6 +163,20 @@ def check_report(text, ms, chains, pid=None, label=None):
     if dropped:
         bad("samples dropped at the tick rate (1024 per CPU hold 10 s)")
     rest = lines[2:]
+    m = RX_PER_CPU.fullmatch(rest[0]) if rest else None
+    if not m:
+        bad("no per-CPU line after the header")
+    items = m.group(1)
+    rest = rest[1:]
+    while rest and RX_PER_CPU_MORE.fullmatch(rest[0]):
+        items += RX_PER_CPU_MORE.fullmatch(rest[0]).group(1)
+        rest = rest[1:]
+    per_cpu = [tuple(int(x) for x in re.split(r"[:/]", item)) + (0,) for item in items.split()]
+    if sum(c[1] for c in per_cpu) != samples or sum(c[2] for c in per_cpu) != dropped:
+        bad("the per-CPU line does not add up to %d samples, %d dropped" % (samples, dropped))
+    while rest and RX_CPU_NOTE.fullmatch(rest[0]):
+        rest = rest[1:]
+    rest = [RX_MARK.sub("", line) for line in rest]
     if rest and rest[0].startswith("labels: "):
         shares = RX_LABEL_SHARE.findall(rest[0][len("labels: "):])
         counts = [int(n) for _, n, _ in shares]
