@@ -127,8 +127,8 @@ bool gdb_send_stop_reply(struct gdb_session *s)
     struct gdb_link *link = s->link;
     gdb_out_reset(link);
     gdb_out_char(link, 'T');
-    gdb_out_char(link, hex_digit(signal >> 4));
-    gdb_out_char(link, hex_digit(signal));
+    gdb_out_char(link, hex_lower(signal >> 4));
+    gdb_out_char(link, hex_lower(signal));
     gdb_out_str(link, "thread:");
     gdb_out_hex_u64(link, s->stopped_cpu + 1u);
     gdb_out_char(link, ';');

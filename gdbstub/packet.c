@@ -112,8 +112,8 @@ static void transmit(struct gdb_link *link)
         put_byte(link, link->out[i]);
     }
     put_byte(link, '#');
-    put_byte(link, hex_digit(sum >> 4));
-    put_byte(link, hex_digit(sum));
+    put_byte(link, hex_lower(sum >> 4));
+    put_byte(link, hex_lower(sum));
 }
 
 bool gdb_link_send(struct gdb_link *link)
@@ -201,7 +201,7 @@ void gdb_out_hex_u64(struct gdb_link *link, uint64_t value)
     char digits[16];
     size_t n = 0;
     do {
-        digits[n++] = hex_digit((unsigned)(value & 15));
+        digits[n++] = hex_lower((unsigned)(value & 15));
         value >>= 4;
     } while (value != 0);
     if (!out_reserve(link, n))
@@ -236,28 +236,12 @@ size_t gdb_out_binary(struct gdb_link *link, const void *data, size_t len)
 
 /* ---- hex ---- */
 
-int hex_value(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
-char hex_digit(unsigned value)
-{
-    return "0123456789abcdef"[value & 15];
-}
-
 size_t hex_encode(char *dst, const void *bytes, size_t len)
 {
     const uint8_t *src = bytes;
     for (size_t i = 0; i < len; i++) {
-        dst[2 * i] = hex_digit(src[i] >> 4);
-        dst[2 * i + 1] = hex_digit(src[i]);
+        dst[2 * i] = hex_lower(src[i] >> 4);
+        dst[2 * i + 1] = hex_lower(src[i]);
     }
     return 2 * len;
 }
@@ -266,8 +250,8 @@ void hex_expand_in_place(char *buf, size_t len)
 {
     for (size_t i = len; i-- > 0;) {
         uint8_t byte = (uint8_t)buf[i];
-        buf[2 * i + 1] = hex_digit(byte);
-        buf[2 * i] = hex_digit(byte >> 4);
+        buf[2 * i + 1] = hex_lower(byte);
+        buf[2 * i] = hex_lower(byte >> 4);
     }
 }
 

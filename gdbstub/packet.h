@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "gdbstub/target.h"
+#include "kernel/textbuf.h"
 
 /* The largest payload either side sends, between `$` and `#`: advertised to gdb as qSupported PacketSize.
  * A memory read answers at most half of it (two hex digits a byte). */
@@ -67,10 +68,7 @@ char *gdb_out_claim(struct gdb_link *link, size_t len);
 
 /* ---- hex helpers ---- */
 
-/* 0..15 for a hex digit (either case), -1 for anything else. */
-int hex_value(char c);
-/* The lower-case hex digit of value & 15. */
-char hex_digit(unsigned value);
+/* A digit's value and a value's digit: hex_value and hex_lower (kernel/textbuf.h). */
 /* Writes 2*len hex digits of bytes into dst (no NUL). Returns 2*len. */
 size_t hex_encode(char *dst, const void *bytes, size_t len);
 /* Turns the first len bytes of buf into 2*len hex digits in place, working from the end so that no byte

@@ -102,8 +102,8 @@ size_t gdb_reg_encode(const struct gdb_target *target, unsigned cpu, const struc
     }
     for (unsigned i = 0; i < reg->size; i++) {
         uint8_t byte = (uint8_t)(value >> (8 * i));
-        dst[2 * i] = hex_digit(byte >> 4);
-        dst[2 * i + 1] = hex_digit(byte);
+        dst[2 * i] = hex_lower(byte >> 4);
+        dst[2 * i + 1] = hex_lower(byte);
     }
     return 2 * reg->size;
 }

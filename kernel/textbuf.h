@@ -43,4 +43,16 @@ static inline size_t textbuf_append(struct textbuf *tb, const char *text, size_t
 /* The lowercase hex digit of v's low four bits. */
 static inline char hex_lower(unsigned v) { return "0123456789abcdef"[v & 15]; }
 
+/* 0..15 for a hex digit (either case), -1 for anything else. */
+static inline int hex_value(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
 #endif

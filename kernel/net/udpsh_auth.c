@@ -8,11 +8,10 @@
 #include "kernel/net/hmac.h"
 #include "kernel/parse.h"
 #include "kernel/string.h"
+#include "kernel/textbuf.h"
 
 _Static_assert(UDPSH_TOKEN_REPLY_LEN + UDPSH_HEADER_BYTES <= UDPSH_AMPLIFICATION * UDPSH_HEADER_BYTES,
                "the token reply keeps to the budget even for an empty datagram");
-
-static const char hex_digits[] = "0123456789abcdef";
 
 void udpsh_auth_init(struct udpsh_auth *a, const uint8_t secret[SHA256_DIGEST_SIZE], const uint8_t *key,
                      size_t key_len)
@@ -26,23 +25,12 @@ void udpsh_auth_init(struct udpsh_auth *a, const uint8_t secret[SHA256_DIGEST_SI
     }
 }
 
-static int hex_value(unsigned char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 bool udpsh_key_parse(const char *text, uint8_t key[UDPSH_KEY_MAX_BYTES], size_t *key_len, char *error,
                      size_t error_cap)
 {
     size_t len = strlen(text);
     for (size_t i = 0; i < len; i++) {
-        if (hex_value((unsigned char)text[i]) < 0) {
+        if (hex_value(text[i]) < 0) {
             ksnprintf(error, error_cap, "character %u is not a hex digit", (unsigned)(i + 1));
             return false;
         }
@@ -58,7 +46,7 @@ bool udpsh_key_parse(const char *text, uint8_t key[UDPSH_KEY_MAX_BYTES], size_t 
         return false;
     }
     for (size_t i = 0; i < len / 2; i++)
-        key[i] = (uint8_t)(hex_value((unsigned char)text[2 * i]) << 4 | hex_value((unsigned char)text[2 * i + 1]));
+        key[i] = (uint8_t)(hex_value(text[2 * i]) << 4 | hex_value(text[2 * i + 1]));
     *key_len = len / 2;
     return true;
 }
@@ -201,8 +189,8 @@ static void give_token(struct udpsh_auth *a, uint32_t ip, uint16_t port, size_t 
     size_t n = sizeof UDPSH_TOKEN_PREFIX - 1;
     memcpy(out, UDPSH_TOKEN_PREFIX, n);
     for (int i = 0; i < UDPSH_TOKEN_BYTES; i++) {
-        out[n++] = hex_digits[token[i] >> 4];
-        out[n++] = hex_digits[token[i] & 15];
+        out[n++] = hex_lower(token[i] >> 4);
+        out[n++] = hex_lower(token[i]);
     }
     out[n++] = '\n';
     out[n] = '\0';

@@ -56,7 +56,7 @@ static void check_output(void)
         uint8_t sum = 0;
         for (size_t k = 0; k < n; k++)
             sum = (uint8_t)(sum + (uint8_t)payload[k]);
-        CHECK(hash[1] == hex_digit(sum >> 4) && hash[2] == hex_digit(sum));
+        CHECK(hash[1] == hex_lower(sum >> 4) && hash[2] == hex_lower(sum));
         check_reply(payload, n);
         i += n + 4;
     }

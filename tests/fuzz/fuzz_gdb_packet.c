@@ -59,7 +59,7 @@ static void wire_putc(void *ctx, char c)
         out.digits = 1;
         return;
     }
-    CHECK(hex_value(c) >= 0 && c == hex_digit((unsigned)hex_value(c))); /* lower-case hex */
+    CHECK(hex_value(c) >= 0 && c == hex_lower((unsigned)hex_value(c))); /* lower-case hex */
     if (out.digits == 1) {
         out.hi = c;
         out.digits = 2;

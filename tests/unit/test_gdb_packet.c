@@ -44,8 +44,8 @@ static void test_hex_digits(void **state)
         assert_int_equal(hex_value((char)c), want);
     }
     for (unsigned v = 0; v < 16; v++)
-        assert_int_equal(hex_value(hex_digit(v)), v);
-    assert_int_equal(hex_digit(0x1f), 'f');
+        assert_int_equal(hex_value(hex_lower(v)), v);
+    assert_int_equal(hex_lower(0x1f), 'f');
 }
 
 static void test_hex_encode_decode_every_byte(void **state)

@@ -84,8 +84,8 @@ static const char *memory_hex(uint64_t addr, size_t len)
     assert_true(2 * len < sizeof scratch);
     for (size_t i = 0; i < len; i++) {
         uint8_t b = fake_memory_byte(addr + i);
-        scratch[2 * i] = hex_digit(b >> 4);
-        scratch[2 * i + 1] = hex_digit(b);
+        scratch[2 * i] = hex_lower(b >> 4);
+        scratch[2 * i + 1] = hex_lower(b);
     }
     scratch[2 * len] = '\0';
     return scratch;
@@ -455,8 +455,8 @@ static void le_hex(char *dst, uint64_t value, unsigned size)
 {
     for (unsigned i = 0; i < size; i++) {
         uint8_t b = (uint8_t)(value >> (8 * i));
-        dst[2 * i] = hex_digit(b >> 4);
-        dst[2 * i + 1] = hex_digit(b);
+        dst[2 * i] = hex_lower(b >> 4);
+        dst[2 * i + 1] = hex_lower(b);
     }
     dst[2 * size] = '\0';
 }
@@ -722,8 +722,8 @@ static void test_write_memory_largest_packet(void **state)
     assert_non_null(packet);
     int head = snprintf(packet, 32, "M1000,%zx:", n);
     for (size_t i = 0; i < n; i++) {
-        packet[head + 2 * i] = hex_digit((unsigned)(0xa5 ^ i) >> 4);
-        packet[head + 2 * i + 1] = hex_digit((unsigned)(0xa5 ^ i));
+        packet[head + 2 * i] = hex_lower((unsigned)(0xa5 ^ i) >> 4);
+        packet[head + 2 * i + 1] = hex_lower((unsigned)(0xa5 ^ i));
     }
     packet[head + 2 * n] = '\0';
     assert_true(strlen(packet) <= GDB_PACKET_SIZE);
