@@ -30,7 +30,8 @@ KSRCS   := $(sort $(wildcard arch/x86_64/*.c arch/x86_64/*.S kernel/*.c kernel/d
 KGEN    := $(BUILD)/gen/font8x16.c
 KOBJS   := $(patsubst %,$(BUILD)/k/%.o,$(KSRCS) $(KGEN))
 
-all: $(BUILD)/kprof.elf $(BUILD)/kprof.iso
+# pprof's schema for Python too: scripts/profexport and scripts/prof.py work after plain `make`.
+all: $(BUILD)/kprof.elf $(BUILD)/kprof.iso $(BUILD)/pprof/profile_pb2.py
 
 $(BUILD)/k/%.c.o: %.c $(BUILD)/kflags
 	@mkdir -p $(dir $@)
@@ -97,7 +98,7 @@ FORCE:
 # ---- pprof schema -------------------------------------------------------------------------------------------
 # scripts/profexport and scripts/prof.py write pprof's profile.proto through the Python module protoc generates
 # from the schema Debian's golang-github-google-pprof-dev ships (python3-protobuf runs it); nothing hand-encodes
-# protobuf.
+# protobuf. Plain `make` builds it (the tools also generate it themselves when it is missing).
 PPROF_PROTO_DIR := /usr/share/gocode/src/github.com/google/pprof/proto
 
 $(BUILD)/pprof/profile_pb2.py: $(PPROF_PROTO_DIR)/profile.proto
@@ -115,10 +116,12 @@ run: deps
 	@$(MAKE) --no-print-directory all
 	@scripts/qemu.sh --smp $(SMP) --mem $(MEM) --cmdline "$(CMDLINE)" --udp-port $(UDPSH_PORT) --netload-port $(NETLOAD_PORT) --nic $(NIC) --firmware $(FIRMWARE) --accel $(ACCEL)
 
-# gdb=wait, COM2 on 127.0.0.1:$(GDB_PORT), and gdb on build/kprof.elf with a generated build/gdbinit.
+# gdb=wait, COM2 on 127.0.0.1:$(GDB_PORT), and gdb on build/kprof.elf with a generated build/gdbinit;
+# GDB=udp: the stub over UDP instead (gdb.udp=1234, host UDP port $(GDB_PORT) forwarded to it).
+GDB ?= com2
 debug: deps
 	@$(MAKE) --no-print-directory all
-	@scripts/debug.sh --smp $(SMP) --mem $(MEM) --cmdline "$(CMDLINE)" --gdb-port $(GDB_PORT) --firmware $(FIRMWARE)
+	@scripts/debug.sh --smp $(SMP) --mem $(MEM) --cmdline "$(CMDLINE)" --gdb-port $(GDB_PORT) --firmware $(FIRMWARE) --transport $(GDB)
 
 # ---- tests --------------------------------------------------------------------------------------------------
 # Host unit tests: tests/unit/test_NAME.c plus the portable sources its test_NAME.mk names in test_NAME_SRCS,
@@ -183,25 +186,41 @@ host: $(BUILD)/pprof/profile_pb2.py
 integration: all $(BUILD)/pprof/profile_pb2.py
 	$(PY) -m pytest -q -p no:cacheprovider tests/integration
 
+# The breakpoint sweep in full (tests/integration/test_gdb_safety.py): every function of the debugger's own
+# code through breakpoint, continue, stepi, read and Ctrl-C, and a larger sample of the rest; `make test`
+# runs the short version. Several minutes under TCG.
+gdb-sweep: all
+	KPROF_GDB_SWEEP=full $(PY) -m pytest -q -p no:cacheprovider tests/integration/test_gdb_safety.py
+
 # The soak (tests/soak/soak.py): one kernel driven for SOAK_ROUNDS rounds of profiles, netload floods, label
 # changes, junk lines and datagrams and gdb attaches, then heap, tasks, stacks and lwIP compared with the
 # baseline; it prints its figures. SOAK_SEED replays a run. soak-short is the few rounds `make test` runs.
+# Then the stream leg (tests/soak/stream_soak.py): SOAK_STREAM_SECONDS of `profile stream` at profile.hz=1000
+# on 4 busy CPUs while the shell is used, every sample accounted for and the heap back to its baseline.
 SOAK_ROUNDS ?= 30
 SOAK_SHORT_ROUNDS ?= 4
+SOAK_STREAM_SECONDS ?= 600
+SOAK_SHORT_STREAM_SECONDS ?= 45
 SOAK_SEED ?=
 
 soak: all
 	SOAK_SEED=$(SOAK_SEED) $(PY) tests/soak/soak.py --rounds $(SOAK_ROUNDS)
+	SOAK_SEED=$(SOAK_SEED) $(PY) tests/soak/stream_soak.py --seconds $(SOAK_STREAM_SECONDS)
 
 soak-short: all
 	SOAK_SEED=$(SOAK_SEED) $(PY) tests/soak/soak.py --rounds $(SOAK_SHORT_ROUNDS)
+	SOAK_SEED=$(SOAK_SEED) $(PY) tests/soak/stream_soak.py --seconds $(SOAK_SHORT_STREAM_SECONDS)
+
+# The builds under each stage run JOBS at a time (one per core); the tests themselves run one at a time, as
+# their timings assume.
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
 test: deps
-	@$(MAKE) --no-print-directory unit
-	@$(MAKE) --no-print-directory fuzz-regress
-	@$(MAKE) --no-print-directory host
-	@$(MAKE) --no-print-directory integration
-	@$(MAKE) --no-print-directory soak-short
+	@$(MAKE) --no-print-directory -j$(JOBS) unit
+	@$(MAKE) --no-print-directory -j$(JOBS) fuzz-regress
+	@$(MAKE) --no-print-directory -j$(JOBS) host
+	@$(MAKE) --no-print-directory -j$(JOBS) integration
+	@$(MAKE) --no-print-directory -j$(JOBS) soak-short
 
 bench: deps
 	@$(MAKE) --no-print-directory all
@@ -219,11 +238,12 @@ clean:
 help:
 	@echo "make            build build/kprof.elf and build/kprof.iso"
 	@echo "make run        boot in QEMU (SMP=$(SMP) MEM=$(MEM) CMDLINE=... FIRMWARE=bios|uefi NIC=virtio-legacy|virtio-modern|e1000|e1000e ACCEL=tcg|kvm), console on this terminal"
-	@echo "make debug      boot with gdb=wait and run gdb on it over COM2 (GDB_PORT=$(GDB_PORT) FIRMWARE=bios|uefi)"
+	@echo "make debug      boot with gdb=wait and run gdb on it over COM2 (GDB_PORT=$(GDB_PORT) FIRMWARE=bios|uefi); GDB=udp: over UDP (gdb.udp=)"
 	@echo "make test       unit tests (plain and sanitised), fuzz regressions, host tool tests, QEMU integration tests, soak-short"
 	@echo "make fuzz       fuzz every parser of outside input for FUZZ_SECONDS=$(FUZZ_SECONDS) each"
-	@echo "make soak       the soak: SOAK_ROUNDS=$(SOAK_ROUNDS) rounds of everything, then leaks and lost tasks checked"
+	@echo "make soak       the soak: SOAK_ROUNDS=$(SOAK_ROUNDS) rounds of everything, then leaks and lost tasks checked; then SOAK_STREAM_SECONDS=$(SOAK_STREAM_SECONDS) s of profile stream"
+	@echo "make gdb-sweep  a breakpoint on every function of the debugger's own code and on a sample of the rest"
 	@echo "make bench      print the benchmark figures"
 	@echo "make pmu-check  the counter path end to end under KVM -cpu host (real counters only; 77 without one)"
 
-.PHONY: all deps run debug unit fuzz fuzz-regress host integration soak soak-short test bench pmu-check clean help
+.PHONY: all deps run debug unit fuzz fuzz-regress host integration gdb-sweep soak soak-short test bench pmu-check clean help

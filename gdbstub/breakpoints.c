@@ -14,8 +14,15 @@ struct breakpoint {
     uint64_t addr;
     uint8_t saved;      /* software: the byte the breakpoint instruction replaced */
     bool suspended;     /* software: the original byte is back until the machine resumes */
-    unsigned slot;      /* hardware: the debug register */
+    unsigned slot;      /* hardware and watchpoints: the debug register */
+    unsigned len;       /* watchpoints: 1, 2, 4 or 8 */
 };
+
+static bool uses_slot(enum gdb_break_type type) { return type != GDB_BREAK_SW; }
+static bool is_watch(enum gdb_break_type type) { return type == GDB_WATCH_WRITE || type == GDB_WATCH_ACCESS; }
+
+static struct gdb_hw_slot watch_hit;
+static bool watch_hit_noted;
 
 static struct breakpoint table[GDB_MAX_BREAKPOINTS];
 
@@ -27,31 +34,57 @@ static struct breakpoint *find(enum gdb_break_type type, uint64_t addr)
     return NULL;
 }
 
-/* The lowest debug-register slot no hardware breakpoint holds, or `slots` when all are taken. */
+/* The lowest debug-register slot no hardware breakpoint or watchpoint holds, or `slots` when all are taken. */
 static unsigned free_hw_slot(unsigned slots)
 {
     for (unsigned slot = 0; slot < slots; slot++) {
         bool taken = false;
         for (size_t i = 0; i < GDB_MAX_BREAKPOINTS && !taken; i++)
-            taken = table[i].used && table[i].type == GDB_BREAK_HW && table[i].slot == slot;
+            taken = table[i].used && uses_slot(table[i].type) && table[i].slot == slot;
         if (!taken)
             return slot;
     }
     return slots;
 }
 
-enum gdb_break_result gdb_break_insert(const struct gdb_target *target, enum gdb_break_type type,
-                                       uint64_t addr)
+bool gdb_break_in_debugger(const struct gdb_target *target, uint64_t addr)
 {
-    if (find(type, addr) != NULL)
+    uint64_t start, end;
+    target->debugger_code(&start, &end);
+    return addr >= start && addr < end;
+}
+
+/* A debug register watches 1, 2, 4 or 8 bytes at an address aligned to their number. */
+static bool watch_shape_ok(uint64_t addr, uint64_t len)
+{
+    return (len == 1 || len == 2 || len == 4 || len == 8) && (addr & (len - 1)) == 0;
+}
+
+enum gdb_break_result gdb_break_insert(const struct gdb_target *target, enum gdb_break_type type,
+                                       uint64_t addr, uint64_t len)
+{
+    if (is_watch(type)) {
+        if (!watch_shape_ok(addr, len))
+            return GDB_BREAK_REFUSED;
+        if (gdb_break_in_debugger(target, addr) || (target->debugger_data && target->debugger_data(addr, len)))
+            return GDB_BREAK_DEBUGGER;
+    } else {
+        len = 1;
+        if (gdb_break_in_debugger(target, addr))
+            return GDB_BREAK_DEBUGGER;
+    }
+    struct breakpoint *found = find(type, addr);
+    if (found != NULL && found->len == len)
         return GDB_BREAK_OK;
+    if (found != NULL)
+        return GDB_BREAK_FULL; /* the same address watched over another length: gdb removes before it changes */
     struct breakpoint *bp = NULL;
     for (size_t i = 0; i < GDB_MAX_BREAKPOINTS && bp == NULL; i++)
         if (!table[i].used)
             bp = &table[i];
     if (bp == NULL)
         return GDB_BREAK_FULL;
-    struct breakpoint b = { .type = type, .addr = addr };
+    struct breakpoint b = { .type = type, .addr = addr, .len = (unsigned)len };
     if (type == GDB_BREAK_SW) {
         if (!target->sw_break_plant(addr, &b.saved))
             return GDB_BREAK_REFUSED;
@@ -91,6 +124,7 @@ void gdb_break_remove_all(const struct gdb_target *target)
 void gdb_break_reset(void)
 {
     memset(table, 0, sizeof table);
+    watch_hit_noted = false;
 }
 
 bool gdb_break_at(enum gdb_break_type type, uint64_t addr)
@@ -98,15 +132,29 @@ bool gdb_break_at(enum gdb_break_type type, uint64_t addr)
     return find(type, addr) != NULL;
 }
 
-bool gdb_break_hw_slot(unsigned slot, uint64_t *addr)
+bool gdb_break_hw_slot(unsigned slot, struct gdb_hw_slot *out)
 {
     for (size_t i = 0; i < GDB_MAX_BREAKPOINTS; i++) {
-        if (table[i].used && table[i].type == GDB_BREAK_HW && table[i].slot == slot) {
-            *addr = table[i].addr;
+        if (table[i].used && uses_slot(table[i].type) && table[i].slot == slot) {
+            *out = (struct gdb_hw_slot){ .type = table[i].type, .addr = table[i].addr, .len = table[i].len };
             return true;
         }
     }
     return false;
+}
+
+void gdb_break_note_watch_hit(const struct gdb_hw_slot *hit)
+{
+    watch_hit_noted = hit != NULL;
+    if (hit)
+        watch_hit = *hit;
+}
+
+bool gdb_break_watch_hit(struct gdb_hw_slot *out)
+{
+    if (watch_hit_noted)
+        *out = watch_hit;
+    return watch_hit_noted;
 }
 
 void gdb_break_suspend(const struct gdb_target *target, uint64_t addr)

@@ -15,12 +15,14 @@
 #include "kernel/string.h"
 
 enum {
+    ERR_DEBUGGER_CODE = 1, /* EPERM: a breakpoint in the debugger's own code (`monitor nobreak` says where) */
     ERR_NO_THREAD = 3,
     ERR_TARGET = 5,
     ERR_TOO_LONG = 7,
     ERR_ADDRESS = 14,
     ERR_MALFORMED = 22,
     ERR_NO_ROOM = 28,
+    ERR_UNSUPPORTED = 95, /* EOPNOTSUPP: a watchpoint no debug register can be (a read-only one, a bad shape) */
 };
 
 enum { SIGNAL_INT = 2, SIGNAL_TRAP = 5, SIGNAL_ABRT = 6 };
@@ -136,6 +138,12 @@ bool gdb_send_stop_reply(struct gdb_session *s)
         gdb_out_str(link, "swbreak:;");
     if (s->reason == GDB_STOP_HW_BREAK && s->keep->gdb_hwbreak)
         gdb_out_str(link, "hwbreak:;");
+    struct gdb_hw_slot hit;
+    if (s->reason == GDB_STOP_WATCH && gdb_break_watch_hit(&hit)) {
+        gdb_out_str(link, hit.type == GDB_WATCH_ACCESS ? "awatch:" : "watch:");
+        gdb_out_hex_u64(link, hit.addr);
+        gdb_out_char(link, ';');
+    }
     return send_reply(s);
 }
 
@@ -253,7 +261,7 @@ static bool handle_supported(struct gdb_session *s)
     return send_reply(s);
 }
 
-/* qXfer:features:read:target.xml:offset,length -- `m` and a part, or `l` and the rest. */
+/* qXfer:features:read:target.xml:offset,length -- `m` and a part, or `l` and the rest (or nothing). */
 static bool handle_xfer_features(struct gdb_session *s)
 {
     struct gdb_cursor c = payload_from(s, strlen("qXfer:features:read:"));
@@ -268,6 +276,10 @@ static bool handle_xfer_features(struct gdb_session *s)
     struct gdb_link *link = s->link;
     gdb_out_reset(link);
     gdb_out_char(link, 'l');
+    /* Nothing asked for (length 0): `l` alone. gdb refuses an `m` that carries no data ("Remote qXfer reply
+     * contained no data"), and a short reply is what the protocol allows. */
+    if (want == 0)
+        return send_reply(s);
     uint64_t sent = 0;
     while (sent < want) {
         char piece[256];
@@ -414,31 +426,36 @@ static bool handle_write_memory(struct gdb_session *s, bool binary)
 
 /* ---- breakpoints ---- */
 
-/* Z and z, types 0 (software) and 1 (hardware execution); both directions are idempotent, as gdb asks, so a
- * repeated packet does no harm. Other types (watchpoints) get the empty reply. */
+/* Z and z: 0 software, 1 hardware, 2 write and 4 access watchpoints; idempotent both ways, as gdb asks. E01:
+ * the debugger's own code (or data, for a watchpoint); E28: no register free. E95: a read watchpoint (Z3) or
+ * a shape no debug register takes -- the empty reply would have gdb resume without it, silently. */
 static bool handle_breakpoint(struct gdb_session *s, bool insert)
 {
     struct gdb_cursor c = payload_from(s, 1);
     uint64_t type, addr, kind;
     if (!cursor_hex(&c, &type) || !cursor_take(&c, ','))
         return reply_error(s, ERR_MALFORMED);
-    if (type > 1)
+    if (type > 4)
         return reply_empty(s);
     if (!take_range(&c, &addr, &kind) || !cursor_at_end(&c))
         return reply_error(s, ERR_MALFORMED);
+    if (type == 3)
+        return insert ? reply_error(s, ERR_UNSUPPORTED) : reply_ok(s);
 
-    enum gdb_break_type bt = type == 0 ? GDB_BREAK_SW : GDB_BREAK_HW;
+    enum gdb_break_type bt = (enum gdb_break_type)type;
     if (!insert)
         return gdb_break_remove(s->target, bt, addr) ? reply_ok(s) : reply_error(s, ERR_TARGET);
-    switch (gdb_break_insert(s->target, bt, addr)) {
+    switch (gdb_break_insert(s->target, bt, addr, kind)) {
     case GDB_BREAK_OK:
         return reply_ok(s);
     case GDB_BREAK_FULL:
         return reply_error(s, ERR_NO_ROOM);
+    case GDB_BREAK_DEBUGGER:
+        return reply_error(s, ERR_DEBUGGER_CODE);
     case GDB_BREAK_REFUSED:
         break;
     }
-    return reply_error(s, ERR_ADDRESS);
+    return reply_error(s, bt == GDB_BREAK_SW || bt == GDB_BREAK_HW ? ERR_ADDRESS : ERR_UNSUPPORTED);
 }
 
 /* ---- resuming ---- */
@@ -449,11 +466,11 @@ static void end_session(struct gdb_session *s, enum gdb_session_end end)
     s->end = end;
 }
 
-static void resume(struct gdb_session *s, int step_cpu, bool others_stay)
+static void resume(struct gdb_session *s, int cpu, bool step, bool others_stay)
 {
-    s->target->resume(step_cpu, others_stay);
+    s->target->resume(cpu, step, others_stay);
     s->keep->stop_reply_owed = true;
-    end_session(s, step_cpu >= 0 ? GDB_END_STEP : GDB_END_CONTINUE);
+    end_session(s, step ? GDB_END_STEP : GDB_END_CONTINUE);
 }
 
 /* c[addr], s[addr], C sig[;addr], S sig[;addr]. The signal is dropped: a kernel has no signals to deliver.
@@ -485,9 +502,9 @@ static bool handle_legacy_resume(struct gdb_session *s)
     if (has_addr && !s->target->reg_write(cpu, GDB_RIP, addr))
         return reply_error(s, ERR_TARGET);
     if (step)
-        resume(s, (int)cpu, s->c_cpu >= 0);
+        resume(s, (int)cpu, true, s->c_cpu >= 0);
     else
-        resume(s, -1, false);
+        resume(s, -1, false, false);
     return true;
 }
 
@@ -520,20 +537,20 @@ static bool take_vcont_action(const struct gdb_session *s, struct gdb_cursor *c,
     return a->kind != THREAD_BAD;
 }
 
-/* Whether an action of the list that comes before `before` names cpu. */
-static bool named_before(const struct gdb_session *s, struct gdb_cursor list, const char *before, unsigned cpu)
+/* What vCont does with cpu: the op of the leftmost action that applies to it -- one naming it, or one
+ * without a thread; 0 when none does and it stays. The list was checked whole before. */
+static char vcont_op_for(const struct gdb_session *s, struct gdb_cursor list, unsigned cpu)
 {
     struct vcont_action a;
-    while (list.p < before && take_vcont_action(s, &list, &a))
-        if (a.kind == THREAD_ONE && a.cpu == cpu)
-            return true;
-    return false;
+    while (!cursor_at_end(&list) && take_vcont_action(s, &list, &a))
+        if (a.kind == THREAD_ALL || (a.kind == THREAD_ONE && a.cpu == cpu))
+            return a.op == 'C' ? 'c' : a.op == 'S' ? 's' : a.op;
+    return 0;
 }
 
-/* vCont;action[:thread]... -- the leftmost action naming a thread applies to it; an action without a thread
- * applies to every thread not named before it. The machine can resume every CPU, or step one while the
- * others either all run or all stay: so at most one CPU may step, and the others must all continue or all
- * stay. Anything else is refused with E22 rather than approximated. */
+/* vCont;action[:thread]... -- the leftmost action that names a thread, or names none, applies to it. The machine resumes every CPU; or one CPU steps while the
+ * others all run or all stay; or one CPU runs while the others stay (gdb's `set scheduler-locking on`).
+ * Anything else is refused with E22 rather than approximated. */
 static bool handle_vcont(struct gdb_session *s)
 {
     const struct gdb_cursor list = payload_from(s, strlen("vCont"));
@@ -546,38 +563,29 @@ static bool handle_vcont(struct gdb_session *s)
             return reply_error(s, ERR_NO_THREAD);
     }
 
-    int step_cpu = -1;
-    bool default_continue = false;
-    unsigned named_continue = 0; /* CPUs continued by name, each counted once */
-    c = list;
-    while (!cursor_at_end(&c) && !default_continue) {
-        const char *at = c.p;
-        take_vcont_action(s, &c, &a);
-        bool step = a.op == 's' || a.op == 'S';
-        if (a.kind == THREAD_ALL) {
-            if (step)
-                return reply_error(s, ERR_MALFORMED); /* stepping every CPU at once */
-            default_continue = true;
-        } else if ((int)a.cpu == step_cpu || named_before(s, list, at, a.cpu)) {
-            continue;
-        } else if (step) {
-            if (step_cpu >= 0)
-                return reply_error(s, ERR_MALFORMED); /* a second CPU stepping */
-            step_cpu = (int)a.cpu;
-        } else {
-            named_continue++;
+    int stepping = -1, running = -1;
+    unsigned steps = 0, runs = 0;
+    for (unsigned cpu = 0; cpu < s->cpus; cpu++) {
+        char op = vcont_op_for(s, list, cpu);
+        if (op == 's') {
+            steps++;
+            stepping = (int)cpu;
+        } else if (op == 'c') {
+            runs++;
+            running = (int)cpu;
         }
     }
-    if (named_continue > 0 && !default_continue) {
-        /* Continuing CPUs by name is resuming all the others only if every other CPU was named. */
-        unsigned others = s->cpus - (step_cpu >= 0 ? 1u : 0u);
-        if (named_continue != others)
-            return reply_error(s, ERR_MALFORMED);
-        default_continue = true;
-    }
-    if (step_cpu < 0 && !default_continue)
-        return reply_error(s, ERR_MALFORMED);
-    resume(s, step_cpu, !default_continue);
+    if (steps > 1 || steps + runs == 0)
+        return reply_error(s, ERR_MALFORMED); /* several CPUs stepping, or nothing to do */
+    unsigned others = s->cpus - 1u;
+    if (steps == 1 && (runs == others || runs == 0))
+        resume(s, stepping, true, runs == 0);
+    else if (steps == 0 && runs == s->cpus)
+        resume(s, -1, false, false);
+    else if (steps == 0 && runs == 1)
+        resume(s, running, false, true);
+    else
+        return reply_error(s, ERR_MALFORMED); /* some CPUs running, others held */
     return true;
 }
 
@@ -593,7 +601,7 @@ static bool handle_detach(struct gdb_session *s)
         return reply_error(s, ERR_MALFORMED);
     gdb_break_remove_all(s->target);
     bool link_held = reply_ok(s);
-    s->target->resume(-1, false);
+    s->target->resume(-1, false, false);
     s->keep->stop_reply_owed = false;
     end_session(s, GDB_END_DETACH);
     return link_held;
@@ -618,10 +626,10 @@ static bool handle_query(struct gdb_session *s)
         return handle_xfer_features(s);
     if (payload_is(s, "qAttached") || payload_starts(s, "qAttached:"))
         return reply_str(s, "1");
-    if (payload_is(s, "qC")) {
+    if (payload_is(s, "qC")) { /* the current thread: the one Hg chose, else the one that stopped */
         gdb_out_reset(s->link);
         gdb_out_str(s->link, "QC");
-        gdb_out_hex_u64(s->link, s->stopped_cpu + 1u);
+        gdb_out_hex_u64(s->link, s->g_cpu + 1u);
         return send_reply(s);
     }
     if (payload_is(s, "qfThreadInfo"))

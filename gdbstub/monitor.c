@@ -59,6 +59,7 @@ static void monitor_help(struct sink *out)
                    "  rdmsr [cpu N] MSR             read an MSR on CPU N (default: the current thread's)\n"
                    "  wrmsr [cpu N] MSR VALUE       write an MSR on CPU N\n"
                    "  pmu                           every PMU MSR of the profiler's backend, per CPU, decoded\n"
+                   "  nobreak                       where breakpoints are refused: the debugger's own code\n"
                    "numbers are decimal or 0x-prefixed hex; thread N in gdb is CPU N-1\n");
 }
 
@@ -105,6 +106,15 @@ static void monitor_msr(struct gdb_session *s, struct sink *out, int argc, char 
     }
 }
 
+static void monitor_nobreak(struct gdb_session *s, struct sink *out)
+{
+    uint64_t start, end;
+    s->target->debugger_code(&start, &end);
+    sink_printf(out, "no breakpoints in the debugger's own code, 0x%llx-0x%llx (Z answers E01): the stub, the "
+                     "stop/resume path and the trap, NMI and interrupt entry run there\n",
+                (unsigned long long)start, (unsigned long long)end);
+}
+
 static void monitor_run(struct gdb_session *s, struct sink *out, char *line)
 {
     char *argv[SHELL_MAX_ARGS];
@@ -123,6 +133,8 @@ static void monitor_run(struct gdb_session *s, struct sink *out, char *line)
         s->target->pmu_report(out);
     else if (strcmp(argv[0], "pmu") == 0)
         sink_puts(out, "usage: pmu\n");
+    else if (strcmp(argv[0], "nobreak") == 0)
+        monitor_nobreak(s, out);
     else
         sink_printf(out, "error: unknown command '%s'; try 'monitor help'\n", argv[0]);
 }

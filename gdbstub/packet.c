@@ -24,6 +24,13 @@ static void put_byte(struct gdb_link *link, char c)
     link->transport->putc(link->transport->ctx, c);
 }
 
+/* The end of an ack or a packet: a datagram transport sends what it gathered as one. */
+static void flush(struct gdb_link *link)
+{
+    if (link->transport->flush)
+        link->transport->flush(link->transport->ctx);
+}
+
 void gdb_link_init(struct gdb_link *link, const struct gdb_transport *transport)
 {
     link->transport = transport;
@@ -71,12 +78,14 @@ static int receive_payload(struct gdb_link *link)
     int lo = hex_value((char)digits[1]);
     if (hi < 0 || lo < 0 || (uint8_t)(hi << 4 | lo) != sum) {
         put_byte(link, '-');
+        flush(link);
         /* A `$` where a checksum digit belonged begins the next packet. */
         link->packet_started = digits[0] == '$' || digits[1] == '$';
         return -1;
     }
 
     put_byte(link, '+');
+    flush(link);
     if (too_long)
         len = 0;
     link->in_len = len;
@@ -107,13 +116,18 @@ static void transmit(struct gdb_link *link)
 {
     uint8_t sum = 0;
     put_byte(link, '$');
-    for (size_t i = 0; i < link->out_len; i++) {
+    for (size_t i = 0; i < link->out_len; i++)
         sum = (uint8_t)(sum + (uint8_t)link->out[i]);
-        put_byte(link, link->out[i]);
+    if (link->transport->write) {
+        link->transport->write(link->transport->ctx, link->out, link->out_len);
+    } else {
+        for (size_t i = 0; i < link->out_len; i++)
+            put_byte(link, link->out[i]);
     }
     put_byte(link, '#');
     put_byte(link, hex_lower(sum >> 4));
     put_byte(link, hex_lower(sum));
+    flush(link);
 }
 
 bool gdb_link_send(struct gdb_link *link)

@@ -14,8 +14,10 @@
 #include "kernel/textbuf.h"
 
 /* The largest payload either side sends, between `$` and `#`: advertised to gdb as qSupported PacketSize.
- * A memory read answers at most half of it (two hex digits a byte). */
-#define GDB_PACKET_SIZE 0x4000
+ * A memory read answers at most half of it (two hex digits a byte). As large as the largest transport
+ * allows -- a UDP datagram (kernel/net/gdb_udp.h) of at most 65507 bytes carries a whole packet -- so that
+ * a dump over the network takes few round trips. */
+#define GDB_PACKET_SIZE 0xFF00
 
 #define GDB_CTRL_C 0x03
 

@@ -10,8 +10,9 @@
  *
  * Resuming. The stub's resume() only records the choice; when the session returns the leader releases the
  * parked CPUs that are to run (state PARKED -> RELEASING, then a wake-up; each loads the debug registers
- * itself and goes back to RUNNING), clears `owner` and returns into its own context, or -- stepping another
- * CPU with the rest held (vCont;s:N) -- parks itself, and the stepped CPU's trap makes it the next leader. A
+ * itself and goes back to RUNNING), clears `owner` and returns into its own context, or -- stepping or running
+ * another CPU with the rest held (vCont;s:N, vCont;c:N) -- parks itself, and the next stop of that CPU makes
+ * it the next leader; the transport's interrupt then goes to the CPU that runs. A
  * new session may begin while CPUs of the last one are still leaving: gdb_stop_nmi() puts those back where
  * they were, and a CPU that reaches the debugger's lock as a session closes waits for it and reports its own
  * stop.
@@ -53,6 +54,8 @@ struct stop_cpu {
     bool trapping;               /* between its own stop (a trap, the transport's interrupt) and parking or owning */
     atomic_bool stop_waiting;    /* a stop request gdb_stop_nmi left for enter() or park() to act on */
     enum stop_reason trap_why;
+    struct gdb_hw_slot watch;    /* the watchpoint this CPU stopped for, until its session notes it */
+    bool watch_pending;
     /* The mailbox, served while parked. */
     _Atomic int mbox;            /* enum mbox_state */
     void (*fn)(void *arg);
@@ -65,15 +68,19 @@ static atomic_bool closing = true;      /* the session is over or letting CPUs g
 static atomic_uint sessions;            /* sessions begun so far */
 static atomic_bool irq_stop_pending;    /* the transport saw gdb: enter at the end of this interrupt */
 static enum stop_reason irq_stop_reason;
+static const struct gdb_transport *irq_stop_transport;
+/* The transport the next session runs on, when a transport's own stop asked for it (NULL: the last one's). */
+static const struct gdb_transport *_Atomic requested_transport;
 static bool enabled;
 static bool stop_on_panic;              /* gdb=panic */
 static bool panicked;                   /* a panic handed the machine to the debugger: nobody runs again */
 static const struct gdb_arch_ops *arch;
 static const struct gdb_target *target;
-static const struct gdb_transport *transport;
+static const struct gdb_transport *transport; /* the last session's: gdb waits on it for a stop reply */
 
 /* The stub's choice for the end of the session (gdb_stop_resume()). */
-static int resume_step_cpu;
+static int resume_cpu;
+static bool resume_step;
 static bool resume_others_stay;
 
 void gdb_stop_init(const struct gdb_arch_ops *ops, const struct gdb_target *t, const struct gdb_transport *tr,
@@ -94,6 +101,8 @@ void gdb_stop_init(const struct gdb_arch_ops *ops, const struct gdb_target *t, c
     atomic_store(&closing, true);
     atomic_store(&sessions, 0);
     atomic_store(&irq_stop_pending, false);
+    irq_stop_transport = NULL;
+    atomic_store(&requested_transport, NULL);
     panicked = false;
     arch = ops;
     target = t;
@@ -131,7 +140,7 @@ enum park_mode { PARK_ASKED, PARK_LOSER, PARK_HELD };
 
 /* Stopped: context saved, serving the mailbox, until the owner moves this CPU to RELEASING. False when it
  * left by itself, unseen by any session (see enum park_mode). */
-static bool park(struct context *ctx, enum park_mode mode)
+static bool park_once(struct context *ctx, enum park_mode mode)
 {
     unsigned me = arch->this_cpu();
     struct stop_cpu *c = &cpus[me];
@@ -177,6 +186,20 @@ static bool park(struct context *ctx, enum park_mode mode)
     return c->released;
 }
 
+/* park_once, again with the same context while a stop request came as it was leaving -- after its last look
+ * at stop_waiting, with this CPU still inside the debugger (depth > 0): parked there, its context would be
+ * the debugger's own code, where a step is never reported (gdb_stop_debug_trap) and stepi hung. */
+static bool park(struct context *ctx, enum park_mode mode)
+{
+    struct stop_cpu *c = &cpus[arch->this_cpu()];
+    bool seen = park_once(ctx, mode);
+    while (atomic_exchange(&c->stop_waiting, false)) {
+        unprepare_release(c);
+        seen = park_once(ctx, PARK_ASKED);
+    }
+    return seen;
+}
+
 void gdb_stop_park_detoured(struct context *saved) { park(saved, PARK_ASKED); }
 
 struct context *gdb_stopped_context(unsigned cpu)
@@ -213,10 +236,11 @@ bool gdb_on_cpu(unsigned cpu, void (*fn)(void *arg), void *arg)
     return true;
 }
 
-void gdb_stop_resume(int step_cpu, bool others_stay)
+void gdb_stop_resume(int cpu, bool step, bool others_stay)
 {
-    resume_step_cpu = step_cpu;
-    resume_others_stay = others_stay;
+    resume_cpu = cpu;
+    resume_step = step && cpu >= 0;
+    resume_others_stay = others_stay && cpu >= 0;
 }
 
 /* ---- stopping and resuming the machine -------------------------------------------------------------------- */
@@ -281,19 +305,38 @@ static void session(unsigned me, struct context *ctx, enum stop_reason why)
     atomic_fetch_add(&sessions, 1);
     atomic_store(&closing, false);
     stop_others(me);
-    arch->transport_irq(false);
+    arch->transport_irq(false, -1);
+    /* A stop the transport asked for whose CPU this stop caught before its gdb_after_irq (gdb's Ctrl-C as a
+     * breakpoint hit elsewhere) is answered by this one: taken here, or that CPU would stop the machine again
+     * as soon as gdb resumed it, with a stop reply nobody waits for. */
+    if (atomic_exchange(&irq_stop_pending, false) && irq_stop_transport)
+        atomic_store(&requested_transport, irq_stop_transport);
+    /* A stop the transport asked for (gdb attaching or sending Ctrl-C) talks on that transport; any other
+     * (a breakpoint, a step) on the one gdb last used, which waits there for the stop reply. */
+    const struct gdb_transport *asked = atomic_exchange(&requested_transport, NULL);
+    if (asked)
+        transport = asked;
+    gdb_break_note_watch_hit(why == GDB_STOP_WATCH && c->watch_pending ? &c->watch : 0);
+    c->watch_pending = false;
 
     for (;;) {
-        resume_step_cpu = -1;
+        resume_cpu = -1;
+        resume_step = false;
         resume_others_stay = false;
-        gdb_stub_session(target, transport, why, me);
+        if (transport->session)
+            transport->session(transport->ctx, true, false);
+        enum gdb_session_end end = gdb_stub_session(target, transport, why, me);
+        if (transport->session)
+            transport->session(transport->ctx, false,
+                               end == GDB_END_DETACH || end == GDB_END_KILL || end == GDB_END_LINK_LOST);
         if (!panicked)
             break;
         /* After a panic nothing runs again: each resume ends in a new stop, at the same place. */
         why = GDB_STOP_PANIC;
     }
 
-    int step = resume_step_cpu;
+    int only = resume_cpu; /* the one CPU that runs or steps, when others stay; the one stepping else */
+    bool step = resume_step;
     bool stay = resume_others_stay;
     unsigned n = arch->cpu_count();
     atomic_store(&closing, true);
@@ -301,23 +344,25 @@ static void session(unsigned me, struct context *ctx, enum stop_reason why)
         struct stop_cpu *o = &cpus[cpu];
         if (cpu == me || atomic_load(&o->state) != CPU_PARKED)
             continue;
-        if (stay && (int)cpu != step)
+        if (stay && (int)cpu != only)
             continue;
-        prepare_release(o, (int)cpu == step);
+        prepare_release(o, step && (int)cpu == only);
         o->released = true;
         atomic_store(&o->state, CPU_RELEASING);
         arch->wake_cpu(cpu);
     }
 
-    bool me_runs = !stay || step == (int)me;
+    bool me_runs = !stay || only == (int)me;
     if (me_runs)
-        prepare_release(c, step == (int)me);
+        prepare_release(c, step && only == (int)me);
     gdb_break_rearm(target);
-    arch->transport_irq(true);
+    /* Only the CPUs that run can take the transport's interrupt (a parked one holds device interrupts
+     * back): with the others held, it goes to the one that runs, or gdb's Ctrl-C would never be seen. */
+    arch->transport_irq(true, stay ? only : -1);
     c->depth--;
     atomic_store(&owner, -1);
     if (!me_runs)
-        park(ctx, PARK_HELD); /* held while another CPU steps; that CPU's trap makes it the owner */
+        park(ctx, PARK_HELD); /* held while another CPU runs alone; a stop of that CPU makes it the owner */
     arch->load_debug_regs();
 }
 
@@ -401,28 +446,55 @@ bool gdb_stop_breakpoint_insn(struct context *ctx, uint64_t addr)
     return true;
 }
 
-bool gdb_stop_debug_trap(struct context *ctx, bool stepped, bool hw_hit)
+/* The watchpoint among the matched slots, if one is: a data match has no pc to check, only the table. */
+static bool watch_among(unsigned hits, struct gdb_hw_slot *out)
+{
+    for (unsigned slot = 0; slot < target->hw_break_slots; slot++)
+        if ((hits & (1u << slot)) && gdb_break_hw_slot(slot, out) && out->type != GDB_BREAK_HW)
+            return true;
+    return false;
+}
+
+bool gdb_stop_debug_trap(struct context *ctx, bool stepped, unsigned hits)
 {
     if (!enabled)
         return false;
     struct stop_cpu *c = &cpus[arch->this_cpu()];
     enum stop_reason why = GDB_STOP_TRAP;
+    bool current = false;
+    struct gdb_hw_slot watch;
+    bool watched = hits && watch_among(hits, &watch);
+    bool hw_hit = hits && !watched;
     if (stepped) {
         /* The debugger's step: disarmed, interrupts as they were. gdb waits for it unless a session began
          * since (another stop overtook it); a step trap that is no step of the debugger's is dropped too. */
-        bool current = c->stepping && c->step_session == atomic_load(&sessions);
+        current = c->stepping && c->step_session == atomic_load(&sessions);
         arch->step_end(ctx, c->stepping && c->step_masked);
         c->stepping = false;
         c->step_masked = false;
-        if (!hw_hit && (!current || c->depth))
+        if (!hits && (!current || c->depth))
             return true;
         why = GDB_STOP_STEP;
     }
+    if (watched) {
+        /* The access is done (a data match traps after the instruction): nothing to pass over on resume. A
+         * match inside the debugger's own path, which cannot stop there, is dropped. */
+        if (c->depth)
+            return true;
+        c->watch = watch;
+        c->watch_pending = true;
+        enter(ctx, GDB_STOP_WATCH);
+        return true;
+    }
     if (hw_hit) {
         why = GDB_STOP_HW_BREAK;
-        if (!gdb_break_at(GDB_BREAK_HW, context_pc(ctx)) && !stepped) {
-            arch->skip_hw_break(ctx, true); /* removed while this CPU was on its way here */
-            return true;
+        if (!gdb_break_at(GDB_BREAK_HW, context_pc(ctx))) {
+            /* Removed while this CPU was on its way here: passed over, and a stale step with it (it used
+             * to stop the machine for a breakpoint gdb had deleted, with nobody attached). */
+            arch->skip_hw_break(ctx, true);
+            if (!stepped || !current)
+                return true;
+            why = GDB_STOP_STEP;
         }
     }
     if (c->depth) {
@@ -444,9 +516,10 @@ bool gdb_stop_nmi(struct context *ctx)
      * breakpoint of its own while the owner was asking): nothing more to do. */
     if (atomic_load(&owner) < 0 || atomic_load(&c->state) == CPU_PARKED)
         return true;
-    /* On its way into the debugger with a stop of its own (enter()): it parks there, with that stop's
-     * context, rather than here with one inside the debugger's code. */
-    if (c->trapping && !c->in_park) {
+    /* On its way into the debugger with a stop of its own (enter()), or on its way out of a park (inside
+     * the debugger, past park's last look): it parks there, with the context it stopped with, rather than
+     * here with one inside the debugger's code. */
+    if ((c->trapping || c->depth > 0) && !c->in_park) {
         atomic_store(&c->stop_waiting, true);
         return true;
     }
@@ -473,9 +546,10 @@ void gdb_panic_park(struct context *ctx)
         park(ctx, PARK_HELD);
 }
 
-void gdb_request_stop(bool interrupt)
+void gdb_request_stop(const struct gdb_transport *tr, bool interrupt)
 {
     irq_stop_reason = interrupt ? GDB_STOP_INTERRUPT : GDB_STOP_ATTACH;
+    irq_stop_transport = tr;
     atomic_store(&irq_stop_pending, true);
 }
 
@@ -484,6 +558,8 @@ void gdb_after_irq(struct context *ctx)
     if (!atomic_load_explicit(&irq_stop_pending, memory_order_relaxed))
         return;
     atomic_store(&irq_stop_pending, false);
+    if (irq_stop_transport)
+        atomic_store(&requested_transport, irq_stop_transport);
     enter(ctx, irq_stop_reason);
 }
 
@@ -501,6 +577,14 @@ void gdb_stop_wait_for_gdb(void)
 {
     if (enabled)
         trap(GDB_STOP_ATTACH);
+}
+
+void gdb_stop_for_transport(const struct gdb_transport *tr, bool interrupt)
+{
+    if (!enabled)
+        return;
+    atomic_store(&requested_transport, tr);
+    trap(interrupt ? GDB_STOP_INTERRUPT : GDB_STOP_ATTACH);
 }
 
 /* Returns only when the debugger is off or not asked to take panics; the panicking CPU otherwise stays in

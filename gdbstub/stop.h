@@ -64,14 +64,16 @@ struct gdb_arch_ops {
      * gdb_stop_breakpoint_insn() with this function's registers as the stopped context. */
     void (*trap)(void);
 
-    /* The transport's interrupt, on while the machine runs and off during a session (x86: COM2's IRQ). */
-    void (*transport_irq)(bool on);
+    /* The transport's interrupt, on while the machine runs and off during a session (x86: COM2's IRQ); on,
+     * delivered to cpu (-1: the CPU it usually goes to). */
+    void (*transport_irq)(bool on, int cpu);
     /* A spin-wait hint. */
     void (*relax)(void);
 };
 
-/* Starts the debugger: from now on stops are taken. target and transport are what sessions run the stub
- * against; stop_on_panic is gdb=panic. Resets all state (host tests start each case with it). */
+/* Starts the debugger: from now on stops are taken. target is what sessions run the stub against, transport
+ * the one they talk on until a transport's own stop (gdb_request_stop, gdb_stop_for_transport) picks
+ * another; stop_on_panic is gdb=panic. Resets all state (host tests start each case with it). */
 void gdb_stop_init(const struct gdb_arch_ops *ops, const struct gdb_target *target,
                    const struct gdb_transport *transport, bool stop_on_panic);
 /* Whether gdb_stop_init ran: before it, or with the debugger off, every entry below declines. */
@@ -82,22 +84,27 @@ bool gdb_stop_enabled(void);
 /* The breakpoint instruction at addr was executed (ctx's pc is just past it): true when the debugger took
  * it and ctx is to be resumed as it now stands; false when it is not the debugger's (it is off). */
 bool gdb_stop_breakpoint_insn(struct context *ctx, uint64_t addr);
-/* A debug trap after the arch decoded it: stepped (the single step completed) and/or hw_hit (a debug
- * register matched ctx's pc). True when taken, as above. */
-bool gdb_stop_debug_trap(struct context *ctx, bool stepped, bool hw_hit);
+/* A debug trap after the arch decoded it: stepped (the single step completed) and/or hits (bit i: the enabled
+ * debug register in slot i matched -- an execution breakpoint at ctx's pc, or a watchpoint's access just
+ * done). True when taken, as above. */
+bool gdb_stop_debug_trap(struct context *ctx, bool stepped, unsigned hits);
 /* An NMI, before anything else claims it: true when it was the leader's stop request (this CPU has been
  * stopped and released again, will park once the handler returns, or the request was stale). */
 bool gdb_stop_nmi(struct context *ctx);
 /* The CPU leave_nmi() sent away: parks with saved, and returns once released. */
 void gdb_stop_park_detoured(struct context *saved);
 /* From the transport's interrupt while the machine runs: the next gdb_after_irq() on this CPU enters the
- * debugger, reporting an interrupt (gdb's Ctrl-C) or an attach (a connecting gdb's first byte). */
-void gdb_request_stop(bool interrupt);
+ * debugger, reporting an interrupt (gdb's Ctrl-C) or an attach (a connecting gdb's first byte), and the
+ * session talks on tr (NULL: on the transport of the last session). */
+void gdb_request_stop(const struct gdb_transport *tr, bool interrupt);
 /* After a device interrupt's handler and EOI: enters the debugger with the interrupted context when
  * gdb_request_stop() asked. One load when it did not. */
 void gdb_after_irq(struct context *ctx);
 /* gdb=wait at boot: stops here until gdb connects and resumes. */
 void gdb_stop_wait_for_gdb(void);
+/* From task context (the network task, which a datagram from gdb reached): stops here, as gdb_request_stop
+ * would at the end of an interrupt, with the session on tr; returns once the machine resumes. */
+void gdb_stop_for_transport(const struct gdb_transport *tr, bool interrupt);
 /* NMI while a panic is active: under gdb=panic this CPU parks with its registers saved, for the debugger the
  * panicking CPU runs, and never returns; otherwise returns at once (and the caller halts). */
 void gdb_panic_park(struct context *ctx);
@@ -105,9 +112,9 @@ void gdb_panic_park(struct context *ctx);
 
 /* ---- for the target the sessions run against ------------------------------------------------------------ */
 
-/* target->resume: records what the session's end lets run (step_cpu steps, -1 none; the others stay
- * parked when others_stay). */
-void gdb_stop_resume(int step_cpu, bool others_stay);
+/* target->resume: records what the session's end lets run -- cpu steps when step, or runs; the others stay
+ * parked when others_stay (cpu -1: every CPU runs). */
+void gdb_stop_resume(int cpu, bool step, bool others_stay);
 /* The saved context of a CPU gdb may look at: the leader's own, or a parked CPU's; NULL otherwise. */
 struct context *gdb_stopped_context(unsigned cpu);
 /* Runs fn(arg) on cpu -- here when it is this CPU, else on that CPU while it is parked -- and waits for

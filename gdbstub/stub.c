@@ -24,7 +24,7 @@ static enum gdb_session_end link_lost(struct gdb_session *s)
 {
     gdb_break_remove_all(s->target);
     s->keep->stop_reply_owed = false;
-    s->target->resume(-1, false);
+    s->target->resume(-1, false, false);
     return GDB_END_LINK_LOST;
 }
 

@@ -24,6 +24,9 @@ enum stop_reason {
     GDB_STOP_SW_BREAK,
     /* A hardware execution breakpoint (target->hw_break_insert): SIGTRAP, `hwbreak`. */
     GDB_STOP_HW_BREAK,
+    /* A watchpoint matched (the access is done; the CPU stopped after the instruction): SIGTRAP, with
+     * `watch:ADDR` or `awatch:ADDR` (gdb_break_watch_hit). */
+    GDB_STOP_WATCH,
     /* The single step gdb asked for completed: SIGTRAP. */
     GDB_STOP_STEP,
     /* Any other debug trap (an int3 the stub did not insert): SIGTRAP. */

@@ -20,12 +20,21 @@ enum gdb_reg {
     GDB_REG_COUNT
 };
 
-/* Byte transport (COM2 on x86). */
+/* Byte transport (COM2 on x86, or UDP: kernel/net/gdb_udp.h). */
 struct gdb_transport {
     /* Blocks until a byte arrives or timeout_ms passes (-1: forever); returns the byte or -1 on timeout. */
     int (*getc)(void *ctx, int timeout_ms);
     void (*putc)(void *ctx, char c);
+    /* len bytes as putc would send them one by one; a reply's payload goes this way in one call, which spares
+     * a call per byte (kilobytes a packet). NULL: putc for each. */
+    void (*write)(void *ctx, const char *bytes, size_t len);
     void *ctx;
+    /* The end of a packet or an ack (gdbstub/packet.c): what putc gathered goes out now, as one unit (a UDP
+     * datagram). NULL: putc sends each byte at once (COM2). */
+    void (*flush)(void *ctx);
+    /* A session on this transport begins (begin true) or ends (false; gone: gdb detached or killed the
+     * machine, or the link was lost, so whoever was attached is forgotten). NULL: nothing to do. */
+    void (*session)(void *ctx, bool begin, bool gone);
 };
 
 struct gdb_target {
@@ -43,13 +52,22 @@ struct gdb_target {
      * breakpoints are is the stub's table (gdbstub/breakpoints.h), not the target's. */
     bool (*sw_break_plant)(uint64_t addr, uint8_t *saved);
     bool (*sw_break_unplant)(uint64_t addr, uint8_t saved);
-    /* Hardware execution breakpoints: the debug registers there are, and whether one can hold addr. Each
-     * CPU loads the table's hardware breakpoints (gdb_break_hw_slot) into its own as it resumes. */
+    /* Hardware execution breakpoints and watchpoints: the debug registers there are, and whether one can hold
+     * addr. Each CPU loads the table's (gdb_break_hw_slot) into its own as it resumes, and disarms its own as
+     * it stops, so that nothing the debugger does while stopped matches one. */
     unsigned hw_break_slots;
     bool (*hw_break_valid)(uint64_t addr);
-    /* Resume: step=true sets the trap flag on cpu for one instruction; the others continue unless
-     * others_stay is true (vCont;s:N without c). */
-    void (*resume)(int step_cpu, bool others_stay);
+    /* The debugger's own code, [*start, *end): what the stub, the stop/resume state machine and the trap,
+     * NMI and interrupt paths into them run. No breakpoint of either kind may go there: it would fire
+     * inside the debugger that has to handle it. */
+    void (*debugger_code)(uint64_t *start, uint64_t *end);
+    /* Whether [addr, addr + len) touches the debugger's own data -- what the same paths read and write while
+     * the machine runs, where a watchpoint would fire inside them. NULL: none is known. */
+    bool (*debugger_data)(uint64_t addr, uint64_t len);
+    /* Resume, recorded for the session's end: cpu (-1: none named) steps one instruction when step, or
+     * runs; every other CPU runs too unless others_stay (vCont;s:N, or vCont;c:N under gdb's
+     * scheduler-locking). cpu -1 with step false: every CPU runs. */
+    void (*resume)(int cpu, bool step, bool others_stay);
     /* MSRs, read or written on the CPU that owns them; false on #GP. */
     bool (*msr_read)(unsigned cpu, uint32_t msr, uint64_t *value);
     bool (*msr_write)(unsigned cpu, uint32_t msr, uint64_t value);

@@ -1,5 +1,6 @@
 /* hal/compiler.h: compiler idioms the portable kernel needs and C cannot say. Not instructions: each expands
- * to nothing in the generated code, it only takes away what the optimiser may assume. */
+ * to nothing in the generated code; it takes away what the optimiser may assume, or says where the linker
+ * puts a function. */
 #ifndef HAL_COMPILER_H
 #define HAL_COMPILER_H
 
@@ -7,5 +8,15 @@
  * x cannot be folded, merged with its neighbours or moved past this point. For code whose shape is the point,
  * such as the known call chain `burn` gives the profiler. Emits no instruction. */
 #define OPTIMIZER_HIDE_VALUE(x) __asm__ volatile("" : "+r"(x))
+
+/* The debugger's own code: a function the gdb stub runs while the machine is stopped, or that a CPU runs on
+ * its way into the debugger (a trap, an NMI), in a file most of which is not. The linker keeps it with the
+ * debugger's whole files (arch/x86_64/linker.ld, between __debugger_text_start and __debugger_text_end), and
+ * gdb may plant no breakpoint there: one would fire inside the debugger that has to handle it. */
+#ifdef KPROF_HOST
+#define DEBUGGER_TEXT
+#else
+#define DEBUGGER_TEXT __attribute__((section(".text.debugger")))
+#endif
 
 #endif

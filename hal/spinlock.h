@@ -4,6 +4,7 @@
 #define HAL_SPINLOCK_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include "hal/cpu.h"
 
 typedef struct {
@@ -24,6 +25,20 @@ static inline unsigned long spin_lock_irqsave(spinlock_t *lock)
     }
     lock->owner_cpu = (int)cpu_index();
     return flags;
+}
+
+/* One try, never a wait: true (interrupts masked, *flags to restore) when the lock was free. For a caller
+ * that must not wait on whoever holds it -- a debugger on a stopped machine, whose holder may be parked. */
+static inline bool spin_trylock_irqsave(spinlock_t *lock, unsigned long *flags)
+{
+    *flags = irq_save();
+    if (atomic_load_explicit(&lock->locked, memory_order_relaxed) ||
+        atomic_exchange_explicit(&lock->locked, 1, memory_order_acquire)) {
+        irq_restore(*flags);
+        return false;
+    }
+    lock->owner_cpu = (int)cpu_index();
+    return true;
 }
 
 static inline void spin_unlock_irqrestore(spinlock_t *lock, unsigned long flags)

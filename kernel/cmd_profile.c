@@ -1,4 +1,5 @@
-/* kernel/cmd_profile.c: the `profile [ms] [pid|all] [chains|raw] [key=value]` shell command: parse the words
+/* kernel/cmd_profile.c: the `profile [ms] [pid|all] [chains|raw] [key=value]` shell command (`profile stream`
+ * goes on to kernel/cmd_profile_stream.c): parse the words
  * (kernel/profiler_args.c), start a run, drain the rings while the window runs, stop, print the report (or
  * the raw samples) and keep a copy of it for the debugger, give the profiler back. */
 #include "hal/cpu.h"
@@ -8,6 +9,8 @@
 #include "kernel/profiler_args.h"
 #include "kernel/profiler_raw.h"
 #include "kernel/profiler_report.h"
+#include "kernel/profiler_stream.h"
+#include "kernel/string.h"
 #include "kernel/symbols.h"
 #include "kernel/task.h"
 
@@ -17,6 +20,8 @@ _Atomic uint32_t profile_kept_run;
 
 int cmd_profile(int argc, char **argv, struct sink *out)
 {
+    if (argc >= 2 && strcmp(argv[1], "stream") == 0)
+        return cmd_profile_stream(argc, argv, out);
     struct profile_request req;
     if (!profile_parse_args(argc, argv, &req)) {
         sink_puts(out, "usage: " PROFILE_USAGE "\n");
@@ -38,7 +43,11 @@ int cmd_profile(int argc, char **argv, struct sink *out)
     int status = profiler_start(&run);
     if (status != PROFILER_OK) {
         profile_fold_destroy(fold);
-        sink_puts(out, status == PROFILER_BUSY ? "profile: busy\n" : "profile: out of memory\n");
+        char stream_text[64];
+        if (status == PROFILER_BUSY && profile_stream_describe(stream_text, sizeof stream_text))
+            sink_printf(out, "profile: busy: %s (profile stream stop ends it)\n", stream_text);
+        else
+            sink_puts(out, status == PROFILER_BUSY ? "profile: busy\n" : "profile: out of memory\n");
         return 1;
     }
     /* The window, drained as it runs: every PROFILE_DRAIN_MS each CPU's records are taken out of its ring

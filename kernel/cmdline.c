@@ -7,7 +7,7 @@
 
 /* Every option some part of the kernel reads. */
 static const char *const known_keys[] = {
-    "pmu", "gdb", "ip", "gw", "udpsh.port", "udpsh.allow", "udpsh.rate", "udpsh.key", "netload.port", "quiet",
+    "pmu", "gdb", "gdb.udp", "ip", "gw", "udpsh.port", "udpsh.allow", "udpsh.rate", "udpsh.key", "netload.port", "quiet",
     "profile.hz",
 };
 

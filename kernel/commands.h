@@ -29,6 +29,7 @@ int cmd_selftest(int argc, char **argv, struct sink *out);
 int cmd_panic(int argc, char **argv, struct sink *out);
 int cmd_poweroff(int argc, char **argv, struct sink *out);
 int cmd_profile(int argc, char **argv, struct sink *out);
+int cmd_profile_stream(int argc, char **argv, struct sink *out); /* `profile stream ...`, from cmd_profile */
 int cmd_lscpu(int argc, char **argv, struct sink *out);
 int cmd_net(int argc, char **argv, struct sink *out);
 int cmd_netload(int argc, char **argv, struct sink *out);

@@ -6,6 +6,7 @@
 
 #include <stdatomic.h>
 
+#include "hal/compiler.h"
 #include "hal/context.h"
 #include "hal/cpu.h"
 #include "hal/debug.h"
@@ -18,7 +19,8 @@
 
 static atomic_int panic_owner = -1;
 
-bool panic_active(void) { return atomic_load(&panic_owner) >= 0; }
+/* Asked first by every NMI, the debugger's stop requests included. */
+DEBUGGER_TEXT bool panic_active(void) { return atomic_load(&panic_owner) >= 0; }
 
 static void raw_write(struct sink *sink, const char *text, size_t len)
 {

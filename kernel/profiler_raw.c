@@ -3,161 +3,74 @@
  * line does not fit; parsing walks a cursor over the line and takes exactly the form the formatter writes. */
 #include "kernel/profiler_raw.h"
 
+#include "kernel/fields.h"
+
 #include "kernel/string.h"
-#include "kernel/textbuf.h"
 
 /* ---- writing ---------------------------------------------------------------------------------------- */
 
-struct writer {
-    struct textbuf text;
-    bool overflow; /* something did not fit: the line is given up, not cut */
-};
-
-static void put(struct writer *w, const char *text, size_t n)
-{
-    if (w->overflow || n > textbuf_room(&w->text)) {
-        w->overflow = true;
-        return;
-    }
-    textbuf_append(&w->text, text, n);
-}
-
-static void put_str(struct writer *w, const char *text)
-{
-    put(w, text, strlen(text));
-}
-
-static void put_u64(struct writer *w, uint64_t v)
-{
-    char digits[20];
-    size_t n = 0;
-    do {
-        digits[sizeof digits - 1 - n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    put(w, digits + sizeof digits - n, n);
-}
-
-static void put_i64(struct writer *w, int64_t v)
-{
-    if (v < 0) {
-        put(w, "-", 1);
-        put_u64(w, (uint64_t)0 - (uint64_t)v); /* right for INT64_MIN too */
-    } else {
-        put_u64(w, (uint64_t)v);
-    }
-}
-
-static void put_hex(struct writer *w, uint64_t v)
-{
-    char digits[18];
-    size_t n = 0;
-    do {
-        digits[sizeof digits - 1 - n++] = hex_lower((unsigned)v);
-        v >>= 4;
-    } while (v);
-    digits[sizeof digits - 1 - n++] = 'x';
-    digits[sizeof digits - 1 - n++] = '0';
-    put(w, digits + sizeof digits - n, n);
-}
-
-static size_t finish(struct writer *w)
-{
-    put(w, "\n", 1);
-    if (w->overflow) {
-        if (w->text.cap > 0)
-            w->text.buf[0] = 0;
-        return 0;
-    }
-    return w->text.len;
-}
-
-static void writer_init(struct writer *w, char *buf, size_t cap)
-{
-    textbuf_init(&w->text, buf, cap);
-    w->overflow = cap == 0;
-}
-
-static bool word_valid(const char *word, size_t max)
-{
-    size_t n = 0;
-    for (; word[n]; n++)
-        if (n == max || word[n] <= ' ' || word[n] > '~')
-            return false;
-    return n > 0;
-}
-
-static bool hex_id_valid(const char *id)
-{
-    size_t n = 0;
-    for (; id[n]; n++)
-        if (n == 2 * PROFILE_BUILD_ID_MAX || !((id[n] >= '0' && id[n] <= '9') || (id[n] >= 'a' && id[n] <= 'f')))
-            return false;
-    return n % 2 == 0; /* "" is none */
-}
-
 size_t profile_raw_format_header(const struct profile_raw_header *h, char *buf, size_t cap)
 {
-    struct writer w;
-    writer_init(&w, buf, cap);
-    if (!word_valid(h->source, PROFILE_RAW_SOURCE_MAX - 1) || !hex_id_valid(h->build_id))
+    struct field_writer w;
+    field_writer_init(&w, buf, cap);
+    if (!field_word_valid(h->source, PROFILE_RAW_SOURCE_MAX - 1) || !field_hex_id_valid(h->build_id, PROFILE_BUILD_ID_MAX))
         return 0;
-    put_str(&w, "# kprof raw v");
-    put_u64(&w, PROFILE_RAW_VERSION);
-    put_str(&w, " source=");
-    put_str(&w, h->source);
-    put_str(&w, " period_ns=");
-    put_u64(&w, h->period_ns);
-    put_str(&w, " window_ms=");
-    put_u64(&w, h->window_ms);
-    put_str(&w, " cpus=");
-    put_u64(&w, h->cpus);
-    put_str(&w, " build_id=");
-    put_str(&w, h->build_id[0] ? h->build_id : "none");
-    return finish(&w);
+    field_put_str(&w, "# kprof raw v");
+    field_put_u64(&w, PROFILE_RAW_VERSION);
+    field_put_str(&w, " source=");
+    field_put_str(&w, h->source);
+    field_put_str(&w, " period_ns=");
+    field_put_u64(&w, h->period_ns);
+    field_put_str(&w, " window_ms=");
+    field_put_u64(&w, h->window_ms);
+    field_put_str(&w, " cpus=");
+    field_put_u64(&w, h->cpus);
+    field_put_str(&w, " build_id=");
+    field_put_str(&w, h->build_id[0] ? h->build_id : "none");
+    return field_finish(&w);
 }
 
 size_t profile_raw_format_sample(const struct profile_raw_sample *s, char *buf, size_t cap)
 {
-    struct writer w;
-    writer_init(&w, buf, cap);
+    struct field_writer w;
+    field_writer_init(&w, buf, cap);
     if (s->nframes < 1 || s->nframes > PROFILE_MAX_FRAMES || s->labels.npairs > LABEL_MAX_PAIRS)
         return 0;
-    put_str(&w, "s ");
-    put_u64(&w, s->cpu);
-    put_str(&w, " ");
-    put_u64(&w, s->pid);
-    put_str(&w, " ");
-    put_i64(&w, s->time_ns);
-    put_str(&w, " ");
+    field_put_str(&w, "s ");
+    field_put_u64(&w, s->cpu);
+    field_put_str(&w, " ");
+    field_put_u64(&w, s->pid);
+    field_put_str(&w, " ");
+    field_put_i64(&w, s->time_ns);
+    field_put_str(&w, " ");
     if (s->labels.npairs == 0)
-        put_str(&w, "-");
+        field_put_str(&w, "-");
     for (unsigned i = 0; i < s->labels.npairs; i++) {
         const struct label_pair *p = &s->labels.pairs[i];
         if (!label_pair_valid(p) || (i > 0 && strcmp(s->labels.pairs[i - 1].key, p->key) >= 0))
             return 0;
         if (i)
-            put_str(&w, ",");
-        put_str(&w, p->key);
-        put_str(&w, "=");
-        put_str(&w, p->value);
+            field_put_str(&w, ",");
+        field_put_str(&w, p->key);
+        field_put_str(&w, "=");
+        field_put_str(&w, p->value);
     }
     for (unsigned i = 0; i < s->nframes; i++) {
-        put_str(&w, " ");
-        put_hex(&w, s->frames[i]);
+        field_put_str(&w, " ");
+        field_put_hex(&w, s->frames[i]);
     }
-    return finish(&w);
+    return field_finish(&w);
 }
 
 size_t profile_raw_format_trailer(const struct profile_raw_trailer *t, char *buf, size_t cap)
 {
-    struct writer w;
-    writer_init(&w, buf, cap);
-    put_str(&w, "# kprof raw end samples=");
-    put_u64(&w, t->samples);
-    put_str(&w, " dropped=");
-    put_u64(&w, t->dropped);
-    return finish(&w);
+    struct field_writer w;
+    field_writer_init(&w, buf, cap);
+    field_put_str(&w, "# kprof raw end samples=");
+    field_put_u64(&w, t->samples);
+    field_put_str(&w, " dropped=");
+    field_put_u64(&w, t->dropped);
+    return field_finish(&w);
 }
 
 void profile_raw_source_word(const char *name, char *buf, size_t cap)
@@ -172,128 +85,8 @@ void profile_raw_source_word(const char *name, char *buf, size_t cap)
 
 /* ---- reading ---------------------------------------------------------------------------------------- */
 
-struct cursor {
-    const char *p;
-    const char *end; /* the end of the line's content: its newline stripped */
-};
-
-/* The content of a complete line: it must end with "\n" or "\r\n", and hold neither anywhere else. */
-static bool line_open(struct cursor *c, const char *line, size_t len)
-{
-    if (len == 0 || line[len - 1] != '\n')
-        return false;
-    len--;
-    if (len > 0 && line[len - 1] == '\r')
-        len--;
-    for (size_t i = 0; i < len; i++)
-        if (line[i] == '\n' || line[i] == '\r' || line[i] == 0)
-            return false;
-    c->p = line;
-    c->end = line + len;
-    return true;
-}
-
-static bool at_end(const struct cursor *c)
-{
-    return c->p == c->end;
-}
-
-static bool literal(struct cursor *c, const char *text)
-{
-    size_t n = strlen(text);
-    if ((size_t)(c->end - c->p) < n || memcmp(c->p, text, n) != 0)
-        return false;
-    c->p += n;
-    return true;
-}
-
-/* A field ends at a space or at the end of the line. */
-static bool field_end(const struct cursor *c)
-{
-    return c->p == c->end || *c->p == ' ';
-}
-
-/* Decimal, no sign, no leading zero (but "0"), up to max. */
-static bool read_u64(struct cursor *c, uint64_t max, uint64_t *out)
-{
-    const char *start = c->p;
-    uint64_t v = 0;
-    while (c->p < c->end && *c->p >= '0' && *c->p <= '9') {
-        unsigned d = (unsigned)(*c->p - '0');
-        if (v > (UINT64_MAX - d) / 10)
-            return false;
-        v = v * 10 + d;
-        c->p++;
-    }
-    size_t n = (size_t)(c->p - start);
-    if (n == 0 || (n > 1 && *start == '0') || v > max || !field_end(c))
-        return false;
-    *out = v;
-    return true;
-}
-
-static bool read_u32(struct cursor *c, uint32_t *out)
-{
-    uint64_t v;
-    if (!read_u64(c, UINT32_MAX, &v))
-        return false;
-    *out = (uint32_t)v;
-    return true;
-}
-
-static bool read_i64(struct cursor *c, int64_t *out)
-{
-    bool negative = c->p < c->end && *c->p == '-';
-    if (negative)
-        c->p++;
-    uint64_t v;
-    if (!read_u64(c, negative ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX, &v) || (negative && v == 0))
-        return false;
-    *out = negative ? (int64_t)(0 - v) : (int64_t)v;
-    return true;
-}
-
-/* 0x and 1..16 lowercase hex digits, no leading zero (but 0x0). */
-static bool read_hex(struct cursor *c, uint64_t *out)
-{
-    if (!literal(c, "0x"))
-        return false;
-    const char *start = c->p;
-    uint64_t v = 0;
-    while (c->p < c->end) {
-        char ch = *c->p;
-        unsigned d;
-        if (ch >= '0' && ch <= '9')
-            d = (unsigned)(ch - '0');
-        else if (ch >= 'a' && ch <= 'f')
-            d = (unsigned)(ch - 'a' + 10);
-        else
-            break;
-        v = v << 4 | d;
-        c->p++;
-    }
-    size_t n = (size_t)(c->p - start);
-    if (n == 0 || n > 16 || (n > 1 && *start == '0') || !field_end(c))
-        return false;
-    *out = v;
-    return true;
-}
-
-/* Characters up to the next space or the end into buf (1..max of them, NUL-terminated). */
-static bool read_word(struct cursor *c, char *buf, size_t max)
-{
-    size_t n = 0;
-    while (c->p < c->end && *c->p != ' ') {
-        if (n == max)
-            return false;
-        buf[n++] = *c->p++;
-    }
-    buf[n] = 0;
-    return n > 0;
-}
-
 /* Characters while ok(c) up to stop into buf (1..max of them). */
-static bool read_until(struct cursor *c, char stop, bool (*ok)(char), char *buf, size_t max)
+static bool read_until(struct field_cursor *c, char stop, bool (*ok)(char), char *buf, size_t max)
 {
     size_t n = 0;
     while (c->p < c->end && *c->p != stop && ok(*c->p)) {
@@ -316,19 +109,19 @@ static bool value_char(char ch)
 }
 
 /* "-", or 1..4 pairs "k=v" joined by ',' in strictly increasing key order. */
-static bool read_labels(struct cursor *c, struct label_set *set)
+static bool read_labels(struct field_cursor *c, struct label_set *set)
 {
     memset(set, 0, sizeof *set);
     /* "-" alone is the empty set, but a key may itself begin with '-': "-x=a" is a pair. */
     const char *start = c->p;
-    if (literal(c, "-") && field_end(c))
+    if (field_literal(c, "-") && field_end(c))
         return true;
     c->p = start;
     for (;;) {
         if (set->npairs == LABEL_MAX_PAIRS)
             return false;
         struct label_pair *p = &set->pairs[set->npairs];
-        if (!read_until(c, '=', key_char, p->key, LABEL_KEY_MAX) || !literal(c, "=") ||
+        if (!read_until(c, '=', key_char, p->key, LABEL_KEY_MAX) || !field_literal(c, "=") ||
             !read_until(c, ',', value_char, p->value, LABEL_VALUE_MAX))
             return false;
         if (set->npairs > 0 && strcmp(set->pairs[set->npairs - 1].key, p->key) >= 0)
@@ -336,43 +129,43 @@ static bool read_labels(struct cursor *c, struct label_set *set)
         set->npairs++;
         if (field_end(c))
             return true;
-        if (!literal(c, ","))
+        if (!field_literal(c, ","))
             return false;
     }
 }
 
 bool profile_raw_parse_header(const char *line, size_t len, struct profile_raw_header *out)
 {
-    struct cursor c;
+    struct field_cursor c;
     uint64_t version;
     memset(out, 0, sizeof *out);
-    if (!line_open(&c, line, len) || !literal(&c, "# kprof raw v") || !read_u64(&c, UINT32_MAX, &version) ||
-        version != PROFILE_RAW_VERSION || !literal(&c, " source=") ||
-        !read_word(&c, out->source, PROFILE_RAW_SOURCE_MAX - 1) || !literal(&c, " period_ns=") ||
-        !read_u64(&c, UINT64_MAX, &out->period_ns) || !literal(&c, " window_ms=") ||
-        !read_u32(&c, &out->window_ms) || !literal(&c, " cpus=") || !read_u32(&c, &out->cpus) ||
-        !literal(&c, " build_id="))
+    if (!field_open(&c, line, len, true) || !field_literal(&c, "# kprof raw v") || !field_u64(&c, UINT32_MAX, &version) ||
+        version != PROFILE_RAW_VERSION || !field_literal(&c, " source=") ||
+        !field_word(&c, out->source, PROFILE_RAW_SOURCE_MAX - 1) || !field_literal(&c, " period_ns=") ||
+        !field_u64(&c, UINT64_MAX, &out->period_ns) || !field_literal(&c, " window_ms=") ||
+        !field_u32(&c, &out->window_ms) || !field_literal(&c, " cpus=") || !field_u32(&c, &out->cpus) ||
+        !field_literal(&c, " build_id="))
         return false;
     for (const char *p = out->source; *p; p++)
         if (*p <= ' ' || *p > '~')
             return false;
-    if (literal(&c, "none"))
-        return at_end(&c);
-    if (!read_word(&c, out->build_id, 2 * PROFILE_BUILD_ID_MAX) || !hex_id_valid(out->build_id))
+    if (field_literal(&c, "none"))
+        return field_at_end(&c);
+    if (!field_word(&c, out->build_id, 2 * PROFILE_BUILD_ID_MAX) || !field_hex_id_valid(out->build_id, PROFILE_BUILD_ID_MAX))
         return false;
-    return at_end(&c);
+    return field_at_end(&c);
 }
 
 bool profile_raw_parse_sample(const char *line, size_t len, struct profile_raw_sample *out)
 {
-    struct cursor c;
+    struct field_cursor c;
     memset(out, 0, sizeof *out);
-    if (!line_open(&c, line, len) || !literal(&c, "s ") || !read_u32(&c, &out->cpu) || !literal(&c, " ") ||
-        !read_u32(&c, &out->pid) || !literal(&c, " ") || !read_i64(&c, &out->time_ns) || !literal(&c, " ") ||
+    if (!field_open(&c, line, len, true) || !field_literal(&c, "s ") || !field_u32(&c, &out->cpu) || !field_literal(&c, " ") ||
+        !field_u32(&c, &out->pid) || !field_literal(&c, " ") || !field_i64(&c, &out->time_ns) || !field_literal(&c, " ") ||
         !read_labels(&c, &out->labels))
         return false;
-    while (!at_end(&c)) {
-        if (out->nframes == PROFILE_MAX_FRAMES || !literal(&c, " ") || !read_hex(&c, &out->frames[out->nframes]))
+    while (!field_at_end(&c)) {
+        if (out->nframes == PROFILE_MAX_FRAMES || !field_literal(&c, " ") || !field_hex(&c, &out->frames[out->nframes]))
             return false;
         out->nframes++;
     }
@@ -381,11 +174,11 @@ bool profile_raw_parse_sample(const char *line, size_t len, struct profile_raw_s
 
 bool profile_raw_parse_trailer(const char *line, size_t len, struct profile_raw_trailer *out)
 {
-    struct cursor c;
+    struct field_cursor c;
     memset(out, 0, sizeof *out);
-    return line_open(&c, line, len) && literal(&c, "# kprof raw end samples=") &&
-           read_u64(&c, UINT64_MAX, &out->samples) && literal(&c, " dropped=") &&
-           read_u64(&c, UINT64_MAX, &out->dropped) && at_end(&c);
+    return field_open(&c, line, len, true) && field_literal(&c, "# kprof raw end samples=") &&
+           field_u64(&c, UINT64_MAX, &out->samples) && field_literal(&c, " dropped=") &&
+           field_u64(&c, UINT64_MAX, &out->dropped) && field_at_end(&c);
 }
 
 /* ---- the build id ----------------------------------------------------------------------------------- */

@@ -286,7 +286,7 @@ static void print_label_shares(struct sink *out, const struct profile_fold *fold
     sink_puts(out, "\n");
 }
 
-static bool record_wanted(const struct profile_record *rec, uint32_t run, const struct profile_filter *filter)
+bool profile_record_wanted(const struct profile_record *rec, uint32_t run, const struct profile_filter *filter)
 {
     if (rec->run != run)
         return false; /* a straggler of an earlier run, committed after this one reset the ring */
@@ -305,7 +305,7 @@ void profile_fold_drain(struct profile_fold *fold, struct profile_run *run, cons
         /* Only what is in the ring now: what commits meanwhile waits for the next drain. */
         for (uint32_t n = profile_ring_count(ring); n > 0; n--) {
             const struct profile_record *rec = profile_ring_peek(ring);
-            if (record_wanted(rec, run->run, filter)) {
+            if (profile_record_wanted(rec, run->run, filter)) {
                 profile_fold_add(fold, tab, rec);
                 tally_labels(fold, rec->labels);
             }
@@ -527,9 +527,7 @@ int profile_report(struct profile_run *run, const struct profile_filter *filter,
 
 /* ---- the raw form ------------------------------------------------------------------------------------ */
 
-/* The raw line of rec into line; 0 if it cannot be written (it always can: frames are clamped to 1..8 and
- * labels come from interned sets). */
-static size_t raw_line(const struct profile_record *rec, char *line, size_t cap)
+size_t profile_raw_record_line(const struct profile_record *rec, char *line, size_t cap)
 {
     struct profile_raw_sample s;
     memset(&s, 0, sizeof s);
@@ -578,8 +576,8 @@ void profile_raw_drain(struct profile_run *run, const struct profile_filter *fil
         /* Only what is in the ring now, as in the fold. */
         for (uint32_t k = profile_ring_count(ring); k > 0; k--) {
             const struct profile_record *rec = profile_ring_peek(ring);
-            if (record_wanted(rec, run->run, filter)) {
-                size_t n = raw_line(rec, line, sizeof line);
+            if (profile_record_wanted(rec, run->run, filter)) {
+                size_t n = profile_raw_record_line(rec, line, sizeof line);
                 if (n) {
                     sink_write(out, line, n);
                     t->samples++;

@@ -44,6 +44,13 @@ void profile_raw_drain(struct profile_run *run, const struct profile_filter *fil
                        struct profile_raw_trailer *t);
 void profile_raw_end(const struct profile_run *run, struct profile_raw_trailer *t, struct sink *out);
 
+/* Whether rec belongs to run and passes filter (NULL: every record of the run): a record of an earlier run is
+ * a straggler, committed after this one reset the ring. */
+bool profile_record_wanted(const struct profile_record *rec, uint32_t run, const struct profile_filter *filter);
+/* The raw sample line of rec (kernel/profiler_raw.h) into line; its length, 0 if it cannot be written (it
+ * always can in PROFILE_RAW_LINE_MAX: frames are clamped to 1..8 and labels come from interned sets). */
+size_t profile_raw_record_line(const struct profile_record *rec, char *line, size_t cap);
+
 /* The fold on its own, for the report and for measuring its cost per sample. */
 struct profile_fold;
 struct profile_fold *profile_fold_create(void); /* NULL when out of memory */

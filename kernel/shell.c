@@ -9,13 +9,15 @@
 #include "kernel/labels.h"
 #include "kernel/lineedit.h"
 #include "kernel/parse.h"
+#include "kernel/profiler_stream.h"
 #include "kernel/string.h"
 #include "kernel/task.h"
 
 const struct shell_command shell_commands[] = {
     { "help", "help", "list the commands", cmd_help },
-    { "profile", "profile [ms] [pid|all] [chains|raw] [key=value]",
-      "sample where the CPUs spend their time, fold by call chain (raw: every sample; key=value: only those)",
+    { "profile", "profile [ms] [pid|all] [chains|raw] [key=value] | " PROFILE_STREAM_USAGE,
+      "sample where the CPUs spend their time, fold by call chain (raw: every sample; key=value: only those; "
+      "stream: send every sample as UDP datagrams in the background until stopped or SECONDS)",
       cmd_profile },
     { "lscpu", "lscpu", "the CPU, what it claims about its PMU, and the source profile would use", cmd_lscpu },
     { "ps", "ps", "tasks: pid, cpu, state, name, labels", cmd_ps },

@@ -17,10 +17,18 @@
 #define NO_LIBCALL_REWRITE __attribute__((optimize("no-tree-loop-distribute-patterns")))
 #endif
 
+/* Eight bytes at a time where the length allows: under TCG each guest instruction costs, and the gdb stub's
+ * replies (kilobytes a packet) go through here several times; under this machine's KVM (PVM), about 0.5M guest
+ * instructions a second were measured, and byte loops made each streamed datagram cost tens of ms. A may_alias
+ * word type makes the wide loads and stores legal on any object; x86 takes them unaligned. */
+typedef uint64_t __attribute__((may_alias, aligned(1))) any_word;
+
 NO_LIBCALL_REWRITE void *memcpy(void *restrict dst, const void *restrict src, size_t n)
 {
     unsigned char *to = dst;
     const unsigned char *from = src;
+    for (; n >= sizeof(any_word); n -= sizeof(any_word), to += sizeof(any_word), from += sizeof(any_word))
+        *(any_word *)to = *(const any_word *)from;
     while (n--)
         *to++ = *from++;
     return dst;
@@ -48,6 +56,9 @@ NO_LIBCALL_REWRITE void *memmove(void *dst, const void *src, size_t n)
 NO_LIBCALL_REWRITE void *memset(void *dst, int value, size_t n)
 {
     unsigned char *to = dst;
+    any_word pattern = 0x0101010101010101ull * (unsigned char)value;
+    for (; n >= sizeof(any_word); n -= sizeof(any_word), to += sizeof(any_word))
+        *(any_word *)to = pattern;
     while (n--)
         *to++ = (unsigned char)value;
     return dst;

@@ -3,6 +3,7 @@
  * and yield interrupts -- takes no lock. Other CPUs reach a CPU's scheduler only through lock-free hand-off
  * lists: new tasks pushed onto its `incoming` list, and dead tasks pushed by it onto the reaper's list. The
  * global task table (for pids, `ps` and `stacks`) is locked, and used only from task context. */
+#include "hal/compiler.h"
 #include "kernel/task.h"
 
 #include "hal/cpu.h"
@@ -60,7 +61,7 @@ static bool table_insert(struct task *task)
     return false;
 }
 
-struct task *task_current(void) { return sched_cpus[cpu_index()].current; }
+DEBUGGER_TEXT struct task *task_current(void) { return sched_cpus[cpu_index()].current; }
 
 struct stack_bounds task_stack_bounds(const struct task *task)
 {

@@ -5,11 +5,12 @@ set -euo pipefail
 
 # grub-pc-bin and grub-efi-amd64-bin together make grub-mkrescue write a hybrid ISO that boots from a BIOS and
 # from UEFI (mtools builds its EFI system partition image); ovmf is the UEFI firmware QEMU boots it with
-# (scripts/qemu.sh --firmware uefi).
+# (scripts/qemu.sh --firmware uefi). lldb is the second debugger client the stub is tested against
+# (tests/integration/test_lldb.py); python3-lldb-14 quiets the traceback lldb prints without its module.
 packages=(
   gcc clang make binutils python3 dpkg-dev
   grub-pc-bin grub-efi-amd64-bin grub-common xorriso mtools
-  qemu-system-x86 ovmf gdb
+  qemu-system-x86 ovmf gdb lldb python3-lldb-14
   python3-pytest python3-pexpect
   libcmocka-dev valgrind libclang-rt-14-dev
   protobuf-compiler python3-protobuf golang-go golang-github-google-pprof-dev

@@ -4,7 +4,8 @@ the kernel's symbol table (stdout) -- kernel_symbols, kernel_symbol_count and ke
 kernel/symbols.h. scripts/link.sh runs it once per pass; `--empty` writes the table the first pass links with.
 
 Kept: function symbols (nm types T and t, and W/w when they lie inside [__text_start, __text_end), since weak
-symbols may as well be data). Dropped: the two range markers themselves and assembler/compiler-local labels.
+symbols may as well be data). Dropped: the range markers themselves (the text's and the
+debugger's code inside it) and assembler/compiler-local labels.
 Symbols sharing an address collapse to one entry, so the lookup's "last symbol at or below" is well defined.
 """
 
@@ -13,6 +14,8 @@ import sys
 TEXT_TYPES = {"T", "t"}
 WEAK_TYPES = {"W", "w"}
 RANGE_MARKERS = {b"__text_start", b"__text_end"}
+# Markers of a range inside the text (the debugger's own code, arch/x86_64/linker.ld): no function's name.
+INNER_MARKERS = {b"__debugger_text_start", b"__debugger_text_end"}
 UINT32_MAX = 0xFFFFFFFF
 
 
@@ -81,7 +84,7 @@ def select_symbols(entries):
                 continue
         else:
             continue
-        if name in RANGE_MARKERS or not name or is_local_label(name):
+        if name in RANGE_MARKERS or name in INNER_MARKERS or not name or is_local_label(name):
             continue
         if size is None or size > UINT32_MAX:
             size = 0  # unknown: the lookup lets the symbol reach to the next one

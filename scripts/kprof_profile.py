@@ -15,7 +15,8 @@ Layers, each usable on its own:
     refused;
   - source file:line and inlined frames from the ELF's DWARF, through binutils' addr2line;
   - the outputs: folded stacks (`root;...;leaf count`) and a pprof profile (gzipped profile.proto, through the
-    Python module protoc generates from pprof's own profile.proto: `make build/pprof/profile_pb2.py`);
+    Python module protoc generates from pprof's own profile.proto: plain `make` builds it, or it is built
+    here when missing);
   - one UDP shell command with its reply checked complete (scripts/kprof_wire.py).
 Standard library and binutils only, except the pprof output, which needs python3-protobuf.
 """
@@ -26,9 +27,11 @@ import gzip
 import importlib
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -47,6 +50,7 @@ CHAINS_DEFAULT = 8
 
 DEFAULT_ELF = os.path.join(TOP, "build", "kprof.elf")
 PB2_DIR = os.path.join(TOP, "build", "pprof")
+PPROF_PROTO_DIR = "/usr/share/gocode/src/github.com/google/pprof/proto"   # the Makefile's, from Debian
 
 
 class ProfileError(Exception):
@@ -59,7 +63,7 @@ def _run_tool(argv, stdin=None):
     try:
         done = subprocess.run(argv, input=stdin, capture_output=True, timeout=120)
     except FileNotFoundError:
-        raise ProfileError("%s is not installed (binutils)" % argv[0]) from None
+        raise ProfileError("%s is not installed (scripts/deps.sh installs it)" % argv[0]) from None
     if done.returncode != 0:
         raise ProfileError("%s failed: %s" % (" ".join(argv), done.stderr.decode(errors="replace").strip()))
     return done.stdout
@@ -197,6 +201,22 @@ class RecordLayout:
         start = base + off + index * size
         return int.from_bytes(buf[start:start + size], "little", signed=name in _SIGNED)
 
+    PROBED = ("time_ns", "run", "cpu")
+
+    def probe_span(self):
+        """(offset, length) of the bytes of a record that hold its time, run and cpu fields, for a probe."""
+        spans = [(self.fields[f][0], self.fields[f][0] + self.fields[f][1]) for f in self.PROBED]
+        lo = min(a for a, _ in spans)
+        return lo, max(b for _, b in spans) - lo
+
+    def probed(self, buf, offset):
+        """(time_ns, run, cpu) from the bytes of probe_span(), which began at record offset `offset`."""
+        out = []
+        for f in self.PROBED:
+            off, size, _ = self.fields[f]
+            out.append(int.from_bytes(buf[off - offset:off - offset + size], "little", signed=f in _SIGNED))
+        return tuple(out)
+
     def decode(self, buf, i):
         """Record i of buf (records packed back to back). nframes is clamped to the array, as the fold does."""
         base = i * self.size
@@ -208,7 +228,7 @@ class RecordLayout:
                           nframes, frames, self._int(buf, base, "flags"), self._int(buf, base, "held_off_us"))
 
 
-def ring_run_records(read_slots, head, mask, run, cpu, chunk=128):
+def ring_run_records(read_slots, head, mask, run, cpu, chunk=128, first=None):
     """The records of run in one CPU's ring, oldest first: the report's selection without its consumption.
 
     One CPU fills its ring in order, in time order, and the run it reads at each sample only moves forward
@@ -218,13 +238,18 @@ def ring_run_records(read_slots, head, mask, run, cpu, chunk=128):
     count) -> [RingRecord], indexes free-running), for at most the ring's capacity, while each record is the
     run's: its run, this ring's cpu, a frame count the sampler can write, and a time no later than the record
     after it. The walk stops at the first that is not -- an older run, or a slot never written since the
-    rings were allocated, whose leftover bytes cannot pass all four."""
+    rings were allocated, whose leftover bytes cannot pass all four.
+
+    first (a free-running index, from run_block_first): the record just below it is known not to be the
+    run's, so the walk goes no lower -- with chunk at least head - first, one read_slots call reads exactly
+    the slots the walk examines."""
     capacity = mask + 1
+    limit = capacity if first is None else min(capacity, (head - first) & 0xFFFFFFFF)
     got = []
     pos = head
     later = None  # time of the record after the one examined
-    while len(got) < capacity:
-        n = min(chunk, capacity - len(got))
+    while len(got) < limit:
+        n = min(chunk, limit - len(got))
         first = (pos - n) & 0xFFFFFFFF
         recs = read_slots(first, n)
         taken = 0
@@ -240,6 +265,77 @@ def ring_run_records(read_slots, head, mask, run, cpu, chunk=128):
             break
         pos = first
     return got
+
+
+def run_block_first(probe, head, capacity, time_of=None, start_ns=None, stride=16, floor=None):
+    """Where a run's block in one CPU's ring may begin, found by reading only a few slots' time, run and cpu:
+    probe(index) (free-running, masked by the caller) says whether that slot carries the run and this ring's
+    cpu. Returns a free-running index b such that the slot below b fails the probe, or b = head - capacity
+    (the whole ring); head when the newest slot already fails. So ring_run_records(..., first=b) then reads
+    only [b, head): the slot below b fails the very checks the walk makes first, so the walk would have
+    stopped there, and the records found are the walk's over the whole ring, whatever the leftover slots hold.
+
+    With time_of(index) (the time of a slot probe has read) and the run's start: records are in time order
+    and none of the run is older than its start, so the search interpolates -- the lowest slot of the run
+    found so far and the newest give this CPU's rate of records, which back to the start says where the
+    block begins (the first pair: the newest and the one `stride` below it). A CPU whose ticks came evenly
+    costs about 5 probes. After 2 log2(capacity) such steps a plain bisection takes over, so uneven times
+    (or leftover slots' garbage) cost at most about three times a binary search. Without times: the oldest
+    slot (a ring full of the run: 2 probes), then a binary search, about log2(capacity) probes.
+
+    floor (free-running): where the ring's writing began, when it has not yet gone round (the kernel starts
+    every ring at index 0): the slot below it is probed first, and when it fails the search stays above it.
+    One probe that saves the search over slots never written."""
+    mask = 0xFFFFFFFF
+    if capacity == 0 or not probe((head - 1) & mask):
+        return head
+    lowest = head - capacity
+    good, bad = head - 1, lowest - 1  # probe(good) holds; bad fails, or is below the ring; unwrapped integers
+    timed = time_of is not None and start_ns is not None
+    if floor is not None:
+        f = head - ((head - floor) & mask)  # unwrapped, at or below head
+        if lowest < f < head and not probe((f - 1) & mask):
+            bad = lowest = f - 1
+    if not timed:
+        if probe(lowest & mask):
+            return lowest & mask
+        bad = lowest
+    newest_t = time_of((head - 1) & mask) if timed else None
+    good_t = newest_t
+    guided = 2 * capacity.bit_length()  # interpolating steps allowed before plain bisection takes over
+    refuted = 0  # the next upward step after failed probes (doubling)
+    while good - bad > 1:
+        width = good - bad
+        x = None
+        if timed and guided > 0:
+            guided -= 1
+            if good == head - 1:
+                x = max(head - 1 - stride, bad + 1)  # a second point, for the rate
+            elif newest_t > good_t >= start_ns:
+                # records between the start and good at the rate seen: the first comes up to a period late
+                ahead = (good_t - start_ns) * (head - 1 - good) // (newest_t - good_t)
+                boundary = good - ahead
+                if boundary <= bad + 1:
+                    # at or below a slot that failed (or the ring's oldest): just above it, galloping up
+                    # after each further failure
+                    x = bad + (refuted or 1)
+                elif good == head - 1 - stride and ahead > 2:
+                    # a rate from a few records only: aim a little inside the block, for a good point near
+                    # its start and from it a rate over (nearly) all of it
+                    x = boundary + max(1, ahead // 16)
+                else:
+                    x = boundary - 1  # the slot below the estimated start decides
+        if x is None or not bad < x < good:
+            x = bad + width // 2
+        if probe(x & mask):
+            good = x
+            refuted = 0
+            if timed:
+                good_t = time_of(x & mask)
+        else:
+            bad = x
+            refuted = 2 * refuted or 1
+    return good & mask
 
 
 def split_at_tail(block, head, tail):
@@ -702,7 +798,9 @@ def _parse_labels(field, where):
     return tuple(pairs)
 
 
-def _parse_sample(line, where, ncpus):
+def parse_sample(line, where, ncpus):
+    """One sample line of the raw format (the stream's datagrams carry the same lines); where names it in
+    the error."""
     f = line.split(" ")
     if len(f) < 6 or f[0] != "s":
         raise ProfileError("%s: not a sample line: %r" % (where, line))
@@ -771,7 +869,7 @@ def parse_raw(text, origin=None):
             continue
         if line.startswith("#"):
             raise ProfileError("%s: unexpected line %r" % (where, line))
-        samples.append(_parse_sample(line, where, ncpus))
+        samples.append(parse_sample(line, where, ncpus))
     if end is None:
         raise ProfileError("%s is truncated: no `# kprof raw end` line after %d samples" % (name, len(samples)))
     if end[0] != len(samples):
@@ -890,10 +988,27 @@ def folded(profiles, lines):
 
 # ---- pprof --------------------------------------------------------------------------------------------------
 
-def load_profile_pb2(pb2_dir=PB2_DIR):
-    """The module protoc generated from pprof's profile.proto (the Makefile's build/pprof/profile_pb2.py)."""
+def build_profile_pb2(pb2_dir=PB2_DIR, proto_dir=PPROF_PROTO_DIR):
+    """Generates pb2_dir/profile_pb2.py from pprof's profile.proto with protoc, as the Makefile does (written
+    whole or not at all: protoc writes into a fresh directory, which then replaces the file)."""
+    proto = os.path.join(proto_dir, "profile.proto")
+    if not os.path.isfile(proto):
+        raise ProfileError("%s is missing: pprof's schema comes with golang-github-google-pprof-dev "
+                           "(scripts/deps.sh installs it)" % proto)
+    os.makedirs(pb2_dir, exist_ok=True)
+    scratch = tempfile.mkdtemp(prefix=".profile_pb2.", dir=pb2_dir)
+    try:
+        _run_tool(["protoc", "--proto_path=" + proto_dir, "--python_out=" + scratch, proto])
+        os.replace(os.path.join(scratch, "profile_pb2.py"), os.path.join(pb2_dir, "profile_pb2.py"))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def load_profile_pb2(pb2_dir=PB2_DIR, proto_dir=PPROF_PROTO_DIR):
+    """The module protoc generates from pprof's profile.proto (build/pprof/profile_pb2.py, which plain `make`
+    builds); generated here first when it is missing."""
     if not os.path.isfile(os.path.join(pb2_dir, "profile_pb2.py")):
-        raise ProfileError("%s/profile_pb2.py is missing: run `make build/pprof/profile_pb2.py`" % pb2_dir)
+        build_profile_pb2(pb2_dir, proto_dir)
     if pb2_dir not in sys.path:
         sys.path.insert(0, pb2_dir)
     try:

@@ -34,7 +34,6 @@ if _here not in sys.path:
     sys.path.insert(0, _here)
 import kprof_profile as kp  # noqa: E402
 
-SCAN_CHUNK = 128                # records read per memory access while walking a ring back from its head
 U32 = 0xFFFFFFFF
 RUN_STOPPING = 0x80000000       # kernel/profiler.c: the active word's stopping flag ...
 RUN_NUMBER = 0x7FFFFFFF         # ... and its run number
@@ -201,12 +200,40 @@ class Ring:
             count -= n
         return out
 
-    def run_records(self, run, whole=False):
+    def holds_run(self, run):
+        """probe(index) for kp.run_block_first: whether that slot carries run and this CPU, from the few
+        bytes of its time, run and cpu fields alone (each slot read once; probe.times keeps the times)."""
+        layout = record_layout()
+        offset, length = layout.probe_span()
+        seen = {}
+
+        def probe(index):
+            index &= self.mask
+            if index not in seen:
+                at = self.records + index * layout.size + offset
+                seen[index] = layout.probed(read_memory(at, length), offset)
+            t, r, c = seen[index]
+            probe.times[index] = t
+            return (r, c) == (run, self.cpu)
+        probe.times = {}
+        return probe
+
+    def run_records(self, run, whole=False, start_ns=None):
         """(the run's records in the ring, those committed after its report read the ring). whole: a run that
-        is still recording, whose drained records are as much its own as those waiting."""
+        is still recording, whose drained records are as much its own as those waiting.
+
+        Only what the ring holds of the run is read: a few probes find where its block begins, then the
+        block is read whole (two reads where it wraps the ring's end), which gdb cuts into packets of the
+        stub's PacketSize. The probes interpolate on the records' times back to the run's start (start_ns)."""
         if not self.records or run == 0:
             return [], []
-        block = kp.ring_run_records(self.read_slots, self.head, self.mask, run, self.cpu, SCAN_CHUNK)
+        probe = self.holds_run(run)
+        # the kernel starts each ring at index 0 (profile_ring_init): below it, until it has gone round, nothing
+        first = kp.run_block_first(probe, self.head, self.capacity, lambda i: probe.times[i & self.mask],
+                                   start_ns, floor=0 if self.head < self.capacity else None)
+        count = (self.head - first) & U32
+        block = kp.ring_run_records(self.read_slots, self.head, self.mask, run, self.cpu, max(count, 1),
+                                    first=first)
         return (block, []) if whole else kp.split_at_tail(block, self.head, self.tail)
 
 
@@ -224,11 +251,11 @@ class Profiler:
         self.busy = int(busy) if busy is not None else None
         self.rings_ready = int(need_static("rings_ready", "kernel/profiler.c"))
         rings = need_static("rings", "kernel/profiler.c")
-        rings.fetch_lazy()  # one read for the array, not one per field: a remote stub pays per packet
         lo, hi = rings.type.strip_typedefs().range()
         self.max_cpus = hi - lo + 1
         n = min(self.rings_ready, self.max_cpus)
-        self.rings = [Ring(i, rings[i]) for i in range(n)]
+        in_use = leading(rings, n)  # one read for the rings in use, not one per field nor all MAX_CPUS
+        self.rings = [Ring(i, in_use[i]) for i in range(n)]
         counter = static("counter_run", "kernel/profiler.c")
         self.counter_run = bool(int(counter)) if counter is not None else False
         self.source_name, self.tick_reason = self._source()
@@ -254,10 +281,11 @@ class Profiler:
         -- while it records, all of them (drained or not); once over, those its report took, and how many of
         the run's records came after it read that ring."""
         out = []
+        start_ns = self.run_start_ns()
         for ring in self.rings:
             if cpu is not None and ring.cpu != cpu:
                 continue
-            recs, late = ring.run_records(self.run, whole=bool(self.active_run))
+            recs, late = ring.run_records(self.run, whole=bool(self.active_run), start_ns=start_ns)
             out.append((ring, [kp.Sample(r.cpu, r.pid, r.time_ns, labels_of(r.labels), r.frames, r.flags,
                                          r.held_off_us) for r in recs], len(late)))
         return out
@@ -278,12 +306,24 @@ class Profiler:
                           [r.drops for r in self.rings], cpu_accounts(len(self.rings)), irq_enable_site)
 
 
+def leading(array, n):
+    """The first n elements of a static array (a gdb.Value), fetched in one read of just those: a remote stub
+    pays per byte and per packet, and MAX_CPUS is far above the CPUs in use. n 0 gives an empty list."""
+    if n <= 0:
+        return []
+    elem = array.type.strip_typedefs().target()
+    part = array.address.cast(elem.array(n - 1).pointer()).dereference()
+    part.fetch_lazy()
+    return [part[i] for i in range(n)]
+
+
 def cpu_accounts(n):
     """Each CPU's struct profiler_cpu_run (kernel/profiler.c's cpu_runs) as a kp.CpuAccount."""
     runs = static("cpu_runs", "kernel/profiler.c")
     if runs is None:
         return [None] * n
-    runs.fetch_lazy()
+    lo, hi = runs.type.strip_typedefs().range()
+    runs = leading(runs, min(n, hi - lo + 1))
     out = []
     for i in range(n):
         c = runs[i]
@@ -545,11 +585,9 @@ def pmu_armed_flags():
     n = online_cpus()
     if cpus is None or n is None:
         return []
-    cpus.fetch_lazy()
     lo, hi = cpus.type.strip_typedefs().range()
     out = []
-    for i in range(min(n, hi - lo + 1)):
-        c = cpus[i]
+    for c in leading(cpus, min(n, hi - lo + 1)):
         names = [f.name for f in c.type.strip_typedefs().fields()]
         words = ["armed" if "armed" in names and int(c["armed"]) else "not armed"]
         for field, word in (("probing", "probing"), ("arm_failed", "arming faulted"),

@@ -20,6 +20,8 @@
 #   --nic NIC       which NIC, with --udp-port (docs/udp-shell.md): virtio-legacy (default), virtio-modern
 #                   (-M q35, on a PCIe root port), e1000 (-M pc's default -nic user), e1000e (-M q35's default)
 #   --netload-port P  with --udp-port: also forward host UDP 127.0.0.1:P to the guest's port P (netload sink/echo)
+#   --gdb-udp-port P  a NIC (as --udp-port) with host UDP 127.0.0.1:P forwarded to the guest's gdb.udp port
+#                   $KPROF_GDB_UDP_GUEST_PORT (default 1234): `target remote udp:127.0.0.1:P`
 #   --monitor PATH  a second QEMU monitor on the unix socket PATH (for scripts: `nmi`, `info registers`)
 #
 # The tests build the same command line in tests/integration/kprof_qemu.py; keep the two in step.
@@ -28,7 +30,8 @@
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-iso="" smp=4 mem=256 cmdline="" gdb_port="" udp_port="" netload_port="" monitor="" firmware=bios accel=tcg
+iso="" smp=4 mem=256 cmdline="" gdb_port="" udp_port="" netload_port="" gdb_udp_port="" monitor="" firmware=bios
+accel=tcg
 nic=virtio-legacy
 extra=()
 
@@ -45,6 +48,7 @@ while [ $# -gt 0 ]; do
     --gdb-port) need "$@"; gdb_port=$2; shift 2 ;;
     --udp-port) need "$@"; udp_port=$2; shift 2 ;;
     --netload-port) need "$@"; netload_port=$2; shift 2 ;;
+    --gdb-udp-port) need "$@"; gdb_udp_port=$2; shift 2 ;;
     --nic)      need "$@"; nic=$2; shift 2 ;;
     --monitor)  need "$@"; monitor=$2; shift 2 ;;
     --firmware) need "$@"; firmware=$2; shift 2 ;;
@@ -57,7 +61,7 @@ done
 
 is_uint "$smp" && [ "$smp" -ge 1 ] || die "--smp wants a CPU count, not '$smp'"
 is_uint "$mem" && [ "$mem" -ge 16 ] || die "--mem wants MiB (16 or more), not '$mem'"
-for p in "$gdb_port" "$udp_port" "$netload_port"; do
+for p in "$gdb_port" "$udp_port" "$netload_port" "$gdb_udp_port"; do
   [ -z "$p" ] || { is_uint "$p" && [ "$p" -ge 1 ] && [ "$p" -le 65535 ]; } || die "bad port '$p'"
 done
 
@@ -107,10 +111,12 @@ args=(
 # COM2 for the gdb stub; nodelay: each packet is a small write, and Nagle would hold every one back.
 [ -z "$gdb_port" ] || args+=(-chardev "socket,id=gdb0,host=127.0.0.1,port=$gdb_port,server=on,wait=off,nodelay=on"
                              -serial chardev:gdb0)
-if [ -n "$udp_port" ]; then
-  guest_port=${KPROF_UDP_GUEST_PORT:-5555}
-  fwd="hostfwd=udp:127.0.0.1:$udp_port-:$guest_port"
-  [ -z "$netload_port" ] || fwd="$fwd,hostfwd=udp:127.0.0.1:$netload_port-:$netload_port"
+if [ -n "$udp_port" ] || [ -n "$gdb_udp_port" ]; then
+  fwds=()
+  [ -z "$udp_port" ] || fwds+=("hostfwd=udp:127.0.0.1:$udp_port-:${KPROF_UDP_GUEST_PORT:-5555}")
+  [ -z "$udp_port" ] || [ -z "$netload_port" ] || fwds+=("hostfwd=udp:127.0.0.1:$netload_port-:$netload_port")
+  [ -z "$gdb_udp_port" ] || fwds+=("hostfwd=udp:127.0.0.1:$gdb_udp_port-:${KPROF_GDB_UDP_GUEST_PORT:-1234}")
+  fwd=$(IFS=,; echo "${fwds[*]}")
   case $nic in
     virtio-legacy) args+=(-netdev "user,id=n0,$fwd" -device virtio-net-pci,netdev=n0) ;;
     virtio-modern) args+=(-M q35 -device pcie-root-port,id=rp1,chassis=1 -netdev "user,id=n0,$fwd"
@@ -126,5 +132,6 @@ fi
 
 echo "qemu.sh: booting $(basename "$iso") with $smp CPUs and $mem MiB (firmware $firmware, $accel); quit with Ctrl-A X (Ctrl-A C: QEMU monitor)" >&2
 [ -z "$gdb_port" ] || echo "qemu.sh: gdb: target remote 127.0.0.1:$gdb_port (COM2)" >&2
+[ -z "$gdb_udp_port" ] || echo "qemu.sh: gdb: target remote udp:127.0.0.1:$gdb_udp_port (gdb.udp=)" >&2
 [ -z "$udp_port" ] || echo "qemu.sh: UDP shell: scripts/udpsh -p $udp_port 127.0.0.1 help${netload_port:+; netload port $netload_port}" >&2
 exec qemu-system-x86_64 "${args[@]}" ${extra[@]+"${extra[@]}"}

@@ -7,7 +7,7 @@
 #   run-fuzz.sh regress RUNS BIN...   replay the committed seeds and regressions, then RUNS executions from a
 #                                     fixed seed (-seed=1), into a scratch corpus emptied first: deterministic
 #
-# Seeds are tests/fuzz/corpus/NAME, inputs that once crashed tests/fuzz/regressions/NAME; libFuzzer writes
+# Targets run FUZZ_JOBS at a time (one per core by default). Seeds are tests/fuzz/corpus/NAME, inputs that once crashed tests/fuzz/regressions/NAME; libFuzzer writes
 # new inputs only into its first directory, which is always under build/. A crash leaves its input in
 # build/fuzz/crashes/NAME/ and the target's whole log in build/fuzz/log/.
 set -u
@@ -24,16 +24,16 @@ if [ "$mode" = regress ] && setarch "$(uname -m)" -R true 2>/dev/null; then
   fixed=(setarch "$(uname -m)" -R)
 fi
 
-failed=0
-start=$(date +%s)
-printf '%-16s %10s %8s %7s %8s\n' target execs exec/s corpus crashes
-for bin in "$@"; do
-  name=${bin##*/fuzz_}
-  dirs=()
+# One target: its run, then its line in $build/log/NAME.MODE.line and, when it failed, the end of its log after
+# it. Several run at once (FUZZ_JOBS, default one per core); their lines are printed in the order given, so the
+# output does not depend on which finished first.
+run_one() {
+  local bin=$1 name=${1##*/fuzz_}
+  local dirs=() d
   for d in "$root/tests/fuzz/corpus/$name" "$root/tests/fuzz/regressions/$name"; do
     [ -d "$d" ] && dirs+=("$d")
   done
-  crashes_dir="$build/crashes/$name"
+  local crashes_dir="$build/crashes/$name" work args
   mkdir -p "$crashes_dir"
   if [ "$mode" = fuzz ]; then
     work="$build/corpus/$name"
@@ -45,7 +45,8 @@ for bin in "$@"; do
     mkdir -p "$work"
     args=(-runs="$amount" -seed=1 -reload=0) # reload: a timed re-read of the corpus would vary the run
   fi
-  log="$build/log/$name.$mode.log"
+  local log="$build/log/$name.$mode.log" line="$build/log/$name.$mode.line"
+  local before t0 rc elapsed_ns crashes execs rate corpus
   before=$(find "$crashes_dir" -type f | wc -l)
   t0=$(date +%s%N)
   # -timeout: an input that takes 10 s is a hang; the targets take microseconds.
@@ -60,13 +61,29 @@ for bin in "$@"; do
   rate='?'
   [ -n "$execs" ] && rate=$(( execs * 1000000000 / (elapsed_ns > 0 ? elapsed_ns : 1) ))
   corpus=$(sed -n 's/.* corp: \([0-9]*\)\/.*/\1/p' "$log" | tail -n 1)
-  printf '%-16s %10s %8s %7s %8s\n' "$name" "${execs:-?}" "${rate:-?}" "${corpus:-?}" "$crashes"
+  printf '%-16s %10s %8s %7s %8s\n' "$name" "${execs:-?}" "${rate:-?}" "${corpus:-?}" "$crashes" >"$line"
   if [ $rc -ne 0 ] || [ "${execs:-0}" -eq 0 ]; then
-    [ $crashes -gt 0 ] || crashes=1
-    failed=$((failed + 1))
-    echo "fuzz: FAILED $name (exit $rc); the end of $log:"
-    tail -n 40 "$log"
+    { echo "fuzz: FAILED $name (exit $rc); the end of $log:"; tail -n 40 "$log"; } >>"$line"
+    return 1
   fi
+  return 0
+}
+
+jobs_max=${FUZZ_JOBS:-$(nproc 2>/dev/null || echo 1)}
+start=$(date +%s)
+declare -A pid_of
+for bin in "$@"; do
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do
+    wait -n
+  done
+  run_one "$bin" &
+  pid_of[$bin]=$!
+done
+failed=0
+printf '%-16s %10s %8s %7s %8s\n' target execs exec/s corpus crashes
+for bin in "$@"; do
+  wait "${pid_of[$bin]}" || failed=$((failed + 1))
+  cat "$build/log/${bin##*/fuzz_}.$mode.line"
 done
 echo "make fuzz$([ "$mode" = fuzz ] || echo -regress): $# targets in $(( $(date +%s) - start )) s, $failed failed"
 [ $failed -eq 0 ]

@@ -87,6 +87,9 @@ bool lapic_wait_icr_idle(void);
 /* ioapic.c */
 void ioapic_init(void);
 void ioapic_route(uint32_t gsi, uint8_t vector, bool level, bool active_low, uint32_t dest_apic);
+/* An ISA IRQ attached with irq_attach_isa goes to CPU `cpu` from now on (attached, it goes to CPU 0): at its
+ * own vector, or as_wake at VEC_GDB_WAKE, which only wakes the CPU from HLT (the debugger's, while stopped). */
+void irq_isa_deliver_to(unsigned isa_irq, unsigned cpu, bool as_wake);
 
 /* time.c */
 void time_init(void);                  /* boot CPU: TSC and LAPIC timer calibrated against the PIT */
@@ -98,6 +101,7 @@ void idt_init(void);                   /* once */
 void idt_load(void);                   /* each CPU */
 void pic_disable(void);
 struct context *interrupt_dispatch(struct context *ctx);
+void idt_bounds(uint64_t *start, uint64_t *end);
 
 /* smp.c */
 void smp_start_aps(void);

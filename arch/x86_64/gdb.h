@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "arch/x86_64/context.h"
+#include "arch/x86_64/gdb_regs.h" /* gdb_x86_canonical */
 #include "gdbstub/stop.h"
 #include "gdbstub/target.h"
 
@@ -33,7 +34,6 @@ bool gdb_nmi(struct context *ctx);
 
 /* ---- gdb_memory.c ---------------------------------------------------------------------------------------- */
 
-bool gdb_x86_canonical(uint64_t addr);
 /* Whether [addr, addr + len) is mapped (and writable, when write), page by page in the live page tables. */
 bool gdb_x86_range_ok(uint64_t addr, size_t len, bool write);
 /* One byte from a present page; false, nothing read, when it is not. */
@@ -52,6 +52,7 @@ bool gdb_x86_break_insn_at(uint64_t addr);
 #define GDB_X86_HW_BREAKS 4
 bool gdb_x86_hw_break_valid(uint64_t addr);
 void gdb_x86_load_debug_regs(void);
+void gdb_x86_disarm_debug_regs(void);
 bool gdb_x86_step_begin(struct context *ctx);
 void gdb_x86_step_end(struct context *ctx, bool unmask);
 void gdb_x86_skip_hw_break(struct context *ctx, bool skip);
@@ -73,9 +74,10 @@ bool gdb_x86_leave_nmi(struct context *ctx);
 bool gdb_uart_present(void);
 /* 115200 8N1, FIFOs on, receive interrupt routed (IRQ 3) but not enabled yet. False when absent. */
 bool gdb_uart_init(void);
-/* While the machine runs, gdb's bytes raise IRQ 3, whose handler calls gdb_request_stop(); while it is
- * stopped the stub polls. */
-void gdb_uart_irq_enable(void);
+/* While the machine runs, gdb's bytes raise IRQ 3 on `cpu` (a parked CPU takes no device interrupt: with
+ * one CPU running alone it goes there), whose handler calls gdb_request_stop(); while it is stopped the
+ * stub polls. */
+void gdb_uart_irq_enable(unsigned cpu);
 void gdb_uart_irq_disable(void);
 /* The polled transport (getc with a TSC-bounded timeout, putc); valid after gdb_uart_init(). */
 extern const struct gdb_transport gdb_uart_transport;

@@ -5,6 +5,7 @@
  * (gdbstub/breakpoints.c); this file only plants and removes the bytes. */
 #include "arch/x86_64/gdb.h"
 #include "arch/x86_64/x86.h"
+#include "kernel/string.h"
 
 #define CR0_WP (1ull << 16)
 #define INT3 0xCC
@@ -16,8 +17,6 @@
 
 static inline uint64_t read_cr0(void) { uint64_t v; __asm__ volatile("mov %%cr0, %0" : "=r"(v)); return v; }
 static inline void write_cr0(uint64_t v) { __asm__ volatile("mov %0, %%cr0" ::"r"(v) : "memory"); }
-
-bool gdb_x86_canonical(uint64_t addr) { return (uint64_t)((int64_t)(addr << 16) >> 16) == addr; }
 
 /* Looks addr up in the live page tables: false when any level is not present; else *end is the end of the
  * page that maps it and *writable whether every level allows writes. The tables themselves are reached
@@ -68,9 +67,8 @@ bool gdb_x86_mem_read(uint64_t addr, void *buf, size_t len)
 {
     if (!gdb_x86_range_ok(addr, len, false))
         return false;
-    uint8_t *out = buf;
-    for (size_t i = 0; i < len; i++)
-        out[i] = ((const volatile uint8_t *)(uintptr_t)addr)[i];
+    /* Word-wise (memcpy): gdb's dumps read kilobytes a packet, and every page was just found present. */
+    memcpy(buf, (const void *)(uintptr_t)addr, len);
     return true;
 }
 

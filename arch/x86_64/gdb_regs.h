@@ -24,7 +24,9 @@ enum gdb_x86_home { GDB_X86_IN_CONTEXT, GDB_X86_IN_CPU_STATE };
 /* How a register is read and written. */
 enum gdb_x86_kind {
     GDB_X86_FREE,     /* 64 bits, written as given */
-    GDB_X86_FLAGS,    /* the low 32 bits of rflags; a write keeps bit 1 set and IOPL, VM clear */
+    GDB_X86_ADDRESS,  /* rip, rsp: 64 bits, canonical only -- IRET to a non-canonical rip or rsp raises #GP */
+    GDB_X86_FLAGS,    /* the low 32 bits of rflags: only the bits gdb may set (RFLAGS_GDB_MAY_SET in
+                         gdb_regs.c), bit 1 kept set; IOPL, NT, VM or a reserved bit is refused */
     GDB_X86_FIXED,    /* the kernel's own (selectors, bases): a write that changes nothing is accepted, any
                          other refused -- a wrong CS or GS base would crash the CPU on resume */
 };
@@ -43,8 +45,11 @@ extern const struct gdb_x86_reg gdb_x86_regs[GDB_REG_COUNT];
 
 bool gdb_x86_reg_read(const struct context *ctx, const struct gdb_x86_cpu_state *cpu, enum gdb_reg reg,
                       uint64_t *value);
-/* False when the register is fixed and value differs from it (nothing changes then). */
+/* False, nothing changed, when the CPU could not resume with value: a fixed register changed, a
+ * non-canonical rip or rsp, flags it must not have. */
 bool gdb_x86_reg_write(struct context *ctx, const struct gdb_x86_cpu_state *cpu, enum gdb_reg reg,
                        uint64_t value);
+/* Whether addr is canonical: bits 63..47 all equal. */
+bool gdb_x86_canonical(uint64_t addr);
 
 #endif

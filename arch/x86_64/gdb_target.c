@@ -16,6 +16,7 @@
 #include "kernel/cmdline.h"
 #include "kernel/format.h"
 #include "kernel/log.h"
+#include "kernel/net/gdb_udp.h"
 #include "kernel/sink.h"
 #include "kernel/string.h"
 #include "kernel/task.h"
@@ -42,6 +43,7 @@ static uint16_t selector(int which)
 static void save_cpu_state(unsigned cpu, struct context *ctx)
 {
     (void)ctx;
+    gdb_x86_disarm_debug_regs();
     struct gdb_x86_cpu_state *s = &cpu_state[cpu];
     cpu_task[cpu] = task_current();
     if (!rdmsr_safe(IA32_FS_BASE, &s->fs_base))
@@ -75,10 +77,26 @@ static bool t_reg_read(unsigned cpu, enum gdb_reg reg, uint64_t *value)
     return ctx && gdb_x86_reg_read(ctx, &cpu_state[cpu], reg, value);
 }
 
+/* Room a resumed CPU needs below its stack pointer at once: an interrupt's frame and the register frame the
+ * entry path pushes. A stack pointer without it mapped and writable turns the next interrupt into a double
+ * fault (rsp = 0 did). */
+#define STACK_ROOM (sizeof(struct context) + 64)
+
+/* Beyond the register table's own checks (canonical rip and rsp, flags): where the CPU would go. rip must
+ * be mapped, the stack below rsp mapped writable; the value a register already holds is always taken back. */
+static bool resumable(const struct context *ctx, enum gdb_reg reg, uint64_t value)
+{
+    if (reg == GDB_RIP)
+        return value == ctx->rip || gdb_x86_range_ok(value, 1, false);
+    if (reg == GDB_RSP)
+        return value == ctx->rsp || (value >= STACK_ROOM && gdb_x86_range_ok(value - STACK_ROOM, STACK_ROOM, true));
+    return true;
+}
+
 static bool t_reg_write(unsigned cpu, enum gdb_reg reg, uint64_t value)
 {
     struct context *ctx = gdb_stopped_context(cpu);
-    return ctx && gdb_x86_reg_write(ctx, &cpu_state[cpu], reg, value);
+    return ctx && resumable(ctx, reg, value) && gdb_x86_reg_write(ctx, &cpu_state[cpu], reg, value);
 }
 
 /* An MSR access run on the CPU that owns the MSR. In static storage, one per CPU: a CPU that answers after
@@ -143,6 +161,36 @@ static void t_kill(void)
     platform_halt_forever();
 }
 
+/* The debugger's own code: arch/x86_64/linker.ld's section. */
+extern const char __debugger_text_start[], __debugger_text_end[];
+extern const char __debugger_data_start[], __debugger_data_end[], __debugger_bss_start[], __debugger_bss_end[];
+
+static void t_debugger_code(uint64_t *start, uint64_t *end)
+{
+    *start = (uint64_t)(uintptr_t)__debugger_text_start;
+    *end = (uint64_t)(uintptr_t)__debugger_text_end;
+}
+
+/* The debugger's own data -- the .data and .bss of the objects whose code is the debugger's (linker.ld) -- and
+ * what every interrupt and exception touches on its way in, before the debugger can disarm the debug
+ * registers: the IDT and each CPU's percpu_area (its GDT and TSS, the IST stacks, the depth
+ * interrupt_dispatch counts in). A watchpoint there fires inside the very entry that would report it, and
+ * again in that entry's entry, until the stack runs out -- Linux refuses its cpu_entry_area the same way. */
+static bool t_debugger_data(uint64_t addr, uint64_t len)
+{
+    uint64_t ranges[4][2] = {
+        { (uint64_t)(uintptr_t)__debugger_data_start, (uint64_t)(uintptr_t)__debugger_data_end },
+        { (uint64_t)(uintptr_t)__debugger_bss_start, (uint64_t)(uintptr_t)__debugger_bss_end },
+        { (uint64_t)(uintptr_t)percpu_area, (uint64_t)(uintptr_t)percpu_area + sizeof percpu_area },
+        { 0, 0 },
+    };
+    idt_bounds(&ranges[3][0], &ranges[3][1]);
+    for (unsigned i = 0; i < 4; i++)
+        if (addr < ranges[i][1] && addr + len > ranges[i][0])
+            return true;
+    return false;
+}
+
 static const struct gdb_target target = {
     .cpu_count = t_cpu_count,
     .cpu_describe = t_cpu_describe,
@@ -154,6 +202,8 @@ static const struct gdb_target target = {
     .sw_break_unplant = gdb_x86_sw_break_unplant,
     .hw_break_slots = GDB_X86_HW_BREAKS,
     .hw_break_valid = gdb_x86_hw_break_valid,
+    .debugger_code = t_debugger_code,
+    .debugger_data = t_debugger_data,
     .resume = gdb_stop_resume,
     .msr_read = t_msr_read,
     .msr_write = t_msr_write,
@@ -163,10 +213,10 @@ static const struct gdb_target target = {
 
 /* ---- the state machine's hooks ------------------------------------------------------------------------------ */
 
-static void transport_irq(bool on)
+static void transport_irq(bool on, int cpu)
 {
     if (on)
-        gdb_uart_irq_enable();
+        gdb_uart_irq_enable(cpu < 0 ? 0 : (unsigned)cpu);
     else
         gdb_uart_irq_disable();
 }
@@ -222,13 +272,23 @@ void gdb_init(void)
     }
     if (off)
         return;
-    if (!gdb_uart_init()) {
-        if (wait || stop_on_panic)
+    /* gdb.udp= (kernel/net/gdb_udp_nic.c, once the network is up) is a transport of its own: without COM2
+     * the debugger still starts for it. */
+    bool udp = cmdline_get("gdb.udp") != 0;
+    bool uart = gdb_uart_init();
+    if (!uart) {
+        if ((wait || stop_on_panic) && !udp)
             log_warn("gdb: no UART at COM2 (0x2f8): no debugger");
-        return;
+        if (!udp)
+            return;
+        if (wait) {
+            log_warn("gdb: gdb=wait needs COM2 (0x2f8): over gdb.udp attach once the network is up");
+            wait = false;
+        }
     }
-    gdb_stop_init(&arch_ops, &target, &gdb_uart_transport, stop_on_panic);
-    gdb_uart_irq_enable();
+    gdb_stop_init(&arch_ops, &target, uart ? &gdb_uart_transport : &gdb_udp_transport, stop_on_panic);
+    if (uart)
+        gdb_uart_irq_enable(0);
     if (wait) {
         log_info("gdb: waiting for gdb on COM2");
         gdb_stop_wait_for_gdb();

@@ -1,7 +1,7 @@
 /* arch/x86_64/gdb_uart.c: COM2, the 16550 UART at 0x2F8 that carries the gdb remote protocol (QEMU:
  * `-serial tcp:127.0.0.1:PORT,server=on,wait=off` after COM1's -serial). While the machine is stopped the stub
- * polls it: getc waits on the data-ready bit for at most a TSC-measured timeout, putc on the
- * transmit-holding-register-empty bit. While the machine runs, the receive interrupt (IRQ 3) is on: the first
+ * polls it: getc waits on the data-ready bit for at most a TSC-measured timeout (with none, it sleeps in HLT
+ * until the UART interrupts), putc on the transmit-holding-register-empty bit. While the machine runs, the receive interrupt (IRQ 3) is on: the first
  * byte of a new connection ('+' or '$') or Ctrl-C asks for a stop; the rest stays in the FIFO for the stub,
  * and QEMU holds back what does not fit, so nothing gdb sends is lost. */
 #include "arch/x86_64/arch.h"
@@ -20,6 +20,11 @@
 #define UART_LSR 5
 #define UART_SCRATCH 7
 #define IER_RX_AVAILABLE 0x01
+/* FCR: FIFOs on, and the receive FIFO's trigger level -- 1 byte or 14 (bits 6-7). */
+#define FCR_ENABLE 0x01
+#define FCR_CLEAR_BOTH 0x06
+#define FCR_TRIGGER_1 0x00
+#define FCR_TRIGGER_14 0xC0
 #define LSR_DATA_READY 0x01
 #define LSR_THR_EMPTY 0x20
 #define GDB_CTRL_C_BYTE 0x03
@@ -31,6 +36,7 @@
 
 static int presence = -1; /* -1 not probed, 0 absent, 1 present */
 static bool irq_routed;
+static bool rx_wakes; /* stopped: the receive interrupt only wakes the stub's CPU (wait_for_rx) */
 
 bool gdb_uart_present(void)
 {
@@ -62,7 +68,7 @@ static void com2_irq(void *arg)
             if (c != GDB_CTRL_C_BYTE)
                 pushback = c;
             outb(COM2 + UART_IER, 0x00);
-            gdb_request_stop(c == GDB_CTRL_C_BYTE);
+            gdb_request_stop(&gdb_uart_transport, c == GDB_CTRL_C_BYTE);
             return;
         }
     }
@@ -77,23 +83,59 @@ bool gdb_uart_init(void)
     outb(COM2 + UART_DATA, 0x01);
     outb(COM2 + UART_IER, 0x00);
     outb(COM2 + UART_LCR, 0x03); /* 8N1 */
-    outb(COM2 + UART_FCR, 0x07); /* FIFOs on and cleared, interrupt at the first byte */
+    outb(COM2 + UART_FCR, FCR_ENABLE | FCR_CLEAR_BOTH | FCR_TRIGGER_1);
     outb(COM2 + UART_MCR, 0x0B); /* DTR, RTS, OUT2 (OUT2 gates the IRQ line) */
     if (!irq_routed)
         irq_routed = irq_attach_isa(COM2_IRQ, com2_irq, 0);
     return true;
 }
 
-void gdb_uart_irq_enable(void)
+/* The receive FIFO's trigger level follows the interrupt. Running, it is 1: the first byte of an attach or
+ * a lone Ctrl-C must raise the interrupt at once. Stopped, the stub polls and the level only decides how
+ * many bytes the UART takes in at a time -- QEMU's 16550 offers its backend room up to the trigger level,
+ * one turn of QEMU's main loop per batch, so at 1 byte a 4096-byte write (8 KiB of hex) crawled at ~5 KB/s,
+ * 30 times slower than a read; at 14 it takes about twice a read on a quiet host (QEMU's main loop must
+ * get a host CPU for each batch, so a busy host slows writes more than reads). Neither change clears the FIFO. */
+void gdb_uart_irq_enable(unsigned cpu)
 {
-    if (irq_routed)
-        outb(COM2 + UART_IER, IER_RX_AVAILABLE); /* bytes already waiting raise it at once */
+    if (!irq_routed)
+        return;
+    rx_wakes = false;
+    outb(COM2 + UART_IER, 0x00);
+    irq_isa_deliver_to(COM2_IRQ, cpu, false);
+    outb(COM2 + UART_FCR, FCR_ENABLE | FCR_TRIGGER_1);
+    outb(COM2 + UART_IER, IER_RX_AVAILABLE); /* bytes already waiting raise it at once */
 }
 
 void gdb_uart_irq_disable(void)
 {
-    if (presence == 1)
+    if (presence != 1)
+        return;
+    outb(COM2 + UART_IER, 0x00);
+    outb(COM2 + UART_FCR, FCR_ENABLE | FCR_TRIGGER_14);
+    if (irq_routed) {
+        irq_isa_deliver_to(COM2_IRQ, cpu_index(), true);
+        rx_wakes = true;
+    }
+}
+
+/* Stopped, with the receive FIFO empty and no deadline: this CPU sleeps in HLT until the UART has bytes --
+ * its interrupt, sent as VEC_GDB_WAKE while stopped, arrives at the trigger level or after a few quiet
+ * character times (the FIFO's timeout) -- rather than spinning on LSR. Under QEMU a spinning vCPU takes host
+ * CPU and the lock from the main loop that refills the FIFO, 14 bytes a turn; on a busy host writes then
+ * crawled. Sleeps the way a parked CPU does (gdb_nmi.c): CR8 holds back everything below VEC_GDB_WAKE, and
+ * on the NMI stack it does not sleep at all. */
+static void wait_for_rx(void)
+{
+    uint64_t tpr;
+    bool sleep = gdb_x86_park_begin(&tpr);
+    if (sleep) {
+        outb(COM2 + UART_IER, IER_RX_AVAILABLE);
+        if (!(inb(COM2 + UART_LSR) & LSR_DATA_READY))
+            gdb_x86_park_idle(true, 0);
         outb(COM2 + UART_IER, 0x00);
+    }
+    gdb_x86_park_end(sleep, tpr);
 }
 
 static int uart_getc(void *ctx, int timeout_ms)
@@ -111,7 +153,10 @@ static int uart_getc(void *ctx, int timeout_ms)
             return inb(COM2 + UART_DATA);
         if (timeout_ms >= 0 && rdtsc() - start >= limit)
             return -1;
-        pause();
+        if (timeout_ms < 0 && rx_wakes)
+            wait_for_rx(); /* at once: polling on (up to 300 us tried) only slowed writes down */
+        else
+            pause();
     }
 }
 

@@ -11,6 +11,7 @@
 #include "arch/x86_64/percpu.h"
 #include "arch/x86_64/x86.h"
 #include "kernel/format.h"
+#include "kernel/net/gdb_udp_nic.h"
 #include "hal/context.h"
 #include "hal/irq.h"
 #include "hal/kernel_entry.h"
@@ -33,9 +34,12 @@ extern const uint64_t isr_stub_table[256];
 struct device_irq {
     irq_handler_fn handler;
     void *arg;
+    uint32_t gsi;
+    bool level, active_low;
 };
 static struct device_irq device_irqs[VEC_DEVICE_LAST - VEC_DEVICE_BASE + 1];
 static atomic_uint next_device_vector = VEC_DEVICE_BASE;
+static uint8_t isa_vectors[16]; /* the vector each ISA IRQ was attached at, 0 when none */
 
 static void idt_set(unsigned vector, uint64_t handler, uint8_t ist)
 {
@@ -56,6 +60,14 @@ void idt_init(void)
     idt[2].ist = IST_NMI;
     idt[8].ist = IST_DOUBLE_FAULT;
     idt[18].ist = IST_MACHINE_CHECK;
+}
+
+/* The IDT's bytes, [*start, *end): the CPU reads a gate of it on every interrupt and exception (gdb_target.c
+ * keeps watchpoints off it). */
+void idt_bounds(uint64_t *start, uint64_t *end)
+{
+    *start = (uint64_t)(uintptr_t)idt;
+    *end = *start + sizeof idt;
 }
 
 void idt_load(void)
@@ -83,14 +95,25 @@ void pic_disable(void)
     outb(0xA1, 0xFF);
 }
 
-static bool attach_vector(uint32_t gsi, bool level, bool active_low, irq_handler_fn handler, void *arg)
+/* The vector allocated, 0 when none is left. */
+static unsigned attach_vector(uint32_t gsi, bool level, bool active_low, irq_handler_fn handler, void *arg)
 {
     unsigned vector = atomic_fetch_add(&next_device_vector, 1);
     if (vector > VEC_DEVICE_LAST)
-        return false;
-    device_irqs[vector - VEC_DEVICE_BASE] = (struct device_irq){ handler, arg };
+        return 0;
+    device_irqs[vector - VEC_DEVICE_BASE] = (struct device_irq){ handler, arg, gsi, level, active_low };
     ioapic_route(gsi, (uint8_t)vector, level, active_low, percpu_area[0].apic_id);
-    return true;
+    return vector;
+}
+
+void irq_isa_deliver_to(unsigned isa_irq, unsigned cpu, bool as_wake)
+{
+    if (isa_irq >= 16 || isa_vectors[isa_irq] == 0 || cpu >= MAX_CPUS)
+        return;
+    unsigned vector = isa_vectors[isa_irq];
+    const struct device_irq *irq = &device_irqs[vector - VEC_DEVICE_BASE];
+    ioapic_route(irq->gsi, (uint8_t)(as_wake ? VEC_GDB_WAKE : vector), irq->level, irq->active_low,
+                 percpu_area[cpu].apic_id);
 }
 
 bool irq_attach_isa(unsigned isa_irq, irq_handler_fn handler, void *arg)
@@ -106,12 +129,14 @@ bool irq_attach_isa(unsigned isa_irq, irq_handler_fn handler, void *arg)
         active_low = (flags & 3) == 3;
         level = ((flags >> 2) & 3) == 3;
     }
-    return attach_vector(gsi, level, active_low, handler, arg);
+    unsigned vector = attach_vector(gsi, level, active_low, handler, arg);
+    isa_vectors[isa_irq] = (uint8_t)vector;
+    return vector != 0;
 }
 
 bool irq_attach_gsi_level(unsigned gsi, irq_handler_fn handler, void *arg)
 {
-    return attach_vector(gsi, true, true, handler, arg);
+    return attach_vector(gsi, true, true, handler, arg) != 0;
 }
 
 static const char *const exception_names[32] = {
@@ -271,6 +296,8 @@ static struct context *dispatch(struct context *ctx)
     if (vector == VEC_TIMER) {
         lapic_eoi();
         profiler_tick(ctx);
+        gdb_udp_nic_tick(); /* gdb.udp: the card polled here while the network task is late */
+        gdb_after_irq(ctx);
         return sched_tick(ctx);
     }
     if (vector == VEC_YIELD)

@@ -1,6 +1,7 @@
 /* arch/x86_64/ioapic.c: the I/O APICs the MADT listed, through their index/data register pair. Every line
  * starts masked; ioapic_route() programs one redirection entry to a vector on one CPU. */
 #include "arch/x86_64/arch.h"
+#include "hal/compiler.h"
 
 #define IOREGSEL 0x00
 #define IOWIN 0x10
@@ -10,21 +11,21 @@
 #define RED_LEVEL (1u << 15)
 #define RED_ACTIVE_LOW (1u << 13)
 
-static uint32_t ioapic_read(uint32_t phys, uint32_t reg)
+DEBUGGER_TEXT static uint32_t ioapic_read(uint32_t phys, uint32_t reg)
 {
     volatile uint32_t *base = (volatile uint32_t *)(uintptr_t)phys;
     base[IOREGSEL / 4] = reg;
     return base[IOWIN / 4];
 }
 
-static void ioapic_write(uint32_t phys, uint32_t reg, uint32_t value)
+DEBUGGER_TEXT static void ioapic_write(uint32_t phys, uint32_t reg, uint32_t value)
 {
     volatile uint32_t *base = (volatile uint32_t *)(uintptr_t)phys;
     base[IOREGSEL / 4] = reg;
     base[IOWIN / 4] = value;
 }
 
-static unsigned ioapic_lines(uint32_t phys) { return ((ioapic_read(phys, IOAPIC_VER) >> 16) & 0xFF) + 1; }
+DEBUGGER_TEXT static unsigned ioapic_lines(uint32_t phys) { return ((ioapic_read(phys, IOAPIC_VER) >> 16) & 0xFF) + 1; }
 
 void ioapic_init(void)
 {
@@ -37,7 +38,7 @@ void ioapic_init(void)
     }
 }
 
-void ioapic_route(uint32_t gsi, uint8_t vector, bool level, bool active_low, uint32_t dest_apic)
+DEBUGGER_TEXT void ioapic_route(uint32_t gsi, uint8_t vector, bool level, bool active_low, uint32_t dest_apic)
 {
     for (unsigned i = 0; i < acpi.ioapic_count; i++) {
         uint32_t phys = acpi.ioapics[i].phys;

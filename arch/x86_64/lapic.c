@@ -1,5 +1,6 @@
 /* arch/x86_64/lapic.c: the local APIC through its xAPIC MMIO window (QEMU's TCG has no x2APIC): enabling it on
  * each CPU, end of interrupt, the timer, and the inter-processor interrupts used to start and stop CPUs. */
+#include "hal/compiler.h"
 #include "arch/x86_64/arch.h"
 #include "arch/x86_64/x86.h"
 
@@ -24,13 +25,13 @@
 #define LVT_PERIODIC (1u << 17)
 #define TIMER_DIVIDE_BY_16 0x3
 
-static volatile uint32_t *lapic_base(void)
+DEBUGGER_TEXT static volatile uint32_t *lapic_base(void)
 {
     return (volatile uint32_t *)(uintptr_t)acpi.lapic_phys;
 }
 
-static uint32_t lapic_read(uint32_t reg) { return lapic_base()[reg / 4]; }
-static void lapic_write(uint32_t reg, uint32_t value) { lapic_base()[reg / 4] = value; }
+DEBUGGER_TEXT static uint32_t lapic_read(uint32_t reg) { return lapic_base()[reg / 4]; }
+DEBUGGER_TEXT static void lapic_write(uint32_t reg, uint32_t value) { lapic_base()[reg / 4] = value; }
 
 void lapic_init(void)
 {
@@ -44,7 +45,7 @@ void lapic_init(void)
 
 uint32_t lapic_id(void) { return lapic_read(LAPIC_ID) >> 24; }
 
-void lapic_eoi(void) { lapic_write(LAPIC_EOI, 0); }
+DEBUGGER_TEXT void lapic_eoi(void) { lapic_write(LAPIC_EOI, 0); }
 
 void lapic_timer_calibrate_start(void)
 {
@@ -69,7 +70,7 @@ void lapic_timer_start(uint32_t ticks_per_period)
     lapic_write(LAPIC_TIMER_INITIAL, ticks_per_period);
 }
 
-bool lapic_wait_icr_idle(void)
+DEBUGGER_TEXT bool lapic_wait_icr_idle(void)
 {
     for (int i = 0; i < 1000000; i++) {
         if (!(lapic_read(LAPIC_ICR_LOW) & ICR_DELIVERY_PENDING))
@@ -79,7 +80,7 @@ bool lapic_wait_icr_idle(void)
     return false;
 }
 
-static void send_ipi(uint32_t apic_id, uint32_t low)
+DEBUGGER_TEXT static void send_ipi(uint32_t apic_id, uint32_t low)
 {
     lapic_wait_icr_idle();
     lapic_write(LAPIC_ICR_HIGH, apic_id << 24);
@@ -98,12 +99,12 @@ void lapic_send_startup(uint32_t apic_id, uint8_t vector_page)
     lapic_wait_icr_idle();
 }
 
-void lapic_send_nmi(uint32_t apic_id)
+DEBUGGER_TEXT void lapic_send_nmi(uint32_t apic_id)
 {
     send_ipi(apic_id, ICR_NMI);
 }
 
-void lapic_send_ipi(uint32_t apic_id, uint8_t vector)
+DEBUGGER_TEXT void lapic_send_ipi(uint32_t apic_id, uint8_t vector)
 {
     send_ipi(apic_id, vector);
 }

@@ -9,6 +9,7 @@
  *
  * QEMU's pc machine has one host bridge and everything on bus 0; the walk still covers all 256 buses a tree
  * of bridges can number. */
+#include "hal/compiler.h"
 #include "arch/x86_64/x86.h"
 #include "hal/pci.h"
 #include "hal/spinlock.h"
@@ -360,22 +361,22 @@ static volatile void *mmio(const struct pci_bar *bar, uint32_t offset)
     return (volatile void *)(uintptr_t)(bar->base + offset);
 }
 
-uint8_t pci_bar_read8(const struct pci_bar *bar, uint32_t offset)
+DEBUGGER_TEXT uint8_t pci_bar_read8(const struct pci_bar *bar, uint32_t offset)
 {
     return bar->is_io ? inb((uint16_t)(bar->base + offset)) : *(volatile uint8_t *)mmio(bar, offset);
 }
 
-uint16_t pci_bar_read16(const struct pci_bar *bar, uint32_t offset)
+DEBUGGER_TEXT uint16_t pci_bar_read16(const struct pci_bar *bar, uint32_t offset)
 {
     return bar->is_io ? inw((uint16_t)(bar->base + offset)) : *(volatile uint16_t *)mmio(bar, offset);
 }
 
-uint32_t pci_bar_read32(const struct pci_bar *bar, uint32_t offset)
+DEBUGGER_TEXT uint32_t pci_bar_read32(const struct pci_bar *bar, uint32_t offset)
 {
     return bar->is_io ? inl((uint16_t)(bar->base + offset)) : *(volatile uint32_t *)mmio(bar, offset);
 }
 
-void pci_bar_write8(const struct pci_bar *bar, uint32_t offset, uint8_t value)
+DEBUGGER_TEXT void pci_bar_write8(const struct pci_bar *bar, uint32_t offset, uint8_t value)
 {
     if (bar->is_io)
         outb((uint16_t)(bar->base + offset), value);
@@ -383,7 +384,7 @@ void pci_bar_write8(const struct pci_bar *bar, uint32_t offset, uint8_t value)
         *(volatile uint8_t *)mmio(bar, offset) = value;
 }
 
-void pci_bar_write16(const struct pci_bar *bar, uint32_t offset, uint16_t value)
+DEBUGGER_TEXT void pci_bar_write16(const struct pci_bar *bar, uint32_t offset, uint16_t value)
 {
     if (bar->is_io)
         outw((uint16_t)(bar->base + offset), value);
@@ -391,7 +392,7 @@ void pci_bar_write16(const struct pci_bar *bar, uint32_t offset, uint16_t value)
         *(volatile uint16_t *)mmio(bar, offset) = value;
 }
 
-void pci_bar_write32(const struct pci_bar *bar, uint32_t offset, uint32_t value)
+DEBUGGER_TEXT void pci_bar_write32(const struct pci_bar *bar, uint32_t offset, uint32_t value)
 {
     if (bar->is_io)
         outl((uint16_t)(bar->base + offset), value);

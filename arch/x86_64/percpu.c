@@ -1,6 +1,7 @@
 /* arch/x86_64/percpu.c: per-CPU identity and descriptor tables. Each CPU gets its own GDT (because the TSS
  * descriptor's busy bit is per CPU) and its own TSS, whose IST slots give NMI, double fault and machine check
  * separate stacks: those can arrive when the current stack is unusable. GS points at the CPU's struct percpu. */
+#include "hal/compiler.h"
 #include "arch/x86_64/percpu.h"
 
 #include "arch/x86_64/x86.h"
@@ -81,7 +82,7 @@ int percpu_index_of_apic(uint32_t apic_id)
     return -1;
 }
 
-bool percpu_ist_bounds(uintptr_t sp, uintptr_t *lo, uintptr_t *hi)
+DEBUGGER_TEXT bool percpu_ist_bounds(uintptr_t sp, uintptr_t *lo, uintptr_t *hi)
 {
     for (unsigned i = 0; i < configured_count; i++) {
         for (int s = 0; s < 3; s++) {
@@ -98,23 +99,23 @@ bool percpu_ist_bounds(uintptr_t sp, uintptr_t *lo, uintptr_t *hi)
 
 /* ---- hal/cpu.h --------------------------------------------------------------------------------------- */
 
-unsigned cpu_index(void)
+DEBUGGER_TEXT unsigned cpu_index(void)
 {
     uint64_t index;
     __asm__ volatile("movq %%gs:8, %0" : "=r"(index));
     return (unsigned)index;
 }
 
-unsigned cpu_count(void) { return __atomic_load_n(&online_count, __ATOMIC_ACQUIRE); }
+DEBUGGER_TEXT unsigned cpu_count(void) { return __atomic_load_n(&online_count, __ATOMIC_ACQUIRE); }
 
-unsigned long irq_save(void)
+DEBUGGER_TEXT unsigned long irq_save(void)
 {
     unsigned long flags = read_rflags();
     cli();
     return flags;
 }
 
-void irq_restore(unsigned long flags)
+DEBUGGER_TEXT void irq_restore(unsigned long flags)
 {
     if (flags & RFLAGS_IF)
         sti();
@@ -122,8 +123,8 @@ void irq_restore(unsigned long flags)
 
 bool irq_enabled(void) { return (read_rflags() & RFLAGS_IF) != 0; }
 
-void cpu_relax(void) { pause(); }
+DEBUGGER_TEXT void cpu_relax(void) { pause(); }
 
-uint32_t cpu_hw_id(unsigned index) { return index < MAX_CPUS ? percpu_area[index].apic_id : 0; }
+DEBUGGER_TEXT uint32_t cpu_hw_id(unsigned index) { return index < MAX_CPUS ? percpu_area[index].apic_id : 0; }
 
-bool cpu_online(unsigned index) { return index < MAX_CPUS && atomic_load(&percpu_area[index].online); }
+DEBUGGER_TEXT bool cpu_online(unsigned index) { return index < MAX_CPUS && atomic_load(&percpu_area[index].online); }

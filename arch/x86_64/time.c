@@ -2,6 +2,7 @@
  * gate-driven one-shot whose rate, 1.193182 MHz, is the one fixed frequency every PC has), and the LAPIC
  * timer against the same window; then time_ns() is a multiply and a shift of the TSC, and every CPU runs
  * its LAPIC timer periodically at tick_hz() (TICK_HZ_DEFAULT, or profile.hz= from the command line). */
+#include "hal/compiler.h"
 #include "arch/x86_64/arch.h"
 #include "arch/x86_64/x86.h"
 #include "hal/cpu.h"
@@ -71,10 +72,10 @@ int64_t tick_lateness_ns(void)
     return (int64_t)((uint64_t)(timer_period - remaining) * 1000000 / lapic_ticks_per_ms);
 }
 
-uint64_t cycles(void) { return rdtsc(); }
-uint64_t cycles_per_ms(void) { return tsc_per_ms; }
+DEBUGGER_TEXT uint64_t cycles(void) { return rdtsc(); }
+DEBUGGER_TEXT uint64_t cycles_per_ms(void) { return tsc_per_ms; }
 
-int64_t time_ns(void)
+DEBUGGER_TEXT int64_t time_ns(void)
 {
     /* Signed: a CPU whose TSC lags the boot CPU's by a few cycles reads 0, not 584 years. */
     int64_t delta = (int64_t)(rdtsc() - tsc_boot);

@@ -17,12 +17,12 @@
  *   receive     poll walks the ring from the next descriptor while the card has written it back, hands up what
  *               is a frame, and gives the descriptors back by moving RDT (one is always held back, as the ring's
  *               head may never catch the tail)
- *   transmit    any task, under tx_lock: finished descriptors are reclaimed by their DD bit, the frame copied
+ *   transmit    any task, under the netdev's tx_lock: finished descriptors are reclaimed by their DD bit, the frame copied
  *               into the tail's buffer, TDT moved */
+#include "hal/compiler.h"
 #include "hal/cpu.h"
 #include "hal/irq.h"
 #include "hal/pci.h"
-#include "hal/spinlock.h"
 #include "kernel/drivers/e1000_desc.h"
 #include "kernel/heap.h"
 #include "kernel/log.h"
@@ -112,20 +112,21 @@ static struct {
     volatile struct e1000_tx_desc *tx;
     uint8_t *rx_buffers, *tx_buffers;
     unsigned rx_next; /* the next descriptor the card fills */
-    spinlock_t tx_lock;
-    unsigned tx_tail, tx_clean; /* under tx_lock: the next to fill, the oldest not yet reclaimed */
+    unsigned tx_tail, tx_clean; /* under the netdev's tx_lock: the next to fill, the oldest not yet reclaimed */
     atomic_bool receiving;
-} nic = { .tx_lock = SPINLOCK_INIT };
+} nic;
 
-static uint32_t rd(uint32_t reg) { return pci_bar_read32(&nic.regs, reg); }
-static void wr(uint32_t reg, uint32_t v) { pci_bar_write32(&nic.regs, reg, v); }
+DEBUGGER_TEXT static uint32_t rd(uint32_t reg) { return pci_bar_read32(&nic.regs, reg); }
+DEBUGGER_TEXT static void wr(uint32_t reg, uint32_t v) { pci_bar_write32(&nic.regs, reg, v); }
 
 /* ---- receive ------------------------------------------------------------------------------------------------- */
 
-static int e1000_poll(struct netdev *dev, netdev_deliver_fn deliver, void *arg, int budget)
+DEBUGGER_TEXT static int e1000_poll(struct netdev *dev, netdev_deliver_fn deliver, void *arg, int budget)
 {
-    if (budget <= 0 || atomic_exchange_explicit(&nic.receiving, true, memory_order_acquire))
+    if (budget <= 0)
         return 0;
+    if (atomic_exchange_explicit(&nic.receiving, true, memory_order_acquire))
+        return NETDEV_POLL_BUSY;
     int taken = 0;
     unsigned last = RX_RING;
     while (taken < budget) {
@@ -165,7 +166,7 @@ static void e1000_irq(void *arg)
         netdev_interrupt(arg);
 }
 
-static void e1000_set_rx_interrupt(struct netdev *dev, bool on)
+DEBUGGER_TEXT static void e1000_set_rx_interrupt(struct netdev *dev, bool on)
 {
     (void)dev;
     wr(on ? REG_IMS : REG_IMC, INT_RECEIVE);
@@ -179,21 +180,15 @@ static bool e1000_link_up(struct netdev *dev)
 
 /* ---- transmit ------------------------------------------------------------------------------------------------ */
 
-static bool e1000_transmit(struct netdev *dev, const void *frame, size_t len)
+/* Reclaims, fills the next descriptor and starts it; dev->tx_lock held (kernel/net/netdev.c). */
+DEBUGGER_TEXT static bool e1000_transmit_locked(struct netdev *dev, const void *frame, size_t len)
 {
-    if (len == 0 || len > NETDEV_FRAME_MAX) {
-        netdev_count(&dev->counters.tx_errors, 1);
-        return false;
-    }
-    unsigned long flags = spin_lock_irqsave(&nic.tx_lock);
+    (void)dev;
     while (nic.tx_clean != nic.tx_tail && e1000_tx_done(&nic.tx[nic.tx_clean]))
         nic.tx_clean = (nic.tx_clean + 1) % TX_RING;
     unsigned i = nic.tx_tail, next = (i + 1) % TX_RING;
-    if (next == nic.tx_clean) {
-        spin_unlock_irqrestore(&nic.tx_lock, flags);
-        netdev_count(&dev->counters.tx_ring_full, 1);
+    if (next == nic.tx_clean)
         return false;
-    }
     memcpy(nic.tx_buffers + (size_t)i * BUFFER_SIZE, frame, len);
     nic.tx[i].length = (uint16_t)len;
     nic.tx[i].cmd = E1000_TXD_CMD_EOP | E1000_TXD_CMD_IFCS | E1000_TXD_CMD_RS;
@@ -202,14 +197,11 @@ static bool e1000_transmit(struct netdev *dev, const void *frame, size_t len)
     /* release: the descriptor and the frame are written before the card is told */
     atomic_thread_fence(memory_order_release);
     wr(REG_TDT, next);
-    spin_unlock_irqrestore(&nic.tx_lock, flags);
-    netdev_count(&dev->counters.tx_packets, 1);
-    netdev_count(&dev->counters.tx_bytes, len);
     return true;
 }
 
 static const struct netdev_ops e1000_ops = {
-    .transmit = e1000_transmit,
+    .transmit_locked = e1000_transmit_locked,
     .poll = e1000_poll,
     .link_up = e1000_link_up,
     .set_rx_interrupt = e1000_set_rx_interrupt,

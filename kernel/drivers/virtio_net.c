@@ -20,10 +20,10 @@
  *
  * Negotiated: VIRTIO_NET_F_MAC, and VIRTIO_F_VERSION_1 on the modern interface; nothing that changes the
  * header's use (no MRG_RXBUF), no offloads. */
+#include "hal/compiler.h"
 #include "hal/cpu.h"
 #include "hal/irq.h"
 #include "hal/pci.h"
-#include "hal/spinlock.h"
 #include "kernel/drivers/virtio_net_desc.h"
 #include "kernel/drivers/virtio_pci.h"
 #include "kernel/drivers/virtqueue.h"
@@ -58,21 +58,22 @@ static struct {
     struct virtq rxq, txq;
     uint8_t *rx_slots, *tx_slots; /* SLOT_SIZE each; slot i is descriptors 2i (header) and 2i+1 (frame) */
     unsigned rx_count, tx_count;
-    /* Transmit side, under tx_lock: slots free to fill, and which are with the card. */
-    spinlock_t tx_lock;
+    /* Transmit side, under the netdev's tx_lock: slots free to fill, and which are with the card. */
     uint16_t tx_free[TX_SLOTS_MAX];
     unsigned tx_free_count;
     bool tx_in_flight[TX_SLOTS_MAX];
     atomic_bool receiving; /* a poll is running: the receive side has one consumer */
     struct netdev *dev;
-} nic = { .tx_lock = SPINLOCK_INIT };
+} nic;
 
 /* ---- receive ------------------------------------------------------------------------------------------------- */
 
-static int virtio_net_poll(struct netdev *dev, netdev_deliver_fn deliver, void *arg, int budget)
+DEBUGGER_TEXT static int virtio_net_poll(struct netdev *dev, netdev_deliver_fn deliver, void *arg, int budget)
 {
-    if (budget <= 0 || atomic_exchange_explicit(&nic.receiving, true, memory_order_acquire))
+    if (budget <= 0)
         return 0;
+    if (atomic_exchange_explicit(&nic.receiving, true, memory_order_acquire))
+        return NETDEV_POLL_BUSY;
     struct virtq *vq = &nic.rxq;
     struct virtq_used_elem e;
     int taken = 0;
@@ -116,7 +117,7 @@ static void virtio_net_irq(void *arg)
         netdev_interrupt(arg);
 }
 
-static void virtio_net_set_rx_interrupt(struct netdev *dev, bool on)
+DEBUGGER_TEXT static void virtio_net_set_rx_interrupt(struct netdev *dev, bool on)
 {
     (void)dev;
     virtq_set_interrupt(&nic.rxq, on);
@@ -145,19 +146,12 @@ static void tx_reclaim(struct netdev *dev)
     }
 }
 
-static bool virtio_net_transmit(struct netdev *dev, const void *frame, size_t len)
+/* Fills a slot and starts it; dev->tx_lock held (kernel/net/netdev.c). */
+DEBUGGER_TEXT static bool virtio_net_transmit_locked(struct netdev *dev, const void *frame, size_t len)
 {
-    if (len == 0 || len > NETDEV_FRAME_MAX) {
-        netdev_count(&dev->counters.tx_errors, 1);
-        return false;
-    }
-    unsigned long flags = spin_lock_irqsave(&nic.tx_lock);
     tx_reclaim(dev);
-    if (nic.tx_free_count == 0) {
-        spin_unlock_irqrestore(&nic.tx_lock, flags);
-        netdev_count(&dev->counters.tx_ring_full, 1);
+    if (nic.tx_free_count == 0)
         return false;
-    }
     unsigned slot = nic.tx_free[--nic.tx_free_count];
     nic.tx_in_flight[slot] = true;
     /* The slot's header stays all zero (no offloads): only the frame and its length change. */
@@ -167,14 +161,11 @@ static bool virtio_net_transmit(struct netdev *dev, const void *frame, size_t le
     virtq_publish(&nic.txq);
     if (virtq_needs_notify(&nic.txq))
         virtio_pci_notify(&nic.vp, nic.txq.index);
-    spin_unlock_irqrestore(&nic.tx_lock, flags);
-    netdev_count(&dev->counters.tx_packets, 1);
-    netdev_count(&dev->counters.tx_bytes, len);
     return true;
 }
 
 static const struct netdev_ops virtio_net_ops = {
-    .transmit = virtio_net_transmit,
+    .transmit_locked = virtio_net_transmit_locked,
     .poll = virtio_net_poll,
     .link_up = virtio_net_link_up,
     .set_rx_interrupt = virtio_net_set_rx_interrupt,

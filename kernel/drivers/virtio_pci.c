@@ -2,6 +2,7 @@
  * header). Legacy: virtio 1.x "Legacy Interfaces", the I/O block in BAR0. Modern: virtio 1.x section 4.1,
  * found through the vendor-specific capabilities (cfg_type 1 common, 2 notify, 3 ISR, 4 device); the first
  * capability of each type whose BAR is usable is taken, as the spec asks. */
+#include "hal/compiler.h"
 #include "kernel/drivers/virtio_pci.h"
 
 #include "hal/cpu.h"
@@ -228,7 +229,7 @@ bool virtio_pci_queue_activate(struct virtio_pci *vp, struct virtq *vq, const ch
     return true;
 }
 
-void virtio_pci_notify(struct virtio_pci *vp, uint16_t index)
+DEBUGGER_TEXT void virtio_pci_notify(struct virtio_pci *vp, uint16_t index)
 {
     if (vp->modern)
         pci_bar_write16(&vp->notify, vp->notify_offset[index], index);

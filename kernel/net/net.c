@@ -3,12 +3,14 @@
  * lwIP, runs lwIP's timers, creates the UDP bindings other tasks ask for and sends the datagrams they queue.
  * Other tasks never call lwIP; they go through net_udp_send / net_udp_bind. The `net` command, which prints
  * what net_get_stats gathers, is kernel/cmd_net.c. */
+#include "hal/compiler.h"
 #include "kernel/net/net.h"
 
 #include "hal/cpu.h"
 #include "hal/spinlock.h"
 #include "kernel/cmdline.h"
 #include "kernel/log.h"
+#include "kernel/net/gdb_udp_nic.h"
 #include "kernel/net/lwip/lwip_port.h"
 #include "kernel/net/netdev.h"
 #include "kernel/parse.h"
@@ -61,13 +63,15 @@ static net_poll_fn poller;
 static void *poller_arg;
 static struct {
     uint64_t udp_in, udp_out, udp_out_failed, rx_no_pbuf;
+    uint64_t queue_waits, queue_wait_ns; /* by the waiting senders: atomic adds */
+    uint64_t tx_passes, tx_sent, tx_ns;  /* by the network task alone */
 } counters;
 
 bool net_available(void) { return available; }
 const struct netdev *net_device(void) { return available ? nic : 0; }
 struct task *net_task_get(void) { return available ? net_task : 0; }
-uint32_t net_address(void) { return lwip_ntohl(ip4_addr_get_u32(netif_ip4_addr(&netif))); }
-uint32_t net_netmask(void) { return lwip_ntohl(ip4_addr_get_u32(netif_ip4_netmask(&netif))); }
+DEBUGGER_TEXT uint32_t net_address(void) { return lwip_ntohl(ip4_addr_get_u32(netif_ip4_addr(&netif))); }
+DEBUGGER_TEXT uint32_t net_netmask(void) { return lwip_ntohl(ip4_addr_get_u32(netif_ip4_netmask(&netif))); }
 
 void net_kick(void)
 {
@@ -84,7 +88,7 @@ static err_t link_output(struct netif *nif, struct pbuf *p)
     if (p->tot_len > sizeof frame)
         return ERR_BUF;
     pbuf_copy_partial(p, frame, p->tot_len, 0);
-    return nic->ops->transmit(nic, frame, p->tot_len) ? ERR_OK : ERR_MEM;
+    return netdev_transmit(nic, frame, p->tot_len) ? ERR_OK : ERR_MEM;
 }
 
 static err_t netif_setup(struct netif *nif)
@@ -102,6 +106,7 @@ static err_t netif_setup(struct netif *nif)
 
 static void address_changed(struct netif *nif)
 {
+    gdb_udp_nic_set_address(lwip_ntohl(ip4_addr_get_u32(netif_ip4_addr(nif))));
     if (ip4_addr_isany_val(*netif_ip4_addr(nif)))
         return;
     char ip[16], gw[16];
@@ -117,6 +122,8 @@ static void address_changed(struct netif *nif)
 static void deliver_frame(void *arg, const uint8_t *frame, size_t len)
 {
     (void)arg;
+    if (gdb_udp_nic_claim(frame, len))
+        return; /* gdb's (gdb.udp=): the debugger's transport, never lwIP's */
     struct pbuf *p = pbuf_alloc(PBUF_RAW, (u16_t)len, PBUF_POOL);
     if (!p) {
         counters.rx_no_pbuf++;
@@ -185,11 +192,13 @@ bool net_udp_bind(uint16_t port, net_udp_handler handler, void *arg)
     return ok;
 }
 
-/* Puts a datagram on the send queue the network task drains; false, touching nothing, when the queue is full. */
-static bool enqueue(uint16_t src_port, uint32_t dst_ip, uint16_t dst_port, const void *data, size_t len)
+/* Puts a datagram on the send queue the network task drains; false, touching nothing, when the queue holds
+ * limit datagrams or more (TX_QUEUE_SLOTS: full). */
+static bool enqueue_below(unsigned limit, uint16_t src_port, uint32_t dst_ip, uint16_t dst_port, const void *data,
+                          size_t len)
 {
     unsigned long flags = spin_lock_irqsave(&queue_lock);
-    if (tx_head - tx_tail >= TX_QUEUE_SLOTS) {
+    if (tx_head - tx_tail >= limit) {
         spin_unlock_irqrestore(&queue_lock, flags);
         return false;
     }
@@ -205,16 +214,28 @@ static bool enqueue(uint16_t src_port, uint32_t dst_ip, uint16_t dst_port, const
     return true;
 }
 
+static bool enqueue(uint16_t src_port, uint32_t dst_ip, uint16_t dst_port, const void *data, size_t len)
+{
+    return enqueue_below(TX_QUEUE_SLOTS, src_port, dst_ip, dst_port, data, len);
+}
+
 bool net_udp_send(enum net_udp_when_full when_full, uint16_t src_port, uint32_t dst_ip, uint16_t dst_port,
                   const void *data, size_t len)
 {
     switch (when_full) {
     case NET_UDP_WAIT:
+    case NET_UDP_WAIT_SHARED:
         if (!available || len > NET_UDP_MAX)
             return false;
-        while (!enqueue(src_port, dst_ip, dst_port, data, len)) {
-            net_kick();
-            task_sleep_ms(1); /* the network task drains the queue; wait for room */
+        unsigned limit = when_full == NET_UDP_WAIT ? TX_QUEUE_SLOTS : TX_QUEUE_SLOTS / 2;
+        if (!enqueue_below(limit, src_port, dst_ip, dst_port, data, len)) {
+            int64_t from = time_ns();
+            do {
+                net_kick();
+                task_sleep_ms(1); /* the network task drains the queue; wait for room */
+            } while (!enqueue_below(limit, src_port, dst_ip, dst_port, data, len));
+            __atomic_fetch_add(&counters.queue_waits, 1, __ATOMIC_RELAXED);
+            __atomic_fetch_add(&counters.queue_wait_ns, (uint64_t)(time_ns() - from), __ATOMIC_RELAXED);
         }
         net_kick();
         return true;
@@ -241,6 +262,13 @@ bool net_udp_send(enum net_udp_when_full when_full, uint16_t src_port, uint32_t 
 }
 
 static uint64_t loop_passes; /* network-loop passes completed, each after its call of the poller */
+static unsigned wedge_ms; /* `net wedge MS`: the next pass sleeps this long first */
+
+void net_wedge(unsigned ms)
+{
+    __atomic_store_n(&wedge_ms, ms, __ATOMIC_RELEASE);
+    net_kick();
+}
 
 void net_set_poller(net_poll_fn fn, void *arg)
 {
@@ -278,7 +306,22 @@ static void bind_pending(void)
 }
 
 /* Sends what is queued, in order, as far as the device takes it; true when the queue is empty afterwards. */
+static bool drain_tx_queue_timed(void);
+
 static bool drain_tx_queue(void)
+{
+    if (__atomic_load_n(&tx_head, __ATOMIC_RELAXED) == __atomic_load_n(&tx_tail, __ATOMIC_RELAXED))
+        return true;
+    int64_t from = time_ns();
+    uint64_t before = counters.udp_out;
+    bool empty = drain_tx_queue_timed();
+    counters.tx_passes++;
+    counters.tx_sent += counters.udp_out - before;
+    counters.tx_ns += (uint64_t)(time_ns() - from);
+    return empty;
+}
+
+static bool drain_tx_queue_timed(void)
 {
     for (;;) {
         unsigned long flags = spin_lock_irqsave(&queue_lock);
@@ -362,7 +405,11 @@ static void network_task(void *arg)
     netdev_set_waiter(nic, task_current());
 
     for (;;) {
+        unsigned wedge = __atomic_exchange_n(&wedge_ms, 0, __ATOMIC_ACQ_REL);
+        if (wedge)
+            task_sleep_ms(wedge); /* on purpose: frames pile up on the card, lwIP's timers stand still */
         int work = nic->ops->poll(nic, deliver_frame, 0, RX_BUDGET);
+        gdb_udp_nic_task_polled();
         bind_pending();
         bool queue_empty = drain_tx_queue();
         int64_t now = time_ns();
@@ -390,6 +437,7 @@ void net_init(void)
     nic = netdev_probe();
     if (!nic)
         return;
+    gdb_udp_nic_init(nic);
     net_task = task_spawn("net", network_task, 0, 0);
     if (!net_task) {
         log_warn("net: cannot start the network task: networking disabled");
@@ -405,6 +453,11 @@ void net_get_stats(struct net_stats *st)
     st->udp_out = counters.udp_out;
     st->udp_out_failed = counters.udp_out_failed;
     st->rx_no_pbuf = counters.rx_no_pbuf;
+    st->queue_waits = __atomic_load_n(&counters.queue_waits, __ATOMIC_RELAXED);
+    st->queue_wait_ns = __atomic_load_n(&counters.queue_wait_ns, __ATOMIC_RELAXED);
+    st->tx_passes = counters.tx_passes;
+    st->tx_sent = counters.tx_sent;
+    st->tx_ns = counters.tx_ns;
     st->lwip_heap_used = lwip_stats.mem.used;
     st->lwip_heap_avail = lwip_stats.mem.avail;
     /* The pool's statistics exist once the network task has run lwip_init(): a `net` typed before that (under

@@ -27,6 +27,10 @@ enum net_udp_when_full {
      * full transmit ring is retried by the network task (a datagram refused TX_RETRY_PASSES times is dropped
      * and counted). */
     NET_UDP_WAIT,
+    /* As NET_UDP_WAIT, but waiting while the queue is half full: a sender that keeps it busy for minutes (the
+     * profiler's stream) leaves room for the replies the network task queues without waiting (the UDP shell's
+     * tokens and refusals, NET_UDP_QUEUE_OR_FAIL), which a full queue would lose. */
+    NET_UDP_WAIT_SHARED,
     /* The network task: the same queue, but never wait (only this task drains it) -- false, counted as a send
      * failure, when the queue itself is full. For answers that must not be lost to a busy ring. */
     NET_UDP_QUEUE_OR_FAIL,
@@ -52,6 +56,10 @@ bool net_udp_bind(uint16_t port, net_udp_handler handler, void *arg);
  * to run, in time_ns(), or 0 for none. */
 typedef int64_t (*net_poll_fn)(void *arg, int64_t now_ns);
 void net_set_poller(net_poll_fn fn, void *arg);
+/* `net wedge MS`: the network task sleeps MS milliseconds without polling the card -- a wedged network task
+ * on purpose, to show what still gets through (the gdb UDP transport's tick fallback). */
+#define NET_WEDGE_MAX_MS 60000
+void net_wedge(unsigned ms);
 /* Wakes the network task (another task queued work for it). */
 void net_kick(void);
 /* The network task, NULL while networking is off (netload labels it for the length of a session). */
@@ -63,6 +71,8 @@ struct net_stats {
     bool use_dhcp;                  /* the address came from DHCP, not ip= */
     uint64_t udp_in, udp_out, udp_out_failed;
     uint64_t rx_no_pbuf;            /* received frames dropped for want of an lwIP buffer */
+    uint64_t queue_waits, queue_wait_ns; /* NET_UDP_WAIT* sends that found the queue full, and how long they waited */
+    uint64_t tx_passes, tx_sent, tx_ns;  /* network-task passes that sent queued datagrams, how many, time spent */
     uint64_t lwip_heap_used, lwip_heap_avail, lwip_pbufs_used, lwip_pbufs_avail;
 };
 void net_get_stats(struct net_stats *st);

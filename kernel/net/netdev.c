@@ -1,8 +1,10 @@
 /* kernel/net/netdev.c: choosing the network card at boot -- the table of drivers, the PCI walk that gives the
  * first function one of them speaks to that driver, and the boot log's account of it -- and what every driver
- * shares: the counters' snapshot, the waiter an interrupt wakes, a MAC for a card without one. */
+ * shares: the transmit lock and the counting around the driver's transmit, the counters' snapshot, the waiter
+ * an interrupt wakes, a MAC for a card without one. */
 #include "kernel/net/netdev.h"
 
+#include "hal/compiler.h"
 #include "hal/cpu.h"
 #include "hal/pci.h"
 #include "kernel/log.h"
@@ -56,7 +58,8 @@ struct netdev *netdev_probe(void)
                  pci->bus, pci->slot, pci->func, reason, drv->qemu_line);
         struct netdev *dev = &the_netdev;
         *dev = (struct netdev){ .driver = drv->name, .vendor = pci->vendor, .device = pci->device,
-                                .bus = pci->bus, .slot = pci->slot, .func = pci->func };
+                                .bus = pci->bus, .slot = pci->slot, .func = pci->func,
+                                .tx_lock = SPINLOCK_INIT };
         if (!drv->probe(pci, dev))
             continue; /* it said why; another card may still do */
         const uint8_t *m = dev->mac;
@@ -85,6 +88,47 @@ void netdev_interrupt(struct netdev *dev)
         task_wake(task);
 }
 
+/* The driver's transmit under the lock the caller took (released here), and the outcome counted. */
+DEBUGGER_TEXT static bool transmit_under_lock(struct netdev *dev, const void *frame, size_t len, unsigned long flags)
+{
+    bool sent = dev->ops->transmit_locked(dev, frame, len);
+    spin_unlock_irqrestore(&dev->tx_lock, flags);
+    if (!sent) {
+        netdev_count(&dev->counters.tx_ring_full, 1);
+        return false;
+    }
+    netdev_count(&dev->counters.tx_packets, 1);
+    netdev_count(&dev->counters.tx_bytes, len);
+    return true;
+}
+
+DEBUGGER_TEXT static bool length_ok(struct netdev *dev, size_t len)
+{
+    if (len > 0 && len <= NETDEV_FRAME_MAX)
+        return true;
+    netdev_count(&dev->counters.tx_errors, 1);
+    return false;
+}
+
+bool netdev_transmit(struct netdev *dev, const void *frame, size_t len)
+{
+    if (!length_ok(dev, len))
+        return false;
+    return transmit_under_lock(dev, frame, len, spin_lock_irqsave(&dev->tx_lock));
+}
+
+DEBUGGER_TEXT bool netdev_transmit_polled(struct netdev *dev, const void *frame, size_t len)
+{
+    if (!length_ok(dev, len))
+        return false;
+    unsigned long flags;
+    if (!spin_trylock_irqsave(&dev->tx_lock, &flags)) {
+        netdev_count(&dev->counters.tx_busy, 1);
+        return false;
+    }
+    return transmit_under_lock(dev, frame, len, flags);
+}
+
 void netdev_get_stats(const struct netdev *dev, struct netdev_stats *out)
 {
     const struct netdev_counters *c = &dev->counters;
@@ -98,6 +142,7 @@ void netdev_get_stats(const struct netdev *dev, struct netdev_stats *out)
         .tx_errors = atomic_load_explicit(&c->tx_errors, memory_order_relaxed),
         .tx_ring_full = atomic_load_explicit(&c->tx_ring_full, memory_order_relaxed),
         .interrupts = atomic_load_explicit(&c->interrupts, memory_order_relaxed),
+        .tx_busy = atomic_load_explicit(&c->tx_busy, memory_order_relaxed),
     };
 }
 

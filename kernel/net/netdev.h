@@ -16,12 +16,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hal/spinlock.h"
+
 struct task;
 struct pci_device;
 
 /* The longest frame transmit takes: 14-byte Ethernet header, a 4-byte VLAN tag, 1500 bytes of payload (no
  * frame check sequence; the card adds it). */
 #define NETDEV_FRAME_MAX 1518
+/* What poll returns to a second caller while the first is still inside (negative: no frame was taken). */
+#define NETDEV_POLL_BUSY (-1)
 /* The shortest frame poll hands up: an Ethernet header. */
 #define NETDEV_FRAME_MIN 14
 
@@ -38,12 +42,14 @@ struct netdev_stats {
     uint64_t tx_ring_full; /* frames refused because every transmit buffer was still with the card: the
                             * sender decides whether that is a wait or a loss, so it is not called a drop */
     uint64_t interrupts; /* interrupts that were the card's */
+    uint64_t tx_busy;    /* polled transmits refused because the transmit lock was held */
 };
 
 struct netdev_counters {
     _Atomic uint64_t rx_packets, rx_bytes, rx_errors, rx_dropped;
     _Atomic uint64_t tx_packets, tx_bytes, tx_errors, tx_ring_full;
     _Atomic uint64_t interrupts;
+    _Atomic uint64_t tx_busy;
 };
 
 typedef void (*netdev_deliver_fn)(void *arg, const uint8_t *frame, size_t len);
@@ -51,13 +57,15 @@ typedef void (*netdev_deliver_fn)(void *arg, const uint8_t *frame, size_t len);
 struct netdev;
 
 struct netdev_ops {
-    /* Copies one Ethernet frame (1..NETDEV_FRAME_MAX bytes) into a transmit buffer and starts it. False when
-     * the length is wrong (tx_errors) or every transmit buffer is in flight (tx_ring_full). Any task; takes
-     * the driver's transmit lock with interrupts off. */
-    bool (*transmit)(struct netdev *dev, const void *frame, size_t len);
+    /* Reclaims what the card has finished sending, copies one Ethernet frame (1..NETDEV_FRAME_MAX bytes, checked
+     * by the caller) into a transmit buffer and starts it; false when every buffer is still in flight. Called
+     * only by netdev_transmit and netdev_transmit_polled, with dev->tx_lock held and interrupts off; they count
+     * the outcome. */
+    bool (*transmit_locked)(struct netdev *dev, const void *frame, size_t len);
     /* Reads the receive ring: hands up to budget frames to deliver(arg, frame, len) (valid only during the
      * call; deliver may be NULL: counted as rx_dropped) and gives each buffer back to the card. Returns the
-     * buffers taken; budget means more may be waiting. One caller at a time: a second one meanwhile gets 0.
+     * buffers taken; budget means more may be waiting. One caller at a time: a second one meanwhile gets
+     * NETDEV_POLL_BUSY (a debugger on a stopped machine learns so that the caller was stopped inside).
      * No lock, no allocation: safe with interrupts off. */
     int (*poll)(struct netdev *dev, netdev_deliver_fn deliver, void *arg, int budget);
     /* Whether the card says its link is up. */
@@ -74,6 +82,7 @@ struct netdev {
     uint8_t mac[6];
     bool mac_made_up;            /* the card offered none: a locally administered one of our own */
     struct netdev_counters counters;
+    spinlock_t tx_lock;          /* the transmit ring's: held across ops->transmit_locked */
     _Atomic(struct task *) waiter;
     void *priv;                  /* the driver's own state */
 };
@@ -98,6 +107,13 @@ struct netdev *netdev_probe(void);
  * may have arrived before. */
 void netdev_set_waiter(struct netdev *dev, struct task *task);
 void netdev_get_stats(const struct netdev *dev, struct netdev_stats *out);
+
+/* Sends one Ethernet frame: false when the length is wrong (counted as tx_errors) or every transmit buffer is
+ * in flight (tx_ring_full). Any task; waits for the transmit lock with interrupts off. */
+bool netdev_transmit(struct netdev *dev, const void *frame, size_t len);
+/* The same for a caller that must never wait (the debugger with the other CPUs stopped, or the timer tick):
+ * one try at the transmit lock, false (counted as tx_busy) when someone holds it. */
+bool netdev_transmit_polled(struct netdev *dev, const void *frame, size_t len);
 
 /* For drivers. netdev_interrupt: the card said the interrupt was its own -- counted, the waiter woken
  * (interrupt context: no locks). */

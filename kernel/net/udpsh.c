@@ -7,10 +7,10 @@
  * (kernel/net/ratelimit.h) gets nothing more until its bucket refills; a sender that has not shown it
  * receives at its address gets only a token, and without udpsh.key only the commands that read run
  * (kernel/net/udpsh_auth.h). */
+#include "hal/compiler.h"
 #include <stdatomic.h>
 
-#include "hal/cpu.h"
-#include "hal/entropy.h"
+#include "kernel/net/boot_secret.h"
 #include "kernel/cmdline.h"
 #include "kernel/commands.h"
 #include "kernel/log.h"
@@ -36,6 +36,7 @@ static struct {
     uint32_t ip;
     uint16_t port;
     uint64_t seq;
+    bool keyed; /* its MAC checked out under udpsh.key */
     char line[UDPSH_LINE_MAX + 1];
 } request;
 static uint64_t next_seq = 1;
@@ -43,7 +44,7 @@ static struct {
     uint64_t requests, refused_busy, refused_bad, not_allowed, rate_limited;
 } counters;
 
-static bool permitted(uint32_t src)
+DEBUGGER_TEXT bool udpsh_permits(uint32_t src)
 {
     if (allow_from_cmdline)
         return allowlist_permits(&allowed, src);
@@ -60,7 +61,7 @@ static bool names_a_command(const char *name)
 static void request_arrived(void *arg, uint32_t src_ip, uint16_t src_port, const uint8_t *data, size_t len)
 {
     (void)arg;
-    if (!permitted(src_ip)) {
+    if (!udpsh_permits(src_ip)) {
         counters.not_allowed++;
         return;
     }
@@ -104,10 +105,20 @@ static void request_arrived(void *arg, uint32_t src_ip, uint16_t src_port, const
     }
     request.ip = src_ip;
     request.port = src_port;
+    request.keyed = judged.keyed;
     request.seq = next_seq++;
     counters.requests++;
     atomic_store_explicit(&busy, true, memory_order_release);
     task_wake(shell_task);
+}
+
+bool udpsh_request_origin(uint32_t *ip, bool *keyed)
+{
+    if (!shell_task || task_current() != shell_task)
+        return false;
+    *ip = request.ip;
+    *keyed = request.keyed;
+    return true;
 }
 
 static void send_datagram(void *arg, const char *data, size_t len)
@@ -130,8 +141,7 @@ static void udp_shell(void *arg)
     }
 }
 
-/* The token secret: a hash of many entropy samples, and of the key when there is one (so a machine whose
- * only entropy is TSC jitter still has a secret nobody can predict once it is keyed). */
+/* The token secret (kernel/net/boot_secret.h), under no domain label: what it always was. */
 static void start_auth(void)
 {
     uint8_t key[UDPSH_KEY_MAX_BYTES];
@@ -145,20 +155,8 @@ static void start_auth(void)
             key_len = 0;
         }
     }
-    struct sha256 pool;
-    sha256_init(&pool);
-    bool hardware = false;
-    for (int i = 0; i < 64; i++) {
-        bool from_hardware;
-        uint64_t sample = entropy_sample(&from_hardware);
-        hardware |= from_hardware;
-        sha256_update(&pool, &sample, sizeof sample);
-        for (unsigned spin = (unsigned)sample & 63; spin > 0; spin--)
-            cpu_relax();
-    }
-    sha256_update(&pool, key, key_len);
     uint8_t secret[SHA256_DIGEST_SIZE];
-    sha256_final(&pool, secret);
+    bool hardware = boot_secret_derive("", key, key_len, secret);
     udpsh_auth_init(&auth, secret, key_len ? key : 0, key_len);
     memset(key, 0, sizeof key);
     memset(secret, 0, sizeof secret);

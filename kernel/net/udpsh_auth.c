@@ -305,6 +305,27 @@ static bool is_reading_command(const char *name)
     return false;
 }
 
+/* `profile stream TARGET ...` unkeyed: TARGET `stop` (the command itself refuses to stop a stream to another
+ * address), a bare PORT (to the requester), or HOST:PORT with HOST the requester's own address. */
+static bool stream_target_allowed(const char *target, uint32_t src_ip)
+{
+    if (strcmp(target, "stop") == 0)
+        return true;
+    const char *colon = target;
+    while (*colon && *colon != ':')
+        colon++;
+    if (!*colon)
+        return true;
+    char host[16];
+    size_t n = (size_t)(colon - target);
+    if (n >= sizeof host)
+        return false;
+    memcpy(host, target, n);
+    host[n] = 0;
+    uint32_t ip;
+    return parse_ipv4(host, &ip) && ip == src_ip;
+}
+
 bool udpsh_unkeyed_allows(const char *line, uint32_t src_ip, bool (*is_command)(const char *name))
 {
     char copy[UDPSH_LINE_MAX + 1];
@@ -316,6 +337,12 @@ bool udpsh_unkeyed_allows(const char *line, uint32_t src_ip, bool (*is_command)(
         return true;
     if (argc < 0)
         return !is_command(argv[0]) || is_reading_command(argv[0]);
+    /* `net wedge MS` stops the network task: the only `net` that changes anything. */
+    if (strcmp(argv[0], "net") == 0 && argc >= 2 && strcmp(argv[1], "wedge") == 0)
+        return false;
+    /* a stream sends for as long as it runs: only to the proven address that asked, as netload send */
+    if (strcmp(argv[0], "profile") == 0 && argc >= 3 && strcmp(argv[1], "stream") == 0)
+        return stream_target_allowed(argv[2], src_ip);
     if (is_reading_command(argv[0]) || !is_command(argv[0]))
         return true;
     if (strcmp(argv[0], "netload") == 0 && argc >= 2) {

@@ -130,9 +130,11 @@ void udpsh_auth_judge(struct udpsh_auth *a, uint32_t ip, uint16_t port, const ui
                       int64_t now_ns, struct udpsh_judgement *j);
 
 /* Whether an unkeyed request may run line (NUL-terminated, as udpsh_request_line made it), from src_ip:
- * the commands that only read (help, profile, lscpu, ps, stacks, cpus, net, mem, uptime), `netload sink`
- * (it only receives), `netload send` to src_ip itself (a proven address flooding itself), an empty line, and
- * any word is_command says is no command (the shell then says so). */
+ * the commands that only read (help, profile, lscpu, ps, stacks, cpus, net -- not `net wedge` --, mem,
+ * uptime), `netload sink` (it only receives), `netload send` to src_ip itself (a proven address flooding
+ * itself), `profile stream` to src_ip itself (PORT alone, or src_ip:PORT) and `profile stream stop` (which
+ * stops only a stream to the requester unkeyed: kernel/cmd_profile_stream.c), an empty line, and any word
+ * is_command says is no command (the shell then says so). */
 bool udpsh_unkeyed_allows(const char *line, uint32_t src_ip, bool (*is_command)(const char *name));
 
 #endif

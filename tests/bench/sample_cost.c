@@ -5,7 +5,11 @@
  *   fold   -- profile_fold_add() of such records against a symbol table the size of a real kernel's;
  *   drain  -- profile_fold_drain() taking such records out of a ring while a run goes on, per record;
  *   idle   -- profiler_tick() with no run active, after a run on the (fake Intel) counter: the cost of every
- *             tick of an idle profiler, which the spec puts at one atomic read.
+ *             tick of an idle profiler, which the spec puts at one atomic read;
+ *   stream_tick, stream_1000 -- profile_streamer_drain() (`profile stream`) taking such records, labelled,
+ *             out of the ring and packing them into datagrams, per record, with as many records a drain as
+ *             4 CPUs make in PROFILE_DRAIN_MS at the 100 Hz tick (20) and at profile.hz=1000 (200); the send
+ *             is the copy into the network task's queue (what net_udp_send does), not lwIP's send after it.
  * It does the work; callgrind's --toggle-collect on the one function does the counting. Prints the number of
  * calls made, so the script can divide, and checks the work was real (every sample 8 frames, none dropped). */
 #include <stdio.h>
@@ -17,7 +21,9 @@
 #include "arch/x86_64/pmu_backend.h"
 #include "hal/pmu.h"
 #include "kernel/heap.h"
+#include "kernel/labels.h"
 #include "kernel/profiler_report.h"
+#include "kernel/profiler_stream.h"
 #include "kernel/stacktrace.h"
 #include "kernel/symbols.h"
 #include "kernel/task.h"
@@ -240,11 +246,63 @@ static void run_idle_ticks(unsigned long n)
     printf("calls %lu\n", n);
 }
 
+/* The send: the datagram copied into a queue slot, as net_udp_send hands it to the network task. */
+static unsigned char queue_slot[PROFILE_STREAM_DATAGRAM_MAX];
+static unsigned long datagrams, streamed_bytes;
+
+static bool copy_to_queue(void *arg, const char *data, size_t len)
+{
+    (void)arg;
+    memcpy(queue_slot, data, len);
+    datagrams++;
+    streamed_bytes += len;
+    return true;
+}
+
+static void run_stream(unsigned long n, unsigned per_drain)
+{
+    struct context ctx;
+    build_stack(0);
+    const struct label_set *labels = label_intern_one("job", "bench", NULL);
+    if (!labels)
+        exit(1);
+    task_set_labels(&the_task, labels);
+    struct profile_run run;
+    if (profiler_start(&run) != PROFILER_OK)
+        exit(1);
+    static struct profile_streamer s;
+    profile_streamer_init(&s, 0x1234abcd, &run, "43e78e68e5f92dac2debd9a86d0e9970aae625d5", copy_to_queue, NULL, 0);
+    unsigned long done = 0;
+    int64_t now = 0;
+    while (done < n) {
+        unsigned long batch = n - done < per_drain ? n - done : per_drain;
+        for (unsigned long i = 0; i < batch; i++) {
+            make_context(&ctx, (unsigned)(done + i));
+            profiler_sample(&ctx);
+        }
+        now += (int64_t)PROFILE_DRAIN_MS * 1000000;
+        profile_streamer_drain(&s, &run, NULL, now);
+        done += batch;
+    }
+    profiler_stop(&run);
+    if (s.sent != n || s.drained != n || s.unsent || s.ring_dropped) {
+        fprintf(stderr, "sample_cost: streamed %llu of %lu\n", (unsigned long long)s.sent, n);
+        exit(1);
+    }
+    profiler_release();
+    fprintf(stderr, "sample_cost: %lu records in %lu datagrams, %.1f a datagram, %.0f bytes a record\n", n,
+            datagrams, (double)n / (double)datagrams, (double)streamed_bytes / (double)n);
+    printf("calls %lu\n", n);
+}
+
 int main(int argc, char **argv)
 {
-    if (argc != 3 || (strcmp(argv[1], "sample") != 0 && strcmp(argv[1], "fold") != 0 &&
-                      strcmp(argv[1], "drain") != 0 && strcmp(argv[1], "idle") != 0)) {
-        fprintf(stderr, "usage: sample_cost sample|fold|drain|idle N\n");
+    static const char *const modes[] = { "sample", "fold", "drain", "idle", "stream_tick", "stream_1000" };
+    bool known = false;
+    for (size_t i = 0; argc == 3 && i < sizeof modes / sizeof modes[0]; i++)
+        known |= strcmp(argv[1], modes[i]) == 0;
+    if (!known) {
+        fprintf(stderr, "usage: sample_cost sample|fold|drain|idle|stream_tick|stream_1000 N\n");
         return 2;
     }
     unsigned long n = strtoul(argv[2], NULL, 10);
@@ -258,6 +316,10 @@ int main(int argc, char **argv)
         run_folds(n);
     else if (strcmp(argv[1], "drain") == 0)
         run_drains(n);
+    else if (strcmp(argv[1], "stream_tick") == 0)
+        run_stream(n, 4 * 100 * PROFILE_DRAIN_MS / 1000);
+    else if (strcmp(argv[1], "stream_1000") == 0)
+        run_stream(n, 4 * 1000 * PROFILE_DRAIN_MS / 1000);
     else
         run_idle_ticks(n);
     return 0;

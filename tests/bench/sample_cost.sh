@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# tests/bench/sample_cost.sh: instructions per profiler sample (8-frame chain) and per folded sample, counted
+# tests/bench/sample_cost.sh: instructions per profiler sample (8-frame chain), per folded sample and per streamed
+# sample (`profile stream`'s drain and packing, at the tick's and at profile.hz=1000's records a drain), counted
 # exactly by callgrind. The kernel's own sample path (kernel/profiler.c, kernel/stacktrace.c) and fold
 # (kernel/profiler_report.c, kernel/symbols.c) are built for the host with the kernel's compiler and flags,
 # driven by tests/bench/sample_cost.c, and callgrind collects only inside profiler_sample() or
@@ -25,7 +26,7 @@ KCFLAGS="$KCFLAGS -DKPROF_HOST -Itests/unit -gdwarf-4"
 HOSTFLAGS="-std=gnu11 -O2 -gdwarf-4 -Wall -Wextra -Werror -DKPROF_HOST -I. -Itests/unit -fno-omit-frame-pointer -fno-pie"
 
 objs=()
-for src in kernel/profiler.c kernel/stacktrace.c kernel/profiler_report.c kernel/profiler_raw.c kernel/labels.c kernel/parse.c \
+for src in kernel/profiler.c kernel/stacktrace.c kernel/profiler_report.c kernel/profiler_raw.c kernel/fields.c kernel/profiler_stream.c kernel/labels.c kernel/parse.c \
            kernel/symbols.c kernel/sink.c \
            kernel/format.c kernel/string.c arch/x86_64/pmu.c arch/x86_64/pmu_intel.c arch/x86_64/pmu_amd.c arch/x86_64/cpu_identity.c; do
   obj="$OUT/$(basename "$src" .c).o"
@@ -45,7 +46,7 @@ gcc -no-pie -o "$OUT/sample_cost" "$OUT/sample_cost_driver.o" "$OUT/fake_hal.o" 
 
 # per_call FUNCTION MODE N: callgrind's collected instruction total over the driver's count of calls.
 per_call() {
-  local fn=$1 mode=$2 n=$3 cg="$OUT/callgrind.$1.out" calls total
+  local fn=$1 mode=$2 n=$3 cg="$OUT/callgrind.$1.$2.out" calls total
   calls=$(valgrind --tool=callgrind --callgrind-out-file="$cg" --toggle-collect="$fn" \
             "$OUT/sample_cost" "$mode" "$n" 2>"$OUT/callgrind.$fn.log" | sed -n 's/^calls //p')
   total=$(sed -n 's/^totals: *\([0-9]*\).*/\1/p' "$cg")
@@ -67,3 +68,8 @@ idle=$(per_call profiler_tick idle 20000)
 echo "profiler: $fold instructions per folded sample"
 echo "profiler: $drain instructions per record drained during the window (the fold included: $((drain - fold)) of the drain's own)"
 echo "profiler: $idle instructions per idle tick after a counter run (no run active: one atomic read and a compare)"
+stream_tick=$(per_call profile_streamer_drain stream_tick 20000)
+stream_1000=$(per_call profile_streamer_drain stream_1000 20000)
+packing=$(sed -n 's/^sample_cost: //p' "$OUT/callgrind.profile_streamer_drain.log" | tail -1)
+echo "profiler: stream: $stream_tick instructions per streamed sample drained and packed at the 100 Hz tick (20 a drain on 4 cpus), $stream_1000 at profile.hz=1000 (200 a drain); with the sample itself $((sample + stream_tick)) and $((sample + stream_1000))"
+echo "profiler: stream: ($packing; the copy into the network task's queue counted, lwIP's send after it not)"

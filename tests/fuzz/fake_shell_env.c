@@ -17,6 +17,9 @@
 #include "kernel/profiler_raw.h"
 #include "kernel/build_id.h"
 #include "kernel/profiler.h"
+#include "kernel/profiler_stream.h"
+#include "kernel/net/udpsh.h"
+#include "hal/entropy.h"
 #include "kernel/symbols.h"
 
 struct task fake_tasks[FAKE_TASKS];
@@ -121,7 +124,8 @@ bool net_available(void) { return true; }
 struct task *net_task_get(void) { return &fake_tasks[1]; }
 bool net_udp_bind(uint16_t port, net_udp_handler handler, void *arg)
 {
-    (void)port;
+    if (port == PROFILE_STREAM_SRC_PORT)
+        return true; /* the stream's port receives nothing; netload's handler stays the one fed */
     bound_handler = handler;
     bound_arg = arg;
     return true;
@@ -133,6 +137,24 @@ bool net_udp_send(enum net_udp_when_full when_full, uint16_t src_port, uint32_t 
     CHECK(len <= NET_UDP_MAX);
     return true;
 }
+/* `profile stream`: the console's request, the local subnet allowed; its task never starts (task_spawn). */
+bool udpsh_permits(uint32_t ip) { return (ip >> 8) == 0x0a0002; }
+bool udpsh_request_origin(uint32_t *ip, bool *keyed)
+{
+    (void)ip, (void)keyed;
+    return false;
+}
+uint64_t entropy_sample(bool *hardware)
+{
+    *hardware = false;
+    return 0x1234;
+}
+void task_exit(void)
+{
+    CHECK(!"task_exit: no task was ever started");
+    abort();
+}
+
 void net_set_poller(net_poll_fn fn, void *arg)
 {
     (void)arg;

@@ -29,7 +29,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 static void check_reply(const char *payload, size_t len)
 {
     if (len == 3 && payload[0] == 'E') {
-        static const char *const documented[] = { "E03", "E05", "E07", "E14", "E22", "E28" };
+        /* E01: a breakpoint in the debugger's own code (the fake machine's FAKE_DEBUGGER_START..END), or a
+         * watchpoint on its code or data; E95: a watchpoint no debug register can be. */
+        static const char *const documented[] = { "E01", "E03", "E05", "E07", "E14", "E22", "E28", "E95" };
         bool known = false;
         for (size_t i = 0; i < sizeof documented / sizeof *documented; i++)
             known |= memcmp(payload, documented[i], 3) == 0;

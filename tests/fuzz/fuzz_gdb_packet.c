@@ -72,7 +72,7 @@ static void wire_putc(void *ctx, char c)
     out.in_frame = false;
 }
 
-static const struct gdb_transport transport = { wire_getc, wire_putc, NULL };
+static const struct gdb_transport transport = { .getc = wire_getc, .putc = wire_putc, .ctx = NULL };
 
 static void check_hex_helpers(const char *payload, size_t len)
 {

@@ -98,6 +98,15 @@ def _printable(text):
     return all(" " <= c <= "~" for c in text)
 
 
+def host_steal_ticks():
+    """Time the hypervisor under this machine ran something else while this machine had work to run (the
+    eighth figure of /proc/stat's cpu line: USER_HZ ticks, summed over its CPUs). This machine is itself a
+    VM, and when its host steals time QEMU's threads stall however idle this machine looks."""
+    with open("/proc/stat") as f:
+        fields = f.readline().split()
+    return int(fields[8]) if len(fields) > 8 else 0
+
+
 def kvm_usable():
     """None when QEMU can run a guest under KVM here (/dev/kvm opens read-write and takes KVM_CREATE_VM), else
     the reason it cannot, in a few words."""
@@ -122,13 +131,17 @@ class Kprof:
 
     def __init__(self, smp=4, mem=256, cmdline="", iso=None, extra_args=(), gdb=False, udp=False,
                  udp_guest_port=UDP_GUEST_PORT, monitor=False, name="kprof", netload=False, firmware="bios",
-                 nic=None, accel="tcg"):
+                 nic=None, accel="tcg", gdb_udp=None):
         if firmware not in FIRMWARES:
             raise ValueError("firmware %r: want one of %s" % (firmware, ", ".join(FIRMWARES)))
         if nic is not None and nic not in NICS:
             raise ValueError("nic %r: want one of %s" % (nic, ", ".join(NICS)))
+        # gdb_udp=GUEST_PORT: the gdb stub's UDP port (the kernel's gdb.udp=, which the caller puts on the
+        # command line), forwarded from a free host port (gdb_udp_host_port) -- gdb's `target remote udp:`.
+        self.gdb_udp_guest_port = gdb_udp
+        self.gdb_udp_port = free_port(socket.SOCK_DGRAM) if gdb_udp else None
         # without a NIC named, the UDP shell gets virtio-net (as scripts/qemu.sh) and no UDP means no NIC
-        self.nic = nic if nic is not None else ("virtio-legacy" if udp else None)
+        self.nic = nic if nic is not None else ("virtio-legacy" if (udp or gdb_udp) else None)
         self.firmware = firmware
         if accel not in ("tcg", "kvm"):
             raise ValueError("accel %r: want tcg or kvm" % accel)
@@ -187,6 +200,8 @@ class Kprof:
             fwd = []
             if self.udp_port:
                 fwd.append("hostfwd=udp:127.0.0.1:%d-:%d" % (self.udp_port, self.udp_guest_port))
+            if self.gdb_udp_port:
+                fwd.append("hostfwd=udp:127.0.0.1:%d-:%d" % (self.gdb_udp_port, self.gdb_udp_guest_port))
             if self.netload_port:
                 fwd.append("hostfwd=udp:127.0.0.1:%d-:%d" % (self.netload_port, self.netload_port))
             subst = {"NETDEV": ",".join(["user,id=n0"] + fwd), "NIC": ",".join(["user"] + fwd)}

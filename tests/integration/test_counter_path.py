@@ -1,16 +1,19 @@
 """The counter's path as QEMU can run it (issue 13): TCG has no PMU, so the tick carries it, raised to the
 counter's rate with `profile.hz=1000` -- the same drain, rings and report the counter feeds.
 
-- A 2000 ms profile of 4 busy CPUs at 1 kHz reports more samples than the rings hold (at least 5000, every CPU
-  over 1024) and drops none: the profile command drains the rings while its window runs.
+- A 2000 ms profile of 4 busy CPUs at 1 kHz samples every tick its CPUs took, reports more samples than the
+  rings hold (every CPU over 1024) and drops none: the profile command drains the rings while its window runs.
 - `burn MS N irqsoff` holds the tick off on its CPUs: the report says for how long (most of the window) and
   where it was let in (irq_restore, just after its sti), with those ticks' chain marked, apart from the rest.
 - `profile.hz=` takes TICK_HZ_MIN..TICK_HZ_MAX; anything else is one warning line at boot and the default rate.
 - `burn` refuses a fourth word that is not `irqsoff`.
 
-TCG delivers 70-77 % of 1 kHz ticks on 4 vCPUs over this machine's 2 cores (QEMU-FACTS.md), so the figures
-the issue asks for are checked as stated, and a run whose CPUs the host starved (the kernel's own tick counts
-show it) is tried again, as test_profile.py does.
+How many of the 8000 ticks TCG delivers to 4 vCPUs over this machine's 2 cores is the host's doing: 70-77 %
+when issue 13 was written (hence its "at least 5,000"), 55-65 % on quieter days since (4790-5263 samples). So
+the drain is judged against the ticks the kernel's own counters (`cpus`) say each CPU took around the window:
+a sample for at least 90 % of them (the rest fell outside the window), none dropped, and more than a ring
+holds on every CPU. A run whose CPUs the host starved below a ring's worth is tried again, as test_profile.py
+does.
 """
 
 import re
@@ -18,10 +21,11 @@ import re
 import pytest
 
 from kprof_qemu import poll
-from test_profile import parse_report, burn_pids, wait_no_burn, unstarved
+from test_profile import parse_report, burn_pids, wait_no_burn, unstarved, cpu_ticks
 
 HZ = 1000
 RING_RECORDS = 1024
+SAMPLED_SHARE = 0.9  # of the ticks a CPU took between `cpus` before and after the profile
 ATTEMPTS = 3
 
 
@@ -54,12 +58,18 @@ def test_2000_ms_on_4_busy_cpus_at_1khz_drops_nothing(fast_tick):
     def attempt():
         wait_no_burn(fast_tick)
         assert len(burn_pids(fast_tick.cmd("burn 3000 4"))) == 4
+        _, before = cpu_ticks(fast_tick)
         r = profile_at(fast_tick, "profile 2000 all 3", 2000, 3)
+        _, after = cpu_ticks(fast_tick)
         assert r.hz == HZ, r.text
         assert r.dropped == 0, r.text
-        assert r.samples >= 5000, "%d samples, the rings hold %d:\n%s" % (r.samples, 4 * RING_RECORDS, r.text)
+        took = {cpu: after[cpu] - before[cpu] for cpu in range(4)}
+        print("samples per CPU %s of the ticks each took %s" % ({c: n for c, (n, _) in r.per_cpu.items()}, took))
         for cpu in range(4):
-            assert r.per_cpu[cpu][0] > RING_RECORDS, "cpu %d took %d samples:\n%s" % (cpu, r.per_cpu[cpu][0], r.text)
+            assert r.per_cpu[cpu][0] >= SAMPLED_SHARE * took[cpu], "cpu %d: %d samples of the %d ticks it took:\n%s" \
+                % (cpu, r.per_cpu[cpu][0], took[cpu], r.text)
+            assert r.per_cpu[cpu][0] > RING_RECORDS, "cpu %d took %d samples, its ring holds %d:\n%s" \
+                % (cpu, r.per_cpu[cpu][0], RING_RECORDS, r.text)
         assert r.chains[0].leaf == "burn_inner", r.text
         return r
     retried(fast_tick, "profile 2000 all 3 under burn 3000 4", attempt)

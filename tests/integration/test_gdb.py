@@ -264,6 +264,36 @@ def test_hardware_breakpoint_and_stepping_another_cpu(kprof_factory):
     assert_running(k)
 
 
+def test_watchpoints_stop_after_the_access_and_refuse_the_debuggers_data(kprof_factory):
+    """`watch` and `awatch` are the debug registers' (Z2, Z4): the console's reader writes input_tail as it takes
+    a typed byte, and gdb shows the old and new value where it happened. A read-only watchpoint (rwatch: x86
+    has none), one on the debugger's own data (the COM2 transport's pushback byte) and one on what every trap
+    touches before the debugger runs (a CPU's interrupt depth in percpu_area: armed, the machine hung in the
+    first interrupt's #DB and its #DB's) are refused at the continue, and the machine stays stopped for gdb
+    to go on."""
+    k = kprof_factory(gdb=True)
+    g = Gdb(k, ["awatch pushback", "continue", "delete", "rwatch input_head", "continue", "delete",
+                "watch percpu_area[1].irq_depth", "continue", "delete",
+                "print input_tail", "watch input_tail", mark("resuming"), "continue", "bt 2",
+                "awatch input_tail", "delete 4", mark("again"), "continue", "delete", "detach"])
+    g.wait_mark("resuming")
+    time.sleep(0.5)
+    k.send("u")
+    g.wait_mark("again")
+    time.sleep(0.5)
+    k.send("ptime\r")
+    text = g.finish()
+    assert text.count("Could not insert hardware watchpoint") == 3, "all three refusals:\n%s" % text
+    before = int(re.search(r"(?m)^\$1 = (\d+)", text).group(1))
+    m = re.search(r"hit Hardware watchpoint 4: input_tail\s+Old value = (\d+)\s+New value = (\d+)", text)
+    assert m and (int(m.group(1)), int(m.group(2))) == (before, before + 1), "no write stop:\n%s" % text
+    assert re.search(r"(?m)^#0 +(0x[0-9a-f]+ in )?console_read_char \(", text), "not where it was written:\n%s" % text
+    assert re.search(r"hit Hardware access \(read/write\) watchpoint 5: input_tail\s+Value = %d" % (before + 1),
+                     text), "no access stop:\n%s" % text
+    k.expect(r"up \d+\.\d{3} s\n", what="the uptime typed around the two stops")
+    assert_running(k)
+
+
 def test_breakpoint_every_cpu_hits_at_once(kprof_factory):
     # Four busy tasks run burn_middle on all CPUs: each continue finds several CPUs at the breakpoint at once,
     # one reports it and the others wait stopped; stepping and a debug-register breakpoint work under load.
@@ -337,7 +367,8 @@ def test_junk_bad_checksums_and_long_packets_leave_the_kernel_running_or_waiting
     reply = w.request("?")
     assert re.match(rb"[ST][0-9a-f]{2}", reply), reply
     # Longer than the advertised PacketSize: an error reply, the session goes on.
-    assert w.request("m" + "1" * 20000).startswith(b"E"), "an over-long packet was not refused"
+    # (70 KB in: up to ~15 s over COM2 while its receive FIFO triggers at one byte)
+    assert w.request("m" + "1" * 70000, timeout=60).startswith(b"E"), "an over-long packet was not refused"
     assert w.request("m0,4").startswith(b"E"), "reading page 0 did not fail"
     assert w.request("m8000000000000000,4").startswith(b"E"), "a non-canonical read did not fail"
     assert w.request("M0,1:00").startswith(b"E"), "writing page 0 did not fail"

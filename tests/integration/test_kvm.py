@@ -2,13 +2,13 @@
 boots it. On these machines /dev/kvm is PVM -- software virtualisation with shadow paging that runs the guest
 deprivileged, no virtual PMU -- which cannot emulate INT n in long mode: the kernel's yield builds its interrupt
 frame by hand instead (arch/x86_64/cpu_inline.h). One boot (SeaBIOS and GRUB take about a minute under PVM),
-then: ready, a profile of a known load (guest code runs at native speed, so its samples spread over the loop
-body rather than one offset a translated block), the UDP shell, gdb on COM2, and poweroff. Where /dev/kvm is
+then: ready, a profile of a known load (its samples spread over the loop body rather than one offset a
+translated block; guest code is slow here -- about 0.5 M instructions a second measured under PVM, so nothing
+that needs CPU, such as a busy stream, is asserted), the UDP shell, gdb on COM2, and poweroff. Where /dev/kvm is
 not usable every test here is skipped, saying why -- the one skip the suite accepts (conftest.KVM_SKIP).
 """
 
 import re
-import subprocess
 
 import pytest
 

@@ -63,6 +63,8 @@ NET_LINES = [
     ("tx", re.compile(r"tx: (?P<tx_packets>\d+) packets, (?P<tx_bytes>\d+) bytes, (?P<tx_errors>\d+) errors, "
                       r"(?P<tx_ring_full>\d+) ring full")),
     ("udp", re.compile(r"udp: (?P<udp_in>\d+) in, (?P<udp_out>\d+) out, (?P<udp_failed>\d+) send failures")),
+    ("queue", re.compile(r"queue: (?P<queue_waits>\d+) waits for room, (?P<queue_wait_ms>\d+) ms waited; "
+                         r"(?P<tx_passes>\d+) passes sent (?P<tx_sent>\d+) datagrams in (?P<tx_us>\d+) us")),
     ("lwip", re.compile(r"lwip: heap used (?P<lwip_heap>\d+) of (?P<lwip_heap_total>\d+) bytes, pbufs in use "
                         r"(?P<pbufs>\d+) of (?P<pbufs_total>\d+)")),
     ("udpsh", re.compile(r"udpsh: port (?P<port>\d+), (?P<requests>\d+) requests, (?P<busy>\d+) busy, "

@@ -71,7 +71,9 @@ SHELL_MAX_ARGS = 16
 LINE_MAX = 255
 COMMANDS = {"help", "profile", "lscpu", "ps", "label", "stacks", "cpus", "net", "netload", "mem", "uptime",
             "burn", "panic", "poweroff"}
-NO_ARG_COMMANDS = ["help", "lscpu", "ps", "stacks", "cpus", "net", "mem", "uptime"]
+# The commands whose every wrong use gets one fixed usage line, and that line (kernel/cmd_*.c).
+FIXED_USAGE = {name: "usage: " + name for name in ["help", "lscpu", "ps", "stacks", "cpus", "mem", "uptime"]}
+FIXED_USAGE["net"] = "usage: net | net wedge MS"
 # A small vocabulary: label sets are interned in a table of 64 and never freed, so the soak must not invent
 # new ones every round (that would fill the table by design, not find a bug). 6 single pairs + 9 double ones.
 LABEL_KEYS = ["job", "soak"]
@@ -584,9 +586,9 @@ class Soak:
             if text.split()[0] in COMMANDS:
                 return self.random_line()  # junk that spells a command (`ps`) would run it
         elif kind == "junk-args":
-            name = rng.choice(NO_ARG_COMMANDS + ["profile", "label", "burn", "netload"])
+            name = rng.choice(sorted(FIXED_USAGE) + ["profile", "label", "burn", "netload"])
             text = " ".join([name] + [junk_word(rng) for _ in range(rng.randint(1, 4))])
-            return text, ("usage: %s" % name if name in NO_ARG_COMMANDS else "usage: ")
+            return text, FIXED_USAGE.get(name, "usage: ")
         elif kind == "control":
             while True:
                 text = "".join(chr(rng.choice([rng.randrange(0x20), rng.randrange(0x20, 0x100),

@@ -22,6 +22,7 @@ static uint8_t low_mem[FAKE_LOW_SIZE];
 static uint64_t sw_slots[FAKE_SW_SLOTS];
 static bool sw_used[FAKE_SW_SLOTS];
 static uint8_t high_mem[FAKE_HIGH_SIZE];
+static uint8_t big_mem[FAKE_BIG_SIZE];
 
 uint8_t fake_memory_pattern(size_t offset)
 {
@@ -38,6 +39,8 @@ static uint8_t *mapped(uint64_t addr, size_t len)
     if (addr >= FAKE_HIGH_BASE && addr - FAKE_HIGH_BASE < FAKE_HIGH_SIZE &&
         len <= FAKE_HIGH_SIZE - (addr - FAKE_HIGH_BASE))
         return high_mem + (addr - FAKE_HIGH_BASE);
+    if (addr >= FAKE_BIG_BASE && addr - FAKE_BIG_BASE < FAKE_BIG_SIZE && len <= FAKE_BIG_SIZE - (addr - FAKE_BIG_BASE))
+        return big_mem + (addr - FAKE_BIG_BASE);
     return NULL;
 }
 
@@ -180,6 +183,17 @@ static bool fake_hw_break_valid(uint64_t addr)
     return canonical(addr);
 }
 
+static void fake_debugger_code(uint64_t *start, uint64_t *end)
+{
+    *start = FAKE_DEBUGGER_START;
+    *end = FAKE_DEBUGGER_END;
+}
+
+static bool fake_debugger_data(uint64_t addr, uint64_t len)
+{
+    return addr < FAKE_DEBUGGER_DATA_END && addr + len > FAKE_DEBUGGER_DATA_START;
+}
+
 bool fake_sw_break_at(uint64_t addr)
 {
     return find_slot(sw_slots, sw_used, FAKE_SW_SLOTS, addr) >= 0;
@@ -188,9 +202,9 @@ bool fake_sw_break_at(uint64_t addr)
 /* The debug registers a CPU would load as it resumes: what the stub's table holds in each slot. */
 bool fake_hw_break_at(uint64_t addr)
 {
-    uint64_t slot_addr;
+    struct gdb_hw_slot h;
     for (unsigned slot = 0; slot < FAKE_HW_SLOTS; slot++)
-        if (gdb_break_hw_slot(slot, &slot_addr) && slot_addr == addr)
+        if (gdb_break_hw_slot(slot, &h) && h.addr == addr)
             return true;
     return false;
 }
@@ -202,10 +216,10 @@ unsigned fake_sw_break_count(void)
 
 unsigned fake_hw_break_count(void)
 {
-    uint64_t addr;
+    struct gdb_hw_slot h;
     unsigned count = 0;
     for (unsigned slot = 0; slot < FAKE_HW_SLOTS; slot++)
-        count += gdb_break_hw_slot(slot, &addr);
+        count += gdb_break_hw_slot(slot, &h);
     return count;
 }
 
@@ -213,13 +227,15 @@ unsigned fake_hw_break_count(void)
 
 unsigned fake_resume_calls;
 int fake_resume_step_cpu;
+bool fake_resume_step;
 bool fake_resume_others_stay;
 unsigned fake_kill_calls;
 
-static void fake_resume(int step_cpu, bool others_stay)
+static void fake_resume(int cpu, bool step, bool others_stay)
 {
     fake_resume_calls++;
-    fake_resume_step_cpu = step_cpu;
+    fake_resume_step_cpu = cpu;
+    fake_resume_step = step;
     fake_resume_others_stay = others_stay;
 }
 
@@ -293,6 +309,8 @@ const struct gdb_target fake_target = {
     .sw_break_unplant = fake_sw_break_unplant,
     .hw_break_slots = FAKE_HW_SLOTS,
     .hw_break_valid = fake_hw_break_valid,
+    .debugger_code = fake_debugger_code,
+    .debugger_data = fake_debugger_data,
     .resume = fake_resume,
     .msr_read = fake_msr_read,
     .msr_write = fake_msr_write,
@@ -306,6 +324,8 @@ void fake_target_reset(void)
         low_mem[i] = fake_memory_pattern(i);
     for (size_t i = 0; i < FAKE_HIGH_SIZE; i++)
         high_mem[i] = fake_memory_pattern(i);
+    for (size_t i = 0; i < FAKE_BIG_SIZE; i++)
+        big_mem[i] = fake_memory_pattern(i);
     memset(fake_regs, 0, sizeof fake_regs);
     fake_unreadable_reg = -1;
     fake_readonly_reg = -1;
@@ -313,6 +333,7 @@ void fake_target_reset(void)
     fake_break_insert_calls = 0;
     fake_resume_calls = 0;
     fake_resume_step_cpu = -2;
+    fake_resume_step = false;
     fake_resume_others_stay = false;
     fake_kill_calls = 0;
     for (unsigned cpu = 0; cpu < FAKE_CPUS; cpu++) {

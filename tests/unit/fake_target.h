@@ -21,6 +21,9 @@
 #define FAKE_LOW_SIZE 0x2000ull
 #define FAKE_HIGH_BASE 0xffffffff80000000ull
 #define FAKE_HIGH_SIZE 0x3000ull
+/* A third region larger than any packet's worth of memory (GDB_PACKET_SIZE / 2): reads that a packet cuts. */
+#define FAKE_BIG_BASE 0x100000ull
+#define FAKE_BIG_SIZE 0x10000ull
 uint8_t fake_memory_pattern(size_t offset);
 /* The byte at a mapped address (the test must know it is mapped). */
 uint8_t fake_memory_byte(uint64_t addr);
@@ -36,6 +39,12 @@ extern int fake_readonly_reg;
 #define FAKE_SW_SLOTS 128
 #define FAKE_HW_SLOTS 4
 #define FAKE_BREAK_INSN 0xCC
+/* The debugger's own code (target->debugger_code): mapped, so only that refuses breakpoints there. */
+#define FAKE_DEBUGGER_START (FAKE_HIGH_BASE + 0x2000ull)
+#define FAKE_DEBUGGER_END (FAKE_HIGH_BASE + 0x2400ull)
+/* The debugger's own data, where no watchpoint goes. */
+#define FAKE_DEBUGGER_DATA_START (FAKE_HIGH_BASE + 0x2800ull)
+#define FAKE_DEBUGGER_DATA_END (FAKE_HIGH_BASE + 0x2900ull)
 bool fake_sw_break_at(uint64_t addr);
 bool fake_hw_break_at(uint64_t addr);
 unsigned fake_sw_break_count(void);
@@ -48,9 +57,10 @@ extern unsigned fake_break_insert_calls;
 #define FAKE_MSR_B 0x38fu
 uint64_t fake_msr_value(unsigned cpu, uint32_t msr);
 
-/* resume() and kill() calls, and the arguments of the last resume. */
+/* resume() and kill() calls, and the arguments of the last resume (its cpu, whether it steps). */
 extern unsigned fake_resume_calls;
 extern int fake_resume_step_cpu;
+extern bool fake_resume_step;
 extern bool fake_resume_others_stay;
 extern unsigned fake_kill_calls;
 

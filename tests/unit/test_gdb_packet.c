@@ -257,6 +257,81 @@ static void test_receive_events(void **state)
     assert_null(fake_link_finish());
 }
 
+/* A transport that records where the stub flushes: a datagram transport sends each flushed unit as one. */
+static const char *flush_input;
+static char flush_log[256];
+static size_t flush_log_len;
+
+static int flush_getc(void *ctx, int timeout_ms)
+{
+    (void)ctx;
+    (void)timeout_ms;
+    return *flush_input ? (unsigned char)*flush_input++ : -1;
+}
+
+static void flush_putc(void *ctx, char c)
+{
+    (void)ctx;
+    assert_true(flush_log_len < sizeof flush_log - 1);
+    flush_log[flush_log_len++] = c;
+}
+
+static void flush_mark(void *ctx)
+{
+    (void)ctx;
+    flush_putc(ctx, '|');
+}
+
+static void test_every_ack_and_packet_ends_in_a_flush(void **state)
+{
+    (void)state;
+    static const struct gdb_transport recording = { .getc = flush_getc, .putc = flush_putc, .flush = flush_mark };
+    struct gdb_link *l = malloc(sizeof *l);
+    assert_non_null(l);
+    gdb_link_init(l, &recording);
+    flush_log_len = 0;
+    /* a bad checksum, then the packet again, our reply refused once, then acknowledged */
+    flush_input = "$qC#00$qC#b4-+";
+    assert_int_equal(gdb_link_receive(l), GDB_EVENT_PACKET);
+    gdb_out_reset(l);
+    gdb_out_str(l, "QC1");
+    assert_true(gdb_link_send(l));
+    flush_log[flush_log_len] = 0;
+    assert_string_equal(flush_log, "-|+|$QC1#c5|$QC1#c5|");
+    free(l);
+}
+
+/* A transport with a bulk write: the payload arrives in one write call, framed by putc, the wire unchanged. */
+static unsigned flush_writes;
+
+static void flush_write(void *ctx, const char *bytes, size_t len)
+{
+    flush_writes++;
+    for (size_t i = 0; i < len; i++)
+        flush_putc(ctx, bytes[i]);
+}
+
+static void test_a_transport_with_write_gets_the_payload_in_one_call_and_the_same_wire(void **state)
+{
+    (void)state;
+    static const struct gdb_transport bulk = { .getc = flush_getc, .putc = flush_putc, .write = flush_write,
+                                               .flush = flush_mark };
+    struct gdb_link *l = malloc(sizeof *l);
+    assert_non_null(l);
+    gdb_link_init(l, &bulk);
+    flush_log_len = 0;
+    flush_writes = 0;
+    flush_input = "$qC#b4-+";
+    assert_int_equal(gdb_link_receive(l), GDB_EVENT_PACKET);
+    gdb_out_reset(l);
+    gdb_out_str(l, "QC1");
+    assert_true(gdb_link_send(l));
+    flush_log[flush_log_len] = 0;
+    assert_string_equal(flush_log, "+|$QC1#c5|$QC1#c5|");
+    assert_int_equal(flush_writes, 2); /* once per transmission, not per byte */
+    free(l);
+}
+
 static void test_receive_oversized_packet(void **state)
 {
     (void)state;
@@ -293,6 +368,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_send_sees_the_link_go, setup, teardown),
         cmocka_unit_test_setup_teardown(test_receive_events, setup, teardown),
         cmocka_unit_test_setup_teardown(test_receive_oversized_packet, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_every_ack_and_packet_ends_in_a_flush, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_transport_with_write_gets_the_payload_in_one_call_and_the_same_wire, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

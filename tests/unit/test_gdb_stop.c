@@ -223,6 +223,8 @@ struct fake_cpu {
     atomic_bool panic_nmi;      /* the panicking CPU's NMI */
     atomic_bool panic_now;      /* panics: stops the others as panic() does, then enters the debugger */
     atomic_int irq;             /* 1: the transport's interrupt for an attach, 2: for Ctrl-C */
+    atomic_bool irq_held;       /* between its interrupt's stop request and gdb_after_irq, until cleared */
+    atomic_bool irq_requested;  /* it made that request and is held there */
     bool in_nmi;
     bool detour_pending;
     struct context *detour_to;  /* where leave_nmi copies the context the detour parks with */
@@ -247,6 +249,7 @@ static _Thread_local int this_cpu_id = -1;
 static pthread_barrier_t rendezvous;
 static struct gdb_x86_cpu_state states[FAKE_CPUS];
 static atomic_bool transport_irq_on;
+static atomic_int transport_irq_cpu; /* where it goes when on: -1 the usual CPU (0) */
 
 static struct fake_cpu *me(void)
 {
@@ -293,7 +296,7 @@ static void execute_one(struct fake_cpu *f)
     if (!(ctx->rflags & RFLAGS_RF)) {
         for (unsigned i = 0; i < 4; i++) {
             if (f->dr_on[i] && f->dr[i] == pc) {
-                gdb_stop_debug_trap(ctx, false, true);
+                gdb_stop_debug_trap(ctx, false, 1u << i);
                 return;
             }
         }
@@ -311,7 +314,23 @@ static void execute_one(struct fake_cpu *f)
     ctx->rflags &= ~RFLAGS_RF;
     atomic_fetch_add(&f->executed, 1);
     if (trap_after)
-        gdb_stop_debug_trap(ctx, true, false);
+        gdb_stop_debug_trap(ctx, true, 0);
+}
+
+/* A pending stop request's NMI, taken: the CPU parks (out of NMI context, by the detour, when the stop asks
+ * for that) and runs on once released. */
+static bool nmi_taken(struct fake_cpu *f)
+{
+    if (!atomic_exchange(&f->nmi, false))
+        return false;
+    take_nmi(f, &f->ctx);
+    if (f->detour_pending) {
+        /* Out of the NMI: park with the copy, then resume the copy as released. */
+        f->detour_pending = false;
+        gdb_stop_park_detoured(&f->saved);
+        f->ctx = f->saved;
+    }
+    return true;
 }
 
 static void *cpu_main(void *arg)
@@ -332,19 +351,16 @@ static void *cpu_main(void *arg)
             for (;;)
                 pause(); /* as platform_halt_forever() */
         }
-        if (atomic_exchange(&f->nmi, false)) {
-            take_nmi(f, &f->ctx);
-            if (f->detour_pending) {
-                /* Out of the NMI: park with the copy, then resume the copy as released. */
-                f->detour_pending = false;
-                gdb_stop_park_detoured(&f->saved);
-                f->ctx = f->saved;
-            }
+        if (nmi_taken(f))
             continue;
-        }
         int irq = atomic_exchange(&f->irq, 0);
         if (irq) {
-            gdb_request_stop(irq == 2);
+            gdb_request_stop(NULL, irq == 2);
+            atomic_store(&f->irq_requested, true);
+            /* The rest of the interrupt handler (its EOI): where another CPU's stop can NMI this one. */
+            while (atomic_load(&f->irq_held))
+                if (!nmi_taken(f))
+                    sched_yield();
             gdb_after_irq(&f->ctx);
             continue;
         }
@@ -468,8 +484,11 @@ static void a_skip_hw_break(struct context *ctx, bool skip)
 static void a_load_debug_regs(void)
 {
     struct fake_cpu *f = me();
-    for (unsigned i = 0; i < 4; i++)
-        f->dr_on[i] = gdb_break_hw_slot(i, &f->dr[i]);
+    for (unsigned i = 0; i < 4; i++) {
+        struct gdb_hw_slot h;
+        f->dr_on[i] = gdb_break_hw_slot(i, &h);
+        f->dr[i] = f->dr_on[i] ? h.addr : 0;
+    }
 }
 
 static void a_set_pc(struct context *ctx, uint64_t addr) { ctx->rip = addr; }
@@ -486,7 +505,11 @@ static void a_trap(void)
     gdb_stop_breakpoint_insn(&here, TRAP_PC);
 }
 
-static void a_transport_irq(bool on) { atomic_store(&transport_irq_on, on); }
+static void a_transport_irq(bool on, int cpu)
+{
+    atomic_store(&transport_irq_cpu, cpu);
+    atomic_store(&transport_irq_on, on);
+}
 
 static void a_relax(void)
 {
@@ -718,15 +741,17 @@ static void attach(void)
 {
     atomic_store(&fcpu[0].irq, 1);
     gdb_exchange("qSupported:swbreak+;hwbreak+",
-                 "PacketSize=4000;qXfer:features:read+;vContSupported+;swbreak+;hwbreak+");
+                 "PacketSize=ff00;qXfer:features:read+;vContSupported+;swbreak+;hwbreak+");
     gdb_exchange("?", "T05thread:1;");
     assert_false(atomic_load(&transport_irq_on));
 }
 
-/* Ctrl-C while the machine runs: cpu 0's transport interrupt. */
+/* Ctrl-C while the machine runs: the transport's interrupt, on the CPU it goes to (cpu 0 unless one CPU
+ * runs alone). */
 static unsigned interrupt(void)
 {
-    atomic_store(&fcpu[0].irq, 2);
+    int cpu = atomic_load(&transport_irq_cpu);
+    atomic_store(&fcpu[cpu < 0 ? 0 : cpu].irq, 2);
     return gdb_stop_reply("02", "");
 }
 
@@ -824,13 +849,43 @@ static void test_every_vcont_form_and_the_legacy_ones(void **state)
     expect_continue("c");
 }
 
+/* gdb's `set scheduler-locking on`: vCont;c:N runs CPU N alone while the others stay where they are -- the
+ * leader among them, held -- and the transport's interrupt goes to the one that runs, so that Ctrl-C stops
+ * it; a plain continue lets everyone go again. */
+static void test_continue_one_cpu_alone_with_the_others_held(void **state)
+{
+    (void)state;
+    attach();
+    static const unsigned order[] = { 0, 2, 3, 1, 1, 0 };
+    for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
+        unsigned cpu = order[i];
+        unsigned long before[FAKE_CPUS];
+        snapshot(before);
+        char packet[32];
+        snprintf(packet, sizeof packet, "vCont;c:%x", cpu + 1);
+        gdb_send(packet);
+        wait_running(1u << cpu, before);
+        usleep(2000);
+        for (unsigned n = 0; n < FAKE_CPUS; n++)
+            if (n != cpu && executed(n) != before[n])
+                fail_msg("%s: cpu %u ran", packet, n);
+        assert_true(atomic_load(&transport_irq_on));
+        assert_int_equal(atomic_load(&transport_irq_cpu), (int)cpu);
+        assert_int_equal(interrupt(), cpu + 1);
+        expect_all_stopped();
+    }
+    expect_continue("vCont;c");
+    assert_int_equal(atomic_load(&transport_irq_cpu), -1);
+}
+
 static void test_refused_vcont_forms_resume_nothing(void **state)
 {
     (void)state;
     attach();
     static const char *const malformed[] = {
-        "vCont;c:2",           /* one CPU running alone */
         "vCont;c:1;c:2;c:3",   /* one left out */
+        "vCont;c:1;c:2",       /* two running, two held */
+        "vCont;s:1;c:2",       /* one stepping, one running, two held */
         "vCont;t",             /* stop: not offered */
         "vCont;t:1",
         "vCont;s",             /* every CPU stepping */
@@ -909,6 +964,43 @@ static void test_breakpoint_hit_on_two_cpus_at_once(void **state)
     assert_int_equal(fake_sw_break_count(), 0);
 }
 
+/* gdb's Ctrl-C reaches one CPU's interrupt just as another CPU hits a breakpoint: the breakpoint's stop NMIs
+ * the first CPU between the interrupt's stop request and its gdb_after_irq. That stop answers the request
+ * (gdb hears of the breakpoint, on the transport the request came from); once gdb resumes, the first CPU's
+ * gdb_after_irq finds nothing to do -- no second stop, whose reply nobody waits for, with the machine held. */
+static void test_a_stop_request_overtaken_by_a_breakpoint_is_answered_by_it(void **state)
+{
+    (void)state;
+    attach();
+    uint64_t at = next_pc(&fcpu[2], next_pc(&fcpu[2], read_reg(2, REGNUM_RIP)));
+    char packet[48];
+    snprintf(packet, sizeof packet, "Z0,%llx,1", (unsigned long long)at);
+    gdb_exchange(packet, "OK");
+    fcpu[2].rendezvous_addr = at; /* cpu 2 waits at its breakpoint for the test's go */
+    atomic_store(&fcpu[1].irq_held, true);
+    gdb_send("c");
+    atomic_store(&fcpu[1].irq, 2);
+    for (int i = 0; i < 20000 && !atomic_load(&fcpu[1].irq_requested); i++)
+        usleep(100);
+    assert_true(atomic_load(&fcpu[1].irq_requested));
+    pthread_barrier_wait(&rendezvous); /* cpu 2 runs into its int3 */
+    assert_int_equal(gdb_stop_reply("05", "swbreak:;"), 3);
+    expect_all_stopped();
+    atomic_store(&fcpu[1].irq_held, false); /* parked: it goes on to gdb_after_irq once resumed */
+    packet[0] = 'z';
+    gdb_exchange(packet, "OK");
+    unsigned long before[FAKE_CPUS];
+    snapshot(before);
+    gdb_send("c");
+    wait_running(0xf, before);
+    usleep(20000);
+    snapshot(before);
+    wait_running(0xf, before); /* still running: no stop came of the request */
+    assert_int_equal(pipe_get(&from_stub, 0), -1);
+    assert_int_equal(interrupt(), 1);
+    gdb_exchange("D", "OK");
+}
+
 static void test_hardware_breakpoint_hit_then_stepped_over(void **state)
 {
     (void)state;
@@ -927,19 +1019,26 @@ static void test_hardware_breakpoint_hit_then_stepped_over(void **state)
     expect_continue("c");
 }
 
-static void test_a_stop_request_as_a_cpu_leaves_parks_it_again_and_nesting_unwinds(void **state)
+static void test_a_stop_request_as_a_cpu_leaves_parks_it_again_where_it_was(void **state)
 {
     (void)state;
     attach();
-    /* CPU 1 (it takes the detour) is released and, just before its park returns, the next session's stop
-     * request reaches it: it parks again on top, is seen stopped, and both parks unwind when released. */
+    /* CPU 1 (it takes the detour) is released and, just before its park returns -- still inside the
+     * debugger -- the next session's stop request reaches it. It parks again with the context it stopped
+     * with, not one inside the debugger (where a step would never be reported: stepi hung), so gdb sees
+     * it in its own code and a step of it completes. */
     atomic_store(&fcpu[1].nested_window, true);
     atomic_store(&fcpu[1].nmi_at_park_end, true);
     gdb_send("c");
     usleep(2000);
     assert_int_equal(interrupt(), 1);
     expect_all_stopped();
-    assert_int_equal(atomic_load(&fcpu[1].nested_parks), 1);
+    assert_int_equal(atomic_load(&fcpu[1].nested_parks), 0);
+    uint64_t rip = read_reg(1, REGNUM_RIP);
+    if (rip < WINDOW(1) || rip >= WINDOW(1) + WINDOW_SIZE)
+        fail_msg("cpu 1 parked at 0x%llx, outside its own code", (unsigned long long)rip);
+    expect_step("vCont;s:2", 1, true);
+    expect_step("vCont;s:2;c", 1, false);
     atomic_store(&fcpu[1].nested_window, false);
     unsigned long before[FAKE_CPUS];
     snapshot(before);
@@ -1051,12 +1150,15 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_gdb_wait_stops_before_the_first_instruction, setup, teardown),
         cmocka_unit_test_setup_teardown(test_every_vcont_form_and_the_legacy_ones, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_continue_one_cpu_alone_with_the_others_held, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refused_vcont_forms_resume_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_step_one_cpu_repeatedly_and_from_cpu_to_cpu, setup, teardown),
         cmocka_unit_test_setup_teardown(test_breakpoint_hit_on_two_cpus_at_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_stop_request_overtaken_by_a_breakpoint_is_answered_by_it, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_hardware_breakpoint_hit_then_stepped_over, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_a_stop_request_as_a_cpu_leaves_parks_it_again_and_nesting_unwinds,
-                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_stop_request_as_a_cpu_leaves_parks_it_again_where_it_was, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_mailbox_runs_on_the_parked_cpu_and_own_breakpoints_step_aside, setup,
                                         teardown),
         cmocka_unit_test(test_panic_enters_the_debugger_and_nothing_runs_again),

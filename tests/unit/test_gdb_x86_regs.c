@@ -19,7 +19,7 @@
 #include "gdbstub/stub.h"
 
 enum home { NONE, CTX, CPU };
-enum rule { FREE, FLAGS, FIXED };
+enum rule { FREE, ADDR, FLAGS, FIXED };
 
 struct expect {
     const char *name;
@@ -31,15 +31,16 @@ struct expect {
 };
 
 #define C(n) { #n, 8, CTX, offsetof(struct context, n), FREE, 64 }
+#define C_ADDR(n) { #n, 8, CTX, offsetof(struct context, n), ADDR, 64 }
 #define SEG_C(n) { #n, 4, CTX, offsetof(struct context, n), FIXED, 16 }
 #define SEG_S(n) { #n, 4, CPU, offsetof(struct gdb_x86_cpu_state, n), FIXED, 16 }
 #define X87(n, s) { n, s, NONE, 0, FIXED, 0 }
 
 /* gdb's amd64 registers in its order, and where each must live. */
 static const struct expect expect[GDB_DESC_REGS] = {
-    C(rax), C(rbx), C(rcx), C(rdx), C(rsi), C(rdi), C(rbp), C(rsp),
+    C(rax), C(rbx), C(rcx), C(rdx), C(rsi), C(rdi), C(rbp), C_ADDR(rsp),
     C(r8), C(r9), C(r10), C(r11), C(r12), C(r13), C(r14), C(r15),
-    C(rip),
+    C_ADDR(rip),
     { "eflags", 4, CTX, offsetof(struct context, rflags), FLAGS, 32 },
     SEG_C(cs), SEG_C(ss), SEG_S(ds), SEG_S(es), SEG_S(fs), SEG_S(gs),
     X87("st0", 10), X87("st1", 10), X87("st2", 10), X87("st3", 10),
@@ -118,6 +119,17 @@ static uint64_t distinct(unsigned cpu, unsigned regnum, unsigned generation)
     for (unsigned b = 0; b < 8; b++)
         v |= (uint64_t)((regnum * 8 + b + 1 + 64 * cpu + 17 * generation) & 0xff) << (8 * b);
     return v ^ ((uint64_t)regnum << 8);
+}
+
+/* A distinct value made one the register takes: canonical for rip and rsp (sign-extended from bit 47), for
+ * eflags only the bits gdb may set (the arithmetic flags, TF, IF, DF, OF, RF, AC, VIF, VIP, ID) and bit 1. */
+static uint64_t writable(const struct expect *e, uint64_t value)
+{
+    if (e->rule == ADDR)
+        return (uint64_t)((int64_t)(value << 16) >> 16);
+    if (e->rule == FLAGS)
+        return (value & 0x3D0FD5ull) | 2;
+    return value;
 }
 
 /* Every field of every CPU with its distinct value of this generation. */
@@ -208,7 +220,7 @@ static void test_every_register_through_P_p_and_the_context(void **state)
             fake_exchange(packet, reply);
 
             int n = snprintf(packet, sizeof packet, "P%x=", r);
-            uint64_t value = visible(e, distinct(cpu, r, 1));
+            uint64_t value = visible(e, writable(e, distinct(cpu, r, 1)));
             if (e->home == NONE) {
                 memset(packet + n, '0', 2 * e->size);
                 packet[n + 2 * e->size] = '\0';
@@ -231,7 +243,7 @@ static void test_every_register_through_P_p_and_the_context(void **state)
                 assert_int_equal(*field(cpu, e), before);
             } else {
                 fake_exchange(packet, "OK");
-                uint64_t stored = e->rule == FLAGS ? (value & ~0x23000ull) | 2 : value;
+                uint64_t stored = value;
                 snprintf(packet, sizeof packet, "p%x", r);
                 le_hex(reply, stored, e->size);
                 fake_exchange(packet, reply);
@@ -245,16 +257,60 @@ static void test_every_register_through_P_p_and_the_context(void **state)
     }
 }
 
-static void test_eflags_keeps_the_kernels_bits(void **state)
+/* What the CPU could not resume with is refused, the register unchanged: eflags with IOPL, NT (IRET in 64-bit
+ * mode raises #GP), VM or a reserved bit; a non-canonical rip or rsp, by P and by G. */
+static void test_values_the_cpu_cannot_resume_with_are_refused(void **state)
 {
     (void)state;
     ctxs[0].rflags = 0x246;
-    fake_exchange("P11=ffffffff", "OK");
-    fake_exchange("p11", "ffcffdff"); /* 0xfffdcfff: IOPL and VM stay clear */
+    fake_exchange("P11=ffffffff", "E05");
+    fake_exchange("P11=46420000", "E05"); /* NT */
+    fake_exchange("P11=46020200", "E05"); /* VM */
+    fake_exchange("P11=46320000", "E05"); /* IOPL 3 */
+    fake_exchange("P11=4e020000", "E05"); /* bit 3, reserved */
+    fake_exchange("P11=46024000", "E05"); /* bit 22, reserved */
+    fake_exchange("p11", "46020000");
     fake_exchange("P11=00000000", "OK");
     fake_exchange("p11", "02000000"); /* bit 1 is always one */
+    fake_exchange("P11=d50f3d00", "OK"); /* every bit gdb may set */
+    fake_exchange("p11", "d70f3d00");
     run_to_link_loss();
-    assert_int_equal(ctxs[0].rflags, 2);
+    assert_int_equal(ctxs[0].rflags, 0x3D0FD7);
+
+    ctxs[0].rip = 0xffffffff80001000ull;
+    ctxs[0].rsp = 0x200000ull;
+    fake_exchange("P10=0000000000800000", "E05"); /* 0x0000800000000000 */
+    fake_exchange("P10=ffffffffff7fffff", "E05"); /* 0xffff7fffffffffff */
+    fake_exchange("P7=0000000000800000", "E05");
+    fake_exchange("P7=0000000000000080", "E05"); /* 0x8000000000000000 */
+    fake_exchange("p10", "00100080ffffffff");
+    fake_exchange("p7", "0000200000000000");
+    fake_exchange("P10=000000000080ffff", "OK"); /* 0xffff800000000000: canonical */
+    fake_exchange("P7=ffffffffff7f0000", "OK");  /* 0x00007fffffffffff */
+    run_to_link_loss();
+    assert_int_equal(ctxs[0].rip, 0xffff800000000000ull);
+    assert_int_equal(ctxs[0].rsp, 0x00007fffffffffffull);
+
+    /* G with a non-canonical rip: refused, rip kept, the rest written (as for a fixed register). */
+    fill(0);
+    static char packet[2 * GDB_G_BYTES + 2];
+    snprintf(packet, sizeof packet, "G%s", expected_g(0));
+    for (char *p = packet; *p; p++)
+        if (*p == 'x')
+            *p = '0';
+    memcpy(packet + 1, "0100000000000000", 16);
+    /* rsp and eflags as they are made writable; rip (register 16, at byte 16 * 8) non-canonical. */
+    char hex[17];
+    le_hex(hex, writable(&expect[7], ctxs[0].rsp), 8);
+    memcpy(packet + 1 + 2 * 7 * 8, hex, 16);
+    le_hex(hex, writable(&expect[17], ctxs[0].rflags), 4);
+    memcpy(packet + 1 + 2 * 17 * 8, hex, 8);
+    memcpy(packet + 1 + 2 * 16 * 8, "0000000000800000", 16);
+    uint64_t rip_before = ctxs[0].rip;
+    fake_exchange(packet, "E05");
+    run_to_link_loss();
+    assert_int_equal(ctxs[0].rax, 1);
+    assert_int_equal(ctxs[0].rip, rip_before);
 }
 
 static void test_G_and_g_round_trip_every_register(void **state)
@@ -273,8 +329,8 @@ static void test_G_and_g_round_trip_every_register(void **state)
             const struct expect *e = &expect[r];
             uint64_t value = 0;
             if (e->home != NONE) {
-                value = e->rule == FIXED ? visible(e, *field(cpu, e)) : visible(e, distinct(cpu, r, 2));
-                want[r] = e->rule == FLAGS ? (value & ~0x23000ull) | 2 : e->rule == FIXED ? *field(cpu, e) : value;
+                value = e->rule == FIXED ? visible(e, *field(cpu, e)) : visible(e, writable(e, distinct(cpu, r, 2)));
+                want[r] = e->rule == FIXED ? *field(cpu, e) : value;
             }
             le_hex(packet + at, value, e->size);
             at += 2 * e->size;
@@ -321,7 +377,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_rows_agree_with_the_description_and_each_other, setup, teardown),
         cmocka_unit_test_setup_teardown(test_every_register_through_P_p_and_the_context, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_eflags_keeps_the_kernels_bits, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_values_the_cpu_cannot_resume_with_are_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_G_and_g_round_trip_every_register, setup, teardown),
         cmocka_unit_test_setup_teardown(test_G_changing_a_fixed_register_is_refused_but_writes_the_rest, setup,
                                         teardown),

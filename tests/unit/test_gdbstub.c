@@ -252,7 +252,7 @@ static void test_swbreak_and_hwbreak_once_gdb_supports_them(void **state)
 {
     (void)state;
     fake_exchange("qSupported:multiprocess+;swbreak+;hwbreak+;xmlRegisters=i386",
-                  "PacketSize=4000;qXfer:features:read+;vContSupported+;swbreak+;hwbreak+");
+                  "PacketSize=ff00;qXfer:features:read+;vContSupported+;swbreak+;hwbreak+");
     fake_exchange("?", "T05thread:2;swbreak:;");
     assert_int_equal(run(GDB_STOP_SW_BREAK, 1), GDB_END_LINK_LOST);
     SCRIPT_PLAYED();
@@ -264,7 +264,7 @@ static void test_swbreak_and_hwbreak_once_gdb_supports_them(void **state)
 
     /* A gdb that lists only one of them gets only that one. */
     fake_link_reset();
-    fake_exchange("qSupported:hwbreak+", "PacketSize=4000;qXfer:features:read+;vContSupported+;swbreak+;hwbreak+");
+    fake_exchange("qSupported:hwbreak+", "PacketSize=ff00;qXfer:features:read+;vContSupported+;swbreak+;hwbreak+");
     fake_exchange("?", "T05thread:1;");
     assert_int_equal(run(GDB_STOP_SW_BREAK, 0), GDB_END_LINK_LOST);
     SCRIPT_PLAYED();
@@ -273,7 +273,7 @@ static void test_swbreak_and_hwbreak_once_gdb_supports_them(void **state)
 static void test_stop_reply_sent_when_gdb_waits_for_it(void **state)
 {
     (void)state;
-    fake_exchange("qSupported:swbreak+", "PacketSize=4000;qXfer:features:read+;vContSupported+;swbreak+;hwbreak+");
+    fake_exchange("qSupported:swbreak+", "PacketSize=ff00;qXfer:features:read+;vContSupported+;swbreak+;hwbreak+");
     fake_send_packet("c", 1);
     fake_expect_raw("+", 1);
     assert_int_equal(run(GDB_STOP_ATTACH, 0), GDB_END_CONTINUE);
@@ -323,7 +323,7 @@ static void test_no_stop_reply_to_a_new_debugger(void **state)
     SCRIPT_PLAYED();
     /* That gdb went away; a new one attaches by sending a packet while the machine runs. */
     fake_link_reset();
-    fake_exchange("qSupported", "PacketSize=4000;qXfer:features:read+;vContSupported+;swbreak+;hwbreak+");
+    fake_exchange("qSupported", "PacketSize=ff00;qXfer:features:read+;vContSupported+;swbreak+;hwbreak+");
     fake_exchange("?", "T05thread:1;");
     run_to_link_loss();
 }
@@ -334,7 +334,7 @@ static void test_supported_and_attached(void **state)
 {
     (void)state;
     fake_exchange("qSupported:multiprocess+;swbreak+;hwbreak+;qRelocInsn+;fork-events+;vContSupported+",
-                  "PacketSize=4000;qXfer:features:read+;vContSupported+;swbreak+;hwbreak+");
+                  "PacketSize=ff00;qXfer:features:read+;vContSupported+;swbreak+;hwbreak+");
     fake_exchange("qAttached", "1");
     fake_exchange("qAttached:1", "1");
     run_to_link_loss();
@@ -353,7 +353,7 @@ static void test_supported_forgets_breakpoints_of_a_previous_debugger(void **sta
     assert_int_equal(fake_hw_break_count(), 1);
 
     fake_link_reset();
-    fake_exchange("qSupported:swbreak+", "PacketSize=4000;qXfer:features:read+;vContSupported+;swbreak+;hwbreak+");
+    fake_exchange("qSupported:swbreak+", "PacketSize=ff00;qXfer:features:read+;vContSupported+;swbreak+;hwbreak+");
     run_to_link_loss();
     assert_int_equal(fake_sw_break_count(), 0);
     assert_int_equal(fake_hw_break_count(), 0);
@@ -398,12 +398,18 @@ static void test_select_thread(void **state)
     fake_regs[1][GDB_RAX] = 0x11;
     fake_regs[2][GDB_RAX] = 0x12;
     fake_exchange("p0", "1000000000000000");
+    fake_exchange("qC", "QC1");
     fake_exchange("Hg2", "OK");
     fake_exchange("p0", "1100000000000000");
+    fake_exchange("qC", "QC2"); /* the current thread is the one Hg chose */
     fake_exchange("Hg3", "OK");
     fake_exchange("p0", "1200000000000000");
+    fake_exchange("Hc4", "OK");
+    fake_exchange("qC", "QC3"); /* Hc is for resuming, not the current thread */
+    fake_exchange("Hc-1", "OK");
     fake_exchange("Hg0", "OK"); /* any: the CPU that stopped */
     fake_exchange("p0", "1000000000000000");
+    fake_exchange("qC", "QC1");
     fake_exchange("Hg3", "OK");
     fake_exchange("Hg-1", "OK");
     fake_exchange("p0", "1000000000000000");
@@ -663,7 +669,8 @@ static void test_read_memory(void **state)
     snprintf(packet, sizeof packet, "m%llx,2000", (unsigned long long)HIGH(0x2000));
     fake_exchange(packet, memory_hex(HIGH(0x2000), 0x1000));
     /* A read larger than a packet holds is answered with as much as fits. */
-    fake_exchange("m1000,100000", memory_hex(0x1000, GDB_PACKET_SIZE / 2));
+    _Static_assert(FAKE_BIG_SIZE > GDB_PACKET_SIZE / 2, "the big region outgrows a packet");
+    fake_exchange("m100000,100000", memory_hex(FAKE_BIG_BASE, GDB_PACKET_SIZE / 2));
     run_to_link_loss();
 }
 
@@ -784,11 +791,8 @@ static void test_software_breakpoints(void **state)
     fake_exchange("Z0", "E22");
     fake_exchange("z0,", "E22");
     fake_exchange("Zq,1000,1", "E22");
-    /* Watchpoints are not supported: the empty reply. */
-    fake_exchange("Z2,1000,4", "");
-    fake_exchange("Z3,1000,4", "");
-    fake_exchange("Z4,1000,4", "");
-    fake_exchange("z2,1000,4", "");
+    /* Types past the access watchpoint's are not gdb's: the empty reply. */
+    fake_exchange("Z5,1000,4", "");
     fake_exchange("Z9,1000,4", "");
     run_to_link_loss();
     /* The session ended with the link lost: gdb's breakpoints went with it. */
@@ -836,6 +840,73 @@ static void test_hardware_breakpoints(void **state)
     assert_true(fake_hw_break_at(0x3000));
     assert_true(fake_hw_break_at(0x6000));
     assert_int_equal(fake_hw_break_count(), 3);
+}
+
+static void test_watchpoints(void **state)
+{
+    (void)state;
+    fake_exchange("Z2,1000,4", "OK");
+    fake_exchange("Z2,1000,4", "OK"); /* idempotent */
+    fake_exchange("Z4,2008,8", "OK");
+    /* No read-only watchpoint, and none a debug register cannot be: refused, not left to look supported. */
+    fake_exchange("Z3,1000,4", "E95");
+    fake_exchange("z3,1000,4", "OK");
+    fake_exchange("Z2,1001,4", "E95");
+    fake_exchange("Z2,1000,3", "E95");
+    fake_exchange("Z2,1000,10", "E95");
+    fake_exchange("Z4,1000,0", "E95");
+    fake_exchange("Z2,1000,8", "E28"); /* the same address over another length: removed first, as gdb does */
+    /* Never on the debugger's own data or code. */
+    fake_exchange("Z2,ffffffff80002800,4", "E01");
+    fake_exchange("Z4,ffffffff800028f8,8", "E01");
+    fake_exchange("Z4,ffffffff800027f8,8", "OK"); /* just before it */
+    fake_exchange("z4,ffffffff800027f8,8", "OK");
+    fake_exchange("Z2,ffffffff80002000,1", "E01");
+    fake_exchange("Z2,ffffffff80002900,4", "OK");
+    /* They share the four debug registers with the hardware breakpoints. */
+    fake_exchange("Z1,3000,1", "OK");
+    fake_exchange("Z2,4000,2", "E28");
+    fake_exchange("z4,2008,8", "OK");
+    fake_exchange("Z2,4000,2", "OK");
+    fake_exchange("Z4,5000,1", "E28");
+    fake_send_packet("c", 1);
+    fake_expect_raw("+", 1);
+    assert_int_equal(run(GDB_STOP_ATTACH, 0), GDB_END_CONTINUE);
+    SCRIPT_PLAYED();
+    struct gdb_hw_slot h[4];
+    for (unsigned i = 0; i < 4; i++)
+        assert_true(gdb_break_hw_slot(i, &h[i]));
+    const struct gdb_hw_slot want[4] = {
+        { GDB_WATCH_WRITE, 0x1000, 4 },
+        { GDB_WATCH_WRITE, 0x4000, 2 },
+        { GDB_WATCH_WRITE, HIGH(0x2900), 4 },
+        { GDB_BREAK_HW, 0x3000, 1 },
+    };
+    for (unsigned i = 0; i < 4; i++) {
+        assert_int_equal(h[i].type, want[i].type);
+        assert_int_equal(h[i].addr, want[i].addr);
+        assert_int_equal(h[i].len, want[i].len);
+    }
+}
+
+static void test_a_watchpoint_stop_reports_its_address(void **state)
+{
+    (void)state;
+    gdb_break_note_watch_hit(&(struct gdb_hw_slot){ .type = GDB_WATCH_WRITE, .addr = 0x1000, .len = 4 });
+    fake_exchange("?", "T05thread:2;watch:1000;");
+    assert_int_equal(run(GDB_STOP_WATCH, 1), GDB_END_LINK_LOST);
+    SCRIPT_PLAYED();
+    fake_link_reset();
+    gdb_break_note_watch_hit(&(struct gdb_hw_slot){ .type = GDB_WATCH_ACCESS, .addr = HIGH(0x10), .len = 8 });
+    fake_exchange("?", "T05thread:1;awatch:ffffffff80000010;");
+    assert_int_equal(run(GDB_STOP_WATCH, 0), GDB_END_LINK_LOST);
+    SCRIPT_PLAYED();
+    /* Another kind of stop says nothing of a watchpoint. */
+    fake_link_reset();
+    gdb_break_note_watch_hit(0);
+    fake_exchange("?", "T05thread:1;");
+    assert_int_equal(run(GDB_STOP_STEP, 0), GDB_END_LINK_LOST);
+    SCRIPT_PLAYED();
 }
 
 static void test_breakpoint_table_full(void **state)
@@ -910,9 +981,12 @@ static void expect_resume(const char *before1, const char *before2, const char *
     const char *mismatch = fake_link_finish();
     if (mismatch != NULL)
         fail_msg("%s: %s", packet, mismatch);
-    if (fake_resume_calls != 1 || fake_resume_step_cpu != step_cpu || fake_resume_others_stay != others_stay)
-        fail_msg("%s: resume called %u times, last (%d, %d); expected (%d, %d)", packet, fake_resume_calls,
-                 fake_resume_step_cpu, fake_resume_others_stay, step_cpu, others_stay);
+    bool step = end == GDB_END_STEP;
+    if (fake_resume_calls != 1 || fake_resume_step_cpu != step_cpu || fake_resume_others_stay != others_stay ||
+        fake_resume_step != step)
+        fail_msg("%s: resume called %u times, last (%d, step %d, stay %d); expected (%d, %d, %d)", packet,
+                 fake_resume_calls, fake_resume_step_cpu, fake_resume_step, fake_resume_others_stay, step_cpu,
+                 step, others_stay);
 }
 
 static void test_continue_and_step(void **state)
@@ -981,6 +1055,11 @@ static void test_vcont(void **state)
     expect_resume(NULL, NULL, "vCont;s:1;c:2;c:3;c:4", GDB_END_STEP, 0, false);
     expect_resume(NULL, NULL, "vCont;c:1;c:2;c:3;c:4", GDB_END_CONTINUE, -1, false);
     expect_resume(NULL, NULL, "vCont;s:1;s:1;c", GDB_END_STEP, 0, false);
+    /* One CPU running alone, the others held (gdb's scheduler-locking); the leftmost rule decides it too. */
+    expect_resume(NULL, NULL, "vCont;c:1", GDB_END_CONTINUE, 0, true);
+    expect_resume(NULL, NULL, "vCont;C05:3", GDB_END_CONTINUE, 2, true);
+    expect_resume("Hg4", NULL, "vCont;c:0", GDB_END_CONTINUE, 3, true);
+    expect_resume(NULL, NULL, "vCont;c:2;s:2", GDB_END_CONTINUE, 1, true);
 }
 
 static void test_vcont_refusals(void **state)
@@ -991,9 +1070,9 @@ static void test_vcont_refusals(void **state)
         "vCont;s",            /* every CPU stepping */
         "vCont;s:-1",         /* the same */
         "vCont;s:1;s:2",      /* two CPUs stepping */
-        "vCont;c:1",          /* one CPU running alone */
-        "vCont;c:2;s:2",      /* the same, by the leftmost rule */
         "vCont;c:1;c:1;c:2;c:3", /* CPU 4 left out */
+        "vCont;c:1;c:2",      /* two running, two held */
+        "vCont;s:1;c:2",      /* one stepping, one running, two held */
         "vCont;t",            /* stop: not offered */
         "vCont;r1000,2000",   /* range step: not offered */
         "vCont;x",
@@ -1082,7 +1161,9 @@ static void test_target_xml_whole_and_in_parts(void **state)
     fake_exchange(packet, "l");
     snprintf(packet, sizeof packet, "qXfer:features:read:target.xml:%zx,100", total + 1);
     fake_exchange(packet, "E22");
-    fake_exchange("qXfer:features:read:target.xml:0,0", "m");
+    /* Nothing asked for: `l` alone -- gdb refuses an `m` without data. */
+    fake_exchange("qXfer:features:read:target.xml:0,0", "l");
+    fake_exchange("qXfer:features:read:target.xml:10,0", "l");
     fake_exchange("qXfer:features:read:other.xml:0,100", "E22");
     fake_exchange("qXfer:features:read:target.xml:0", "E22");
     fake_exchange("qXfer:features:read:target.xml:,100", "E22");
@@ -1119,6 +1200,37 @@ static void expect_monitor_line(const char *command, const char *output)
 {
     const char *outputs[] = { output };
     expect_monitor(command, outputs, 1);
+}
+
+/* The debugger's own code takes no breakpoint of either kind (mapped memory, so only that refuses it): E01,
+ * the machine not asked, nothing planted; its edges are exact; `monitor nobreak` says where it is. */
+static void test_no_breakpoint_in_the_debugger_s_own_code(void **state)
+{
+    (void)state;
+    fake_exchange("Z0,ffffffff80002000,1", "E01");
+    fake_exchange("Z0,ffffffff80002123,1", "E01");
+    fake_exchange("Z0,ffffffff800023ff,1", "E01");
+    fake_exchange("Z1,ffffffff80002000,1", "E01");
+    fake_exchange("Z1,ffffffff800023ff,1", "E01");
+    assert_int_equal(fake_break_insert_calls, 0);
+    fake_exchange("Z0,ffffffff80001fff,1", "OK");
+    fake_exchange("Z0,ffffffff80002400,1", "OK");
+    fake_exchange("Z1,ffffffff80002400,1", "OK");
+    /* Removing one that cannot be there is a no-op, as for any address without a breakpoint. */
+    fake_exchange("z0,ffffffff80002000,1", "OK");
+    expect_monitor_line("nobreak", "no breakpoints in the debugger's own code, 0xffffffff80002000-0xffffffff80002400 "
+                                   "(Z answers E01): the stub, the stop/resume path and the trap, NMI and interrupt "
+                                   "entry run there\n");
+    fake_send_packet("c", 1);
+    fake_expect_raw("+", 1);
+    assert_int_equal(run(GDB_STOP_ATTACH, 0), GDB_END_CONTINUE);
+    SCRIPT_PLAYED();
+    assert_false(fake_sw_break_at(HIGH(0x2000)));
+    assert_false(fake_hw_break_at(HIGH(0x2000)));
+    assert_true(fake_sw_break_at(HIGH(0x1fff)));
+    assert_true(fake_sw_break_at(HIGH(0x2400)));
+    assert_int_equal(fake_sw_break_count(), 2);
+    assert_int_equal(fake_hw_break_count(), 1);
 }
 
 static void test_monitor_rdmsr(void **state)
@@ -1290,6 +1402,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_software_breakpoints, setup, teardown),
         cmocka_unit_test_setup_teardown(test_software_breakpoints_stay_across_a_continue, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hardware_breakpoints, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_watchpoints, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_watchpoint_stop_reports_its_address, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_no_breakpoint_in_the_debugger_s_own_code, setup, teardown),
         cmocka_unit_test_setup_teardown(test_breakpoint_table_full, setup, teardown),
         cmocka_unit_test_setup_teardown(test_memory_under_a_breakpoint, setup, teardown),
         cmocka_unit_test_setup_teardown(test_continue_and_step, setup, teardown),

@@ -345,11 +345,16 @@ static void test_what_unkeyed_may_run(void **state)
     (void)state;
     static const char *const yes[] = { "", "  ", "help", "profile 300 all raw", "lscpu", "ps", "stacks", "cpus",
                                        "net", "mem", "uptime", "bogus", "netload sink 6000 3",
-                                       "netload send 10.0.2.66 9 1", "netload send 10.0.2.066 9 1", "\tps" };
+                                       "netload send 10.0.2.66 9 1", "netload send 10.0.2.066 9 1", "\tps",
+                                       "profile stream", "profile stream 9000", "profile stream 9000 30 all",
+                                       "profile stream 10.0.2.66:9000 30", "profile stream stop" };
     static const char *const no[] = { "poweroff", "panic", "label 3 a=b", "burn 100", "netload echo 6000 3",
                                       "netload send 10.0.2.77 9999 3 1024 5000", "netload send 10.0.2.67 9 1",
-                                      "netload", "netload bogus", "netload send",
-                                      "poweroff 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17" };
+                                      "netload", "netload bogus", "netload send", "net wedge 100",
+                                      "poweroff 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17",
+                                      "profile stream 10.0.2.67:9000", "profile stream 10.0.2.77:9000 5 all",
+                                      "profile stream 1.2.3.4.5:9", "profile stream 10.0.2.66.1:9000",
+                                      "profile stream :9000" };
     for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++)
         assert_true(udpsh_unkeyed_allows(yes[i], IP, is_command));
     for (size_t i = 0; i < sizeof no / sizeof no[0]; i++)

@@ -1,0 +1,325 @@
+"""scripts/kprof-gdb-relay and scripts/kprof_gdb_wire.py on the host: gdb's byte stream cut into one unit per
+datagram; the keyed datagrams pinned to the same bytes tests/unit/test_gdb_udp_auth.c pins the kernel's side
+to; forged, replayed, other-session and other-hello datagrams rejected; and the relay itself, run as gdb runs
+it (a child on pipes), against a fake kernel on a local UDP socket: the handshake, a packet carried both ways,
+a lost datagram sent again, forged and replayed replies dropped, and a relay that gets no nonce giving up."""
+
+import hashlib
+import hmac
+import os
+import socket
+import struct
+import subprocess
+import sys
+import time
+
+import pytest
+
+TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(TOP, "scripts"))
+import kprof_gdb_wire as wire  # noqa: E402
+
+RELAY = os.path.join(TOP, "scripts", "kprof-gdb-relay")
+SECRET = bytes(range(32))
+KEY = bytes(range(0x10, 0x20))
+IP, PORT = 0x0a000242, 40000
+NONCE = bytes.fromhex("b98073a46e9dbd77c3fd4f4b39e1ba06")     # the unit test's, for 10.0.2.66:40000
+MAC_7_G = "16778e7ac78595aa235cbe529185fefd3f774287af12a45e15304f231e3dfb20"
+ANSWER_MAC = "b738fc6508a8ff6091eb10202dc702aa2188e7e0dbeeb87db1945d824b94002f"
+REPLY_1_MAC = "c1418e0edded9d99715eda3485f6395a542d44b27a21bc7d49ade749ca1b7620"
+CLIENT_NONCE = bytes(range(0xa0, 0xb0))
+
+
+def test_units_are_acks_ctrl_c_and_whole_packets():
+    units, rest = wire.split_units(b"+$qSupported:multiprocess+#c9-\x03$m10,4#5")
+    assert units == [b"+", b"$qSupported:multiprocess+#c9", b"-", b"\x03"] and rest == b"$m10,4#5"
+    units, rest = wire.split_units(rest + b"9$g#6")
+    assert units == [b"$m10,4#59"] and rest == b"$g#6"
+    assert wire.split_units(b"") == ([], b"")
+    # a binary packet escapes `#` (as }\x03), so its first `#` is its end
+    units, _ = wire.split_units(b"$X10,2:}\x03}]#ab+")
+    assert units == [b"$X10,2:}\x03}]#ab", b"+"]
+    assert [wire.unit_needs_answer(u) for u in (b"+", b"-", b"\x03", b"$g#67")] == [False, False, True, True]
+
+
+def session(clock=7):
+    return wire.Session(KEY, clock_ns=lambda: clock, random_bytes=lambda n: CLIENT_NONCE[:n])
+
+
+def answer(client=CLIENT_NONCE, nonce=NONCE, rx_floor=0, tx_from=0, key=KEY):
+    body = b"KPG1n" + client + nonce + struct.pack(">QQ", rx_floor, tx_from)
+    return body + hmac.new(key, body, hashlib.sha256).digest()
+
+
+def reply(counter, inner, nonce=NONCE, key=KEY):
+    body = b"KPG1r" + nonce + struct.pack(">Q", counter) + inner
+    return body + hmac.new(key, body, hashlib.sha256).digest()
+
+
+def test_keyed_bytes_are_the_kernels():
+    s = session()
+    assert s.hello() == b"KPG1h" + CLIENT_NONCE and len(s.hello()) == wire.HELLO_LEN
+    a = answer()
+    assert a[-32:].hex() == ANSWER_MAC, "the nonce answer the kernel's unit test pins"
+    assert s.take_nonce(a) == NONCE
+    d = s.seal(b"$g#67")
+    assert d[:5] == b"KPG1d" and d[5:21] == NONCE and d[21:29] == struct.pack(">Q", 7)
+    assert d[29:-32] == b"$g#67" and d[-32:].hex() == MAC_7_G
+    assert reply(1, b"+$OK#9a")[-32:].hex() == REPLY_1_MAC
+    assert s.open(reply(1, b"+$OK#9a")) == b"+$OK#9a"
+
+
+def test_counters_rise_above_the_kernels_floor_and_clock():
+    s = session(clock=5)
+    s.hello()
+    s.take_nonce(answer(rx_floor=100, tx_from=40))
+    assert struct.unpack(">Q", s.seal(b"+")[21:29])[0] == 101
+    assert struct.unpack(">Q", s.seal(b"+")[21:29])[0] == 102
+    with pytest.raises(wire.Rejected, match="replayed"):
+        s.open(reply(40, b"$OK#9a"))           # not above tx_from: from before this session
+    assert s.open(reply(41, b"$OK#9a")) == b"$OK#9a"
+    with pytest.raises(wire.Rejected, match="replayed"):
+        s.open(reply(41, b"$OK#9a"))
+    assert s.open(reply(50, b"+")) == b"+"
+    with pytest.raises(wire.Rejected, match="replayed"):
+        s.open(reply(45, b"+"))                # overtaken: dropped, gdb's ack recovers
+
+
+def test_forged_and_foreign_datagrams_rejected():
+    s = session()
+    s.hello()
+    for bad in (answer(key=b"\x33" * 16), answer(client=bytes(16)), answer()[:-1], b"+", b""):
+        with pytest.raises(wire.Rejected):
+            s.take_nonce(bad)
+    assert s.nonce is None
+    s.take_nonce(answer())
+    good = reply(3, b"$OK#9a")
+    for bad in (reply(3, b"$OK#9a", key=b"\x33" * 16), reply(3, b"$OK#9a", nonce=bytes(16)),
+                good[:-1], good[:wire.OVERHEAD - 1], b"$OK#9a", b"KPG1d" + good[5:], answer()):
+        with pytest.raises(wire.Rejected):
+            s.open(bad)
+    flipped = bytearray(good)
+    for i in range(len(good)):
+        flipped[i] ^= 1
+        with pytest.raises(wire.Rejected):
+            s.open(bytes(flipped))
+        flipped[i] ^= 1
+    assert s.open(good) == b"$OK#9a", "nothing above moved the reply counter"
+
+
+def test_unkeyed_passes_bytes_as_they_are():
+    s = wire.Session(None)
+    assert s.ready and s.seal(b"$g#67") == b"$g#67" and s.open(b"+$OK#9a") == b"+$OK#9a"
+
+
+# ---- the relay as a child process, against a fake kernel ---------------------------------------------------
+
+class FakeKernel:
+    """The kernel's side of the keyed format (as kernel/net/gdb_udp_auth.c does it), on a local UDP socket."""
+
+    def __init__(self, key=KEY):
+        self.key = key
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.settimeout(5)
+        self.port = self.sock.getsockname()[1]
+        self.rx_floor = 0
+        self.tx = 0
+        self.peer = None
+
+    def nonce_of(self, addr):
+        ip = struct.unpack(">I", socket.inet_aton(addr[0]))[0]
+        return hmac.new(SECRET, b"gdb" + struct.pack(">IH", ip, addr[1]), hashlib.sha256).digest()[:16]
+
+    def recv_inner(self):
+        """The next genuine data datagram's gdb bytes (answering hellos on the way)."""
+        while True:
+            d, addr = self.sock.recvfrom(65536)
+            self.peer = addr
+            if d.startswith(b"KPG1h") and len(d) == 21:
+                body = b"KPG1n" + d[5:] + self.nonce_of(addr) + struct.pack(">QQ", self.rx_floor, self.tx)
+                self.sock.sendto(body + hmac.new(self.key, body, hashlib.sha256).digest(), addr)
+                continue
+            body, mac = d[:-32], d[-32:]
+            assert d.startswith(b"KPG1d") and body[5:21] == self.nonce_of(addr)
+            assert hmac.compare_digest(hmac.new(self.key, body, hashlib.sha256).digest(), mac)
+            counter = struct.unpack(">Q", body[21:29])[0]
+            assert counter > self.rx_floor
+            self.rx_floor = counter
+            return body[29:]
+
+    def sealed(self, inner, counter=None):
+        if counter is None:
+            self.tx += 1
+            counter = self.tx
+        body = b"KPG1r" + self.nonce_of(self.peer) + struct.pack(">Q", counter) + inner
+        return body + hmac.new(self.key, body, hashlib.sha256).digest()
+
+    def send(self, datagram):
+        self.sock.sendto(datagram, self.peer)
+
+
+def relay(port, key_hex=KEY.hex(), extra=(), verbose=True):
+    env = dict(os.environ)
+    env.pop("KPROF_UDPSH_KEY", None)
+    if key_hex:
+        env["KPROF_UDPSH_KEY"] = key_hex
+    return subprocess.Popen([sys.executable, RELAY, "127.0.0.1:%d" % port] + ["-v"] * verbose + list(extra),
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+
+
+def read_exactly(pipe, n, timeout=5):
+    os.set_blocking(pipe.fileno(), False)
+    out = b""
+    deadline = time.monotonic() + timeout
+    while len(out) < n and time.monotonic() < deadline:
+        try:
+            got = pipe.read(n - len(out))
+        except BlockingIOError:
+            got = None
+        if got:
+            out += got
+        else:
+            time.sleep(0.01)
+    return out
+
+
+def test_relay_carries_gdb_both_ways_resends_and_drops_forgeries():
+    k = FakeKernel()
+    p = relay(k.port)
+    try:
+        p.stdin.write(b"+$qSupported#37")
+        p.stdin.flush()
+        assert k.recv_inner() == b"+"
+        assert k.recv_inner() == b"$qSupported#37"
+        # forged (wrong key), replayed and a plain reply come first: gdb must see none of them
+        k.send(k.sealed(b"+$FORGED#00", counter=99)[:-32] + bytes(32))
+        first = k.sealed(b"+")
+        k.send(first)
+        k.send(first)
+        k.send(b"+$PLAIN#00")
+        k.send(k.sealed(b"$PacketSize=4000#00"))
+        assert read_exactly(p.stdout, len(b"+$PacketSize=4000#00")) == b"+$PacketSize=4000#00"
+        # a lost datagram: the kernel "loses" the next packet, the relay sends it again with a higher counter
+        p.stdin.write(b"+$g#67")
+        p.stdin.flush()
+        assert k.recv_inner() == b"+"
+        assert k.recv_inner() == b"$g#67"
+        floor = k.rx_floor
+        assert k.recv_inner() == b"$g#67", "sent again after the retransmission time"
+        assert k.rx_floor > floor
+        k.send(k.sealed(b"+$0011#00"))
+        assert read_exactly(p.stdout, 9) == b"+$0011#00"
+    finally:
+        p.stdin.close()
+        assert p.wait(timeout=5) == 0, "stdin's end ends the relay"
+    err = p.stderr.read().decode()
+    assert err.count("dropped:") == 3, err
+    assert "bad MAC" in err and "replayed" in err and "sending again" in err
+
+
+def test_relay_unkeyed_is_plain():
+    k = FakeKernel()
+    p = relay(k.port, key_hex=None)
+    try:
+        p.stdin.write(b"$g#67")
+        p.stdin.flush()
+        d, k.peer = k.sock.recvfrom(65536)
+        assert d == b"$g#67"
+        k.send(b"+$00#60")
+        assert read_exactly(p.stdout, 7) == b"+$00#60"
+    finally:
+        p.stdin.close()
+        p.wait(timeout=5)
+
+
+def test_relay_lets_its_stderr_go_once_the_session_is_up():
+    """gdb's `target remote |` reads the command's stderr after every byte it takes until that reaches end of
+    file (a syscall a byte: a 38 KB reply took 23 ms instead of under 1): without -v the relay closes it once
+    its handshake is done, and still carries gdb's bytes."""
+    k = FakeKernel()
+    p = relay(k.port, verbose=False)
+    try:
+        p.stdin.write(b"$g#67")
+        p.stdin.flush()
+        assert k.recv_inner() == b"$g#67"  # the hello answered on the way
+        deadline = time.monotonic() + 10
+        os.set_blocking(p.stderr.fileno(), False)
+        closed = False
+        while not closed and time.monotonic() < deadline:
+            try:
+                closed = p.stderr.read() == b""
+            except BlockingIOError:
+                time.sleep(0.01)
+        assert closed and p.poll() is None, "the relay's stderr is still open (or it exited: %r)" % p.poll()
+        k.send(k.sealed(b"+$00#60"))
+        assert read_exactly(p.stdout, 7) == b"+$00#60"
+    finally:
+        p.stdin.close()
+        p.wait(timeout=5)
+
+
+def test_relay_without_an_answer_gives_up_and_refuses_bad_keys(tmp_path):
+    silent = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    silent.bind(("127.0.0.1", 0))
+    env = dict(os.environ, KPROF_UDPSH_KEY=KEY.hex())
+    code = ("import sys, runpy; sys.argv = [%r, '127.0.0.1:%d']; import importlib.machinery as m; "
+            "mod = m.SourceFileLoader('relay', %r).load_module(); "
+            "mod.Relay.__init__.__defaults__ = (False, 1.0); sys.exit(mod.main(sys.argv))"
+            % (RELAY, silent.getsockname()[1], RELAY))
+    done = subprocess.run([sys.executable, "-c", code], stdin=subprocess.PIPE, capture_output=True, env=env,
+                          timeout=20)
+    assert done.returncode == 1 and b"no nonce answer" in done.stderr, done.stderr
+    bad = tmp_path / "key"
+    bad.write_text("abc")
+    done = subprocess.run([sys.executable, RELAY, "127.0.0.1:1", "--key-file", str(bad)], capture_output=True,
+                          timeout=10)
+    assert done.returncode == 2 and b"not hex digits" in done.stderr, done.stderr
+    done = subprocess.run([sys.executable, RELAY, "nohostport"], capture_output=True, timeout=10)
+    assert done.returncode == 2 and b"HOST:PORT" in done.stderr
+
+
+def test_which_units_wait_for_a_reply():
+    assert wire.unit_wants_reply(b"$g#67") and wire.unit_wants_reply(b"$m10,4#59") and wire.unit_wants_reply(b"\x03")
+    assert wire.unit_wants_reply(b"$qC#b4") and wire.unit_wants_reply(b"$vCont?#49")
+    for resume in (b"$c#63", b"$s#73", b"$C05#a8", b"$S05#b8", b"$vCont;c#a8", b"$vCont;s:1#00", b"$k#6b"):
+        assert not wire.unit_wants_reply(resume), resume
+
+
+def no_datagram_within(k, seconds):
+    k.sock.settimeout(seconds)
+    try:
+        k.sock.recvfrom(65536)
+    except socket.timeout:
+        return True
+    finally:
+        k.sock.settimeout(5)
+    return False
+
+
+def test_relay_resends_until_the_reply_is_whole_and_hands_gdb_whole_units():
+    k = FakeKernel()
+    p = relay(k.port)
+    try:
+        p.stdin.write(b"$g#67")
+        p.stdin.flush()
+        assert k.recv_inner() == b"$g#67"
+        k.send(k.sealed(b"+"))                    # the ack, then the reply's first part, then nothing
+        k.send(k.sealed(b"$0011"))
+        assert read_exactly(p.stdout, 1) == b"+"
+        assert k.recv_inner() == b"$g#67", "acknowledged but not answered whole: sent again"
+        k.send(k.sealed(b"+$0011#62"))            # the transport's answer to a repeat: all of it again
+        assert read_exactly(p.stdout, 9) == b"+$0011#62", "the first part held back, never doubled"
+        assert read_exactly(p.stdout, 1, timeout=0.5) == b""
+        # a resume is answered by its ack: nothing sent again however long the stop takes
+        p.stdin.write(b"+$c#63")
+        p.stdin.flush()
+        assert k.recv_inner() == b"+"
+        assert k.recv_inner() == b"$c#63"
+        k.send(k.sealed(b"+"))
+        assert no_datagram_within(k, 1.0)
+        k.send(k.sealed(b"$T05thread:1;#00"))
+        assert read_exactly(p.stdout, len(b"+$T05thread:1;#00")) == b"+$T05thread:1;#00"
+    finally:
+        p.stdin.close()
+        p.wait(timeout=5)

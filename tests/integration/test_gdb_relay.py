@@ -1,0 +1,218 @@
+"""The debugger's UDP transport keyed by the UDP shell's key (issue 15 item 4), in QEMU.
+
+- Through scripts/kprof-gdb-relay (user networking, the kernel's gdb.udp port forwarded): gdb sees one
+  thread per CPU, reads memory (the same bytes as the ELF), `bt`, prof.py's `prof state`, detaches; the
+  console answers after; `net` counts the hello and the accepted datagrams.
+- On a socket segment the test owns (tests/integration/forge.py), frames injected from 10.0.2.66: a plain gdb
+  packet and a plain Ctrl-C stop nothing, claim no peer and get no answer; a hello gets one 85-byte nonce
+  answer (within 3x, MACed under the key); a datagram sealed with that nonce attaches and gets sealed answers,
+  and `D` lets the machine go; then that same datagram replayed, one under another key, one sent from
+  another address, and the kernel's own sealed reply reflected back each change nothing -- no stop, no peer,
+  no frame back -- and are counted on `net`'s "gdb udp auth:" line.
+"""
+
+import hashlib
+import hmac
+import os
+import re
+import struct
+import subprocess
+import sys
+import time
+
+import pytest
+
+import forge
+from kprof_qemu import ELF, TOP, Kprof, poll
+
+sys.path.insert(0, os.path.join(TOP, "scripts"))
+import kprof_gdb_wire as gw  # noqa: E402
+
+KEY = "6b70726f662d6764622d7564702d6b6579"  # 17 bytes
+RELAY = os.path.join(TOP, "scripts", "kprof-gdb-relay")
+PROF_PY = os.path.join(TOP, "scripts", "prof.py")
+GDB_GUEST_PORT = 1234
+KERNEL_IP = "10.0.2.15"
+FORGED_IP, FORGED_MAC = "10.0.2.66", forge.mac_of("02:00:00:00:00:66")
+OTHER_IP, OTHER_MAC = "10.0.2.77", forge.mac_of("02:00:00:00:00:77")
+FORGED_PORT = 40000
+
+
+def packet(body):
+    return b"$%s#%02x" % (body, sum(body) & 0xFF)
+
+
+def auth_line(k):
+    out = k.cmd("net")
+    m = re.search(r"(?m)^gdb udp auth: (keyed|unkeyed), (\d+) accepted, (\d+) hellos answered, (\d+) plain or "
+                  r"malformed, (\d+) bad nonce, (\d+) bad mac, (\d+) replayed$", out)
+    assert m, "net has no gdb udp auth line:\n%s" % out
+    got = dict(zip(("accepted", "hellos", "plain", "bad_nonce", "bad_mac", "replayed"), map(int, m.groups()[1:])))
+    got["mode"] = m.group(1)
+    peer = re.search(r"(?m)^gdb udp: port \d+(?: at \S+)?, (no peer|peer \S+), \d+ in, \d+ out, (\d+) stops", out)
+    assert peer, out
+    got["peer"], got["stops"] = peer.group(1), int(peer.group(2))
+    return got
+
+
+# ---- through the relay --------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def keyed(request):
+    k = Kprof(smp=4, mem=256, cmdline="gdb.udp=%d udpsh.key=%s" % (GDB_GUEST_PORT, KEY), gdb_udp=GDB_GUEST_PORT,
+              udp=True, name=request.node.name)
+    try:
+        k.boot()
+        assert "gdb: udp keyed (udpsh.key): attach through scripts/kprof-gdb-relay" in k.boot_log
+        # the transport is up once DHCP has given the address
+        poll("the DHCP address", lambda: "address 10.0.2.15/" in k.cmd("net"), timeout=30)
+        yield k
+    finally:
+        k.kill()
+
+
+def gdb_batch(commands, target=None, env=None, timeout=60):
+    argv = ["timeout", "-k", "3", str(timeout), "gdb", "-batch", "-nx", "-ex", "set pagination off",
+            "-ex", "set width 0"]
+    if target:
+        argv += ["-ex", target]
+    for c in commands:
+        argv += ["-ex", c]
+    argv.append(ELF)
+    return subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, errors="replace",
+                          timeout=timeout + 10, env=env)
+
+
+def test_gdb_through_the_keyed_relay(keyed, tmp_path):
+    key_file = tmp_path / "key"
+    key_file.write_text(KEY + "\n")
+    env = dict(os.environ)
+    env.pop("KPROF_UDPSH_KEY", None)
+    before = auth_line(keyed)
+    assert before["mode"] == "keyed" and before["peer"] == "no peer"
+    target = "target remote | %s 127.0.0.1:%d --key-file %s" % (RELAY, keyed.gdb_udp_port, key_file)
+    done = gdb_batch(["info threads", "x/16xb cmd_uptime", "bt 3", "source %s" % PROF_PY, "prof state", "detach"],
+                     target=target, env=env)
+    out = done.stdout
+    assert done.returncode == 0, "gdb exited %d:\n%s\n%s" % (done.returncode, out, done.stderr)
+    threads = re.findall(r"(?m)^\*?\s+(\d+)\s+Thread \d+ \(cpu (\d+)", out)
+    assert sorted(int(c) for _, c in threads) == [0, 1, 2, 3], out
+    live = re.findall(r"(?m)^0x[0-9a-f]+ <cmd_uptime(?:\+\d+)?>:((?:\s+0x[0-9a-f]{2})+)$", out)
+    assert live, out
+    offline = gdb_batch(["x/16xb cmd_uptime"])          # the same bytes read from the ELF, no target
+    assert re.findall(r"(?m)^0x[0-9a-f]+ <cmd_uptime(?:\+\d+)?>:((?:\s+0x[0-9a-f]{2})+)$", offline.stdout) == live
+    assert re.search(r"(?m)^#0 ", out), out
+    assert "profiler: no run yet" in out, out
+    assert "[Inferior 1 (Remote target) detached]" in out
+    assert re.fullmatch(r"up \d+\.\d+ s", keyed.cmd("uptime")), "the console answers after the detach"
+    after = auth_line(keyed)
+    assert after["hellos"] >= before["hellos"] + 1 and after["accepted"] > before["accepted"] + 10, after
+    assert after["stops"] == before["stops"] + 1, after
+
+
+def test_relay_with_another_key_gets_no_session(keyed, tmp_path):
+    env = dict(os.environ, KPROF_UDPSH_KEY="00" * 16)
+    code = ("import sys, importlib.machinery as m; mod = m.SourceFileLoader('relay', %r).load_module(); "
+            "mod.Relay.__init__.__defaults__ = (False, 3.0); sys.exit(mod.main(['relay', '-v', '127.0.0.1:%d']))"
+            % (RELAY, keyed.gdb_udp_port))
+    before = auth_line(keyed)
+    done = subprocess.run([sys.executable, "-c", code], stdin=subprocess.PIPE, capture_output=True, env=env,
+                          timeout=30)
+    assert done.returncode == 1 and b"no nonce answer" in done.stderr, done.stderr
+    assert b"bad MAC (another key?)" in done.stderr, "the kernel answered, and its answer did not verify"
+    after = auth_line(keyed)
+    assert after["peer"] == "no peer" and after["stops"] == before["stops"] and after["accepted"] == before["accepted"]
+
+
+# ---- forged frames on a segment --------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def segment():
+    s = forge.Segment()
+    s.answers_arp.update({FORGED_IP: FORGED_MAC, OTHER_IP: OTHER_MAC})
+    yield s
+    s.close()
+
+
+@pytest.fixture(scope="module")
+def on_wire(request, segment):
+    k = Kprof(smp=2, mem=256, cmdline="ip=%s/24 gw=10.0.2.2 gdb.udp=%d udpsh.key=%s" % (KERNEL_IP, GDB_GUEST_PORT,
+                                                                                      KEY),
+              extra_args=segment.netdev_args(), name=request.node.name + "-wire")
+    try:
+        k.boot()
+        yield k
+    finally:
+        k.kill()
+
+
+def inject(segment, payload, src_ip=FORGED_IP, src_mac=FORGED_MAC, quiet=1.0):
+    """One datagram to the gdb port from src_ip:40000; every UDP datagram the kernel sent from its gdb port
+    until it had been quiet for `quiet` seconds."""
+    mark = segment.mark()
+    segment.forge_udp(src_ip, FORGED_PORT, KERNEL_IP, GDB_GUEST_PORT, payload, src_mac)
+    segment.wait_quiet(quiet)
+    return [f for f in segment.since(mark) if f.kind == "udp" and f.sport == GDB_GUEST_PORT]
+
+
+def running(k):
+    """The console answers at once: no CPU is stopped in the debugger."""
+    t = time.monotonic()
+    assert re.fullmatch(r"up \d+\.\d+ s", k.cmd("uptime", timeout=5))
+    return time.monotonic() - t
+
+
+def test_forged_and_replayed_datagrams_change_nothing(on_wire, segment):
+    key = bytes.fromhex(KEY)
+    base = auth_line(on_wire)
+    assert base["mode"] == "keyed"
+
+    # plain gdb: no stop, no peer, no answer
+    for plain in (packet(b"qSupported:multiprocess+"), b"\x03", packet(b"D")):
+        assert inject(segment, plain) == [], plain
+    running(on_wire)
+    a = auth_line(on_wire)
+    assert a["plain"] == base["plain"] + 3 and a["peer"] == "no peer" and a["stops"] == base["stops"], a
+
+    # a hello: one answer, within 3x, MACed under the key
+    relay = gw.Session(key)
+    hello = relay.hello()
+    answers = inject(segment, hello)
+    assert len(answers) == 1 and answers[0].dst == FORGED_IP and answers[0].dport == FORGED_PORT, answers
+    assert len(answers[0].payload) == gw.NONCE_LEN == 85
+    assert answers[0].ip_len <= 3 * (len(hello) + 28), "an IPv4 datagram of %d bytes for %d" % (
+        answers[0].ip_len, len(hello) + 28)
+    relay.take_nonce(answers[0].payload)  # raises when forged
+    running(on_wire)
+    assert auth_line(on_wire)["peer"] == "no peer", "a hello claims nothing"
+
+    # sealed with the nonce: attaches; answers sealed; D lets the machine go
+    attach = relay.seal(packet(b"qSupported:multiprocess+"))
+    got = b"".join(relay.open(f.payload) for f in inject(segment, attach))
+    assert got.startswith(b"+$") and b"PacketSize=" in got, got
+    inject(segment, relay.seal(b"+"), quiet=0.3)
+    replies = inject(segment, relay.seal(packet(b"D")))
+    reflected = replies[0].payload
+    assert b"".join(relay.open(f.payload) for f in replies) == b"+" + packet(b"OK")
+    inject(segment, relay.seal(b"+"), quiet=0.3)      # gdb's ack of the OK: the stub waits for it
+    running(on_wire)
+    a = auth_line(on_wire)
+    assert a["stops"] == base["stops"] + 1 and a["accepted"] == base["accepted"] + 4, a
+
+    # now nothing that is not new and genuine from 10.0.2.66 has any effect
+    forged_key = gw.Session(b"\x33" * 16)
+    forged_key.nonce, forged_key.tx = relay.nonce, relay.tx + 10
+    tries = [("the attach replayed", attach, FORGED_IP, FORGED_MAC),
+             ("another key", forged_key.seal(packet(b"qSupported:multiprocess+")), FORGED_IP, FORGED_MAC),
+             ("from another address", relay.seal(packet(b"qSupported:multiprocess+")), OTHER_IP, OTHER_MAC),
+             ("the kernel's reply reflected", reflected, FORGED_IP, FORGED_MAC),
+             ("a Ctrl-C replayed", attach[:gw.HEAD] + b"\x03" + attach[-32:], FORGED_IP, FORGED_MAC)]
+    for what, datagram, ip, mac in tries:
+        assert inject(segment, datagram, src_ip=ip, src_mac=mac) == [], what
+        running(on_wire)
+    a2 = auth_line(on_wire)
+    assert a2["peer"] == "no peer" and a2["stops"] == a["stops"] and a2["accepted"] == a["accepted"], a2
+    assert a2["replayed"] == a["replayed"] + 1, a2
+    assert a2["bad_mac"] == a["bad_mac"] + 2, a2      # another key; the Ctrl-C under the attach's MAC
+    assert a2["bad_nonce"] == a["bad_nonce"] + 1, a2
+    assert a2["plain"] == a["plain"] + 1, a2          # a reply ('r') is no request

@@ -1,0 +1,242 @@
+"""The gdb stub over UDP (issue 15 items 1 and 3): `gdb.udp=1234` forwarded from a free host port, and gdb 13's
+own `target remote udp:127.0.0.1:P`.
+
+- gdb over UDP sees one thread per CPU, a symbolised `bt`, a breakpoint hit from the console, a `stepi`,
+  `detach`, and the console answers after.
+- `source scripts/prof.py` + `prof report` over UDP is byte for byte the console's `profile` report.
+- With the network task wedged on purpose (`net wedge MS`), gdb still attaches (the tick's fallback poll).
+- A second sender is ignored while gdb is attached, and can attach once gdb has detached.
+- Garbage datagrams to the port change nothing: the machine never stops, nobody becomes the peer.
+- COM2 keeps working beside it: a COM2 session, then a UDP one, on the same boot.
+- Every network card (virtio legacy and modern, e1000, e1000e) carries a session, and 512 KiB of the kernel's
+  text read over UDP (replies of many datagrams, each of several fragments) equals the ELF's bytes.
+- Bad gdb.udp= values: one boot-log line each, the option ignored.
+
+gdb runs as `timeout -k 3 N gdb -batch -nx` (test_gdb.py's Gdb, pointed at the UDP target).
+"""
+
+import os
+import re
+import socket
+import time
+
+import pytest
+
+from kprof_qemu import ELF, NICS, TOP, KprofError, poll
+import test_gdb
+from test_gdb import Gdb, assert_running, mark, packet, threads
+from test_prof_py import WRAPPER, burn_labelled, console_report, wait_no_burn
+
+PROF_PY = os.path.join(TOP, "scripts", "prof.py")
+GUEST_PORT = 1234
+
+
+class UdpGdb(Gdb):
+    """test_gdb.Gdb with `target remote udp:127.0.0.1:P` in place of COM2's TCP."""
+
+    def __init__(self, k, commands, timeout=test_gdb.GDB_TIMEOUT, pre=()):
+        """pre: commands run before `target remote` (gdb then reads memory from the ELF itself)."""
+        argv = ["timeout", "-k", "3", str(timeout), "gdb", "-batch", "-nx",
+                "-ex", "set pagination off", "-ex", "set confirm off", "-ex", "set width 0"]
+        for c in pre:
+            argv += ["-ex", c]
+        argv += ["-ex", "target remote udp:127.0.0.1:%d" % k.gdb_udp_port]
+        for c in commands:
+            argv += ["-ex", c]
+        argv.append(ELF)
+        import subprocess
+        self.argv = argv
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        self.out = b""
+
+
+def boot_udp(kprof_factory, cmdline="", **kw):
+    k = kprof_factory(cmdline=("gdb.udp=%d %s" % (GUEST_PORT, cmdline)).strip(), gdb_udp=GUEST_PORT, **kw)
+    # the transport is up once DHCP has given the address
+    poll("the DHCP address", lambda: "address 10.0.2.15/" in k.cmd("net"), timeout=30)
+    return k
+
+
+def gdb_udp_line(k):
+    m = re.search(r"(?m)^gdb udp: .*$", k.cmd("net"))
+    assert m, "net has no gdb udp line"
+    return m.group(0)
+
+
+def counter(line, name):
+    m = re.search(r"(\d+) %s" % re.escape(name), line)
+    assert m, "no %r in %r" % (name, line)
+    return int(m.group(1))
+
+
+def test_threads_bt_breakpoint_step_detach_over_udp(kprof_factory):
+    k = boot_udp(kprof_factory)
+    g = UdpGdb(k, ["info threads", "bt", "break cmd_uptime", mark("resuming"), "continue", "bt",
+                   "print $pc", "stepi", "print $pc", "delete", "detach"])
+    g.wait_mark("resuming")
+    k.send("uptime\r")
+    text = g.finish()
+    ts = threads(text)
+    assert [t[1] for t in ts] == [0, 1, 2, 3], "info threads did not list CPUs 0-3:\n%s" % text
+    assert re.search(r"(?m)^#1 +0x[0-9a-f]+ in [A-Za-z_]\w* \(", text), "bt is not symbolised:\n%s" % text
+    assert re.search(r"Thread \d+ hit Breakpoint 1, cmd_uptime \(", text), "no breakpoint hit:\n%s" % text
+    assert re.search(r"(?m)^#1 +0x[0-9a-f]+ in shell_run_line \(", text), "bt lacks the shell:\n%s" % text
+    pcs = [int(v, 16) for v in re.findall(r"(?m)^\$\d+ = \(void \(\*\)\(\)\) (0x[0-9a-f]+)", text)]
+    assert len(pcs) == 2 and pcs[1] != pcs[0], "stepi did not move the pc:\n%s" % text
+    assert "detached" in text, text
+    k.expect(r"up \d+\.\d{3} s\n", what="the uptime that hit the breakpoint, finished after detach")
+    assert_running(k)
+    line = gdb_udp_line(k)
+    assert "no peer" in line, line          # detached: forgotten
+    assert counter(line, "stops") >= 1, line
+
+
+def test_prof_report_over_udp_is_the_consoles(kprof_factory, tmp_path):
+    k = boot_udp(kprof_factory)
+    wait_no_burn(k)
+    burn_labelled(k, 2000, 2)
+    console = console_report(k, "profile 300 all 3")
+    wrapper = tmp_path / "kp_run.py"
+    wrapper.write_text(WRAPPER)
+    g = UdpGdb(k, ["source %s" % PROF_PY, "source %s" % wrapper, "python kp_run('report', 'prof report')",
+                   "detach"])
+    text = g.finish()
+    m = re.search(r"(?ms)^@@begin report (ok|error)\n(.*?)^@@end report\n", text)
+    assert m and m.group(1) == "ok", "prof report over UDP failed:\n%s" % text
+    assert m.group(2) == console, "prof report over UDP is not the console's:\n%s\n--- the console's:\n%s" \
+        % (m.group(2), console)
+    assert_running(k)
+
+
+def test_attach_while_the_network_task_is_wedged(kprof_factory):
+    k = boot_udp(kprof_factory)
+    assert k.cmd("net wedge 20000") == "net: the network task sleeps 20000 ms without polling the card"
+    g = UdpGdb(k, ["info threads", "detach"])
+    text = g.finish(timeout=40)
+    ts = threads(text)
+    assert len(ts) == 4, "no threads over UDP with the network task wedged:\n%s" % text
+    assert_running(k)
+    line = gdb_udp_line(k)
+    assert counter(line, "tick polls") > 0, line
+
+
+def test_net_wedge_refuses_bad_times(kprof_factory):
+    k = boot_udp(kprof_factory)
+    for bad in ("0", "60001", "x", "-1"):
+        assert k.cmd("net wedge %s" % bad) == "net wedge: '%s' is not a time 1..60000 ms" % bad
+    assert k.cmd("net wedge").startswith("usage: net | net wedge MS")
+
+
+def udp_socket():
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(("127.0.0.1", 0))
+    s.settimeout(0.2)
+    return s
+
+
+def received(s, seconds):
+    """Every datagram s gets within seconds, joined."""
+    got = b""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            got += s.recv(65536)
+        except socket.timeout:
+            pass
+    return got
+
+
+def test_a_second_peer_is_ignored_while_the_first_is_attached(kprof_factory):
+    k = boot_udp(kprof_factory)
+    g = UdpGdb(k, ["info threads", mark("attached"), "python import time; time.sleep(4)", "detach"])
+    g.wait_mark("attached")
+    other = udp_socket()
+    other.sendto(packet("?"), ("127.0.0.1", k.gdb_udp_port))
+    assert received(other, 2.0) == b"", "the second sender was answered while gdb was attached"
+    text = g.finish()
+    assert len(threads(text)) == 4, text
+    assert_running(k)
+    # gdb detached: the other sender may attach now, and detach in turn
+    other.sendto(packet("?"), ("127.0.0.1", k.gdb_udp_port))
+    got = poll("the second sender's stop reply", lambda: received(other, 0.5) or None, timeout=20)
+    assert got.startswith(b"+") and re.search(rb"\$[ST]05", got), got
+    other.sendto(b"+", ("127.0.0.1", k.gdb_udp_port))
+    other.sendto(packet("D"), ("127.0.0.1", k.gdb_udp_port))
+    assert re.search(rb"\$OK#9a", received(other, 2.0)), "no OK to D"
+    other.sendto(b"+", ("127.0.0.1", k.gdb_udp_port))  # as gdb acks it: the stub waits for that
+    assert_running(k)
+    assert "no peer" in gdb_udp_line(k)
+
+
+def test_garbage_to_the_port_changes_nothing(kprof_factory):
+    k = boot_udp(kprof_factory)
+    s = udp_socket()
+    junk = [b"hello", b"$g#00", b"$g#6", b"+", b"-", b"\x03\x03", b"$$#00", b"#67", bytes(range(256)),
+            b"$" + b"y" * 20000 + b"#00", b"", b"$qSupported#00"]  # (20000 x would sum to 00: a good packet)
+    for j in junk:
+        s.sendto(j, ("127.0.0.1", k.gdb_udp_port))
+    assert received(s, 1.5) == b"", "the kernel answered junk"
+    assert_running(k)
+    line = poll("the junk counted", lambda: (lambda l: l if counter(l, "idle junk") >= len(junk) - 1 else None)(
+        gdb_udp_line(k)), timeout=10)
+    assert "no peer" in line and counter(line, "stops") == 0, line
+    assert_running(k)
+
+
+def test_com2_and_udp_sessions_on_one_boot(kprof_factory):
+    k = boot_udp(kprof_factory, gdb=True)
+    text = test_gdb.run_gdb(k, ["info threads", "detach"])
+    assert len(threads(text)) == 4, "COM2:\n%s" % text
+    text = UdpGdb(k, ["info threads", "detach"]).finish()
+    assert len(threads(text)) == 4, "UDP after COM2:\n%s" % text
+    text = test_gdb.run_gdb(k, ["info threads", "detach"])
+    assert len(threads(text)) == 4, "COM2 after UDP:\n%s" % text
+    assert_running(k)
+
+
+@pytest.mark.parametrize("value", ["0", "65536", "12x"])
+def test_bad_gdb_udp_values_are_one_line_and_ignored(kprof_factory, value):
+    k = kprof_factory(cmdline="gdb.udp=%s" % value, udp=True)
+    lines = [l for l in k.boot_log.splitlines() if "gdb.udp" in l]
+    assert lines == ["warning: gdb: gdb.udp=%s is not a UDP port 1..65535: ignored" % value], k.boot_log
+    assert "gdb udp:" not in k.cmd("net")
+    assert_running(k)
+
+
+# Before `target remote` gdb reads memory from the ELF file; after it, from the machine: the kernel's text,
+# which nothing writes while it runs (no breakpoint is set), must be the same bytes.
+READ_TEXT = ("python import hashlib, time; a = lambda n: int(gdb.parse_and_eval('(long)&' + n)); "
+             "t, e = a('__text_start'), a('__text_end'); t0 = time.time(); "
+             "d = bytes(gdb.selected_inferior().read_memory(t, e - t)); "
+             "print('@@{tag} %d %s %.3f' % (len(d), hashlib.sha256(d).hexdigest(), time.time() - t0))")
+
+
+@pytest.mark.parametrize("nic", sorted(NICS))
+def test_every_card_carries_a_session_and_reads_are_exact(kprof_factory, nic):
+    k = boot_udp(kprof_factory, nic=nic)
+    g = UdpGdb(k, ["info threads", READ_TEXT.format(tag="target"), "detach"], pre=[READ_TEXT.format(tag="file")])
+    text = g.finish()
+    assert len(threads(text)) == 4, "%s: no session:\n%s" % (nic, text)
+    from_file = re.search(r"@@file (\d+) (\w+)", text)
+    from_target = re.search(r"@@target (\d+) (\w+) ([\d.]+)", text)
+    assert from_file and from_target, text
+    assert int(from_file.group(1)) > 100000, text       # far more than one packet's worth
+    assert from_target.group(1, 2) == from_file.group(1, 2), "%s: the text read over UDP is not the ELF's" % nic
+    assert_running(k)
+    assert counter(gdb_udp_line(k), "out") > 8, gdb_udp_line(k)
+
+
+# A large write (gdb's binary X packet of 32 KiB: one datagram of about 33 KB, over 20 fragments into the
+# kernel), of the bytes already there -- the machine is stopped, so nothing changes -- then read back.
+WRITE_BACK = ("python import hashlib; b = int(gdb.parse_and_eval('(long)&__bss_start')); i = gdb.selected_inferior(); "
+              "d = bytes(i.read_memory(b, 32768)); i.write_memory(b, d); "
+              "print('@@same %s' % (bytes(i.read_memory(b, 32768)) == d))")
+
+
+def test_a_write_larger_than_a_frame_is_reassembled(kprof_factory):
+    k = boot_udp(kprof_factory)
+    text = UdpGdb(k, [WRITE_BACK, "detach"]).finish()
+    assert "@@same True" in text, text
+    assert_running(k)
+    frames = re.search(r"(?m)^gdb frames: .*$", k.cmd("net")).group(0)
+    assert counter(frames, "reassembled") >= 1 and counter(frames, "fragments") >= 20, frames

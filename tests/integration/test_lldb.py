@@ -1,0 +1,99 @@
+"""LLDB as the debugger client (issue 15 item 3): lldb 14's `gdb-remote` over COM2 and its `udp://` connection
+over `gdb.udp=`, against the same stub gdb uses.
+
+Each session, in one `lldb --batch`: attach, one thread per CPU, a symbolised `bt`, registers, 32 bytes of
+cmd_uptime's code equal to the ELF's (as gdb reads them from the file alone), a breakpoint on cmd_uptime hit
+when the console types `uptime`, a `thread step-inst` that moves the pc, `process detach`, and the console
+finishes the command and answers after.
+
+lldb runs as `timeout -k 3 N lldb --batch --no-lldbinit`. Debian 12's lldb looks for its Python module under
+python3/, which holds nothing (it is under python3.11/): PYTHONPATH points there, or lldb prints a traceback for
+every command (harmless, but noise in a failure's text).
+"""
+
+import os
+import re
+import subprocess
+import time
+
+from kprof_qemu import ELF, KprofError
+from test_gdb import Gdb, assert_running
+from test_gdb_udp import GUEST_PORT, boot_udp
+
+LLDB_TIMEOUT = 90  # the whole lldb run, enforced by timeout(1)
+CPUS = 4
+LLDB_PYTHON = "/usr/lib/llvm-14/lib/python3.11/dist-packages"
+
+
+def elf_bytes(symbol, count):
+    """count bytes at symbol, read by gdb from the ELF file with no target."""
+    out = subprocess.run(["gdb", "-batch", "-nx", "-ex", "x/%dxb %s" % (count, symbol), ELF],
+                         capture_output=True, text=True, timeout=60).stdout
+    values = [int(b, 16) for line in out.splitlines() if ":" in line
+              for b in re.findall(r"\b0x([0-9a-f]{2})\b", line.split(":", 1)[1])]
+    assert len(values) == count, "gdb read %d bytes of %s from the ELF:\n%s" % (len(values), symbol, out)
+    return bytes(values)
+
+
+def lldb_bytes(text):
+    """The bytes of `memory read -f x -s 1` lines (0xADDR: 0x.. 0x.. ...)."""
+    return bytes(int(b, 16) for line in re.findall(r"(?m)^0x[0-9a-f]+: ((?:0x[0-9a-f]{2} ?)+)$", text)
+                 for b in line.split())
+
+
+class Lldb(Gdb):
+    """test_gdb.Gdb's reading, waiting and exit check, around `lldb --batch` with these commands."""
+
+    def __init__(self, connect, commands, timeout=LLDB_TIMEOUT):
+        argv = ["timeout", "-k", "3", str(timeout), "lldb", "--batch", "--no-lldbinit",
+                "-o", "settings set auto-confirm true", "-o", "target create %s" % ELF, "-o", connect]
+        for c in commands:
+            argv += ["-o", c]
+        self.argv = argv
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, env=dict(os.environ, PYTHONPATH=LLDB_PYTHON))
+        self.out = b""
+
+    def wait_for(self, pattern, timeout=60):
+        deadline = time.monotonic() + timeout
+        while not re.search(pattern, self.text):
+            left = deadline - time.monotonic()
+            if left <= 0 or not self._read(left):
+                self.kill()
+                raise KprofError("lldb did not print %r within %.0f s; it said:\n%s" % (pattern, timeout, self.text))
+
+
+def session(k, connect):
+    code = elf_bytes("cmd_uptime", 32)
+    s = Lldb(connect, ["thread list", "bt", "register read rip rsp", "memory read -f x -s 1 -c 32 cmd_uptime",
+                       "breakpoint set -n cmd_uptime", "continue", "bt", "register read rip",
+                       "thread step-inst", "register read rip", "breakpoint delete", "process detach"])
+    s.wait_for(r"\(lldb\) continue")
+    time.sleep(0.5)  # lldb has sent the continue (or is about to): the breakpoint is in
+    k.send("uptime\r")
+    text = s.finish(LLDB_TIMEOUT + 5)
+    attach = text.split("(lldb) breakpoint set", 1)[0]
+    tids = re.findall(r"(?m)^[* ] thread #(\d+): tid = 0x([0-9a-f]+)", attach)
+    assert len(tids) == CPUS, "lldb lists %d threads, not one per CPU:\n%s" % (len(tids), text)
+    assert re.search(r"frame #1: 0x[0-9a-f]+ kprof\.elf`\w+", attach), "no symbolised bt:\n%s" % text
+    assert re.search(r"rip = 0x[0-9a-f]+ +kprof\.elf`", attach), "no rip:\n%s" % text
+    assert lldb_bytes(attach) == code, "cmd_uptime's bytes over the stub differ from the ELF's:\n%s" % text
+    assert re.search(r"stop reason = breakpoint 1\.1", text), "the breakpoint was not hit:\n%s" % text
+    hit = text.split("(lldb) continue", 1)[1]
+    assert re.search(r"frame #0: 0x[0-9a-f]+ kprof\.elf`cmd_uptime", hit), "not stopped in cmd_uptime:\n%s" % text
+    assert re.search(r"frame #\d+: 0x[0-9a-f]+ kprof\.elf`shell_run_line", hit), "bt lacks the shell:\n%s" % text
+    rips = [int(v, 16) for v in re.findall(r"(?m)^ +rip = (0x[0-9a-f]+)", hit)]
+    assert len(rips) == 2 and rips[0] != rips[1], "step-inst did not move the pc:\n%s" % text
+    assert re.search(r"Process \d+ detached", text), "no detach:\n%s" % text
+    k.expect(r"up \d+\.\d{3} s\n", what="the uptime that hit the breakpoint, finished after detach")
+    assert_running(k)
+
+
+def test_lldb_gdb_remote_over_com2(kprof_factory):
+    k = kprof_factory(gdb=True, smp=CPUS)
+    session(k, "gdb-remote 127.0.0.1:%d" % k.gdb_port)
+
+
+def test_lldb_over_udp(kprof_factory):
+    k = boot_udp(kprof_factory, smp=CPUS)
+    session(k, "process connect udp://127.0.0.1:%d" % k.gdb_udp_port)

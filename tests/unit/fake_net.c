@@ -1,0 +1,71 @@
+/* tests/unit/fake_net.c: the fakes of tests/unit/fake_net.h -- the network, the UDP shell's allowlist and
+ * request origin, and the entropy a stream's run number comes from. */
+#include "fake_net.h"
+
+#include <string.h>
+
+#include "hal/entropy.h"
+#include "kernel/net/net.h"
+#include "kernel/net/udpsh.h"
+
+bool fake_net_up;
+unsigned fake_net_binds;
+unsigned fake_net_nsent;
+unsigned fake_net_fail_from = UINT32_MAX;
+struct fake_net_datagram fake_net_sent[FAKE_NET_SENT_MAX];
+bool fake_origin_udp, fake_origin_keyed;
+uint32_t fake_origin_ip;
+
+void fake_net_reset(void)
+{
+    fake_net_up = true;
+    fake_net_binds = 0;
+    fake_net_nsent = 0;
+    fake_net_fail_from = UINT32_MAX;
+    fake_origin_udp = fake_origin_keyed = false;
+    fake_origin_ip = 0;
+}
+
+bool net_available(void) { return fake_net_up; }
+
+bool net_udp_bind(uint16_t port, net_udp_handler handler, void *arg)
+{
+    (void)port, (void)handler, (void)arg;
+    fake_net_binds++;
+    return true;
+}
+
+bool net_udp_send(enum net_udp_when_full when_full, uint16_t src_port, uint32_t dst_ip, uint16_t dst_port,
+                  const void *data, size_t len)
+{
+    (void)when_full;
+    if (!fake_net_up || len > NET_UDP_MAX || fake_net_nsent >= FAKE_NET_SENT_MAX)
+        return false;
+    struct fake_net_datagram *d = &fake_net_sent[fake_net_nsent];
+    bool ok = fake_net_nsent < fake_net_fail_from;
+    fake_net_nsent++;
+    d->src_port = src_port;
+    d->dst_ip = dst_ip;
+    d->dst_port = dst_port;
+    d->len = len;
+    memcpy(d->data, data, len);
+    d->data[len] = 0;
+    return ok;
+}
+
+bool udpsh_permits(uint32_t ip) { return (ip >> 8) == 0x0a0002; }
+
+bool udpsh_request_origin(uint32_t *ip, bool *keyed)
+{
+    if (!fake_origin_udp)
+        return false;
+    *ip = fake_origin_ip;
+    *keyed = fake_origin_keyed;
+    return true;
+}
+
+uint64_t entropy_sample(bool *hardware)
+{
+    *hardware = false;
+    return 0x5eed5eed00c0ffeeull;
+}

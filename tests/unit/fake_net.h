@@ -1,0 +1,32 @@
+/* tests/unit/fake_net.h: the network and the UDP shell as `profile stream` sees them (kernel/net/net.h,
+ * kernel/net/udpsh.h), faked for the host tests of the command: whether the network is up, what the allowlist
+ * permits (10.0.2.0/24), where the request running comes from, and every datagram sent, kept. */
+#ifndef TESTS_UNIT_FAKE_NET_H
+#define TESTS_UNIT_FAKE_NET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define FAKE_NET_SENT_MAX 4096
+#define FAKE_NET_DATAGRAM_MAX 1472
+
+struct fake_net_datagram {
+    uint16_t src_port, dst_port;
+    uint32_t dst_ip;
+    size_t len;
+    char data[FAKE_NET_DATAGRAM_MAX + 1];
+};
+
+extern bool fake_net_up;
+extern unsigned fake_net_binds;
+extern unsigned fake_net_nsent;
+extern unsigned fake_net_fail_from; /* sends from this one on fail (UINT32_MAX: none) */
+extern struct fake_net_datagram fake_net_sent[FAKE_NET_SENT_MAX];
+/* The request running: from the UDP shell (udp) at ip, keyed or not; udp false: the console. */
+extern bool fake_origin_udp, fake_origin_keyed;
+extern uint32_t fake_origin_ip;
+
+void fake_net_reset(void);
+
+#endif

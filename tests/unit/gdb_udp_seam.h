@@ -1,0 +1,11 @@
+/* tests/unit/gdb_udp_seam.h: the host tests' gdb_udp_auth seam (tests/unit/gdb_udp_seam.c): key it, see it. */
+#ifndef TESTS_UNIT_GDB_UDP_SEAM_H
+#define TESTS_UNIT_GDB_UDP_SEAM_H
+
+#include "kernel/net/gdb_udp_auth.h"
+
+/* key NULL: unkeyed again. */
+void gdb_udp_seam_key(const uint8_t secret[SHA256_DIGEST_SIZE], const uint8_t *key, size_t key_len);
+struct gdb_udp_auth *gdb_udp_seam_auth(void);
+
+#endif

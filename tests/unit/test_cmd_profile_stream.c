@@ -1,0 +1,446 @@
+/* tests/unit/test_cmd_profile_stream.c: `profile stream` whole (kernel/cmd_profile_stream.c) over the real
+ * profiler, with its task run here: a timed stream sends every tick's sample, in datagrams that parse, with
+ * the end line three times; `profile` and a second start say busy naming it meanwhile; `profile stream stop`
+ * ends it and frees the profiler; failed sends are counted unsent; the network going away ends it with
+ * reason error; the destination rule as the command applies it (console, unkeyed and keyed UDP, who may stop);
+ * bad words and an unknown pid start nothing. The network and the UDP shell are tests/unit/fake_net.c; the
+ * stream's task is run when the command (or the test) sleeps, and leaves through task_exit. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "fake_hal.h"
+#include "fake_net.h"
+#include "kernel/build_id.h"
+#include "kernel/commands.h"
+#include "kernel/heap.h"
+#include "kernel/profiler.h"
+#include "kernel/profiler_stream.h"
+#include "kernel/sink.h"
+#include "kernel/stacktrace.h"
+#include "kernel/symbols.h"
+#include "kernel/task.h"
+
+static const char names[] = "BurnInner\0BurnTask";
+static const struct ksym syms[] = { { 0x1000, 0x100, 0 }, { 0x1100, 0x100, 10 } };
+static const struct symtab tab = { syms, 2, names, 0x1000, 0x3000 };
+const struct symtab *kernel_symtab(void) { return &tab; }
+
+static struct task tasks[MAX_CPUS];
+static uint64_t stack_words[MAX_CPUS][64];
+
+struct task *task_current(void) { return &tasks[fake_cpu_index]; }
+
+struct stack_bounds task_stack_bounds(const struct task *task)
+{
+    unsigned cpu = (unsigned)(task - tasks);
+    struct stack_bounds b = { (uintptr_t)stack_words[cpu], (uintptr_t)(stack_words[cpu] + 64) };
+    return b;
+}
+
+bool task_exists(uint32_t pid)
+{
+    for (unsigned i = 0; i < MAX_CPUS; i++)
+        if (tasks[i].pid == pid)
+            return true;
+    return false;
+}
+
+int stack_trace_from(uintptr_t pc, uintptr_t sp, uintptr_t rbp, const struct stack_bounds *stack,
+                     const struct text_bounds *text, uintptr_t *out, int max)
+{
+    (void)sp, (void)rbp, (void)text, (void)max;
+    out[0] = pc;
+    out[1] = *(const uint64_t *)stack->lo;
+    return 2;
+}
+
+static const uint32_t build_id_note[] = { 4, 4, 3, 0x00554e47 /* "GNU\0" */, 0xefbeadde };
+const void *kernel_build_id_note(size_t *len)
+{
+    *len = sizeof build_id_note;
+    return build_id_note;
+}
+
+/* ---- the stream's task, run here -------------------------------------------------------------------------- */
+
+static unsigned ticks_taken;        /* ticks given to every CPU so far */
+static unsigned ticks_per_sleep;    /* ticks every CPU takes during one of the task's sleeps */
+static void (*pending_entry)(void *arg);
+static void *pending_arg;
+static jmp_buf task_left;
+static struct task stream_task_struct;
+static bool net_goes_down_at_sleep; /* the network goes away at the task's next sleep */
+
+static void tick_every_cpu(void)
+{
+    for (unsigned cpu = 0; cpu < fake_cpu_count; cpu++) {
+        struct context ctx;
+        memset(&ctx, 0, sizeof ctx);
+        ctx.rip = 0x1000 + 0x10 + (ticks_taken % 3) * 0x8;
+        ctx.rflags = 0x202;
+        fake_cpu_index = cpu;
+        tasks[cpu].ticks++;
+        profiler_tick(&ctx);
+    }
+    fake_cpu_index = 0;
+    ticks_taken++;
+}
+
+struct task *task_spawn(const char *name, void (*entry)(void *arg), void *arg, int cpu)
+{
+    (void)cpu;
+    assert_string_equal(name, "pstream");
+    assert_null(pending_entry);
+    pending_entry = entry;
+    pending_arg = arg;
+    return &stream_task_struct;
+}
+
+void task_exit(void)
+{
+    longjmp(task_left, 1);
+}
+
+void sched_cpu_ticks(unsigned cpu, uint64_t *ticks, uint64_t *busy)
+{
+    (void)cpu;
+    *ticks = *busy = (uint64_t)ticks_taken;
+}
+
+/* Runs the spawned task until it exits. */
+static void run_stream_task(void)
+{
+    assert_non_null(pending_entry);
+    void (*entry)(void *) = pending_entry;
+    pending_entry = NULL;
+    if (setjmp(task_left) == 0) {
+        entry(pending_arg);
+        fail_msg("the stream's task returned instead of calling task_exit");
+    }
+}
+
+void task_sleep_until(int64_t when_ns)
+{
+    for (unsigned t = 0; t < ticks_per_sleep; t++)
+        tick_every_cpu();
+    if (net_goes_down_at_sleep)
+        fake_net_up = false;
+    if (when_ns > fake_time_ns)
+        fake_time_ns = when_ns;
+}
+
+/* The stop's wait (for the CPUs to let go of the run, or for the stream's task to end): a tick, and the
+ * stream's task gets to run if it has not yet. */
+static unsigned stop_ticks; /* ticks given in task_sleep_ms: the stop's wait, when no run takes samples */
+
+void task_sleep_ms(uint32_t ms)
+{
+    stop_ticks++;
+    tick_every_cpu();
+    fake_time_ns += (int64_t)ms * 1000000;
+    if (pending_entry)
+        run_stream_task();
+}
+
+/* ---- running lines and reading what was sent ------------------------------------------------------------- */
+
+static _Alignas(16) unsigned char heap_region[4 << 20];
+static char output[8192];
+
+static int run_line(const char *line)
+{
+    static char copy[256];
+    char *argv[16];
+    int argc = 0;
+    strncpy(copy, line, sizeof copy - 1);
+    for (char *word = strtok(copy, " "); word; word = strtok(NULL, " "))
+        argv[argc++] = word;
+    struct buffer_sink bs;
+    buffer_sink_init(&bs, output, sizeof output);
+    return cmd_profile(argc, argv, &bs.sink);
+}
+
+struct received {
+    unsigned data, ends, heartbeats;
+    uint64_t samples, next_first, next_seq;
+    struct profile_stream_end end;
+    struct profile_stream_header first_header;
+};
+
+static void count_sample(void *arg, const struct profile_raw_sample *s)
+{
+    (void)s;
+    ((struct received *)arg)->samples++;
+}
+
+/* Every datagram sent parses, goes to ip:port from the stream's port, and follows on from the one before. */
+static struct received parse_sent(uint32_t ip, uint16_t port, unsigned failed_from)
+{
+    struct received r;
+    memset(&r, 0, sizeof r);
+    for (unsigned i = 0; i < fake_net_nsent; i++) {
+        const struct fake_net_datagram *d = &fake_net_sent[i];
+        assert_int_equal(d->src_port, PROFILE_STREAM_SRC_PORT);
+        assert_int_equal(d->dst_ip, ip);
+        assert_int_equal(d->dst_port, port);
+        struct profile_stream_datagram g;
+        uint64_t before = r.samples;
+        assert_true(profile_stream_parse_datagram(d->data, d->len, &g, count_sample, &r));
+        if (g.is_end) {
+            if (r.ends)
+                assert_memory_equal(&g.end, &r.end, sizeof g.end);
+            else
+                assert_int_equal(g.end.seq, r.next_seq);
+            r.end = g.end;
+            r.ends++;
+            continue;
+        }
+        if (r.data == 0)
+            r.first_header = g.header;
+        assert_int_equal(g.header.seq, r.next_seq);
+        assert_int_equal(g.header.first, r.next_first);
+        r.next_seq++;
+        r.next_first += g.header.samples;
+        r.data++;
+        r.heartbeats += g.header.samples == 0;
+        if (i >= failed_from)
+            r.samples = before; /* it never left */
+    }
+    return r;
+}
+
+static size_t heap_used(void)
+{
+    struct heap_stats st;
+    heap_get_stats(&st);
+    return st.used_bytes;
+}
+
+static int setup_group(void **state)
+{
+    (void)state;
+    heap_init(heap_region, sizeof heap_region);
+    return 0;
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    fake_cpu_count = 2;
+    fake_cpu_index = 0;
+    fake_time_ns = 5000000000;
+    fake_tick_hz = 10;
+    memset(tasks, 0, sizeof tasks);
+    for (unsigned i = 0; i < MAX_CPUS; i++) {
+        tasks[i].pid = 100 + i;
+        stack_words[i][0] = 0x1100 + 0x30 + i;
+    }
+    ticks_per_sleep = 2;
+    ticks_taken = 0;
+    pending_entry = NULL;
+    net_goes_down_at_sleep = false;
+    fake_net_reset();
+    return 0;
+}
+
+static void expect_profiler_free(void)
+{
+    struct profile_run run;
+    assert_int_equal(profiler_start(&run), PROFILER_OK);
+    profiler_stop(&run);
+    profiler_release();
+}
+
+static const uint32_t HOST = 0x0a000202; /* 10.0.2.2 */
+
+/* The run number of a stream started now: the fake entropy and the clock, as the command mixes them. */
+static uint32_t run_id_now(void)
+{
+    return (uint32_t)(0x5eed5eed00c0ffeeull ^ (uint64_t)fake_time_ns);
+}
+
+/* output with %08x replaced by the run number */
+static void expect_output(const char *format, uint32_t id)
+{
+    char want[512];
+    snprintf(want, sizeof want, format, id);
+    assert_string_equal(output, want);
+}
+
+static void test_a_timed_stream_sends_every_sample(void **state)
+{
+    (void)state;
+    run_line("profile 50"); /* the rings are allocated once: not a leak of the stream */
+    size_t heap_before = heap_used();
+    uint32_t id = run_id_now();
+    assert_int_equal(run_line("profile stream 10.0.2.2:9000 1"), 0);
+    expect_output("profile stream: run %08x to 10.0.2.2:9000 for 1 s, source tick\n", id);
+    /* meanwhile: the one-shot profile and a second stream say busy, naming it; the status line has its figures */
+    assert_int_equal(run_line("profile 100"), 1);
+    expect_output("profile: busy: streaming run %08x to 10.0.2.2:9000 (profile stream stop ends it)\n", id);
+    assert_int_equal(run_line("profile stream 10.0.2.3:9 5"), 1);
+    expect_output("profile stream: busy (streaming run %08x to 10.0.2.2:9000; profile stream stop ends it)\n", id);
+    assert_int_equal(run_line("profile stream"), 0);
+    expect_output("profile stream: run %08x to 10.0.2.2:9000, 0.0 s, 0 samples/s, sent 0, ring dropped 0, unsent 0, "
+                  "0 datagrams, task 0.0%% of cpu 0\n", id);
+    assert_int_equal(fake_net_binds, 1);
+
+    unsigned ticks_from = ticks_taken;
+    stop_ticks = 0;
+    run_stream_task();
+    unsigned ticks = ticks_taken - ticks_from - stop_ticks;
+    assert_true(stop_ticks >= 1);
+    struct received r = parse_sent(HOST, 9000, UINT32_MAX);
+    assert_int_equal(r.ends, PROFILE_STREAM_END_COPIES);
+    assert_int_equal(r.end.reason, PROFILE_STREAM_TIME);
+    assert_int_equal(r.end.ring_dropped, 0);
+    assert_int_equal(r.end.unsent, 0);
+    /* every tick of the stream's life on both CPUs, nothing else (the ticks of its stop come after the run) */
+    assert_int_equal(r.samples, (uint64_t)ticks * fake_cpu_count);
+    assert_int_equal(r.end.produced, r.samples);
+    assert_true(r.samples >= 2 * 20 * 2);
+    assert_string_equal(r.first_header.source, "tick");
+    assert_string_equal(r.first_header.build_id, "deadbeef");
+    assert_int_equal(r.first_header.cpus, 2);
+    assert_int_equal(r.first_header.run, id);
+
+    assert_int_equal(run_line("profile stream"), 0);
+    char want[256];
+    snprintf(want, sizeof want, "profile stream: idle; last run %08x to 10.0.2.2:9000, 1.", id);
+    assert_memory_equal(output, want, strlen(want));
+    snprintf(want, sizeof want, ", sent %llu, ring dropped 0, unsent 0, %u datagrams, task ",
+             (unsigned long long)r.samples, r.data + PROFILE_STREAM_END_COPIES);
+    assert_non_null(strstr(output, want));
+    assert_non_null(strstr(output, ", produced "));
+    assert_non_null(strstr(output, ", ended: time\n"));
+    expect_profiler_free();
+    assert_int_equal(heap_used(), heap_before);
+    /* a second stream binds nothing more */
+    assert_int_equal(run_line("profile stream 10.0.2.2:9001 1"), 0);
+    run_stream_task();
+    assert_int_equal(fake_net_binds, 1);
+}
+
+static void test_stop_ends_it(void **state)
+{
+    (void)state;
+    assert_int_equal(run_line("profile stream 10.0.2.9:7000"), 0);
+    assert_non_null(strstr(output, " until profile stream stop, source tick\n"));
+    for (int i = 0; i < 5; i++)
+        tick_every_cpu(); /* samples waiting in the rings: the stop's last drain sends them */
+    assert_int_equal(run_line("profile stream stop"), 0);
+    assert_memory_equal(output, "profile stream: stopped: run ", 29);
+    struct received r = parse_sent(0x0a000209, 7000, UINT32_MAX);
+    assert_int_equal(r.end.reason, PROFILE_STREAM_STOPPED);
+    assert_true(r.samples >= 10);
+    assert_int_equal(r.end.produced, r.samples);
+    char produced[64];
+    snprintf(produced, sizeof produced, ", produced %llu\n", (unsigned long long)r.samples);
+    assert_non_null(strstr(output, produced));
+    expect_profiler_free();
+    assert_int_equal(run_line("profile stream stop"), 1);
+    assert_string_equal(output, "profile stream: not streaming\n");
+}
+
+static void test_failed_sends_are_counted_unsent(void **state)
+{
+    (void)state;
+    ticks_per_sleep = 40; /* several datagrams a drain */
+    assert_int_equal(run_line("profile stream 10.0.2.2:9000 1"), 0);
+    fake_net_fail_from = 3;
+    run_stream_task();
+    /* everything from the fourth datagram on failed: the end lines too, so the figures come from the status */
+    assert_int_equal(run_line("profile stream"), 0);
+    struct received r = parse_sent(HOST, 9000, 3);
+    assert_int_equal(r.ends, PROFILE_STREAM_END_COPIES); /* sent (and refused), so recorded */
+    assert_true(r.end.unsent > 0);
+    assert_int_equal(r.samples + r.end.unsent + r.end.ring_dropped, r.end.produced);
+    char unsent[64];
+    snprintf(unsent, sizeof unsent, ", unsent %llu,", (unsigned long long)r.end.unsent);
+    assert_non_null(strstr(output, unsent));
+}
+
+static void test_the_network_going_away_ends_it(void **state)
+{
+    (void)state;
+    assert_int_equal(run_line("profile stream 10.0.2.2:9000"), 0);
+    net_goes_down_at_sleep = true;
+    run_stream_task();
+    assert_int_equal(run_line("profile stream"), 0);
+    assert_non_null(strstr(output, ", ended: error\n"));
+    expect_profiler_free();
+    /* and a start while it is down starts nothing */
+    assert_int_equal(run_line("profile stream 10.0.2.2:9000"), 1);
+    assert_string_equal(output, "profile stream: no network interface\n");
+    assert_null(pending_entry);
+}
+
+static void test_where_it_may_go_as_the_command_applies_it(void **state)
+{
+    (void)state;
+    /* the console: HOST is required; the allowlist holds */
+    assert_int_equal(run_line("profile stream 9000"), 1);
+    assert_string_equal(output, "profile stream: PORT alone means \"to the address this request came from\": on the "
+                                "console give HOST:PORT\n");
+    assert_int_equal(run_line("profile stream 10.0.3.2:9000"), 1);
+    assert_string_equal(output, "profile stream: that address is not in the UDP shell's allowlist (udpsh.allow)\n");
+    /* unkeyed UDP: PORT alone goes to the requester; another address is refused */
+    fake_origin_udp = true;
+    fake_origin_ip = 0x0a000207;
+    assert_int_equal(run_line("profile stream 10.0.2.8:9000"), 1);
+    assert_string_equal(output, "profile stream: an unkeyed request may stream only to its own address (udpsh.key)\n");
+    assert_null(pending_entry);
+    uint32_t id = run_id_now();
+    assert_int_equal(run_line("profile stream 9000 1"), 0);
+    expect_output("profile stream: run %08x to 10.0.2.7:9000 for 1 s, source tick\n", id);
+    /* an unkeyed request from elsewhere may not stop it; a keyed one may */
+    fake_origin_ip = 0x0a000208;
+    assert_int_equal(run_line("profile stream stop"), 1);
+    assert_string_equal(output, "profile stream: an unkeyed request may stop only a stream to its own address\n");
+    assert_non_null(pending_entry); /* still running */
+    fake_origin_keyed = true;
+    assert_int_equal(run_line("profile stream stop"), 0);
+    assert_null(pending_entry);
+    parse_sent(0x0a000207, 9000, UINT32_MAX);
+    /* keyed: any allowlisted address */
+    assert_int_equal(run_line("profile stream 10.0.2.99:9000 1"), 0);
+    run_stream_task();
+    assert_int_equal(fake_net_sent[fake_net_nsent - 1].dst_ip, 0x0a000263);
+}
+
+static void test_bad_words_start_nothing(void **state)
+{
+    (void)state;
+    static const char *const bad[] = {
+        "profile stream 10.0.2.2", "profile stream 10.0.2.2:0", "profile stream 10.0.2.2:9000 86401",
+        "profile stream 10.0.2.2:9000 1 all 2", "profile stream stop now", "profile stream 10.0.2.2:9000 x",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_int_equal(run_line(bad[i]), 1);
+        assert_string_equal(output, "usage: " PROFILE_STREAM_USAGE "\n");
+    }
+    assert_int_equal(run_line("profile stream 10.0.2.2:9000 1 4242"), 1);
+    assert_string_equal(output, "profile stream: no task with pid 4242\n");
+    assert_null(pending_entry);
+    assert_int_equal(fake_net_nsent, 0);
+    expect_profiler_free();
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup(test_a_timed_stream_sends_every_sample, setup),
+        cmocka_unit_test_setup(test_stop_ends_it, setup),
+        cmocka_unit_test_setup(test_failed_sends_are_counted_unsent, setup),
+        cmocka_unit_test_setup(test_the_network_going_away_ends_it, setup),
+        cmocka_unit_test_setup(test_where_it_may_go_as_the_command_applies_it, setup),
+        cmocka_unit_test_setup(test_bad_words_start_nothing, setup),
+    };
+    return cmocka_run_group_tests(tests, setup_group, NULL);
+}

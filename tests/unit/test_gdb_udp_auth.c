@@ -1,0 +1,338 @@
+/* tests/unit/test_gdb_udp_auth.c: kernel/net/gdb_udp_auth.c -- the keyed gdb datagram. The nonce, a data
+ * datagram's MAC, the hello's answer and a sealed reply are pinned to bytes computed independently in Python
+ * (as scripts/kprof-gdb-relay computes them); forged, replayed, reordered, truncated, wrong-key, wrong-address,
+ * plain and reflected datagrams are dropped and change nothing; unkeyed is the identity both ways. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "kernel/net/gdb_udp_auth.h"
+#include "kernel/net/hmac.h"
+
+#define IP 0x0a000242u /* 10.0.2.66 */
+#define PORT 40000
+
+/* Python: hmac.new(bytes(range(32)), b"gdb" + struct.pack(">IH", 0x0a000242, 40000), sha256).digest()[:16] */
+#define NONCE_HEX "b98073a46e9dbd77c3fd4f4b39e1ba06"
+/* hmac.new(bytes(range(16, 32)), b"KPG1d" + nonce + struct.pack(">Q", 7) + b"$g#67", sha256) */
+#define MAC_7_G_HEX "16778e7ac78595aa235cbe529185fefd3f774287af12a45e15304f231e3dfb20"
+/* ... over b"KPG1n" + bytes(range(0xa0, 0xb0)) + nonce + struct.pack(">QQ", 0, 0) */
+#define ANSWER_MAC_HEX "b738fc6508a8ff6091eb10202dc702aa2188e7e0dbeeb87db1945d824b94002f"
+/* ... over b"KPG1r" + nonce + struct.pack(">Q", 1) + b"+$OK#9a" */
+#define REPLY_1_MAC_HEX "c1418e0edded9d99715eda3485f6395a542d44b27a21bc7d49ade749ca1b7620"
+
+static struct gdb_udp_auth auth;
+static uint8_t secret[32], key[16];
+static const uint8_t *inner;
+static size_t inner_len;
+
+static void from_hex(const char *hex, uint8_t *out)
+{
+    for (size_t i = 0; hex[2 * i]; i++) {
+        unsigned v;
+        sscanf(hex + 2 * i, "%2x", &v);
+        out[i] = (uint8_t)v;
+    }
+}
+
+static void setup(bool keyed)
+{
+    for (int i = 0; i < 32; i++)
+        secret[i] = (uint8_t)i;
+    for (int i = 0; i < 16; i++)
+        key[i] = (uint8_t)(0x10 + i);
+    gdb_udp_auth_init(&auth, secret, keyed ? key : NULL, keyed ? sizeof key : 0);
+    inner = NULL;
+    inner_len = 0;
+}
+
+/* A data datagram as the relay makes it: under the key k (k_len bytes), for ip:port, counter, gdb bytes. */
+static size_t data_datagram(uint8_t *out, const uint8_t *k, size_t k_len, uint32_t ip, uint16_t port,
+                            uint64_t counter, const char *gdb)
+{
+    size_t n = 0;
+    memcpy(out, "KPG1d", 5);
+    n = 5;
+    gdb_udp_session_nonce(&auth, ip, port, out + n);
+    n += 16;
+    for (int i = 0; i < 8; i++)
+        out[n++] = (uint8_t)(counter >> (56 - 8 * i));
+    memcpy(out + n, gdb, strlen(gdb));
+    n += strlen(gdb);
+    hmac_sha256(k, k_len, out, n, out + n);
+    return n + 32;
+}
+
+static enum gdb_udp_verdict open_(uint32_t ip, uint16_t port, const uint8_t *d, size_t len)
+{
+    return gdb_udp_auth_open(&auth, ip, port, d, len, &inner, &inner_len);
+}
+
+static void assert_accepts(const uint8_t *d, size_t len, const char *gdb)
+{
+    assert_int_equal(open_(IP, PORT, d, len), GDB_UDP_ACCEPT);
+    assert_int_equal(inner_len, strlen(gdb));
+    assert_memory_equal(inner, gdb, inner_len);
+    assert_true(inner >= d && inner + inner_len <= d + len);
+}
+
+/* A drop leaves what it was given and every piece of state as they were. */
+static void assert_drops(uint32_t ip, uint16_t port, const uint8_t *d, size_t len)
+{
+    struct gdb_udp_auth before = auth;
+    const uint8_t *sentinel = (const uint8_t *)"sentinel";
+    inner = sentinel;
+    inner_len = 1234;
+    assert_int_equal(open_(ip, port, d, len), GDB_UDP_DROP);
+    assert_ptr_equal(inner, sentinel);
+    assert_int_equal(inner_len, 1234);
+    assert_int_equal(auth.rx_floor, before.rx_floor);
+    assert_int_equal(auth.tx_counter, before.tx_counter);
+    assert_int_equal(auth.spoken_to, before.spoken_to);
+    assert_int_equal(auth.counts.accepted, before.counts.accepted);
+}
+
+static void test_unkeyed_is_the_identity(void **state)
+{
+    (void)state;
+    setup(false);
+    const uint8_t d[] = "$g#67";
+    assert_int_equal(open_(IP, PORT, d, 5), GDB_UDP_ACCEPT);
+    assert_ptr_equal(inner, d);
+    assert_int_equal(inner_len, 5);
+    assert_int_equal(open_(IP, PORT, d, 0), GDB_UDP_ACCEPT);
+    assert_int_equal(inner_len, 0);
+    uint8_t out[16];
+    assert_int_equal(gdb_udp_auth_seal(&auth, IP, PORT, d, 5, out, sizeof out), 5);
+    assert_memory_equal(out, d, 5);
+    assert_int_equal(gdb_udp_auth_seal(&auth, IP, PORT, d, 5, out, 4), 0);
+    static uint8_t big[GDB_UDP_INNER_MAX + 1];
+    assert_int_equal(open_(IP, PORT, big, sizeof big), GDB_UDP_DROP);
+}
+
+static void test_nonce_is_pinned_and_per_address(void **state)
+{
+    (void)state;
+    setup(true);
+    uint8_t want[16], got[16], other[16];
+    from_hex(NONCE_HEX, want);
+    gdb_udp_session_nonce(&auth, IP, PORT, got);
+    assert_memory_equal(got, want, 16);
+    gdb_udp_session_nonce(&auth, IP, PORT + 1, other);
+    assert_memory_not_equal(other, want, 16);
+    gdb_udp_session_nonce(&auth, IP + 1, PORT, other);
+    assert_memory_not_equal(other, want, 16);
+    secret[0] ^= 1; /* another boot */
+    struct gdb_udp_auth reboot;
+    gdb_udp_auth_init(&reboot, secret, key, sizeof key);
+    gdb_udp_session_nonce(&reboot, IP, PORT, other);
+    assert_memory_not_equal(other, want, 16);
+}
+
+static void test_hello_answered_with_a_macd_nonce_and_nothing_else(void **state)
+{
+    (void)state;
+    setup(true);
+    uint8_t hello[GDB_UDP_HELLO_LEN];
+    memcpy(hello, "KPG1h", 5);
+    for (int i = 0; i < 16; i++)
+        hello[5 + i] = (uint8_t)(0xa0 + i);
+    assert_int_equal(open_(IP, PORT, hello, sizeof hello), GDB_UDP_REPLY);
+    assert_int_equal(inner_len, GDB_UDP_NONCE_LEN);
+    assert_int_equal(inner_len, 85);
+    assert_memory_equal(inner, "KPG1n", 5);
+    assert_memory_equal(inner + 5, hello + 5, 16);
+    uint8_t nonce[16], mac[32];
+    from_hex(NONCE_HEX, nonce);
+    assert_memory_equal(inner + 21, nonce, 16);
+    static const uint8_t zeros[16];
+    assert_memory_equal(inner + 37, zeros, 16); /* rx_floor 0, tx_from 0 */
+    from_hex(ANSWER_MAC_HEX, mac);
+    assert_memory_equal(inner + 53, mac, 32);
+    /* within the UDP shell's budget, headers counted */
+    assert_true(inner_len + UDPSH_HEADER_BYTES <= UDPSH_AMPLIFICATION * (sizeof hello + UDPSH_HEADER_BYTES));
+    /* a hello claims nothing: no peer, so the stub cannot answer anyone */
+    assert_false(auth.spoken_to);
+    assert_int_equal(auth.rx_floor, 0);
+    uint8_t out[128];
+    assert_int_equal(gdb_udp_auth_seal(&auth, IP, PORT, (const uint8_t *)"+", 1, out, sizeof out), 0);
+    /* a hello of another length is not answered (an answer to a shorter one could pass the budget) */
+    assert_drops(IP, PORT, hello, sizeof hello - 1);
+    uint8_t longer[GDB_UDP_HELLO_LEN + 1] = { 'K', 'P', 'G', '1', 'h' };
+    assert_drops(IP, PORT, longer, sizeof longer);
+}
+
+static void test_hello_states_the_counters(void **state)
+{
+    (void)state;
+    setup(true);
+    uint8_t d[128], out[128];
+    size_t n = data_datagram(d, key, sizeof key, IP, PORT, 1000, "$g#67");
+    assert_accepts(d, n, "$g#67");
+    assert_int_equal(gdb_udp_auth_seal(&auth, IP, PORT, (const uint8_t *)"+", 1, out, sizeof out), 1 + GDB_UDP_KEYED_OVERHEAD);
+    assert_int_equal(gdb_udp_auth_seal(&auth, IP, PORT, (const uint8_t *)"+", 1, out, sizeof out), 1 + GDB_UDP_KEYED_OVERHEAD);
+    uint8_t hello[GDB_UDP_HELLO_LEN] = { 'K', 'P', 'G', '1', 'h' };
+    assert_int_equal(open_(IP, PORT, hello, sizeof hello), GDB_UDP_REPLY);
+    const uint8_t rx[8] = { 0, 0, 0, 0, 0, 0, 0x03, 0xe8 }, tx[8] = { 0, 0, 0, 0, 0, 0, 0, 2 };
+    assert_memory_equal(inner + 37, rx, 8);
+    assert_memory_equal(inner + 45, tx, 8);
+    uint8_t mac[32];
+    hmac_sha256(key, sizeof key, inner, 53, mac);
+    assert_memory_equal(inner + 53, mac, 32);
+}
+
+static void test_data_pinned_accepted_and_reply_sealed(void **state)
+{
+    (void)state;
+    setup(true);
+    uint8_t d[128];
+    size_t n = data_datagram(d, key, sizeof key, IP, PORT, 7, "$g#67");
+    assert_int_equal(n, 5 + 16 + 8 + 5 + 32);
+    uint8_t mac[32];
+    from_hex(MAC_7_G_HEX, mac);
+    assert_memory_equal(d + n - 32, mac, 32);
+    assert_accepts(d, n, "$g#67");
+    assert_int_equal(auth.rx_floor, 7);
+
+    uint8_t out[128];
+    size_t m = gdb_udp_auth_seal(&auth, IP, PORT, (const uint8_t *)"+$OK#9a", 7, out, sizeof out);
+    assert_int_equal(m, 7 + GDB_UDP_KEYED_OVERHEAD);
+    uint8_t nonce[16];
+    from_hex(NONCE_HEX, nonce);
+    assert_memory_equal(out, "KPG1r", 5);
+    assert_memory_equal(out + 5, nonce, 16);
+    const uint8_t one[8] = { 0, 0, 0, 0, 0, 0, 0, 1 };
+    assert_memory_equal(out + 21, one, 8);
+    assert_memory_equal(out + 29, "+$OK#9a", 7);
+    from_hex(REPLY_1_MAC_HEX, mac);
+    assert_memory_equal(out + 36, mac, 32);
+    /* the next reply counts on; a cap without room for the seal gives nothing */
+    m = gdb_udp_auth_seal(&auth, IP, PORT, (const uint8_t *)"", 0, out, sizeof out);
+    assert_int_equal(m, GDB_UDP_KEYED_OVERHEAD);
+    assert_int_equal(out[28], 2);
+    assert_int_equal(gdb_udp_auth_seal(&auth, IP, PORT, (const uint8_t *)"+", 1, out, GDB_UDP_KEYED_OVERHEAD), 0);
+    assert_int_equal(auth.tx_counter, 2);
+    /* an empty gdb payload is a datagram like any other */
+    n = data_datagram(d, key, sizeof key, IP, PORT, 8, "");
+    assert_accepts(d, n, "");
+}
+
+static void test_replies_sealed_under_the_nonce_of_their_address(void **state)
+{
+    (void)state;
+    setup(true);
+    uint8_t d[128], out[128], nonce[16];
+    size_t n = data_datagram(d, key, sizeof key, IP, PORT, 3, "$g#67");
+    assert_accepts(d, n, "$g#67");
+    /* another key holder's datagram, accepted here, that the transport then did not take (not the peer) */
+    n = data_datagram(d, key, sizeof key, IP + 1, PORT, 4, "+");
+    assert_int_equal(open_(IP + 1, PORT, d, n), GDB_UDP_ACCEPT);
+    assert_int_equal(gdb_udp_auth_seal(&auth, IP, PORT, (const uint8_t *)"$OK#9a", 6, out, sizeof out),
+                     6 + GDB_UDP_KEYED_OVERHEAD);
+    from_hex(NONCE_HEX, nonce);
+    assert_memory_equal(out + 5, nonce, 16); /* still the peer's session */
+}
+
+static void test_replayed_duplicated_and_reordered_dropped(void **state)
+{
+    (void)state;
+    setup(true);
+    uint8_t d5[128], d6[128], d9[128];
+    size_t n5 = data_datagram(d5, key, sizeof key, IP, PORT, 5, "$m1000,4#8d");
+    size_t n6 = data_datagram(d6, key, sizeof key, IP, PORT, 6, "$c#63");
+    size_t n9 = data_datagram(d9, key, sizeof key, IP, PORT, 9, "+");
+    assert_accepts(d5, n5, "$m1000,4#8d");
+    assert_drops(IP, PORT, d5, n5); /* duplicate */
+    assert_int_equal(auth.counts.replayed, 1);
+    assert_accepts(d9, n9, "+");
+    assert_drops(IP, PORT, d6, n6); /* arrived after a later one: gdb retransmits it under a new counter */
+    assert_drops(IP, PORT, d5, n5);
+    assert_drops(IP, PORT, d9, n9);
+    assert_int_equal(auth.counts.replayed, 4);
+    uint8_t d10[128];
+    size_t n10 = data_datagram(d10, key, sizeof key, IP, PORT, 10, "$c#63");
+    assert_accepts(d10, n10, "$c#63");
+}
+
+static void test_forged_truncated_wrong_key_wrong_address_dropped(void **state)
+{
+    (void)state;
+    setup(true);
+    uint8_t d[128], bad[128];
+    /* a counter far ahead, forged: must not raise the floor */
+    size_t n = data_datagram(d, key, sizeof key, IP, PORT, UINT64_MAX, "$D#44");
+    for (size_t i = 0; i < n; i++) {
+        memcpy(bad, d, n);
+        bad[i] ^= 0x40;
+        assert_drops(IP, PORT, bad, n); /* every byte covered: magic, kind, nonce, counter, payload, MAC */
+    }
+    for (size_t cut = 0; cut < n; cut++)
+        assert_drops(IP, PORT, d, cut);
+    memcpy(bad, d, n);
+    bad[n] = '+';
+    assert_drops(IP, PORT, bad, n + 1);
+
+    uint8_t other_key[16];
+    memset(other_key, 0x33, sizeof other_key);
+    n = data_datagram(d, other_key, sizeof other_key, IP, PORT, 3, "$g#67");
+    assert_drops(IP, PORT, d, n);
+    /* every flipped counter, payload and MAC byte, the cuts that still hold a header and a MAC, the byte
+     * appended, and this: nothing without the key gets past the MAC */
+    assert_int_equal(auth.counts.bad_mac, 8 + 5 + 32 + 5 + 1 + 1);
+    assert_int_equal(auth.counts.bad_nonce, 16);
+
+    /* recorded from, or made for, another address: the nonce is not its own */
+    n = data_datagram(d, key, sizeof key, IP, PORT, 3, "$g#67");
+    assert_drops(IP + 1, PORT, d, n);
+    assert_drops(IP, PORT + 1, d, n);
+    /* the plain protocol, a kernel's own reply reflected back, a nonce answer, empty */
+    assert_drops(IP, PORT, (const uint8_t *)"$g#67", 5);
+    assert_drops(IP, PORT, (const uint8_t *)"\x03", 1);
+    assert_drops(IP, PORT, d, 0);
+    memcpy(bad, d, n);
+    bad[4] = 'r';
+    hmac_sha256(key, sizeof key, bad, n - 32, bad + n - 32);
+    assert_drops(IP, PORT, bad, n);
+    bad[4] = 'n';
+    assert_drops(IP, PORT, bad, n);
+    /* after all of it, the genuine one still opens: nothing above moved the floor */
+    assert_accepts(d, n, "$g#67");
+}
+
+static void test_oversized_dropped(void **state)
+{
+    (void)state;
+    setup(true);
+    static uint8_t big[GDB_UDP_INNER_MAX + GDB_UDP_KEYED_OVERHEAD + 1];
+    memcpy(big, "KPG1d", 5);
+    gdb_udp_session_nonce(&auth, IP, PORT, big + 5);
+    big[28] = 1;
+    size_t body = sizeof big - 32;
+    hmac_sha256(key, sizeof key, big, body, big + body);
+    assert_drops(IP, PORT, big, sizeof big);
+    /* one byte less is the largest there is, and opens */
+    body--;
+    hmac_sha256(key, sizeof key, big, body, big + body);
+    assert_int_equal(open_(IP, PORT, big, body + 32), GDB_UDP_ACCEPT);
+    assert_int_equal(inner_len, GDB_UDP_INNER_MAX);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_unkeyed_is_the_identity),
+        cmocka_unit_test(test_nonce_is_pinned_and_per_address),
+        cmocka_unit_test(test_hello_answered_with_a_macd_nonce_and_nothing_else),
+        cmocka_unit_test(test_hello_states_the_counters),
+        cmocka_unit_test(test_data_pinned_accepted_and_reply_sealed),
+        cmocka_unit_test(test_replies_sealed_under_the_nonce_of_their_address),
+        cmocka_unit_test(test_replayed_duplicated_and_reordered_dropped),
+        cmocka_unit_test(test_forged_truncated_wrong_key_wrong_address_dropped),
+        cmocka_unit_test(test_oversized_dropped),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

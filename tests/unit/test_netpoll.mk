@@ -1,0 +1,1 @@
+test_netpoll_SRCS := kernel/net/netpoll.c kernel/string.c

@@ -1,0 +1,1 @@
+test_spinlock_SRCS :=
