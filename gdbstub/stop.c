@@ -366,15 +366,46 @@ static void session(unsigned me, struct context *ctx, enum stop_reason why)
     arch->load_debug_regs();
 }
 
+/* Whether a stop this CPU decided on when `sessions` was `since` is still one to report, judged once it
+ * owns the debugger or the lock is free (nothing changes the table then but an owner). Between deciding and
+ * enter() a stop request can park the CPU, and sessions run and resume the machine meanwhile: a breakpoint
+ * they removed has its instruction back, which just runs; a step is answered by the stop those sessions
+ * reported; a watchpoint they removed is forgotten. Left unchecked, the CPU stopped the machine for a
+ * breakpoint gdb had deleted, with a stop reply gdb did not expect. */
+static bool still_current(struct stop_cpu *c, const struct context *ctx, enum stop_reason why, unsigned since)
+{
+    bool overtaken = atomic_load(&sessions) != since;
+    switch (why) {
+    case GDB_STOP_SW_BREAK:
+        return gdb_break_at(GDB_BREAK_SW, context_pc(ctx));
+    case GDB_STOP_HW_BREAK:
+        return gdb_break_at(GDB_BREAK_HW, context_pc(ctx));
+    case GDB_STOP_STEP:
+        return !overtaken;
+    case GDB_STOP_WATCH:
+        if (overtaken && !gdb_break_at(c->watch.type, c->watch.addr))
+            c->watch_pending = false;
+        return c->watch_pending;
+    default:
+        return true;
+    }
+}
+
 /* This CPU becomes the owner and runs a session, or -- another CPU owns the debugger -- parks until released;
  * its event (a software breakpoint rewound, a debug-register match) happens again if it still applies. */
-static void enter_locked(struct context *ctx, enum stop_reason why)
+static void enter_locked(struct context *ctx, enum stop_reason why, unsigned since)
 {
     unsigned me = arch->this_cpu();
+    struct stop_cpu *c = &cpus[me];
     for (;;) {
         int expected = -1;
         if (atomic_compare_exchange_strong(&owner, &expected, (int)me)) {
-            atomic_store(&cpus[me].stop_waiting, false); /* left by a session that is over */
+            atomic_store(&c->stop_waiting, false); /* left by a session that is over */
+            if (!still_current(c, ctx, why, since)) {
+                int mine = (int)me; /* a panic may have taken the lock from under it */
+                atomic_compare_exchange_strong(&owner, &mine, -1);
+                return;
+            }
             session(me, ctx, why);
             return;
         }
@@ -385,7 +416,6 @@ static void enter_locked(struct context *ctx, enum stop_reason why)
          * that session was already letting CPUs go -- it reports its event itself once the lock is free; a
          * session that starts meanwhile stops it here, with this context (gdb_stop_nmi leaves it the
          * request). */
-        struct stop_cpu *c = &cpus[me];
         atomic_store(&c->stop_waiting, false); /* this session sees it parked; no request left over */
         bool seen = park(ctx, PARK_LOSER);
         while (!seen && atomic_load(&owner) >= 0) {
@@ -394,22 +424,19 @@ static void enter_locked(struct context *ctx, enum stop_reason why)
             else
                 arch->relax();
         }
-        if (seen)
+        if (seen || !still_current(c, ctx, why, since))
             return;
-        if ((why == GDB_STOP_SW_BREAK && !gdb_break_at(GDB_BREAK_SW, context_pc(ctx))) ||
-            (why == GDB_STOP_HW_BREAK && !gdb_break_at(GDB_BREAK_HW, context_pc(ctx))))
-            return; /* removed meanwhile: the instruction just runs */
     }
 }
 
 /* Any stop of this CPU's own. Until it is back on its way out (trapping), a stop request from another CPU's
  * session -- while it waits for the debugger's lock, or once its own session has let go of it -- is left to
  * it (gdb_stop_nmi), so that it parks with this context, not one inside the debugger. */
-static void enter(struct context *ctx, enum stop_reason why)
+static void enter(struct context *ctx, enum stop_reason why, unsigned since)
 {
     struct stop_cpu *c = &cpus[arch->this_cpu()];
     c->trapping = true;
-    enter_locked(ctx, why);
+    enter_locked(ctx, why, since);
     c->trapping = false;
     if (atomic_exchange(&c->stop_waiting, false))
         park(ctx, PARK_ASKED); /* a session that began as this CPU was leaving */
@@ -420,6 +447,7 @@ bool gdb_stop_breakpoint_insn(struct context *ctx, uint64_t addr)
     if (!enabled)
         return false;
     struct stop_cpu *c = &cpus[arch->this_cpu()];
+    unsigned since = atomic_load(&sessions); /* before deciding: see still_current() */
     enum stop_reason why = GDB_STOP_TRAP;
     if (c->trap_pending) {
         c->trap_pending = false;
@@ -442,7 +470,7 @@ bool gdb_stop_breakpoint_insn(struct context *ctx, uint64_t addr)
         return true;
     }
     /* Anything else is a breakpoint instruction compiled into the kernel: a stop after it. */
-    enter(ctx, why);
+    enter(ctx, why, since);
     return true;
 }
 
@@ -460,6 +488,7 @@ bool gdb_stop_debug_trap(struct context *ctx, bool stepped, unsigned hits)
     if (!enabled)
         return false;
     struct stop_cpu *c = &cpus[arch->this_cpu()];
+    unsigned since = atomic_load(&sessions); /* before deciding: see still_current() */
     enum stop_reason why = GDB_STOP_TRAP;
     bool current = false;
     struct gdb_hw_slot watch;
@@ -483,7 +512,7 @@ bool gdb_stop_debug_trap(struct context *ctx, bool stepped, unsigned hits)
             return true;
         c->watch = watch;
         c->watch_pending = true;
-        enter(ctx, GDB_STOP_WATCH);
+        enter(ctx, GDB_STOP_WATCH, since);
         return true;
     }
     if (hw_hit) {
@@ -501,7 +530,7 @@ bool gdb_stop_debug_trap(struct context *ctx, bool stepped, unsigned hits)
         arch->skip_hw_break(ctx, true); /* a hardware breakpoint in the debugger's own path: passed over */
         return true;
     }
-    enter(ctx, why);
+    enter(ctx, why, since);
     return true;
 }
 
@@ -560,7 +589,7 @@ void gdb_after_irq(struct context *ctx)
     atomic_store(&irq_stop_pending, false);
     if (irq_stop_transport)
         atomic_store(&requested_transport, irq_stop_transport);
-    enter(ctx, irq_stop_reason);
+    enter(ctx, irq_stop_reason, atomic_load(&sessions));
 }
 
 /* The debugger's own stop at this point of the kernel: a breakpoint instruction gdb_stop_breakpoint_insn

@@ -18,6 +18,7 @@ Also here: a 4096-byte write (X, and M held to 3x) takes no more than twice a 40
 of 11 interleaved rounds on one boot (the medians are printed: on a loaded host they mostly measure the host).
 """
 
+import collections
 import os
 import random
 import re
@@ -48,6 +49,14 @@ class Rsp:
         self.s = socket.create_connection(("127.0.0.1", port), timeout=10)
         self.buf = b""
         self.naks = 0
+        self.t0 = time.monotonic()
+        self.log = collections.deque(maxlen=40)    # the last packets each way, for a failure's message
+
+    def _note(self, way, what):
+        self.log.append("%8.3f %s %r" % (time.monotonic() - self.t0, way, what[:60]))
+
+    def transcript(self):
+        return "\n".join(self.log)
 
     def _fill(self, deadline, what):
         left = deadline - time.monotonic()
@@ -66,6 +75,7 @@ class Rsp:
             m = re.search(rb"\$([^#$]*)#([0-9a-f]{2})", self.buf)
             if m:
                 self.buf = self.buf[m.end():]
+                self._note("<-", m.group(1))
                 assert checksum(m.group(1)) == m.group(2).decode(), "bad checksum on %r" % m.group(0)
                 self.s.sendall(b"+")
                 return m.group(1)
@@ -89,6 +99,7 @@ class Rsp:
         A '-' from the stub (a byte of the packet lost on the way, which COM2 does now and then under a loaded
         host) sends it again, as gdb does; such resends are counted in self.naks."""
         raw = packet(payload)
+        self._note("->", payload)
         self.s.sendall(raw)
         deadline = time.monotonic() + timeout
         out = b""
@@ -105,6 +116,7 @@ class Rsp:
 
     def resume(self, payload):
         """A packet after which the stub owes a stop reply: only its ack comes now."""
+        self._note("->", payload)
         self.s.sendall(packet(payload))
         deadline = time.monotonic() + STOP_WAIT
         while b"+" not in self.buf:
@@ -133,6 +145,7 @@ class Rsp:
         return self.buf[-200:]
 
     def interrupt(self):
+        self._note("->", "^C")
         self.s.sendall(b"\x03")
         return self.stop_reply()
 
@@ -217,7 +230,17 @@ def assert_console_after_continue(k, rsp):
     try:
         assert_console(k)
     except KprofError as e:
-        raise KprofError("%s; COM2 meanwhile: %r" % (e, rsp.pending_bytes()))
+        pending = rsp.pending_bytes()
+        where = ""
+        if re.search(rb"\$T[0-9a-f]{2}thread:", pending):
+            try:
+                _sig, thread = rsp.stop_reply(1.0)
+                rip = rsp.request("Hg%x" % thread) == b"OK" and rsp.request("p10")
+                where = "; thread %d stopped at rip %s" % (thread, rip and rip.decode())
+            except (KprofError, AssertionError, OSError) as e2:
+                where = "; asking where it stopped: %s" % e2
+        raise KprofError("%s; COM2 meanwhile: %r%s; the packets before:\n%s"
+                         % (e, pending, where, rsp.transcript()))
 
 
 def cycle(k, rsp, name, addr, own):
@@ -251,6 +274,11 @@ def cycle(k, rsp, name, addr, own):
     assert rsp.request("m%x,4" % addr).decode() == want[:4].hex()
 
 
+def _ends(text, head=300, tail=1500):
+    """A failure's beginning (what was awaited) and its end (the console's last output, COM2's bytes)."""
+    return text if len(text) <= head + tail else text[:head] + "\n[...]\n" + text[-tail:]
+
+
 def sweep(kprof_factory, functions):
     """Runs every (name, addr, own) through cycle(), a fresh boot after a failure; returns the failures."""
     failures = []
@@ -265,7 +293,7 @@ def sweep(kprof_factory, functions):
             try:
                 cycle(k, rsp, name, addr, own)
             except (KprofError, AssertionError, OSError) as e:
-                failures.append("%s (%#x%s): %s" % (name, addr, ", own" if own else "", str(e)[:400]))
+                failures.append("%s (%#x%s): %s" % (name, addr, ", own" if own else "", _ends(str(e))))
                 break
         rsp.close()
         if todo or k.alive():

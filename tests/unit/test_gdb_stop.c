@@ -232,6 +232,10 @@ struct fake_cpu {
     atomic_bool nmi_at_park_end; /* at its next park_end, waits for a stop request's NMI and takes it there */
     atomic_uint nested_parks;   /* parks entered while leaving another */
     atomic_bool nested_window;  /* NMIs are taken at park_end (set with nmi_at_park_end) */
+    atomic_bool nmi_at_rewind;  /* at its next breakpoint hit, once the stub rewinds its pc (decided: a
+                                   breakpoint of gdb's) and before it enters the debugger, waits for a stop
+                                   request's NMI and takes it there */
+    atomic_bool at_rewind;      /* it waits there */
     bool wait_for_gdb;          /* starts as gdb=wait does */
     struct context ctx;         /* what the CPU runs */
     struct context saved;       /* the context the detour parks with */
@@ -418,6 +422,23 @@ static void a_park_idle(bool sleep, unsigned polls)
         sched_yield();
 }
 
+/* The NMI of a stop request, taken inside the kernel's own code (the context `inner`), the detour out of
+ * NMI context included; true when it took the detour. */
+static bool nmi_inside(struct fake_cpu *f)
+{
+    struct context *outer = f->detour_to;
+    struct context copy;
+    f->detour_to = &copy;
+    take_nmi(f, &f->inner);
+    bool detoured = f->detour_pending;
+    if (detoured) {
+        f->detour_pending = false;
+        gdb_stop_park_detoured(&copy);
+    }
+    f->detour_to = outer;
+    return detoured;
+}
+
 /* Leaving a park, out of NMI context, a stop request's NMI can land here: the CPU takes the detour and parks
  * again on top of the park it is leaving, so park_begin/park_end must nest. Only where a test asks for it
  * (nmi_at_park_end): a CPU parked this way is stopped with a context inside the debugger, and a step of it
@@ -429,18 +450,8 @@ static void a_park_end(bool sleep, uint64_t saved)
         for (int i = 0; i < 200000 && !atomic_load(&f->nmi); i++)
             usleep(50);
     }
-    if (!f->in_nmi && atomic_load(&f->nested_window) && atomic_exchange(&f->nmi, false)) {
-        struct context *outer = f->detour_to;
-        struct context copy;
-        f->detour_to = &copy;
-        take_nmi(f, &f->inner);
-        if (f->detour_pending) {
-            f->detour_pending = false;
-            atomic_fetch_add(&f->nested_parks, 1);
-            gdb_stop_park_detoured(&copy);
-        }
-        f->detour_to = outer;
-    }
+    if (!f->in_nmi && atomic_load(&f->nested_window) && atomic_exchange(&f->nmi, false) && nmi_inside(f))
+        atomic_fetch_add(&f->nested_parks, 1);
     if (sleep)
         f->priority = (int)saved;
 }
@@ -491,7 +502,19 @@ static void a_load_debug_regs(void)
     }
 }
 
-static void a_set_pc(struct context *ctx, uint64_t addr) { ctx->rip = addr; }
+static void a_set_pc(struct context *ctx, uint64_t addr)
+{
+    ctx->rip = addr;
+    struct fake_cpu *f = me();
+    if (!f->in_nmi && atomic_exchange(&f->nmi_at_rewind, false)) {
+        atomic_store(&f->at_rewind, true);
+        for (int i = 0; i < 200000 && !atomic_load(&f->nmi); i++)
+            usleep(50);
+        if (atomic_exchange(&f->nmi, false))
+            nmi_inside(f);
+        atomic_store(&f->at_rewind, false);
+    }
+}
 
 static bool a_break_insn_at(uint64_t addr)
 {
@@ -1001,6 +1024,49 @@ static void test_a_stop_request_overtaken_by_a_breakpoint_is_answered_by_it(void
     gdb_exchange("D", "OK");
 }
 
+/* A CPU runs into a breakpoint; the stub has decided it is gdb's, and before it enters the debugger another
+ * CPU's stop parks it. gdb removes both breakpoints and resumes: the first CPU's hit is stale (its
+ * instruction is back and just runs), so nothing stops the machine -- it used to, with a stop reply for a
+ * breakpoint gdb had deleted, nobody waiting for it and the machine held (the breakpoint sweep's console going
+ * quiet, 1 cycle in about 500 under TCG). CPU 3 takes the detour out of NMI context, CPU 2 parks inside it. */
+static void test_a_breakpoint_hit_overtaken_before_it_enters_is_not_reported_once_removed(void **state)
+{
+    (void)state;
+    for (unsigned late = 2; late <= 3; late++) {
+        attach();
+        uint64_t hit = next_pc(&fcpu[1], next_pc(&fcpu[1], read_reg(1, REGNUM_RIP)));
+        uint64_t overtaken = next_pc(&fcpu[late], next_pc(&fcpu[late], read_reg(late, REGNUM_RIP)));
+        char hit_packet[48], overtaken_packet[48];
+        snprintf(hit_packet, sizeof hit_packet, "Z0,%llx,1", (unsigned long long)hit);
+        snprintf(overtaken_packet, sizeof overtaken_packet, "Z0,%llx,1", (unsigned long long)overtaken);
+        gdb_exchange(hit_packet, "OK");
+        gdb_exchange(overtaken_packet, "OK");
+        fcpu[1].rendezvous_addr = hit; /* cpu 1 waits at its breakpoint for the test's go */
+        atomic_store(&fcpu[late].nmi_at_rewind, true);
+        gdb_send("c");
+        for (int i = 0; i < 20000 && !atomic_load(&fcpu[late].at_rewind); i++)
+            usleep(100);
+        assert_true(atomic_load(&fcpu[late].at_rewind));
+        pthread_barrier_wait(&rendezvous); /* cpu 1 runs into its int3 */
+        assert_int_equal(gdb_stop_reply("05", "swbreak:;"), 2);
+        expect_all_stopped();
+        hit_packet[0] = overtaken_packet[0] = 'z';
+        gdb_exchange(hit_packet, "OK");
+        gdb_exchange(overtaken_packet, "OK");
+        unsigned long before[FAKE_CPUS];
+        snapshot(before);
+        gdb_send("c");
+        wait_running(0xf, before);
+        usleep(20000);
+        snapshot(before);
+        wait_running(0xf, before); /* still running: the stale hit stopped nothing */
+        assert_int_equal(pipe_get(&from_stub, 0), -1);
+        assert_int_equal(atomic_load(&fcpu[late].int3s), 1);
+        interrupt();
+        gdb_exchange("D", "OK");
+    }
+}
+
 static void test_hardware_breakpoint_hit_then_stepped_over(void **state)
 {
     (void)state;
@@ -1156,6 +1222,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_breakpoint_hit_on_two_cpus_at_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_stop_request_overtaken_by_a_breakpoint_is_answered_by_it, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_a_breakpoint_hit_overtaken_before_it_enters_is_not_reported_once_removed,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(test_hardware_breakpoint_hit_then_stepped_over, setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_stop_request_as_a_cpu_leaves_parks_it_again_where_it_was, setup,
                                         teardown),
