@@ -845,6 +845,19 @@ static void expect_continue(const char *packet)
     expect_all_stopped();
 }
 
+/* `c`, and the machine keeps running with no stop reply: nothing stale stops it again. */
+static void expect_continue_runs_on(void)
+{
+    unsigned long before[FAKE_CPUS];
+    snapshot(before);
+    gdb_send("c");
+    wait_running(0xf, before);
+    usleep(20000);
+    snapshot(before);
+    wait_running(0xf, before);
+    assert_int_equal(pipe_get(&from_stub, 0), -1);
+}
+
 static void test_every_vcont_form_and_the_legacy_ones(void **state)
 {
     (void)state;
@@ -1012,14 +1025,7 @@ static void test_a_stop_request_overtaken_by_a_breakpoint_is_answered_by_it(void
     atomic_store(&fcpu[1].irq_held, false); /* parked: it goes on to gdb_after_irq once resumed */
     packet[0] = 'z';
     gdb_exchange(packet, "OK");
-    unsigned long before[FAKE_CPUS];
-    snapshot(before);
-    gdb_send("c");
-    wait_running(0xf, before);
-    usleep(20000);
-    snapshot(before);
-    wait_running(0xf, before); /* still running: no stop came of the request */
-    assert_int_equal(pipe_get(&from_stub, 0), -1);
+    expect_continue_runs_on(); /* no stop came of the request */
     assert_int_equal(interrupt(), 1);
     gdb_exchange("D", "OK");
 }
@@ -1053,14 +1059,7 @@ static void test_a_breakpoint_hit_overtaken_before_it_enters_is_not_reported_onc
         hit_packet[0] = overtaken_packet[0] = 'z';
         gdb_exchange(hit_packet, "OK");
         gdb_exchange(overtaken_packet, "OK");
-        unsigned long before[FAKE_CPUS];
-        snapshot(before);
-        gdb_send("c");
-        wait_running(0xf, before);
-        usleep(20000);
-        snapshot(before);
-        wait_running(0xf, before); /* still running: the stale hit stopped nothing */
-        assert_int_equal(pipe_get(&from_stub, 0), -1);
+        expect_continue_runs_on(); /* the stale hit stopped nothing */
         assert_int_equal(atomic_load(&fcpu[late].int3s), 1);
         interrupt();
         gdb_exchange("D", "OK");
