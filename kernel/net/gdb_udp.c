@@ -6,6 +6,7 @@
 #include "gdbstub/packet.h"
 #include "kernel/net/gdb_udp.h"
 #include "kernel/string.h"
+#include "kernel/textbuf.h"
 
 _Static_assert(GDB_UDP_INNER_MAX + GDB_UDP_SEAL_OVERHEAD <= NETPOLL_UDP_MAX,
                "a sealed datagram of the most gdb bytes must fit one UDP datagram");
@@ -196,17 +197,6 @@ static bool has_byte(const uint8_t *bytes, size_t len, uint8_t b)
     return false;
 }
 
-static int hex_digit(uint8_t c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* What a datagram to a running machine asks: exactly Ctrl-C (after any acks) interrupts, exactly one packet
  * with a good checksum (after any acks) attaches; anything else nothing. */
 static enum gdb_udp_stop running_request(const uint8_t *bytes, size_t len)
@@ -226,7 +216,7 @@ static enum gdb_udp_stop running_request(const uint8_t *bytes, size_t len)
     }
     if (len - i != 3)
         return GDB_UDP_NO_STOP;
-    int hi = hex_digit(bytes[i + 1]), lo = hex_digit(bytes[i + 2]);
+    int hi = hex_value((char)bytes[i + 1]), lo = hex_value((char)bytes[i + 2]);
     return hi >= 0 && lo >= 0 && (uint8_t)(hi << 4 | lo) == sum ? GDB_UDP_STOP_ATTACH : GDB_UDP_NO_STOP;
 }
 
