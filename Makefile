@@ -24,7 +24,7 @@ KCFLAGS  := -std=c11 -ffreestanding -mno-red-zone -fno-omit-frame-pointer -mno-o
             -I. -MMD -MP
 KAS      := gcc
 KASFLAGS := -I. -g -MMD -MP
-KSRCS   := $(sort $(wildcard arch/x86_64/*.c arch/x86_64/*.S kernel/*.c kernel/drivers/*.c kernel/net/*.c kernel/net/lwip/*.c gdbstub/*.c))
+KSRCS   := $(sort $(wildcard arch/x86_64/*.c arch/x86_64/*.S kernel/*.c kernel/*/*.c kernel/net/lwip/*.c gdbstub/*.c))
 # Generated C, under build/ like every build output: the framebuffer console's font, from the glyphs drawn in
 # scripts/genfont.py.
 KGEN    := $(BUILD)/gen/font8x16.c
@@ -133,10 +133,10 @@ UNIT_NAMES := $(patsubst tests/unit/test_%.c,%,$(wildcard tests/unit/test_*.c))
 -include $(wildcard tests/unit/test_*.mk)
 
 define unit_rules
-$(BUILD)/unit/plain/test_$(1): tests/unit/test_$(1).c $$(test_$(1)_SRCS) tests/unit/fake_hal.c $(wildcard tests/unit/*.h) $(wildcard kernel/*.h kernel/net/*.h kernel/drivers/*.h hal/*.h)
+$(BUILD)/unit/plain/test_$(1): tests/unit/test_$(1).c $$(test_$(1)_SRCS) tests/unit/fake_hal.c $(wildcard tests/unit/*.h) $(wildcard kernel/*.h kernel/*/*.h hal/*.h gdbstub/*.h)
 	@mkdir -p $$(dir $$@)
 	$(HCC) $(HCFLAGS) $$(test_$(1)_CFLAGS) -o $$@ $$(filter %.c,$$^) -lcmocka -lpthread
-$(BUILD)/unit/san/test_$(1): tests/unit/test_$(1).c $$(test_$(1)_SRCS) tests/unit/fake_hal.c $(wildcard tests/unit/*.h) $(wildcard kernel/*.h kernel/net/*.h kernel/drivers/*.h hal/*.h)
+$(BUILD)/unit/san/test_$(1): tests/unit/test_$(1).c $$(test_$(1)_SRCS) tests/unit/fake_hal.c $(wildcard tests/unit/*.h) $(wildcard kernel/*.h kernel/*/*.h hal/*.h gdbstub/*.h)
 	@mkdir -p $$(dir $$@)
 	$(HCC) $(HCFLAGS) $(SANFLAGS) $$(test_$(1)_CFLAGS) -o $$@ $$(filter %.c,$$^) -lcmocka -lpthread
 endef
@@ -164,7 +164,7 @@ FUZZ_RUNS   ?= 50000
 # fuzz_NAME_INCLUDED: kernel sources a fake #includes (to reach their statics) -- rebuilt on change, not
 # compiled on their own. fuzz_NAME_LIBS: libraries (fake_target.c reports through cmocka).
 define fuzz_rules
-$(BUILD)/fuzz/fuzz_$(1): tests/fuzz/fuzz_$(1).c $$(fuzz_$(1)_SRCS) tests/unit/fake_hal.c $$(fuzz_$(1)_INCLUDED) $(wildcard tests/unit/*.h tests/fuzz/*.h) $(wildcard kernel/*.h kernel/net/*.h kernel/drivers/*.h hal/*.h gdbstub/*.h arch/x86_64/*.h)
+$(BUILD)/fuzz/fuzz_$(1): tests/fuzz/fuzz_$(1).c $$(fuzz_$(1)_SRCS) tests/unit/fake_hal.c $$(fuzz_$(1)_INCLUDED) $(wildcard tests/unit/*.h tests/fuzz/*.h) $(wildcard kernel/*.h kernel/*/*.h hal/*.h gdbstub/*.h arch/x86_64/*.h)
 	@mkdir -p $$(dir $$@)
 	$(FCC) $(FCFLAGS) $$(fuzz_$(1)_CFLAGS) -o $$@ $$(filter-out $$(fuzz_$(1)_INCLUDED),$$(filter %.c,$$^)) $$(fuzz_$(1)_LIBS)
 endef

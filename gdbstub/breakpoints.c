@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "gdbstub/breakpoints.h"
-#include "kernel/string.h"
+#include "kernel/lib/string.h"
 
 struct breakpoint {
     bool used;

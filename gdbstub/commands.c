@@ -12,7 +12,7 @@
 #include "gdbstub/monitor.h"
 #include "gdbstub/packet.h"
 #include "gdbstub/regs.h"
-#include "kernel/string.h"
+#include "kernel/lib/string.h"
 
 enum {
     ERR_DEBUGGER_CODE = 1, /* EPERM: a breakpoint in the debugger's own code (`monitor nobreak` says where) */

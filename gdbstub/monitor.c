@@ -9,9 +9,9 @@
 #include "gdbstub/commands.h"
 #include "gdbstub/monitor.h"
 #include "gdbstub/packet.h"
-#include "kernel/parse.h"
-#include "kernel/sink.h"
-#include "kernel/string.h"
+#include "kernel/lib/parse.h"
+#include "kernel/lib/sink.h"
+#include "kernel/lib/string.h"
 
 /* The sink the commands write to: output gathered up to GDB_MONITOR_OUT bytes, then sent. Static, like the
  * session's other buffers: the stack of a stopped CPU is not the place for a kilobyte. */

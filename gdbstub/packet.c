@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "gdbstub/packet.h"
-#include "kernel/string.h"
+#include "kernel/lib/string.h"
 
 #define WAIT_FOREVER (-1)
 

@@ -11,11 +11,11 @@
 #include <stdint.h>
 
 #include "gdbstub/target.h"
-#include "kernel/textbuf.h"
+#include "kernel/lib/textbuf.h"
 
 /* The largest payload either side sends, between `$` and `#`: advertised to gdb as qSupported PacketSize.
  * A memory read answers at most half of it (two hex digits a byte). As large as the largest transport
- * allows -- a UDP datagram (kernel/net/gdb_udp.h) of at most 65507 bytes carries a whole packet -- so that
+ * allows -- a UDP datagram (gdbstub/udp.h) of at most 65507 bytes carries a whole packet -- so that
  * a dump over the network takes few round trips. */
 #define GDB_PACKET_SIZE 0xFF00
 
@@ -70,7 +70,7 @@ char *gdb_out_claim(struct gdb_link *link, size_t len);
 
 /* ---- hex helpers ---- */
 
-/* A digit's value and a value's digit: hex_value and hex_lower (kernel/textbuf.h). */
+/* A digit's value and a value's digit: hex_value and hex_lower (kernel/lib/textbuf.h). */
 /* Writes 2*len hex digits of bytes into dst (no NUL). Returns 2*len. */
 size_t hex_encode(char *dst, const void *bytes, size_t len);
 /* Turns the first len bytes of buf into 2*len hex digits in place, working from the end so that no byte

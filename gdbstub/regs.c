@@ -9,8 +9,8 @@
 
 #include "gdbstub/packet.h"
 #include "gdbstub/regs.h"
-#include "kernel/format.h"
-#include "kernel/string.h"
+#include "kernel/lib/format.h"
+#include "kernel/lib/string.h"
 
 enum { FEATURE_CORE, FEATURE_SEGMENTS, FEATURE_COUNT };
 

@@ -7,7 +7,7 @@
 #include "gdbstub/commands.h"
 #include "gdbstub/packet.h"
 #include "gdbstub/stub.h"
-#include "kernel/string.h"
+#include "kernel/lib/string.h"
 
 static struct gdb_link link;
 static struct gdb_session session;

@@ -20,7 +20,7 @@ enum gdb_reg {
     GDB_REG_COUNT
 };
 
-/* Byte transport (COM2 on x86, or UDP: kernel/net/gdb_udp.h). */
+/* Byte transport (COM2 on x86, or UDP: gdbstub/udp.h). */
 struct gdb_transport {
     /* Blocks until a byte arrives or timeout_ms passes (-1: forever); returns the byte or -1 on timeout. */
     int (*getc)(void *ctx, int timeout_ms);

@@ -1,5 +1,5 @@
 /* hal/entropy.h: what unpredictability the processor offers, for secrets made at boot (the UDP shell's token
- * key, kernel/net/udpsh.c). Raw material, not a random-number generator: the caller mixes many samples
+ * key, kernel/udpsh/udpsh.c). Raw material, not a random-number generator: the caller mixes many samples
  * through a hash. */
 #ifndef HAL_ENTROPY_H
 #define HAL_ENTROPY_H

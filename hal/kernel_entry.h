@@ -1,7 +1,7 @@
 /* hal/kernel_entry.h: the whole contract from the architecture into the portable kernel -- every entry point
  * arch/ calls in kernel/, with the moment it calls it and the context it is in. The other direction (what the
  * kernel asks of the CPU and the machine) is the rest of hal/. Besides these entry points arch/ uses the
- * kernel's plain libraries (kernel/string.h, format.h, sink.h, log.h, heap.h, cmdline.h), which have no
+ * kernel's plain libraries (kernel/lib/string.h, format.h, sink.h, log.h, heap.h, cmdline.h), which have no
  * context of their own to document, and the debugger's entry points, which gdbstub/stop.h documents. */
 #ifndef HAL_KERNEL_ENTRY_H
 #define HAL_KERNEL_ENTRY_H

@@ -2,8 +2,8 @@
  * kprof knows, so a typo is reported at boot instead of silently doing nothing. */
 #include "kernel/cmdline.h"
 
-#include "kernel/parse.h"
-#include "kernel/string.h"
+#include "kernel/lib/parse.h"
+#include "kernel/lib/string.h"
 
 /* Every option some part of the kernel reads. */
 static const char *const known_keys[] = {

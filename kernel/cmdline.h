@@ -6,7 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include "kernel/sink.h"
+#include "kernel/lib/sink.h"
 
 #define CMDLINE_MAX 512
 #define CMDLINE_MAX_OPTIONS 16

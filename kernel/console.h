@@ -4,7 +4,7 @@
 #define KERNEL_CONSOLE_H
 
 #include <stddef.h>
-#include "kernel/sink.h"
+#include "kernel/lib/sink.h"
 
 /* The console as an output sink (task context). */
 extern struct sink console_sink;

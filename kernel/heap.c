@@ -9,7 +9,7 @@
 #include "hal/spinlock.h"
 #include "kernel/heap.h"
 #include "kernel/panic.h"
-#include "kernel/string.h"
+#include "kernel/lib/string.h"
 
 /* Block layout: [header 16][payload ...][footer 8], sizes multiples of 16, so every payload is 16-aligned.
  * The footer repeats the header's size word: the block after it finds its predecessor from it. */

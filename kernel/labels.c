@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "hal/spinlock.h"
-#include "kernel/string.h"
+#include "kernel/lib/string.h"
 #include "kernel/task.h"
 
 static struct label_set table[LABEL_TABLE_SETS];

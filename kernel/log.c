@@ -5,7 +5,7 @@
 #include <stdarg.h>
 
 #include "kernel/console.h"
-#include "kernel/format.h"
+#include "kernel/lib/format.h"
 
 /* One line, formatted first and written in one piece, so boot messages from several CPUs stay whole. */
 static void log_line(const char *prefix, const char *fmt, va_list ap)

@@ -12,8 +12,8 @@
 #include "kernel/log.h"
 #include "kernel/net/net.h"
 #include "kernel/profiler.h"
-#include "kernel/net/udpsh.h"
-#include "kernel/shell.h"
+#include "kernel/udpsh/udpsh.h"
+#include "kernel/shell/shell.h"
 #include "kernel/task.h"
 
 __attribute__((noreturn)) void kmain(uintptr_t boot_info)

@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "hal/kernel_entry.h"
-#include "kernel/sink.h"
+#include "kernel/lib/sink.h"
 #include "kernel/stacktrace.h"
 
 /* panic(), panic_at() (exceptions and genuine NMIs: the interrupted context's CPU, task, registers and

@@ -4,7 +4,7 @@
  * health, its NMI time, how long its tick was held off). The sample path runs in the timer interrupt (or, with
  * the PMU, an NMI) of the CPU whose ring it writes: no lock, no allocation, no symbol lookup, no printing -- a
  * frame-pointer walk into a preallocated slot. The ring itself is inline in kernel/profiler_ring.h; folding and
- * printing are kernel/profiler_report.c.
+ * printing are kernel/profiler/report.c.
  *
  * The handshake with the counter, all on each CPU's own tick: on the first tick of a run a CPU arms its
  * counter (or, if that faults, stays on the tick); while armed its tick does not sample, but checks that
@@ -14,12 +14,12 @@
 #include "kernel/profiler.h"
 
 #include "hal/pmu.h"
-#include "kernel/format.h"
+#include "kernel/lib/format.h"
 
 #include "hal/cpu.h"
 #include "kernel/heap.h"
 #include "kernel/log.h"
-#include "kernel/parse.h"
+#include "kernel/lib/parse.h"
 #include "kernel/stacktrace.h"
 #include "kernel/symbols.h"
 #include "kernel/task.h"

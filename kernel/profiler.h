@@ -1,7 +1,7 @@
 /* kernel/profiler.h: the sampling profiler's run control and sample path (kernel/profiler.c): one run at a
  * time, claimed, started and stopped from task context, sampled from every CPU's tick or counter NMI into that
- * CPU's ring (kernel/profiler_ring.h). The fold and the report are kernel/profiler_report.h; the `profile`
- * command's arguments kernel/profiler_args.h. The specification is shared/seeds/profiler-spec.txt. */
+ * CPU's ring (kernel/profiler_ring.h). The fold and the report are kernel/profiler/report.h; the `profile`
+ * command's arguments kernel/profiler/args.h. The specification is shared/seeds/profiler-spec.txt. */
 #ifndef KERNEL_PROFILER_H
 #define KERNEL_PROFILER_H
 
@@ -101,7 +101,7 @@ void profiler_release(void);
 /* The last report the profile command printed, kept word for word for the debugger (scripts/prof.py's
  * `prof report` prints it, so gdb shows exactly what the console showed): its text (NUL-terminated, the first
  * PROFILE_KEPT_REPORT_MAX - 1 bytes of a longer one), its length before truncation, and its run -- 0 while a
- * report is being written. Task context writes it (kernel/cmd_profile.c); a debugger reads it stopped. */
+ * report is being written. Task context writes it (kernel/shell/cmd_profile.c); a debugger reads it stopped. */
 #define PROFILE_KEPT_REPORT_MAX 16384
 extern char profile_kept_report[PROFILE_KEPT_REPORT_MAX];
 extern uint32_t profile_kept_length;

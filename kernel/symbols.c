@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "hal/cpu.h"
-#include "kernel/string.h"
+#include "kernel/lib/string.h"
 #include "kernel/symbols.h"
 
 bool symtab_lookup(const struct symtab *tab, uint64_t addr, struct symbol_hit *hit)

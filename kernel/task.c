@@ -10,7 +10,7 @@
 #include "kernel/heap.h"
 #include "kernel/labels.h"
 #include "kernel/panic.h"
-#include "kernel/string.h"
+#include "kernel/lib/string.h"
 
 #define MAX_TASKS 256
 

@@ -1,6 +1,6 @@
 """The gdb UDP transport's datagrams, host side: scripts/kprof-gdb-relay and the tests use them.
 
-kernel/net/gdb_udp_auth.h is the reference (and docs/gdb.md "Who can attach"). Unkeyed, a datagram's payload
+gdbstub/udp_auth.h is the reference (and docs/gdb.md "Who can attach"). Unkeyed, a datagram's payload
 is gdb's bytes themselves, as gdb's own `target remote udp:` sends them. Keyed (the kernel was booted with
 udpsh.key=, the relay has the same key), integers big-endian, MAC = HMAC-SHA-256(key, every byte before it):
 
@@ -26,7 +26,7 @@ HEAD = len(MAGIC) + 1 + NONCE_BYTES + 8
 OVERHEAD = HEAD + MAC_BYTES
 HELLO_LEN = len(MAGIC) + 1 + NONCE_BYTES
 NONCE_LEN = len(MAGIC) + 1 + 2 * NONCE_BYTES + 16 + MAC_BYTES
-INNER_MAX = 65344  # kernel/net/gdb_udp_auth.h GDB_UDP_INNER_MAX
+INNER_MAX = 65344  # gdbstub/udp_auth.h GDB_UDP_INNER_MAX
 
 
 def mac(key, data):

@@ -4,7 +4,7 @@ machine's rings), scripts/profexport (raw samples from a file or the UDP shell) 
 Layers, each usable on its own:
   - the kernel's symbol table, rebuilt from the ELF exactly as the link baked it (scripts/gensyms.py over
     `nm -n -S --defined-only`), with the kernel's lookups: a leaf at its address, a return address at addr - 1;
-  - the fold and the report, exactly kernel/profiler_report.c: leaf by symbol with its span of offsets, callers
+  - the fold and the report, exactly kernel/profiler/report.c: leaf by symbol with its span of offsets, callers
     by exact return address, a table of 128 chains, hottest first with ties in first-seen order, percentages in
     tenths rounded half up;
   - the rings of a paused kernel, for scripts/prof.py: records decoded by the layout gdb reads from DWARF, and
@@ -391,7 +391,7 @@ def source_word(name):
     return "".join("-" if c == " " else c if "!" <= c <= "~" else "?" for c in name)
 
 
-# ---- the fold and the report (kernel/profiler_report.c) -------------------------------------------------------
+# ---- the fold and the report (kernel/profiler/report.c) -------------------------------------------------------
 
 # kernel/profiler.h: what a record knows about the context it interrupted (profile_record.flags)
 REC_IRQS_OFF = 0x01
@@ -664,7 +664,7 @@ def cpu_note_lines(run, symtab):
 
 
 def report_lines(run, fold, max_chains, pid=None, label=None):
-    """A whole report, line by line, as kernel/profiler_report.c's profile_report_print writes it: the window,
+    """A whole report, line by line, as kernel/profiler/report.c's profile_report_print writes it: the window,
     the totals and the source, the per-CPU line and notes, the label breakdown when samples carried labels,
     then the chains or the line saying why there are none. run: a RunInfo; pid and label ((key, value)): the
     filters, if any."""

@@ -2,7 +2,7 @@
 strictly, one kernel's run accounted (duplicates, gaps, drops, the end), and the samples cut into intervals of
 the kernel's own clock -- for scripts/profexport --every and its tests.
 
-The wire format is the kernel's (kernel/profiler_stream.h, docs/profiler.md). Each datagram is text lines, the
+The wire format is the kernel's (kernel/profiler/stream_codec.h, docs/profiler.md). Each datagram is text lines, the
 first a header, then its sample lines in the raw v1 grammar (kprof_profile.parse_raw's):
 
     # kprof stream v1 run=<8 hex> seq=<n> first=<i> samples=<k> ring_dropped=<D> unsent=<U> time_ns=<t>

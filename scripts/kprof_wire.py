@@ -1,6 +1,6 @@
 """The wire formats of kprof's UDP shell and of netload, for scripts/udpsh, scripts/netload and the tests.
 
-They mirror kernel/net/udpsh_proto.h and kernel/net/netload_proto.h; docs/udp-shell.md is the reference.
+They mirror kernel/udpsh/wire.h and kernel/net/netload_proto.h; docs/udp-shell.md is the reference.
 
 UDP shell: a request is one datagram holding one command line. The reply is the command's text in datagrams of
 at most 1400 bytes, then one final datagram, a line of its own:

@@ -9,7 +9,7 @@
 Everything but `prof pmu` reads memory only, so it works through kprof's own stub on COM2 (`make debug`) and
 through QEMU's gdbstub (`-s`) alike; QEMU's cannot read MSRs, and `prof pmu` says so.
 
-Which samples. The profile command drains every CPU's ring while its window runs (kernel/cmd_profile.c), so
+Which samples. The profile command drains every CPU's ring while its window runs (kernel/shell/cmd_profile.c), so
 the rings never hold a whole run: each keeps the last 1024 records written into it, drained or not, and every
 record carries its run number. A run's records are found walking each ring back from its head. The kernel
 keeps the text of the last report it printed (profile_kept_report): for a finished, reported run `prof
@@ -295,7 +295,7 @@ class Profiler:
         return int(v) if v is not None else None
 
     def run_info(self, window_ms):
-        """The run as kernel/profiler_report.c reads struct profile_run: a kp.RunInfo with each CPU's account
+        """The run as kernel/profiler/report.c reads struct profile_run: a kp.RunInfo with each CPU's account
         (cpu_runs) and each ring's drops."""
         hz_v = static("hz", "arch/x86_64/time.c")
         hz = int(hz_v) if hz_v is not None else 0
@@ -499,11 +499,11 @@ def report(arg):
 def kept_report(p):
     """(the text, its length before truncation) of the console's report when it is the report of p.run and
     no run is active; None otherwise (a run in progress, a run never reported, a kernel that keeps none)."""
-    kept_run = static("profile_kept_run", "kernel/cmd_profile.c")
+    kept_run = static("profile_kept_run", "kernel/shell/cmd_profile.c")
     if kept_run is None or p.active_run or int(kept_run) & U32 != p.last_run:
         return None
-    buf = need_static("profile_kept_report", "kernel/cmd_profile.c")
-    length = int(need_static("profile_kept_length", "kernel/cmd_profile.c")) & U32
+    buf = need_static("profile_kept_report", "kernel/shell/cmd_profile.c")
+    length = int(need_static("profile_kept_length", "kernel/shell/cmd_profile.c")) & U32
     size = buf.type.strip_typedefs().sizeof
     data = read_memory(int(buf.address), min(length, size - 1))
     return data.split(b"\0", 1)[0].decode("utf-8", "replace"), length

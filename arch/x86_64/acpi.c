@@ -5,7 +5,7 @@
 #include "arch/x86_64/arch.h"
 #include "arch/x86_64/x86.h"
 #include "kernel/log.h"
-#include "kernel/string.h"
+#include "kernel/lib/string.h"
 
 struct acpi_info acpi;
 

@@ -7,8 +7,8 @@
 #include <stdint.h>
 
 #include "arch/x86_64/pmu_hw.h"
-#include "kernel/sink.h"
-#include "kernel/string.h"
+#include "kernel/lib/sink.h"
+#include "kernel/lib/string.h"
 
 #define CPUID_VENDOR 0x0u
 #define CPUID_FEATURES 0x1u

@@ -6,8 +6,8 @@
  * full-screen copy on every line). */
 #include "arch/x86_64/arch.h"
 #include "arch/x86_64/font8x16.h"
-#include "kernel/format.h"
-#include "kernel/string.h"
+#include "kernel/lib/format.h"
+#include "kernel/lib/string.h"
 
 /* Enough cells for 3840x2160; a larger framebuffer is used up to this size. */
 #define FB_MAX_COLS 480

@@ -5,7 +5,7 @@
  * (gdbstub/breakpoints.c); this file only plants and removes the bytes. */
 #include "arch/x86_64/gdb.h"
 #include "arch/x86_64/x86.h"
-#include "kernel/string.h"
+#include "kernel/lib/string.h"
 
 #define CR0_WP (1ull << 16)
 #define INT3 0xCC

@@ -14,11 +14,11 @@
 #include "hal/platform.h"
 #include "hal/pmu.h"
 #include "kernel/cmdline.h"
-#include "kernel/format.h"
+#include "kernel/lib/format.h"
 #include "kernel/log.h"
-#include "kernel/net/gdb_udp.h"
-#include "kernel/sink.h"
-#include "kernel/string.h"
+#include "gdbstub/udp.h"
+#include "kernel/lib/sink.h"
+#include "kernel/lib/string.h"
 #include "kernel/task.h"
 
 #define IA32_FS_BASE 0xC0000100u
@@ -272,7 +272,7 @@ void gdb_init(void)
     }
     if (off)
         return;
-    /* gdb.udp= (kernel/net/gdb_udp_nic.c, once the network is up) is a transport of its own: without COM2
+    /* gdb.udp= (gdbstub/udp_nic.c, once the network is up) is a transport of its own: without COM2
      * the debugger still starts for it. */
     bool udp = cmdline_get("gdb.udp") != 0;
     bool uart = gdb_uart_init();

@@ -10,12 +10,12 @@
 #include "hal/pmu.h"
 #include "arch/x86_64/percpu.h"
 #include "arch/x86_64/x86.h"
-#include "kernel/format.h"
-#include "kernel/net/gdb_udp_nic.h"
+#include "kernel/lib/format.h"
+#include "gdbstub/udp_nic.h"
 #include "hal/context.h"
 #include "hal/irq.h"
 #include "hal/kernel_entry.h"
-#include "kernel/sink.h"
+#include "kernel/lib/sink.h"
 #include "hal/platform.h"
 
 struct idt_gate {

@@ -3,7 +3,7 @@
  * copies what the kernel needs into boot_info before anything can overwrite GRUB's structures (the AP
  * trampoline, the heap). */
 #include "arch/x86_64/arch.h"
-#include "kernel/string.h"
+#include "kernel/lib/string.h"
 
 #define MB2_TAG_END 0
 #define MB2_TAG_CMDLINE 1

@@ -6,7 +6,7 @@
 
 #include "arch/x86_64/x86.h"
 #include "hal/platform.h"
-#include "kernel/string.h"
+#include "kernel/lib/string.h"
 
 struct percpu percpu_area[MAX_CPUS];
 static unsigned online_count = 1;

@@ -7,9 +7,9 @@
 #include "arch/x86_64/x86.h"
 #include "hal/boot.h"
 #include "hal/platform.h"
-#include "kernel/format.h"
+#include "kernel/lib/format.h"
 #include "kernel/log.h"
-#include "kernel/string.h"
+#include "kernel/lib/string.h"
 #include "hal/kernel_entry.h"
 
 extern char __kernel_start[], __kernel_end[];

@@ -13,10 +13,10 @@
 #include "arch/x86_64/pmu_backend.h"
 #include "arch/x86_64/pmu_hw.h"
 #include "hal/cpu.h"
-#include "kernel/format.h"
+#include "kernel/lib/format.h"
 #include "kernel/log.h"
-#include "kernel/sink.h"
-#include "kernel/string.h"
+#include "kernel/lib/sink.h"
+#include "kernel/lib/string.h"
 
 /* The sampling period is about a millisecond of cycles, never below this: under it the NMI handler would be a
  * large share of what the CPU does. Also the probe's short period, so its overflow comes within microseconds. */

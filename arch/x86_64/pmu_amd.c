@@ -5,8 +5,8 @@
  * status register: the counter is armed below zero and its overflow recognised by the sign bit going clear.
  * PerfMonV2 (Zen 4 on) adds global control, status and status-clear registers that work like Intel's. */
 #include "arch/x86_64/pmu_backend.h"
-#include "kernel/format.h"
-#include "kernel/sink.h"
+#include "kernel/lib/format.h"
+#include "kernel/lib/sink.h"
 
 #define MSR_AMD_PERF_CTL0 0xC0010200 /* core extension: PERF_CTLn at 0xC0010200 + 2n, PERF_CTRn just after */
 #define MSR_AMD_PERF_CTR0 0xC0010201

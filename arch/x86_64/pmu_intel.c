@@ -3,8 +3,8 @@
  * exists on every part with architectural perfmon v2+, hybrid ones included, where the two core types agree
  * about little else (the general counters differ; fixed counter 1 and its width do not). */
 #include "arch/x86_64/pmu_backend.h"
-#include "kernel/format.h"
-#include "kernel/sink.h"
+#include "kernel/lib/format.h"
+#include "kernel/lib/sink.h"
 
 #define MSR_IA32_DEBUGCTL 0x1D9
 #define DEBUGCTL_FREEZE_PERFMON_ON_PMI (1ull << 12)

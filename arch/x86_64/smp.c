@@ -4,10 +4,10 @@
 #include "arch/x86_64/arch.h"
 #include "arch/x86_64/percpu.h"
 #include "arch/x86_64/x86.h"
-#include "kernel/format.h"
+#include "kernel/lib/format.h"
 #include "kernel/heap.h"
 #include "kernel/log.h"
-#include "kernel/string.h"
+#include "kernel/lib/string.h"
 #include "kernel/task.h" /* TASK_STACK_SIZE, STACK_PAINT: an AP's first stack is its idle task's */
 
 #define AP_TRAMPOLINE_ADDR 0x8000

@@ -2,7 +2,7 @@
  * the machine's display. No scrollback: new lines scroll the oldest off the top. */
 #include "arch/x86_64/arch.h"
 #include "arch/x86_64/x86.h"
-#include "kernel/string.h"
+#include "kernel/lib/string.h"
 
 #define VGA_COLS 80
 #define VGA_ROWS 25

@@ -27,7 +27,7 @@
 #include "kernel/heap.h"
 #include "kernel/log.h"
 #include "kernel/net/netdev.h"
-#include "kernel/string.h"
+#include "kernel/lib/string.h"
 
 #include <stdatomic.h>
 

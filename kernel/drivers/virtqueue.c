@@ -5,7 +5,7 @@
 
 #include "hal/pci.h"
 #include "kernel/heap.h"
-#include "kernel/string.h"
+#include "kernel/lib/string.h"
 
 #include <stdatomic.h>
 

@@ -4,9 +4,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kernel/format.h"
+#include "kernel/lib/format.h"
 #include "kernel/net/allowlist.h"
-#include "kernel/sink.h"
+#include "kernel/lib/sink.h"
 
 /* An error quotes at most this much of the bad entry. */
 #define QUOTE_MAX 40

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kernel/sink.h"
+#include "kernel/lib/sink.h"
 
 #define ALLOWLIST_MAX 8
 /* Enough for every error allowlist_parse writes, the quoted entry included. */

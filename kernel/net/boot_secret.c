@@ -3,7 +3,7 @@
 
 #include "hal/cpu.h"
 #include "hal/entropy.h"
-#include "kernel/string.h"
+#include "kernel/lib/string.h"
 
 bool boot_secret_derive(const char *domain, const uint8_t *key, size_t key_len, uint8_t secret[SHA256_DIGEST_SIZE])
 {

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kernel/net/sha256.h"
+#include "kernel/lib/sha256.h"
 
 /* SHA-256 of 64 entropy samples (each followed by a spin of its own low bits, so TSC jitter adds up), then
  * domain (which keeps two services' secrets apart) and the key (so a machine whose only entropy is TSC

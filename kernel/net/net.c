@@ -2,7 +2,7 @@
  * network card (kernel/net/netdev.h; the receive interrupt only wakes it) for received frames, feeds them to
  * lwIP, runs lwIP's timers, creates the UDP bindings other tasks ask for and sends the datagrams they queue.
  * Other tasks never call lwIP; they go through net_udp_send / net_udp_bind. The `net` command, which prints
- * what net_get_stats gathers, is kernel/cmd_net.c. */
+ * what net_get_stats gathers, is kernel/shell/cmd_net.c. */
 #include "hal/compiler.h"
 #include "kernel/net/net.h"
 
@@ -10,11 +10,11 @@
 #include "hal/spinlock.h"
 #include "kernel/cmdline.h"
 #include "kernel/log.h"
-#include "kernel/net/gdb_udp_nic.h"
+#include "gdbstub/udp_nic.h"
 #include "kernel/net/lwip/lwip_port.h"
 #include "kernel/net/netdev.h"
-#include "kernel/parse.h"
-#include "kernel/string.h"
+#include "kernel/lib/parse.h"
+#include "kernel/lib/string.h"
 #include "kernel/task.h"
 #include "lwip/dhcp.h"
 #include "lwip/etharp.h"

@@ -66,7 +66,7 @@ void net_kick(void);
 struct task;
 struct task *net_task_get(void);
 
-/* What `net` prints besides the driver's own figures (kernel/cmd_net.c). Task context. */
+/* What `net` prints besides the driver's own figures (kernel/shell/cmd_net.c). Task context. */
 struct net_stats {
     bool use_dhcp;                  /* the address came from DHCP, not ip= */
     uint64_t udp_in, udp_out, udp_out_failed;

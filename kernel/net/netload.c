@@ -2,7 +2,7 @@
  * to look at other than an idle machine: send sequence-numbered datagrams at a fixed rate, count what arrives
  * (lost, out of order), or send every datagram back. The work happens in the network task (sending from its
  * poll hook, receiving in its UDP handler), so a profile taken meanwhile sees the driver and lwIP; the command
- * that started the session (kernel/cmd_netload.c) waits for the end and prints the figures. One session at a
+ * that started the session (kernel/shell/cmd_netload.c) waits for the end and prints the figures. One session at a
  * time. */
 #include <stdatomic.h>
 

@@ -1,6 +1,6 @@
 /* kernel/net/netload.h: netload's sessions (kernel/net/netload.c) -- one UDP load test at a time, sending,
  * counting or echoing sequence-numbered datagrams from the network task. The `netload` command
- * (kernel/cmd_netload.c) parses its words into a request, starts the session and prints what it returns. */
+ * (kernel/shell/cmd_netload.c) parses its words into a request, starts the session and prints what it returns. */
 #ifndef KERNEL_NET_NETLOAD_H
 #define KERNEL_NET_NETLOAD_H
 

@@ -5,8 +5,8 @@
 #include <stdint.h>
 
 #include "kernel/net/netload_proto.h"
-#include "kernel/sink.h"
-#include "kernel/string.h"
+#include "kernel/lib/sink.h"
+#include "kernel/lib/string.h"
 
 #define NS_PER_S 1000000000ull
 

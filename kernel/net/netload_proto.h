@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kernel/sink.h"
+#include "kernel/lib/sink.h"
 
 #define NETLOAD_MAGIC "KPNL"
 #define NETLOAD_VERSION 1

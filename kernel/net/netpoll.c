@@ -4,7 +4,7 @@
  * order are told apart (an overlap must carry the same bytes, or the whole set is dropped: two versions of
  * one datagram are an attack or a bug, never something to splice). */
 #include "kernel/net/netpoll.h"
-#include "kernel/string.h"
+#include "kernel/lib/string.h"
 
 #define ETHERTYPE_IPV4 0x0800
 #define ETHERTYPE_ARP 0x0806

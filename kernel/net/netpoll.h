@@ -21,7 +21,7 @@
 #define NETPOLL_FRAME_MIN 60  /* without the frame check sequence: shorter frames are padded */
 /* The largest UDP payload received (after reassembly) or sent: the most an IPv4 datagram can carry (65535
  * less the IPv4 and UDP headers), which holds a gdb packet of the stub's PacketSize and what
- * kernel/net/gdb_udp_auth.h may wrap around it. */
+ * gdbstub/udp_auth.h may wrap around it. */
 #define NETPOLL_UDP_MAX 65507
 /* A datagram whose fragments have not all come within this long is forgotten. */
 #define NETPOLL_REASSEMBLY_NS 2000000000ll

@@ -18,8 +18,8 @@ KFLAGS="-std=gnu11 -O2 -g -ffreestanding -mno-red-zone -fno-omit-frame-pointer -
         -Wall -Wextra -Werror -DKPROF_HOST -I. -Itests/unit"
 HFLAGS="-std=gnu11 -O2 -g -Wall -Wextra -Werror -DKPROF_HOST -I. -Itests/unit -fno-omit-frame-pointer"
 objs=()
-for src in arch/x86_64/pmu.c arch/x86_64/pmu_intel.c arch/x86_64/pmu_amd.c arch/x86_64/cpu_identity.c kernel/sink.c kernel/format.c \
-           kernel/string.c; do
+for src in arch/x86_64/pmu.c arch/x86_64/pmu_intel.c arch/x86_64/pmu_amd.c arch/x86_64/cpu_identity.c kernel/lib/sink.c kernel/lib/format.c \
+           kernel/lib/string.c; do
   obj="$OUT/pmu_$(basename "$src" .c).o"
   # shellcheck disable=SC2086
   gcc $KFLAGS -c "$src" -o "$obj"

@@ -8,7 +8,7 @@
 
 #include "fuzz.h"
 #include "kernel/net/allowlist.h"
-#include "kernel/sink.h"
+#include "kernel/lib/sink.h"
 
 static char text[1024];
 

@@ -1,1 +1,1 @@
-fuzz_allowlist_SRCS := kernel/net/allowlist.c kernel/sink.c kernel/format.c kernel/string.c
+fuzz_allowlist_SRCS := kernel/net/allowlist.c kernel/lib/sink.c kernel/lib/format.c kernel/lib/string.c

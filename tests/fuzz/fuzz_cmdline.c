@@ -6,7 +6,7 @@
 
 #include "fuzz.h"
 #include "kernel/cmdline.h"
-#include "kernel/sink.h"
+#include "kernel/lib/sink.h"
 
 static char text[4096];
 static char report[16384];

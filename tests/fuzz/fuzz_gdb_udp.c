@@ -1,5 +1,5 @@
 /* tests/fuzz/fuzz_gdb_udp.c: the gdb UDP transport's frame and packet handling (kernel/net/netpoll.c,
- * kernel/net/gdb_udp.c) on arbitrary input. The input is a run of records -- op, two length bytes, that many
+ * gdbstub/udp.c) on arbitrary input. The input is a run of records -- op, two length bytes, that many
  * bytes -- that hand raw frames to the card, send well-formed datagrams (whole or fragmented, in a shuffled
  * order, from one of three senders) while the machine runs or during a session, make the stub write and
  * flush, drain its getc, and move the clock. Invariants: every frame the transport sends parses back as an
@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "kernel/net/gdb_udp.h"
+#include "gdbstub/udp.h"
 #include "kernel/net/netpoll.h"
 
 #define OUR_IP 0x0a00020f

@@ -1,4 +1,4 @@
-/* tests/fuzz/fuzz_gdb_udp_auth.c: the keyed gdb datagram (kernel/net/gdb_udp_auth.c). The input is a script of
+/* tests/fuzz/fuzz_gdb_udp_auth.c: the keyed gdb datagram (gdbstub/udp_auth.c). The input is a script of
  * datagrams from two senders: raw bytes, or datagrams sealed as the relay seals them (under the key or under
  * another, with the sender's nonce or the other's, the counter the script picks, then possibly cut or with a
  * byte flipped). Invariants: a DROP leaves the out-parameters and every counter and nonce as they were; a
@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "kernel/net/gdb_udp_auth.h"
-#include "kernel/net/hmac.h"
+#include "gdbstub/udp_auth.h"
+#include "kernel/lib/hmac.h"
 
 static const uint8_t secret[32] = { 1, 2, 3 };
 static const uint8_t key[16] = { 9, 8, 7, 6, 5, 4, 3, 2, 1 };

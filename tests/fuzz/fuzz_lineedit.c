@@ -1,4 +1,4 @@
-/* tests/fuzz/fuzz_lineedit.c: the console line editor (kernel/lineedit.c) fed arbitrary console bytes --
+/* tests/fuzz/fuzz_lineedit.c: the console line editor (kernel/shell/lineedit.c) fed arbitrary console bytes --
  * escape sequences, control characters, bytes >= 0x80, lines far past LINE_MAX. Its echo is played on a
  * model terminal, and after every byte what the terminal shows up to its cursor is the line the editor
  * holds; the line stays within buf, NUL-terminated and printable; a delivered line is what was on screen
@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "kernel/lineedit.h"
-#include "kernel/sink.h"
+#include "kernel/shell/lineedit.h"
+#include "kernel/lib/sink.h"
 
 /* The terminal: one line of screen, a cursor; '\b' moves left, '\n' starts a new line. */
 static struct {

@@ -9,7 +9,7 @@
 
 #include "fuzz.h"
 #include "kernel/net/netload_proto.h"
-#include "kernel/sink.h"
+#include "kernel/lib/sink.h"
 
 static void check_decode(const uint8_t *data, size_t size)
 {

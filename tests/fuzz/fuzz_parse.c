@@ -1,5 +1,5 @@
 /* tests/fuzz/fuzz_parse.c: the word splitter and strict number parsers every parser of outside input is
- * built from (kernel/parse.c), against models written here the plain way: split_words keeps every byte of
+ * built from (kernel/lib/parse.c), against models written here the plain way: split_words keeps every byte of
  * every word and nothing else, refuses exactly when there are too many words; parse_u64 takes exactly
  * decimal or 0x-hex that fits in 64 bits; parse_ipv4 exactly four dot-separated decimal parts of 1 to 3
  * digits, each at most 255. */
@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "kernel/parse.h"
+#include "kernel/lib/parse.h"
 
 static char text[1024], copy[1024];
 

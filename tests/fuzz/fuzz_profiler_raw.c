@@ -1,4 +1,4 @@
-/* tests/fuzz/fuzz_profiler_raw.c: the raw sample codec (kernel/profiler_raw.c). Arbitrary bytes as a line of
+/* tests/fuzz/fuzz_profiler_raw.c: the raw sample codec (kernel/profiler/raw.c). Arbitrary bytes as a line of
  * each kind: at most one kind takes it, and a line taken is in the one form the formatter writes, so
  * formatting what was parsed gives back the very bytes ("\r\n" read as "\n"). The other way round, fields
  * built from the input are formatted and parsed back equal. And the build-id note reader on arbitrary
@@ -8,7 +8,7 @@
 
 #include "fuzz.h"
 #include "kernel/labels.h"
-#include "kernel/profiler_raw.h"
+#include "kernel/profiler/raw.h"
 
 /* The input as a stream of numbers for the formatting half; zeros once it runs out. */
 struct bytes {

@@ -1,1 +1,1 @@
-fuzz_profiler_raw_SRCS := kernel/profiler_raw.c kernel/fields.c kernel/labels.c kernel/string.c
+fuzz_profiler_raw_SRCS := kernel/profiler/raw.c kernel/profiler/fields.c kernel/labels.c kernel/lib/string.c

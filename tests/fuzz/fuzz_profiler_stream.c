@@ -1,4 +1,4 @@
-/* tests/fuzz/fuzz_profiler_stream.c: the stream's datagram parser (kernel/profiler_stream.c) on arbitrary
+/* tests/fuzz/fuzz_profiler_stream.c: the stream's datagram parser (kernel/profiler/stream_codec.c) on arbitrary
  * bytes. A datagram taken is in the one form the kernel writes: its header (or end line) formatted again gives
  * back its first line byte for byte, it holds exactly the samples its header counts, each a valid raw line, and
  * it is never over one frame. Each line parser is tried alone too: at most one kind takes a line. */
@@ -7,7 +7,7 @@
 
 #include "fuzz.h"
 #include "kernel/labels.h"
-#include "kernel/profiler_stream.h"
+#include "kernel/profiler/stream_codec.h"
 
 struct counted {
     uint32_t samples;

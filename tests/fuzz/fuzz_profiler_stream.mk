@@ -1,2 +1,2 @@
-fuzz_profiler_stream_SRCS := kernel/profiler_stream.c kernel/profiler_report.c kernel/profiler_raw.c kernel/fields.c kernel/labels.c \
-                             kernel/heap.c kernel/symbols.c kernel/parse.c kernel/sink.c kernel/format.c kernel/string.c
+fuzz_profiler_stream_SRCS := kernel/profiler/stream_codec.c kernel/profiler/report.c kernel/profiler/raw.c kernel/profiler/fields.c kernel/labels.c \
+                             kernel/heap.c kernel/symbols.c kernel/lib/parse.c kernel/lib/sink.c kernel/lib/format.c kernel/lib/string.c

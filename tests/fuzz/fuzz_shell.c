@@ -1,7 +1,7 @@
-/* tests/fuzz/fuzz_shell.c: the shell (kernel/shell.c) running arbitrary lines -- its word splitting and
+/* tests/fuzz/fuzz_shell.c: the shell (kernel/shell/shell.c) running arbitrary lines -- its word splitting and
  * dispatch, and the argument parsing of every command in its table, each the kernel's own code; only what the
  * commands act on is faked (tests/fuzz/fake_shell_env.c). The input is lines, one per '\n', run in order
- * against one machine, every other one as the UDP shell runs a request (kernel/net/udpsh.c's path: the
+ * against one machine, every other one as the UDP shell runs a request (kernel/udpsh/udpsh.c's path: the
  * datagram checked by udpsh_request_line, the output cut by the reply chunker) when it would accept it, the
  * rest as the console runs them. After each line: a known result, output NUL-terminated and printable, a
  * usage refusal on one line, over UDP datagrams within their size and a trailer that counts them, the shell
@@ -14,15 +14,15 @@
 #include "fake_hal.h"
 #include "fake_shell_env.h"
 #include "fuzz.h"
-#include "kernel/commands.h"
-#include "kernel/shell.h"
+#include "kernel/shell/commands.h"
+#include "kernel/shell/shell.h"
 #include "kernel/heap.h"
 #include "kernel/labels.h"
-#include "kernel/net/udpsh_proto.h"
-#include "kernel/parse.h"
+#include "kernel/udpsh/wire.h"
+#include "kernel/lib/parse.h"
 #include "kernel/profiler.h"
-#include "kernel/string.h"
-#include "kernel/sink.h"
+#include "kernel/lib/string.h"
+#include "kernel/lib/sink.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 

@@ -1,10 +1,10 @@
-/* tests/fuzz/fuzz_udpsh.c: the UDP shell's wire protocol (kernel/net/udpsh_proto.c). A request datagram of
+/* tests/fuzz/fuzz_udpsh.c: the UDP shell's wire protocol (kernel/udpsh/wire.c). A request datagram of
  * arbitrary bytes is refused with exactly the refusal docs/udp-shell.md names, or copied whole, printable and
  * NUL-terminated, into a line buffer of exactly UDPSH_LINE_MAX + 1 bytes. The same bytes, written as a
  * command's output in pieces, come out as datagrams of at most UDPSH_DATAGRAM_MAX bytes cut at line ends and
  * as full as they may be, whose concatenation is the output, followed by exactly the trailer: counts and a
  * CRC-32 checked against a bitwise reference here. The same bytes as a request to the token and key layer
- * (kernel/net/udpsh_auth.c): the prefix parser reads only what the grammar allows and points inside the
+ * (kernel/udpsh/auth.c): the prefix parser reads only what the grammar allows and points inside the
  * datagram; a token reply always keeps to the 3x budget; nothing runs without the right token, and with a key
  * nothing runs without the right MAC; and the bytes with a good token (and MAC) put in front run as exactly the
  * bytes. */
@@ -12,9 +12,9 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "kernel/net/hmac.h"
-#include "kernel/net/udpsh_auth.h"
-#include "kernel/net/udpsh_proto.h"
+#include "kernel/lib/hmac.h"
+#include "kernel/udpsh/auth.h"
+#include "kernel/udpsh/wire.h"
 
 static void check_request(const uint8_t *data, size_t size)
 {

@@ -1,1 +1,1 @@
-fuzz_udpsh_SRCS := kernel/net/udpsh_proto.c kernel/net/udpsh_auth.c kernel/net/sha256.c kernel/net/hmac.c kernel/parse.c kernel/sink.c kernel/format.c kernel/string.c
+fuzz_udpsh_SRCS := kernel/udpsh/wire.c kernel/udpsh/auth.c kernel/lib/sha256.c kernel/lib/hmac.c kernel/lib/parse.c kernel/lib/sink.c kernel/lib/format.c kernel/lib/string.c

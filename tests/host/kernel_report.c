@@ -1,4 +1,4 @@
-/* tests/host/kernel_report.c: the kernel's own report and raw form (kernel/profiler_report.c) as a filter, so
+/* tests/host/kernel_report.c: the kernel's own report and raw form (kernel/profiler/report.c) as a filter, so
  * tests/host/test_kprof_profile.py can hold scripts/kprof_profile.py's fold and format against the real thing
  * on the same records. Built on the host by that test, against tests/unit/fake_hal.c.
  *
@@ -32,8 +32,8 @@
 #include "fake_hal.h"
 #include "kernel/heap.h"
 #include "kernel/labels.h"
-#include "kernel/profiler_report.h"
-#include "kernel/sink.h"
+#include "kernel/profiler/report.h"
+#include "kernel/lib/sink.h"
 #include "kernel/symbols.h"
 
 #define NCPUS 16 /* at most; each case says how many */

@@ -1,4 +1,4 @@
-/* tests/host/kernel_stream.c: the kernel's own stream packer and accounting (kernel/profiler_stream.c) as a
+/* tests/host/kernel_stream.c: the kernel's own stream packer and accounting (kernel/profiler/stream_codec.c) as a
  * filter, so tests/host/test_profexport_stream.py can hold scripts/kprof_stream.py's parser and accounting
  * against the datagrams the kernel really builds. Built on the host by that test, against tests/unit/fake_hal.c.
  *
@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "kernel/labels.h"
-#include "kernel/profiler_stream.h"
+#include "kernel/profiler/stream_codec.h"
 
 #define LABEL_IDS 16
 

@@ -115,7 +115,7 @@ def test_unkeyed_passes_bytes_as_they_are():
 # ---- the relay as a child process, against a fake kernel ---------------------------------------------------
 
 class FakeKernel:
-    """The kernel's side of the keyed format (as kernel/net/gdb_udp_auth.c does it), on a local UDP socket."""
+    """The kernel's side of the keyed format (as gdbstub/udp_auth.c does it), on a local UDP socket."""
 
     def __init__(self, key=KEY):
         self.key = key

@@ -1,9 +1,9 @@
 """scripts/profexport --every against fake streaming kernels, and scripts/kprof_stream.py's parser and accounting,
-without QEMU -- the latter also against the kernel's own packer (kernel/profiler_stream.c, built here with
+without QEMU -- the latter also against the kernel's own packer (kernel/profiler/stream_codec.c, built here with
 tests/host/kernel_stream.c): its datagrams, failed sends and ring drops included, parse and add up here.
 
 A FakeStreamKernel answers the UDP shell (the token round trip, a key's MAC checked) and, on `profile stream PORT
-SECONDS all`, streams as the kernel's format says (kernel/profiler_stream.h): every 50 ms the samples of four
+SECONDS all`, streams as the kernel's format says (kernel/profiler/stream_codec.h): every 50 ms the samples of four
 CPUs at 100 Hz since the last drain, packed into datagrams of at most 1472 bytes, a heartbeat when there are
 none, the end three times. Its clock is this machine's, so its intervals are real seconds; its samples carry
 the label phase=N, N the interval of the run it was taken in, so a sample filed in the wrong interval shows.
@@ -162,9 +162,9 @@ def test_intervals_follow_the_kernel_clock():
 
 # ---- the kernel's own packer, parsed here --------------------------------------------------------------------
 
-STREAM_SRCS = ["kernel/profiler_stream.c", "kernel/profiler_report.c", "kernel/profiler_raw.c", "kernel/fields.c", "kernel/labels.c",
-               "kernel/heap.c", "kernel/symbols.c", "kernel/parse.c", "kernel/sink.c", "kernel/format.c",
-               "kernel/string.c", "tests/unit/fake_hal.c"]
+STREAM_SRCS = ["kernel/profiler/stream_codec.c", "kernel/profiler/report.c", "kernel/profiler/raw.c", "kernel/profiler/fields.c", "kernel/labels.c",
+               "kernel/heap.c", "kernel/symbols.c", "kernel/lib/parse.c", "kernel/lib/sink.c", "kernel/lib/format.c",
+               "kernel/lib/string.c", "tests/unit/fake_hal.c"]
 
 
 @pytest.fixture(scope="module")

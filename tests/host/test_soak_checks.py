@@ -2,7 +2,7 @@
 accepts every report the kernel prints (made here by scripts/kprof_profile.py's report_lines, which
 test_kprof_profile.py proves prints the kernel's text) and refuses each kind of inconsistent count; check_raw
 refuses a raw profile whose trailer disagrees; the models of the line editor and of the UDP shell's refusals
-predict what docs/udp-shell.md and kernel/lineedit.c say.
+predict what docs/udp-shell.md and kernel/shell/lineedit.c say.
 """
 
 import os

@@ -1,4 +1,4 @@
-"""tests/integration/stream_rx.py: a host receiver for `profile stream` (the wire format is kernel/profiler_stream.h)
+"""tests/integration/stream_rx.py: a host receiver for `profile stream` (the wire format is kernel/profiler/stream_codec.h)
 for the integration tests and the soak: a UDP socket on 127.0.0.1 (the guest's 10.0.2.2 under QEMU's user
 network) read by a thread, every datagram parsed strictly, and the run's accounting kept -- sample indexes seen
 (so gaps are lost samples), datagram sequence numbers (the end line's three copies counted once), heartbeats,

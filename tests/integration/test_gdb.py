@@ -219,7 +219,7 @@ def test_breakpoint_on_cmd_uptime_is_hit_from_the_console_and_stepped(kprof_fact
     assert re.search(r"(?m)^#1 +0x[0-9a-f]+ in shell_run_line \(", text), "bt lacks the shell:\n%s" % text
     pcs = [int(v, 16) for v in re.findall(r"(?m)^\$\d+ = \(void \(\*\)\(\)\) (0x[0-9a-f]+)", text)]
     assert len(pcs) == 2 and pcs[1] != pcs[0], "stepi did not move the pc:\n%s" % text
-    body = function_lines("kernel/cmd_system.c", "cmd_uptime")
+    body = function_lines("kernel/shell/cmd_system.c", "cmd_uptime")
     nexted = [int(n) for n in re.findall(r"(?m)^(\d+)\t", text)]
     assert any(n in body for n in nexted), "next printed no source line of cmd_uptime (%s):\n%s" % (body, text)
     assert re.search(r"Thread \d+ \(cpu \d+, task shell \(pid \d+\)\)", text), "the shell's CPU:\n%s" % text

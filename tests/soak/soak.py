@@ -127,7 +127,7 @@ class Figures:
 # ---- checking reports ------------------------------------------------------------------------------------
 
 # The per-CPU line (wrapped with 9 spaces of indent), the lines about single CPUs and held-off ticks, and the
-# marks a leaf line may end in (kernel/profiler_report.c).
+# marks a leaf line may end in (kernel/profiler/report.c).
 RX_PER_CPU = re.compile(r"per cpu:((?: \d+:\d+(?:/\d+)?)+)")
 RX_PER_CPU_MORE = re.compile(r" {9}((?: \d+:\d+(?:/\d+)?)+)")
 RX_CPU_NOTE = re.compile(r"cpu \d+: .+|        counting .+|tick held off by interrupts-off code: .+|"
@@ -140,7 +140,7 @@ def _percent_ok(shown, count, total):
 
 
 def check_report(text, ms, chains, pid=None, label=None):
-    """A folded report's counts against each other (kernel/profiler_report.c, the spec's "The report"): the
+    """A folded report's counts against each other (kernel/profiler/report.c, the spec's "The report"): the
     window never shorter than asked; the header's total equals the shown chains plus `... more chains` plus
     the samples outside the table; the label breakdown adds up to it too (and with a key=value filter every
     set in it carries that pair); chains hottest first, each percentage right; no more chains than asked for;
@@ -282,7 +282,7 @@ def check_raw(text, ms, pid=None, label=None):
 # ---- models of what the kernel answers to junk -----------------------------------------------------------
 
 def line_editor(data):
-    """What kernel/lineedit.c makes of bytes typed before Enter: (the line, overflowed, cancels). Printable
+    """What kernel/shell/lineedit.c makes of bytes typed before Enter: (the line, overflowed, cancels). Printable
     bytes are stored up to LINE_MAX, beyond that the line is marked too long; backspace/DEL erase one, Ctrl-U
     erases all and the overflow, Ctrl-C abandons the line (with a fresh prompt); other bytes are ignored."""
     line, overflow, cancels = [], False, 0
@@ -304,7 +304,7 @@ def line_editor(data):
 
 
 def shell_answer(line):
-    """The one line the shell answers to a line that names no command (kernel/shell.c), or None for a blank
+    """The one line the shell answers to a line that names no command (kernel/shell/shell.c), or None for a blank
     line; ValueError when the line would run a command."""
     words = [w for w in re.split(r"[ \t]+", line) if w]
     if not words:
@@ -318,7 +318,7 @@ def shell_answer(line):
 
 
 def udp_answer(data):
-    """What the UDP shell answers to a datagram when idle (kernel/net/udpsh_proto.c, docs/udp-shell.md): a
+    """What the UDP shell answers to a datagram when idle (kernel/udpsh/wire.c, docs/udp-shell.md): a
     refusal line, or ("reply", text, status) for a line it runs; ValueError when it would run a command."""
     if data.endswith(b"\n"):
         data = data[:-1]

@@ -6,7 +6,7 @@
 
 #include "hal/entropy.h"
 #include "kernel/net/net.h"
-#include "kernel/net/udpsh.h"
+#include "kernel/udpsh/udpsh.h"
 
 bool fake_net_up;
 unsigned fake_net_binds;

@@ -13,7 +13,7 @@
 
 #include "fake_target.h"
 #include "gdbstub/breakpoints.h"
-#include "kernel/sink.h"
+#include "kernel/lib/sink.h"
 
 /* ---- memory ---- */
 

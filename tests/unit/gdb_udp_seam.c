@@ -1,5 +1,5 @@
-/* tests/unit/gdb_udp_seam.c: the seam of kernel/net/gdb_udp_auth.h for host tests of the transport -- the
- * kernel's pure gdb_udp_auth (kernel/net/gdb_udp_auth.c) in place of kernel/net/gdb_udp_key.c, which reads the
+/* tests/unit/gdb_udp_seam.c: the seam of gdbstub/udp_auth.h for host tests of the transport -- the
+ * kernel's pure gdb_udp_auth (gdbstub/udp_auth.c) in place of gdbstub/udp_key.c, which reads the
  * command line and the processor's entropy. Unkeyed until a test calls gdb_udp_seam_key. */
 #include "tests/unit/gdb_udp_seam.h"
 

@@ -2,7 +2,7 @@
 #ifndef TESTS_UNIT_GDB_UDP_SEAM_H
 #define TESTS_UNIT_GDB_UDP_SEAM_H
 
-#include "kernel/net/gdb_udp_auth.h"
+#include "gdbstub/udp_auth.h"
 
 /* key NULL: unkeyed again. */
 void gdb_udp_seam_key(const uint8_t secret[SHA256_DIGEST_SIZE], const uint8_t *key, size_t key_len);

@@ -9,7 +9,7 @@
 #include <cmocka.h>
 
 #include "kernel/net/allowlist.h"
-#include "kernel/sink.h"
+#include "kernel/lib/sink.h"
 
 #define IP(a, b, c, d) ((uint32_t)(a) << 24 | (uint32_t)(b) << 16 | (uint32_t)(c) << 8 | (uint32_t)(d))
 

@@ -1,4 +1,4 @@
-/* tests/unit/test_cmd_profile.c: the `profile` command (kernel/cmd_profile.c) around its parser: one usage line
+/* tests/unit/test_cmd_profile.c: the `profile` command (kernel/shell/cmd_profile.c) around its parser: one usage line
  * and nothing started for bad arguments, an unknown pid, `profile: busy` while another run holds the profiler,
  * the measured window, a whole report of samples taken by ticks during the sleep, and the rings kept (not
  * leaked) across many runs. Tasks, the sleep and the stack walk are faked here; the heap is the kernel's own,
@@ -12,14 +12,14 @@
 #include <cmocka.h>
 
 #include "fake_hal.h"
-#include "kernel/build_id.h"
-#include "kernel/commands.h"
+#include "kernel/profiler/build_id.h"
+#include "kernel/shell/commands.h"
 #include "kernel/heap.h"
 #include "kernel/labels.h"
 #include "kernel/profiler.h"
-#include "kernel/profiler_raw.h"
-#include "kernel/profiler_report.h"
-#include "kernel/sink.h"
+#include "kernel/profiler/raw.h"
+#include "kernel/profiler/report.h"
+#include "kernel/lib/sink.h"
 #include "kernel/stacktrace.h"
 #include "kernel/symbols.h"
 #include "kernel/task.h"

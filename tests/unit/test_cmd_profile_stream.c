@@ -1,4 +1,4 @@
-/* tests/unit/test_cmd_profile_stream.c: `profile stream` whole (kernel/cmd_profile_stream.c) over the real
+/* tests/unit/test_cmd_profile_stream.c: `profile stream` whole (kernel/shell/cmd_profile_stream.c) over the real
  * profiler, with its task run here: a timed stream sends every tick's sample, in datagrams that parse, with
  * the end line three times; `profile` and a second start say busy naming it meanwhile; `profile stream stop`
  * ends it and frees the profiler; failed sends are counted unsent; the network going away ends it with
@@ -16,12 +16,12 @@
 
 #include "fake_hal.h"
 #include "fake_net.h"
-#include "kernel/build_id.h"
-#include "kernel/commands.h"
+#include "kernel/profiler/build_id.h"
+#include "kernel/shell/commands.h"
 #include "kernel/heap.h"
 #include "kernel/profiler.h"
-#include "kernel/profiler_stream.h"
-#include "kernel/sink.h"
+#include "kernel/profiler/stream_codec.h"
+#include "kernel/lib/sink.h"
 #include "kernel/stacktrace.h"
 #include "kernel/symbols.h"
 #include "kernel/task.h"

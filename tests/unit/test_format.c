@@ -1,4 +1,4 @@
-/* tests/unit/test_format.c: kernel/format.c (format_v, ksnprintf) and kernel/sink.c (sink_printf, sink_puts,
+/* tests/unit/test_format.c: kernel/lib/format.c (format_v, ksnprintf) and kernel/lib/sink.c (sink_printf, sink_puts,
  * buffer_sink) against exact expected strings, and against the host printf over a grid of flags, widths,
  * precisions and values where C defines the answer. */
 #include <limits.h>
@@ -12,8 +12,8 @@
 #include <sys/types.h>
 #include <cmocka.h>
 
-#include "kernel/format.h"
-#include "kernel/sink.h"
+#include "kernel/lib/format.h"
+#include "kernel/lib/sink.h"
 
 static char out[1024];
 

@@ -1,4 +1,4 @@
-/* tests/unit/test_gdb_udp.c: kernel/net/gdb_udp.c, the gdb transport over UDP, on a fake card: what asks a
+/* tests/unit/test_gdb_udp.c: gdbstub/udp.c, the gdb transport over UDP, on a fake card: what asks a
  * running machine to stop (Ctrl-C, one good packet; never garbage), the one-peer rule and the allowlist, the
  * flush that turns the stub's bytes into datagrams no larger than gdb reads, a repeated packet answered
  * again instead of run again (and a refused one run again), reordered datagrams, ARP. The "peer" is a second
@@ -13,7 +13,7 @@
 
 #include "fake_target.h"
 #include "gdbstub/stub.h"
-#include "kernel/net/gdb_udp.h"
+#include "gdbstub/udp.h"
 #include "kernel/net/netpoll.h"
 
 #define OUR_IP 0x0a00020f

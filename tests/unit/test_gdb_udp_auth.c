@@ -1,4 +1,4 @@
-/* tests/unit/test_gdb_udp_auth.c: kernel/net/gdb_udp_auth.c -- the keyed gdb datagram. The nonce, a data
+/* tests/unit/test_gdb_udp_auth.c: gdbstub/udp_auth.c -- the keyed gdb datagram. The nonce, a data
  * datagram's MAC, the hello's answer and a sealed reply are pinned to bytes computed independently in Python
  * (as scripts/kprof-gdb-relay computes them); forged, replayed, reordered, truncated, wrong-key, wrong-address,
  * plain and reflected datagrams are dropped and change nothing; unkeyed is the identity both ways. */
@@ -10,8 +10,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kernel/net/gdb_udp_auth.h"
-#include "kernel/net/hmac.h"
+#include "gdbstub/udp_auth.h"
+#include "kernel/lib/hmac.h"
 
 #define IP 0x0a000242u /* 10.0.2.66 */
 #define PORT 40000

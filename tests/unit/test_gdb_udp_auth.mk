@@ -1,1 +1,1 @@
-test_gdb_udp_auth_SRCS := kernel/net/gdb_udp_auth.c kernel/net/sha256.c kernel/net/hmac.c kernel/string.c
+test_gdb_udp_auth_SRCS := gdbstub/udp_auth.c kernel/lib/sha256.c kernel/lib/hmac.c kernel/lib/string.c

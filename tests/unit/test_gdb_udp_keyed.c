@@ -1,4 +1,4 @@
-/* tests/unit/test_gdb_udp_keyed.c: the gdb UDP transport (kernel/net/gdb_udp.c) keyed (kernel/net/gdb_udp_auth.c
+/* tests/unit/test_gdb_udp_keyed.c: the gdb UDP transport (gdbstub/udp.c) keyed (gdbstub/udp_auth.c
  * through tests/unit/gdb_udp_seam.c), on a fake card: plain, forged and replayed datagrams neither stop a
  * running machine nor claim the peer nor get an answer; a hello gets its nonce answer to the sender and
  * nothing else; a sealed packet attaches, the stub's answer goes out sealed under the peer's nonce; a
@@ -10,8 +10,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kernel/net/gdb_udp.h"
-#include "kernel/net/hmac.h"
+#include "gdbstub/udp.h"
+#include "kernel/lib/hmac.h"
 #include "kernel/net/netpoll.h"
 #include "tests/unit/gdb_udp_seam.h"
 

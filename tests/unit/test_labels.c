@@ -1,4 +1,4 @@
-/* tests/unit/test_labels.c: label sets (kernel/labels.c) and the `label` command (kernel/cmd_label.c) --
+/* tests/unit/test_labels.c: label sets (kernel/labels.c) and the `label` command (kernel/shell/cmd_label.c) --
  * the key and value rules, pair parsing, interning (the same pairs in any order give the same pointer, sorted
  * inside; refusals leave the table as it was), formatting, lookup, the task's pointer, and the table filling
  * up: a clear error, the command's one line, every earlier set intact and still found. The table is never
@@ -12,9 +12,9 @@
 #include <cmocka.h>
 
 #include "fake_hal.h"
-#include "kernel/commands.h"
+#include "kernel/shell/commands.h"
 #include "kernel/labels.h"
-#include "kernel/sink.h"
+#include "kernel/lib/sink.h"
 #include "kernel/task.h"
 
 static struct label_pair pair(const char *key, const char *value)

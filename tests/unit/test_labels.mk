@@ -1,1 +1,1 @@
-test_labels_SRCS := kernel/labels.c kernel/cmd_label.c kernel/parse.c kernel/sink.c kernel/format.c kernel/string.c
+test_labels_SRCS := kernel/labels.c kernel/shell/cmd_label.c kernel/lib/parse.c kernel/lib/sink.c kernel/lib/format.c kernel/lib/string.c

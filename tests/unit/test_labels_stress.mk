@@ -1,1 +1,1 @@
-test_labels_stress_SRCS := kernel/labels.c kernel/string.c
+test_labels_stress_SRCS := kernel/labels.c kernel/lib/string.c

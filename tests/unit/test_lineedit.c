@@ -1,4 +1,4 @@
-/* tests/unit/test_lineedit.c: kernel/lineedit.c -- the line each key sequence delivers, the event it returns,
+/* tests/unit/test_lineedit.c: kernel/shell/lineedit.c -- the line each key sequence delivers, the event it returns,
  * and the exact bytes echoed (captured with a buffer_sink). */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -8,8 +8,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kernel/lineedit.h"
-#include "kernel/sink.h"
+#include "kernel/shell/lineedit.h"
+#include "kernel/lib/sink.h"
 
 struct fixture {
     struct line_editor ed;

@@ -12,7 +12,7 @@
 #include <cmocka.h>
 
 #include "kernel/net/netload_proto.h"
-#include "kernel/sink.h"
+#include "kernel/lib/sink.h"
 
 #define UDP_MAX 65507
 

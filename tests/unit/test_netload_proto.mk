@@ -1,1 +1,1 @@
-test_netload_proto_SRCS := kernel/net/netload_proto.c kernel/sink.c kernel/format.c kernel/string.c
+test_netload_proto_SRCS := kernel/net/netload_proto.c kernel/lib/sink.c kernel/lib/format.c kernel/lib/string.c

@@ -1,4 +1,4 @@
-/* tests/unit/test_parse.c: kernel/parse.c -- split_words on spaces and tabs and its argument limit, and the
+/* tests/unit/test_parse.c: kernel/lib/parse.c -- split_words on spaces and tabs and its argument limit, and the
  * strict number parsers accepting exactly the forms parse.h promises and refusing every other. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -7,7 +7,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kernel/parse.h"
+#include "kernel/lib/parse.h"
 
 #define UNTOUCHED 0xdeadbeefcafef00dull
 

@@ -19,7 +19,7 @@
 #include "fake_hal.h"
 #include "hal/cpu.h"
 #include "hal/pmu.h"
-#include "kernel/sink.h"
+#include "kernel/lib/sink.h"
 
 #define MS 2000000ull /* fake cycles per millisecond (fake_cycles_per_ms) */
 #define BIT(n) (1ull << (n))

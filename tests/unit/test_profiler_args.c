@@ -1,4 +1,4 @@
-/* tests/unit/test_profiler_args.c: the `profile` command's argument parser (kernel/profiler_args.c) on every
+/* tests/unit/test_profiler_args.c: the `profile` command's argument parser (kernel/profiler/args.c) on every
  * good and bad form. The command around it is tests/unit/test_cmd_profile.c. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -9,7 +9,7 @@
 
 #include "fake_hal.h"
 #include "kernel/labels.h"
-#include "kernel/profiler_args.h"
+#include "kernel/profiler/args.h"
 
 /* ---- the parser --------------------------------------------------------------------------------------- */
 

@@ -1,1 +1,1 @@
-test_profiler_args_SRCS := kernel/profiler_args.c kernel/labels.c kernel/parse.c kernel/string.c
+test_profiler_args_SRCS := kernel/profiler/args.c kernel/labels.c kernel/lib/parse.c kernel/lib/string.c

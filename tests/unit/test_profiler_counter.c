@@ -21,8 +21,8 @@
 #include "hal/pmu.h"
 #include "kernel/heap.h"
 #include "kernel/profiler.h"
-#include "kernel/profiler_report.h"
-#include "kernel/sink.h"
+#include "kernel/profiler/report.h"
+#include "kernel/lib/sink.h"
 #include "kernel/symbols.h"
 #include "kernel/task.h"
 

@@ -1,9 +1,9 @@
-/* tests/unit/test_profiler_fold.c: the profiler's fold and report (kernel/profiler_report.c) over synthetic
+/* tests/unit/test_profiler_fold.c: the profiler's fold and report (kernel/profiler/report.c) over synthetic
  * per-CPU rings and a synthetic symbol table, asserting the exact text of every kind of report line: the
  * header, the leaf by symbol with its offset span, callers by exact return address, ordering and stable ties,
  * percentages, raw addresses, the "more chains" and 128-chain lines, filters, stale records, empty reports,
  * and that the chain table is given back to the heap; the label breakdown line and the label filter; and the
- * raw form of a run (kernel/profiler_raw.h), parsed back line by line. */
+ * raw form of a run (kernel/profiler/raw.h), parsed back line by line. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,9 +16,9 @@
 #include "fake_hal.h"
 #include "kernel/heap.h"
 #include "kernel/labels.h"
-#include "kernel/profiler_raw.h"
-#include "kernel/profiler_report.h"
-#include "kernel/sink.h"
+#include "kernel/profiler/raw.h"
+#include "kernel/profiler/report.h"
+#include "kernel/lib/sink.h"
 #include "kernel/symbols.h"
 
 /* ---- a heap that counts, and can be made to fail ---------------------------------------------------- */

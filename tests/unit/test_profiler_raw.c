@@ -1,4 +1,4 @@
-/* tests/unit/test_profiler_raw.c: the raw sample format's codec (kernel/profiler_raw.c) -- the exact text of
+/* tests/unit/test_profiler_raw.c: the raw sample format's codec (kernel/profiler/raw.c) -- the exact text of
  * each kind of line, round trips over the extremes of every field, every truncation of a line refused, a long
  * list of garbled lines refused, lines that do not fit refused rather than cut, and the GNU build-id note
  * reader over well-formed, foreign and broken note sections. */
@@ -11,7 +11,7 @@
 #include <cmocka.h>
 
 #include "fake_hal.h"
-#include "kernel/profiler_raw.h"
+#include "kernel/profiler/raw.h"
 
 static char line[PROFILE_RAW_LINE_MAX];
 

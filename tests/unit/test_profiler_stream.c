@@ -1,4 +1,4 @@
-/* tests/unit/test_profiler_stream.c: the pure half of `profile stream` (kernel/profiler_stream.c) -- the exact
+/* tests/unit/test_profiler_stream.c: the pure half of `profile stream` (kernel/profiler/stream_codec.c) -- the exact
  * header and end lines, their round trips and garbled forms refused, whole datagrams parsed strictly, the
  * packing of records from synthetic rings into datagrams never over 1472 bytes with gap-free sample indexes,
  * the accounting of failed sends and full rings into unsent, ring_dropped and produced, the heartbeat, label
@@ -14,7 +14,7 @@
 
 #include "fake_hal.h"
 #include "kernel/labels.h"
-#include "kernel/profiler_stream.h"
+#include "kernel/profiler/stream_codec.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -1,4 +1,4 @@
-/* tests/unit/test_ratelimit.c: kernel/net/ratelimit.c -- the UDP shell's per-sender and shared token buckets:
+/* tests/unit/test_ratelimit.c: kernel/udpsh/ratelimit.c -- the UDP shell's per-sender and shared token buckets:
  * a burst of exactly the rate, refill to the exact request however finely time is sliced, senders kept
  * apart, the least recently seen sender forgotten first, the shared bucket capping many senders, time going
  * backwards or jumping far, and 0 meaning no limit. */
@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "kernel/net/ratelimit.h"
+#include "kernel/udpsh/ratelimit.h"
 
 #define MS 1000000ll
 #define SEC 1000000000ll

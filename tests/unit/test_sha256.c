@@ -1,4 +1,4 @@
-/* tests/unit/test_sha256.c: kernel/net/sha256.c and kernel/net/hmac.c against the published vectors -- the
+/* tests/unit/test_sha256.c: kernel/lib/sha256.c and kernel/lib/hmac.c against the published vectors -- the
  * FIPS 180-4 examples ("abc", the 448-bit message, one million 'a's) and RFC 4231's HMAC-SHA-256 test cases 1
  * to 7 -- fed whole and in every split, across block boundaries, and the constant-time comparison. */
 #include <setjmp.h>
@@ -9,8 +9,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kernel/net/hmac.h"
-#include "kernel/net/sha256.h"
+#include "kernel/lib/hmac.h"
+#include "kernel/lib/sha256.h"
 
 static void to_hex(const uint8_t *bytes, size_t len, char *out)
 {

@@ -1,4 +1,4 @@
-/* tests/unit/test_sink.c: kernel/sink.c's line_sink -- a line printed in pieces reaches the target in one
+/* tests/unit/test_sink.c: kernel/lib/sink.c's line_sink -- a line printed in pieces reaches the target in one
  * write, several lines in one write arrive one write each, a line longer than the buffer goes on in full
  * pieces, and flush hands on an unfinished line (and nothing when there is none). The target records every
  * write it is given, separately, so a line split across two writes shows. */
@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <cmocka.h>
 
-#include "kernel/sink.h"
-#include "kernel/string.h"
+#include "kernel/lib/sink.h"
+#include "kernel/lib/string.h"
 
 #define MAX_WRITES 16
 

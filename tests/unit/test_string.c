@@ -1,4 +1,4 @@
-/* tests/unit/test_string.c: kernel/string.c's strlcpy, the one function of kernel/string.h that the host
+/* tests/unit/test_string.c: kernel/lib/string.c's strlcpy, the one function of kernel/lib/string.h that the host
  * C library (glibc before 2.38) does not supply; the other names are libc's in a host build. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <cmocka.h>
 
-#include "kernel/string.h"
+#include "kernel/lib/string.h"
 
 static void test_strlcpy_fits(void **state)
 {

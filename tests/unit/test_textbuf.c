@@ -1,4 +1,4 @@
-/* tests/unit/test_textbuf.c: kernel/textbuf.h, the bounded text cursor under kvsnprintf, buffer_sink and the
+/* tests/unit/test_textbuf.c: kernel/lib/textbuf.h, the bounded text cursor under kvsnprintf, buffer_sink and the
  * raw format's writer -- appends that fit, an append cut at the last byte before the NUL (what did not fit
  * reported), a full buffer refusing everything, a zero-capacity one touching nothing, and the hex digit.
  * Every buffer has a guard byte after its end that must survive. */
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <cmocka.h>
 
-#include "kernel/textbuf.h"
+#include "kernel/lib/textbuf.h"
 
 static void test_appends_that_fit(void **state)
 {

@@ -1,4 +1,4 @@
-/* tests/unit/test_udpsh_auth.c: kernel/net/udpsh_auth.c -- the token (pinned to bytes computed independently in
+/* tests/unit/test_udpsh_auth.c: kernel/udpsh/auth.c -- the token (pinned to bytes computed independently in
  * Python, as scripts/kprof_wire.py computes them), valid in its window and the next only and only for its
  * address and port; the request grammar; keyed requests (the MAC pinned the same way, a bad MAC, a missing one,
  * counters that do not rise, the sender table full and freed two windows later); the 3x budget; replies
@@ -11,8 +11,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kernel/net/hmac.h"
-#include "kernel/net/udpsh_auth.h"
+#include "kernel/lib/hmac.h"
+#include "kernel/udpsh/auth.h"
 
 #define SEC 1000000000ll
 #define WINDOW UDPSH_TOKEN_WINDOW_NS

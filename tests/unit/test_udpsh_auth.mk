@@ -1,1 +1,1 @@
-test_udpsh_auth_SRCS := kernel/net/udpsh_auth.c kernel/net/sha256.c kernel/net/hmac.c kernel/parse.c kernel/format.c kernel/sink.c kernel/string.c
+test_udpsh_auth_SRCS := kernel/udpsh/auth.c kernel/lib/sha256.c kernel/lib/hmac.c kernel/lib/parse.c kernel/lib/format.c kernel/lib/sink.c kernel/lib/string.c

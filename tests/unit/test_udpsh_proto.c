@@ -1,4 +1,4 @@
-/* tests/unit/test_udpsh_proto.c: kernel/net/udpsh_proto.c -- the reply chunker's datagram boundaries (full
+/* tests/unit/test_udpsh_proto.c: kernel/udpsh/wire.c -- the reply chunker's datagram boundaries (full
  * 1400-byte datagrams, cuts at the last newline, lines longer than a datagram, byte-at-a-time writes), the
  * trailer's exact text and counts, the sink adapter, request checking and the CRC-32 the trailer carries. */
 #include <setjmp.h>
@@ -10,8 +10,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kernel/net/udpsh_proto.h"
-#include "kernel/sink.h"
+#include "kernel/udpsh/wire.h"
+#include "kernel/lib/sink.h"
 
 #define MAX_DATAGRAMS 64
 

@@ -1,1 +1,1 @@
-test_udpsh_proto_SRCS := kernel/net/udpsh_proto.c kernel/sink.c kernel/format.c kernel/string.c
+test_udpsh_proto_SRCS := kernel/udpsh/wire.c kernel/lib/sink.c kernel/lib/format.c kernel/lib/string.c

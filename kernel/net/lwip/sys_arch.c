@@ -5,7 +5,7 @@
 
 #include "hal/cpu.h"
 #include "kernel/console.h"
-#include "kernel/format.h"
+#include "kernel/lib/format.h"
 #include "lwip/arch.h"
 #include "lwip/sys.h"
 

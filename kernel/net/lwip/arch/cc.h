@@ -4,7 +4,7 @@
 #define KPROF_LWIP_ARCH_CC_H
 
 #include <stdint.h>
-#include "kernel/format.h"
+#include "kernel/lib/format.h"
 #include "kernel/panic.h"
 
 /* Diagnostics go to the console (only LWIP_DEBUG builds print any); a failed assertion is a broken invariant. */

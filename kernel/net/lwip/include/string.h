@@ -3,6 +3,6 @@
 #ifndef KPROF_LWIP_SHIM_STRING_H
 #define KPROF_LWIP_SHIM_STRING_H
 
-#include "kernel/string.h"
+#include "kernel/lib/string.h"
 
 #endif

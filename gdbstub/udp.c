@@ -1,0 +1,397 @@
+/* gdbstub/udp.c: the gdb UDP transport (gdbstub/udp.h) -- the peer rule, the receive ring the
+ * stub's getc reads, the send buffer flush turns into datagrams, and the memory of the last packet answered
+ * that makes repeats harmless. The card, the clock and the allowlist are struct gdb_udp_port's. */
+#include <stdatomic.h>
+
+#include "gdbstub/packet.h"
+#include "gdbstub/udp.h"
+#include "kernel/lib/string.h"
+#include "kernel/lib/textbuf.h"
+
+_Static_assert(GDB_UDP_INNER_MAX + GDB_UDP_SEAL_OVERHEAD <= NETPOLL_UDP_MAX,
+               "a sealed datagram of the most gdb bytes must fit one UDP datagram");
+_Static_assert(GDB_PACKET_SIZE + 5 <= GDB_UDP_INNER_MAX, "a whole packet of PacketSize, ack in front, fits");
+
+#define CTRL_C 0x03
+#define POLL_BUDGET 16
+
+static const struct gdb_udp_port *port;
+static bool enabled;
+static bool in_session;
+static struct netpoll np;
+static struct gdb_udp_counts counts;
+static atomic_int pending_stop; /* enum gdb_udp_stop */
+static unsigned tx_fail_streak; /* datagrams in a row the card did not take */
+
+static struct {
+    bool attached;
+    uint32_t ip;
+    uint16_t port;
+    uint8_t mac[6];
+    int64_t heard_ns;
+} peer;
+
+/* Received gdb bytes; head is published after the bytes are written (the writer may be stopped midway). */
+static uint8_t rx_ring[GDB_UDP_RX_RING];
+static _Atomic size_t rx_head, rx_tail;
+
+/* What putc gathered since the last flush, and the frame being built. */
+static uint8_t tx_buf[GDB_UDP_DATAGRAM_MAX];
+static size_t tx_len;
+static uint8_t sealed[GDB_UDP_DATAGRAM_MAX + GDB_UDP_SEAL_OVERHEAD];
+static uint8_t frame_scratch[NETPOLL_FRAME_MAX];
+
+/* The last packet-bearing datagram the stub was given, and everything it sent since (the ack and reply). */
+static struct {
+    bool armed;
+    size_t len;
+    uint8_t bytes[GDB_UDP_INNER_MAX];
+    bool answer_whole;  /* answer holds all of it (it did not overflow) */
+    size_t answer_len;
+    uint8_t answer[GDB_UDP_INNER_MAX + 16];
+} last;
+
+void gdb_udp_init(const struct gdb_udp_port *p, const uint8_t mac[6], uint16_t port_number)
+{
+    port = p;
+    netpoll_init(&np, mac, 0, port_number);
+    memset(&counts, 0, sizeof counts);
+    memset(&peer, 0, sizeof peer);
+    last.armed = false;
+    atomic_store(&rx_head, 0);
+    atomic_store(&rx_tail, 0);
+    atomic_store(&pending_stop, GDB_UDP_NO_STOP);
+    tx_len = 0;
+    in_session = false;
+    gdb_udp_auth_reset();
+    enabled = port_number != 0;
+}
+
+bool gdb_udp_enabled(void) { return enabled; }
+uint16_t gdb_udp_port_number(void) { return enabled ? np.port : 0; }
+void gdb_udp_set_address(uint32_t ip) { np.ip = ip; }
+uint32_t gdb_udp_address(void) { return np.ip; }
+
+bool gdb_udp_peer(uint32_t *ip, uint16_t *p)
+{
+    if (!peer.attached)
+        return false;
+    *ip = peer.ip;
+    *p = peer.port;
+    return true;
+}
+
+void gdb_udp_get_counts(struct gdb_udp_counts *out, struct netpoll_counts *frames)
+{
+    *out = counts;
+    *frames = np.counts;
+}
+
+enum gdb_udp_stop gdb_udp_take_stop(void)
+{
+    return (enum gdb_udp_stop)atomic_exchange(&pending_stop, GDB_UDP_NO_STOP);
+}
+
+bool gdb_udp_wants(const uint8_t *frame, size_t len)
+{
+    return enabled && netpoll_wants(&np, frame, len);
+}
+
+/* ---- sending ------------------------------------------------------------------------------------------ */
+
+static bool emit_frame(void *arg, const uint8_t *frame, size_t len)
+{
+    (void)arg;
+    /* Waiting for room is for the stopped machine; the running one (the network task, the timer tick) does
+     * not spin on the card: a lost answer is asked for again. */
+    if (!in_session)
+        return port->transmit(frame, len);
+    int64_t start = port->now_ns();
+    while (!port->transmit(frame, len)) {
+        if (port->now_ns() - start > GDB_UDP_TX_WAIT_NS)
+            return false;
+        port->relax();
+    }
+    return true;
+}
+
+/* One datagram of gdb bytes to the peer. */
+static void send_datagram(const uint8_t *bytes, size_t len)
+{
+    if (!peer.attached || np.ip == 0)
+        return;
+    size_t n = gdb_udp_seal(peer.ip, peer.port, bytes, len, sealed, sizeof sealed);
+    if (n == 0 && len != 0)
+        return;
+    if (netpoll_send_udp(&np, peer.mac, peer.ip, peer.port, sealed, n, frame_scratch, emit_frame, 0)) {
+        counts.datagrams_out++;
+        tx_fail_streak = 0;
+    } else {
+        counts.tx_failed++;
+        tx_fail_streak++;
+    }
+}
+
+static void remember_answer(const uint8_t *bytes, size_t len)
+{
+    if (!last.armed || !last.answer_whole)
+        return;
+    if (len > sizeof last.answer - last.answer_len) {
+        last.answer_whole = false;
+        return;
+    }
+    memcpy(last.answer + last.answer_len, bytes, len);
+    last.answer_len += len;
+}
+
+static void udp_flush(void *ctx)
+{
+    (void)ctx;
+    if (tx_len == 0)
+        return;
+    remember_answer(tx_buf, tx_len);
+    send_datagram(tx_buf, tx_len);
+    tx_len = 0;
+}
+
+static void udp_putc(void *ctx, char c)
+{
+    if (tx_len == sizeof tx_buf)
+        udp_flush(ctx); /* a reply longer than one datagram goes out in several, in order */
+    tx_buf[tx_len++] = (uint8_t)c;
+}
+
+static void udp_write(void *ctx, const char *bytes, size_t len)
+{
+    while (len > 0) {
+        if (tx_len == sizeof tx_buf)
+            udp_flush(ctx);
+        size_t n = sizeof tx_buf - tx_len;
+        if (n > len)
+            n = len;
+        memcpy(tx_buf + tx_len, bytes, n);
+        tx_len += n;
+        bytes += n;
+        len -= n;
+    }
+}
+
+/* ---- receiving ---------------------------------------------------------------------------------------- */
+
+static bool ring_put(const uint8_t *bytes, size_t len)
+{
+    size_t head = atomic_load(&rx_head), tail = atomic_load(&rx_tail);
+    if (len > GDB_UDP_RX_RING - (head - tail))
+        return false;
+    for (size_t i = 0; i < len; i++)
+        rx_ring[(head + i) % GDB_UDP_RX_RING] = bytes[i];
+    atomic_store_explicit(&rx_head, head + len, memory_order_release);
+    return true;
+}
+
+static bool has_byte(const uint8_t *bytes, size_t len, uint8_t b)
+{
+    for (size_t i = 0; i < len; i++)
+        if (bytes[i] == b)
+            return true;
+    return false;
+}
+
+/* What a datagram to a running machine asks: exactly Ctrl-C (after any acks) interrupts, exactly one packet
+ * with a good checksum (after any acks) attaches; anything else nothing. */
+static enum gdb_udp_stop running_request(const uint8_t *bytes, size_t len)
+{
+    size_t i = 0;
+    while (i < len && (bytes[i] == '+' || bytes[i] == '-'))
+        i++;
+    if (len - i == 1 && bytes[i] == CTRL_C)
+        return GDB_UDP_STOP_INTERRUPT;
+    if (i >= len || bytes[i] != '$')
+        return GDB_UDP_NO_STOP;
+    uint8_t sum = 0;
+    for (i++; i < len && bytes[i] != '#'; i++) {
+        if (bytes[i] == '$')
+            return GDB_UDP_NO_STOP;
+        sum = (uint8_t)(sum + bytes[i]);
+    }
+    if (len - i != 3)
+        return GDB_UDP_NO_STOP;
+    int hi = hex_value((char)bytes[i + 1]), lo = hex_value((char)bytes[i + 2]);
+    return hi >= 0 && lo >= 0 && (uint8_t)(hi << 4 | lo) == sum ? GDB_UDP_STOP_ATTACH : GDB_UDP_NO_STOP;
+}
+
+/* A repeat of the packet the stub last acknowledged: answered again, not run again. True when handled. */
+static bool repeat_handled(const uint8_t *bytes, size_t len)
+{
+    if (!last.armed || len != last.len || memcmp(bytes, last.bytes, len) != 0)
+        return false;
+    if (last.answer_len == 0) {
+        counts.repeats++; /* the first copy is still waiting in the ring: its answer will go out */
+        return true;
+    }
+    if (last.answer[0] != '+' || !last.answer_whole)
+        return false; /* it was refused (`-`) or its answer is not all here: this one is a fresh try */
+    counts.repeats++;
+    for (size_t at = 0; at < last.answer_len; at += GDB_UDP_DATAGRAM_MAX) {
+        size_t n = last.answer_len - at;
+        send_datagram(last.answer + at, n < GDB_UDP_DATAGRAM_MAX ? n : GDB_UDP_DATAGRAM_MAX);
+    }
+    return true;
+}
+
+static void note_packet(const uint8_t *bytes, size_t len)
+{
+    if (!has_byte(bytes, len, '$')) {
+        last.armed = false; /* gdb's ack of our reply, or noise: the next repeat is a new request */
+        return;
+    }
+    last.armed = len <= sizeof last.bytes;
+    if (!last.armed)
+        return;
+    memcpy(last.bytes, bytes, len);
+    last.len = len;
+    last.answer_len = 0;
+    last.answer_whole = true;
+}
+
+static void datagram_in(const struct netpoll_datagram *dg, int64_t now)
+{
+    if (!port->permits(dg->src_ip)) {
+        counts.not_allowed++;
+        return;
+    }
+    bool from_peer = peer.attached && peer.ip == dg->src_ip && peer.port == dg->src_port;
+    if (!from_peer && peer.attached && now - peer.heard_ns <= GDB_UDP_PEER_IDLE_NS) {
+        counts.not_peer++;
+        return;
+    }
+    if (!from_peer)
+        gdb_udp_auth_reset(); /* a candidate: judged as a newcomer */
+    const uint8_t *inner = 0;
+    size_t inner_len = 0;
+    enum gdb_udp_verdict verdict = gdb_udp_open(dg->src_ip, dg->src_port, dg->data, dg->len, &inner, &inner_len);
+    if (verdict == GDB_UDP_REPLY) {
+        /* The keyed mode's nonce answer: to the sender as it is; no peer claimed, nothing for the stub. */
+        if (np.ip != 0 && netpoll_send_udp(&np, dg->src_mac, dg->src_ip, dg->src_port, inner, inner_len,
+                                           frame_scratch, emit_frame, 0))
+            counts.datagrams_out++;
+        return;
+    }
+    if (verdict != GDB_UDP_ACCEPT) {
+        counts.dropped_open++;
+        return;
+    }
+    /* While the machine runs, and from a newcomer at any time, only Ctrl-C or one good packet counts: junk
+     * neither stops the machine nor makes its sender the peer. */
+    enum gdb_udp_stop ask = GDB_UDP_NO_STOP;
+    if (!in_session || !from_peer) {
+        ask = running_request(inner, inner_len);
+        if (ask == GDB_UDP_NO_STOP) {
+            counts.dropped_idle++;
+            return;
+        }
+    }
+    counts.datagrams_in++;
+    if (!from_peer) {
+        peer.attached = true;
+        peer.ip = dg->src_ip;
+        peer.port = dg->src_port;
+        last.armed = false;
+        counts.peers++;
+    }
+    memcpy(peer.mac, dg->src_mac, 6);
+    peer.heard_ns = now;
+    if (repeat_handled(inner, inner_len))
+        return;
+    if (!ring_put(inner, inner_len)) {
+        counts.rx_overflow++;
+        return;
+    }
+    note_packet(inner, inner_len);
+    if (ask != GDB_UDP_NO_STOP && !in_session) {
+        int none = GDB_UDP_NO_STOP;
+        /* An interrupt outranks an attach already waiting. */
+        if (!atomic_compare_exchange_strong(&pending_stop, &none, ask) && ask == GDB_UDP_STOP_INTERRUPT)
+            atomic_store(&pending_stop, ask);
+        counts.stops++;
+    }
+}
+
+void gdb_udp_frame(const uint8_t *frame, size_t len)
+{
+    if (!enabled)
+        return;
+    int64_t now = port->now_ns();
+    struct netpoll_datagram dg;
+    uint8_t reply[NETPOLL_FRAME_MIN];
+    size_t reply_len = 0;
+    switch (netpoll_receive(&np, frame, len, now, &dg, reply, &reply_len)) {
+    case NETPOLL_REPLY:
+        port->transmit(reply, reply_len); /* a lost ARP reply is asked for again */
+        break;
+    case NETPOLL_DATAGRAM:
+        datagram_in(&dg, now);
+        break;
+    case NETPOLL_HELD:
+    case NETPOLL_IGNORE:
+        break;
+    }
+}
+
+static int udp_getc(void *ctx, int timeout_ms)
+{
+    (void)ctx;
+    if (!enabled)
+        return -1; /* gdb.udp= was refused: a session here has no link (it resumes the machine) */
+    int64_t start = port->now_ns(), busy_since = 0;
+    for (;;) {
+        size_t tail = atomic_load(&rx_tail);
+        if (tail != atomic_load_explicit(&rx_head, memory_order_acquire)) {
+            uint8_t c = rx_ring[tail % GDB_UDP_RX_RING];
+            atomic_store(&rx_tail, tail + 1);
+            return c;
+        }
+        int taken = port->poll(POLL_BUDGET);
+        if (taken > 0)
+            continue;
+        int64_t now = port->now_ns();
+        if (taken == 0)
+            busy_since = 0;
+        else if (busy_since == 0)
+            busy_since = now;
+        if ((busy_since && now - busy_since >= GDB_UDP_CARD_STUCK_NS) ||
+            tx_fail_streak >= GDB_UDP_TX_STUCK_DATAGRAMS) {
+            counts.card_stuck++;
+            tx_fail_streak = 0;
+            return -1; /* the stub takes it as the link lost */
+        }
+        if (timeout_ms >= 0 && port->now_ns() - start >= (int64_t)timeout_ms * 1000000)
+            return -1;
+        port->relax();
+    }
+}
+
+static void udp_session(void *ctx, bool begin, bool gone)
+{
+    (void)ctx;
+    in_session = begin;
+    atomic_store(&pending_stop, GDB_UDP_NO_STOP);
+    if (enabled && port->session)
+        port->session(begin);
+    if (!begin && gone) {
+        peer.attached = false;
+        last.armed = false;
+        /* Whatever the old peer still had queued is not the next one's. */
+        atomic_store(&rx_tail, atomic_load(&rx_head));
+        gdb_udp_auth_reset();
+    }
+}
+
+const struct gdb_transport gdb_udp_transport = {
+    .getc = udp_getc,
+    .putc = udp_putc,
+    .write = udp_write,
+    .ctx = 0,
+    .flush = udp_flush,
+    .session = udp_session,
+};

@@ -1,0 +1,128 @@
+/* gdbstub/udp_auth.h: the seam between the gdb UDP transport (gdbstub/udp.c) and the decision
+ * which datagrams to the gdb port are gdb's and how ours are wrapped -- unkeyed (a datagram's payload is the
+ * gdb bytes themselves, as gdb's own `target remote udp:` sends them) or, when the UDP shell has udpsh.key=,
+ * keyed: the host relay scripts/kprof-gdb-relay seals and opens the other end. The transport has already
+ * applied the UDP shell's allowlist and its one-peer rule before it calls gdb_udp_open.
+ *
+ * The keyed datagram (docs/gdb.md "Keyed"); integers big-endian, MAC = HMAC-SHA-256(key, every byte before it):
+ *
+ *   hello  relay -> kernel  "KPG1" 'h' client_nonce[16]                                            21 bytes
+ *   nonce  kernel -> relay  "KPG1" 'n' client_nonce[16] session_nonce[16] rx_floor u64 tx_from u64 MAC[32]
+ *   data   relay -> kernel  "KPG1" 'd' session_nonce[16] counter u64 gdb-bytes MAC[32]
+ *   reply  kernel -> relay  "KPG1" 'r' session_nonce[16] counter u64 gdb-bytes MAC[32]
+ *
+ *   session_nonce  the first 128 bits of HMAC-SHA-256(boot secret, ip, port): only a sender that receives at
+ *                  ip:port learns it (the nonce answer goes there), and it changes with every boot, so nothing
+ *                  recorded in an earlier boot opens in this one. The answer to a hello is stateless, 85 bytes
+ *                  against 21 (within udpsh's 3x budget, headers counted), and MACed, so the relay knows it
+ *                  came from a key holder; client_nonce ties it to the hello it answers.
+ *   counter        strictly rising per direction for the whole boot (not per session): the kernel accepts a
+ *                  data datagram only above the last one it accepted (rx_floor) and numbers its replies above
+ *                  every earlier one (tx_from: the relay takes replies only above it). Replays and duplicates
+ *                  are dropped; a reordered datagram is dropped too, which gdb's ack and the relay's
+ *                  retransmission make harmless. The relay picks counters from its clock, above rx_floor.
+ *   'd' / 'r'      the direction is in the MACed bytes, so a reply reflected at the kernel opens as nothing.
+ *
+ * Keyed, nothing unauthenticated has any effect: a plain, truncated, forged, replayed or wrong-key datagram
+ * is dropped unanswered (no stop, no peer claimed); a hello gets only its nonce answer, which changes no state.
+ *
+ * Contract, for every implementation:
+ *  - Pure over its arguments and its own static state; no locks, no allocation, no printing, no clock: it
+ *    runs with every CPU stopped, in interrupt context on a timer tick and in the network task, never two at
+ *    once (the transport serialises its callers).
+ *  - gdb_udp_open(ip, port, data, len, &inner, &inner_len): data/len is one whole UDP payload (len may be 0;
+ *    data is then still a valid pointer) from ip:port (host order). ACCEPT sets *inner and *inner_len to the
+ *    gdb remote-protocol bytes it carries -- a range inside data, possibly empty -- which the transport feeds
+ *    to the stub in order; REPLY sets them to a payload (static storage, valid until the next call) that the
+ *    transport sends back to ip:port as it is -- not sealed, not given to the stub, no peer claimed by it;
+ *    DROP means the datagram is not to be seen at all (forged, replayed, malformed), and *inner / *inner_len
+ *    are left unchanged. A datagram may be opened and then not used (the transport drops a repeat of the
+ *    packet it just answered): opening must not assume every ACCEPT is acted on beyond what a replay check
+ *    needs.
+ *  - gdb_udp_seal(ip, port, inner, len, out, cap): wraps len (0 .. GDB_UDP_INNER_MAX) bytes of stub output
+ *    into the payload of one datagram to ip:port, the peer (keyed: under that address's session nonce, and
+ *    only once a datagram has been accepted: a keyed stub says nothing before it is spoken to), written to out (cap bytes of room; out never overlaps inner). Returns the payload's length, 0
+ *    when it cannot (cap too small): the transport then sends nothing. cap is at least len +
+ *    GDB_UDP_SEAL_OVERHEAD whenever the transport calls it with len <= GDB_UDP_INNER_MAX.
+ *  - gdb_udp_auth_reset(): a new peer attaches (or the old one is forgotten). The keyed mode keeps nothing
+ *    per peer (its counters are per boot), so this changes nothing there.
+ *  - gdb_udp_auth_start(): once, at boot in task context, before the first gdb_udp_open: reads udpsh.key=
+ *    and draws the boot secret (logging one line). Without it the first gdb_udp_open starts it silently.
+ *  - gdb_udp_auth_report(out): `net`'s "gdb udp auth:" line (gdbstub/udp_nic.c prints it). */
+#ifndef GDBSTUB_UDP_AUTH_H
+#define GDBSTUB_UDP_AUTH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernel/lib/sha256.h"
+#include "kernel/udpsh/auth.h"
+
+/* The most gdb bytes one datagram carries either way: a whole packet of the stub's largest PacketSize
+ * (gdbstub/packet.h GDB_PACKET_SIZE) with its `$`, `#`, checksum and an ack in front, and room to spare. */
+#define GDB_UDP_INNER_MAX 65344
+/* What sealing may add around the gdb bytes (a keyed header and MAC). */
+#define GDB_UDP_SEAL_OVERHEAD 64
+
+enum gdb_udp_verdict { GDB_UDP_ACCEPT, GDB_UDP_DROP, GDB_UDP_REPLY };
+
+enum gdb_udp_verdict gdb_udp_open(uint32_t ip, uint16_t port, const uint8_t *data, size_t len,
+                                  const uint8_t **inner, size_t *inner_len);
+size_t gdb_udp_seal(uint32_t ip, uint16_t port, const uint8_t *inner, size_t len, uint8_t *out, size_t cap);
+void gdb_udp_auth_reset(void);
+void gdb_udp_auth_start(void);
+/* One line for `net`: keyed or not, and what was accepted and refused. */
+struct sink;
+void gdb_udp_auth_report(struct sink *out);
+
+/* ---- the keyed format's pure logic (gdbstub/udp_auth.c), over explicit state, host-tested ---- */
+
+#define GDB_UDP_MAGIC "KPG1"
+#define GDB_UDP_MAGIC_LEN 4
+#define GDB_UDP_NONCE_BYTES 16
+#define GDB_UDP_MAC_BYTES SHA256_DIGEST_SIZE
+#define GDB_UDP_KIND_HELLO 'h'
+#define GDB_UDP_KIND_NONCE 'n'
+#define GDB_UDP_KIND_DATA 'd'
+#define GDB_UDP_KIND_REPLY 'r'
+#define GDB_UDP_HELLO_LEN (GDB_UDP_MAGIC_LEN + 1 + GDB_UDP_NONCE_BYTES)
+#define GDB_UDP_NONCE_LEN (GDB_UDP_MAGIC_LEN + 1 + 2 * GDB_UDP_NONCE_BYTES + 8 + 8 + GDB_UDP_MAC_BYTES)
+#define GDB_UDP_HEAD_LEN (GDB_UDP_MAGIC_LEN + 1 + GDB_UDP_NONCE_BYTES + 8)
+#define GDB_UDP_KEYED_OVERHEAD (GDB_UDP_HEAD_LEN + GDB_UDP_MAC_BYTES)
+
+struct gdb_udp_auth_counts {
+    uint64_t accepted;
+    uint64_t hellos;      /* answered with a nonce */
+    uint64_t plain;       /* no magic, a kind the kernel does not take, truncated, a hello not 21 bytes */
+    uint64_t bad_nonce;   /* not this address's nonce in this boot */
+    uint64_t bad_mac;
+    uint64_t replayed;    /* counter not above the last accepted */
+};
+
+struct gdb_udp_auth {
+    bool keyed;
+    size_t key_len;
+    uint8_t key[UDPSH_KEY_MAX_BYTES];
+    uint8_t secret[SHA256_DIGEST_SIZE];
+    uint64_t rx_floor;                         /* the last counter accepted */
+    uint64_t tx_counter;                       /* the last counter sealed */
+    bool spoken_to;                            /* a datagram has been accepted: replies may go out */
+    uint8_t answer[GDB_UDP_NONCE_LEN];         /* the REPLY payload */
+    struct gdb_udp_auth_counts counts;
+};
+
+/* key NULL (or key_len 0): unkeyed, the identity both ways. Otherwise key_len UDPSH_KEY_MIN_BYTES ..
+ * UDPSH_KEY_MAX_BYTES (as udpsh_key_parse gives it). */
+void gdb_udp_auth_init(struct gdb_udp_auth *a, const uint8_t secret[SHA256_DIGEST_SIZE], const uint8_t *key,
+                       size_t key_len);
+/* The session nonce of ip:port in this boot (the secret's). */
+void gdb_udp_session_nonce(const struct gdb_udp_auth *a, uint32_t ip, uint16_t port,
+                           uint8_t nonce[GDB_UDP_NONCE_BYTES]);
+/* gdb_udp_open and gdb_udp_seal over a. */
+enum gdb_udp_verdict gdb_udp_auth_open(struct gdb_udp_auth *a, uint32_t ip, uint16_t port, const uint8_t *data,
+                                       size_t len, const uint8_t **inner, size_t *inner_len);
+size_t gdb_udp_auth_seal(struct gdb_udp_auth *a, uint32_t ip, uint16_t port, const uint8_t *inner, size_t len,
+                         uint8_t *out, size_t cap);
+
+#endif

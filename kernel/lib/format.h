@@ -1,0 +1,23 @@
+/* kernel/lib/format.h: the kernel's printf engine. One formatter, streaming through a callback, serves
+ * ksnprintf, sink_printf and the panic path; it allocates nothing and takes no locks.
+ *
+ * Conversions: %d %i %u %x %X %o %c %s %p %%, with flags '-' '0' ' ' '+' '#', a width and a precision
+ * (digits or '*'), and the length modifiers hh h l ll z t j. %p prints 0x and 16 hex digits.
+ * A NULL %s prints "(null)". An unknown conversion is printed as written, never read past. */
+#ifndef KERNEL_LIB_FORMAT_H
+#define KERNEL_LIB_FORMAT_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+typedef void (*format_emit_fn)(void *arg, const char *text, size_t len);
+
+/* Returns the number of characters emitted. */
+size_t format_v(format_emit_fn emit, void *arg, const char *fmt, va_list ap);
+
+/* snprintf semantics: returns the length the full output would have had; writes at most n-1 characters
+ * and a NUL when n > 0. */
+size_t kvsnprintf(char *buf, size_t n, const char *fmt, va_list ap);
+size_t ksnprintf(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+#endif

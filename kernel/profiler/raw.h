@@ -1,0 +1,82 @@
+/* kernel/profiler/raw.h: the raw sample format of `profile MS [pid|all] raw` -- every sample as one text line
+ * instead of a folded report, for tools on the host (scripts/profexport) -- and its codec: each kind of line
+ * formatted, and parsed back strictly. Portable: the host tests round-trip it and feed it broken lines.
+ *
+ * A raw profile is a header line, one line per sample, and a trailer line:
+ *
+ *   # kprof raw v1 source=tick period_ns=10000000 window_ms=1003 cpus=4 build_id=9f0c...e1
+ *   s 2 17 5123456789 job=a,netload=sink 0xffffffff80012345 0xffffffff80011000 ...
+ *   # kprof raw end samples=812 dropped=0
+ *
+ * Header: source is the sample source's name as one word (spaces become '-': "tick",
+ * "pmu/nmi-intel-fixed-ctr1"); period_ns the nominal time between two samples on one CPU (10000000 for the
+ * 100 Hz tick; the counter's period of cycles converted with cycles_per_ms()); window_ms the measured window;
+ * cpus the number of CPUs that were sampling; build_id the lowercase hex of the kernel ELF's GNU build-id note
+ * ("none" when the image has none), so a tool can refuse to symbolise against another build.
+ * Sample: "s", the CPU, the pid (0: no task), the kernel clock when it was taken (time_ns(), nanoseconds since
+ * boot, signed decimal), the task's label set ("k=v,k=v" sorted by key, or "-"), then the addresses, leaf
+ * first: frame 0 is the interrupted instruction, the rest return addresses (lowercase hex with 0x, 1 to 8 in
+ * all). Trailer: the number of sample lines sent and the samples dropped because a per-CPU ring was full; a
+ * receiver that counted a different number of sample lines lost some.
+ *
+ * Every number is written without leading zeros and every field is separated by exactly one space; the parser
+ * accepts only that, and only a line that ends with its newline ("\n", or "\r\n" from a terminal): a line
+ * cut short anywhere lacks it, so truncation is never mistaken for a shorter valid line. */
+#ifndef KERNEL_PROFILER_RAW_H
+#define KERNEL_PROFILER_RAW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "kernel/labels.h"
+#include "kernel/profiler_ring.h"
+
+#define PROFILE_RAW_VERSION 1
+#define PROFILE_RAW_LINE_MAX 512   /* longer than the longest line any of the three kinds can be */
+#define PROFILE_RAW_SOURCE_MAX 64  /* the source word and its NUL */
+#define PROFILE_BUILD_ID_MAX 32    /* bytes of build id (sha1 is 20) */
+
+struct profile_raw_header {
+    char source[PROFILE_RAW_SOURCE_MAX];          /* 1..63 printable characters, no space */
+    uint64_t period_ns;
+    uint32_t window_ms;
+    uint32_t cpus;
+    char build_id[2 * PROFILE_BUILD_ID_MAX + 1];  /* lowercase hex of 1..32 bytes, or "" for none */
+};
+
+struct profile_raw_sample {
+    uint32_t cpu;
+    uint32_t pid;
+    int64_t time_ns;
+    struct label_set labels;  /* npairs 0: no labels ("-") */
+    unsigned nframes;         /* 1 .. PROFILE_MAX_FRAMES */
+    uint64_t frames[PROFILE_MAX_FRAMES];
+};
+
+struct profile_raw_trailer {
+    uint64_t samples;
+    uint64_t dropped;
+};
+
+/* Each writes its whole line, newline included, into buf and returns its length; 0 when the line does not
+ * fit in cap (with its NUL) or the fields cannot be written as a valid line (a bad source word or build id,
+ * no frames or too many, a label that breaks the label rules). */
+size_t profile_raw_format_header(const struct profile_raw_header *h, char *buf, size_t cap);
+size_t profile_raw_format_sample(const struct profile_raw_sample *s, char *buf, size_t cap);
+size_t profile_raw_format_trailer(const struct profile_raw_trailer *t, char *buf, size_t cap);
+
+/* Each parses the len bytes at line (no NUL needed) as one complete line of its kind; false for anything
+ * else: another kind, a missing newline, a field out of range or malformed, extra or missing spaces. *out is
+ * unspecified after false. */
+bool profile_raw_parse_header(const char *line, size_t len, struct profile_raw_header *out);
+bool profile_raw_parse_sample(const char *line, size_t len, struct profile_raw_sample *out);
+bool profile_raw_parse_trailer(const char *line, size_t len, struct profile_raw_trailer *out);
+
+/* The source name as one header word into buf: spaces become '-', anything unprintable '?'. */
+void profile_raw_source_word(const char *name, char *buf, size_t cap);
+
+/* The lowercase hex of the desc of the first GNU build-id note (type 3, name "GNU") among the ELF notes in
+ * [notes, notes + len), into hex; false when there is none, a note runs past the end, or it does not fit. */
+bool profile_build_id_hex(const void *notes, size_t len, char *hex, size_t cap);
+
+#endif

@@ -1,0 +1,97 @@
+/* kernel/shell/cmd_profile.c: the `profile [ms] [pid|all] [chains|raw] [key=value]` shell command (`profile stream`
+ * goes on to kernel/shell/cmd_profile_stream.c): parse the words
+ * (kernel/profiler/args.c), start a run, drain the rings while the window runs, stop, print the report (or
+ * the raw samples) and keep a copy of it for the debugger, give the profiler back. */
+#include "hal/cpu.h"
+#include "kernel/profiler/build_id.h"
+#include "kernel/shell/commands.h"
+#include "kernel/profiler.h"
+#include "kernel/profiler/args.h"
+#include "kernel/profiler/raw.h"
+#include "kernel/profiler/report.h"
+#include "kernel/profiler/stream_codec.h"
+#include "kernel/lib/string.h"
+#include "kernel/symbols.h"
+#include "kernel/task.h"
+
+char profile_kept_report[PROFILE_KEPT_REPORT_MAX];
+uint32_t profile_kept_length;
+_Atomic uint32_t profile_kept_run;
+
+int cmd_profile(int argc, char **argv, struct sink *out)
+{
+    if (argc >= 2 && strcmp(argv[1], "stream") == 0)
+        return cmd_profile_stream(argc, argv, out);
+    struct profile_request req;
+    if (!profile_parse_args(argc, argv, &req)) {
+        sink_puts(out, "usage: " PROFILE_USAGE "\n");
+        return 1;
+    }
+    if (req.filter.by_pid && !task_exists(req.filter.pid)) {
+        sink_printf(out, "profile: no task with pid %u\n", req.filter.pid);
+        return 1;
+    }
+
+    /* The fold's table is allocated before the window opens, so its first touch of the heap (slow under a
+     * shadow-paging hypervisor) is not part of what the profile shows. */
+    struct profile_fold *fold = 0;
+    if (!req.raw && !(fold = profile_fold_create())) {
+        sink_puts(out, "profile: out of memory\n");
+        return 1;
+    }
+    struct profile_run run;
+    int status = profiler_start(&run);
+    if (status != PROFILER_OK) {
+        profile_fold_destroy(fold);
+        char stream_text[64];
+        if (status == PROFILER_BUSY && profile_stream_describe(stream_text, sizeof stream_text))
+            sink_printf(out, "profile: busy: %s (profile stream stop ends it)\n", stream_text);
+        else
+            sink_puts(out, status == PROFILER_BUSY ? "profile: busy\n" : "profile: out of memory\n");
+        return 1;
+    }
+    /* The window, drained as it runs: every PROFILE_DRAIN_MS each CPU's records are taken out of its ring
+     * (folded, or printed as raw lines), so 1024 records a CPU hold up at any rate the sources reach. */
+    struct profile_raw_trailer trailer = { 0, 0 };
+    char build_id[2 * PROFILE_BUILD_ID_MAX + 1];
+    if (req.raw) {
+        size_t len;
+        const void *note = kernel_build_id_note(&len);
+        if (!profile_build_id_hex(note, len, build_id, sizeof build_id))
+            build_id[0] = 0;
+        run.window_ms = req.ms; /* the header goes first: it states the window asked for */
+        profile_raw_begin(&run, build_id, out);
+    }
+    int64_t end = run.start_ns + (int64_t)req.ms * 1000000;
+    for (;;) {
+        int64_t now = time_ns();
+        if (now - end >= 0)
+            break;
+        int64_t next = now + (int64_t)PROFILE_DRAIN_MS * 1000000;
+        task_sleep_until(next - end < 0 ? next : end);
+        if (req.raw)
+            profile_raw_drain(&run, &req.filter, out, &trailer);
+        else
+            profile_fold_drain(fold, &run, &req.filter, kernel_symtab());
+    }
+    profiler_stop(&run);
+    int rc = 0;
+    if (req.raw) {
+        profile_raw_drain(&run, &req.filter, out, &trailer);
+        profile_raw_end(&run, &trailer, out);
+    } else {
+        profile_fold_drain(fold, &run, &req.filter, kernel_symtab());
+        /* Printed once, to the command's sink and to the copy the debugger reads. */
+        struct buffer_sink kept;
+        struct tee_sink both;
+        atomic_store(&profile_kept_run, 0);
+        buffer_sink_init(&kept, profile_kept_report, sizeof profile_kept_report);
+        tee_sink_init(&both, out, &kept.sink);
+        rc = profile_report_print(&run, fold, &req.filter, req.chains, kernel_symtab(), &both.sink);
+        profile_kept_length = (uint32_t)(kept.len + kept.truncated);
+        atomic_store(&profile_kept_run, run.run);
+        profile_fold_destroy(fold);
+    }
+    profiler_release();
+    return rc ? 1 : 0;
+}

@@ -1,0 +1,356 @@
+/* kernel/udpsh/auth.c: the UDP shell's trust decisions (kernel/udpsh/auth.h) -- the stateless
+ * address token, the request grammar in front of a command line, the keyed MAC and its counter, the
+ * amplification budget, and which commands an unkeyed request may run. */
+#include "kernel/udpsh/auth.h"
+
+#include "kernel/lib/format.h"
+#include "kernel/udpsh/wire.h"
+#include "kernel/lib/hmac.h"
+#include "kernel/lib/parse.h"
+#include "kernel/lib/string.h"
+#include "kernel/lib/textbuf.h"
+
+_Static_assert(UDPSH_TOKEN_REPLY_LEN + UDPSH_HEADER_BYTES <= UDPSH_AMPLIFICATION * UDPSH_HEADER_BYTES,
+               "the token reply keeps to the budget even for an empty datagram");
+
+void udpsh_auth_init(struct udpsh_auth *a, const uint8_t secret[SHA256_DIGEST_SIZE], const uint8_t *key,
+                     size_t key_len)
+{
+    memset(a, 0, sizeof *a);
+    memcpy(a->token_secret, secret, SHA256_DIGEST_SIZE);
+    if (key && key_len >= UDPSH_KEY_MIN_BYTES && key_len <= UDPSH_KEY_MAX_BYTES) {
+        a->keyed = true;
+        a->key_len = key_len;
+        memcpy(a->key, key, key_len);
+    }
+}
+
+bool udpsh_key_parse(const char *text, uint8_t key[UDPSH_KEY_MAX_BYTES], size_t *key_len, char *error,
+                     size_t error_cap)
+{
+    size_t len = strlen(text);
+    for (size_t i = 0; i < len; i++) {
+        if (hex_value(text[i]) < 0) {
+            ksnprintf(error, error_cap, "character %u is not a hex digit", (unsigned)(i + 1));
+            return false;
+        }
+    }
+    if (len % 2) {
+        ksnprintf(error, error_cap, "an odd number of hex digits (%u)", (unsigned)len);
+        return false;
+    }
+    if (len < 2 * UDPSH_KEY_MIN_BYTES || len > 2 * UDPSH_KEY_MAX_BYTES) {
+        ksnprintf(error, error_cap, "%u bits; want %u to %u (%u to %u hex digits)", (unsigned)(len * 4),
+                  UDPSH_KEY_MIN_BYTES * 8, UDPSH_KEY_MAX_BYTES * 8, 2 * UDPSH_KEY_MIN_BYTES,
+                  2 * UDPSH_KEY_MAX_BYTES);
+        return false;
+    }
+    for (size_t i = 0; i < len / 2; i++)
+        key[i] = (uint8_t)(hex_value(text[2 * i]) << 4 | hex_value(text[2 * i + 1]));
+    *key_len = len / 2;
+    return true;
+}
+
+bool udpsh_looks_like_reply(const uint8_t *data, size_t len)
+{
+    static const char mark[] = "# udpsh ";
+    if (len > 0 && data[0] == '\n') {
+        data++;
+        len--;
+    }
+    return len >= sizeof mark - 1 && memcmp(data, mark, sizeof mark - 1) == 0;
+}
+
+bool udpsh_within_budget(size_t received_len, size_t reply_len)
+{
+    /* 64-bit sums: a datagram is at most 64 KiB, so nothing here can overflow. */
+    return (uint64_t)reply_len + UDPSH_HEADER_BYTES <= UDPSH_AMPLIFICATION * ((uint64_t)received_len + UDPSH_HEADER_BYTES);
+}
+
+void udpsh_token(const struct udpsh_auth *a, uint32_t ip, uint16_t port, int64_t window,
+                 uint8_t token[UDPSH_TOKEN_BYTES])
+{
+    uint8_t message[4 + 2 + 8];
+    for (int i = 0; i < 4; i++)
+        message[i] = (uint8_t)(ip >> (24 - 8 * i));
+    message[4] = (uint8_t)(port >> 8);
+    message[5] = (uint8_t)port;
+    for (int i = 0; i < 8; i++)
+        message[6 + i] = (uint8_t)((uint64_t)window >> (56 - 8 * i));
+    uint8_t mac[SHA256_DIGEST_SIZE];
+    hmac_sha256(a->token_secret, sizeof a->token_secret, message, sizeof message, mac);
+    memcpy(token, mac, UDPSH_TOKEN_BYTES);
+}
+
+/* Lowercase hex only, so that one token or MAC has one spelling and the MAC's input is unambiguous. */
+static bool read_hex(const uint8_t *data, size_t len, size_t at, uint8_t *out, size_t bytes)
+{
+    if (len - at < 2 * bytes)
+        return false;
+    for (size_t i = 0; i < bytes; i++) {
+        unsigned char hi = data[at + 2 * i], lo = data[at + 2 * i + 1];
+        if (hi >= 'A' && hi <= 'F')
+            return false;
+        if (lo >= 'A' && lo <= 'F')
+            return false;
+        int h = hex_value(hi), l = hex_value(lo);
+        if (h < 0 || l < 0)
+            return false;
+        out[i] = (uint8_t)(h << 4 | l);
+    }
+    return true;
+}
+
+static bool starts_with(const uint8_t *data, size_t len, size_t at, const char *word)
+{
+    size_t n = strlen(word);
+    return len - at >= n && memcmp(data + at, word, n) == 0;
+}
+
+/* A field ends with one space, which is consumed, or where the line ends (the end of the datagram or its
+ * trailing newline), which is not. */
+static bool field_end(const uint8_t *data, size_t len, size_t *at)
+{
+    if (*at == len || data[*at] == '\n' || data[*at] == '\r')
+        return true;
+    if (data[*at] == ' ') {
+        (*at)++;
+        return true;
+    }
+    return false;
+}
+
+bool udpsh_prefix_parse(const uint8_t *data, size_t len, struct udpsh_request_prefix *p)
+{
+    memset(p, 0, sizeof *p);
+    size_t at = 0;
+    if (!starts_with(data, len, at, "token="))
+        return true;
+    at += 6;
+    if (!read_hex(data, len, at, p->token, UDPSH_TOKEN_BYTES))
+        return false;
+    at += UDPSH_TOKEN_HEX;
+    if (!field_end(data, len, &at))
+        return false;
+    p->has_token = true;
+    if (starts_with(data, len, at, "counter=")) {
+        at += 8;
+        p->counter_at = at;
+        uint64_t n = 0;
+        while (at < len && data[at] >= '0' && data[at] <= '9') {
+            unsigned digit = data[at] - '0';
+            if (n > (UINT64_MAX - digit) / 10)
+                return false;
+            n = n * 10 + digit;
+            at++;
+        }
+        p->counter_len = at - p->counter_at;
+        if (p->counter_len == 0 || at == len || data[at] != ' ')
+            return false;
+        at++;
+        if (!starts_with(data, len, at, "mac="))
+            return false;
+        at += 4;
+        if (!read_hex(data, len, at, p->mac, SHA256_DIGEST_SIZE))
+            return false;
+        at += UDPSH_MAC_HEX;
+        if (!field_end(data, len, &at))
+            return false;
+        p->counter = n;
+        p->has_mac = true;
+    }
+    p->line_at = at;
+    return true;
+}
+
+static int64_t window_of(int64_t now_ns)
+{
+    return now_ns >= 0 ? now_ns / UDPSH_TOKEN_WINDOW_NS : -((-now_ns - 1) / UDPSH_TOKEN_WINDOW_NS) - 1;
+}
+
+static bool token_good(const struct udpsh_auth *a, uint32_t ip, uint16_t port, const uint8_t token[UDPSH_TOKEN_BYTES],
+                       int64_t now_ns)
+{
+    int64_t window = window_of(now_ns);
+    uint8_t want[UDPSH_TOKEN_BYTES];
+    udpsh_token(a, ip, port, window, want);
+    bool current = equal_in_constant_time(want, token, UDPSH_TOKEN_BYTES);
+    udpsh_token(a, ip, port, window - 1, want);
+    bool previous = equal_in_constant_time(want, token, UDPSH_TOKEN_BYTES);
+    return current | previous;
+}
+
+static void give_token(struct udpsh_auth *a, uint32_t ip, uint16_t port, size_t received_len, int64_t now_ns,
+                       struct udpsh_judgement *j)
+{
+    uint8_t token[UDPSH_TOKEN_BYTES];
+    udpsh_token(a, ip, port, window_of(now_ns), token);
+    char *out = j->token_reply;
+    size_t n = sizeof UDPSH_TOKEN_PREFIX - 1;
+    memcpy(out, UDPSH_TOKEN_PREFIX, n);
+    for (int i = 0; i < UDPSH_TOKEN_BYTES; i++) {
+        out[n++] = hex_lower(token[i] >> 4);
+        out[n++] = hex_lower(token[i]);
+    }
+    out[n++] = '\n';
+    out[n] = '\0';
+    if (!udpsh_within_budget(received_len, n)) {
+        a->counts.over_budget++;
+        j->verdict = UDPSH_DROP;
+        return;
+    }
+    a->counts.tokens_sent++;
+    j->verdict = UDPSH_REPLY;
+    j->reply = out;
+    j->reply_len = n;
+}
+
+static void refuse(struct udpsh_judgement *j, const char *reply, uint64_t *counter)
+{
+    (*counter)++;
+    j->verdict = UDPSH_REPLY;
+    j->reply = reply;
+    j->reply_len = strlen(reply);
+}
+
+static bool mac_good(const struct udpsh_auth *a, const uint8_t *data, size_t len, const struct udpsh_request_prefix *p)
+{
+    struct hmac_sha256 h;
+    uint8_t mac[SHA256_DIGEST_SIZE];
+    hmac_sha256_init(&h, a->key, a->key_len);
+    hmac_sha256_update(&h, data + 6, UDPSH_TOKEN_HEX); /* the token as sent, after "token=" */
+    hmac_sha256_update(&h, " ", 1);
+    hmac_sha256_update(&h, data + p->counter_at, p->counter_len);
+    hmac_sha256_update(&h, " ", 1);
+    hmac_sha256_update(&h, data + p->line_at, len - p->line_at);
+    hmac_sha256_final(&h, mac);
+    return equal_in_constant_time(mac, p->mac, sizeof mac);
+}
+
+/* The counter check and its memory. A sender can be forgotten safely once its last acceptance is two token
+ * windows old: every request it made carries a token that has expired since, so none can be replayed. */
+static const char *accept_counter(struct udpsh_auth *a, uint32_t ip, uint64_t counter, int64_t now_ns)
+{
+    struct udpsh_keyed_sender *slot = 0;
+    for (unsigned i = 0; i < UDPSH_KEYED_SENDERS; i++) {
+        struct udpsh_keyed_sender *s = &a->senders[i];
+        if (s->used && s->ip == ip) {
+            if (counter <= s->counter) {
+                a->counts.replayed++;
+                return UDPSH_REPLY_REPLAYED;
+            }
+            slot = s;
+            break;
+        }
+    }
+    for (unsigned i = 0; !slot && i < UDPSH_KEYED_SENDERS; i++) {
+        struct udpsh_keyed_sender *s = &a->senders[i];
+        if (!s->used || now_ns - s->last_ns > 2 * UDPSH_TOKEN_WINDOW_NS)
+            slot = s;
+    }
+    if (!slot) {
+        a->counts.senders_full++;
+        return UDPSH_REPLY_SENDERS_FULL;
+    }
+    *slot = (struct udpsh_keyed_sender){ .ip = ip, .used = true, .counter = counter, .last_ns = now_ns };
+    return 0;
+}
+
+void udpsh_auth_judge(struct udpsh_auth *a, uint32_t ip, uint16_t port, const uint8_t *data, size_t len,
+                      int64_t now_ns, struct udpsh_judgement *j)
+{
+    memset(j, 0, sizeof *j);
+    if (udpsh_looks_like_reply(data, len)) {
+        a->counts.replies_ignored++;
+        j->verdict = UDPSH_DROP;
+        return;
+    }
+    struct udpsh_request_prefix p;
+    if (!udpsh_prefix_parse(data, len, &p) || !p.has_token || !token_good(a, ip, port, p.token, now_ns)) {
+        give_token(a, ip, port, len, now_ns, j);
+        return;
+    }
+    /* From here on the sender has shown that it receives at ip:port: refusals are ordinary answers. */
+    if (a->keyed) {
+        if (!p.has_mac) {
+            refuse(j, UDPSH_REPLY_NEEDS_MAC, &a->counts.no_mac);
+            return;
+        }
+        if (!mac_good(a, data, len, &p)) {
+            refuse(j, UDPSH_REPLY_BAD_MAC, &a->counts.bad_mac);
+            return;
+        }
+        const char *refusal = accept_counter(a, ip, p.counter, now_ns);
+        if (refusal) {
+            j->verdict = UDPSH_REPLY;
+            j->reply = refusal;
+            j->reply_len = strlen(refusal);
+            return;
+        }
+        j->keyed = true;
+    }
+    /* Without a key a MAC proves nothing, so a keyed client's request to an unkeyed shell runs unkeyed. */
+    j->verdict = UDPSH_RUN;
+    j->line = data + p.line_at;
+    j->line_len = len - p.line_at;
+}
+
+static bool is_reading_command(const char *name)
+{
+    static const char *const reading[] = { "help", "profile", "lscpu", "ps", "stacks", "cpus", "net", "mem",
+                                           "uptime" };
+    for (size_t i = 0; i < sizeof reading / sizeof reading[0]; i++)
+        if (strcmp(name, reading[i]) == 0)
+            return true;
+    return false;
+}
+
+/* `profile stream TARGET ...` unkeyed: TARGET `stop` (the command itself refuses to stop a stream to another
+ * address), a bare PORT (to the requester), or HOST:PORT with HOST the requester's own address. */
+static bool stream_target_allowed(const char *target, uint32_t src_ip)
+{
+    if (strcmp(target, "stop") == 0)
+        return true;
+    const char *colon = target;
+    while (*colon && *colon != ':')
+        colon++;
+    if (!*colon)
+        return true;
+    char host[16];
+    size_t n = (size_t)(colon - target);
+    if (n >= sizeof host)
+        return false;
+    memcpy(host, target, n);
+    host[n] = 0;
+    uint32_t ip;
+    return parse_ipv4(host, &ip) && ip == src_ip;
+}
+
+bool udpsh_unkeyed_allows(const char *line, uint32_t src_ip, bool (*is_command)(const char *name))
+{
+    char copy[UDPSH_LINE_MAX + 1];
+    if (strlcpy(copy, line, sizeof copy) >= sizeof copy)
+        return false;
+    char *argv[SHELL_MAX_ARGS];
+    int argc = split_words(copy, argv, SHELL_MAX_ARGS);
+    if (argc == 0)
+        return true;
+    if (argc < 0)
+        return !is_command(argv[0]) || is_reading_command(argv[0]);
+    /* `net wedge MS` stops the network task: the only `net` that changes anything. */
+    if (strcmp(argv[0], "net") == 0 && argc >= 2 && strcmp(argv[1], "wedge") == 0)
+        return false;
+    /* a stream sends for as long as it runs: only to the proven address that asked, as netload send */
+    if (strcmp(argv[0], "profile") == 0 && argc >= 3 && strcmp(argv[1], "stream") == 0)
+        return stream_target_allowed(argv[2], src_ip);
+    if (is_reading_command(argv[0]) || !is_command(argv[0]))
+        return true;
+    if (strcmp(argv[0], "netload") == 0 && argc >= 2) {
+        if (strcmp(argv[1], "sink") == 0)
+            return true;
+        uint32_t host;
+        if (strcmp(argv[1], "send") == 0 && argc >= 3 && parse_ipv4(argv[2], &host) && host == src_ip)
+            return true;
+    }
+    return false;
+}

@@ -1,0 +1,140 @@
+/* kernel/udpsh/auth.h: who the UDP shell believes, and how much it says to a sender it does not -- the
+ * address-validation token, the optional request key, the replay check and the rule for what an unkeyed
+ * request may run. docs/udp-shell.md is the reference (and the threat model); in short:
+ *
+ *   token    A datagram's source address proves nothing. Until a request repeats a token the kernel gave to
+ *            its address and port, the only answer is one datagram "# udpsh token=<32 hex>\n", which costs at
+ *            most UDPSH_AMPLIFICATION times what the sender sent (bytes counted as on the wire: the UDP
+ *            payload plus UDPSH_HEADER_BYTES of IPv4 and UDP headers, both ways). The token is the first
+ *            128 bits of HMAC-SHA-256(secret, address, port, time window): stateless, valid in the window it
+ *            was made and the next.
+ *   request  "token=<32 hex> LINE" runs LINE; with a key (udpsh.key=HEX) every request must be
+ *            "token=<32 hex> counter=<N> mac=<64 hex> LINE", the MAC being HMAC-SHA-256(key, "<token> <N> LINE")
+ *            over exactly those bytes, and N above the last one accepted from that address.
+ *   unkeyed  Without a key only the commands that read run (udpsh_unkeyed_allows).
+ *   replies  A datagram that begins like a UDP shell's own final line ("# udpsh ", possibly after one
+ *            newline) is dropped unanswered, so two shells never answer each other's answers.
+ *
+ * Pure logic over a caller-supplied clock and secret, so the host tests drive both. One owner (the network
+ * task): no locks. */
+#ifndef KERNEL_UDPSH_AUTH_H
+#define KERNEL_UDPSH_AUTH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernel/lib/sha256.h"
+
+#define UDPSH_TOKEN_BYTES 16                    /* 128 bits of the MAC: unguessable, short enough for 3x */
+#define UDPSH_TOKEN_HEX (2 * UDPSH_TOKEN_BYTES)
+#define UDPSH_MAC_HEX (2 * SHA256_DIGEST_SIZE)
+#define UDPSH_KEY_MIN_BYTES 16                  /* 128 bits */
+#define UDPSH_KEY_MAX_BYTES 64                  /* one SHA-256 block: longer keys would be hashed anyway */
+#define UDPSH_TOKEN_WINDOW_NS 30000000000ll     /* a token lives 30 to 60 s */
+#define UDPSH_HEADER_BYTES 28                   /* an IPv4 header without options (20) and a UDP header (8) */
+#define UDPSH_AMPLIFICATION 3
+#define UDPSH_KEYED_SENDERS 16                  /* addresses whose last counter is remembered */
+
+#define UDPSH_TOKEN_PREFIX "# udpsh token="
+/* The token reply: UDPSH_TOKEN_PREFIX, the token in lowercase hex, a newline. */
+#define UDPSH_TOKEN_REPLY_LEN (sizeof UDPSH_TOKEN_PREFIX - 1 + UDPSH_TOKEN_HEX + 1)
+
+/* The refusals a request with a good token may get (one datagram each, like those of kernel/udpsh/wire.h). */
+#define UDPSH_REPLY_NEEDS_MAC "# udpsh error: this shell takes keyed requests only (udpsh.key)\n"
+#define UDPSH_REPLY_BAD_MAC "# udpsh error: bad mac\n"
+#define UDPSH_REPLY_REPLAYED "# udpsh error: counter not above the last one accepted (a replay?)\n"
+#define UDPSH_REPLY_SENDERS_FULL "# udpsh error: too many keyed senders at once; try again in a minute\n"
+#define UDPSH_REPLY_NEEDS_KEY "# udpsh error: that command needs a keyed request (udpsh.key)\n"
+
+struct udpsh_keyed_sender {
+    uint32_t ip;
+    bool used;
+    uint64_t counter; /* the last accepted */
+    int64_t last_ns;  /* when */
+};
+
+struct udpsh_auth_counts {
+    uint64_t tokens_sent;     /* token replies to requests without a good token */
+    uint64_t over_budget;     /* ... that would have cost more than 3x, so went unsent */
+    uint64_t replies_ignored; /* datagrams that look like a UDP shell's reply */
+    uint64_t no_mac;          /* keyed shell, request without a MAC */
+    uint64_t bad_mac;
+    uint64_t replayed;        /* counter not above the last */
+    uint64_t senders_full;
+    uint64_t needs_key;       /* unkeyed requests for a command that changes the machine (counted by the caller) */
+};
+
+struct udpsh_auth {
+    uint8_t token_secret[SHA256_DIGEST_SIZE];
+    bool keyed;
+    size_t key_len;
+    uint8_t key[UDPSH_KEY_MAX_BYTES];
+    struct udpsh_keyed_sender senders[UDPSH_KEYED_SENDERS];
+    struct udpsh_auth_counts counts;
+};
+
+/* key NULL (or key_len 0): unkeyed. key_len must be UDPSH_KEY_MIN_BYTES..UDPSH_KEY_MAX_BYTES otherwise. */
+void udpsh_auth_init(struct udpsh_auth *a, const uint8_t secret[SHA256_DIGEST_SIZE], const uint8_t *key,
+                     size_t key_len);
+
+/* The udpsh.key= option: an even number of hex digits (either case), UDPSH_KEY_MIN_BYTES to
+ * UDPSH_KEY_MAX_BYTES bytes. False, with one line (no newline) in error, when it is not. */
+#define UDPSH_KEY_ERROR_MAX 96
+bool udpsh_key_parse(const char *text, uint8_t key[UDPSH_KEY_MAX_BYTES], size_t *key_len, char *error,
+                     size_t error_cap);
+
+/* True when data begins like the final line of a UDP shell's reply: "# udpsh ", possibly after one "\n". */
+bool udpsh_looks_like_reply(const uint8_t *data, size_t len);
+
+/* True when a reply of reply_len payload bytes to a datagram of received_len payload bytes keeps to the
+ * amplification budget, headers counted both ways. */
+bool udpsh_within_budget(size_t received_len, size_t reply_len);
+
+/* The token for ip:port in window (time_ns / UDPSH_TOKEN_WINDOW_NS). */
+void udpsh_token(const struct udpsh_auth *a, uint32_t ip, uint16_t port, int64_t window,
+                 uint8_t token[UDPSH_TOKEN_BYTES]);
+
+/* The fields in front of a request's line. parse fails (false) on a datagram that starts "token=" but does
+ * not go on as the grammar says; a datagram that does not start "token=" parses, with has_token false. */
+struct udpsh_request_prefix {
+    bool has_token;
+    uint8_t token[UDPSH_TOKEN_BYTES];
+    bool has_mac;
+    uint64_t counter;
+    size_t counter_at, counter_len; /* the counter's digits as sent (the MAC covers them so) */
+    uint8_t mac[SHA256_DIGEST_SIZE];
+    size_t line_at;                 /* where the command line starts */
+};
+bool udpsh_prefix_parse(const uint8_t *data, size_t len, struct udpsh_request_prefix *p);
+
+/* What to do with one datagram. */
+enum udpsh_verdict {
+    UDPSH_RUN,   /* line/line_len is the command line (still to be checked by udpsh_request_line) */
+    UDPSH_REPLY, /* send reply (a token or a refusal) and run nothing */
+    UDPSH_DROP,  /* answer nothing */
+};
+struct udpsh_judgement {
+    enum udpsh_verdict verdict;
+    bool keyed; /* RUN: the request's MAC checked out under the key */
+    const uint8_t *line;
+    size_t line_len;
+    const char *reply;
+    size_t reply_len;
+    char token_reply[UDPSH_TOKEN_REPLY_LEN + 1];
+};
+
+/* Judges a datagram from ip:port at now_ns (the caller has already applied the allowlist and the rate
+ * limit), counting what it refused. */
+void udpsh_auth_judge(struct udpsh_auth *a, uint32_t ip, uint16_t port, const uint8_t *data, size_t len,
+                      int64_t now_ns, struct udpsh_judgement *j);
+
+/* Whether an unkeyed request may run line (NUL-terminated, as udpsh_request_line made it), from src_ip:
+ * the commands that only read (help, profile, lscpu, ps, stacks, cpus, net -- not `net wedge` --, mem,
+ * uptime), `netload sink` (it only receives), `netload send` to src_ip itself (a proven address flooding
+ * itself), `profile stream` to src_ip itself (PORT alone, or src_ip:PORT) and `profile stream stop` (which
+ * stops only a stream to the requester unkeyed: kernel/shell/cmd_profile_stream.c), an empty line, and any word
+ * is_command says is no command (the shell then says so). */
+bool udpsh_unkeyed_allows(const char *line, uint32_t src_ip, bool (*is_command)(const char *name));
+
+#endif

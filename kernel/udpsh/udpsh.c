@@ -1,0 +1,223 @@
+/* kernel/udpsh/udpsh.c: the UDP shell -- the only way to ask a box whose console is a network socket. One
+ * datagram is one command line; the network task checks the sender against the allowlist and the line against
+ * udpsh_request_line, and hands it to the UDP shell task, which runs it through the same command table and
+ * sinks as the console (so `profile 2000` never stalls the network task) and sends the output back in
+ * datagrams with a trailer (kernel/udpsh/wire.h, docs/udp-shell.md). One command at a time: a request
+ * meanwhile is answered `busy`. Senders outside the allowlist get nothing; a sender over the rate limit
+ * (kernel/udpsh/ratelimit.h) gets nothing more until its bucket refills; a sender that has not shown it
+ * receives at its address gets only a token, and without udpsh.key only the commands that read run
+ * (kernel/udpsh/auth.h). */
+#include "hal/compiler.h"
+#include <stdatomic.h>
+
+#include "kernel/net/boot_secret.h"
+#include "kernel/cmdline.h"
+#include "kernel/shell/commands.h"
+#include "kernel/log.h"
+#include "kernel/net/allowlist.h"
+#include "kernel/net/net.h"
+#include "kernel/udpsh/ratelimit.h"
+#include "kernel/udpsh/udpsh.h"
+#include "kernel/udpsh/auth.h"
+#include "kernel/udpsh/wire.h"
+#include "kernel/lib/parse.h"
+#include "kernel/lib/string.h"
+#include "kernel/task.h"
+
+static uint16_t port = UDPSH_DEFAULT_PORT;
+static struct allowlist allowed;
+static bool allow_from_cmdline; /* else: the local subnet, known once the address is */
+static struct ratelimit rate;
+static struct udpsh_auth auth;
+static bool key_refused; /* udpsh.key= was given but unreadable: the shell runs unkeyed */
+static struct task *shell_task;
+static atomic_bool busy;
+static struct {
+    uint32_t ip;
+    uint16_t port;
+    uint64_t seq;
+    bool keyed; /* its MAC checked out under udpsh.key */
+    char line[UDPSH_LINE_MAX + 1];
+} request;
+static uint64_t next_seq = 1;
+static struct {
+    uint64_t requests, refused_busy, refused_bad, not_allowed, rate_limited;
+} counters;
+
+DEBUGGER_TEXT bool udpsh_permits(uint32_t src)
+{
+    if (allow_from_cmdline)
+        return allowlist_permits(&allowed, src);
+    struct allowlist local;
+    return allowlist_local_subnet(&local, net_address(), net_netmask()) && allowlist_permits(&local, src);
+}
+
+static bool names_a_command(const char *name)
+{
+    return shell_find_command(name) != 0;
+}
+
+/* The network task, for every datagram on the shell's port. */
+static void request_arrived(void *arg, uint32_t src_ip, uint16_t src_port, const uint8_t *data, size_t len)
+{
+    (void)arg;
+    if (!udpsh_permits(src_ip)) {
+        counters.not_allowed++;
+        return;
+    }
+    /* Another shell's answer is never answered, so two shells cannot keep each other talking. */
+    if (udpsh_looks_like_reply(data, len)) {
+        auth.counts.replies_ignored++;
+        return;
+    }
+    /* Before anything that answers: a refusal is a reply too, and replies are what the limit bounds. */
+    if (!ratelimit_allow(&rate, src_ip, time_ns())) {
+        counters.rate_limited++;
+        return;
+    }
+    struct udpsh_judgement judged;
+    udpsh_auth_judge(&auth, src_ip, src_port, data, len, time_ns(), &judged);
+    if (judged.verdict == UDPSH_DROP)
+        return;
+    if (judged.verdict == UDPSH_REPLY) {
+        net_udp_send(NET_UDP_QUEUE_OR_FAIL, port, src_ip, src_port, judged.reply, judged.reply_len);
+        return;
+    }
+    /* Refusals go through the send queue, as command replies do, not straight to the device: while netload
+     * sends flat out the transmit ring is full nearly all the time, and a refusal sent "now" was silently lost
+     * (the soak saw 10 of 60 go unanswered), leaving the client to wait out its whole timeout. */
+    if (atomic_load_explicit(&busy, memory_order_acquire)) {
+        counters.refused_busy++;
+        net_udp_send(NET_UDP_QUEUE_OR_FAIL, port, src_ip, src_port, UDPSH_REPLY_BUSY, sizeof UDPSH_REPLY_BUSY - 1);
+        return;
+    }
+    const char *refusal = udpsh_request_line(judged.line, judged.line_len, request.line);
+    if (refusal) {
+        counters.refused_bad++;
+        net_udp_send(NET_UDP_QUEUE_OR_FAIL, port, src_ip, src_port, refusal, strlen(refusal));
+        return;
+    }
+    if (!judged.keyed && !udpsh_unkeyed_allows(request.line, src_ip, names_a_command)) {
+        auth.counts.needs_key++;
+        net_udp_send(NET_UDP_QUEUE_OR_FAIL, port, src_ip, src_port, UDPSH_REPLY_NEEDS_KEY,
+                     sizeof UDPSH_REPLY_NEEDS_KEY - 1);
+        return;
+    }
+    request.ip = src_ip;
+    request.port = src_port;
+    request.keyed = judged.keyed;
+    request.seq = next_seq++;
+    counters.requests++;
+    atomic_store_explicit(&busy, true, memory_order_release);
+    task_wake(shell_task);
+}
+
+bool udpsh_request_origin(uint32_t *ip, bool *keyed)
+{
+    if (!shell_task || task_current() != shell_task)
+        return false;
+    *ip = request.ip;
+    *keyed = request.keyed;
+    return true;
+}
+
+static void send_datagram(void *arg, const char *data, size_t len)
+{
+    (void)arg;
+    net_udp_send(NET_UDP_WAIT, port, request.ip, request.port, data, len);
+}
+
+static void udp_shell(void *arg)
+{
+    (void)arg;
+    static struct reply_chunker chunker;
+    for (;;) {
+        while (!atomic_load_explicit(&busy, memory_order_acquire))
+            task_block();
+        chunker_init(&chunker, request.seq, send_datagram, 0);
+        int result = shell_run_line(request.line, chunker_sink(&chunker));
+        chunker_finish(&chunker, result);
+        atomic_store_explicit(&busy, false, memory_order_release);
+    }
+}
+
+/* The token secret (kernel/net/boot_secret.h), under no domain label: what it always was. */
+static void start_auth(void)
+{
+    uint8_t key[UDPSH_KEY_MAX_BYTES];
+    size_t key_len = 0;
+    const char *key_opt = cmdline_get("udpsh.key");
+    if (key_opt) {
+        char error[UDPSH_KEY_ERROR_MAX];
+        if (!udpsh_key_parse(key_opt, key, &key_len, error, sizeof error)) {
+            log_warn("udpsh: udpsh.key: %s; running unkeyed (only the commands that read)", error);
+            key_refused = true;
+            key_len = 0;
+        }
+    }
+    uint8_t secret[SHA256_DIGEST_SIZE];
+    bool hardware = boot_secret_derive("", key, key_len, secret);
+    udpsh_auth_init(&auth, secret, key_len ? key : 0, key_len);
+    memset(key, 0, sizeof key);
+    memset(secret, 0, sizeof secret);
+    if (auth.keyed)
+        log_info("udpsh: keyed (%u bits): every request must carry its MAC", (unsigned)(key_len * 8));
+    if (!hardware)
+        log_info("udpsh: no hardware random generator: the token secret comes from TSC jitter%s",
+                 auth.keyed ? " and the key" : "");
+}
+
+void udpsh_init(void)
+{
+    if (!net_available())
+        return;
+    const char *port_opt = cmdline_get("udpsh.port");
+    uint64_t p;
+    if (port_opt) {
+        if (parse_u64_range(port_opt, 1, 65535, &p))
+            port = (uint16_t)p;
+        else
+            log_warn("udpsh: udpsh.port=%s is not a port 1..65535; using %u", port_opt, port);
+    }
+    uint64_t per_second = RATELIMIT_DEFAULT;
+    const char *rate_opt = cmdline_get("udpsh.rate");
+    if (rate_opt && !parse_u64_range(rate_opt, 0, RATELIMIT_MAX, &per_second)) {
+        log_warn("udpsh: udpsh.rate=%s is not a rate 0..%u; using %u", rate_opt, RATELIMIT_MAX, RATELIMIT_DEFAULT);
+        per_second = RATELIMIT_DEFAULT;
+    }
+    ratelimit_init(&rate, (uint32_t)per_second, time_ns());
+    start_auth();
+    const char *allow_opt = cmdline_get("udpsh.allow");
+    if (allow_opt) {
+        char error[ALLOWLIST_ERROR_MAX];
+        if (allowlist_parse(allow_opt, &allowed, error, sizeof error))
+            allow_from_cmdline = true;
+        else
+            log_warn("udpsh: udpsh.allow: %s; allowing the local subnet", error);
+    }
+    shell_task = task_spawn("udpsh", udp_shell, 0, 0);
+    if (!shell_task || !net_udp_bind(port, request_arrived, 0)) {
+        log_warn("udpsh: cannot start the UDP shell");
+        return;
+    }
+    log_info("udpsh: listening on UDP port %u (%s)", port, allow_from_cmdline ? "udpsh.allow" : "local subnet");
+}
+
+void udpsh_report(struct sink *out)
+{
+    sink_printf(out, "udpsh: port %u, %llu requests, %llu busy, %llu refused, %llu not allowed", port,
+                (unsigned long long)counters.requests, (unsigned long long)counters.refused_busy,
+                (unsigned long long)counters.refused_bad, (unsigned long long)counters.not_allowed);
+    if (rate.per_second)
+        sink_printf(out, ", %llu over %u/s\n", (unsigned long long)counters.rate_limited, rate.per_second);
+    else
+        sink_puts(out, ", no rate limit\n");
+    const struct udpsh_auth_counts *c = &auth.counts;
+    sink_printf(out, "udpsh auth: %s, %llu tokens sent, %llu over budget, %llu replies ignored, %llu no mac, "
+                     "%llu bad mac, %llu replayed, %llu senders full, %llu need a key\n",
+                auth.keyed ? "keyed" : key_refused ? "unkeyed (bad udpsh.key)" : "unkeyed",
+                (unsigned long long)c->tokens_sent, (unsigned long long)c->over_budget,
+                (unsigned long long)c->replies_ignored, (unsigned long long)c->no_mac, (unsigned long long)c->bad_mac,
+                (unsigned long long)c->replayed, (unsigned long long)c->senders_full,
+                (unsigned long long)c->needs_key);
+}
