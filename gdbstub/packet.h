@@ -70,7 +70,7 @@ char *gdb_out_claim(struct gdb_link *link, size_t len);
 
 /* ---- hex helpers ---- */
 
-/* A digit's value and a value's digit: hex_value and hex_lower (kernel/lib/textbuf.h). */
+/* A digit's value and a value's digit: hex_value and hex_lower (kernel/lib/hex.h). */
 /* Writes 2*len hex digits of bytes into dst (no NUL). Returns 2*len. */
 size_t hex_encode(char *dst, const void *bytes, size_t len);
 /* Turns the first len bytes of buf into 2*len hex digits in place, working from the end so that no byte

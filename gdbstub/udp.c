@@ -6,7 +6,7 @@
 #include "gdbstub/packet.h"
 #include "gdbstub/udp.h"
 #include "kernel/lib/string.h"
-#include "kernel/lib/textbuf.h"
+#include "kernel/lib/hex.h"
 
 _Static_assert(GDB_UDP_INNER_MAX + GDB_UDP_SEAL_OVERHEAD <= NETPOLL_UDP_MAX,
                "a sealed datagram of the most gdb bytes must fit one UDP datagram");

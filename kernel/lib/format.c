@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kernel/lib/hex.h"
 #include "kernel/lib/format.h"
 #include "kernel/lib/string.h"
 #include "kernel/lib/textbuf.h"

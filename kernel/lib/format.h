@@ -3,7 +3,8 @@
  *
  * Conversions: %d %i %u %x %X %o %c %s %p %%, with flags '-' '0' ' ' '+' '#', a width and a precision
  * (digits or '*'), and the length modifiers hh h l ll z t j. %p prints 0x and 16 hex digits.
- * A NULL %s prints "(null)". An unknown conversion is printed as written, never read past. */
+ * A NULL %s prints "(null)". An unknown conversion is printed as written, never read past.
+ * In kernel/lib: includes only kernel/lib/ and the freestanding C headers (tests/host/test_layering.py). */
 #ifndef KERNEL_LIB_FORMAT_H
 #define KERNEL_LIB_FORMAT_H
 

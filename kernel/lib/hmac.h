@@ -1,6 +1,7 @@
 /* kernel/lib/hmac.h: HMAC-SHA-256 (RFC 2104 over kernel/lib/sha256.h), fed in pieces, and the constant-time
  * comparison a MAC check needs (a comparison that stops at the first differing byte tells a forger, by its
- * time, how many leading bytes of a guess were right). */
+ * time, how many leading bytes of a guess were right).
+ * In kernel/lib: includes only kernel/lib/ and the freestanding C headers (tests/host/test_layering.py). */
 #ifndef KERNEL_LIB_HMAC_H
 #define KERNEL_LIB_HMAC_H
 

@@ -1,5 +1,6 @@
 /* kernel/lib/parse.h: splitting a shell line into words and reading numbers out of them, strictly. Every
- * parser of outside input in the kernel (shell, kernel command line, UDP shell) is built from these. */
+ * parser of outside input in the kernel (shell, kernel command line, UDP shell) is built from these.
+ * In kernel/lib: includes only kernel/lib/ and the freestanding C headers (tests/host/test_layering.py). */
 #ifndef KERNEL_LIB_PARSE_H
 #define KERNEL_LIB_PARSE_H
 

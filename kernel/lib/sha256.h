@@ -1,6 +1,7 @@
 /* kernel/lib/sha256.h: SHA-256 (FIPS 180-4), fed in pieces, for the UDP shell's tokens and request MACs
  * (kernel/lib/hmac.h). Pure and allocation-free, so the host unit tests check it against the published
- * examples. */
+ * examples.
+ * In kernel/lib: includes only kernel/lib/ and the freestanding C headers (tests/host/test_layering.py). */
 #ifndef KERNEL_LIB_SHA256_H
 #define KERNEL_LIB_SHA256_H
 

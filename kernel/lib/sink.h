@@ -1,5 +1,6 @@
 /* kernel/lib/sink.h: an output sink is where a command writes -- the console, or a UDP reply. Every shell command
- * is written once against a sink, so the console and the UDP shell run the same code. */
+ * is written once against a sink, so the console and the UDP shell run the same code.
+ * In kernel/lib: includes only kernel/lib/ and the freestanding C headers (tests/host/test_layering.py). */
 #ifndef KERNEL_LIB_SINK_H
 #define KERNEL_LIB_SINK_H
 

@@ -1,7 +1,8 @@
 /* kernel/lib/string.h: the freestanding C string and memory functions the kernel provides itself (kernel/lib/string.c).
  * gcc emits calls to memcpy, memmove, memset and memcmp on its own (struct copies, zeroing), so those keep
  * exactly their C names and signatures. Host unit tests build the same kernel sources against the C library:
- * there these names are libc's, and only strlcpy -- which glibc lacks before 2.38 -- comes from the kernel. */
+ * there these names are libc's, and only strlcpy -- which glibc lacks before 2.38 -- comes from the kernel.
+ * In kernel/lib: includes only kernel/lib/ and the freestanding C headers (tests/host/test_layering.py). */
 #ifndef KERNEL_LIB_STRING_H
 #define KERNEL_LIB_STRING_H
 

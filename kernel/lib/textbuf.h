@@ -1,7 +1,8 @@
 /* kernel/lib/textbuf.h: the bounded text cursor the kernel's fixed-buffer writers share -- kvsnprintf's buffer
- * (format.c), buffer_sink (sink.c) and the raw format's line writer (kernel/profiler/raw.c) -- and the lowercase hex
- * digit they print with. A textbuf fills a caller's buffer of cap bytes from the front and keeps it
- * NUL-terminated whenever cap > 0; what does not fit is refused and reported, never written past the end. */
+ * (format.c), buffer_sink (sink.c) and the raw format's line writer (kernel/profiler/raw.c); the hex digits
+ * they print with are kernel/lib/hex.h. A textbuf fills a caller's buffer of cap bytes from the front and keeps it
+ * NUL-terminated whenever cap > 0; what does not fit is refused and reported, never written past the end.
+ * In kernel/lib: includes only kernel/lib/ and the freestanding C headers (tests/host/test_layering.py). */
 #ifndef KERNEL_LIB_TEXTBUF_H
 #define KERNEL_LIB_TEXTBUF_H
 
@@ -38,21 +39,6 @@ static inline size_t textbuf_append(struct textbuf *tb, const char *text, size_t
         tb->buf[tb->len] = '\0';
     }
     return n - copy;
-}
-
-/* The lowercase hex digit of v's low four bits. */
-static inline char hex_lower(unsigned v) { return "0123456789abcdef"[v & 15]; }
-
-/* 0..15 for a hex digit (either case), -1 for anything else. */
-static inline int hex_value(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
 }
 
 #endif

@@ -1,6 +1,7 @@
 /* kernel/profiler/fields.c: the field writer and strict reader (kernel/profiler/fields.h) under the raw and stream codecs. */
 #include "kernel/profiler/fields.h"
 
+#include "kernel/lib/hex.h"
 #include "kernel/lib/string.h"
 
 /* ---- writing: by hand rather than through ksnprintf, since a line is written per sample or datagram ---- */

@@ -5,6 +5,7 @@
 
 #include "kernel/profiler/fields.h"
 
+#include "kernel/lib/hex.h"
 #include "kernel/lib/string.h"
 
 /* ---- writing ---------------------------------------------------------------------------------------- */

@@ -6,6 +6,7 @@
 
 #include "kernel/profiler/fields.h"
 
+#include "kernel/lib/hex.h"
 #include "kernel/lib/parse.h"
 #include "kernel/lib/string.h"
 

@@ -8,7 +8,7 @@
 #include "kernel/lib/hmac.h"
 #include "kernel/lib/parse.h"
 #include "kernel/lib/string.h"
-#include "kernel/lib/textbuf.h"
+#include "kernel/lib/hex.h"
 
 _Static_assert(UDPSH_TOKEN_REPLY_LEN + UDPSH_HEADER_BYTES <= UDPSH_AMPLIFICATION * UDPSH_HEADER_BYTES,
                "the token reply keeps to the budget even for an empty datagram");

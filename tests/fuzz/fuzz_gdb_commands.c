@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "kernel/lib/hex.h"
 #include "fake_target.h"
 #include "fuzz.h"
 #include "gdbstub/packet.h"

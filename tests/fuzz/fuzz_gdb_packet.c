@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "kernel/lib/hex.h"
 #include "fuzz.h"
 #include "gdbstub/packet.h"
 

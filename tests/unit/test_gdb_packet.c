@@ -10,6 +10,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "kernel/lib/hex.h"
 #include "fake_target.h"
 #include "gdbstub/packet.h"
 

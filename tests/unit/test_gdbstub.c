@@ -12,6 +12,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "kernel/lib/hex.h"
 #include "fake_target.h"
 #include "gdbstub/commands.h"
 #include "gdbstub/monitor.h"

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <cmocka.h>
 
+#include "kernel/lib/hex.h"
 #include "kernel/lib/textbuf.h"
 
 static void test_appends_that_fit(void **state)
