@@ -11,6 +11,7 @@
 #include "gdbstub/udp_nic.h"
 #include "kernel/net/netdev.h"
 #include "kernel/udpsh/udpsh.h"
+#include "kernel/lib/format.h"
 #include "kernel/lib/parse.h"
 #include "kernel/lib/sink.h"
 
@@ -130,10 +131,9 @@ void gdb_udp_nic_report(struct sink *out)
     uint32_t ip;
     uint16_t port;
     uint32_t a = gdb_udp_address();
-    sink_printf(out, "gdb udp: port %u at %u.%u.%u.%u, ", gdb_udp_port_number(), a >> 24, (a >> 16) & 255,
-                (a >> 8) & 255, a & 255);
+    sink_printf(out, "gdb udp: port %u at %s, ", gdb_udp_port_number(), ipv4_text(a).s);
     if (gdb_udp_peer(&ip, &port))
-        sink_printf(out, "peer %u.%u.%u.%u:%u", ip >> 24, (ip >> 16) & 255, (ip >> 8) & 255, ip & 255, port);
+        sink_printf(out, "peer %s:%u", ipv4_text(ip).s, port);
     else
         sink_puts(out, "no peer");
     sink_printf(out, ", %llu in, %llu out, %llu stops, %llu repeats, %llu not allowed, %llu not the peer, "

@@ -57,7 +57,7 @@ static inline void pause(void) { __asm__ volatile("pause" ::: "memory"); }
 
 #define RFLAGS_IF (1u << 9)
 
-/* Kernel segment selectors (arch/x86_64/gdt.c). */
+/* Kernel segment selectors (arch/x86_64/percpu.c). */
 #define SEL_KCODE 0x08
 #define SEL_KDATA 0x10
 #define SEL_TSS 0x18

@@ -403,3 +403,11 @@ size_t ksnprintf(char *buf, size_t n, const char *fmt, ...)
     va_end(ap);
     return total;
 }
+
+struct ipv4_text ipv4_text(uint32_t ip)
+{
+    struct ipv4_text t;
+    ksnprintf(t.s, sizeof t.s, "%u.%u.%u.%u", (unsigned)(ip >> 24), (unsigned)(ip >> 16 & 255),
+              (unsigned)(ip >> 8 & 255), (unsigned)(ip & 255));
+    return t;
+}

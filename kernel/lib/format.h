@@ -10,6 +10,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 
 typedef void (*format_emit_fn)(void *arg, const char *text, size_t len);
 
@@ -20,5 +21,14 @@ size_t format_v(format_emit_fn emit, void *arg, const char *fmt, va_list ap);
  * and a NUL when n > 0. */
 size_t kvsnprintf(char *buf, size_t n, const char *fmt, va_list ap);
 size_t ksnprintf(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* An IPv4 address, host order (10.0.2.15 is 0x0a00020f), as dotted-quad text: the one writer of the form, so
+ * `sink_printf(out, "%s:%u", ipv4_text(ip).s, port)` prints it in place (the value lives to the end of the
+ * full expression, C11 6.2.4). */
+#define IPV4_TEXT_MAX 16 /* "255.255.255.255" and its NUL */
+struct ipv4_text {
+    char s[IPV4_TEXT_MAX];
+};
+struct ipv4_text ipv4_text(uint32_t ip);
 
 #endif

@@ -204,7 +204,6 @@ void allowlist_format(const struct allowlist *list, struct sink *out)
     }
     for (unsigned i = 0; i < list->count; i++) {
         uint32_t net = list->entries[i].net;
-        sink_printf(out, "%s%u.%u.%u.%u/%u", i > 0 ? "," : "", (unsigned)(net >> 24), (unsigned)(net >> 16 & 0xff),
-                    (unsigned)(net >> 8 & 0xff), (unsigned)(net & 0xff), list->entries[i].prefix);
+        sink_printf(out, "%s%s/%u", i > 0 ? "," : "", ipv4_text(net).s, list->entries[i].prefix);
     }
 }

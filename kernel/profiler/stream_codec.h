@@ -2,7 +2,7 @@
  * it runs -- and the pure parts of the stream (kernel/profiler/stream_codec.c): the datagram's header and end lines,
  * formatted and parsed back strictly, the packing of sample lines into datagrams, the sample accounting, the
  * command's words and the rule for where a stream may go. Portable: the host tests and the fuzz target drive
- * it; the task that runs a stream and sends its datagrams is kernel/profile_stream.c.
+ * it; the task that runs a stream and sends its datagrams is kernel/shell/cmd_profile_stream.c.
  *
  * Every datagram is at most PROFILE_STREAM_DATAGRAM_MAX bytes (one Ethernet frame's UDP payload: no IP
  * fragments) of complete text lines. A data datagram is a header line and then exactly `samples` sample lines

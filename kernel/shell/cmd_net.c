@@ -5,6 +5,7 @@
 #include "kernel/net/net.h"
 #include "kernel/net/netdev.h"
 #include "kernel/udpsh/udpsh.h"
+#include "kernel/lib/format.h"
 #include "kernel/lib/parse.h"
 #include "kernel/lib/string.h"
 
@@ -36,9 +37,8 @@ int cmd_net(int argc, char **argv, struct sink *out)
     unsigned prefix = 0;
     while (prefix < 32 && (m & (0x80000000u >> prefix)))
         prefix++;
-    sink_printf(out, "eth0: mac %02x:%02x:%02x:%02x:%02x:%02x, address %u.%u.%u.%u/%u (%s)\n", mac[0], mac[1],
-                mac[2], mac[3], mac[4], mac[5], a >> 24, (a >> 16) & 255, (a >> 8) & 255, a & 255, prefix,
-                st.use_dhcp ? "dhcp" : "static");
+    sink_printf(out, "eth0: mac %02x:%02x:%02x:%02x:%02x:%02x, address %s/%u (%s)\n", mac[0], mac[1], mac[2],
+                mac[3], mac[4], mac[5], ipv4_text(a).s, prefix, st.use_dhcp ? "dhcp" : "static");
     struct netdev_stats s;
     netdev_get_stats(dev, &s);
     sink_printf(out, "card: %s %04x:%04x at %02x:%02x.%x, link %s, %llu interrupts\n", dev->driver, dev->vendor,

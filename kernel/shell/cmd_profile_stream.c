@@ -116,7 +116,7 @@ static void stream_task(void *arg)
 
 static void print_address(struct sink *out, uint32_t ip, uint16_t port)
 {
-    sink_printf(out, "%u.%u.%u.%u:%u", ip >> 24, (ip >> 16) & 255, (ip >> 8) & 255, ip & 255, port);
+    sink_printf(out, "%s:%u", ipv4_text(ip).s, port);
 }
 
 bool profile_stream_describe(char *buf, size_t cap)
@@ -124,8 +124,7 @@ bool profile_stream_describe(char *buf, size_t cap)
     if (atomic_load(&stream.state) != STREAM_RUNNING)
         return false;
     uint32_t ip = stream.dst_ip;
-    ksnprintf(buf, cap, "streaming run %08x to %u.%u.%u.%u:%u", stream.streamer.fixed.run, ip >> 24,
-              (ip >> 16) & 255, (ip >> 8) & 255, ip & 255, stream.dst_port);
+    ksnprintf(buf, cap, "streaming run %08x to %s:%u", stream.streamer.fixed.run, ipv4_text(ip).s, stream.dst_port);
     return true;
 }
 

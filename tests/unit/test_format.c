@@ -492,6 +492,20 @@ static void test_sink_printf_long_output_is_never_truncated(void **state)
     free(rs);
 }
 
+/* The one dotted-quad writer: every octet in its place, the extremes at full width, no leading zeros. */
+static void test_ipv4_text(void **state)
+{
+    (void)state;
+    assert_string_equal(ipv4_text(0x0a00020f).s, "10.0.2.15");
+    assert_string_equal(ipv4_text(0).s, "0.0.0.0");
+    assert_string_equal(ipv4_text(0xffffffffu).s, "255.255.255.255");
+    assert_string_equal(ipv4_text(0x7f000001).s, "127.0.0.1");
+    assert_string_equal(ipv4_text(0x01020304).s, "1.2.3.4");
+    char line[64];
+    ksnprintf(line, sizeof line, "%s:%u", ipv4_text(0xc0a80107).s, 5555u);
+    assert_string_equal(line, "192.168.1.7:5555");
+}
+
 static void test_sink_puts(void **state)
 {
     (void)state;
@@ -571,6 +585,7 @@ int main(void)
         cmocka_unit_test(test_matches_libc_misc),
         cmocka_unit_test(test_sink_printf_short_output_is_one_write),
         cmocka_unit_test(test_sink_printf_long_output_is_never_truncated),
+        cmocka_unit_test(test_ipv4_text),
         cmocka_unit_test(test_sink_puts),
         cmocka_unit_test(test_buffer_sink_appends_and_counts_truncation),
         cmocka_unit_test(test_buffer_sink_tiny_capacities),
