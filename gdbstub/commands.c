@@ -12,7 +12,6 @@
 #include "gdbstub/monitor.h"
 #include "gdbstub/packet.h"
 #include "gdbstub/regs.h"
-#include "kernel/lib/hex.h"
 #include "kernel/lib/string.h"
 
 enum {

@@ -10,7 +10,6 @@
 #include <stdint.h>
 
 #include "gdbstub/packet.h"
-#include "kernel/lib/hex.h"
 #include "kernel/lib/string.h"
 
 #define WAIT_FOREVER (-1)

@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "gdbstub/target.h"
-#include "kernel/lib/textbuf.h"
+#include "kernel/lib/hex.h" /* hex_value, hex_lower: for every user of this header */
 
 /* The largest payload either side sends, between `$` and `#`: advertised to gdb as qSupported PacketSize.
  * A memory read answers at most half of it (two hex digits a byte). As large as the largest transport

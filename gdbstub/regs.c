@@ -9,7 +9,6 @@
 
 #include "gdbstub/packet.h"
 #include "gdbstub/regs.h"
-#include "kernel/lib/hex.h"
 #include "kernel/lib/format.h"
 #include "kernel/lib/string.h"
 

@@ -1,0 +1,90 @@
+"""The rooms' rules (docs/architecture.md, "Layers"), read from the tree's own #include lines and sizes, so a
+change that breaks one fails here instead of being found by the next reader:
+
+- kernel/lib/ includes only kernel/lib/ and the freestanding C headers (the host's <string.h> in
+  kernel/lib/string.h alone, for the unit tests' build against the C library);
+- hal/ includes only hal/ and the architecture's inline halves it names (arch/x86_64/context.h, cpu_inline.h);
+- kernel/ and gdbstub/ include nothing from arch/: the portable side sees the machine only through hal/;
+- arch/ includes nothing of the network, the UDP shell or the debugger's UDP transport: the timer's poll of a
+  wedged network reaches the debugger through hal/kernel_entry.h;
+- kernel/ keeps at most 12 modules at its root (a .c and its .h are one), and no C file is over 700 lines.
+"""
+
+import os
+import re
+import subprocess
+
+TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
+FREESTANDING = {"stddef.h", "stdint.h", "stdbool.h", "stdarg.h", "stdatomic.h", "limits.h", "stdalign.h",
+                "stdnoreturn.h", "float.h", "iso646.h"}
+
+
+def tracked(*roots):
+    out = subprocess.run(["git", "ls-files", "--", *roots], cwd=TOP, capture_output=True, text=True, check=True)
+    return [p for p in out.stdout.split() if p.endswith((".c", ".h", ".S"))]
+
+
+def includes(path):
+    with open(os.path.join(TOP, path), encoding="utf-8") as f:
+        return INCLUDE.findall(f.read())
+
+
+def offences(paths, allowed):
+    bad = []
+    for path in paths:
+        for kind, name in includes(path):
+            if not allowed(path, kind, name):
+                bad.append("%s includes %s%s%s" % (path, kind, name, ">" if kind == "<" else '"'))
+    return bad
+
+
+def test_tree_is_a_git_checkout_with_the_rooms():
+    # The other checks read `git ls-files`: an empty answer would make them pass on nothing.
+    for room in ("kernel/lib", "kernel/profiler", "kernel/shell", "kernel/udpsh", "kernel/net", "gdbstub", "hal"):
+        assert tracked(room), "no C files tracked under " + room
+
+
+def test_lib_includes_only_lib_and_freestanding_headers():
+    def allowed(path, kind, name):
+        if kind == '"':
+            return name.startswith("kernel/lib/")
+        return name in FREESTANDING or (name == "string.h" and path == "kernel/lib/string.h")
+    assert offences(tracked("kernel/lib"), allowed) == []
+
+
+def test_hal_includes_only_hal_and_the_inline_halves_of_arch():
+    def allowed(path, kind, name):
+        if kind == "<":
+            return name in FREESTANDING
+        return name.startswith("hal/") or name in ("arch/x86_64/context.h", "arch/x86_64/cpu_inline.h")
+    assert offences(tracked("hal"), allowed) == []
+
+
+def test_portable_code_includes_nothing_of_arch():
+    def allowed(path, kind, name):
+        return not name.startswith("arch/")
+    assert offences(tracked("kernel", "gdbstub"), allowed) == []
+
+
+def test_arch_includes_nothing_of_the_network_the_udp_shell_or_the_udp_debugger():
+    def allowed(path, kind, name):
+        return not name.startswith(("kernel/net/", "kernel/udpsh/", "gdbstub/udp"))
+    assert offences(tracked("arch"), allowed) == []
+
+
+def test_kernel_root_holds_at_most_twelve_modules():
+    root = [p for p in tracked("kernel") if "/" not in p[len("kernel/"):]]
+    modules = sorted({os.path.splitext(os.path.basename(p))[0] for p in root})
+    assert len(modules) <= 12, modules
+
+
+def test_no_c_file_is_over_700_lines():
+    long = []
+    for path in tracked("kernel", "gdbstub", "arch", "hal"):
+        if path.endswith(".c"):
+            with open(os.path.join(TOP, path), encoding="utf-8") as f:
+                n = sum(1 for _ in f)
+            if n > 700:
+                long.append("%s: %d lines" % (path, n))
+    assert long == []
