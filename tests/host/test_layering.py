@@ -88,3 +88,20 @@ def test_no_c_file_is_over_700_lines():
             if n > 700:
                 long.append("%s: %d lines" % (path, n))
     assert long == []
+
+
+def test_architecture_page_names_every_source_file():
+    # docs/architecture.md's "Every file, one line" table is how a newcomer finds a file by what it does: a file
+    # added or moved without its row there is a file nobody finds.
+    with open(os.path.join(TOP, "docs", "architecture.md"), encoding="utf-8") as f:
+        page = f.read()
+    named = set()
+    for cell in re.findall(r"^\| `([^`]+)` \|", page, re.M):
+        stem, ext = os.path.splitext(cell.split("/.")[0])
+        named.add(cell.split("/.")[0])
+        for other in cell.split("/.")[1:]:
+            named.add(stem + "." + other)
+    missing = [p for p in tracked("arch", "hal", "kernel", "gdbstub") if p not in named]
+    stale = sorted(n for n in named if n.startswith(("arch/", "hal/", "kernel/", "gdbstub/"))
+                   and not os.path.exists(os.path.join(TOP, n)))
+    assert (missing, stale) == ([], [])
