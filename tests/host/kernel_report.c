@@ -32,6 +32,7 @@
 #include "fake_hal.h"
 #include "kernel/heap.h"
 #include "kernel/labels.h"
+#include "kernel/profiler/raw.h"
 #include "kernel/profiler/report.h"
 #include "kernel/lib/sink.h"
 #include "kernel/symbols.h"
