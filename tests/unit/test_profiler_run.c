@@ -100,52 +100,48 @@ static void test_drain_hands_each_wanted_record_once(void **state)
     assert_int_equal(ntaken, 0);
 }
 
-static void test_drain_skips_filtered_records(void **state)
+/* Pushes the same records of run 3 and one of run 2 -- pids 5 and 6, labels job=a, job=b and none -- and
+ * drains them through filter: every ring is empty after, and the tags taken are want's. */
+static void drain_mixed_expecting(const struct profile_filter *filter, const uintptr_t *want, unsigned nwant)
 {
-    (void)state;
-    new_run(3);
     const struct label_set *job_a = label_intern_one("job", "a", NULL);
     const struct label_set *job_b = label_intern_one("job", "b", NULL);
     assert_non_null(job_a);
     assert_non_null(job_b);
+    new_run(3);
     push(0, 3, 5, job_a, 0x1);
     push(0, 3, 6, job_a, 0x2);
     push(1, 3, 5, job_b, 0x3);
     push(1, 3, 5, NULL, 0x4);
     push(2, 2, 5, job_a, 0x5); /* another run's, though pid and label match */
     push(2, 3, 5, job_a, 0x6);
+    drain(filter);
+    assert_int_equal(ntaken, nwant);
+    assert_memory_equal(taken, want, nwant * sizeof *want);
+    assert_rings_empty();
+}
+
+static void test_drain_skips_filtered_records(void **state)
+{
+    (void)state;
+    const uintptr_t unfiltered[] = { 0x1, 0x2, 0x3, 0x4, 0x6 };
+    drain_mixed_expecting(NULL, unfiltered, 5);
 
     struct profile_filter pid5 = { .by_pid = true, .pid = 5 };
-    drain(&pid5);
-    const uintptr_t want_pid[] = { 0x1, 0x3, 0x4, 0x6 };
-    assert_int_equal(ntaken, 4);
-    assert_memory_equal(taken, want_pid, sizeof want_pid);
-    assert_rings_empty();
+    const uintptr_t of_pid5[] = { 0x1, 0x3, 0x4, 0x6 };
+    drain_mixed_expecting(&pid5, of_pid5, 4);
 
-    push(0, 3, 5, job_a, 0x1);
-    push(0, 3, 6, job_a, 0x2);
-    push(1, 3, 5, job_b, 0x3);
-    push(1, 3, 5, NULL, 0x4);
-    push(2, 3, 5, job_a, 0x6);
-    struct profile_filter label_a = { .by_label = true };
-    strcpy(label_a.label.key, "job");
-    strcpy(label_a.label.value, "a");
-    drain(&label_a);
-    const uintptr_t want_label[] = { 0x1, 0x2, 0x6 };
-    assert_int_equal(ntaken, 3);
-    assert_memory_equal(taken, want_label, sizeof want_label);
-    assert_rings_empty();
+    struct profile_filter job_a = { .by_label = true };
+    strcpy(job_a.label.key, "job");
+    strcpy(job_a.label.value, "a");
+    const uintptr_t with_job_a[] = { 0x1, 0x2, 0x6 };
+    drain_mixed_expecting(&job_a, with_job_a, 3);
 
-    push(0, 3, 5, job_a, 0x1);
-    push(0, 3, 6, job_a, 0x2);
-    push(1, 3, 5, job_b, 0x3);
-    struct profile_filter both = label_a;
-    both.by_pid = true;
-    both.pid = 6;
-    drain(&both);
-    assert_int_equal(ntaken, 1);
-    assert_int_equal(taken[0], 0x2);
-    assert_rings_empty();
+    struct profile_filter pid6_job_a = job_a;
+    pid6_job_a.by_pid = true;
+    pid6_job_a.pid = 6;
+    const uintptr_t of_both[] = { 0x2 };
+    drain_mixed_expecting(&pid6_job_a, of_both, 1);
 }
 
 static void test_drain_takes_only_what_is_present(void **state)
