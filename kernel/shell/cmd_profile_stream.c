@@ -2,13 +2,13 @@
  * (kernel/profiler/stream_codec.c), where a stream may go and who may stop it checked, a stream started,
  * stopped or its status printed. The stream itself, its task and its figures, is kernel/profiler/stream_task.c;
  * while it runs a one-shot `profile` says busy, naming it (kernel/shell/cmd_profile.c). */
+#include "hal/cpu.h"
 #include "kernel/shell/commands.h"
 #include "kernel/lib/format.h"
 #include "kernel/net/net.h"
 #include "kernel/udpsh/udpsh.h"
 #include "kernel/profiler/stream_codec.h"
 #include "kernel/profiler/stream_task.h"
-#include "kernel/lib/string.h"
 #include "kernel/task.h"
 
 static void print_address(struct sink *out, uint32_t ip, uint16_t port)
