@@ -1,10 +1,13 @@
-/* kernel/profiler.c: the profiler's run control and its sample path. It owns the per-CPU record rings, the
- * active word (the run number, and whether the run is stopping), the claim that lets one profile run at a time,
- * and each CPU's account of the run (struct profiler_cpu_run: where its samples came from, its counter's
- * health, its NMI time, how long its tick was held off). The sample path runs in the timer interrupt (or, with
- * the PMU, an NMI) of the CPU whose ring it writes: no lock, no allocation, no symbol lookup, no printing -- a
- * frame-pointer walk into a preallocated slot. The ring itself is inline in kernel/profiler_ring.h; folding and
- * printing are kernel/profiler/report.c.
+/* kernel/profiler.c: the profiler's sample path (tick, NMI, ring writes) and the start and stop of a run. It
+ * owns the per-CPU record rings, the active word (the run number, and whether the run is stopping), the claim
+ * that lets one profile run at a time, and each CPU's account of the run (struct profiler_cpu_run: where its
+ * samples came from, its counter's health, its NMI time, how long its tick was held off). The sample path runs
+ * in the timer interrupt (or, with the PMU, an NMI) of the CPU whose ring it writes: no lock, no allocation, no
+ * symbol lookup, no printing -- a frame-pointer walk into a preallocated slot. profiler_start, profiler_stop
+ * and profiler_release stay here beside it because they write the statics it reads (the active word, the
+ * rings, the began/let_go stop handshake). The ring itself is inline in kernel/profiler_ring.h; the drain,
+ * the drop count and the window are kernel/profiler/run.c, the fold kernel/profiler/fold.c, the report
+ * kernel/profiler/report.c, the raw lines kernel/profiler/raw.c.
  *
  * The handshake with the counter, all on each CPU's own tick: on the first tick of a run a CPU arms its
  * counter (or, if that faults, stays on the tick); while armed its tick does not sample, but checks that

@@ -1,6 +1,7 @@
 /* kernel/profiler.h: the sampling profiler's run control and sample path (kernel/profiler.c): one run at a
  * time, claimed, started and stopped from task context, sampled from every CPU's tick or counter NMI into that
- * CPU's ring (kernel/profiler_ring.h). The fold and the report are kernel/profiler/report.h; the `profile`
+ * CPU's ring (kernel/profiler_ring.h). Taking the samples out -- the drain, the drops, the window -- is
+ * kernel/profiler/run.h; the fold kernel/profiler/fold.h, the report kernel/profiler/report.h; the `profile`
  * command's arguments kernel/profiler/args.h. The specification is shared/seeds/profiler-spec.txt. */
 #ifndef KERNEL_PROFILER_H
 #define KERNEL_PROFILER_H
@@ -13,7 +14,7 @@
 #include "hal/pmu.h"
 #include "kernel/profiler_ring.h"
 
-/* The profile command takes the records out of the rings this often while its window runs, so a ring of
+/* The window (kernel/profiler/run.h) takes the records out of the rings this often while it runs, so a ring of
  * 1024 records holds up at the counter's rate (about 1 kHz per CPU) and far beyond. */
 #define PROFILE_DRAIN_MS 50
 /* The counter path may spend at most this share of a CPU's time in its NMI (Linux's

@@ -1,6 +1,6 @@
 /* kernel/profiler_ring.h: one profiler sample (struct profile_record: raw addresses, nothing resolved) and the
  * per-CPU single-producer single-consumer ring it is written into, inline because its producer is an interrupt
- * or an NMI. kernel/profiler.c produces, kernel/profiler/report.c consumes. */
+ * or an NMI. kernel/profiler.c produces, kernel/profiler/run.c's profiler_drain consumes. */
 #ifndef KERNEL_PROFILER_RING_H
 #define KERNEL_PROFILER_RING_H
 

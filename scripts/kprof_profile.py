@@ -4,7 +4,7 @@ machine's rings), scripts/profexport (raw samples from a file or the UDP shell) 
 Layers, each usable on its own:
   - the kernel's symbol table, rebuilt from the ELF exactly as the link baked it (scripts/gensyms.py over
     `nm -n -S --defined-only`), with the kernel's lookups: a leaf at its address, a return address at addr - 1;
-  - the fold and the report, exactly kernel/profiler/report.c: leaf by symbol with its span of offsets, callers
+  - the fold and the report, exactly kernel/profiler/fold.c and report.c: leaf by symbol with its span of offsets, callers
     by exact return address, a table of 128 chains, hottest first with ties in first-seen order, percentages in
     tenths rounded half up;
   - the rings of a paused kernel, for scripts/prof.py: records decoded by the layout gdb reads from DWARF, and
@@ -391,7 +391,7 @@ def source_word(name):
     return "".join("-" if c == " " else c if "!" <= c <= "~" else "?" for c in name)
 
 
-# ---- the fold and the report (kernel/profiler/report.c) -------------------------------------------------------
+# ---- the fold and the report (kernel/profiler/fold.c, report.c) -----------------------------------------------
 
 # kernel/profiler.h: what a record knows about the context it interrupted (profile_record.flags)
 REC_IRQS_OFF = 0x01

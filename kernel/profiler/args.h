@@ -6,7 +6,8 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "kernel/profiler/report.h"
+#include "kernel/profiler/fold.h"
+#include "kernel/profiler/run.h"
 
 #define PROFILE_MS_MIN 1
 #define PROFILE_MS_MAX 2000

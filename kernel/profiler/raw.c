@@ -1,9 +1,12 @@
-/* kernel/profiler/raw.c: the raw sample format's codec and the build-id note reader (kernel/profiler/raw.h
- * describes the format). Formatting goes through a bounded writer that gives up, rather than cuts, when a
- * line does not fit; parsing walks a cursor over the line and takes exactly the form the formatter writes. */
+/* kernel/profiler/raw.c: the raw sample format (kernel/profiler/raw.h describes it) -- its codec, the build-id
+ * note reader, and the raw output of a run: the header, every wanted record as a line (a take callback of
+ * profiler_drain) and the trailer, into a sink. Formatting goes through a bounded writer that gives up, rather
+ * than cuts, when a line does not fit; parsing walks a cursor over the line and takes exactly the form the
+ * formatter writes. Portable: the host tests round-trip it and drive the output over synthetic rings. */
 #include "kernel/profiler/raw.h"
 
 #include "kernel/profiler/fields.h"
+#include "kernel/profiler/run.h"
 
 #include "kernel/lib/hex.h"
 #include "kernel/lib/string.h"
@@ -218,4 +221,88 @@ bool profile_build_id_hex(const void *notes, size_t len, char *hex, size_t cap)
         len -= (size_t)(12 + name_room + desc_room);
     }
     return false;
+}
+
+/* ---- the raw output of a run ------------------------------------------------------------------------ */
+
+size_t profile_raw_record_line(const struct profile_record *rec, char *line, size_t cap)
+{
+    struct profile_raw_sample s;
+    memset(&s, 0, sizeof s);
+    s.cpu = rec->cpu;
+    s.pid = rec->pid;
+    s.time_ns = rec->time_ns;
+    if (rec->labels)
+        s.labels = *rec->labels;
+    s.nframes = rec->nframes > PROFILE_MAX_FRAMES ? PROFILE_MAX_FRAMES : rec->nframes;
+    for (unsigned i = 0; i < s.nframes; i++)
+        s.frames[i] = rec->frames[i];
+    if (s.nframes == 0) {
+        /* The sampler always writes frame 0; as in the fold, a record without it is a leaf of address 0. */
+        s.nframes = 1;
+        s.frames[0] = 0;
+    }
+    return profile_raw_format_sample(&s, line, cap);
+}
+
+void profile_raw_begin(const struct profile_run *run, const char *build_id, struct sink *out)
+{
+    char line[PROFILE_RAW_LINE_MAX];
+    struct profile_raw_header h;
+    memset(&h, 0, sizeof h);
+    profile_raw_source_word(run->source_name ? run->source_name : run->source, h.source, sizeof h.source);
+    h.period_ns = run->period_ns;
+    h.window_ms = run->window_ms;
+    h.cpus = run->ncpus;
+    if (build_id && strlen(build_id) < sizeof h.build_id)
+        strlcpy(h.build_id, build_id, sizeof h.build_id);
+    size_t n = profile_raw_format_header(&h, line, sizeof line);
+    if (n == 0) {
+        /* a build id that is not hex: say none rather than send no header */
+        h.build_id[0] = 0;
+        n = profile_raw_format_header(&h, line, sizeof line);
+    }
+    sink_write(out, line, n);
+}
+
+/* profile_raw_drain's take: where the lines go and the trailer that counts them. */
+struct raw_take {
+    struct sink *out;
+    struct profile_raw_trailer *trailer;
+};
+
+static void take_as_line(void *arg, const struct profile_record *rec)
+{
+    struct raw_take *to = arg;
+    char line[PROFILE_RAW_LINE_MAX];
+    size_t n = profile_raw_record_line(rec, line, sizeof line);
+    if (n) {
+        sink_write(to->out, line, n);
+        to->trailer->samples++;
+    }
+}
+
+void profile_raw_drain(struct profile_run *run, const struct profile_filter *filter, struct sink *out,
+                       struct profile_raw_trailer *t)
+{
+    struct raw_take to = { out, t };
+    profiler_drain(run, filter, take_as_line, &to);
+}
+
+void profile_raw_end(const struct profile_run *run, struct profile_raw_trailer *t, struct sink *out)
+{
+    char line[PROFILE_RAW_LINE_MAX];
+    t->dropped = profiler_drops(run);
+    size_t n = profile_raw_format_trailer(t, line, sizeof line);
+    sink_write(out, line, n);
+}
+
+int profile_report_raw(struct profile_run *run, const struct profile_filter *filter, const char *build_id,
+                       struct sink *out)
+{
+    struct profile_raw_trailer t = { 0, 0 };
+    profile_raw_begin(run, build_id, out);
+    profile_raw_drain(run, filter, out, &t);
+    profile_raw_end(run, &t, out);
+    return 0;
 }

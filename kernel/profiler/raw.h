@@ -1,6 +1,7 @@
 /* kernel/profiler/raw.h: the raw sample format of `profile MS [pid|all] raw` -- every sample as one text line
- * instead of a folded report, for tools on the host (scripts/profexport) -- and its codec: each kind of line
- * formatted, and parsed back strictly. Portable: the host tests round-trip it and feed it broken lines.
+ * instead of a folded report, for tools on the host (scripts/profexport) -- its codec: each kind of line
+ * formatted, and parsed back strictly; and a run's raw output into a sink (kernel/profiler/raw.c). Portable:
+ * the host tests round-trip it and feed it broken lines.
  *
  * A raw profile is a header line, one line per sample, and a trailer line:
  *
@@ -29,6 +30,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "kernel/labels.h"
+#include "kernel/lib/sink.h"
+#include "kernel/profiler.h"
+#include "kernel/profiler/run.h"
 #include "kernel/profiler_ring.h"
 
 #define PROFILE_RAW_VERSION 1
@@ -78,5 +82,25 @@ void profile_raw_source_word(const char *name, char *buf, size_t cap);
 /* The lowercase hex of the desc of the first GNU build-id note (type 3, name "GNU") among the ELF notes in
  * [notes, notes + len), into hex; false when there is none, a note runs past the end, or it does not fit. */
 bool profile_build_id_hex(const void *notes, size_t len, char *hex, size_t cap);
+
+/* ---- the raw output of a run -------------------------------------------------------------------------- */
+
+/* The raw sample line of rec into line; its length, 0 if it cannot be written (it always can in
+ * PROFILE_RAW_LINE_MAX: frames are clamped to 1..8 and labels come from interned sets). */
+size_t profile_raw_record_line(const struct profile_record *rec, char *line, size_t cap);
+
+/* The raw form of run: a header naming build_id (hex, "" for none), every record that passes filter as one
+ * line (consuming them), and a trailer with the number of lines and drops. Task context; allocates nothing.
+ * Returns 0. */
+int profile_report_raw(struct profile_run *run, const struct profile_filter *filter, const char *build_id,
+                       struct sink *out);
+
+/* The same in steps, for a window drained while it runs (the profile command): the header, the records now
+ * in the rings that pass filter as lines (profiler_drain, consuming them; counted into *t), and the trailer
+ * (with profiler_drops). */
+void profile_raw_begin(const struct profile_run *run, const char *build_id, struct sink *out);
+void profile_raw_drain(struct profile_run *run, const struct profile_filter *filter, struct sink *out,
+                       struct profile_raw_trailer *t);
+void profile_raw_end(const struct profile_run *run, struct profile_raw_trailer *t, struct sink *out);
 
 #endif

@@ -1,172 +1,14 @@
-/* kernel/profiler/report.c: the profiler's report -- folding a run's samples by call chain into a fixed table
- * of PROFILE_CHAIN_TABLE chains, and printing the hottest of them. Task context only: this is where the
- * chain table is allocated and where addresses are resolved to symbols, neither of which the sample path
- * may do. Pure apart from kmalloc and the sink, so the host tests drive it with synthetic rings and symbols.
- *
- * The leaf folds by symbol and carries the span of offsets seen, because a sample lands on any instruction
- * of the function it interrupted; callers fold by exact return address, because each call site has exactly
- * one, so two call sites of one function are two chains.
- *
- * The report also counts samples per label set (the breakdown line), and the raw form prints every sample
- * as a line of kernel/profiler/raw.h instead of folding. */
+/* kernel/profiler/report.c: the profiler's report -- what the fold (kernel/profiler/fold.h) holds, printed:
+ * the header (window, totals, the source and its rate), the per-CPU line and its notes, the label breakdown
+ * and the hottest chains. Task context only: this is where callers' return addresses are resolved to symbols,
+ * which the sample path may not do. Pure apart from the fold's kmalloc and the sink, so the host tests drive it
+ * with synthetic rings and symbols. The raw form of a run is kernel/profiler/raw.c's. */
 #include "kernel/profiler/report.h"
 
 #include "hal/context.h"
 #include "hal/cpu.h"
 #include "kernel/lib/format.h"
-#include "kernel/heap.h"
 #include "kernel/labels.h"
-#include "kernel/profiler/raw.h"
-#include "kernel/lib/string.h"
-
-#define CALLERS_MAX (PROFILE_MAX_FRAMES - 1)
-/* Open-addressed index of the table, twice its size so a probe finds an empty slot quickly even when the
- * table is full; each slot holds an entry number + 1, 0 when empty. */
-#define INDEX_SLOTS (2 * PROFILE_CHAIN_TABLE)
-_Static_assert((INDEX_SLOTS & (INDEX_SLOTS - 1)) == 0, "the index is masked, so its size is a power of two");
-_Static_assert(PROFILE_CHAIN_TABLE < 256, "index slots hold an entry number + 1 in a byte");
-
-struct chain {
-    uint64_t leaf;       /* the leaf's symbol start, or its raw address when it does not resolve */
-    const char *name;    /* the leaf's symbol, NULL when unresolved */
-    uint64_t min_offset; /* span of leaf offsets seen (resolved leaves only) */
-    uint64_t max_offset;
-    uint64_t callers[CALLERS_MAX]; /* exact return addresses, innermost first */
-    uint32_t ncallers;
-    uint32_t count;
-    uint8_t flags;         /* PROFILE_REC_IRQS_OFF, _IN_IRQ, _LET_IN: part of the chain's identity */
-    uint64_t held_off_us;  /* let-in chains: summed over their samples */
-};
-
-/* Samples per label set. Sets are interned and never freed, so the pointer is the set's identity; there are
- * at most LABEL_TABLE_SETS of them, plus NULL for samples without one. */
-struct label_share {
-    const struct label_set *set;
-    uint32_t count;
-};
-
-struct profile_fold {
-    struct chain chains[PROFILE_CHAIN_TABLE]; /* in first-seen order, which is what breaks ties */
-    uint8_t index[INDEX_SLOTS];
-    uint32_t used;
-    uint64_t samples;     /* every sample folded, tracked or not */
-    uint64_t not_tracked; /* samples of chains that found the table full */
-    struct label_share shares[LABEL_TABLE_SETS + 1]; /* first-seen order */
-    uint32_t nshares;
-    bool labelled;        /* some sample carried a set */
-    uint32_t cpu_samples[MAX_CPUS]; /* samples folded per CPU */
-    uint64_t drained;     /* records taken out of the rings, wanted or not */
-};
-
-struct profile_fold *profile_fold_create(void)
-{
-    struct profile_fold *fold = kzalloc(sizeof *fold);
-    return fold;
-}
-
-void profile_fold_destroy(struct profile_fold *fold)
-{
-    kfree(fold);
-}
-
-uint64_t profile_fold_samples(const struct profile_fold *fold)
-{
-    return fold->samples;
-}
-
-/* Multiplicative hashing, word by word; the top half of the product is where the input bits have spread. */
-static uint32_t chain_hash(uint64_t leaf, const uintptr_t *callers, uint32_t ncallers, uint8_t flags)
-{
-    const uint64_t k = 0x9e3779b97f4a7c15ull; /* 2^64 / golden ratio */
-    uint64_t h = (leaf ^ ncallers ^ ((uint64_t)flags << 56)) * k;
-    for (uint32_t i = 0; i < ncallers; i++)
-        h = (h ^ callers[i]) * k;
-    return (uint32_t)(h >> 32);
-}
-
-static bool chain_matches(const struct chain *c, uint64_t leaf, bool resolved, const uintptr_t *callers,
-                          uint32_t ncallers, uint8_t flags)
-{
-    if (c->leaf != leaf || (c->name != NULL) != resolved || c->ncallers != ncallers || c->flags != flags)
-        return false;
-    for (uint32_t i = 0; i < ncallers; i++)
-        if (c->callers[i] != callers[i])
-            return false;
-    return true;
-}
-
-void profile_fold_add(struct profile_fold *fold, const struct symtab *tab, const struct profile_record *rec)
-{
-    uint32_t nframes = rec->nframes;
-    if (nframes > PROFILE_MAX_FRAMES)
-        nframes = PROFILE_MAX_FRAMES;
-    /* The sampler always writes frame 0; a record without it is folded as a leaf of address 0. */
-    uint64_t pc = nframes > 0 ? rec->frames[0] : 0;
-    const uintptr_t *callers = &rec->frames[1];
-    uint32_t ncallers = nframes > 0 ? nframes - 1 : 0;
-
-    struct symbol_hit hit;
-    bool resolved = symtab_lookup(tab, pc, &hit);
-    uint64_t leaf = resolved ? hit.start : pc;
-
-    /* The marks keep interrupts-off and in-interrupt samples apart from the same chain running normally. */
-    uint8_t flags = rec->flags & (PROFILE_REC_IRQS_OFF | PROFILE_REC_IN_IRQ | PROFILE_REC_LET_IN);
-    fold->samples++;
-    if (rec->cpu < MAX_CPUS)
-        fold->cpu_samples[rec->cpu]++;
-    uint32_t slot = chain_hash(leaf, callers, ncallers, flags) & (INDEX_SLOTS - 1);
-    for (;;) {
-        uint32_t entry = fold->index[slot];
-        if (entry == 0)
-            break;
-        struct chain *c = &fold->chains[entry - 1];
-        if (chain_matches(c, leaf, resolved, callers, ncallers, flags)) {
-            c->count++;
-            c->held_off_us += rec->held_off_us;
-            if (resolved) {
-                if (hit.offset < c->min_offset)
-                    c->min_offset = hit.offset;
-                if (hit.offset > c->max_offset)
-                    c->max_offset = hit.offset;
-            }
-            return;
-        }
-        slot = (slot + 1) & (INDEX_SLOTS - 1);
-    }
-
-    if (fold->used == PROFILE_CHAIN_TABLE) {
-        fold->not_tracked++;
-        return;
-    }
-    struct chain *c = &fold->chains[fold->used];
-    c->leaf = leaf;
-    c->name = resolved ? hit.name : NULL;
-    c->min_offset = c->max_offset = resolved ? hit.offset : 0;
-    for (uint32_t i = 0; i < ncallers; i++)
-        c->callers[i] = callers[i];
-    c->ncallers = ncallers;
-    c->count = 1;
-    c->flags = flags;
-    c->held_off_us = rec->held_off_us;
-    fold->used++;
-    fold->index[slot] = (uint8_t)fold->used;
-}
-
-/* Counts rec's label set (the report's breakdown). */
-static void tally_labels(struct profile_fold *fold, const struct label_set *set)
-{
-    if (set)
-        fold->labelled = true;
-    for (uint32_t i = 0; i < fold->nshares; i++) {
-        if (fold->shares[i].set == set) {
-            fold->shares[i].count++;
-            return;
-        }
-    }
-    /* Room for every set the table can intern and NULL: a new one always fits. */
-    if (fold->nshares < LABEL_TABLE_SETS + 1)
-        fold->shares[fold->nshares++] = (struct label_share){ set, 1 };
-}
 
 /* ---- printing ---------------------------------------------------------------------------------------- */
 
@@ -191,7 +33,7 @@ static void print_caller(struct sink *out, const struct symtab *tab, uint64_t ad
 
 /* " [irqs off]", " [in irq]", " [in irq, irqs off]", " [let in after 9.8 ms irqs off]": what the chain's
  * samples interrupted, when it was not ordinary code with interrupts on. */
-static void print_marks(struct sink *out, const struct chain *c)
+static void print_marks(struct sink *out, const struct profile_chain *c)
 {
     if (c->flags & PROFILE_REC_LET_IN) {
         uint64_t avg_us = c->count ? c->held_off_us / c->count : 0;
@@ -206,7 +48,7 @@ static void print_marks(struct sink *out, const struct chain *c)
     }
 }
 
-static void print_chain(struct sink *out, const struct symtab *tab, const struct chain *c, uint64_t total)
+static void print_chain(struct sink *out, const struct symtab *tab, const struct profile_chain *c, uint64_t total)
 {
     print_percent(out, c->count, total);
     sink_printf(out, " %u ", c->count);
@@ -276,7 +118,7 @@ static void print_label_shares(struct sink *out, const struct profile_fold *fold
     char text[LABEL_SET_TEXT_MAX];
     sink_puts(out, "labels: ");
     for (uint32_t i = 0; i < fold->nshares; i++) {
-        const struct label_share *share = &fold->shares[order[i]];
+        const struct profile_label_share *share = &fold->shares[order[i]];
         if (i)
             sink_puts(out, ", ");
         print_percent(out, share->count, fold->samples);
@@ -284,35 +126,6 @@ static void print_label_shares(struct sink *out, const struct profile_fold *fold
         sink_printf(out, " (%u) %s", share->count, text);
     }
     sink_puts(out, "\n");
-}
-
-bool profile_record_wanted(const struct profile_record *rec, uint32_t run, const struct profile_filter *filter)
-{
-    if (rec->run != run)
-        return false; /* a straggler of an earlier run, committed after this one reset the ring */
-    if (filter && filter->by_pid && rec->pid != filter->pid)
-        return false;
-    if (filter && filter->by_label && !label_set_has(rec->labels, filter->label.key, filter->label.value))
-        return false;
-    return true;
-}
-
-void profile_fold_drain(struct profile_fold *fold, struct profile_run *run, const struct profile_filter *filter,
-                        const struct symtab *tab)
-{
-    for (unsigned cpu = 0; cpu < run->ncpus; cpu++) {
-        struct profile_ring *ring = &run->rings[cpu];
-        /* Only what is in the ring now: what commits meanwhile waits for the next drain. */
-        for (uint32_t n = profile_ring_count(ring); n > 0; n--) {
-            const struct profile_record *rec = profile_ring_peek(ring);
-            if (profile_record_wanted(rec, run->run, filter)) {
-                profile_fold_add(fold, tab, rec);
-                tally_labels(fold, rec->labels);
-            }
-            fold->drained++;
-            profile_ring_advance(ring);
-        }
-    }
 }
 
 /* ---- the header and the per-CPU truth -------------------------------------------------------------- */
@@ -474,11 +287,9 @@ int profile_report_print(const struct profile_run *run, const struct profile_fol
                          struct sink *out)
 {
     unsigned cpus = 0;
-    uint64_t dropped = 0;
-    for (unsigned cpu = 0; cpu < run->ncpus; cpu++) {
+    for (unsigned cpu = 0; cpu < run->ncpus; cpu++)
         cpus += fold->cpu_samples[cpu] != 0;
-        dropped += profile_ring_drops(&run->rings[cpu]);
-    }
+    uint64_t dropped = profiler_drops(run);
 
     sink_printf(out, "profiled %u ms\n", run->window_ms);
     sink_printf(out, "%llu samples on %u cpus, %llu dropped, ", (unsigned long long)fold->samples, cpus,
@@ -522,88 +333,5 @@ int profile_report(struct profile_run *run, const struct profile_filter *filter,
     profile_fold_drain(fold, run, filter, tab);
     profile_report_print(run, fold, filter, max_chains, tab, out);
     profile_fold_destroy(fold);
-    return 0;
-}
-
-/* ---- the raw form ------------------------------------------------------------------------------------ */
-
-size_t profile_raw_record_line(const struct profile_record *rec, char *line, size_t cap)
-{
-    struct profile_raw_sample s;
-    memset(&s, 0, sizeof s);
-    s.cpu = rec->cpu;
-    s.pid = rec->pid;
-    s.time_ns = rec->time_ns;
-    if (rec->labels)
-        s.labels = *rec->labels;
-    s.nframes = rec->nframes > PROFILE_MAX_FRAMES ? PROFILE_MAX_FRAMES : rec->nframes;
-    for (unsigned i = 0; i < s.nframes; i++)
-        s.frames[i] = rec->frames[i];
-    if (s.nframes == 0) {
-        /* The sampler always writes frame 0; as in the fold, a record without it is a leaf of address 0. */
-        s.nframes = 1;
-        s.frames[0] = 0;
-    }
-    return profile_raw_format_sample(&s, line, cap);
-}
-
-void profile_raw_begin(const struct profile_run *run, const char *build_id, struct sink *out)
-{
-    char line[PROFILE_RAW_LINE_MAX];
-    struct profile_raw_header h;
-    memset(&h, 0, sizeof h);
-    profile_raw_source_word(run->source_name ? run->source_name : run->source, h.source, sizeof h.source);
-    h.period_ns = run->period_ns;
-    h.window_ms = run->window_ms;
-    h.cpus = run->ncpus;
-    if (build_id && strlen(build_id) < sizeof h.build_id)
-        strlcpy(h.build_id, build_id, sizeof h.build_id);
-    size_t n = profile_raw_format_header(&h, line, sizeof line);
-    if (n == 0) {
-        /* a build id that is not hex: say none rather than send no header */
-        h.build_id[0] = 0;
-        n = profile_raw_format_header(&h, line, sizeof line);
-    }
-    sink_write(out, line, n);
-}
-
-void profile_raw_drain(struct profile_run *run, const struct profile_filter *filter, struct sink *out,
-                       struct profile_raw_trailer *t)
-{
-    char line[PROFILE_RAW_LINE_MAX];
-    for (unsigned cpu = 0; cpu < run->ncpus; cpu++) {
-        struct profile_ring *ring = &run->rings[cpu];
-        /* Only what is in the ring now, as in the fold. */
-        for (uint32_t k = profile_ring_count(ring); k > 0; k--) {
-            const struct profile_record *rec = profile_ring_peek(ring);
-            if (profile_record_wanted(rec, run->run, filter)) {
-                size_t n = profile_raw_record_line(rec, line, sizeof line);
-                if (n) {
-                    sink_write(out, line, n);
-                    t->samples++;
-                }
-            }
-            profile_ring_advance(ring);
-        }
-    }
-}
-
-void profile_raw_end(const struct profile_run *run, struct profile_raw_trailer *t, struct sink *out)
-{
-    char line[PROFILE_RAW_LINE_MAX];
-    t->dropped = 0;
-    for (unsigned cpu = 0; cpu < run->ncpus; cpu++)
-        t->dropped += profile_ring_drops(&run->rings[cpu]);
-    size_t n = profile_raw_format_trailer(t, line, sizeof line);
-    sink_write(out, line, n);
-}
-
-int profile_report_raw(struct profile_run *run, const struct profile_filter *filter, const char *build_id,
-                       struct sink *out)
-{
-    struct profile_raw_trailer t = { 0, 0 };
-    profile_raw_begin(run, build_id, out);
-    profile_raw_drain(run, filter, out, &t);
-    profile_raw_end(run, &t, out);
     return 0;
 }

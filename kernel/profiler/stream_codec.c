@@ -5,6 +5,7 @@
 #include "kernel/profiler/stream_codec.h"
 
 #include "kernel/profiler/fields.h"
+#include "kernel/profiler/run.h"
 
 #include "kernel/lib/hex.h"
 #include "kernel/lib/parse.h"
@@ -302,23 +303,24 @@ void profile_streamer_add(struct profile_streamer *s, const struct profile_recor
     s->drained++;
 }
 
+/* profile_streamer_drain's take: the streamer and the clock of this drain. */
+struct streamer_take {
+    struct profile_streamer *streamer;
+    int64_t now_ns;
+};
+
+static void take_into_datagram(void *arg, const struct profile_record *rec)
+{
+    struct streamer_take *into = arg;
+    profile_streamer_add(into->streamer, rec, into->now_ns);
+}
+
 void profile_streamer_drain(struct profile_streamer *s, struct profile_run *run, const struct profile_filter *filter,
                             int64_t now_ns)
 {
-    for (unsigned cpu = 0; cpu < run->ncpus; cpu++) {
-        struct profile_ring *ring = &run->rings[cpu];
-        /* Only what is in the ring now: what commits meanwhile waits for the next drain. */
-        for (uint32_t k = profile_ring_count(ring); k > 0; k--) {
-            const struct profile_record *rec = profile_ring_peek(ring);
-            if (profile_record_wanted(rec, run->run, filter))
-                profile_streamer_add(s, rec, now_ns);
-            profile_ring_advance(ring);
-        }
-    }
-    uint64_t dropped = 0;
-    for (unsigned cpu = 0; cpu < run->ncpus; cpu++)
-        dropped += profile_ring_drops(&run->rings[cpu]);
-    s->ring_dropped = dropped;
+    struct streamer_take into = { s, now_ns };
+    profiler_drain(run, filter, take_into_datagram, &into);
+    s->ring_dropped = profiler_drops(run);
     profile_streamer_flush(s, now_ns);
 }
 

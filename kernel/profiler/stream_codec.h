@@ -2,7 +2,8 @@
  * it runs -- and the pure parts of the stream (kernel/profiler/stream_codec.c): the datagram's header and end lines,
  * formatted and parsed back strictly, the packing of sample lines into datagrams, the sample accounting, the
  * command's words and the rule for where a stream may go. Portable: the host tests and the fuzz target drive
- * it; the task that runs a stream and sends its datagrams is kernel/shell/cmd_profile_stream.c.
+ * it; the task that runs a stream and sends its datagrams is kernel/profiler/stream_task.c, the command
+ * kernel/shell/cmd_profile_stream.c.
  *
  * Every datagram is at most PROFILE_STREAM_DATAGRAM_MAX bytes (one Ethernet frame's UDP payload: no IP
  * fragments) of complete text lines. A data datagram is a header line and then exactly `samples` sample lines
@@ -45,7 +46,7 @@
 #include <stdint.h>
 #include "kernel/profiler.h"
 #include "kernel/profiler/raw.h"
-#include "kernel/profiler/report.h"
+#include "kernel/profiler/run.h"
 
 #define PROFILE_STREAM_VERSION 1
 #define PROFILE_STREAM_DATAGRAM_MAX 1472   /* NET_UDP_MAX: a datagram never needs IP fragments */
@@ -148,8 +149,8 @@ void profile_streamer_init(struct profile_streamer *s, uint32_t run_id, const st
                            const char *build_id, profile_stream_send_fn send, void *send_arg, int64_t now_ns);
 /* Packs one record as a sample line, sending the datagram first when the line does not fit. */
 void profile_streamer_add(struct profile_streamer *s, const struct profile_record *rec, int64_t now_ns);
-/* Takes every record now in run's rings (consuming them) and packs those of the run that pass filter; then
- * reads the rings' drop counts and sends what is packed. */
+/* Takes every record now in run's rings (profiler_drain, consuming them) and packs those of the run that pass
+ * filter; then reads the rings' drop count (profiler_drops) and sends what is packed. */
 void profile_streamer_drain(struct profile_streamer *s, struct profile_run *run, const struct profile_filter *filter,
                             int64_t now_ns);
 /* Sends the datagram being packed, if it holds any sample. */
@@ -199,11 +200,5 @@ const char *profile_stream_destination(const struct profile_stream_request *req,
 /* Whether origin may stop a stream that goes to dst_ip: the console and keyed requests any, an unkeyed one
  * only its own. */
 bool profile_stream_may_stop(const struct profile_stream_origin *origin, uint32_t dst_ip);
-
-/* ---- the running stream (kernel/shell/cmd_profile_stream.c) ------------------------------------------------ */
-
-/* True while a stream runs, with "streaming run 1f2e3d4c to 10.0.2.2:9000" in buf: what a one-shot `profile`
- * names when it says busy. */
-bool profile_stream_describe(char *buf, size_t cap);
 
 #endif

@@ -1,15 +1,18 @@
 /* kernel/shell/cmd_profile.c: the `profile [ms] [pid|all] [chains|raw] [key=value]` shell command (`profile stream`
- * goes on to kernel/shell/cmd_profile_stream.c): parse the words
- * (kernel/profiler/args.c), start a run, drain the rings while the window runs, stop, print the report (or
- * the raw samples) and keep a copy of it for the debugger, give the profiler back. */
+ * goes on to kernel/shell/cmd_profile_stream.c): parse the words (kernel/profiler/args.c), start a run, drain
+ * the rings into the fold (kernel/profiler/fold.c) or as raw lines (kernel/profiler/raw.c) while the window
+ * (kernel/profiler/run.c) runs, stop, print the report (or the raw trailer) and keep a copy of it for the
+ * debugger, give the profiler back. */
 #include "hal/cpu.h"
 #include "kernel/profiler/build_id.h"
 #include "kernel/shell/commands.h"
 #include "kernel/profiler.h"
 #include "kernel/profiler/args.h"
+#include "kernel/profiler/fold.h"
 #include "kernel/profiler/raw.h"
 #include "kernel/profiler/report.h"
-#include "kernel/profiler/stream_codec.h"
+#include "kernel/profiler/run.h"
+#include "kernel/profiler/stream_task.h"
 #include "kernel/lib/string.h"
 #include "kernel/symbols.h"
 #include "kernel/task.h"
@@ -17,6 +20,24 @@
 char profile_kept_report[PROFILE_KEPT_REPORT_MAX];
 uint32_t profile_kept_length;
 _Atomic uint32_t profile_kept_run;
+
+/* What the window drains into: the fold, or (raw) the command's sink with the trailer that counts the lines. */
+struct window_drain {
+    struct profile_run *run;
+    const struct profile_request *req;
+    struct profile_fold *fold;
+    struct sink *out;
+    struct profile_raw_trailer trailer;
+};
+
+static void drain_window(void *arg)
+{
+    struct window_drain *d = arg;
+    if (d->req->raw)
+        profile_raw_drain(d->run, &d->req->filter, d->out, &d->trailer);
+    else
+        profile_fold_drain(d->fold, d->run, &d->req->filter, kernel_symtab());
+}
 
 int cmd_profile(int argc, char **argv, struct sink *out)
 {
@@ -52,7 +73,7 @@ int cmd_profile(int argc, char **argv, struct sink *out)
     }
     /* The window, drained as it runs: every PROFILE_DRAIN_MS each CPU's records are taken out of its ring
      * (folded, or printed as raw lines), so 1024 records a CPU hold up at any rate the sources reach. */
-    struct profile_raw_trailer trailer = { 0, 0 };
+    struct window_drain drain = { &run, &req, fold, out, { 0, 0 } };
     char build_id[2 * PROFILE_BUILD_ID_MAX + 1];
     if (req.raw) {
         size_t len;
@@ -62,25 +83,13 @@ int cmd_profile(int argc, char **argv, struct sink *out)
         run.window_ms = req.ms; /* the header goes first: it states the window asked for */
         profile_raw_begin(&run, build_id, out);
     }
-    int64_t end = run.start_ns + (int64_t)req.ms * 1000000;
-    for (;;) {
-        int64_t now = time_ns();
-        if (now - end >= 0)
-            break;
-        int64_t next = now + (int64_t)PROFILE_DRAIN_MS * 1000000;
-        task_sleep_until(next - end < 0 ? next : end);
-        if (req.raw)
-            profile_raw_drain(&run, &req.filter, out, &trailer);
-        else
-            profile_fold_drain(fold, &run, &req.filter, kernel_symtab());
-    }
+    profiler_window(&run, req.ms, NULL, drain_window, &drain);
     profiler_stop(&run);
+    drain_window(&drain);
     int rc = 0;
     if (req.raw) {
-        profile_raw_drain(&run, &req.filter, out, &trailer);
-        profile_raw_end(&run, &trailer, out);
+        profile_raw_end(&run, &drain.trailer, out);
     } else {
-        profile_fold_drain(fold, &run, &req.filter, kernel_symtab());
         /* Printed once, to the command's sink and to the copy the debugger reads. */
         struct buffer_sink kept;
         struct tee_sink both;

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # tests/bench/sample_cost.sh: instructions per profiler sample (8-frame chain), per folded sample and per streamed
 # sample (`profile stream`'s drain and packing, at the tick's and at profile.hz=1000's records a drain), counted
-# exactly by callgrind. The kernel's own sample path (kernel/profiler.c, kernel/stacktrace.c) and fold
-# (kernel/profiler/report.c, kernel/symbols.c) are built for the host with the kernel's compiler and flags,
-# driven by tests/bench/sample_cost.c, and callgrind collects only inside profiler_sample() or
-# profile_fold_add() (callees included), so the driver's own work is not counted; a third count inside
-# stack_trace_from() splits the sample between the frame walk and the profiler's own code. Run from the top of
-# the tree.
+# exactly by callgrind. The kernel's own sample path (kernel/profiler.c, kernel/stacktrace.c), drain
+# (kernel/profiler/run.c) and fold (kernel/profiler/fold.c, kernel/symbols.c) are built for the host with the
+# kernel's compiler and flags, driven by tests/bench/sample_cost.c, and callgrind collects only inside
+# profiler_sample() or profile_fold_add() (callees included), so the driver's own work is not counted; a third
+# count inside stack_trace_from() splits the sample between the frame walk and the profiler's own code. Run
+# from the top of the tree.
 set -euo pipefail
 
 OUT=build/bench
@@ -26,7 +26,8 @@ KCFLAGS="$KCFLAGS -DKPROF_HOST -Itests/unit -gdwarf-4"
 HOSTFLAGS="-std=gnu11 -O2 -gdwarf-4 -Wall -Wextra -Werror -DKPROF_HOST -I. -Itests/unit -fno-omit-frame-pointer -fno-pie"
 
 objs=()
-for src in kernel/profiler.c kernel/stacktrace.c kernel/profiler/report.c kernel/profiler/raw.c kernel/profiler/fields.c kernel/profiler/stream_codec.c kernel/labels.c kernel/lib/parse.c \
+for src in kernel/profiler.c kernel/stacktrace.c kernel/profiler/run.c kernel/profiler/fold.c kernel/profiler/report.c \
+           kernel/profiler/raw.c kernel/profiler/fields.c kernel/profiler/stream_codec.c kernel/labels.c kernel/lib/parse.c \
            kernel/symbols.c kernel/lib/sink.c \
            kernel/lib/format.c kernel/lib/string.c arch/x86_64/pmu.c arch/x86_64/pmu_intel.c arch/x86_64/pmu_amd.c arch/x86_64/cpu_identity.c; do
   obj="$OUT/$(basename "$src" .c).o"

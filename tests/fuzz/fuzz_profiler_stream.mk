@@ -1,2 +1,3 @@
-fuzz_profiler_stream_SRCS := kernel/profiler/stream_codec.c kernel/profiler/report.c kernel/profiler/raw.c kernel/profiler/fields.c kernel/labels.c \
-                             kernel/heap.c kernel/symbols.c kernel/lib/parse.c kernel/lib/sink.c kernel/lib/format.c kernel/lib/string.c
+fuzz_profiler_stream_SRCS := kernel/profiler/stream_codec.c kernel/profiler/run.c kernel/profiler/raw.c \
+                             kernel/profiler/fields.c kernel/labels.c kernel/heap.c kernel/symbols.c kernel/lib/parse.c \
+                             kernel/lib/sink.c kernel/lib/format.c kernel/lib/string.c

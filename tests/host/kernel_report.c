@@ -1,6 +1,7 @@
-/* tests/host/kernel_report.c: the kernel's own report and raw form (kernel/profiler/report.c) as a filter, so
- * tests/host/test_kprof_profile.py can hold scripts/kprof_profile.py's fold and format against the real thing
- * on the same records. Built on the host by that test, against tests/unit/fake_hal.c.
+/* tests/host/kernel_report.c: the kernel's own fold, report and raw form (kernel/profiler/fold.c, report.c,
+ * raw.c, drained by run.c) as a filter, so tests/host/test_kprof_profile.py can hold scripts/kprof_profile.py's
+ * fold and format against the real thing on the same records. Built on the host by that test, against
+ * tests/unit/fake_hal.c.
  *
  * Reads commands from standard input, one per line, and writes each report followed by a line "@@end":
  *   sym ADDR SIZE NAME           a symbol (hex address, decimal size); in address order
@@ -32,6 +33,7 @@
 #include "fake_hal.h"
 #include "kernel/heap.h"
 #include "kernel/labels.h"
+#include "kernel/profiler/raw.h"
 #include "kernel/profiler/report.h"
 #include "kernel/lib/sink.h"
 #include "kernel/symbols.h"

@@ -1,7 +1,7 @@
 """scripts/kprof_profile.py and scripts/profexport on the host, without QEMU.
 
 - The fold and the report against hand-computed expectations, and against the kernel's own
-  kernel/profiler/report.c (built here with tests/host/kernel_report.c) on randomised runs: the same text.
+  kernel/profiler/fold.c and report.c (built here with tests/host/kernel_report.c) on randomised runs: the same text.
 - The symbol table and its lookups (a return address at addr - 1), as scripts/gensyms.py selects symbols.
 - The raw format: the kernel's raw output parses back to the records it was made of, and prints back to the
   same text; every kind of truncated or malformed input, and input from another build, is refused.
@@ -34,7 +34,8 @@ import kprof_wire  # noqa: E402
 PROFEXPORT = os.path.join(TOP, "scripts", "profexport")
 HOST_CFLAGS = ["-std=gnu11", "-O1", "-g", "-Wall", "-Wextra", "-Werror", "-I.", "-Itests/unit", "-DKPROF_HOST",
                "-fno-omit-frame-pointer"]
-KERNEL_SRCS = ["kernel/profiler/report.c", "kernel/profiler/raw.c", "kernel/profiler/fields.c", "kernel/labels.c", "kernel/symbols.c",
+KERNEL_SRCS = ["kernel/profiler/report.c", "kernel/profiler/fold.c", "kernel/profiler/run.c", "kernel/profiler/raw.c",
+               "kernel/profiler/fields.c", "kernel/labels.c", "kernel/symbols.c",
                "kernel/lib/sink.c", "kernel/lib/format.c", "kernel/lib/string.c", "tests/unit/fake_hal.c"]
 
 

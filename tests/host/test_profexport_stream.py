@@ -162,8 +162,8 @@ def test_intervals_follow_the_kernel_clock():
 
 # ---- the kernel's own packer, parsed here --------------------------------------------------------------------
 
-STREAM_SRCS = ["kernel/profiler/stream_codec.c", "kernel/profiler/report.c", "kernel/profiler/raw.c", "kernel/profiler/fields.c", "kernel/labels.c",
-               "kernel/heap.c", "kernel/symbols.c", "kernel/lib/parse.c", "kernel/lib/sink.c", "kernel/lib/format.c",
+STREAM_SRCS = ["kernel/profiler/stream_codec.c", "kernel/profiler/run.c", "kernel/profiler/raw.c", "kernel/profiler/fields.c",
+               "kernel/labels.c", "kernel/heap.c", "kernel/symbols.c", "kernel/lib/parse.c", "kernel/lib/sink.c", "kernel/lib/format.c",
                "kernel/lib/string.c", "tests/unit/fake_hal.c"]
 
 

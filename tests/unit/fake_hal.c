@@ -1,5 +1,6 @@
 /* tests/unit/fake_hal.c: host fakes of hal/cpu.h and panic() for the unit tests -- a settable CPU index and
- * clock, interrupt masking, yielding and waiting that only count, and a panic that a test can catch. */
+ * clock, interrupt masking, yielding and waiting that only count, a sleep that only moves the clock (for tests
+ * that bring no sleep of their own), and a panic that a test can catch. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 #include "hal/context.h"
 #include "hal/cpu.h"
 #include "kernel/panic.h"
+#include "kernel/task.h"
 
 unsigned fake_cpu_index;
 unsigned fake_cpu_count = 1;
@@ -55,6 +57,13 @@ __attribute__((weak)) const char *irq_enable_before(uintptr_t pc)
     return fake_irq_enable_site;
 }
 uint64_t sched_idle_waits(void) { return fake_idle_waits[fake_cpu_index % 64]; }
+/* Weak: kernel/profiler/run.c's window sleeps, and a test that runs a window brings its own ticks with the
+ * sleep; the others link run.c for its drain and never sleep, so the clock only jumps. */
+__attribute__((weak)) void task_sleep_until(int64_t when_ns)
+{
+    if (when_ns > fake_time_ns)
+        fake_time_ns = when_ns;
+}
 
 void panic(const char *fmt, ...)
 {

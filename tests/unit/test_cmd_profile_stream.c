@@ -1,10 +1,11 @@
-/* tests/unit/test_cmd_profile_stream.c: `profile stream` whole (kernel/shell/cmd_profile_stream.c) over the real
- * profiler, with its task run here: a timed stream sends every tick's sample, in datagrams that parse, with
- * the end line three times; `profile` and a second start say busy naming it meanwhile; `profile stream stop`
- * ends it and frees the profiler; failed sends are counted unsent; the network going away ends it with
- * reason error; the destination rule as the command applies it (console, unkeyed and keyed UDP, who may stop);
- * bad words and an unknown pid start nothing. The network and the UDP shell are tests/unit/fake_net.c; the
- * stream's task is run when the command (or the test) sleeps, and leaves through task_exit. */
+/* tests/unit/test_cmd_profile_stream.c: `profile stream` whole (the command, kernel/shell/cmd_profile_stream.c, and
+ * its task, kernel/profiler/stream_task.c) over the real profiler, with the task run here: a timed stream sends
+ * every tick's sample, in datagrams that parse, with the end line three times; `profile` and a second start say
+ * busy naming it meanwhile; `profile stream stop` ends it and frees the profiler; failed sends are counted unsent;
+ * the network going away ends it with reason error; the destination rule as the command applies it (console,
+ * unkeyed and keyed UDP, who may stop); bad words and an unknown pid start nothing. The network and the UDP shell
+ * are tests/unit/fake_net.c; the stream's task is run when the command (or the test) sleeps, and leaves through
+ * task_exit. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

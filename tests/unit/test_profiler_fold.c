@@ -1,9 +1,9 @@
-/* tests/unit/test_profiler_fold.c: the profiler's fold and report (kernel/profiler/report.c) over synthetic
+/* tests/unit/test_profiler_fold.c: the profiler's fold and report (kernel/profiler/fold.c, report.c) over synthetic
  * per-CPU rings and a synthetic symbol table, asserting the exact text of every kind of report line: the
  * header, the leaf by symbol with its offset span, callers by exact return address, ordering and stable ties,
  * percentages, raw addresses, the "more chains" and 128-chain lines, filters, stale records, empty reports,
  * and that the chain table is given back to the heap; the label breakdown line and the label filter; and the
- * raw form of a run (kernel/profiler/raw.h), parsed back line by line. */
+ * raw form of a run (kernel/profiler/raw.c's output), parsed back line by line. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,0 +1,142 @@
+/* kernel/profiler/fold.c: the fold (kernel/profiler/fold.h) -- a run's samples folded by call chain into a
+ * fixed table of PROFILE_CHAIN_TABLE chains, counted per CPU and per label set, as a take callback of
+ * profiler_drain. Task context only: this is where the chain table is allocated and where leaves are resolved
+ * to symbols, neither of which the sample path may do. Pure apart from kmalloc, so the host tests drive it with
+ * synthetic rings and symbols; the report (kernel/profiler/report.c) prints what it holds. */
+#include "kernel/profiler/fold.h"
+
+#include "kernel/heap.h"
+
+_Static_assert((PROFILE_FOLD_INDEX_SLOTS & (PROFILE_FOLD_INDEX_SLOTS - 1)) == 0,
+               "the index is masked, so its size is a power of two");
+_Static_assert(PROFILE_CHAIN_TABLE < 256, "index slots hold an entry number + 1 in a byte");
+
+struct profile_fold *profile_fold_create(void)
+{
+    struct profile_fold *fold = kzalloc(sizeof *fold);
+    return fold;
+}
+
+void profile_fold_destroy(struct profile_fold *fold)
+{
+    kfree(fold);
+}
+
+uint64_t profile_fold_samples(const struct profile_fold *fold)
+{
+    return fold->samples;
+}
+
+/* Multiplicative hashing, word by word; the top half of the product is where the input bits have spread. */
+static uint32_t chain_hash(uint64_t leaf, const uintptr_t *callers, uint32_t ncallers, uint8_t flags)
+{
+    const uint64_t k = 0x9e3779b97f4a7c15ull; /* 2^64 / golden ratio */
+    uint64_t h = (leaf ^ ncallers ^ ((uint64_t)flags << 56)) * k;
+    for (uint32_t i = 0; i < ncallers; i++)
+        h = (h ^ callers[i]) * k;
+    return (uint32_t)(h >> 32);
+}
+
+static bool chain_matches(const struct profile_chain *c, uint64_t leaf, bool resolved, const uintptr_t *callers,
+                          uint32_t ncallers, uint8_t flags)
+{
+    if (c->leaf != leaf || (c->name != NULL) != resolved || c->ncallers != ncallers || c->flags != flags)
+        return false;
+    for (uint32_t i = 0; i < ncallers; i++)
+        if (c->callers[i] != callers[i])
+            return false;
+    return true;
+}
+
+void profile_fold_add(struct profile_fold *fold, const struct symtab *tab, const struct profile_record *rec)
+{
+    uint32_t nframes = rec->nframes;
+    if (nframes > PROFILE_MAX_FRAMES)
+        nframes = PROFILE_MAX_FRAMES;
+    /* The sampler always writes frame 0; a record without it is folded as a leaf of address 0. */
+    uint64_t pc = nframes > 0 ? rec->frames[0] : 0;
+    const uintptr_t *callers = &rec->frames[1];
+    uint32_t ncallers = nframes > 0 ? nframes - 1 : 0;
+
+    struct symbol_hit hit;
+    bool resolved = symtab_lookup(tab, pc, &hit);
+    uint64_t leaf = resolved ? hit.start : pc;
+
+    /* The marks keep interrupts-off and in-interrupt samples apart from the same chain running normally. */
+    uint8_t flags = rec->flags & (PROFILE_REC_IRQS_OFF | PROFILE_REC_IN_IRQ | PROFILE_REC_LET_IN);
+    fold->samples++;
+    if (rec->cpu < MAX_CPUS)
+        fold->cpu_samples[rec->cpu]++;
+    uint32_t slot = chain_hash(leaf, callers, ncallers, flags) & (PROFILE_FOLD_INDEX_SLOTS - 1);
+    for (;;) {
+        uint32_t entry = fold->index[slot];
+        if (entry == 0)
+            break;
+        struct profile_chain *c = &fold->chains[entry - 1];
+        if (chain_matches(c, leaf, resolved, callers, ncallers, flags)) {
+            c->count++;
+            c->held_off_us += rec->held_off_us;
+            if (resolved) {
+                if (hit.offset < c->min_offset)
+                    c->min_offset = hit.offset;
+                if (hit.offset > c->max_offset)
+                    c->max_offset = hit.offset;
+            }
+            return;
+        }
+        slot = (slot + 1) & (PROFILE_FOLD_INDEX_SLOTS - 1);
+    }
+
+    if (fold->used == PROFILE_CHAIN_TABLE) {
+        fold->not_tracked++;
+        return;
+    }
+    struct profile_chain *c = &fold->chains[fold->used];
+    c->leaf = leaf;
+    c->name = resolved ? hit.name : NULL;
+    c->min_offset = c->max_offset = resolved ? hit.offset : 0;
+    for (uint32_t i = 0; i < ncallers; i++)
+        c->callers[i] = callers[i];
+    c->ncallers = ncallers;
+    c->count = 1;
+    c->flags = flags;
+    c->held_off_us = rec->held_off_us;
+    fold->used++;
+    fold->index[slot] = (uint8_t)fold->used;
+}
+
+/* Counts rec's label set (the report's breakdown). */
+static void tally_labels(struct profile_fold *fold, const struct label_set *set)
+{
+    if (set)
+        fold->labelled = true;
+    for (uint32_t i = 0; i < fold->nshares; i++) {
+        if (fold->shares[i].set == set) {
+            fold->shares[i].count++;
+            return;
+        }
+    }
+    /* Room for every set the table can intern and NULL: a new one always fits. */
+    if (fold->nshares < LABEL_TABLE_SETS + 1)
+        fold->shares[fold->nshares++] = (struct profile_label_share){ set, 1 };
+}
+
+/* profile_fold_drain's take: the fold and the symbols its leaves resolve through. */
+struct fold_take {
+    struct profile_fold *fold;
+    const struct symtab *tab;
+};
+
+static void take_into_fold(void *arg, const struct profile_record *rec)
+{
+    struct fold_take *into = arg;
+    profile_fold_add(into->fold, into->tab, rec);
+    tally_labels(into->fold, rec->labels);
+}
+
+void profile_fold_drain(struct profile_fold *fold, struct profile_run *run, const struct profile_filter *filter,
+                        const struct symtab *tab)
+{
+    struct fold_take into = { fold, tab };
+    profiler_drain(run, filter, take_into_fold, &into);
+}

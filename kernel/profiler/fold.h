@@ -1,0 +1,67 @@
+/* kernel/profiler/fold.h: the fold (kernel/profiler/fold.c) -- a run's samples folded by call chain into a
+ * fixed table of PROFILE_CHAIN_TABLE chains, with the samples counted per CPU and per label set. It takes its
+ * records as a take callback of profiler_drain (kernel/profiler/run.h); the report (kernel/profiler/report.h)
+ * prints what it holds, and so reads the table below; nothing else should. */
+#ifndef KERNEL_PROFILER_FOLD_H
+#define KERNEL_PROFILER_FOLD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "hal/cpu.h"
+#include "kernel/labels.h"
+#include "kernel/profiler/run.h"
+#include "kernel/profiler_ring.h"
+#include "kernel/symbols.h"
+
+#define PROFILE_CHAIN_TABLE 128    /* distinct chains a report folds; more are counted, not shown */
+#define PROFILE_CHAIN_CALLERS (PROFILE_MAX_FRAMES - 1)
+/* Open-addressed index of the table, twice its size so a probe finds an empty slot quickly even when the
+ * table is full; each slot holds an entry number + 1, 0 when empty. */
+#define PROFILE_FOLD_INDEX_SLOTS (2 * PROFILE_CHAIN_TABLE)
+
+/* One chain: the leaf folds by symbol and carries the span of offsets seen, because a sample lands on any
+ * instruction of the function it interrupted; callers fold by exact return address, because each call site
+ * has exactly one, so two call sites of one function are two chains. */
+struct profile_chain {
+    uint64_t leaf;       /* the leaf's symbol start, or its raw address when it does not resolve */
+    const char *name;    /* the leaf's symbol, NULL when unresolved */
+    uint64_t min_offset; /* span of leaf offsets seen (resolved leaves only) */
+    uint64_t max_offset;
+    uint64_t callers[PROFILE_CHAIN_CALLERS]; /* exact return addresses, innermost first */
+    uint32_t ncallers;
+    uint32_t count;
+    uint8_t flags;         /* PROFILE_REC_IRQS_OFF, _IN_IRQ, _LET_IN: part of the chain's identity */
+    uint64_t held_off_us;  /* let-in chains: summed over their samples */
+};
+
+/* Samples per label set. Sets are interned and never freed, so the pointer is the set's identity; there are
+ * at most LABEL_TABLE_SETS of them, plus NULL for samples without one. */
+struct profile_label_share {
+    const struct label_set *set;
+    uint32_t count;
+};
+
+struct profile_fold {
+    struct profile_chain chains[PROFILE_CHAIN_TABLE]; /* in first-seen order, which is what breaks ties */
+    uint8_t index[PROFILE_FOLD_INDEX_SLOTS];
+    uint32_t used;
+    uint64_t samples;     /* every sample folded, tracked or not */
+    uint64_t not_tracked; /* samples of chains that found the table full */
+    struct profile_label_share shares[LABEL_TABLE_SETS + 1]; /* first-seen order */
+    uint32_t nshares;
+    bool labelled;        /* some sample carried a set */
+    uint32_t cpu_samples[MAX_CPUS]; /* samples folded per CPU */
+};
+
+/* Task context: the table is allocated on the heap (zeroed), NULL when out of memory. */
+struct profile_fold *profile_fold_create(void);
+void profile_fold_destroy(struct profile_fold *fold);
+/* Folds one record's chain, resolving its leaf through tab (the label tally is the drain's). */
+void profile_fold_add(struct profile_fold *fold, const struct symtab *tab, const struct profile_record *rec);
+uint64_t profile_fold_samples(const struct profile_fold *fold);
+/* Folds the records now in run's rings that pass filter, and tallies their label sets (profiler_drain,
+ * consuming them): called while the window runs, so the rings never fill, and once more after the stop. */
+void profile_fold_drain(struct profile_fold *fold, struct profile_run *run, const struct profile_filter *filter,
+                        const struct symtab *tab);
+
+#endif

@@ -1,0 +1,216 @@
+/* kernel/profiler/stream_task.c: the running stream (kernel/profiler/stream_task.h) -- the one stream's state
+ * and the kernel task that runs it: it holds the profiler for the stream's life, drains every CPU's ring in
+ * the window of kernel/profiler/run.h (every PROFILE_DRAIN_MS) into the packer of
+ * kernel/profiler/stream_codec.h and sends the datagrams to one destination, with a heartbeat every second and
+ * the end line at the close. One stream at a time; while it runs a one-shot `profile` says busy, naming it:
+ * the rings have one consumer, and it is this task. The `profile stream` command is
+ * kernel/shell/cmd_profile_stream.c. */
+#include "kernel/profiler/stream_task.h"
+
+#include <stdatomic.h>
+
+#include "hal/cpu.h"
+#include "hal/entropy.h"
+#include "kernel/lib/format.h"
+#include "kernel/net/net.h"
+#include "kernel/profiler.h"
+#include "kernel/profiler/build_id.h"
+#include "kernel/task.h"
+
+_Static_assert(PROFILE_STREAM_DATAGRAM_MAX == NET_UDP_MAX, "a stream datagram is one unfragmented UDP payload");
+
+enum stream_state {
+    STREAM_IDLE,     /* no stream; the last one's figures stay for the status line */
+    STREAM_STARTING, /* claimed by a start that has not finished */
+    STREAM_RUNNING,  /* the task runs it */
+};
+
+/* The one stream. state is the claim; the rest is written by the start before the task runs, then by the task
+ * alone (the status line reads its figures a word at a time). */
+static struct {
+    _Atomic int state;
+    atomic_bool stop_asked;
+    uint32_t dst_ip;
+    uint16_t dst_port;
+    uint32_t seconds;
+    struct profile_filter filter;
+    int64_t started_ns, ended_ns;
+    struct profile_run run;
+    struct profile_streamer streamer;
+    struct profile_stream_end end;
+    bool ended;      /* a stream has run and ended: end holds its figures */
+    /* the task's own cost: ticks that found it running, against its CPU's ticks, since it began */
+    unsigned task_cpu;
+    uint64_t task_ticks, cpu_ticks;
+    bool bound;      /* PROFILE_STREAM_SRC_PORT is bound (once for the kernel's life) */
+} stream;
+
+/* Datagrams to the stream's port are not for us; the binding exists so lwIP has a pcb to send from. */
+static void ignore_datagram(void *arg, uint32_t src_ip, uint16_t src_port, const uint8_t *data, size_t len)
+{
+    (void)arg, (void)src_ip, (void)src_port, (void)data, (void)len;
+}
+
+/* Waits while the network task's queue is half full (the task waits, and the rings fill meanwhile; the other
+ * half stays for the UDP shell's answers): a failure is a network gone. */
+static bool send_to_destination(void *arg, const char *data, size_t len)
+{
+    (void)arg;
+    return net_udp_send(NET_UDP_WAIT_SHARED, PROFILE_STREAM_SRC_PORT, stream.dst_ip, stream.dst_port, data, len);
+}
+
+static uint64_t read_word(const uint64_t *p)
+{
+    return __atomic_load_n(p, __ATOMIC_RELAXED);
+}
+
+/* ---- the task ------------------------------------------------------------------------------------------ */
+
+/* The task's own account (the share of its CPU it took) and why its window ended. */
+struct stream_window {
+    const struct task *self;
+    uint64_t self_from, cpu_from;
+    enum profile_stream_reason reason;
+};
+
+/* The share of its CPU the task took so far, as the tick sees it (each tick charges the task it finds). */
+static void count_own_ticks(const struct stream_window *w)
+{
+    uint64_t cpu_now, busy;
+    sched_cpu_ticks(w->self->cpu, &cpu_now, &busy);
+    __atomic_store_n(&stream.task_ticks, w->self->ticks - w->self_from, __ATOMIC_RELAXED);
+    __atomic_store_n(&stream.cpu_ticks, cpu_now - w->cpu_from, __ATOMIC_RELAXED);
+}
+
+/* Before every sleep, in this order: a stop asked for, the stream's time run out, the network gone. */
+static bool stream_should_stop(void *arg, bool window_over)
+{
+    struct stream_window *w = arg;
+    if (atomic_load(&stream.stop_asked)) {
+        w->reason = PROFILE_STREAM_STOPPED;
+        return true;
+    }
+    if (window_over) {
+        w->reason = PROFILE_STREAM_TIME;
+        return true;
+    }
+    if (!net_available()) {
+        w->reason = PROFILE_STREAM_ERROR;
+        return true;
+    }
+    return false;
+}
+
+/* After every sleep: what the rings hold goes out, a heartbeat if nothing did for a second. */
+static void stream_step(void *arg)
+{
+    struct stream_window *w = arg;
+    int64_t now = time_ns();
+    profile_streamer_drain(&stream.streamer, &stream.run, &stream.filter, now);
+    profile_streamer_heartbeat(&stream.streamer, now);
+    count_own_ticks(w);
+}
+
+static void stream_task(void *arg)
+{
+    (void)arg;
+    struct task *self = task_current();
+    struct stream_window w = { self, self->ticks, 0, PROFILE_STREAM_STOPPED };
+    uint64_t busy;
+    sched_cpu_ticks(self->cpu, &w.cpu_from, &busy);
+    stream.task_cpu = self->cpu;
+    profiler_window(&stream.run, stream.seconds * 1000, stream_should_stop, stream_step, &w);
+    profiler_stop(&stream.run);
+    int64_t now = time_ns();
+    profile_streamer_drain(&stream.streamer, &stream.run, &stream.filter, now);
+    profile_streamer_finish(&stream.streamer, w.reason, now, &stream.end);
+    count_own_ticks(&w);
+    stream.ended_ns = now;
+    profiler_release();
+    stream.ended = true;
+    atomic_store(&stream.state, STREAM_IDLE);
+    task_exit();
+}
+
+/* ---- what the command asks --------------------------------------------------------------------------- */
+
+bool profile_stream_describe(char *buf, size_t cap)
+{
+    if (atomic_load(&stream.state) != STREAM_RUNNING)
+        return false;
+    uint32_t ip = stream.dst_ip;
+    ksnprintf(buf, cap, "streaming run %08x to %s:%u", stream.streamer.fixed.run, ipv4_text(ip).s, stream.dst_port);
+    return true;
+}
+
+enum profile_stream_start_status profile_stream_start(uint32_t dst_ip, uint16_t dst_port, uint32_t seconds,
+                                                      const struct profile_filter *filter, uint32_t *run_id)
+{
+    int idle = STREAM_IDLE;
+    if (!atomic_compare_exchange_strong(&stream.state, &idle, STREAM_STARTING))
+        return PROFILE_STREAM_BUSY;
+    if (!stream.bound && !(stream.bound = net_udp_bind(PROFILE_STREAM_SRC_PORT, ignore_datagram, 0))) {
+        atomic_store(&stream.state, STREAM_IDLE);
+        return PROFILE_STREAM_NO_PORT;
+    }
+    int status = profiler_start(&stream.run);
+    if (status != PROFILER_OK) {
+        atomic_store(&stream.state, STREAM_IDLE);
+        return status == PROFILER_BUSY ? PROFILE_STREAM_PROFILER_BUSY : PROFILE_STREAM_NO_MEMORY;
+    }
+    stream.dst_ip = dst_ip;
+    stream.dst_port = dst_port;
+    stream.seconds = seconds;
+    stream.filter = *filter;
+    stream.started_ns = stream.run.start_ns;
+    stream.task_ticks = stream.cpu_ticks = 0;
+    atomic_store(&stream.stop_asked, false);
+
+    char build_id[2 * PROFILE_BUILD_ID_MAX + 1];
+    size_t note_len;
+    const void *note = kernel_build_id_note(&note_len);
+    if (!profile_build_id_hex(note, note_len, build_id, sizeof build_id))
+        build_id[0] = 0;
+    bool hardware;
+    *run_id = (uint32_t)(entropy_sample(&hardware) ^ (uint64_t)time_ns());
+    profile_streamer_init(&stream.streamer, *run_id, &stream.run, build_id, send_to_destination, 0, time_ns());
+
+    atomic_store(&stream.state, STREAM_RUNNING);
+    if (!task_spawn("pstream", stream_task, 0, -1)) {
+        profiler_stop(&stream.run);
+        profiler_release();
+        atomic_store(&stream.state, STREAM_IDLE);
+        return PROFILE_STREAM_NO_TASK;
+    }
+    return PROFILE_STREAM_STARTED;
+}
+
+void profile_stream_stop(void)
+{
+    atomic_store(&stream.stop_asked, true);
+    while (atomic_load(&stream.state) == STREAM_RUNNING)
+        task_sleep_ms(10);
+}
+
+void profile_stream_figures(struct profile_stream_figures *f)
+{
+    const struct profile_streamer *s = &stream.streamer;
+    f->running = atomic_load(&stream.state) == STREAM_RUNNING;
+    f->ended = stream.ended;
+    f->run = s->fixed.run;
+    f->source = s->fixed.source;
+    f->dst_ip = stream.dst_ip;
+    f->dst_port = stream.dst_port;
+    f->started_ns = stream.started_ns;
+    f->ended_ns = stream.ended_ns;
+    f->drained = read_word(&s->drained);
+    f->sent = read_word(&s->sent);
+    f->unsent = read_word(&s->unsent);
+    f->ring_dropped = read_word(&s->ring_dropped);
+    f->datagrams = read_word(&s->datagrams);
+    f->task_cpu = stream.task_cpu;
+    f->task_ticks = read_word(&stream.task_ticks);
+    f->cpu_ticks = read_word(&stream.cpu_ticks);
+    f->produced = stream.end.produced;
+    f->reason = stream.end.reason;
+}
