@@ -9,12 +9,11 @@
 #include "kernel/lib/parse.h"
 #include "kernel/lib/string.h"
 
-int cmd_net(int argc, char **argv, struct sink *out)
+int cmd_net(int argc, char **argv, struct sink *out, const struct shell_origin *from)
 {
-    if (argc != 1 && !(argc == 3 && strcmp(argv[1], "wedge") == 0)) {
-        sink_puts(out, "usage: net | net wedge MS\n");
-        return 1;
-    }
+    (void)from;
+    if (argc != 1 && !(argc == 3 && strcmp(argv[1], "wedge") == 0))
+        return shell_usage(out, "net");
     if (!net_available()) {
         sink_puts(out, "net: no network interface (start QEMU with -nic user: see the boot log's net: lines)\n");
         return 1;

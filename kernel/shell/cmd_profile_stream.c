@@ -128,16 +128,16 @@ bool profile_stream_describe(char *buf, size_t cap)
     return true;
 }
 
-static struct profile_stream_origin request_origin(void)
+/* Where the request came from, as the stream's rules (kernel/profiler/stream_codec.h) take it. */
+static struct profile_stream_origin request_origin(const struct shell_origin *from)
 {
-    struct profile_stream_origin o = { false, false, 0 };
-    o.udp = udpsh_request_origin(&o.ip, &o.keyed);
+    struct profile_stream_origin o = { from->udp, from->keyed, from->ip };
     return o;
 }
 
-static int start_stream(const struct profile_stream_request *req, struct sink *out)
+static int start_stream(const struct profile_stream_request *req, const struct shell_origin *from, struct sink *out)
 {
-    struct profile_stream_origin origin = request_origin();
+    struct profile_stream_origin origin = request_origin(from);
     uint32_t dst;
     const char *refusal = profile_stream_destination(req, &origin, udpsh_permits, &dst);
     if (refusal) {
@@ -230,13 +230,13 @@ static void print_figures(struct sink *out, int64_t until_ns)
                 (unsigned long long)(tenths % 10), stream.task_cpu);
 }
 
-static int stop_stream(struct sink *out)
+static int stop_stream(const struct shell_origin *from, struct sink *out)
 {
     if (atomic_load(&stream.state) != STREAM_RUNNING) {
         sink_puts(out, "profile stream: not streaming\n");
         return 1;
     }
-    struct profile_stream_origin origin = request_origin();
+    struct profile_stream_origin origin = request_origin(from);
     if (!profile_stream_may_stop(&origin, stream.dst_ip)) {
         sink_puts(out, "profile stream: an unkeyed request may stop only a stream to its own address\n");
         return 1;
@@ -268,20 +268,18 @@ static int print_status(struct sink *out)
     return 0;
 }
 
-int cmd_profile_stream(int argc, char **argv, struct sink *out)
+int cmd_profile_stream(int argc, char **argv, struct sink *out, const struct shell_origin *from)
 {
     struct profile_stream_request req;
-    if (!profile_stream_parse_args(argc, argv, &req)) {
-        sink_puts(out, "usage: " PROFILE_STREAM_USAGE "\n");
-        return 1;
-    }
+    if (!profile_stream_parse_args(argc, argv, &req))
+        return shell_usage(out, "profile stream");
     switch (req.action) {
     case PROFILE_STREAM_STATUS:
         return print_status(out);
     case PROFILE_STREAM_STOP:
-        return stop_stream(out);
+        return stop_stream(from, out);
     case PROFILE_STREAM_START:
-        return start_stream(&req, out);
+        return start_stream(&req, from, out);
     }
     return 1;
 }
