@@ -1,5 +1,6 @@
-/* kernel/shell/cmd_net.c: the `net` shell command -- the interface's address, the card and its driver's counters, the UDP
- * and lwIP figures the network task gathers (kernel/net/net.c) and the UDP shell's line. */
+/* kernel/shell/cmd_net.c: the `net` shell command -- the interface's address, the card and its driver's counters,
+ * the UDP and lwIP figures the network task gathers (kernel/net/net.c) and the UDP shell's line; `net wedge MS`
+ * stalls the network task on purpose. */
 #include "kernel/shell/commands.h"
 #include "gdbstub/udp_nic.h"
 #include "kernel/net/net.h"
