@@ -1,9 +1,9 @@
-/* gdbstub/breakpoints.h: the one breakpoint table -- every software and hardware breakpoint and every
- * watchpoint gdb has inserted, where it is, the instruction byte a software one replaced, and which
- * debug-register slot a hardware breakpoint or a watchpoint holds (they share the slots). The packet handlers change it (Z/z, detach, a new gdb); the stop/resume state machine
- * (gdbstub/stop.c) asks it whether a trap was one of gdb's; the machine asks it what to show for memory
- * under a breakpoint and which addresses to load into its debug registers. The machine keeps no table of
- * its own: it only plants and removes the breakpoint instruction (struct gdb_target). */
+/* gdbstub/breakpoints.h: the one breakpoint table -- every software and hardware breakpoint and every watchpoint gdb
+ * has inserted, where it is, the instruction byte a software one replaced, and which debug-register slot a hardware
+ * breakpoint or a watchpoint holds (they share the slots). The packet handlers change it (Z/z, detach, a new gdb);
+ * the stop/resume state machine (gdbstub/stop.c) asks it whether a trap was one of gdb's; the machine asks it what
+ * to show for memory under a breakpoint and which addresses to load into its debug registers. The machine keeps no
+ * table of its own: it only plants and removes the breakpoint instruction (struct gdb_target). */
 #ifndef GDBSTUB_BREAKPOINTS_H
 #define GDBSTUB_BREAKPOINTS_H
 

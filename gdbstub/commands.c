@@ -548,9 +548,9 @@ static char vcont_op_for(const struct gdb_session *s, struct gdb_cursor list, un
     return 0;
 }
 
-/* vCont;action[:thread]... -- the leftmost action that names a thread, or names none, applies to it. The machine resumes every CPU; or one CPU steps while the
- * others all run or all stay; or one CPU runs while the others stay (gdb's `set scheduler-locking on`).
- * Anything else is refused with E22 rather than approximated. */
+/* vCont;action[:thread]... -- the leftmost action that names a thread, or names none, applies to it. The machine
+ * resumes every CPU; or one CPU steps while the others all run or all stay; or one CPU runs while the others stay
+ * (gdb's `set scheduler-locking on`). Anything else is refused with E22 rather than approximated. */
 static bool handle_vcont(struct gdb_session *s)
 {
     const struct gdb_cursor list = payload_from(s, strlen("vCont"));

@@ -7,8 +7,8 @@
 
 /* Every option some part of the kernel reads. */
 static const char *const known_keys[] = {
-    "pmu", "gdb", "gdb.udp", "ip", "gw", "udpsh.port", "udpsh.allow", "udpsh.rate", "udpsh.key", "netload.port", "quiet",
-    "profile.hz",
+    "pmu", "gdb", "gdb.udp", "ip", "gw", "udpsh.port", "udpsh.allow", "udpsh.rate", "udpsh.key", "netload.port",
+    "quiet", "profile.hz",
 };
 
 static char storage[CMDLINE_MAX];

@@ -1,6 +1,6 @@
 /* kernel/labels.h: label sets -- a few key=value pairs saying what a task is doing (`cmd=profile`,
  * `netload=sink`, `job=a`), carried by the task and copied (as a pointer) into every profiler sample taken
- * while it runs. The rules are DESIGN.md's "Label sets": a set is immutable once published, interned in a
+ * while it runs. The rules are docs/profiler.md's "Labels": a set is immutable once published, interned in a
  * fixed table (the same pairs, in any order, give the same pointer) and never freed, so a pointer a sample
  * holds stays valid for the life of the kernel; a task's current set is one pointer, swapped atomically with
  * release and loaded by the sampler with acquire. Interning takes a spinlock and runs in task context only;

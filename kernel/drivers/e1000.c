@@ -17,8 +17,8 @@
  *   receive     poll walks the ring from the next descriptor while the card has written it back, hands up what
  *               is a frame, and gives the descriptors back by moving RDT (one is always held back, as the ring's
  *               head may never catch the tail)
- *   transmit    any task, under the netdev's tx_lock: finished descriptors are reclaimed by their DD bit, the frame copied
- *               into the tail's buffer, TDT moved */
+ *   transmit    any task, under the netdev's tx_lock: finished descriptors are reclaimed by their DD bit, the frame
+ *               copied into the tail's buffer, TDT moved */
 #include "hal/compiler.h"
 #include "hal/cpu.h"
 #include "hal/irq.h"

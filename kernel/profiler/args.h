@@ -16,8 +16,6 @@
 #define PROFILE_CHAINS_MAX PROFILE_CHAIN_TABLE
 #define PROFILE_CHAINS_DEFAULT 8
 
-#define PROFILE_USAGE "profile [ms] [pid|all] [chains|raw] [key=value]"
-
 struct profile_request {
     uint32_t ms;
     struct profile_filter filter;

@@ -57,8 +57,6 @@
 #define PROFILE_STREAM_SRC_PORT 40001      /* the kernel's local port for stream datagrams */
 #define PROFILE_STREAM_HEADER_MAX 400      /* longer than the longest header line can be */
 
-#define PROFILE_STREAM_USAGE "profile stream [HOST:PORT|PORT [SECONDS] [pid|all] | stop]"
-
 enum profile_stream_reason {
     PROFILE_STREAM_STOPPED,
     PROFILE_STREAM_TIME,

@@ -104,9 +104,9 @@ __attribute__((noinline)) static void burn_task(void *arg)
     }
 }
 
-int cmd_burn(int argc, char **argv, struct sink *out)
+int cmd_burn(int argc, char **argv, struct sink *out, const struct shell_origin *from)
 {
-    static const char usage[] = "usage: burn [MS [N [irqsoff]]] (MS 1..60000, N 1..16)\n";
+    (void)from;
     if (argc == 1) {
         if (atomic_load(&run_active))
             sink_printf(out, "burn: %u tasks running\n", atomic_load(&current_run.running));
@@ -123,10 +123,8 @@ int cmd_burn(int argc, char **argv, struct sink *out)
     uint64_t ms, n = 1;
     bool irqsoff = argc == 4 && strcmp(argv[3], "irqsoff") == 0;
     if (argc > 4 || (argc == 4 && !irqsoff) || !parse_u64_range(argv[1], 1, BURN_MAX_MS, &ms) ||
-        (argc >= 3 && !parse_u64_range(argv[2], 1, BURN_MAX_TASKS, &n))) {
-        sink_puts(out, usage);
-        return 1;
-    }
+        (argc >= 3 && !parse_u64_range(argv[2], 1, BURN_MAX_TASKS, &n)))
+        return shell_usage(out, "burn");
     bool idle = false;
     if (!atomic_compare_exchange_strong(&run_active, &idle, true)) {
         sink_puts(out, "burn: busy (a run is in progress)\n");

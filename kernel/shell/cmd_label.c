@@ -7,30 +7,23 @@
 #include "kernel/lib/string.h"
 #include "kernel/task.h"
 
-static const char usage[] = "usage: label PID key=value ... | label PID -\n";
-
-int cmd_label(int argc, char **argv, struct sink *out)
+int cmd_label(int argc, char **argv, struct sink *out, const struct shell_origin *from)
 {
+    (void)from;
     uint64_t pid;
-    if (argc < 3 || !parse_u64_range(argv[1], 0, UINT32_MAX, &pid)) {
-        sink_puts(out, usage);
-        return 1;
-    }
+    if (argc < 3 || !parse_u64_range(argv[1], 0, UINT32_MAX, &pid))
+        return shell_usage(out, "label");
     bool clear = strcmp(argv[2], "-") == 0;
     unsigned n = (unsigned)(argc - 2);
     struct label_pair pairs[LABEL_MAX_PAIRS];
-    if (clear ? argc != 3 : n > LABEL_MAX_PAIRS) {
-        sink_puts(out, usage);
-        return 1;
-    }
+    if (clear ? argc != 3 : n > LABEL_MAX_PAIRS)
+        return shell_usage(out, "label");
     for (unsigned i = 0; !clear && i < n; i++) {
         bool ok = label_parse_pair(argv[2 + i], &pairs[i]);
         for (unsigned j = 0; ok && j < i; j++)
             ok = strcmp(pairs[j].key, pairs[i].key) != 0; /* a key twice is a bad form, not a full table */
-        if (!ok) {
-            sink_puts(out, usage);
-            return 1;
-        }
+        if (!ok)
+            return shell_usage(out, "label");
     }
     if (!task_exists((uint32_t)pid)) {
         sink_printf(out, "label: no task with pid %u\n", (uint32_t)pid);

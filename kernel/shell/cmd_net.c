@@ -1,5 +1,6 @@
-/* kernel/shell/cmd_net.c: the `net` shell command -- the interface's address, the card and its driver's counters, the UDP
- * and lwIP figures the network task gathers (kernel/net/net.c) and the UDP shell's line. */
+/* kernel/shell/cmd_net.c: the `net` shell command -- the interface's address, the card and its driver's counters,
+ * the UDP and lwIP figures the network task gathers (kernel/net/net.c) and the UDP shell's line; `net wedge MS`
+ * stalls the network task on purpose. */
 #include "kernel/shell/commands.h"
 #include "gdbstub/udp_nic.h"
 #include "kernel/net/net.h"
@@ -9,12 +10,11 @@
 #include "kernel/lib/parse.h"
 #include "kernel/lib/string.h"
 
-int cmd_net(int argc, char **argv, struct sink *out)
+int cmd_net(int argc, char **argv, struct sink *out, const struct shell_origin *from)
 {
-    if (argc != 1 && !(argc == 3 && strcmp(argv[1], "wedge") == 0)) {
-        sink_puts(out, "usage: net | net wedge MS\n");
-        return 1;
-    }
+    (void)from;
+    if (argc != 1 && !(argc == 3 && strcmp(argv[1], "wedge") == 0))
+        return shell_usage(out, "net");
     if (!net_available()) {
         sink_puts(out, "net: no network interface (start QEMU with -nic user: see the boot log's net: lines)\n");
         return 1;

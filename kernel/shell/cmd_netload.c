@@ -5,9 +5,6 @@
 #include "kernel/lib/parse.h"
 #include "kernel/lib/string.h"
 
-static const char usage[] =
-    "usage: netload send HOST PORT SECONDS [SIZE] [PPS] | netload sink PORT SECONDS | netload echo PORT SECONDS\n";
-
 static bool parse_request(int argc, char **argv, struct netload_request *req)
 {
     uint64_t port, seconds, size = NETLOAD_SIZE_DEFAULT, pps = NETLOAD_PPS_DEFAULT;
@@ -30,13 +27,12 @@ static bool parse_request(int argc, char **argv, struct netload_request *req)
     return true;
 }
 
-int cmd_netload(int argc, char **argv, struct sink *out)
+int cmd_netload(int argc, char **argv, struct sink *out, const struct shell_origin *from)
 {
+    (void)from;
     struct netload_request req;
-    if (!parse_request(argc, argv, &req)) {
-        sink_puts(out, usage);
-        return 1;
-    }
+    if (!parse_request(argc, argv, &req))
+        return shell_usage(out, "netload");
     const char *mode = netload_mode_name(req.mode);
     const char *unlabelled_why;
     switch (netload_start(&req, &unlabelled_why)) {

@@ -39,15 +39,13 @@ static void drain_window(void *arg)
         profile_fold_drain(d->fold, d->run, &d->req->filter, kernel_symtab());
 }
 
-int cmd_profile(int argc, char **argv, struct sink *out)
+int cmd_profile(int argc, char **argv, struct sink *out, const struct shell_origin *from)
 {
     if (argc >= 2 && strcmp(argv[1], "stream") == 0)
-        return cmd_profile_stream(argc, argv, out);
+        return cmd_profile_stream(argc, argv, out, from);
     struct profile_request req;
-    if (!profile_parse_args(argc, argv, &req)) {
-        sink_puts(out, "usage: " PROFILE_USAGE "\n");
-        return 1;
-    }
+    if (!profile_parse_args(argc, argv, &req))
+        return shell_usage(out, "profile");
     if (req.filter.by_pid && !task_exists(req.filter.pid)) {
         sink_printf(out, "profile: no task with pid %u\n", req.filter.pid);
         return 1;

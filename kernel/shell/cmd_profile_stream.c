@@ -16,16 +16,16 @@ static void print_address(struct sink *out, uint32_t ip, uint16_t port)
     sink_printf(out, "%s:%u", ipv4_text(ip).s, port);
 }
 
-static struct profile_stream_origin request_origin(void)
+/* Where the request came from, as the stream's rules (kernel/profiler/stream_codec.h) take it. */
+static struct profile_stream_origin request_origin(const struct shell_origin *from)
 {
-    struct profile_stream_origin o = { false, false, 0 };
-    o.udp = udpsh_request_origin(&o.ip, &o.keyed);
+    struct profile_stream_origin o = { from->udp, from->keyed, from->ip };
     return o;
 }
 
-static int start_stream(const struct profile_stream_request *req, struct sink *out)
+static int start_stream(const struct profile_stream_request *req, const struct shell_origin *from, struct sink *out)
 {
-    struct profile_stream_origin origin = request_origin();
+    struct profile_stream_origin origin = request_origin(from);
     uint32_t dst;
     const char *refusal = profile_stream_destination(req, &origin, udpsh_permits, &dst);
     if (refusal) {
@@ -97,7 +97,7 @@ static void print_figures(struct sink *out, const struct profile_stream_figures 
                 (unsigned long long)(tenths % 10), f->task_cpu);
 }
 
-static int stop_stream(struct sink *out)
+static int stop_stream(const struct shell_origin *from, struct sink *out)
 {
     struct profile_stream_figures f;
     profile_stream_figures(&f);
@@ -105,7 +105,7 @@ static int stop_stream(struct sink *out)
         sink_puts(out, "profile stream: not streaming\n");
         return 1;
     }
-    struct profile_stream_origin origin = request_origin();
+    struct profile_stream_origin origin = request_origin(from);
     if (!profile_stream_may_stop(&origin, f.dst_ip)) {
         sink_puts(out, "profile stream: an unkeyed request may stop only a stream to its own address\n");
         return 1;
@@ -137,20 +137,18 @@ static int print_status(struct sink *out)
     return 0;
 }
 
-int cmd_profile_stream(int argc, char **argv, struct sink *out)
+int cmd_profile_stream(int argc, char **argv, struct sink *out, const struct shell_origin *from)
 {
     struct profile_stream_request req;
-    if (!profile_stream_parse_args(argc, argv, &req)) {
-        sink_puts(out, "usage: " PROFILE_STREAM_USAGE "\n");
-        return 1;
-    }
+    if (!profile_stream_parse_args(argc, argv, &req))
+        return shell_usage(out, "profile stream");
     switch (req.action) {
     case PROFILE_STREAM_STATUS:
         return print_status(out);
     case PROFILE_STREAM_STOP:
-        return stop_stream(out);
+        return stop_stream(from, out);
     case PROFILE_STREAM_START:
-        return start_stream(&req, out);
+        return start_stream(&req, from, out);
     }
     return 1;
 }

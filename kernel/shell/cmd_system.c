@@ -4,7 +4,6 @@
 #include "hal/platform.h"
 #include "hal/pmu.h"
 #include "kernel/shell/commands.h"
-#include "kernel/shell/shell.h"
 #include "kernel/heap.h"
 #include "kernel/labels.h"
 #include "kernel/panic.h"
@@ -17,17 +16,15 @@ static bool no_arguments(int argc, char **argv, struct sink *out)
 {
     if (argc == 1)
         return true;
-    sink_printf(out, "usage: %s\n", argv[0]);
+    shell_usage(out, argv[0]);
     return false;
 }
 
-int cmd_help(int argc, char **argv, struct sink *out)
+int cmd_help(int argc, char **argv, struct sink *out, const struct shell_origin *from)
 {
-    (void)argv;
-    if (argc != 1) {
-        sink_puts(out, "usage: help\n");
+    (void)from;
+    if (!no_arguments(argc, argv, out))
         return 1;
-    }
     for (const struct shell_command *c = shell_commands; c->name; c++)
         sink_printf(out, "%-34s %s\n", c->usage, c->help);
     return 0;
@@ -45,8 +42,9 @@ static void ps_row(struct task *t, void *arg)
                 state >= 0 && state <= TASK_DEAD ? state_names[state] : "?", t->name, labels);
 }
 
-int cmd_ps(int argc, char **argv, struct sink *out)
+int cmd_ps(int argc, char **argv, struct sink *out, const struct shell_origin *from)
 {
+    (void)from;
     if (!no_arguments(argc, argv, out))
         return 1;
     sink_puts(out, "  PID CPU STATE    NAME            LABELS\n");
@@ -60,8 +58,9 @@ static void stacks_row(struct task *t, void *arg)
     sink_printf(arg, "%5u %-16s %6zu %6zu %6zu\n", t->pid, t->name, t->stack_size, used, t->stack_size - used);
 }
 
-int cmd_stacks(int argc, char **argv, struct sink *out)
+int cmd_stacks(int argc, char **argv, struct sink *out, const struct shell_origin *from)
 {
+    (void)from;
     if (!no_arguments(argc, argv, out))
         return 1;
     sink_puts(out, "  PID NAME             SIZE   USED HEADROOM\n");
@@ -69,8 +68,9 @@ int cmd_stacks(int argc, char **argv, struct sink *out)
     return 0;
 }
 
-int cmd_cpus(int argc, char **argv, struct sink *out)
+int cmd_cpus(int argc, char **argv, struct sink *out, const struct shell_origin *from)
 {
+    (void)from;
     if (!no_arguments(argc, argv, out))
         return 1;
     sink_puts(out, "CPU APIC ONLINE TICKS BUSY\n");
@@ -83,8 +83,9 @@ int cmd_cpus(int argc, char **argv, struct sink *out)
     return 0;
 }
 
-int cmd_mem(int argc, char **argv, struct sink *out)
+int cmd_mem(int argc, char **argv, struct sink *out, const struct shell_origin *from)
 {
+    (void)from;
     if (!no_arguments(argc, argv, out))
         return 1;
     struct heap_stats s;
@@ -96,8 +97,9 @@ int cmd_mem(int argc, char **argv, struct sink *out)
     return 0;
 }
 
-int cmd_uptime(int argc, char **argv, struct sink *out)
+int cmd_uptime(int argc, char **argv, struct sink *out, const struct shell_origin *from)
 {
+    (void)from;
     if (!no_arguments(argc, argv, out))
         return 1;
     int64_t ms = time_ns() / 1000000;
@@ -105,8 +107,9 @@ int cmd_uptime(int argc, char **argv, struct sink *out)
     return 0;
 }
 
-int cmd_lscpu(int argc, char **argv, struct sink *out)
+int cmd_lscpu(int argc, char **argv, struct sink *out, const struct shell_origin *from)
 {
+    (void)from;
     if (!no_arguments(argc, argv, out))
         return 1;
     pmu_describe(out);
@@ -114,15 +117,17 @@ int cmd_lscpu(int argc, char **argv, struct sink *out)
     return 0;
 }
 
-int cmd_panic(int argc, char **argv, struct sink *out)
+int cmd_panic(int argc, char **argv, struct sink *out, const struct shell_origin *from)
 {
+    (void)from;
     if (!no_arguments(argc, argv, out))
         return 1;
     panic("requested from the shell");
 }
 
-int cmd_poweroff(int argc, char **argv, struct sink *out)
+int cmd_poweroff(int argc, char **argv, struct sink *out, const struct shell_origin *from)
 {
+    (void)from;
     if (!no_arguments(argc, argv, out))
         return 1;
     sink_puts(out, "poweroff: ACPI S5\n");
@@ -131,12 +136,11 @@ int cmd_poweroff(int argc, char **argv, struct sink *out)
     return 1;
 }
 
-int cmd_selftest(int argc, char **argv, struct sink *out)
+int cmd_selftest(int argc, char **argv, struct sink *out, const struct shell_origin *from)
 {
-    if (argc != 2 || strcmp(argv[1], "nmi") != 0) {
-        sink_puts(out, "usage: selftest nmi\n");
-        return 1;
-    }
+    (void)from;
+    if (argc != 2 || strcmp(argv[1], "nmi") != 0)
+        return shell_usage(out, "selftest");
     const char *result = platform_nmi_selftest();
     sink_printf(out, "selftest nmi: %s\n", result);
     return strncmp(result, "ok", 2) == 0 ? 0 : 1;

@@ -1,6 +1,6 @@
-/* kernel/shell/lineedit.c: the console line editor (kernel/shell/lineedit.h). It owns one line being typed: it stores and
- * echoes printable characters, performs erase, kill-line and cancel, and decides on Enter whether the line
- * is delivered or refused as too long. It never writes past buf, whatever arrives. */
+/* kernel/shell/lineedit.c: the console line editor (kernel/shell/lineedit.h). It owns one line being typed: it stores
+ * and echoes printable characters, performs erase, kill-line and cancel, and decides on Enter whether the line is
+ * delivered or refused as too long. It never writes past buf, whatever arrives. */
 #include <stdbool.h>
 #include <stddef.h>
 

@@ -1,54 +1,20 @@
-/* kernel/shell/shell.c: the shell (kernel/shell/shell.h) -- the one command table, running a line against it, and the
- * console shell task that reads lines with the line editor and prints the prompt. The UDP shell reuses
- * shell_run_line with its own sink. */
+/* kernel/shell/shell.c: the shell (kernel/shell/shell.h) -- running a line against the command table
+ * (kernel/shell/command_table.c), and the console shell task that reads lines with the line editor and prints the
+ * prompt. The UDP shell reuses shell_run_line with its own sink and the datagram's origin. */
 #include "kernel/shell/shell.h"
 
 #include "hal/cpu.h"
 #include "hal/platform.h"
 #include "kernel/console.h"
 #include "kernel/labels.h"
-#include "kernel/shell/lineedit.h"
 #include "kernel/lib/parse.h"
-#include "kernel/profiler/stream_codec.h"
-#include "kernel/lib/string.h"
+#include "kernel/shell/commands.h"
+#include "kernel/shell/lineedit.h"
 #include "kernel/task.h"
 
-const struct shell_command shell_commands[] = {
-    { "help", "help", "list the commands", cmd_help },
-    { "profile", "profile [ms] [pid|all] [chains|raw] [key=value] | " PROFILE_STREAM_USAGE,
-      "sample where the CPUs spend their time, fold by call chain (raw: every sample; key=value: only those; "
-      "stream: send every sample as UDP datagrams in the background until stopped or SECONDS)",
-      cmd_profile },
-    { "lscpu", "lscpu", "the CPU, what it claims about its PMU, and the source profile would use", cmd_lscpu },
-    { "ps", "ps", "tasks: pid, cpu, state, name, labels", cmd_ps },
-    { "label", "label PID key=value ... | label PID -", "set (up to 4 pairs) or clear a task's label set",
-      cmd_label },
-    { "stacks", "stacks", "per task: stack size, deepest use, headroom", cmd_stacks },
-    { "cpus", "cpus", "each CPU: APIC id, online, ticks, busy ticks", cmd_cpus },
-    { "net", "net", "the network interface: address, MAC, packets and errors in and out, the UDP shell", cmd_net },
-    { "netload", "netload send HOST PORT SECONDS [SIZE] [PPS] | sink PORT SECONDS | echo PORT SECONDS",
-      "UDP load from this end: send, count (sink) or reflect (echo) sequence-numbered datagrams", cmd_netload },
-    { "mem", "mem", "heap statistics", cmd_mem },
-    { "uptime", "uptime", "time since boot", cmd_uptime },
-    { "burn", "burn [MS [N [irqsoff]]]",
-      "start N busy tasks for MS ms (a known call chain; irqsoff: in slices with interrupts off); alone: the last run",
-      cmd_burn },
-    { "selftest", "selftest nmi", "an exception inside the NMI handler must not re-open NMIs: tried on this cpu",
-      cmd_selftest },
-    { "panic", "panic", "panic on purpose (to see the backtrace)", cmd_panic },
-    { "poweroff", "poweroff", "power the machine off (ACPI S5)", cmd_poweroff },
-    { 0, 0, 0, 0 },
-};
+const struct shell_origin shell_console_origin = { false, false, 0, 0 };
 
-const struct shell_command *shell_find_command(const char *name)
-{
-    for (const struct shell_command *c = shell_commands; c->name; c++)
-        if (strcmp(c->name, name) == 0)
-            return c;
-    return 0;
-}
-
-int shell_run_line(char *line, struct sink *out)
+int shell_run_line(char *line, const struct shell_origin *from, struct sink *out)
 {
     char *argv[SHELL_MAX_ARGS];
     int argc = split_words(line, argv, SHELL_MAX_ARGS);
@@ -81,7 +47,7 @@ int shell_run_line(char *line, struct sink *out)
      * (DHCP's, say) land inside it on the console. */
     struct line_sink lines;
     line_sink_init(&lines, out);
-    int result = cmd->run(argc, argv, &lines.sink);
+    int result = cmd->run(argc, argv, &lines.sink, from);
     line_sink_flush(&lines);
     if (mine)
         task_replace_labels(self, mine, before);
@@ -108,7 +74,7 @@ static void console_shell(void *arg)
         char c = console_read_char();
         switch (line_editor_feed(&editor, c, &echo)) {
         case LINE_READY:
-            shell_run_line(editor.buf, &console_sink);
+            shell_run_line(editor.buf, &shell_console_origin, &console_sink);
             break;
         case LINE_TOO_LONG:
             sink_printf(&console_sink, "line too long (max %d characters)\n", LINE_MAX);

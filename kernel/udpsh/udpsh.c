@@ -13,6 +13,7 @@
 #include "kernel/net/boot_secret.h"
 #include "kernel/cmdline.h"
 #include "kernel/shell/commands.h"
+#include "kernel/shell/shell.h"
 #include "kernel/log.h"
 #include "kernel/net/allowlist.h"
 #include "kernel/net/net.h"
@@ -112,15 +113,6 @@ static void request_arrived(void *arg, uint32_t src_ip, uint16_t src_port, const
     task_wake(shell_task);
 }
 
-bool udpsh_request_origin(uint32_t *ip, bool *keyed)
-{
-    if (!shell_task || task_current() != shell_task)
-        return false;
-    *ip = request.ip;
-    *keyed = request.keyed;
-    return true;
-}
-
 static void send_datagram(void *arg, const char *data, size_t len)
 {
     (void)arg;
@@ -135,7 +127,8 @@ static void udp_shell(void *arg)
         while (!atomic_load_explicit(&busy, memory_order_acquire))
             task_block();
         chunker_init(&chunker, request.seq, send_datagram, 0);
-        int result = shell_run_line(request.line, chunker_sink(&chunker));
+        struct shell_origin from = { true, request.keyed, request.ip, request.port };
+        int result = shell_run_line(request.line, &from, chunker_sink(&chunker));
         chunker_finish(&chunker, result);
         atomic_store_explicit(&busy, false, memory_order_release);
     }

@@ -18,6 +18,7 @@
 #include "kernel/profiler/build_id.h"
 #include "kernel/profiler.h"
 #include "kernel/profiler/stream_codec.h"
+#include "kernel/shell/commands.h"
 #include "kernel/udpsh/udpsh.h"
 #include "hal/entropy.h"
 #include "kernel/symbols.h"
@@ -137,13 +138,8 @@ bool net_udp_send(enum net_udp_when_full when_full, uint16_t src_port, uint32_t 
     CHECK(len <= NET_UDP_MAX);
     return true;
 }
-/* `profile stream`: the console's request, the local subnet allowed; its task never starts (task_spawn). */
+/* `profile stream`: the local subnet allowed; its task never starts (task_spawn). */
 bool udpsh_permits(uint32_t ip) { return (ip >> 8) == 0x0a0002; }
-bool udpsh_request_origin(uint32_t *ip, bool *keyed)
-{
-    (void)ip, (void)keyed;
-    return false;
-}
 uint64_t entropy_sample(bool *hardware)
 {
     *hardware = false;
@@ -182,13 +178,11 @@ void task_sleep_until(int64_t when_ns)
         fake_time_ns = when_ns;
 }
 
-int cmd_net(int argc, char **argv, struct sink *out)
+int cmd_net(int argc, char **argv, struct sink *out, const struct shell_origin *from)
 {
-    (void)argv;
-    if (argc != 1) {
-        sink_puts(out, "usage: net\n");
-        return 1;
-    }
+    (void)argv, (void)from;
+    if (argc != 1)
+        return shell_usage(out, "net");
     sink_puts(out, "net: the fuzz target has no interface to show\n");
     return 0;
 }

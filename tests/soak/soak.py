@@ -71,7 +71,7 @@ SHELL_MAX_ARGS = 16
 LINE_MAX = 255
 COMMANDS = {"help", "profile", "lscpu", "ps", "label", "stacks", "cpus", "net", "netload", "mem", "uptime",
             "burn", "panic", "poweroff"}
-# The commands whose every wrong use gets one fixed usage line, and that line (kernel/cmd_*.c).
+# The commands whose every wrong use gets one fixed usage line, and that line (kernel/shell/command_table.c).
 FIXED_USAGE = {name: "usage: " + name for name in ["help", "lscpu", "ps", "stacks", "cpus", "mem", "uptime"]}
 FIXED_USAGE["net"] = "usage: net | net wedge MS"
 # A small vocabulary: label sets are interned in a table of 64 and never freed, so the soak must not invent

@@ -1,5 +1,5 @@
-/* tests/unit/fake_net.c: the fakes of tests/unit/fake_net.h -- the network, the UDP shell's allowlist and
- * request origin, and the entropy a stream's run number comes from. */
+/* tests/unit/fake_net.c: the fakes of tests/unit/fake_net.h -- the network, the UDP shell's allowlist, and the
+ * entropy a stream's run number comes from. */
 #include "fake_net.h"
 
 #include <string.h>
@@ -13,8 +13,6 @@ unsigned fake_net_binds;
 unsigned fake_net_nsent;
 unsigned fake_net_fail_from = UINT32_MAX;
 struct fake_net_datagram fake_net_sent[FAKE_NET_SENT_MAX];
-bool fake_origin_udp, fake_origin_keyed;
-uint32_t fake_origin_ip;
 
 void fake_net_reset(void)
 {
@@ -22,8 +20,6 @@ void fake_net_reset(void)
     fake_net_binds = 0;
     fake_net_nsent = 0;
     fake_net_fail_from = UINT32_MAX;
-    fake_origin_udp = fake_origin_keyed = false;
-    fake_origin_ip = 0;
 }
 
 bool net_available(void) { return fake_net_up; }
@@ -54,15 +50,6 @@ bool net_udp_send(enum net_udp_when_full when_full, uint16_t src_port, uint32_t 
 }
 
 bool udpsh_permits(uint32_t ip) { return (ip >> 8) == 0x0a0002; }
-
-bool udpsh_request_origin(uint32_t *ip, bool *keyed)
-{
-    if (!fake_origin_udp)
-        return false;
-    *ip = fake_origin_ip;
-    *keyed = fake_origin_keyed;
-    return true;
-}
 
 uint64_t entropy_sample(bool *hardware)
 {

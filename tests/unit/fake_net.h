@@ -1,6 +1,6 @@
 /* tests/unit/fake_net.h: the network and the UDP shell as `profile stream` sees them (kernel/net/net.h,
  * kernel/udpsh/udpsh.h), faked for the host tests of the command: whether the network is up, what the allowlist
- * permits (10.0.2.0/24), where the request running comes from, and every datagram sent, kept. */
+ * permits (10.0.2.0/24), and every datagram sent, kept. */
 #ifndef TESTS_UNIT_FAKE_NET_H
 #define TESTS_UNIT_FAKE_NET_H
 
@@ -23,9 +23,6 @@ extern unsigned fake_net_binds;
 extern unsigned fake_net_nsent;
 extern unsigned fake_net_fail_from; /* sends from this one on fail (UINT32_MAX: none) */
 extern struct fake_net_datagram fake_net_sent[FAKE_NET_SENT_MAX];
-/* The request running: from the UDP shell (udp) at ip, keyed or not; udp false: the console. */
-extern bool fake_origin_udp, fake_origin_keyed;
-extern uint32_t fake_origin_ip;
 
 void fake_net_reset(void);
 

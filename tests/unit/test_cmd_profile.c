@@ -75,6 +75,7 @@ static unsigned ticks_per_sleep;
 static int stop_waits;
 static char *nested_line; /* a command run from inside the window, as another console would */
 static char nested_output[256];
+static const struct shell_origin console = { 0 }; /* every line here is the console's */
 
 static void tick_every_cpu(unsigned t)
 {
@@ -102,7 +103,7 @@ void task_sleep_until(int64_t when_ns)
         int argc = 0;
         for (char *word = strtok(nested_line, " "); word; word = strtok(NULL, " "))
             argv[argc++] = word;
-        assert_int_equal(cmd_profile(argc, argv, &bs.sink), 1);
+        assert_int_equal(cmd_profile(argc, argv, &bs.sink, &console), 1);
         nested_line = NULL;
     }
     fake_time_ns = when_ns + sleep_extra_ns;
@@ -153,7 +154,7 @@ static int run_line(const char *line)
         argv[argc++] = word;
     struct buffer_sink bs;
     buffer_sink_init(&bs, output, sizeof output);
-    return cmd_profile(argc, argv, &bs.sink);
+    return cmd_profile(argc, argv, &bs.sink, &console);
 }
 
 static int setup_group(void **state)

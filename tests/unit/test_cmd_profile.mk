@@ -1,6 +1,7 @@
 # The command runs a real profile: run control, the report and its raw form, labels, the heap, and the PMU
 # layer over the fake CPU (which has none, so the tick is the source).
-test_cmd_profile_SRCS := kernel/shell/cmd_profile.c kernel/shell/cmd_profile_stream.c kernel/profiler/stream_codec.c \
+test_cmd_profile_SRCS := kernel/shell/command_table.c tests/unit/fake_commands.c kernel/shell/cmd_profile.c \
+                         kernel/shell/cmd_profile_stream.c kernel/profiler/stream_codec.c \
                          kernel/profiler/stream_task.c tests/unit/fake_net.c kernel/profiler/args.c kernel/profiler.c \
                          kernel/profiler/run.c kernel/profiler/fold.c kernel/profiler/report.c \
                          kernel/profiler/raw.c kernel/profiler/fields.c kernel/labels.c kernel/lib/parse.c kernel/heap.c kernel/symbols.c \

@@ -153,6 +153,8 @@ void task_sleep_ms(uint32_t ms)
 
 static _Alignas(16) unsigned char heap_region[4 << 20];
 static char output[8192];
+/* Where the lines run come from: the console unless a test says the UDP shell (udp, from ip, keyed or not). */
+static struct shell_origin origin;
 
 static int run_line(const char *line)
 {
@@ -164,7 +166,7 @@ static int run_line(const char *line)
         argv[argc++] = word;
     struct buffer_sink bs;
     buffer_sink_init(&bs, output, sizeof output);
-    return cmd_profile(argc, argv, &bs.sink);
+    return cmd_profile(argc, argv, &bs.sink, &origin);
 }
 
 struct received {
@@ -247,6 +249,7 @@ static int setup(void **state)
     pending_entry = NULL;
     net_goes_down_at_sleep = false;
     fake_net_reset();
+    origin = (struct shell_origin){ 0 };
     return 0;
 }
 
@@ -392,8 +395,8 @@ static void test_where_it_may_go_as_the_command_applies_it(void **state)
     assert_int_equal(run_line("profile stream 10.0.3.2:9000"), 1);
     assert_string_equal(output, "profile stream: that address is not in the UDP shell's allowlist (udpsh.allow)\n");
     /* unkeyed UDP: PORT alone goes to the requester; another address is refused */
-    fake_origin_udp = true;
-    fake_origin_ip = 0x0a000207;
+    origin.udp = true;
+    origin.ip = 0x0a000207;
     assert_int_equal(run_line("profile stream 10.0.2.8:9000"), 1);
     assert_string_equal(output, "profile stream: an unkeyed request may stream only to its own address (udpsh.key)\n");
     assert_null(pending_entry);
@@ -401,11 +404,11 @@ static void test_where_it_may_go_as_the_command_applies_it(void **state)
     assert_int_equal(run_line("profile stream 9000 1"), 0);
     expect_output("profile stream: run %08x to 10.0.2.7:9000 for 1 s, source tick\n", id);
     /* an unkeyed request from elsewhere may not stop it; a keyed one may */
-    fake_origin_ip = 0x0a000208;
+    origin.ip = 0x0a000208;
     assert_int_equal(run_line("profile stream stop"), 1);
     assert_string_equal(output, "profile stream: an unkeyed request may stop only a stream to its own address\n");
     assert_non_null(pending_entry); /* still running */
-    fake_origin_keyed = true;
+    origin.keyed = true;
     assert_int_equal(run_line("profile stream stop"), 0);
     assert_null(pending_entry);
     parse_sent(0x0a000207, 9000, UINT32_MAX);
@@ -424,7 +427,7 @@ static void test_bad_words_start_nothing(void **state)
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         assert_int_equal(run_line(bad[i]), 1);
-        assert_string_equal(output, "usage: " PROFILE_STREAM_USAGE "\n");
+        assert_string_equal(output, "usage: profile stream [HOST:PORT|PORT [SECONDS] [pid|all] | stop]\n");
     }
     assert_int_equal(run_line("profile stream 10.0.2.2:9000 1 4242"), 1);
     assert_string_equal(output, "profile stream: no task with pid 4242\n");

@@ -258,7 +258,8 @@ static int run_line(const char *line)
         argv[argc++] = word;
     struct buffer_sink bs;
     buffer_sink_init(&bs, output, sizeof output);
-    return cmd_label(argc, argv, &bs.sink);
+    static const struct shell_origin console = { 0 };
+    return cmd_label(argc, argv, &bs.sink, &console);
 }
 
 static int setup_tasks(void **state)

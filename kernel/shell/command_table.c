@@ -1,0 +1,52 @@
+/* kernel/shell/command_table.c: the one command table (kernel/shell/commands.h) -- each command's name, its usage
+ * line and its help line, written here only: `help` prints the table, and a command given bad words prints its
+ * row's usage through shell_usage. Finding a command by name is here too; running a line is kernel/shell/shell.c. */
+#include "kernel/shell/commands.h"
+
+#include "kernel/lib/string.h"
+
+const struct shell_command shell_commands[] = {
+    { "help", "help", "list the commands", cmd_help },
+    { "profile", "profile [ms] [pid|all] [chains|raw] [key=value]",
+      "sample where the CPUs spend their time, fold by call chain (raw: every sample; key=value: only those)",
+      cmd_profile },
+    { "profile stream", "profile stream [HOST:PORT|PORT [SECONDS] [pid|all] | stop]",
+      "send every sample as UDP datagrams in the background until stopped or SECONDS", cmd_profile_stream },
+    { "lscpu", "lscpu", "the CPU, what it claims about its PMU, and the source profile would use", cmd_lscpu },
+    { "ps", "ps", "tasks: pid, cpu, state, name, labels", cmd_ps },
+    { "label", "label PID key=value ... | label PID -", "set (up to 4 pairs) or clear a task's label set",
+      cmd_label },
+    { "stacks", "stacks", "per task: stack size, deepest use, headroom", cmd_stacks },
+    { "cpus", "cpus", "each CPU: APIC id, online, ticks, busy ticks", cmd_cpus },
+    { "net", "net | net wedge MS",
+      "the network interface: address, MAC, packets and errors in and out, the UDP shell; wedge: the network task "
+      "stops polling the card for MS ms",
+      cmd_net },
+    { "netload", "netload send HOST PORT SECONDS [SIZE] [PPS] | netload sink PORT SECONDS | netload echo PORT SECONDS",
+      "UDP load from this end: send, count (sink) or reflect (echo) sequence-numbered datagrams", cmd_netload },
+    { "mem", "mem", "heap statistics", cmd_mem },
+    { "uptime", "uptime", "time since boot", cmd_uptime },
+    { "burn", "burn [MS [N [irqsoff]]] (MS 1..60000, N 1..16)",
+      "start N busy tasks for MS ms (a known call chain; irqsoff: in slices with interrupts off); alone: the last run",
+      cmd_burn },
+    { "selftest", "selftest nmi", "an exception inside the NMI handler must not re-open NMIs: tried on this cpu",
+      cmd_selftest },
+    { "panic", "panic", "panic on purpose (to see the backtrace)", cmd_panic },
+    { "poweroff", "poweroff", "power the machine off (ACPI S5)", cmd_poweroff },
+    { 0, 0, 0, 0 },
+};
+
+const struct shell_command *shell_find_command(const char *name)
+{
+    for (const struct shell_command *c = shell_commands; c->name; c++)
+        if (strcmp(c->name, name) == 0)
+            return c;
+    return 0;
+}
+
+int shell_usage(struct sink *out, const char *name)
+{
+    const struct shell_command *c = shell_find_command(name);
+    sink_printf(out, "usage: %s\n", c ? c->usage : name);
+    return 1;
+}
