@@ -10,7 +10,7 @@
 #include "gdbstub/udp.h"
 #include "gdbstub/udp_nic.h"
 #include "kernel/net/netdev.h"
-#include "kernel/udpsh/udpsh.h"
+#include "kernel/net/allowlist.h"
 #include "kernel/lib/format.h"
 #include "kernel/lib/parse.h"
 #include "kernel/lib/sink.h"
@@ -47,7 +47,7 @@ static void port_session(bool begin)
 static const struct gdb_udp_port nic_port = {
     .transmit = port_transmit,
     .poll = port_poll,
-    .permits = udpsh_permits,
+    .permits = net_peer_permitted,
     .now_ns = time_ns,
     .relax = port_relax,
     .session = port_session,

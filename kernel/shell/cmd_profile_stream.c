@@ -10,6 +10,7 @@
 #include "kernel/profiler/build_id.h"
 #include "kernel/shell/commands.h"
 #include "kernel/lib/format.h"
+#include "kernel/net/allowlist.h"
 #include "kernel/net/net.h"
 #include "kernel/udpsh/udpsh.h"
 #include "kernel/profiler.h"
@@ -139,7 +140,7 @@ static int start_stream(const struct profile_stream_request *req, struct sink *o
 {
     struct profile_stream_origin origin = request_origin();
     uint32_t dst;
-    const char *refusal = profile_stream_destination(req, &origin, udpsh_permits, &dst);
+    const char *refusal = profile_stream_destination(req, &origin, net_peer_permitted, &dst);
     if (refusal) {
         sink_printf(out, "%s\n", refusal);
         return 1;

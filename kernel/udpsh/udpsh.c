@@ -3,11 +3,10 @@
  * udpsh_request_line, and hands it to the UDP shell task, which runs it through the same command table and
  * sinks as the console (so `profile 2000` never stalls the network task) and sends the output back in
  * datagrams with a trailer (kernel/udpsh/wire.h, docs/udp-shell.md). One command at a time: a request
- * meanwhile is answered `busy`. Senders outside the allowlist get nothing; a sender over the rate limit
- * (kernel/udpsh/ratelimit.h) gets nothing more until its bucket refills; a sender that has not shown it
- * receives at its address gets only a token, and without udpsh.key only the commands that read run
- * (kernel/udpsh/auth.h). */
-#include "hal/compiler.h"
+ * meanwhile is answered `busy`. Senders outside the allowlist (net_peer_permitted, kernel/net/allowlist.h)
+ * get nothing; a sender over the rate limit (kernel/udpsh/ratelimit.h) gets nothing more until its bucket
+ * refills; a sender that has not shown it receives at its address gets only a token, and without udpsh.key
+ * only the commands that read run (kernel/udpsh/auth.h). */
 #include <stdatomic.h>
 
 #include "kernel/net/boot_secret.h"
@@ -25,8 +24,6 @@
 #include "kernel/task.h"
 
 static uint16_t port = UDPSH_DEFAULT_PORT;
-static struct allowlist allowed;
-static bool allow_from_cmdline; /* else: the local subnet, known once the address is */
 static struct ratelimit rate;
 static struct udpsh_auth auth;
 static bool key_refused; /* udpsh.key= was given but unreadable: the shell runs unkeyed */
@@ -44,14 +41,6 @@ static struct {
     uint64_t requests, refused_busy, refused_bad, not_allowed, rate_limited;
 } counters;
 
-DEBUGGER_TEXT bool udpsh_permits(uint32_t src)
-{
-    if (allow_from_cmdline)
-        return allowlist_permits(&allowed, src);
-    struct allowlist local;
-    return allowlist_local_subnet(&local, net_address(), net_netmask()) && allowlist_permits(&local, src);
-}
-
 static bool names_a_command(const char *name)
 {
     return shell_find_command(name) != 0;
@@ -61,7 +50,7 @@ static bool names_a_command(const char *name)
 static void request_arrived(void *arg, uint32_t src_ip, uint16_t src_port, const uint8_t *data, size_t len)
 {
     (void)arg;
-    if (!udpsh_permits(src_ip)) {
+    if (!net_peer_permitted(src_ip)) {
         counters.not_allowed++;
         return;
     }
@@ -187,20 +176,13 @@ void udpsh_init(void)
     }
     ratelimit_init(&rate, (uint32_t)per_second, time_ns());
     start_auth();
-    const char *allow_opt = cmdline_get("udpsh.allow");
-    if (allow_opt) {
-        char error[ALLOWLIST_ERROR_MAX];
-        if (allowlist_parse(allow_opt, &allowed, error, sizeof error))
-            allow_from_cmdline = true;
-        else
-            log_warn("udpsh: udpsh.allow: %s; allowing the local subnet", error);
-    }
+    net_peers_init(); /* udpsh.allow=, which every UDP service goes by (kernel/net/allowlist.h) */
     shell_task = task_spawn("udpsh", udp_shell, 0, 0);
     if (!shell_task || !net_udp_bind(port, request_arrived, 0)) {
         log_warn("udpsh: cannot start the UDP shell");
         return;
     }
-    log_info("udpsh: listening on UDP port %u (%s)", port, allow_from_cmdline ? "udpsh.allow" : "local subnet");
+    log_info("udpsh: listening on UDP port %u (%s)", port, net_peers_rule());
 }
 
 void udpsh_report(struct sink *out)
