@@ -133,27 +133,20 @@ static void udp_shell(void *arg)
 /* The token secret (kernel/net/boot_secret.h), under no domain label: what it always was. */
 static void start_auth(void)
 {
-    uint8_t key[UDPSH_KEY_MAX_BYTES];
-    size_t key_len = 0;
-    const char *key_opt = cmdline_get("udpsh.key");
-    if (key_opt) {
-        char error[UDPSH_KEY_ERROR_MAX];
-        if (!udpsh_key_parse(key_opt, key, &key_len, error, sizeof error)) {
-            log_warn("udpsh: udpsh.key: %s; running unkeyed (only the commands that read)", error);
-            key_refused = true;
-            key_len = 0;
-        }
+    struct keyed_boot boot;
+    keyed_boot_draw("", &boot);
+    if (boot.key_refused) {
+        log_warn("udpsh: udpsh.key: %s; running unkeyed (only the commands that read)", boot.key_error);
+        key_refused = true;
     }
-    uint8_t secret[SHA256_DIGEST_SIZE];
-    bool hardware = boot_secret_derive("", key, key_len, secret);
-    udpsh_auth_init(&auth, secret, key_len ? key : 0, key_len);
-    memset(key, 0, sizeof key);
-    memset(secret, 0, sizeof secret);
-    if (auth.keyed)
-        log_info("udpsh: keyed (%u bits): every request must carry its MAC", (unsigned)(key_len * 8));
+    udpsh_auth_init(&auth, boot.secret, boot.key_len ? boot.key : 0, boot.key_len);
+    bool hardware = boot.hardware;
+    memset(&boot, 0, sizeof boot);
+    if (auth.service.keyed)
+        log_info("udpsh: keyed (%u bits): every request must carry its MAC", (unsigned)(auth.service.key_len * 8));
     if (!hardware)
         log_info("udpsh: no hardware random generator: the token secret comes from TSC jitter%s",
-                 auth.keyed ? " and the key" : "");
+                 auth.service.keyed ? " and the key" : "");
 }
 
 void udpsh_init(void)
@@ -197,7 +190,7 @@ void udpsh_report(struct sink *out)
     const struct udpsh_auth_counts *c = &auth.counts;
     sink_printf(out, "udpsh auth: %s, %llu tokens sent, %llu over budget, %llu replies ignored, %llu no mac, "
                      "%llu bad mac, %llu replayed, %llu senders full, %llu need a key\n",
-                auth.keyed ? "keyed" : key_refused ? "unkeyed (bad udpsh.key)" : "unkeyed",
+                auth.service.keyed ? "keyed" : key_refused ? "unkeyed (bad udpsh.key)" : "unkeyed",
                 (unsigned long long)c->tokens_sent, (unsigned long long)c->over_budget,
                 (unsigned long long)c->replies_ignored, (unsigned long long)c->no_mac, (unsigned long long)c->bad_mac,
                 (unsigned long long)c->replayed, (unsigned long long)c->senders_full,
