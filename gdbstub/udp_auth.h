@@ -41,9 +41,10 @@
  *    needs.
  *  - gdb_udp_seal(ip, port, inner, len, out, cap): wraps len (0 .. GDB_UDP_INNER_MAX) bytes of stub output
  *    into the payload of one datagram to ip:port, the peer (keyed: under that address's session nonce, and
- *    only once a datagram has been accepted: a keyed stub says nothing before it is spoken to), written to out (cap bytes of room; out never overlaps inner). Returns the payload's length, 0
- *    when it cannot (cap too small): the transport then sends nothing. cap is at least len +
- *    GDB_UDP_SEAL_OVERHEAD whenever the transport calls it with len <= GDB_UDP_INNER_MAX.
+ *    only once a datagram has been accepted: a keyed stub says nothing before it is spoken to), written to
+ *    out (cap bytes of room; out never overlaps inner). Returns the payload's length, 0 when it cannot (cap
+ *    too small): the transport then sends nothing. cap is at least len + GDB_UDP_SEAL_OVERHEAD whenever the
+ *    transport calls it with len <= GDB_UDP_INNER_MAX.
  *  - gdb_udp_auth_reset(): a new peer attaches (or the old one is forgotten). The keyed mode keeps nothing
  *    per peer (its counters are per boot), so this changes nothing there.
  *  - gdb_udp_auth_start(): once, at boot in task context, before the first gdb_udp_open: reads udpsh.key=

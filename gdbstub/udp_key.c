@@ -64,7 +64,7 @@ void gdb_udp_auth_report(struct sink *out)
     }
     sink_printf(out, "gdb udp auth: %s, %llu accepted, %llu hellos answered, %llu plain or malformed, "
                      "%llu bad nonce, %llu bad mac, %llu replayed\n",
-                auth.service.keyed ? "keyed" : "unkeyed", (unsigned long long)c->accepted, (unsigned long long)c->hellos,
-                (unsigned long long)c->plain, (unsigned long long)c->bad_nonce, (unsigned long long)c->bad_mac,
-                (unsigned long long)c->replayed);
+                auth.service.keyed ? "keyed" : "unkeyed", (unsigned long long)c->accepted,
+                (unsigned long long)c->hellos, (unsigned long long)c->plain, (unsigned long long)c->bad_nonce,
+                (unsigned long long)c->bad_mac, (unsigned long long)c->replayed);
 }

@@ -34,7 +34,8 @@ bool udpsh_looks_like_reply(const uint8_t *data, size_t len)
 bool udpsh_within_budget(size_t received_len, size_t reply_len)
 {
     /* 64-bit sums: a datagram is at most 64 KiB, so nothing here can overflow. */
-    return (uint64_t)reply_len + UDPSH_HEADER_BYTES <= UDPSH_AMPLIFICATION * ((uint64_t)received_len + UDPSH_HEADER_BYTES);
+    return (uint64_t)reply_len + UDPSH_HEADER_BYTES <=
+           UDPSH_AMPLIFICATION * ((uint64_t)received_len + UDPSH_HEADER_BYTES);
 }
 
 void udpsh_token(const struct udpsh_auth *a, uint32_t ip, uint16_t port, int64_t window,
