@@ -1,7 +1,8 @@
 /* gdbstub/udp_auth.c: the keyed gdb datagram's logic (gdbstub/udp_auth.h) -- the session nonce
  * a hello is answered with, the checks a data datagram passes before its gdb bytes reach the stub (magic,
  * nonce of its address, MAC, rising counter), and the sealing of the stub's replies. Pure, over explicit
- * state; gdbstub/udp_key.c holds the kernel's one instance. */
+ * state; gdbstub/udp_key.c holds the kernel's one instance. The key and the nonce secret are a struct
+ * keyed_service (kernel/net/keyed_service.h), as the UDP shell's are. */
 #include "gdbstub/udp_auth.h"
 
 #include "kernel/lib/hmac.h"
@@ -15,12 +16,7 @@ void gdb_udp_auth_init(struct gdb_udp_auth *a, const uint8_t secret[SHA256_DIGES
                        size_t key_len)
 {
     memset(a, 0, sizeof *a);
-    memcpy(a->secret, secret, SHA256_DIGEST_SIZE);
-    if (key && key_len >= UDPSH_KEY_MIN_BYTES && key_len <= UDPSH_KEY_MAX_BYTES) {
-        a->keyed = true;
-        a->key_len = key_len;
-        memcpy(a->key, key, key_len);
-    }
+    keyed_service_init(&a->service, secret, key, key_len);
 }
 
 static void put_u64(uint8_t *p, uint64_t v)
@@ -47,7 +43,7 @@ void gdb_udp_session_nonce(const struct gdb_udp_auth *a, uint32_t ip, uint16_t p
     message[7] = (uint8_t)(port >> 8);
     message[8] = (uint8_t)port;
     uint8_t mac[SHA256_DIGEST_SIZE];
-    hmac_sha256(a->secret, sizeof a->secret, message, sizeof message, mac);
+    hmac_sha256(a->service.secret, sizeof a->service.secret, message, sizeof message, mac);
     memcpy(nonce, mac, GDB_UDP_NONCE_BYTES);
 }
 
@@ -78,7 +74,7 @@ static enum gdb_udp_verdict answer_hello(struct gdb_udp_auth *a, uint32_t ip, ui
     n += 8;
     put_u64(out + n, a->tx_counter);
     n += 8;
-    hmac_sha256(a->key, a->key_len, out, n, out + n);
+    hmac_sha256(a->service.key, a->service.key_len, out, n, out + n);
     n += GDB_UDP_MAC_BYTES;
     a->counts.hellos++;
     *inner = out;
@@ -89,7 +85,7 @@ static enum gdb_udp_verdict answer_hello(struct gdb_udp_auth *a, uint32_t ip, ui
 enum gdb_udp_verdict gdb_udp_auth_open(struct gdb_udp_auth *a, uint32_t ip, uint16_t port, const uint8_t *data,
                                        size_t len, const uint8_t **inner, size_t *inner_len)
 {
-    if (!a->keyed) {
+    if (!a->service.keyed) {
         if (len > GDB_UDP_INNER_MAX)
             return GDB_UDP_DROP;
         a->counts.accepted++;
@@ -113,7 +109,7 @@ enum gdb_udp_verdict gdb_udp_auth_open(struct gdb_udp_auth *a, uint32_t ip, uint
     }
     size_t body = len - GDB_UDP_MAC_BYTES;
     uint8_t mac[GDB_UDP_MAC_BYTES];
-    hmac_sha256(a->key, a->key_len, data, body, mac);
+    hmac_sha256(a->service.key, a->service.key_len, data, body, mac);
     if (!equal_in_constant_time(mac, data + body, GDB_UDP_MAC_BYTES)) {
         a->counts.bad_mac++;
         return GDB_UDP_DROP;
@@ -134,7 +130,7 @@ enum gdb_udp_verdict gdb_udp_auth_open(struct gdb_udp_auth *a, uint32_t ip, uint
 size_t gdb_udp_auth_seal(struct gdb_udp_auth *a, uint32_t ip, uint16_t port, const uint8_t *inner, size_t len,
                          uint8_t *out, size_t cap)
 {
-    if (!a->keyed) {
+    if (!a->service.keyed) {
         if (len > cap)
             return 0;
         memcpy(out, inner, len);
@@ -155,6 +151,6 @@ size_t gdb_udp_auth_seal(struct gdb_udp_auth *a, uint32_t ip, uint16_t port, con
     n += 8;
     memcpy(out + n, inner, len);
     n += len;
-    hmac_sha256(a->key, a->key_len, out, n, out + n);
+    hmac_sha256(a->service.key, a->service.key_len, out, n, out + n);
     return n + GDB_UDP_MAC_BYTES;
 }

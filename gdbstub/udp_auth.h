@@ -41,9 +41,10 @@
  *    needs.
  *  - gdb_udp_seal(ip, port, inner, len, out, cap): wraps len (0 .. GDB_UDP_INNER_MAX) bytes of stub output
  *    into the payload of one datagram to ip:port, the peer (keyed: under that address's session nonce, and
- *    only once a datagram has been accepted: a keyed stub says nothing before it is spoken to), written to out (cap bytes of room; out never overlaps inner). Returns the payload's length, 0
- *    when it cannot (cap too small): the transport then sends nothing. cap is at least len +
- *    GDB_UDP_SEAL_OVERHEAD whenever the transport calls it with len <= GDB_UDP_INNER_MAX.
+ *    only once a datagram has been accepted: a keyed stub says nothing before it is spoken to), written to
+ *    out (cap bytes of room; out never overlaps inner). Returns the payload's length, 0 when it cannot (cap
+ *    too small): the transport then sends nothing. cap is at least len + GDB_UDP_SEAL_OVERHEAD whenever the
+ *    transport calls it with len <= GDB_UDP_INNER_MAX.
  *  - gdb_udp_auth_reset(): a new peer attaches (or the old one is forgotten). The keyed mode keeps nothing
  *    per peer (its counters are per boot), so this changes nothing there.
  *  - gdb_udp_auth_start(): once, at boot in task context, before the first gdb_udp_open: reads udpsh.key=
@@ -57,7 +58,8 @@
 #include <stdint.h>
 
 #include "kernel/lib/sha256.h"
-#include "kernel/udpsh/auth.h"
+#include "kernel/net/keyed_service.h"
+#include "kernel/udpsh/auth.h" /* the UDP shell's 3x amplification budget, which a hello's answer keeps to */
 
 /* The most gdb bytes one datagram carries either way: a whole packet of the stub's largest PacketSize
  * (gdbstub/packet.h GDB_PACKET_SIZE) with its `$`, `#`, checksum and an ack in front, and room to spare. */
@@ -101,10 +103,7 @@ struct gdb_udp_auth_counts {
 };
 
 struct gdb_udp_auth {
-    bool keyed;
-    size_t key_len;
-    uint8_t key[UDPSH_KEY_MAX_BYTES];
-    uint8_t secret[SHA256_DIGEST_SIZE];
+    struct keyed_service service;              /* udpsh.key= (keyed or not) and the nonce secret */
     uint64_t rx_floor;                         /* the last counter accepted */
     uint64_t tx_counter;                       /* the last counter sealed */
     bool spoken_to;                            /* a datagram has been accepted: replies may go out */
@@ -112,8 +111,8 @@ struct gdb_udp_auth {
     struct gdb_udp_auth_counts counts;
 };
 
-/* key NULL (or key_len 0): unkeyed, the identity both ways. Otherwise key_len UDPSH_KEY_MIN_BYTES ..
- * UDPSH_KEY_MAX_BYTES (as udpsh_key_parse gives it). */
+/* key NULL (or key_len 0): unkeyed, the identity both ways. Otherwise key_len KEYED_KEY_MIN_BYTES ..
+ * KEYED_KEY_MAX_BYTES (as keyed_key_parse gives it, kernel/net/keyed_service.h). */
 void gdb_udp_auth_init(struct gdb_udp_auth *a, const uint8_t secret[SHA256_DIGEST_SIZE], const uint8_t *key,
                        size_t key_len);
 /* The session nonce of ip:port in this boot (the secret's). */

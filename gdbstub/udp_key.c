@@ -1,11 +1,11 @@
-/* gdbstub/udp_key.c: the kernel's one gdb_udp_auth (gdbstub/udp_auth.h) behind the transport's
- * seam -- keyed by the UDP shell's udpsh.key=, its boot secret drawn from the processor's entropy. A udpsh.key=
- * that does not parse makes the UDP shell run unkeyed (reading commands only); the debugger has no such
- * reading-only mode, so then it takes no datagram at all. */
+/* gdbstub/udp_key.c: the kernel's one gdb_udp_auth (gdbstub/udp_auth.h) behind the transport's seam -- keyed
+ * by the UDP shell's udpsh.key=, its boot secret drawn from the processor's entropy, both set up as the UDP
+ * shell's are (keyed_boot_draw, kernel/net/boot_secret.h) but under the domain "gdb". A udpsh.key= that does
+ * not parse makes the UDP shell run unkeyed (reading commands only); the debugger has no such reading-only
+ * mode, so then it takes no datagram at all. */
 #include "gdbstub/udp_auth.h"
 
 #include "kernel/net/boot_secret.h"
-#include "kernel/cmdline.h"
 #include "kernel/log.h"
 #include "kernel/lib/sink.h"
 #include "kernel/lib/string.h"
@@ -16,24 +16,16 @@ static bool refuse_all; /* udpsh.key= given but unreadable */
 
 static void start(void)
 {
-    uint8_t key[UDPSH_KEY_MAX_BYTES];
-    size_t key_len = 0;
-    const char *key_opt = cmdline_get("udpsh.key");
-    char error[UDPSH_KEY_ERROR_MAX];
-    if (key_opt && !udpsh_key_parse(key_opt, key, &key_len, error, sizeof error)) {
-        refuse_all = true;
-        key_len = 0;
-    }
-    uint8_t secret[SHA256_DIGEST_SIZE];
-    boot_secret_derive("gdb", key, key_len, secret);
-    gdb_udp_auth_init(&auth, secret, key_len ? key : 0, key_len);
-    memset(key, 0, sizeof key);
-    memset(secret, 0, sizeof secret);
+    struct keyed_boot boot;
+    keyed_boot_draw("gdb", &boot);
+    refuse_all = boot.key_refused;
+    gdb_udp_auth_init(&auth, boot.secret, boot.key_len ? boot.key : 0, boot.key_len);
     started = true;
     if (refuse_all)
-        log_warn("gdb: udpsh.key: %s; the UDP debugger takes no datagram (fix the key)", error);
-    else if (auth.keyed)
+        log_warn("gdb: udpsh.key: %s; the UDP debugger takes no datagram (fix the key)", boot.key_error);
+    else if (auth.service.keyed)
         log_info("gdb: udp keyed (udpsh.key): attach through scripts/kprof-gdb-relay");
+    memset(&boot, 0, sizeof boot);
 }
 
 void gdb_udp_auth_start(void)
@@ -72,7 +64,7 @@ void gdb_udp_auth_report(struct sink *out)
     }
     sink_printf(out, "gdb udp auth: %s, %llu accepted, %llu hellos answered, %llu plain or malformed, "
                      "%llu bad nonce, %llu bad mac, %llu replayed\n",
-                auth.keyed ? "keyed" : "unkeyed", (unsigned long long)c->accepted, (unsigned long long)c->hellos,
-                (unsigned long long)c->plain, (unsigned long long)c->bad_nonce, (unsigned long long)c->bad_mac,
-                (unsigned long long)c->replayed);
+                auth.service.keyed ? "keyed" : "unkeyed", (unsigned long long)c->accepted,
+                (unsigned long long)c->hellos, (unsigned long long)c->plain, (unsigned long long)c->bad_nonce,
+                (unsigned long long)c->bad_mac, (unsigned long long)c->replayed);
 }

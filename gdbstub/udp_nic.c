@@ -1,16 +1,18 @@
 /* gdbstub/udp_nic.c: the gdb UDP transport on the card the network task drives (gdbstub/udp_nic.h):
- * struct gdb_udp_port over netdev's polled transmit and poll, the UDP shell's allowlist and the kernel's clock,
- * and the hand-over points in the network task and the timer tick. */
+ * struct gdb_udp_port over netdev's polled transmit and poll, the UDP services' allowlist (net_peer_permitted)
+ * and the kernel's clock, and the hand-over points in the network task and the timer tick
+ * (debugger_timer_poll, hal/kernel_entry.h). */
 #include <stdatomic.h>
 
 #include "gdbstub/stop.h"
 #include "hal/cpu.h"
+#include "hal/kernel_entry.h"
 #include "kernel/cmdline.h"
 #include "kernel/log.h"
 #include "gdbstub/udp.h"
 #include "gdbstub/udp_nic.h"
 #include "kernel/net/netdev.h"
-#include "kernel/udpsh/udpsh.h"
+#include "kernel/net/allowlist.h"
 #include "kernel/lib/format.h"
 #include "kernel/lib/parse.h"
 #include "kernel/lib/sink.h"
@@ -47,7 +49,7 @@ static void port_session(bool begin)
 static const struct gdb_udp_port nic_port = {
     .transmit = port_transmit,
     .poll = port_poll,
-    .permits = udpsh_permits,
+    .permits = net_peer_permitted,
     .now_ns = time_ns,
     .relax = port_relax,
     .session = port_session,
@@ -107,7 +109,8 @@ static void deliver_from_tick(void *arg, const uint8_t *frame, size_t len)
     gdb_udp_frame(frame, len);
 }
 
-void gdb_udp_nic_tick(void)
+/* The timer's poll (hal/kernel_entry.h): with gdb.udp=, CPU 0 polls the card while the network task is late. */
+void debugger_timer_poll(void)
 {
     if (!card || cpu_index() != 0)
         return;

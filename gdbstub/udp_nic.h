@@ -1,7 +1,8 @@
 /* gdbstub/udp_nic.h: the gdb UDP transport (gdbstub/udp.h) on the real card -- gdb.udp=PORT, and
  * the three ways a datagram from gdb gets in: polled by the stub while the machine is stopped, handed over by
  * the network task before lwIP sees it, or, when the network task has not polled for GDB_UDP_TASK_LATE_NS
- * (wedged, or lwIP out of memory and stuck), polled off the card on CPU 0's timer tick. */
+ * (wedged, or lwIP out of memory and stuck), polled off the card on CPU 0's timer tick (debugger_timer_poll,
+ * hal/kernel_entry.h, defined in gdbstub/udp_nic.c). */
 #ifndef GDBSTUB_UDP_NIC_H
 #define GDBSTUB_UDP_NIC_H
 
@@ -25,9 +26,6 @@ void gdb_udp_nic_task_polled(void);
 /* The network task, whenever the interface's address changes (DHCP, ip=): the transport's own, host order;
  * 0 while there is none (the transport is not up). */
 void gdb_udp_nic_set_address(uint32_t address);
-/* CPU 0's timer tick (interrupt context, no locks): the fallback poll. A stop it finds is asked for with
- * gdb_request_stop, taken by the gdb_after_irq() that follows. */
-void gdb_udp_nic_tick(void);
 /* `net`'s gdb line (nothing when gdb.udp is off). */
 void gdb_udp_nic_report(struct sink *out);
 

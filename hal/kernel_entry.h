@@ -2,7 +2,8 @@
  * arch/ calls in kernel/, with the moment it calls it and the context it is in. The other direction (what the
  * kernel asks of the CPU and the machine) is the rest of hal/. Besides these entry points arch/ uses the
  * kernel's plain libraries (kernel/lib/string.h, format.h, sink.h, log.h, heap.h, cmdline.h), which have no
- * context of their own to document, and the debugger's entry points, which gdbstub/stop.h documents. */
+ * context of their own to document, and the debugger's entry points from the trap, NMI and interrupt paths,
+ * which gdbstub/stop.h documents (the debugger's timer poll is here, below). */
 #ifndef HAL_KERNEL_ENTRY_H
 #define HAL_KERNEL_ENTRY_H
 
@@ -49,6 +50,15 @@ bool profiler_nmi(const struct context *ctx, uint64_t entry_cycles);
  * profiler_nmi does once the counter claimed the NMI. The same restrictions as profiler_tick, and no spinning
  * either. */
 void profiler_sample(const struct context *ctx);
+
+/* ---- the debugger (gdbstub/) -------------------------------------------------------------------------- */
+
+/* Each CPU's timer interrupt, interrupts off, after profiler_tick and before gdb_after_irq: the debugger's own
+ * look at what a wedged kernel would not deliver to it. Under gdb.udp= CPU 0 polls the card itself when the
+ * network task has not for a while (gdbstub/udp_nic.c), and a stop a datagram asks for is requested here, to
+ * be taken by the gdb_after_irq that follows; anywhere else it returns at once. No locks, no allocation, no
+ * printing. */
+void debugger_timer_poll(void);
 
 /* ---- console input (kernel/console.c) ------------------------------------------------------------------- */
 

@@ -1,13 +1,15 @@
 /* arch/x86_64/gdb.h: the x86_64 side of the gdb remote stub. The protocol (gdbstub/) and the stop/resume
  * state machine of every CPU (gdbstub/stop.c) are portable; this is what they need of the machine, one file
  * per subject:
- *   gdb_target.c   the struct gdb_target and struct gdb_arch_ops they run against, gdb= at boot
+ *   gdb_target.c   the struct gdb_target and struct gdb_arch_ops they run against (hal/debug.h's
+ *                  gdb_arch_target and gdb_arch_ops)
  *   gdb_memory.c   memory through the page tables that never faults, and the int3 bytes
  *   gdb_debugreg.c #BP/#DB decoded for the state machine, debug registers, trap and resume flags
  *   gdb_nmi.c      stopping a CPU by NMI, the detour out of NMI context, how a parked CPU sleeps
  *   gdb_regs.c     the register table (arch/x86_64/gdb_regs.h)
- *   gdb_uart.c     COM2, the byte transport
- * interrupts.c calls gdb_exception, gdb_nmi, gdb_panic_park and gdb_after_irq (gdbstub/stop.h). */
+ *   gdb_uart.c     COM2, the byte transport (hal/debug.h's gdb_arch_uart; registers in uart16550.h)
+ * gdb= and the choice of transport are the debugger's own (gdbstub/setup.c). interrupts.c calls gdb_exception,
+ * gdb_nmi, gdb_panic_park and gdb_after_irq (gdbstub/stop.h), and debugger_timer_poll (hal/kernel_entry.h). */
 #ifndef ARCH_X86_64_GDB_H
 #define ARCH_X86_64_GDB_H
 

@@ -1,7 +1,8 @@
 /* arch/x86_64/gdb_target.c: the x86_64 machine assembled for the debugger -- the struct gdb_target the stub
  * answers gdb's packets against, the struct gdb_arch_ops the stop/resume state machine (gdbstub/stop.c)
- * stops and parks CPUs through, what each CPU saves of itself as it stops, and gdb= at boot. The pieces are
- * in the files arch/x86_64/gdb.h lists; this one only wires them up. */
+ * stops and parks CPUs through, and what each CPU saves of itself as it stops; both handed to the debugger's
+ * set-up (gdbstub/setup.c) through hal/debug.h. The pieces are in the files arch/x86_64/gdb.h lists; this one
+ * only wires them up. */
 #include "arch/x86_64/arch.h"
 #include "arch/x86_64/gdb.h"
 #include "arch/x86_64/gdb_regs.h"
@@ -13,12 +14,8 @@
 #include "hal/debug.h"
 #include "hal/platform.h"
 #include "hal/pmu.h"
-#include "kernel/cmdline.h"
 #include "kernel/lib/format.h"
-#include "kernel/log.h"
-#include "gdbstub/udp.h"
 #include "kernel/lib/sink.h"
-#include "kernel/lib/string.h"
 #include "kernel/task.h"
 
 #define IA32_FS_BASE 0xC0000100u
@@ -243,54 +240,8 @@ static const struct gdb_arch_ops arch_ops = {
     .relax = cpu_relax,
 };
 
-/* ---- boot -------------------------------------------------------------------------------------------------- */
+/* ---- what the debugger's set-up asks for (hal/debug.h) ------------------------------------------------------- */
 
-static bool word_in(const char *list, const char *word)
-{
-    size_t n = strlen(word);
-    for (const char *p = list; *p;) {
-        const char *end = p;
-        while (*end && *end != ',')
-            end++;
-        if ((size_t)(end - p) == n && strncmp(p, word, n) == 0)
-            return true;
-        p = *end ? end + 1 : end;
-    }
-    return false;
-}
+const struct gdb_target *gdb_arch_target(void) { return &target; }
 
-void gdb_init(void)
-{
-    const char *opt = cmdline_get("gdb");
-    bool wait = false, stop_on_panic = false, off = false;
-    if (opt) {
-        wait = word_in(opt, "wait");
-        stop_on_panic = word_in(opt, "panic");
-        off = word_in(opt, "off");
-        if (!wait && !stop_on_panic && !off)
-            log_warn("gdb: unknown gdb=%.32s (wait, panic, wait,panic or off): ignored", opt);
-    }
-    if (off)
-        return;
-    /* gdb.udp= (gdbstub/udp_nic.c, once the network is up) is a transport of its own: without COM2
-     * the debugger still starts for it. */
-    bool udp = cmdline_get("gdb.udp") != 0;
-    bool uart = gdb_uart_init();
-    if (!uart) {
-        if ((wait || stop_on_panic) && !udp)
-            log_warn("gdb: no UART at COM2 (0x2f8): no debugger");
-        if (!udp)
-            return;
-        if (wait) {
-            log_warn("gdb: gdb=wait needs COM2 (0x2f8): over gdb.udp attach once the network is up");
-            wait = false;
-        }
-    }
-    gdb_stop_init(&arch_ops, &target, uart ? &gdb_uart_transport : &gdb_udp_transport, stop_on_panic);
-    if (uart)
-        gdb_uart_irq_enable(0);
-    if (wait) {
-        log_info("gdb: waiting for gdb on COM2");
-        gdb_stop_wait_for_gdb();
-    }
-}
+const struct gdb_arch_ops *gdb_arch_ops(void) { return &arch_ops; }

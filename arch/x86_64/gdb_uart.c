@@ -1,34 +1,22 @@
 /* arch/x86_64/gdb_uart.c: COM2, the 16550 UART at 0x2F8 that carries the gdb remote protocol (QEMU:
  * `-serial tcp:127.0.0.1:PORT,server=on,wait=off` after COM1's -serial). While the machine is stopped the stub
  * polls it: getc waits on the data-ready bit for at most a TSC-measured timeout (with none, it sleeps in HLT
- * until the UART interrupts), putc on the transmit-holding-register-empty bit. While the machine runs, the receive interrupt (IRQ 3) is on: the first
- * byte of a new connection ('+' or '$') or Ctrl-C asks for a stop; the rest stays in the FIFO for the stub,
- * and QEMU holds back what does not fit, so nothing gdb sends is lost. */
+ * until the UART interrupts), putc on the transmit-holding-register-empty bit. While the machine runs, the
+ * receive interrupt (IRQ 3) is on: the first byte of a new connection ('+' or '$') or Ctrl-C asks for a stop;
+ * the rest stays in the FIFO for the stub, and QEMU holds back what does not fit, so nothing gdb sends is lost.
+ * The debugger's set-up (gdbstub/setup.c) finds it as hal/debug.h's gdb_arch_uart; registers and line set-up:
+ * arch/x86_64/uart16550.h. */
 #include "arch/x86_64/arch.h"
 #include "arch/x86_64/gdb.h"
+#include "arch/x86_64/uart16550.h"
 #include "arch/x86_64/x86.h"
 #include "hal/cpu.h"
+#include "hal/debug.h"
 #include "hal/irq.h"
 
 #define COM2 0x2F8
 #define COM2_IRQ 3
-#define UART_DATA 0
-#define UART_IER 1
-#define UART_FCR 2
-#define UART_LCR 3
-#define UART_MCR 4
-#define UART_LSR 5
-#define UART_SCRATCH 7
-#define IER_RX_AVAILABLE 0x01
-/* FCR: FIFOs on, and the receive FIFO's trigger level -- 1 byte or 14 (bits 6-7). */
-#define FCR_ENABLE 0x01
-#define FCR_CLEAR_BOTH 0x06
-#define FCR_TRIGGER_1 0x00
-#define FCR_TRIGGER_14 0xC0
-#define LSR_DATA_READY 0x01
-#define LSR_THR_EMPTY 0x20
 #define GDB_CTRL_C_BYTE 0x03
-#define UART_TX_FIFO 16
 
 /* How long putc waits for room before writing anyway: far longer than one character at 115200 baud
  * (87 us); QEMU's UART is ready at once unless its socket backs up. */
@@ -62,7 +50,7 @@ static int pushback = -1;
 static void com2_irq(void *arg)
 {
     (void)arg;
-    while (inb(COM2 + UART_LSR) & LSR_DATA_READY) {
+    while (inb(COM2 + UART_LSR) & UART_LSR_DATA_READY) {
         uint8_t c = inb(COM2 + UART_DATA);
         if (c == GDB_CTRL_C_BYTE || c == '$' || c == '+') {
             if (c != GDB_CTRL_C_BYTE)
@@ -78,13 +66,7 @@ bool gdb_uart_init(void)
 {
     if (!gdb_uart_present())
         return false;
-    outb(COM2 + UART_IER, 0x00);
-    outb(COM2 + UART_LCR, 0x80); /* DLAB: divisor 1 = 115200 baud */
-    outb(COM2 + UART_DATA, 0x01);
-    outb(COM2 + UART_IER, 0x00);
-    outb(COM2 + UART_LCR, 0x03); /* 8N1 */
-    outb(COM2 + UART_FCR, FCR_ENABLE | FCR_CLEAR_BOTH | FCR_TRIGGER_1);
-    outb(COM2 + UART_MCR, 0x0B); /* DTR, RTS, OUT2 (OUT2 gates the IRQ line) */
+    uart16550_setup(COM2, UART_FCR_ENABLE | UART_FCR_CLEAR_BOTH | UART_FCR_TRIGGER_1);
     if (!irq_routed)
         irq_routed = irq_attach_isa(COM2_IRQ, com2_irq, 0);
     return true;
@@ -103,8 +85,8 @@ void gdb_uart_irq_enable(unsigned cpu)
     rx_wakes = false;
     outb(COM2 + UART_IER, 0x00);
     irq_isa_deliver_to(COM2_IRQ, cpu, false);
-    outb(COM2 + UART_FCR, FCR_ENABLE | FCR_TRIGGER_1);
-    outb(COM2 + UART_IER, IER_RX_AVAILABLE); /* bytes already waiting raise it at once */
+    outb(COM2 + UART_FCR, UART_FCR_ENABLE | UART_FCR_TRIGGER_1);
+    outb(COM2 + UART_IER, UART_IER_RX_AVAILABLE); /* bytes already waiting raise it at once */
 }
 
 void gdb_uart_irq_disable(void)
@@ -112,7 +94,7 @@ void gdb_uart_irq_disable(void)
     if (presence != 1)
         return;
     outb(COM2 + UART_IER, 0x00);
-    outb(COM2 + UART_FCR, FCR_ENABLE | FCR_TRIGGER_14);
+    outb(COM2 + UART_FCR, UART_FCR_ENABLE | UART_FCR_TRIGGER_14);
     if (irq_routed) {
         irq_isa_deliver_to(COM2_IRQ, cpu_index(), true);
         rx_wakes = true;
@@ -130,8 +112,8 @@ static void wait_for_rx(void)
     uint64_t tpr;
     bool sleep = gdb_x86_park_begin(&tpr);
     if (sleep) {
-        outb(COM2 + UART_IER, IER_RX_AVAILABLE);
-        if (!(inb(COM2 + UART_LSR) & LSR_DATA_READY))
+        outb(COM2 + UART_IER, UART_IER_RX_AVAILABLE);
+        if (!(inb(COM2 + UART_LSR) & UART_LSR_DATA_READY))
             gdb_x86_park_idle(true, 0);
         outb(COM2 + UART_IER, 0x00);
     }
@@ -149,7 +131,7 @@ static int uart_getc(void *ctx, int timeout_ms)
     uint64_t start = rdtsc();
     uint64_t limit = timeout_ms < 0 ? 0 : (uint64_t)timeout_ms * cycles_per_ms();
     for (;;) {
-        if (inb(COM2 + UART_LSR) & LSR_DATA_READY)
+        if (inb(COM2 + UART_LSR) & UART_LSR_DATA_READY)
             return inb(COM2 + UART_DATA);
         if (timeout_ms >= 0 && rdtsc() - start >= limit)
             return -1;
@@ -170,7 +152,7 @@ static void uart_putc(void *ctx, char c)
     if (tx_room == 0) {
         uint64_t start = rdtsc();
         uint64_t limit = PUTC_WAIT_US * cycles_per_ms() / 1000;
-        while (!(inb(COM2 + UART_LSR) & LSR_THR_EMPTY) && rdtsc() - start < limit)
+        while (!(inb(COM2 + UART_LSR) & UART_LSR_THR_EMPTY) && rdtsc() - start < limit)
             pause();
         tx_room = UART_TX_FIFO;
     }
@@ -183,3 +165,13 @@ const struct gdb_transport gdb_uart_transport = {
     .putc = uart_putc,
     .ctx = 0,
 };
+
+static const struct gdb_arch_uart com2 = {
+    .name = "COM2",
+    .address = "0x2f8",
+    .init = gdb_uart_init,
+    .irq_enable = gdb_uart_irq_enable,
+    .transport = &gdb_uart_transport,
+};
+
+const struct gdb_arch_uart *gdb_arch_uart(void) { return &com2; }

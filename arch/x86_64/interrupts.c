@@ -11,7 +11,6 @@
 #include "arch/x86_64/percpu.h"
 #include "arch/x86_64/x86.h"
 #include "kernel/lib/format.h"
-#include "gdbstub/udp_nic.h"
 #include "hal/context.h"
 #include "hal/irq.h"
 #include "hal/kernel_entry.h"
@@ -296,7 +295,7 @@ static struct context *dispatch(struct context *ctx)
     if (vector == VEC_TIMER) {
         lapic_eoi();
         profiler_tick(ctx);
-        gdb_udp_nic_tick(); /* gdb.udp: the card polled here while the network task is late */
+        debugger_timer_poll(); /* gdb.udp: the card polled here while the network task is late */
         gdb_after_irq(ctx);
         return sched_tick(ctx);
     }

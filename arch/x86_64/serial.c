@@ -1,7 +1,9 @@
 /* arch/x86_64/serial.c: COM1, the 16550 UART at 0x3F8 that is kprof's main console (QEMU -serial stdio).
  * Output is polled on the transmit-holding-register-empty bit; input is interrupt driven (IRQ 4 through the
- * IOAPIC) and every received byte goes to console_input_char(). */
+ * IOAPIC) and every received byte goes to console_input_char(). Registers and line set-up:
+ * arch/x86_64/uart16550.h. */
 #include "arch/x86_64/arch.h"
+#include "arch/x86_64/uart16550.h"
 #include "arch/x86_64/x86.h"
 #include "hal/irq.h"
 #include "hal/kernel_entry.h"
@@ -10,24 +12,10 @@
 #include <stdatomic.h>
 
 #define COM1 0x3F8
-#define UART_DATA 0
-#define UART_IER 1
-#define UART_FCR 2
-#define UART_LCR 3
-#define UART_MCR 4
-#define UART_LSR 5
-#define LSR_DATA_READY 0x01
-#define LSR_THR_EMPTY 0x20
 
 void serial_init(void)
 {
-    outb(COM1 + UART_IER, 0x00);
-    outb(COM1 + UART_LCR, 0x80); /* DLAB: divisor 1 = 115200 baud */
-    outb(COM1 + UART_DATA, 0x01);
-    outb(COM1 + UART_IER, 0x00);
-    outb(COM1 + UART_LCR, 0x03); /* 8N1 */
-    outb(COM1 + UART_FCR, 0xC7); /* FIFOs on, cleared, 14-byte threshold */
-    outb(COM1 + UART_MCR, 0x0B); /* DTR, RTS, OUT2 (OUT2 gates the IRQ line) */
+    uart16550_setup(COM1, UART_FCR_ENABLE | UART_FCR_CLEAR_BOTH | UART_FCR_TRIGGER_14);
 }
 
 static atomic_bool rx_paused;
@@ -38,7 +26,7 @@ static atomic_bool rx_paused;
 static void serial_irq(void *arg)
 {
     (void)arg;
-    while (inb(COM1 + UART_LSR) & LSR_DATA_READY) {
+    while (inb(COM1 + UART_LSR) & UART_LSR_DATA_READY) {
         if (!console_input_has_room()) {
             outb(COM1 + UART_IER, 0x00);
             atomic_store(&rx_paused, true);
@@ -51,19 +39,19 @@ static void serial_irq(void *arg)
 void console_input_resume(void)
 {
     if (atomic_exchange(&rx_paused, false))
-        outb(COM1 + UART_IER, 0x01); /* data still waiting raises the interrupt again at once */
+        outb(COM1 + UART_IER, UART_IER_RX_AVAILABLE); /* data still waiting raises the interrupt again at once */
 }
 
 void serial_enable_input(void)
 {
     irq_attach_isa(4, serial_irq, 0);
-    outb(COM1 + UART_IER, 0x01); /* received data available */
+    outb(COM1 + UART_IER, UART_IER_RX_AVAILABLE);
     serial_irq(0);               /* bytes that arrived before the IRQ was routed */
 }
 
 static void serial_putc(char c)
 {
-    for (int spins = 0; spins < 100000 && !(inb(COM1 + UART_LSR) & LSR_THR_EMPTY); spins++)
+    for (int spins = 0; spins < 100000 && !(inb(COM1 + UART_LSR) & UART_LSR_THR_EMPTY); spins++)
         pause();
     outb(COM1 + UART_DATA, (uint8_t)c);
 }

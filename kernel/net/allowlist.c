@@ -1,12 +1,18 @@
-/* kernel/net/allowlist.c: the UDP shell's allowlist (kernel/net/allowlist.h) -- a strict parser for
- * `udpsh.allow=`, the local-subnet default, and the check every request passes before anything else. */
+/* kernel/net/allowlist.c: who may talk to us over UDP (kernel/net/allowlist.h) -- a strict parser for
+ * `udpsh.allow=`, the local-subnet default, and net_peer_permitted, the check every datagram to a UDP service
+ * (the UDP shell, the gdb transport) and every `profile stream` destination passes before anything else. The
+ * whole object is the debugger's (arch/x86_64/linker.ld): the stopped stub asks net_peer_permitted. */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hal/compiler.h"
+#include "kernel/cmdline.h"
 #include "kernel/lib/format.h"
-#include "kernel/net/allowlist.h"
 #include "kernel/lib/sink.h"
+#include "kernel/log.h"
+#include "kernel/net/allowlist.h"
+#include "kernel/net/net.h"
 
 /* An error quotes at most this much of the bad entry. */
 #define QUOTE_MAX 40
@@ -206,4 +212,34 @@ void allowlist_format(const struct allowlist *list, struct sink *out)
         uint32_t net = list->entries[i].net;
         sink_printf(out, "%s%s/%u", i > 0 ? "," : "", ipv4_text(net).s, list->entries[i].prefix);
     }
+}
+
+/* ---- every UDP service's allowlist ------------------------------------------------------------------------- */
+
+static struct allowlist from_option;
+static bool allow_from_cmdline; /* else: the local subnet, known once the address is */
+
+void net_peers_init(void)
+{
+    const char *allow_opt = cmdline_get("udpsh.allow");
+    if (!allow_opt)
+        return;
+    char error[ALLOWLIST_ERROR_MAX];
+    if (allowlist_parse(allow_opt, &from_option, error, sizeof error))
+        allow_from_cmdline = true;
+    else
+        log_warn("udpsh: udpsh.allow: %s; allowing the local subnet", error);
+}
+
+const char *net_peers_rule(void)
+{
+    return allow_from_cmdline ? "udpsh.allow" : "local subnet";
+}
+
+DEBUGGER_TEXT bool net_peer_permitted(uint32_t ip)
+{
+    if (allow_from_cmdline)
+        return allowlist_permits(&from_option, ip);
+    struct allowlist local;
+    return allowlist_local_subnet(&local, net_address(), net_netmask()) && allowlist_permits(&local, ip);
 }

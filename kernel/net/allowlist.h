@@ -1,5 +1,7 @@
-/* kernel/net/allowlist.h: who may use the UDP shell -- the `udpsh.allow=CIDR[,CIDR]` kernel option, or by
- * default the local subnet. A datagram from any other address gets no answer at all.
+/* kernel/net/allowlist.h: who may talk to us over UDP -- the `udpsh.allow=CIDR[,CIDR]` kernel option, or by
+ * default the local subnet, for every UDP service: the UDP shell answers only such senders, the gdb transport
+ * (gdb.udp=) admits only such peers, and `profile stream` sends only to such addresses. A datagram from any
+ * other address gets no answer at all.
  *
  * An entry is a.b.c.d/prefix (prefix 0..32) or a bare a.b.c.d, which means /32. Octets are decimal 0..255
  * without leading zeros ("010" could mean octal to some readers, so it means nothing here); nothing else may
@@ -44,5 +46,16 @@ bool allowlist_permits(const struct allowlist *list, uint32_t addr);
 /* Writes the list in the option's own syntax ("10.0.2.0/24,192.168.1.7/32"), or "nobody" when empty; no
  * newline. */
 void allowlist_format(const struct allowlist *list, struct sink *out);
+
+/* ---- the kernel's one allowlist ---- */
+
+/* Once at boot, in task context, from udpsh_init (kernel/udpsh/udpsh.c) before the UDP shell listens: reads
+ * udpsh.allow=. One that does not parse logs one line and leaves the default, the local subnet. */
+void net_peers_init(void);
+/* What net_peer_permitted goes by, for the boot log: "udpsh.allow" or "local subnet". */
+const char *net_peers_rule(void);
+/* Whether ip (host order) may talk to us: on udpsh.allow=, or else on the local subnet once there is an
+ * address (none before: fails closed). Reads only; safe with interrupts off and from the stopped stub. */
+bool net_peer_permitted(uint32_t ip);
 
 #endif

@@ -1,5 +1,7 @@
-/* kernel/net/boot_secret.h: the secret a keyed service draws once at boot -- the UDP shell's token secret and
- * the gdb transport's nonce secret -- from the processor's entropy and the key. */
+/* kernel/net/boot_secret.h: a keyed service's set-up at boot -- the key from udpsh.key= and the secret the
+ * service draws once from the processor's entropy and that key (the UDP shell's token secret, the gdb
+ * transport's nonce secret). What it yields goes into the service's struct keyed_service
+ * (kernel/net/keyed_service.h). */
 #ifndef KERNEL_NET_BOOT_SECRET_H
 #define KERNEL_NET_BOOT_SECRET_H
 
@@ -8,11 +10,27 @@
 #include <stdint.h>
 
 #include "kernel/lib/sha256.h"
+#include "kernel/net/keyed_service.h"
 
 /* SHA-256 of 64 entropy samples (each followed by a spin of its own low bits, so TSC jitter adds up), then
  * domain (which keeps two services' secrets apart) and the key (so a machine whose only entropy is TSC
  * jitter still has a secret nobody can predict once it is keyed). Returns whether any sample came from a
  * hardware random generator. Task context, once per service. */
 bool boot_secret_derive(const char *domain, const uint8_t *key, size_t key_len, uint8_t secret[SHA256_DIGEST_SIZE]);
+
+/* What one service's set-up found: the key, the secret, and what the service may want to say of them. */
+struct keyed_boot {
+    uint8_t key[KEYED_KEY_MAX_BYTES];
+    size_t key_len;                      /* 0: no udpsh.key=, or one that does not parse */
+    bool key_refused;                    /* udpsh.key= was given and does not parse: key_error says why */
+    char key_error[KEYED_KEY_ERROR_MAX];
+    uint8_t secret[SHA256_DIGEST_SIZE];  /* boot_secret_derive(domain, key) */
+    bool hardware;                       /* a hardware random generator went into the secret */
+};
+
+/* Task context, once per service at boot: reads and parses udpsh.key= (keyed_key_parse) and draws the
+ * service's secret under domain and that key. Logs nothing: the service says what it makes of a refused key.
+ * The caller gives key and secret to its struct keyed_service, then wipes *b. */
+void keyed_boot_draw(const char *domain, struct keyed_boot *b);
 
 #endif

@@ -5,8 +5,8 @@
 #include "hal/cpu.h"
 #include "kernel/shell/commands.h"
 #include "kernel/lib/format.h"
+#include "kernel/net/allowlist.h"
 #include "kernel/net/net.h"
-#include "kernel/udpsh/udpsh.h"
 #include "kernel/profiler/stream_codec.h"
 #include "kernel/profiler/stream_task.h"
 #include "kernel/task.h"
@@ -27,7 +27,7 @@ static int start_stream(const struct profile_stream_request *req, const struct s
 {
     struct profile_stream_origin origin = request_origin(from);
     uint32_t dst;
-    const char *refusal = profile_stream_destination(req, &origin, udpsh_permits, &dst);
+    const char *refusal = profile_stream_destination(req, &origin, net_peer_permitted, &dst);
     if (refusal) {
         sink_printf(out, "%s\n", refusal);
         return 1;

@@ -1,14 +1,15 @@
 /* kernel/udpsh/auth.c: the UDP shell's trust decisions (kernel/udpsh/auth.h) -- the stateless
  * address token, the request grammar in front of a command line, the keyed MAC and its counter, the
- * amplification budget, and which commands an unkeyed request may run. */
+ * amplification budget, and which commands an unkeyed request may run. The key and the token secret are a
+ * struct keyed_service (kernel/net/keyed_service.h), as the gdb transport's are. */
 #include "kernel/udpsh/auth.h"
 
-#include "kernel/lib/format.h"
-#include "kernel/udpsh/wire.h"
+#include "kernel/lib/hex.h"
 #include "kernel/lib/hmac.h"
 #include "kernel/lib/parse.h"
 #include "kernel/lib/string.h"
-#include "kernel/lib/hex.h"
+#include "kernel/net/keyed_service.h"
+#include "kernel/udpsh/wire.h"
 
 _Static_assert(UDPSH_TOKEN_REPLY_LEN + UDPSH_HEADER_BYTES <= UDPSH_AMPLIFICATION * UDPSH_HEADER_BYTES,
                "the token reply keeps to the budget even for an empty datagram");
@@ -17,38 +18,7 @@ void udpsh_auth_init(struct udpsh_auth *a, const uint8_t secret[SHA256_DIGEST_SI
                      size_t key_len)
 {
     memset(a, 0, sizeof *a);
-    memcpy(a->token_secret, secret, SHA256_DIGEST_SIZE);
-    if (key && key_len >= UDPSH_KEY_MIN_BYTES && key_len <= UDPSH_KEY_MAX_BYTES) {
-        a->keyed = true;
-        a->key_len = key_len;
-        memcpy(a->key, key, key_len);
-    }
-}
-
-bool udpsh_key_parse(const char *text, uint8_t key[UDPSH_KEY_MAX_BYTES], size_t *key_len, char *error,
-                     size_t error_cap)
-{
-    size_t len = strlen(text);
-    for (size_t i = 0; i < len; i++) {
-        if (hex_value(text[i]) < 0) {
-            ksnprintf(error, error_cap, "character %u is not a hex digit", (unsigned)(i + 1));
-            return false;
-        }
-    }
-    if (len % 2) {
-        ksnprintf(error, error_cap, "an odd number of hex digits (%u)", (unsigned)len);
-        return false;
-    }
-    if (len < 2 * UDPSH_KEY_MIN_BYTES || len > 2 * UDPSH_KEY_MAX_BYTES) {
-        ksnprintf(error, error_cap, "%u bits; want %u to %u (%u to %u hex digits)", (unsigned)(len * 4),
-                  UDPSH_KEY_MIN_BYTES * 8, UDPSH_KEY_MAX_BYTES * 8, 2 * UDPSH_KEY_MIN_BYTES,
-                  2 * UDPSH_KEY_MAX_BYTES);
-        return false;
-    }
-    for (size_t i = 0; i < len / 2; i++)
-        key[i] = (uint8_t)(hex_value(text[2 * i]) << 4 | hex_value(text[2 * i + 1]));
-    *key_len = len / 2;
-    return true;
+    keyed_service_init(&a->service, secret, key, key_len);
 }
 
 bool udpsh_looks_like_reply(const uint8_t *data, size_t len)
@@ -64,7 +34,8 @@ bool udpsh_looks_like_reply(const uint8_t *data, size_t len)
 bool udpsh_within_budget(size_t received_len, size_t reply_len)
 {
     /* 64-bit sums: a datagram is at most 64 KiB, so nothing here can overflow. */
-    return (uint64_t)reply_len + UDPSH_HEADER_BYTES <= UDPSH_AMPLIFICATION * ((uint64_t)received_len + UDPSH_HEADER_BYTES);
+    return (uint64_t)reply_len + UDPSH_HEADER_BYTES <=
+           UDPSH_AMPLIFICATION * ((uint64_t)received_len + UDPSH_HEADER_BYTES);
 }
 
 void udpsh_token(const struct udpsh_auth *a, uint32_t ip, uint16_t port, int64_t window,
@@ -78,7 +49,7 @@ void udpsh_token(const struct udpsh_auth *a, uint32_t ip, uint16_t port, int64_t
     for (int i = 0; i < 8; i++)
         message[6 + i] = (uint8_t)((uint64_t)window >> (56 - 8 * i));
     uint8_t mac[SHA256_DIGEST_SIZE];
-    hmac_sha256(a->token_secret, sizeof a->token_secret, message, sizeof message, mac);
+    hmac_sha256(a->service.secret, sizeof a->service.secret, message, sizeof message, mac);
     memcpy(token, mac, UDPSH_TOKEN_BYTES);
 }
 
@@ -217,7 +188,7 @@ static bool mac_good(const struct udpsh_auth *a, const uint8_t *data, size_t len
 {
     struct hmac_sha256 h;
     uint8_t mac[SHA256_DIGEST_SIZE];
-    hmac_sha256_init(&h, a->key, a->key_len);
+    hmac_sha256_init(&h, a->service.key, a->service.key_len);
     hmac_sha256_update(&h, data + 6, UDPSH_TOKEN_HEX); /* the token as sent, after "token=" */
     hmac_sha256_update(&h, " ", 1);
     hmac_sha256_update(&h, data + p->counter_at, p->counter_len);
@@ -271,7 +242,7 @@ void udpsh_auth_judge(struct udpsh_auth *a, uint32_t ip, uint16_t port, const ui
         return;
     }
     /* From here on the sender has shown that it receives at ip:port: refusals are ordinary answers. */
-    if (a->keyed) {
+    if (a->service.keyed) {
         if (!p.has_mac) {
             refuse(j, UDPSH_REPLY_NEEDS_MAC, &a->counts.no_mac);
             return;

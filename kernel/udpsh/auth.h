@@ -25,12 +25,11 @@
 #include <stdint.h>
 
 #include "kernel/lib/sha256.h"
+#include "kernel/net/keyed_service.h"
 
 #define UDPSH_TOKEN_BYTES 16                    /* 128 bits of the MAC: unguessable, short enough for 3x */
 #define UDPSH_TOKEN_HEX (2 * UDPSH_TOKEN_BYTES)
 #define UDPSH_MAC_HEX (2 * SHA256_DIGEST_SIZE)
-#define UDPSH_KEY_MIN_BYTES 16                  /* 128 bits */
-#define UDPSH_KEY_MAX_BYTES 64                  /* one SHA-256 block: longer keys would be hashed anyway */
 #define UDPSH_TOKEN_WINDOW_NS 30000000000ll     /* a token lives 30 to 60 s */
 #define UDPSH_HEADER_BYTES 28                   /* an IPv4 header without options (20) and a UDP header (8) */
 #define UDPSH_AMPLIFICATION 3
@@ -66,23 +65,15 @@ struct udpsh_auth_counts {
 };
 
 struct udpsh_auth {
-    uint8_t token_secret[SHA256_DIGEST_SIZE];
-    bool keyed;
-    size_t key_len;
-    uint8_t key[UDPSH_KEY_MAX_BYTES];
+    struct keyed_service service; /* udpsh.key= (keyed or not) and the token secret */
     struct udpsh_keyed_sender senders[UDPSH_KEYED_SENDERS];
     struct udpsh_auth_counts counts;
 };
 
-/* key NULL (or key_len 0): unkeyed. key_len must be UDPSH_KEY_MIN_BYTES..UDPSH_KEY_MAX_BYTES otherwise. */
+/* key NULL (or key_len 0): unkeyed. key_len must be KEYED_KEY_MIN_BYTES..KEYED_KEY_MAX_BYTES otherwise
+ * (kernel/net/keyed_service.h: the key's grammar, and the set-up shared with the gdb transport). */
 void udpsh_auth_init(struct udpsh_auth *a, const uint8_t secret[SHA256_DIGEST_SIZE], const uint8_t *key,
                      size_t key_len);
-
-/* The udpsh.key= option: an even number of hex digits (either case), UDPSH_KEY_MIN_BYTES to
- * UDPSH_KEY_MAX_BYTES bytes. False, with one line (no newline) in error, when it is not. */
-#define UDPSH_KEY_ERROR_MAX 96
-bool udpsh_key_parse(const char *text, uint8_t key[UDPSH_KEY_MAX_BYTES], size_t *key_len, char *error,
-                     size_t error_cap);
 
 /* True when data begins like the final line of a UDP shell's reply: "# udpsh ", possibly after one "\n". */
 bool udpsh_looks_like_reply(const uint8_t *data, size_t len);

@@ -3,11 +3,10 @@
  * udpsh_request_line, and hands it to the UDP shell task, which runs it through the same command table and
  * sinks as the console (so `profile 2000` never stalls the network task) and sends the output back in
  * datagrams with a trailer (kernel/udpsh/wire.h, docs/udp-shell.md). One command at a time: a request
- * meanwhile is answered `busy`. Senders outside the allowlist get nothing; a sender over the rate limit
- * (kernel/udpsh/ratelimit.h) gets nothing more until its bucket refills; a sender that has not shown it
- * receives at its address gets only a token, and without udpsh.key only the commands that read run
- * (kernel/udpsh/auth.h). */
-#include "hal/compiler.h"
+ * meanwhile is answered `busy`. Senders outside the allowlist (net_peer_permitted, kernel/net/allowlist.h)
+ * get nothing; a sender over the rate limit (kernel/udpsh/ratelimit.h) gets nothing more until its bucket
+ * refills; a sender that has not shown it receives at its address gets only a token, and without udpsh.key
+ * only the commands that read run (kernel/udpsh/auth.h). */
 #include <stdatomic.h>
 
 #include "kernel/net/boot_secret.h"
@@ -26,8 +25,6 @@
 #include "kernel/task.h"
 
 static uint16_t port = UDPSH_DEFAULT_PORT;
-static struct allowlist allowed;
-static bool allow_from_cmdline; /* else: the local subnet, known once the address is */
 static struct ratelimit rate;
 static struct udpsh_auth auth;
 static bool key_refused; /* udpsh.key= was given but unreadable: the shell runs unkeyed */
@@ -45,14 +42,6 @@ static struct {
     uint64_t requests, refused_busy, refused_bad, not_allowed, rate_limited;
 } counters;
 
-DEBUGGER_TEXT bool udpsh_permits(uint32_t src)
-{
-    if (allow_from_cmdline)
-        return allowlist_permits(&allowed, src);
-    struct allowlist local;
-    return allowlist_local_subnet(&local, net_address(), net_netmask()) && allowlist_permits(&local, src);
-}
-
 static bool names_a_command(const char *name)
 {
     return shell_find_command(name) != 0;
@@ -62,7 +51,7 @@ static bool names_a_command(const char *name)
 static void request_arrived(void *arg, uint32_t src_ip, uint16_t src_port, const uint8_t *data, size_t len)
 {
     (void)arg;
-    if (!udpsh_permits(src_ip)) {
+    if (!net_peer_permitted(src_ip)) {
         counters.not_allowed++;
         return;
     }
@@ -137,27 +126,20 @@ static void udp_shell(void *arg)
 /* The token secret (kernel/net/boot_secret.h), under no domain label: what it always was. */
 static void start_auth(void)
 {
-    uint8_t key[UDPSH_KEY_MAX_BYTES];
-    size_t key_len = 0;
-    const char *key_opt = cmdline_get("udpsh.key");
-    if (key_opt) {
-        char error[UDPSH_KEY_ERROR_MAX];
-        if (!udpsh_key_parse(key_opt, key, &key_len, error, sizeof error)) {
-            log_warn("udpsh: udpsh.key: %s; running unkeyed (only the commands that read)", error);
-            key_refused = true;
-            key_len = 0;
-        }
+    struct keyed_boot boot;
+    keyed_boot_draw("", &boot);
+    if (boot.key_refused) {
+        log_warn("udpsh: udpsh.key: %s; running unkeyed (only the commands that read)", boot.key_error);
+        key_refused = true;
     }
-    uint8_t secret[SHA256_DIGEST_SIZE];
-    bool hardware = boot_secret_derive("", key, key_len, secret);
-    udpsh_auth_init(&auth, secret, key_len ? key : 0, key_len);
-    memset(key, 0, sizeof key);
-    memset(secret, 0, sizeof secret);
-    if (auth.keyed)
-        log_info("udpsh: keyed (%u bits): every request must carry its MAC", (unsigned)(key_len * 8));
+    udpsh_auth_init(&auth, boot.secret, boot.key_len ? boot.key : 0, boot.key_len);
+    bool hardware = boot.hardware;
+    memset(&boot, 0, sizeof boot);
+    if (auth.service.keyed)
+        log_info("udpsh: keyed (%u bits): every request must carry its MAC", (unsigned)(auth.service.key_len * 8));
     if (!hardware)
         log_info("udpsh: no hardware random generator: the token secret comes from TSC jitter%s",
-                 auth.keyed ? " and the key" : "");
+                 auth.service.keyed ? " and the key" : "");
 }
 
 void udpsh_init(void)
@@ -180,20 +162,13 @@ void udpsh_init(void)
     }
     ratelimit_init(&rate, (uint32_t)per_second, time_ns());
     start_auth();
-    const char *allow_opt = cmdline_get("udpsh.allow");
-    if (allow_opt) {
-        char error[ALLOWLIST_ERROR_MAX];
-        if (allowlist_parse(allow_opt, &allowed, error, sizeof error))
-            allow_from_cmdline = true;
-        else
-            log_warn("udpsh: udpsh.allow: %s; allowing the local subnet", error);
-    }
+    net_peers_init(); /* udpsh.allow=, which every UDP service goes by (kernel/net/allowlist.h) */
     shell_task = task_spawn("udpsh", udp_shell, 0, 0);
     if (!shell_task || !net_udp_bind(port, request_arrived, 0)) {
         log_warn("udpsh: cannot start the UDP shell");
         return;
     }
-    log_info("udpsh: listening on UDP port %u (%s)", port, allow_from_cmdline ? "udpsh.allow" : "local subnet");
+    log_info("udpsh: listening on UDP port %u (%s)", port, net_peers_rule());
 }
 
 void udpsh_report(struct sink *out)
@@ -208,7 +183,7 @@ void udpsh_report(struct sink *out)
     const struct udpsh_auth_counts *c = &auth.counts;
     sink_printf(out, "udpsh auth: %s, %llu tokens sent, %llu over budget, %llu replies ignored, %llu no mac, "
                      "%llu bad mac, %llu replayed, %llu senders full, %llu need a key\n",
-                auth.keyed ? "keyed" : key_refused ? "unkeyed (bad udpsh.key)" : "unkeyed",
+                auth.service.keyed ? "keyed" : key_refused ? "unkeyed (bad udpsh.key)" : "unkeyed",
                 (unsigned long long)c->tokens_sent, (unsigned long long)c->over_budget,
                 (unsigned long long)c->replies_ignored, (unsigned long long)c->no_mac, (unsigned long long)c->bad_mac,
                 (unsigned long long)c->replayed, (unsigned long long)c->senders_full,

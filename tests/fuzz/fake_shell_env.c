@@ -13,6 +13,7 @@
 #include "hal/cpu.h"
 #include "hal/platform.h"
 #include "kernel/console.h"
+#include "kernel/net/allowlist.h"
 #include "kernel/net/net.h"
 #include "kernel/profiler/raw.h"
 #include "kernel/profiler/build_id.h"
@@ -139,7 +140,7 @@ bool net_udp_send(enum net_udp_when_full when_full, uint16_t src_port, uint32_t 
     return true;
 }
 /* `profile stream`: the local subnet allowed; its task never starts (task_spawn). */
-bool udpsh_permits(uint32_t ip) { return (ip >> 8) == 0x0a0002; }
+bool net_peer_permitted(uint32_t ip) { return (ip >> 8) == 0x0a0002; }
 uint64_t entropy_sample(bool *hardware)
 {
     *hardware = false;

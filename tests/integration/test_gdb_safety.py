@@ -320,7 +320,8 @@ def test_the_section_holds_the_stubs_path():
                "memcpy", "isr_common", "gdb_nmi", "time_ns", "task_current", "panic_active",
                # gdb over UDP: the polled transport, its frames, the drivers' polled paths
                "udp_getc", "gdb_udp_frame", "netpoll_receive", "virtio_net_poll", "e1000_poll",
-               "netdev_transmit_polled", "virtio_net_transmit_locked", "e1000_transmit_locked", "udpsh_permits", "irq_save"):
+               "netdev_transmit_polled", "virtio_net_transmit_locked", "e1000_transmit_locked", "net_peer_permitted",
+               "irq_save"):
         assert fn in names, "%s is not in the debugger's section" % fn
     other_names = {n for n, _ in others}
     for fn in ("sched_tick", "profiler_tick", "cmd_uptime", "burn_inner"):

@@ -1,10 +1,11 @@
-/* tests/unit/fake_net.c: the fakes of tests/unit/fake_net.h -- the network, the UDP shell's allowlist, and the
- * entropy a stream's run number comes from. */
+/* tests/unit/fake_net.c: the fakes of tests/unit/fake_net.h -- the network, the allowlist (net_peer_permitted),
+ * and the entropy a stream's run number comes from. */
 #include "fake_net.h"
 
 #include <string.h>
 
 #include "hal/entropy.h"
+#include "kernel/net/allowlist.h"
 #include "kernel/net/net.h"
 #include "kernel/udpsh/udpsh.h"
 
@@ -49,7 +50,7 @@ bool net_udp_send(enum net_udp_when_full when_full, uint16_t src_port, uint32_t 
     return ok;
 }
 
-bool udpsh_permits(uint32_t ip) { return (ip >> 8) == 0x0a0002; }
+bool net_peer_permitted(uint32_t ip) { return (ip >> 8) == 0x0a0002; }
 
 uint64_t entropy_sample(bool *hardware)
 {

@@ -1,6 +1,6 @@
 /* tests/unit/fake_net.h: the network and the UDP shell as `profile stream` sees them (kernel/net/net.h,
- * kernel/udpsh/udpsh.h), faked for the host tests of the command: whether the network is up, what the allowlist
- * permits (10.0.2.0/24), and every datagram sent, kept. */
+ * kernel/net/allowlist.h), faked for the host tests of the command: whether the network is up, what the
+ * allowlist permits (10.0.2.0/24), and every datagram sent, kept. */
 #ifndef TESTS_UNIT_FAKE_NET_H
 #define TESTS_UNIT_FAKE_NET_H
 

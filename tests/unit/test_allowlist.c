@@ -1,14 +1,19 @@
 /* tests/unit/test_allowlist.c: kernel/net/allowlist.c -- the `udpsh.allow=` parser accepting exactly the
  * forms allowlist.h promises and refusing every other with a line naming the entry, matching by prefix from
- * /0 to /32, the local-subnet default and its fail-closed cases, and the list written back out. */
+ * /0 to /32, the local-subnet default and its fail-closed cases, the list written back out, and
+ * net_peer_permitted, the one question every UDP service asks, over a faked command line, log and address. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
 
+#include "kernel/cmdline.h"
+#include "kernel/log.h"
 #include "kernel/net/allowlist.h"
+#include "kernel/net/net.h"
 #include "kernel/lib/sink.h"
 
 #define IP(a, b, c, d) ((uint32_t)(a) << 24 | (uint32_t)(b) << 16 | (uint32_t)(c) << 8 | (uint32_t)(d))
@@ -269,6 +274,66 @@ static void test_local_subnet_fails_closed(void **state)
     assert_int_equal(list.count, 0);
 }
 
+/* ---- net_peer_permitted over fakes of what it reads -------------------------------------------------------- */
+
+static const char *fake_allow_option;
+static uint32_t fake_address, fake_netmask;
+static char logged[256];
+
+const char *cmdline_get(const char *key)
+{
+    return strcmp(key, "udpsh.allow") == 0 ? fake_allow_option : NULL;
+}
+
+uint32_t net_address(void) { return fake_address; }
+uint32_t net_netmask(void) { return fake_netmask; }
+
+void log_info(const char *fmt, ...)
+{
+    (void)fmt;
+    fail_msg("net_peers_init logs only warnings");
+}
+
+void log_warn(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(logged, sizeof logged, fmt, ap);
+    va_end(ap);
+}
+
+/* One test, in this order: the state is the kernel's one allowlist, kept from the first net_peers_init on. */
+static void test_every_service_asks_one_allowlist(void **state)
+{
+    (void)state;
+    /* No udpsh.allow=: the local subnet, and nobody before there is an address. */
+    net_peers_init();
+    assert_string_equal(logged, "");
+    assert_string_equal(net_peers_rule(), "local subnet");
+    assert_false(net_peer_permitted(IP(10, 0, 2, 2)));
+    fake_address = IP(10, 0, 2, 15);
+    fake_netmask = 0xffffff00u;
+    assert_true(net_peer_permitted(IP(10, 0, 2, 2)));
+    assert_false(net_peer_permitted(IP(10, 0, 3, 2)));
+    /* A udpsh.allow= that does not parse: one warning, the local subnet still. */
+    fake_allow_option = "10.0.0.256/8";
+    net_peers_init();
+    assert_string_equal(logged, "udpsh: udpsh.allow: '10.0.0.256/8': octet above 255; allowing the local subnet");
+    assert_string_equal(net_peers_rule(), "local subnet");
+    assert_true(net_peer_permitted(IP(10, 0, 2, 2)));
+    /* One that does: the option alone, whatever the address. */
+    logged[0] = '\0';
+    fake_allow_option = "192.168.1.0/24,10.0.3.7";
+    net_peers_init();
+    assert_string_equal(logged, "");
+    assert_string_equal(net_peers_rule(), "udpsh.allow");
+    assert_false(net_peer_permitted(IP(10, 0, 2, 2)));
+    assert_true(net_peer_permitted(IP(10, 0, 3, 7)));
+    assert_true(net_peer_permitted(IP(192, 168, 1, 200)));
+    fake_address = 0;
+    assert_true(net_peer_permitted(IP(192, 168, 1, 200)));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -289,6 +354,7 @@ int main(void)
         cmocka_unit_test(test_error_quotes_long_entries_short),
         cmocka_unit_test(test_local_subnet),
         cmocka_unit_test(test_local_subnet_fails_closed),
+        cmocka_unit_test(test_every_service_asks_one_allowlist),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

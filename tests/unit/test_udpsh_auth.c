@@ -1,8 +1,9 @@
-/* tests/unit/test_udpsh_auth.c: kernel/udpsh/auth.c -- the token (pinned to bytes computed independently in
- * Python, as scripts/kprof_wire.py computes them), valid in its window and the next only and only for its
- * address and port; the request grammar; keyed requests (the MAC pinned the same way, a bad MAC, a missing one,
- * counters that do not rise, the sender table full and freed two windows later); the 3x budget; replies
- * recognised; udpsh.key= parsing; and what an unkeyed request may run. */
+/* tests/unit/test_udpsh_auth.c: kernel/udpsh/auth.c and the key it holds (kernel/net/keyed_service.c) -- the
+ * token (pinned to bytes computed independently in Python, as scripts/kprof_wire.py computes them), valid in
+ * its window and the next only and only for its address and port; the request grammar; keyed requests (the MAC
+ * pinned the same way, a bad MAC, a missing one, counters that do not rise, the sender table full and freed two
+ * windows later); the 3x budget; replies recognised; udpsh.key= parsing (keyed_key_parse, the debugger's too);
+ * and what an unkeyed request may run. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +13,7 @@
 #include <cmocka.h>
 
 #include "kernel/lib/hmac.h"
+#include "kernel/net/keyed_service.h"
 #include "kernel/udpsh/auth.h"
 
 #define SEC 1000000000ll
@@ -298,36 +300,36 @@ static void test_replies_are_recognised_and_dropped(void **state)
 static void test_key_option(void **state)
 {
     (void)state;
-    uint8_t k[UDPSH_KEY_MAX_BYTES];
+    uint8_t k[KEYED_KEY_MAX_BYTES];
     size_t len = 0;
-    char error[UDPSH_KEY_ERROR_MAX];
-    assert_true(udpsh_key_parse("000102030405060708090a0b0c0d0E0F", k, &len, error, sizeof error));
+    char error[KEYED_KEY_ERROR_MAX];
+    assert_true(keyed_key_parse("000102030405060708090a0b0c0d0E0F", k, &len, error, sizeof error));
     assert_int_equal(len, 16);
     assert_int_equal(k[14], 0x0e);
     assert_int_equal(k[15], 0x0f);
     char longest[129];
     memset(longest, 'a', 128);
     longest[128] = 0;
-    assert_true(udpsh_key_parse(longest, k, &len, error, sizeof error));
+    assert_true(keyed_key_parse(longest, k, &len, error, sizeof error));
     assert_int_equal(len, 64);
     longest[127] = 0;
-    assert_false(udpsh_key_parse(longest, k, &len, error, sizeof error));
+    assert_false(keyed_key_parse(longest, k, &len, error, sizeof error));
     assert_string_equal(error, "an odd number of hex digits (127)");
     memset(longest, 'a', 128);
     longest[128] = 0;
     char too_long[131];
     snprintf(too_long, sizeof too_long, "%saa", longest);
-    assert_false(udpsh_key_parse(too_long, k, &len, error, sizeof error));
+    assert_false(keyed_key_parse(too_long, k, &len, error, sizeof error));
     assert_string_equal(error, "520 bits; want 128 to 512 (32 to 128 hex digits)");
-    assert_false(udpsh_key_parse("00010203040506070809", k, &len, error, sizeof error));
+    assert_false(keyed_key_parse("00010203040506070809", k, &len, error, sizeof error));
     assert_string_equal(error, "80 bits; want 128 to 512 (32 to 128 hex digits)");
-    assert_false(udpsh_key_parse("000102030405060708090a0b0c0d0e0g", k, &len, error, sizeof error));
+    assert_false(keyed_key_parse("000102030405060708090a0b0c0d0e0g", k, &len, error, sizeof error));
     assert_string_equal(error, "character 32 is not a hex digit");
-    assert_false(udpsh_key_parse("", k, &len, error, sizeof error));
+    assert_false(keyed_key_parse("", k, &len, error, sizeof error));
     assert_int_equal(len, 64); /* untouched by a failure */
     /* a key of the wrong length given to init leaves the shell unkeyed */
     udpsh_auth_init(&auth, secret, k, 15);
-    assert_false(auth.keyed);
+    assert_false(auth.service.keyed);
 }
 
 static bool is_command(const char *name)
