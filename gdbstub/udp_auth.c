@@ -8,7 +8,7 @@
 #include "kernel/lib/hmac.h"
 #include "kernel/lib/string.h"
 
-_Static_assert(GDB_UDP_NONCE_LEN + UDPSH_HEADER_BYTES <= UDPSH_AMPLIFICATION * (GDB_UDP_HELLO_LEN + UDPSH_HEADER_BYTES),
+_Static_assert(GDB_UDP_NONCE_LEN + NET_UDP_HEADER_BYTES <= NET_UDP_AMPLIFICATION * (GDB_UDP_HELLO_LEN + NET_UDP_HEADER_BYTES),
                "a hello's answer keeps to the UDP shell's 3x budget");
 _Static_assert(GDB_UDP_KEYED_OVERHEAD <= GDB_UDP_SEAL_OVERHEAD, "the transport leaves room for the seal");
 

@@ -59,7 +59,7 @@
 
 #include "kernel/lib/sha256.h"
 #include "kernel/net/keyed_service.h"
-#include "kernel/udpsh/auth.h" /* the UDP shell's 3x amplification budget, which a hello's answer keeps to */
+#include "kernel/net/allowlist.h" /* the 3x budget every UDP service keeps, a hello's answer too */
 
 /* The most gdb bytes one datagram carries either way: a whole packet of the stub's largest PacketSize
  * (gdbstub/packet.h GDB_PACKET_SIZE) with its `$`, `#`, checksum and an ack in front, and room to spare. */

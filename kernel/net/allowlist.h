@@ -16,6 +16,20 @@
 
 #include "kernel/lib/sink.h"
 
+/* How much any UDP service says to a sender it has not yet seen receive at its address: at most
+ * NET_UDP_AMPLIFICATION times what came in, bytes counted as on the wire (the UDP payload plus
+ * NET_UDP_HEADER_BYTES of IPv4 and UDP headers, both ways), so a forged source address buys a forger little. */
+#define NET_UDP_HEADER_BYTES 28 /* an IPv4 header without options (20) and a UDP header (8) */
+#define NET_UDP_AMPLIFICATION 3
+
+/* True when a reply of reply_len payload bytes to a datagram of received_len payload bytes keeps to that
+ * budget. 64-bit sums: a datagram is at most 64 KiB, so nothing here can overflow. */
+static inline bool net_reply_within_budget(size_t received_len, size_t reply_len)
+{
+    return (uint64_t)reply_len + NET_UDP_HEADER_BYTES <=
+           NET_UDP_AMPLIFICATION * ((uint64_t)received_len + NET_UDP_HEADER_BYTES);
+}
+
 #define ALLOWLIST_MAX 8
 /* Enough for every error allowlist_parse writes, the quoted entry included. */
 #define ALLOWLIST_ERROR_MAX 96

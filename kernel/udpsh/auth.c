@@ -11,7 +11,7 @@
 #include "kernel/net/keyed_service.h"
 #include "kernel/udpsh/wire.h"
 
-_Static_assert(UDPSH_TOKEN_REPLY_LEN + UDPSH_HEADER_BYTES <= UDPSH_AMPLIFICATION * UDPSH_HEADER_BYTES,
+_Static_assert(UDPSH_TOKEN_REPLY_LEN + NET_UDP_HEADER_BYTES <= NET_UDP_AMPLIFICATION * NET_UDP_HEADER_BYTES,
                "the token reply keeps to the budget even for an empty datagram");
 
 void udpsh_auth_init(struct udpsh_auth *a, const uint8_t secret[SHA256_DIGEST_SIZE], const uint8_t *key,
@@ -29,13 +29,6 @@ bool udpsh_looks_like_reply(const uint8_t *data, size_t len)
         len--;
     }
     return len >= sizeof mark - 1 && memcmp(data, mark, sizeof mark - 1) == 0;
-}
-
-bool udpsh_within_budget(size_t received_len, size_t reply_len)
-{
-    /* 64-bit sums: a datagram is at most 64 KiB, so nothing here can overflow. */
-    return (uint64_t)reply_len + UDPSH_HEADER_BYTES <=
-           UDPSH_AMPLIFICATION * ((uint64_t)received_len + UDPSH_HEADER_BYTES);
 }
 
 void udpsh_token(const struct udpsh_auth *a, uint32_t ip, uint16_t port, int64_t window,
@@ -165,7 +158,7 @@ static void give_token(struct udpsh_auth *a, uint32_t ip, uint16_t port, size_t 
     }
     out[n++] = '\n';
     out[n] = '\0';
-    if (!udpsh_within_budget(received_len, n)) {
+    if (!net_reply_within_budget(received_len, n)) {
         a->counts.over_budget++;
         j->verdict = UDPSH_DROP;
         return;

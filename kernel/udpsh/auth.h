@@ -4,8 +4,8 @@
  *
  *   token    A datagram's source address proves nothing. Until a request repeats a token the kernel gave to
  *            its address and port, the only answer is one datagram "# udpsh token=<32 hex>\n", which costs at
- *            most UDPSH_AMPLIFICATION times what the sender sent (bytes counted as on the wire: the UDP
- *            payload plus UDPSH_HEADER_BYTES of IPv4 and UDP headers, both ways). The token is the first
+ *            most NET_UDP_AMPLIFICATION times what the sender sent (bytes counted as on the wire: the UDP
+ *            payload plus NET_UDP_HEADER_BYTES of IPv4 and UDP headers, both ways). The token is the first
  *            128 bits of HMAC-SHA-256(secret, address, port, time window): stateless, valid in the window it
  *            was made and the next.
  *   request  "token=<32 hex> LINE" runs LINE; with a key (udpsh.key=HEX) every request must be
@@ -25,14 +25,13 @@
 #include <stdint.h>
 
 #include "kernel/lib/sha256.h"
+#include "kernel/net/allowlist.h"
 #include "kernel/net/keyed_service.h"
 
 #define UDPSH_TOKEN_BYTES 16                    /* 128 bits of the MAC: unguessable, short enough for 3x */
 #define UDPSH_TOKEN_HEX (2 * UDPSH_TOKEN_BYTES)
 #define UDPSH_MAC_HEX (2 * SHA256_DIGEST_SIZE)
 #define UDPSH_TOKEN_WINDOW_NS 30000000000ll     /* a token lives 30 to 60 s */
-#define UDPSH_HEADER_BYTES 28                   /* an IPv4 header without options (20) and a UDP header (8) */
-#define UDPSH_AMPLIFICATION 3
 #define UDPSH_KEYED_SENDERS 16                  /* addresses whose last counter is remembered */
 
 #define UDPSH_TOKEN_PREFIX "# udpsh token="
@@ -78,9 +77,6 @@ void udpsh_auth_init(struct udpsh_auth *a, const uint8_t secret[SHA256_DIGEST_SI
 /* True when data begins like the final line of a UDP shell's reply: "# udpsh ", possibly after one "\n". */
 bool udpsh_looks_like_reply(const uint8_t *data, size_t len);
 
-/* True when a reply of reply_len payload bytes to a datagram of received_len payload bytes keeps to the
- * amplification budget, headers counted both ways. */
-bool udpsh_within_budget(size_t received_len, size_t reply_len);
 
 /* The token for ip:port in window (time_ns / UDPSH_TOKEN_WINDOW_NS). */
 void udpsh_token(const struct udpsh_auth *a, uint32_t ip, uint16_t port, int64_t window,

@@ -129,7 +129,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         case GDB_UDP_REPLY: {
             CHECK(n == GDB_UDP_HELLO_LEN && memcmp(d, GDB_UDP_MAGIC "h", 5) == 0);
             CHECK(inner_len == GDB_UDP_NONCE_LEN);
-            CHECK(inner_len + UDPSH_HEADER_BYTES <= UDPSH_AMPLIFICATION * (n + UDPSH_HEADER_BYTES));
+            CHECK(inner_len + NET_UDP_HEADER_BYTES <= NET_UDP_AMPLIFICATION * (n + NET_UDP_HEADER_BYTES));
             uint8_t mac[32];
             hmac_sha256(key, sizeof key, inner, inner_len - 32, mac);
             CHECK(memcmp(mac, inner + inner_len - 32, 32) == 0);

@@ -178,7 +178,7 @@ static void check_auth(const uint8_t *data, size_t size)
     /* As it came: the fuzzer cannot guess a token, so it earns one (within budget) or nothing. */
     udpsh_auth_judge(&auth, ip, port, data, size, now, &j);
     if (j.verdict == UDPSH_REPLY && j.reply == j.token_reply)
-        CHECK(udpsh_within_budget(size, j.reply_len) && j.reply_len == UDPSH_TOKEN_REPLY_LEN);
+        CHECK(net_reply_within_budget(size, j.reply_len) && j.reply_len == UDPSH_TOKEN_REPLY_LEN);
     if (j.verdict == UDPSH_DROP)
         CHECK(udpsh_looks_like_reply(data, size));
     CHECK(j.verdict != UDPSH_RUN);

@@ -154,7 +154,7 @@ static void test_hello_answered_with_a_macd_nonce_and_nothing_else(void **state)
     from_hex(ANSWER_MAC_HEX, mac);
     assert_memory_equal(inner + 53, mac, 32);
     /* within the UDP shell's budget, headers counted */
-    assert_true(inner_len + UDPSH_HEADER_BYTES <= UDPSH_AMPLIFICATION * (sizeof hello + UDPSH_HEADER_BYTES));
+    assert_true(inner_len + NET_UDP_HEADER_BYTES <= NET_UDP_AMPLIFICATION * (sizeof hello + NET_UDP_HEADER_BYTES));
     /* a hello claims nothing: no peer, so the stub cannot answer anyone */
     assert_false(auth.spoken_to);
     assert_int_equal(auth.rx_floor, 0);

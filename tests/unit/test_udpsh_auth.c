@@ -260,14 +260,14 @@ static void test_budget(void **state)
 {
     (void)state;
     /* headers count both ways: 28 + reply <= 3 * (28 + request) */
-    assert_true(udpsh_within_budget(0, 56));
-    assert_false(udpsh_within_budget(0, 57));
-    assert_true(udpsh_within_budget(5, 71));
-    assert_false(udpsh_within_budget(5, 72));
-    assert_true(udpsh_within_budget(1472, 3 * 1500 - 28));
-    assert_false(udpsh_within_budget(1472, 3 * 1500 - 27));
+    assert_true(net_reply_within_budget(0, 56));
+    assert_false(net_reply_within_budget(0, 57));
+    assert_true(net_reply_within_budget(5, 71));
+    assert_false(net_reply_within_budget(5, 72));
+    assert_true(net_reply_within_budget(1472, 3 * 1500 - 28));
+    assert_false(net_reply_within_budget(1472, 3 * 1500 - 27));
     /* the token reply fits the emptiest datagram */
-    assert_true(udpsh_within_budget(0, UDPSH_TOKEN_REPLY_LEN));
+    assert_true(net_reply_within_budget(0, UDPSH_TOKEN_REPLY_LEN));
     setup_unkeyed();
     judge(IP, PORT, "", 0);
     assert_int_equal(j.verdict, UDPSH_REPLY);
