@@ -461,7 +461,8 @@ def test_a_4096_byte_write_takes_at_most_twice_a_read(kprof_factory):
     more than reads: in 12 boots, quiet, the boots whose rounds lost 1-6 % of the CPUs to steal wrote at best
     in 66-73 ms, those losing 18-27 % in 77-163 ms (a median of 154-212), with reads at 50-70 ms throughout.
     So each round's steal is taken from /proc/stat, and the figures are judged on the RW_ROUNDS rounds the host
-    stole least from, each kind at its best; rounds go on (within RW_BUDGET_S) until RW_ROUNDS lost nothing.
+    stole least from, the writes at their best against the reads at their median; rounds go on (within
+    RW_BUDGET_S) until RW_ROUNDS lost nothing.
     (Asking for RW_ROUNDS that lost nothing, and failing without them, failed a clean-clone run: 205 of 207
     rounds in 90 s lost some.)"""
     k = kprof_factory(gdb=True)
@@ -492,10 +493,15 @@ def test_a_4096_byte_write_takes_at_most_twice_a_read(kprof_factory):
     print("4096 bytes over COM2, the %d least stolen of %d rounds (steal ticks %s): read %s ms, X %s, M %s; "
           "%d resent on a NAK" % (len(judged), len(rounds), [r[0] for r in judged], [round(r * 1e3) for r in reads],
                                   [round(w * 1e3) for w in writes_x], [round(w * 1e3) for w in writes_m], rsp.naks))
-    best_read, best_x, best_m = min(reads), min(writes_x), min(writes_m)
-    assert best_x <= 2 * best_read, "a 4096-byte X write took %.0f ms at best, a read %.0f ms" % (
-        best_x * 1e3, best_read * 1e3)
-    assert best_m <= 3 * best_read, "a 4096-byte M write took %.0f ms at best, a read %.0f ms" % (
-        best_m * 1e3, best_read * 1e3)
+    # Writes at their best, against the read at its median: one read in a run can come back in half the time
+    # of all the others (a CI run: reads 68-119 ms and one of 33, X writes 76-96), and a write held to twice
+    # that one outlier fails although every write beat most reads. The median of the same rounds is the read
+    # as this run's machine does it; what the ratio exists to catch, a write crawling at the FIFO's 1-byte
+    # trigger level (~30x a read), still fails by far.
+    typical_read, best_x, best_m = statistics.median(reads), min(writes_x), min(writes_m)
+    assert best_x <= 2 * typical_read, "a 4096-byte X write took %.0f ms at best, a read %.0f ms (median)" % (
+        best_x * 1e3, typical_read * 1e3)
+    assert best_m <= 3 * typical_read, "a 4096-byte M write took %.0f ms at best, a read %.0f ms (median)" % (
+        best_m * 1e3, typical_read * 1e3)
     assert rsp.request("D") == b"OK"
     assert_console(k)

@@ -248,9 +248,9 @@ def test_prof_report_is_the_kernels_report(both, tmp_path):
     labels = {int(pid): lab for _, pid, lab in recs}
     burning = [p for p in pids if p in labels]
     assert burning and all(labels[p] == ("job=a" if p == pids[0] else "job=b") for p in burning), labels
-    assert re.search(r"(?m)^    0x[0-9a-f]{16} burn_inner\+0x[0-9a-f]+ at kernel/cmd_burn\.c:\d+$", buffers)
+    assert re.search(r"(?m)^    0x[0-9a-f]{16} burn_inner\+0x[0-9a-f]+ at kernel/shell/cmd_burn\.c:\d+$", buffers)
     for caller in BURN_CALLERS[:3]:
-        assert re.search(r"(?m)^    <- 0x[0-9a-f]{16} %s\+0x[0-9a-f]+ at kernel/cmd_burn\.c:\d+$" % caller, buffers), \
+        assert re.search(r"(?m)^    <- 0x[0-9a-f]{16} %s\+0x[0-9a-f]+ at kernel/shell/cmd_burn\.c:\d+$" % caller, buffers), \
             caller
     only2 = ok(ours, "buffers2")
     assert re.findall(r"(?m)^cpu (\d):", only2) == ["2"] and set(re.findall(r"(?m)^  cpu (\d) ", only2)) == {"2"}

@@ -123,7 +123,7 @@ def test_pprof_opens_in_go_tool_pprof(console_raw, pb2, tmp_path):
     assert re.search(r"(?m)^ cpu: Total ", tags) and re.search(r"(?m)^ pid: Total ", tags), tags
 
     lines = go_pprof(out, "-top", "-lines")
-    assert re.search(r"burn_inner \S*kernel/cmd_burn\.c:\d+", lines), "no source line for burn_inner:\n%s" % lines
+    assert re.search(r"burn_inner \S*kernel/shell/cmd_burn\.c:\d+", lines), "no source line for burn_inner:\n%s" % lines
 
 
 def test_folded_sums_to_the_sample_count(console_raw):
