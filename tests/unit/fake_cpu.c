@@ -103,7 +103,9 @@ static struct intel_pmu intel_here(void)
 {
     uint32_t r[4];
     pmu_hw_cpuid(0xA, 0, r);
-    struct intel_pmu p = { .version = r[0] & 0xFF, .general = (r[0] >> 8) & 0xFF, .general_width = (r[0] >> 16) & 0xFF };
+    struct intel_pmu p = {
+        .version = r[0] & 0xFF, .general = (r[0] >> 8) & 0xFF, .general_width = (r[0] >> 16) & 0xFF,
+    };
     if (p.version >= 2) {
         unsigned contiguous = r[3] & 0x1F;
         p.fixed = (uint32_t)bits_below(contiguous < 4 ? contiguous : 4);
@@ -116,7 +118,10 @@ static struct intel_pmu intel_here(void)
 }
 
 /* This CPU's counters as bits of the global registers: general counters from bit 0, fixed ones from bit 32. */
-static uint64_t intel_counter_bits(const struct intel_pmu *p) { return bits_below(p->general) | (uint64_t)p->fixed << 32; }
+static uint64_t intel_counter_bits(const struct intel_pmu *p)
+{
+    return bits_below(p->general) | (uint64_t)p->fixed << 32;
+}
 
 #define INTEL_STATUS_LBR_FRZ (1ull << 58)
 #define INTEL_STATUS_CTR_FRZ (1ull << 59)
