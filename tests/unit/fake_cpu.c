@@ -2,7 +2,12 @@
  * a model of CPUID, the PMU MSRs of Intel arch perfmon and of AMD's core extension (with PerfMonV2), the
  * legacy AMD counters, the LVT performance-counter entry and NMI delivery -- and log_info/log_warn captured
  * for the tests. Time advances only when the code under test touches the fake (each pmu_hw call takes
- * fake.cycles_per_call cycles) or a test says so; counters count only on the CPU whose time advances. */
+ * fake.cycles_per_call cycles) or a test says so; counters count only on the CPU whose time advances. The MSR
+ * file is as strict as the manuals (Intel SDM vol. 3B "Performance Monitoring", AMD APM vol. 2 "Performance
+ * Counters" and the Zen 4 PPR's PerfMonV2): an MSR the CPU does not have, a reserved bit set, or a write to a
+ * read-only status register is a #GP, and an overflow stays in the status until the clear register clears it.
+ * Which counters exist and how wide they are is read from the model's own CPUID (tests/unit/fake_cpu_models.c).
+ * The machines themselves are tests/unit/fake_cpu_models.c. */
 #include "fake_cpu.h"
 
 #include <stdarg.h>
@@ -26,219 +31,6 @@ void fake_reset(void)
     for (unsigned i = 0; i < FAKE_CPUS; i++)
         fake.cpu[i].lvtpc = LVT_MASK_BIT; /* the reset value: masked */
     fake_cpu_index = 0;
-}
-
-void fake_cpuid_set(uint32_t leaf, uint32_t sub, unsigned cpu, uint32_t eax, uint32_t ebx, uint32_t ecx,
-                    uint32_t edx)
-{
-    struct fake_cpuid_entry *e = 0;
-    for (unsigned i = 0; i < fake.cpuid_count; i++)
-        if (fake.cpuid[i].leaf == leaf && fake.cpuid[i].sub == sub && fake.cpuid[i].cpu == cpu)
-            e = &fake.cpuid[i];
-    if (!e) {
-        if (fake.cpuid_count == FAKE_CPUID_MAX) {
-            fprintf(stderr, "fake_cpu: CPUID table full\n");
-            return;
-        }
-        e = &fake.cpuid[fake.cpuid_count++];
-    }
-    *e = (struct fake_cpuid_entry){ .leaf = leaf, .sub = sub, .cpu = cpu, .r = { eax, ebx, ecx, edx } };
-}
-
-static uint32_t word(const char *s) /* four characters, little-endian, as CPUID returns them */
-{
-    uint32_t w;
-    memcpy(&w, s, 4);
-    return w;
-}
-
-static void set_max_basic(uint32_t max, const char *vendor)
-{
-    fake_cpuid_set(0, 0, FAKE_ANY_CPU, max, word(vendor), word(vendor + 8), word(vendor + 4));
-}
-
-/* Leaf 1 EAX for a display family/model: families from 0xF on use the extended family field. */
-static uint32_t signature_eax(unsigned family, unsigned model, unsigned stepping)
-{
-    unsigned base = family >= 0xF ? 0xF : family, ext = family >= 0xF ? family - 0xF : 0;
-    return (ext << 20) | ((model >> 4) << 16) | (base << 8) | ((model & 0xF) << 4) | stepping;
-}
-
-static void set_leaf1(unsigned family, unsigned model, unsigned stepping, bool hypervisor)
-{
-    fake_cpuid_set(1, 0, FAKE_ANY_CPU, signature_eax(family, model, stepping), 0, hypervisor ? 1u << 31 : 0, 0);
-}
-
-void fake_set_hypervisor(const char *sig)
-{
-    for (unsigned i = 0; i < fake.cpuid_count; i++)
-        if (fake.cpuid[i].leaf == 1)
-            fake.cpuid[i].r[2] |= 1u << 31;
-    fake_cpuid_set(0x40000000u, 0, FAKE_ANY_CPU, 0x40000001u, word(sig), word(sig + 4), word(sig + 8));
-}
-
-static void set_brand(const char *name)
-{
-    char b[48] = { 0 };
-    strncpy(b, name, sizeof b - 1);
-    for (unsigned i = 0; i < 3; i++)
-        fake_cpuid_set(0x80000002u + i, 0, FAKE_ANY_CPU, word(b + 16 * i), word(b + 16 * i + 4),
-                       word(b + 16 * i + 8), word(b + 16 * i + 12));
-}
-
-/* ---- the models ---------------------------------------------------------------------------------------- */
-
-static void intel_pmu(unsigned version, unsigned gp, unsigned fixed, unsigned width)
-{
-    fake.pmu = FAKE_PMU_INTEL;
-    fake.intel_version = version;
-    fake.gp_counters = gp;
-    fake.fixed_counters = fixed;
-    fake.width = width;
-    fake.counts = true;
-    fake.interrupts = true;
-    fake.lvt_automask = true; /* Intel sets the LVT mask bit when it delivers a PMI */
-}
-
-static void amd_pmu(bool v2)
-{
-    fake.pmu = FAKE_PMU_AMD;
-    fake.width = 48;
-    fake.amd_v2 = v2;
-    fake.counts = true;
-    fake.interrupts = true;
-    fake.lvt_automask = true; /* not documented either way for AMD; the handler must unmask regardless */
-}
-
-void fake_model_intel_v2(void)
-{
-    fake_reset();
-    set_max_basic(0xD, "GenuineIntel");
-    set_leaf1(6, 0x17, 10, false);
-    set_brand("Intel(R) Core(TM)2 Duo CPU     E8400  @ 3.00GHz");
-    /* v2, 2 general counters of 40 bits; 3 fixed counters of 40 bits */
-    fake_cpuid_set(0xA, 0, FAKE_ANY_CPU, 0x07280202u, 0, 0, 3u | 40u << 5);
-    fake_cpuid_set(0x80000000u, 0, FAKE_ANY_CPU, 0x80000008u, 0, 0, 0);
-    intel_pmu(2, 2, 3, 40);
-}
-
-void fake_model_intel_v4_freeze(void)
-{
-    fake_reset();
-    set_max_basic(0x16, "GenuineIntel");
-    set_leaf1(6, 0x5E, 3, false);
-    fake_cpuid_set(0xA, 0, FAKE_ANY_CPU, 0x07300404u, 0, 0, 3u | 48u << 5);
-    fake_cpuid_set(0x80000000u, 0, FAKE_ANY_CPU, 0x80000008u, 0, 0, 0);
-    intel_pmu(4, 4, 3, 48);
-    for (unsigned i = 0; i < FAKE_CPUS; i++)
-        fake.cpu[i].debugctl = 1u << 12; /* FREEZE_PERFMON_ON_PMI, left set by firmware */
-}
-
-void fake_model_intel_v5_no_fixed1(void)
-{
-    fake_reset();
-    set_max_basic(0x20, "GenuineIntel");
-    set_leaf1(6, 0x8F, 8, true);
-    fake_set_hypervisor("KVMKVMKVM\0\0\0");
-    /* v5, 8 general counters; EDX: 1 contiguous fixed counter (0) of 48 bits; ECX bitmap: counters 0 and 2 */
-    fake_cpuid_set(0xA, 0, FAKE_ANY_CPU, 0x07300805u, 0, 0x5, 1u | 48u << 5);
-    fake_cpuid_set(0x80000000u, 0, FAKE_ANY_CPU, 0x80000008u, 0, 0, 0);
-    intel_pmu(5, 8, 3, 48);
-}
-
-void fake_model_intel_hybrid(void)
-{
-    fake_reset();
-    set_max_basic(0x20, "GenuineIntel");
-    set_leaf1(6, 0x97, 2, false);
-    fake_cpuid_set(7, 0, FAKE_ANY_CPU, 0, 0, 0, 1u << 15); /* Hybrid */
-    /* CPU 0 is a Core (performance) core, the others Atoms: different general counters, same fixed ones. */
-    fake_cpuid_set(0x1A, 0, 0, 0x40000001u, 0, 0, 0);
-    fake_cpuid_set(0xA, 0, 0, 0x07300805u, 0, 0x7, 0x8603u);
-    for (unsigned cpu = 1; cpu < FAKE_CPUS; cpu++) {
-        fake_cpuid_set(0x1A, 0, cpu, 0x20000001u, 0, 0, 0);
-        fake_cpuid_set(0xA, 0, cpu, 0x07300605u, 0, 0x7, 0x8603u);
-    }
-    fake_cpuid_set(0x80000000u, 0, FAKE_ANY_CPU, 0x80000008u, 0, 0, 0);
-    intel_pmu(5, 6, 3, 48);
-}
-
-void fake_model_amd_zen2(void)
-{
-    fake_reset();
-    set_max_basic(0x10, "AuthenticAMD");
-    set_leaf1(0x17, 0x31, 0, false);
-    fake_cpuid_set(0x80000000u, 0, FAKE_ANY_CPU, 0x8000001Fu, 0, 0, 0);
-    fake_cpuid_set(0x80000001u, 0, FAKE_ANY_CPU, 0, 0, 1u << 23, 0); /* PerfCtrExtCore */
-    amd_pmu(false);
-}
-
-void fake_model_amd_zen4(void)
-{
-    fake_reset();
-    set_max_basic(0x10, "AuthenticAMD");
-    set_leaf1(0x19, 0x11, 1, false);
-    fake_cpuid_set(0x80000000u, 0, FAKE_ANY_CPU, 0x80000028u, 0, 0, 0);
-    fake_cpuid_set(0x80000001u, 0, FAKE_ANY_CPU, 0, 0, 1u << 23, 0);
-    fake_cpuid_set(0x80000022u, 0, FAKE_ANY_CPU, 0x1, 0x6, 0, 0); /* PerfMonV2, 6 core counters */
-    amd_pmu(true);
-}
-
-void fake_model_amd_legacy_only(void)
-{
-    fake_reset();
-    set_max_basic(0x10, "AuthenticAMD");
-    set_leaf1(0x17, 0x31, 0, true);
-    fake_set_hypervisor("KVMKVMKVM\0\0\0");
-    fake_cpuid_set(0x80000000u, 0, FAKE_ANY_CPU, 0x8000001Fu, 0, 0, 0);
-    fake_cpuid_set(0x80000001u, 0, FAKE_ANY_CPU, 0, 0, 0, 0); /* no PerfCtrExtCore */
-    fake.pmu = FAKE_PMU_NONE;                                   /* the extension MSRs #GP too */
-    fake.legacy_gp = true;
-}
-
-void fake_model_hypervisor_swallows(void)
-{
-    fake_reset();
-    set_max_basic(0x16, "GenuineIntel");
-    set_leaf1(6, 0x5E, 3, true);
-    fake_set_hypervisor("KVMKVMKVM\0\0\0");
-    fake_cpuid_set(0xA, 0, FAKE_ANY_CPU, 0x07300402u, 0, 0, 3u | 48u << 5);
-    fake_cpuid_set(0x80000000u, 0, FAKE_ANY_CPU, 0x80000008u, 0, 0, 0);
-    fake.swallow = true;
-}
-
-void fake_model_qemu_amd_max(void)
-{
-    fake_reset();
-    /* The highest basic leaf is 0xD, whose EAX (XCR0's supported bits) is 0x21f: what every leaf above the
-     * maximum answers, 0x80000022 included -- where bit 0 would read as PerfMonV2. */
-    set_max_basic(0xD, "AuthenticAMD");
-    set_leaf1(0xF, 0x6B, 1, true);
-    fake_set_hypervisor("TCGTCGTCGTCG");
-    fake_cpuid_set(0xD, 0, FAKE_ANY_CPU, 0x21F, 0x240, 0x988, 0);
-    fake_cpuid_set(0x80000000u, 0, FAKE_ANY_CPU, 0x8000000Au, 0, 0, 0);
-    fake_cpuid_set(0x80000001u, 0, FAKE_ANY_CPU, 0, 0, 0x1u, 0); /* LAHF, no PerfCtrExtCore */
-    set_brand("QEMU TCG CPU version 2.5+");
-    fake.swallow = true;
-}
-
-void fake_model_no_interrupt(void)
-{
-    fake_model_intel_v4_freeze();
-    for (unsigned i = 0; i < FAKE_CPUS; i++)
-        fake.cpu[i].debugctl = 0;
-    fake.interrupts = false;
-}
-
-void fake_model_no_pmu(void)
-{
-    fake_reset();
-    set_max_basic(0xD, "GenuineIntel");
-    set_leaf1(6, 0x5E, 3, true);
-    fake_set_hypervisor("TCGTCGTCGTCG");
-    fake_cpuid_set(0xA, 0, FAKE_ANY_CPU, 0, 0, 0, 0);
-    fake_cpuid_set(0x80000000u, 0, FAKE_ANY_CPU, 0x80000008u, 0, 0, 0);
-    fake.swallow = true;
 }
 
 /* ---- the log ------------------------------------------------------------------------------------------- */
@@ -291,13 +83,81 @@ void fake_dump_log(void)
     }
 }
 
-/* ---- time, counting, overflow, the PMI ------------------------------------------------------------------ */
+/* ---- what the manuals say this CPU has ------------------------------------------------------------------ */
 
 static struct fake_cpu_state *here(void) { return &fake.cpu[fake_cpu_index % FAKE_CPUS]; }
 
-static uint64_t width_mask(void) { return fake.width >= 64 ? ~0ull : (1ull << fake.width) - 1; }
+static uint64_t bits_below(unsigned n) { return n >= 64 ? ~0ull : (1ull << n) - 1; }
 
-/* The counter overflowed with its interrupt bit set: the PMI goes through the LVT entry. */
+/* Intel's PMU on this CPU, from its own CPUID leaf 0xA (SDM vol. 3B, "Architectural Performance Monitoring"):
+ * EAX[7:0] the version, EAX[15:8] general counters, EAX[23:16] their width; from v2 EDX[4:0] contiguous fixed
+ * counters and EDX[12:5] their width; from v5 ECX a bitmap of further fixed counters, and EDX[15] saying
+ * AnyThread is deprecated (its bits reserved). */
+struct intel_pmu {
+    unsigned version, general, general_width, fixed_width;
+    uint32_t fixed;  /* bit i: fixed counter i exists */
+    bool any_thread; /* the AnyThread bits are defined (v3 and v4; v5 unless deprecated) */
+};
+
+static struct intel_pmu intel_here(void)
+{
+    uint32_t r[4];
+    pmu_hw_cpuid(0xA, 0, r);
+    struct intel_pmu p = {
+        .version = r[0] & 0xFF, .general = (r[0] >> 8) & 0xFF, .general_width = (r[0] >> 16) & 0xFF,
+    };
+    if (p.version >= 2) {
+        unsigned contiguous = r[3] & 0x1F;
+        p.fixed = (uint32_t)bits_below(contiguous < 4 ? contiguous : 4);
+        p.fixed_width = (r[3] >> 5) & 0xFF;
+    }
+    if (p.version >= 5)
+        p.fixed |= r[2] & 0xF;
+    p.any_thread = p.version == 3 || p.version == 4 || (p.version >= 5 && !(r[3] & (1u << 15)));
+    return p;
+}
+
+/* This CPU's counters as bits of the global registers: general counters from bit 0, fixed ones from bit 32. */
+static uint64_t intel_counter_bits(const struct intel_pmu *p)
+{
+    return bits_below(p->general) | (uint64_t)p->fixed << 32;
+}
+
+#define INTEL_STATUS_LBR_FRZ (1ull << 58)
+#define INTEL_STATUS_CTR_FRZ (1ull << 59)
+#define INTEL_STATUS_OVF_BUF (1ull << 62)
+#define INTEL_STATUS_COND_CHGD (1ull << 63)
+/* The status bits other than the counters' that OVF_CTRL (v4: STATUS_RESET) may clear and, from v4,
+ * STATUS_SET may set: OvfBuf and CondChgd from v2; v3 adds Ovf_Uncore (61); v4 LBR_Frz, CTR_Frz, ASCI (60). */
+static uint64_t intel_status_extra(const struct intel_pmu *p)
+{
+    uint64_t bits = INTEL_STATUS_OVF_BUF | INTEL_STATUS_COND_CHGD;
+    if (p->version >= 3)
+        bits |= 1ull << 61;
+    if (p->version >= 4)
+        bits |= INTEL_STATUS_LBR_FRZ | INTEL_STATUS_CTR_FRZ | (1ull << 60);
+    return bits;
+}
+
+/* AMD's core counters: six with PerfCtrExtCore; PerfMonV2 says how many in CPUID 0x80000022 EBX[3:0]. */
+static unsigned amd_counters(void)
+{
+    if (!fake.amd_v2)
+        return 6;
+    uint32_t r[4];
+    pmu_hw_cpuid(0x80000022u, 0, r);
+    unsigned n = r[1] & 0xF;
+    return n ? n : 6;
+}
+
+/* PERF_CTL's reserved bits (APM vol. 2, "Performance Counters"): 19, 21, 39:36 and 63:42. Event select 7:0 and
+ * 35:32, unit mask, USR, OS, Edge, INT, EN, INV, counter mask and HostOnly/GuestOnly (41:40) are defined. */
+#define AMD_CTL_RESERVED ((1ull << 19) | (1ull << 21) | (0xFull << 36) | (~0ull << 42))
+
+/* ---- time, counting, overflow, the PMI ------------------------------------------------------------------ */
+
+/* The counter overflowed with its interrupt bit set: the PMI goes through the LVT entry, and becomes an NMI
+ * only if the entry is unmasked and its delivery mode is NMI. */
 static void raise_pmi(struct fake_cpu_state *s)
 {
     if (!fake.interrupts)
@@ -306,9 +166,9 @@ static void raise_pmi(struct fake_cpu_state *s)
         /* FREEZE_PERFMON_ON_PMI: before v4 the global enables are cleared; from v4 the counters freeze
          * until status bit 59 (CTR_FRZ) is cleared. Either way they stop. */
         fake.freezes++;
-        if (fake.intel_version >= 4) {
+        if (intel_here().version >= 4) {
             s->frozen = true;
-            s->global_status |= 1ull << 59;
+            s->global_status |= INTEL_STATUS_CTR_FRZ;
         } else {
             s->global_ctrl = 0;
         }
@@ -327,11 +187,11 @@ static void raise_pmi(struct fake_cpu_state *s)
 }
 
 /* Adds cycles to a counter of the given width; returns whether it wrapped past zero. */
-static bool count(uint64_t *ctr, uint64_t cycles)
+static bool count(uint64_t *ctr, uint64_t cycles, unsigned width)
 {
     uint64_t next = *ctr + cycles;
-    bool wrapped = next > width_mask();
-    *ctr = next & width_mask();
+    bool wrapped = next > bits_below(width);
+    *ctr = next & bits_below(width);
     return wrapped;
 }
 
@@ -342,24 +202,28 @@ static void advance_here(uint64_t cycles)
     if (!fake.counts || fake.swallow)
         return;
     if (fake.pmu == FAKE_PMU_INTEL) {
-        for (unsigned i = 0; i < fake.fixed_counters; i++) {
+        struct intel_pmu p = intel_here();
+        for (unsigned i = 0; i < 4; i++) {
             uint64_t field = s->fixed_ctrl >> (4 * i);
-            bool on = (field & 1) && (s->global_ctrl & (1ull << (32 + i))) && !s->frozen; /* OS: ring 0 */
-            if (on && count(&s->fixed_ctr[i], cycles)) {
+            bool on = (p.fixed & (1u << i)) && (field & 1) && (s->global_ctrl & (1ull << (32 + i))) &&
+                      !s->frozen; /* OS: ring 0 */
+            if (on && count(&s->fixed_ctr[i], cycles, p.fixed_width)) {
+                /* latched until OVF_CTRL / STATUS_RESET clears it; nothing else does */
                 s->global_status |= 1ull << (32 + i);
                 if (field & 8)
                     raise_pmi(s);
             }
         }
     } else if (fake.pmu == FAKE_PMU_AMD) {
-        for (unsigned i = 0; i < 6; i++) {
+        unsigned n = amd_counters();
+        for (unsigned i = 0; i < n && i < 6; i++) {
             uint64_t ctl = s->amd_ctl[i];
             uint64_t event = (ctl & 0xFF) | ((ctl >> 24) & 0xF00);
             bool on = (ctl & (1ull << 22)) && (ctl & (1ull << 17)) && event == 0x76 &&
                       (!fake.amd_v2 || (s->amd_global_ctl & (1ull << i)));
-            if (on && count(&s->amd_ctr[i], cycles)) {
+            if (on && count(&s->amd_ctr[i], cycles, fake.width)) {
                 if (fake.amd_v2)
-                    s->amd_global_status |= 1ull << i;
+                    s->amd_global_status |= 1ull << i; /* latched until PerfCntrGlobalStatusClr */
                 if (ctl & (1ull << 20))
                     raise_pmi(s);
             }
@@ -419,93 +283,138 @@ void fake_release_nmis(void)
     deliver();
 }
 
-/* ---- the MSR file ---------------------------------------------------------------------------------------- */
+/* ---- the MSR file: false is a #GP ---------------------------------------------------------------------- */
 
-/* A register that stores what is written. */
-static bool plain(uint64_t *reg, bool write, uint64_t *v)
+/* A register that stores what is written, with valid the bits a write may set: any other bit set is a #GP. */
+static bool reg(uint64_t *r, bool write, uint64_t *v, uint64_t valid)
 {
-    if (write)
-        *reg = *v;
-    else
-        *v = *reg;
+    if (!write) {
+        *v = *r;
+        return true;
+    }
+    if (*v & ~valid)
+        return false;
+    *r = *v;
     return true;
+}
+
+/* IA32_DEBUGCTL: LBR, BTF (bits 0, 1) and bits 6..12 (TR .. FREEZE_PERFMON_ON_PMI) from the first PMU on; 13..15
+ * (uncore PMI, FREEZE_WHILE_SMM, RTM_DEBUG) on the parts with v4. Bits 5:2 and 63:16 are reserved. */
+static uint64_t intel_debugctl_valid(const struct intel_pmu *p)
+{
+    return 0x3ull | (0x7Full << 6) | (p->version >= 4 ? 0x7ull << 13 : 0);
+}
+
+/* Status bits changed by OVF_CTRL/STATUS_RESET (clear) or STATUS_SET (set); the freeze follows CTR_Frz. */
+static void intel_status_update(struct fake_cpu_state *s, uint64_t bits, bool set)
+{
+    if (set)
+        s->global_status |= bits;
+    else
+        s->global_status &= ~bits;
+    if (bits & INTEL_STATUS_CTR_FRZ)
+        s->frozen = set;
 }
 
 static bool intel_msr(struct fake_cpu_state *s, uint32_t msr, bool write, uint64_t *v)
 {
-    uint64_t fixed_bits = ((1ull << fake.fixed_counters) - 1) << 32;
-    uint64_t gp_bits = (1ull << fake.gp_counters) - 1;
+    struct intel_pmu p = intel_here();
+    uint64_t counters = intel_counter_bits(&p);
     if (msr == FAKE_MSR_DEBUGCTL)
-        return plain(&s->debugctl, write, v);
-    if (msr >= FAKE_MSR_FIXED_CTR0 && msr < FAKE_MSR_FIXED_CTR0 + fake.fixed_counters) {
-        if (write && (*v & ~width_mask()))
-            return false; /* bits above the counter's width are reserved */
-        return plain(&s->fixed_ctr[msr - FAKE_MSR_FIXED_CTR0], write, v);
+        return reg(&s->debugctl, write, v, intel_debugctl_valid(&p));
+    if (msr >= 0xC1 && msr < 0xC1 + p.general) {
+        /* A write through the legacy address takes bits 31:0, sign-extended to the counter's width. */
+        if (write)
+            *v = (uint64_t)(int64_t)(int32_t)(uint32_t)*v & bits_below(p.general_width);
+        return reg(&s->pmc[msr - 0xC1], write, v, ~0ull);
     }
-    if (msr == FAKE_MSR_FIXED_CTR_CTRL) {
-        uint64_t valid = (1ull << (4 * fake.fixed_counters)) - 1;
-        if (write && (*v & ~valid))
-            return false;
-        return plain(&s->fixed_ctrl, write, v);
+    if (msr >= 0x186 && msr < 0x186 + p.general) {
+        /* IA32_PERFEVTSELx: 63:32 reserved, and bit 21 (AnyThread) where it is not defined. */
+        uint64_t valid = 0xFFFFFFFFull & ~(p.any_thread ? 0 : 1ull << 21);
+        return reg(&s->evtsel[msr - 0x186], write, v, valid);
     }
-    if (msr == FAKE_MSR_GLOBAL_STATUS) {
+    if (p.version < 2)
+        return false; /* v1: no fixed counters and no global registers */
+    if (msr >= FAKE_MSR_FIXED_CTR0 && msr < FAKE_MSR_FIXED_CTR0 + 4 && (p.fixed & (1u << (msr - FAKE_MSR_FIXED_CTR0))))
+        return reg(&s->fixed_ctr[msr - FAKE_MSR_FIXED_CTR0], write, v, bits_below(p.fixed_width));
+    switch (msr) {
+    case FAKE_MSR_FIXED_CTR_CTRL: {
+        /* Per fixed counter i, bits 4i..4i+3: OS, USR, AnyThread (where defined), PMI. A missing counter's
+         * field is reserved. */
+        uint64_t valid = 0, field = 0xBull | (p.any_thread ? 0x4 : 0);
+        for (unsigned i = 0; i < 4; i++)
+            if (p.fixed & (1u << i))
+                valid |= field << (4 * i);
+        return reg(&s->fixed_ctrl, write, v, valid);
+    }
+    case FAKE_MSR_GLOBAL_STATUS:
         if (write)
             return false; /* read-only */
         *v = s->global_status;
         return true;
-    }
-    if (msr == FAKE_MSR_GLOBAL_CTRL) {
-        if (write && (*v & ~(fixed_bits | gp_bits)))
+    case FAKE_MSR_GLOBAL_CTRL:
+        return reg(&s->global_ctrl, write, v, counters);
+    case FAKE_MSR_GLOBAL_OVF_CTRL: /* v4: IA32_PERF_GLOBAL_STATUS_RESET, the same address and bits, and more */
+    case FAKE_MSR_GLOBAL_STATUS_SET:
+        if (msr == FAKE_MSR_GLOBAL_STATUS_SET && p.version < 4)
             return false;
-        return plain(&s->global_ctrl, write, v);
-    }
-    if (msr == FAKE_MSR_GLOBAL_OVF_CTRL) {
-        uint64_t valid = fixed_bits | gp_bits | (3ull << 62) | (fake.intel_version >= 4 ? 1ull << 59 : 0);
         if (!write) {
             *v = 0;
             return true;
         }
+        uint64_t valid = counters | intel_status_extra(&p);
+        if (msr == FAKE_MSR_GLOBAL_STATUS_SET)
+            valid &= ~INTEL_STATUS_COND_CHGD; /* the hardware alone sets CondChgd */
         if (*v & ~valid)
             return false;
-        s->global_status &= ~*v;
-        if (*v & (1ull << 59))
-            s->frozen = false;
+        intel_status_update(s, *v, msr == FAKE_MSR_GLOBAL_STATUS_SET);
         return true;
+    default:
+        return false;
     }
-    if (msr >= 0xC1 && msr < 0xC1 + fake.gp_counters)
-        return plain(&s->pmc[msr - 0xC1], write, v);
-    if (msr >= 0x186 && msr < 0x186 + fake.gp_counters)
-        return plain(&s->evtsel[msr - 0x186], write, v);
-    return false;
+}
+
+/* PERF_CTL n / PERF_CTR n of the core counters, wherever they are addressed from. */
+static bool amd_counter(struct fake_cpu_state *s, unsigned n, bool ctl, bool write, uint64_t *v)
+{
+    if (ctl)
+        return reg(&s->amd_ctl[n], write, v, ~AMD_CTL_RESERVED);
+    return reg(&s->amd_ctr[n], write, v, bits_below(fake.width)); /* 63:48 reserved */
 }
 
 static bool amd_msr(struct fake_cpu_state *s, uint32_t msr, bool write, uint64_t *v)
 {
-    if (msr >= FAKE_MSR_AMD_CTL0 && msr < FAKE_MSR_AMD_CTL0 + 12) {
-        unsigned n = (msr - FAKE_MSR_AMD_CTL0) / 2;
-        if ((msr - FAKE_MSR_AMD_CTL0) % 2 == 0)
-            return plain(&s->amd_ctl[n], write, v);
-        if (write && (*v & ~width_mask()))
-            return false;
-        return plain(&s->amd_ctr[n], write, v);
+    unsigned n = amd_counters();
+    if (msr >= FAKE_MSR_AMD_CTL0 && msr < FAKE_MSR_AMD_CTL0 + 2 * n && n <= 6)
+        return amd_counter(s, (msr - FAKE_MSR_AMD_CTL0) / 2, (msr - FAKE_MSR_AMD_CTL0) % 2 == 0, write, v);
+    /* With PerfCtrExtCore the legacy PerfEvtSel0..3 and PerfCtr0..3 are the first four core counters again. */
+    if (msr >= FAKE_MSR_AMD_LEGACY_FIRST && msr <= FAKE_MSR_AMD_LEGACY_LAST) {
+        unsigned i = msr - FAKE_MSR_AMD_LEGACY_FIRST;
+        return amd_counter(s, i % 4, i < 4, write, v);
     }
     if (!fake.amd_v2)
-        return false;
+        return false; /* no global registers before PerfMonV2 */
+    uint64_t counters = bits_below(n);
     switch (msr) {
     case FAKE_MSR_AMD_GLOBAL_STATUS:
         if (write)
-            return false;
+            return false; /* read-only */
         *v = s->amd_global_status;
         return true;
     case FAKE_MSR_AMD_GLOBAL_CTL:
-        if (write && (*v & ~0x3Full))
-            return false;
-        return plain(&s->amd_global_ctl, write, v);
+        return reg(&s->amd_global_ctl, write, v, counters);
     case FAKE_MSR_AMD_GLOBAL_STATUS_CLR:
-        if (write)
-            s->amd_global_status &= ~*v;
-        else
+    case FAKE_MSR_AMD_GLOBAL_STATUS_SET:
+        if (!write) {
             *v = 0;
+            return true;
+        }
+        if (*v & ~counters)
+            return false;
+        if (msr == FAKE_MSR_AMD_GLOBAL_STATUS_SET)
+            s->amd_global_status |= *v;
+        else
+            s->amd_global_status &= ~*v;
         return true;
     default:
         return false;
@@ -527,8 +436,8 @@ static bool msr_access(uint32_t msr, bool write, uint64_t *v)
             *v = 0;
         return true;
     }
-    if (legacy)
-        return fake.legacy_gp ? false : plain(&s->legacy[msr - FAKE_MSR_AMD_LEGACY_FIRST], write, v);
+    if (legacy && fake.legacy_gp)
+        return false;
     if (fake.pmu == FAKE_PMU_INTEL)
         return intel_msr(s, msr, write, v);
     if (fake.pmu == FAKE_PMU_AMD)
@@ -587,10 +496,29 @@ void pmu_hw_cpuid(uint32_t leaf, uint32_t sub, uint32_t r[4])
         r[i] = e ? e->r[i] : 0;
 }
 
+/* The LVT performance-counter entry (SDM vol. 3A, "Local Vector Table"): vector 7:0, delivery mode 10:8 --
+ * Fixed, SMI or NMI; INIT and ExtINT are not supported for this entry -- delivery status 12 (read-only) and
+ * mask 16. Through the xAPIC's MMIO window a bad write does not fault: reserved bits are dropped, and a
+ * delivery mode the entry does not support, or an unmasked Fixed entry with a vector below 16 (an illegal
+ * vector), is an APIC error. The fake counts those in fake.lvt_bad_writes. */
+#define LVT_WRITABLE (0xFFu | LVT_DELIVERY_MASK | LVT_MASK_BIT)
+#define LVT_DELIVERY_STATUS (1u << 12)
+
+static bool lvt_write_is_bad(uint32_t value)
+{
+    uint32_t mode = value & LVT_DELIVERY_MASK;
+    if (value & ~(LVT_WRITABLE | LVT_DELIVERY_STATUS))
+        return true;
+    if (mode != 0 && mode != 0x200 && mode != LVT_DELIVERY_NMI)
+        return true;
+    return mode == 0 && !(value & LVT_MASK_BIT) && (value & 0xFF) < 16;
+}
+
 void pmu_hw_lvtpc_write(uint32_t value)
 {
     advance_here(fake.cycles_per_call);
-    here()->lvtpc = value;
+    fake.lvt_bad_writes += lvt_write_is_bad(value);
+    here()->lvtpc = value & LVT_WRITABLE;
     fake.lvt_writes++;
     record(FAKE_LVT, 0, value, false);
     deliver();

@@ -1,8 +1,8 @@
 /* tests/unit/fake_cpu.h: a stateful fake x86 CPU for host tests of the PMU backends. It implements
  * arch/x86_64/pmu_hw.h in place of arch/x86_64/pmu_hw.c: CPUID answers from a table (with the real answer's
- * quirks above the maximum leaf), an MSR file with behaviour -- counters that count fake time, overflow
- * status bits and their clearing, reserved bits and missing MSRs that raise #GP, a hypervisor that swallows
- * everything -- and a LAPIC LVT performance-counter entry through which an overflow with the interrupt bit
+ * quirks above the maximum leaf), an MSR file as strict as the manuals -- counters that count fake time,
+ * overflow status latched until its clear register clears it, #GP on reserved bits, on MSRs the model does not
+ * have and on writes to read-only status, a hypervisor that swallows everything -- and a LAPIC LVT performance-counter entry through which an overflow with the interrupt bit
  * becomes an NMI, delivered by calling pmu_nmi_is_mine() at the next instruction boundary (the end of a
  * pmu_hw call). Every MSR and LVT write, and every NMI, is logged in order with the CPU's armed flag at the
  * time. Each fake_model_*() configures one machine from scratch. Also captures log_info/log_warn. */
@@ -61,9 +61,9 @@ struct fake_cpu_state {
 
 struct fake_machine {
     /* ---- the machine (set by a model, adjustable by a test) ---- */
-    enum fake_pmu_kind pmu;
-    unsigned intel_version, gp_counters, fixed_counters, width;
-    bool amd_v2;         /* PerfMonV2's global registers exist */
+    enum fake_pmu_kind pmu; /* Intel: which counters, how many and how wide come from the CPUID leaf 0xA answer */
+    unsigned width;      /* AMD: the core counters' width (48) */
+    bool amd_v2;         /* PerfMonV2's global registers exist (with as many counters as 0x80000022 EBX[3:0]) */
     bool swallow;        /* every MSR reads 0 and swallows writes, never #GP (QEMU TCG, a lax hypervisor) */
     bool legacy_gp;      /* AMD legacy counters 0xC0010000..7 raise #GP (host turned the guest's vPMU off) */
     bool counts;         /* enabled counters advance with fake time, one per cycle */
@@ -94,6 +94,7 @@ struct fake_machine {
     bool last_nmi_mine;
     unsigned pmis_lost;        /* PMIs raised while the LVT entry was masked */
     unsigned pmis_not_nmi;     /* PMIs raised with the LVT entry not in NMI mode */
+    unsigned lvt_bad_writes;   /* LVT writes with reserved bits, an unsupported mode, or an illegal vector */
     unsigned freezes;          /* PMIs that froze the counters (DEBUGCTL.FREEZE_PERFMON_ON_PMI set) */
     unsigned log_lines;        /* log_info/log_warn calls ... */
     char log_text[2048];       /* ... and their lines, each ending in a newline ("warning: " before log_warn's) */
@@ -108,7 +109,8 @@ extern struct fake_machine fake;
 #define FAKE_MSR_FIXED_CTR_CTRL 0x38Du
 #define FAKE_MSR_GLOBAL_STATUS 0x38Eu
 #define FAKE_MSR_GLOBAL_CTRL 0x38Fu
-#define FAKE_MSR_GLOBAL_OVF_CTRL 0x390u
+#define FAKE_MSR_GLOBAL_OVF_CTRL 0x390u    /* v4: IA32_PERF_GLOBAL_STATUS_RESET */
+#define FAKE_MSR_GLOBAL_STATUS_SET 0x391u  /* v4 on */
 #define FAKE_MSR_AMD_LEGACY_FIRST 0xC0010000u
 #define FAKE_MSR_AMD_LEGACY_LAST 0xC0010007u
 #define FAKE_MSR_AMD_CTL0 0xC0010200u
@@ -116,6 +118,7 @@ extern struct fake_machine fake;
 #define FAKE_MSR_AMD_GLOBAL_STATUS 0xC0000300u
 #define FAKE_MSR_AMD_GLOBAL_CTL 0xC0000301u
 #define FAKE_MSR_AMD_GLOBAL_STATUS_CLR 0xC0000302u
+#define FAKE_MSR_AMD_GLOBAL_STATUS_SET 0xC0000303u
 
 /* Forgets everything: no CPUID leaves, no PMU, every MSR #GP, 100 cycles per call, CPU 0. */
 void fake_reset(void);
@@ -125,8 +128,10 @@ void fake_cpuid_set(uint32_t leaf, uint32_t sub, unsigned cpu, uint32_t eax, uin
 /* The hypervisor bit and a 12-byte signature at 0x40000000 ("TCGTCGTCGTCG", "KVMKVMKVM\0\0\0"). */
 void fake_set_hypervisor(const char *signature12);
 
-/* The models. Each starts from fake_reset(). */
+/* The models (tests/unit/fake_cpu_models.c). Each starts from fake_reset(). */
+void fake_model_intel_v1(void);            /* Core Duo: arch perfmon v1, 2 general counters, no fixed ones */
 void fake_model_intel_v2(void);            /* Core 2: arch perfmon v2, 2 general + 3 fixed counters of 40 bits */
+void fake_model_intel_narrow_fixed(unsigned width); /* v2 whose CPUID gives the fixed counters width bits */
 void fake_model_intel_v4_freeze(void);     /* Skylake: v4, 48 bits, firmware left FREEZE_PERFMON_ON_PMI set */
 void fake_model_intel_v5_no_fixed1(void);  /* v5 with fixed counters 0 and 2 but not 1 */
 void fake_model_intel_hybrid(void);        /* Alder Lake: v5, CPU 0 a Core, CPU 1 an Atom (fewer counters) */

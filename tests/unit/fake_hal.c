@@ -18,6 +18,7 @@ int64_t fake_time_ns;
 uint64_t fake_cycles;
 uint64_t fake_cycles_per_ms = 2000000;
 unsigned fake_yields, fake_waits_for_interrupt;
+unsigned fake_spin_acquires;
 bool fake_panic_armed;
 jmp_buf fake_panic_jump;
 char fake_panic_message[256];

@@ -44,4 +44,44 @@ extern char fake_panic_message[256];
         fake_panic_armed = false;                                       \
     } while (0)
 
+/* With FAKE_COUNT_SPINLOCKS defined and this header force-included (-include fake_hal.h) ahead of everything,
+ * hal/spinlock.h is replaced by these stand-ins, which count every acquire in fake_spin_acquires: a test can
+ * then say no lock was taken on a path. */
+extern unsigned fake_spin_acquires;
+#ifdef FAKE_COUNT_SPINLOCKS
+#define HAL_SPINLOCK_H
+#include <stdatomic.h>
+#include "hal/cpu.h"
+typedef struct {
+    atomic_int locked;
+    int owner_cpu;
+} spinlock_t;
+#define SPINLOCK_INIT { 0, -1 }
+static inline unsigned long spin_lock_irqsave(spinlock_t *lock)
+{
+    unsigned long flags = irq_save();
+    fake_spin_acquires++;
+    atomic_store(&lock->locked, 1);
+    lock->owner_cpu = (int)cpu_index();
+    return flags;
+}
+static inline bool spin_trylock_irqsave(spinlock_t *lock, unsigned long *flags)
+{
+    *flags = irq_save();
+    fake_spin_acquires++;
+    if (atomic_exchange(&lock->locked, 1)) {
+        irq_restore(*flags);
+        return false;
+    }
+    lock->owner_cpu = (int)cpu_index();
+    return true;
+}
+static inline void spin_unlock_irqrestore(spinlock_t *lock, unsigned long flags)
+{
+    lock->owner_cpu = -1;
+    atomic_store(&lock->locked, 0);
+    irq_restore(flags);
+}
+#endif
+
 #endif

@@ -1,0 +1,268 @@
+/* tests/unit/test_profiler_sample_path.c: the sample path takes no lock, allocates nothing and prints nothing
+ * (kernel/profiler.c's promise, and hal/pmu.h's for the calls under it). Every profiler_tick and profiler_nmi --
+ * on the tick source and on each counting PMU model, outside a run, in one (the first tick arms, later ticks
+ * watch the counter, overflows sample), while it stops (the disarming tick, a late overflow) and after it -- is
+ * run with kmalloc/kzalloc/kfree counting here and hal/spinlock.h replaced by counting stand-ins; only what
+ * happens inside those two calls is counted. The run's start and stop themselves (task context) may do both.
+ * Also: the ring the profiler allocates holds exactly PROFILE_RING_RECORDS = 1024 records, the 1025th a drop. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "arch/x86_64/pmu_backend.h"
+#include "arch/x86_64/pmu_hw.h"
+#include "fake_cpu.h"
+#include "fake_hal.h"
+#include "hal/pmu.h"
+#include "kernel/heap.h"
+#include "kernel/profiler.h"
+#include "kernel/symbols.h"
+#include "kernel/task.h"
+
+/* ---- the kernel around the profiler, counting ---------------------------------------------------------- */
+
+static unsigned char text[64];
+static struct symtab tab;
+const struct symtab *kernel_symtab(void) { return &tab; }
+
+static struct task tasks[FAKE_CPUS];
+struct task *task_current(void) { return &tasks[fake_cpu_index % FAKE_CPUS]; }
+struct stack_bounds task_stack_bounds(const struct task *task)
+{
+    (void)task;
+    struct stack_bounds none = { 0, 0 };
+    return none;
+}
+int stack_trace_from(uintptr_t pc, uintptr_t sp, uintptr_t rbp, const struct stack_bounds *stack,
+                     const struct text_bounds *text_bounds, uintptr_t *out, int max)
+{
+    (void)sp, (void)rbp, (void)stack, (void)text_bounds, (void)max;
+    out[0] = pc;
+    return 1;
+}
+
+static unsigned in_sample_path; /* inside profiler_tick or profiler_nmi */
+static unsigned allocations, sample_path_allocations, sample_path_calls;
+
+void *kmalloc(size_t size)
+{
+    allocations++;
+    sample_path_allocations += in_sample_path != 0;
+    return malloc(size);
+}
+void *kzalloc(size_t size)
+{
+    allocations++;
+    sample_path_allocations += in_sample_path != 0;
+    return calloc(1, size);
+}
+void kfree(void *p)
+{
+    sample_path_allocations += in_sample_path != 0 && p;
+    free(p);
+}
+
+/* What the counting stand-ins and the fake's log say about the sample path, summed over its calls. */
+static unsigned sample_path_locks, sample_path_log_lines;
+
+static struct context busy_ctx(uint64_t vector)
+{
+    struct context ctx;
+    memset(&ctx, 0, sizeof ctx);
+    ctx.rip = (uintptr_t)&text[16];
+    ctx.rflags = 0x202;
+    ctx.vector = vector;
+    return ctx;
+}
+
+static void enter(unsigned *locks, unsigned *lines)
+{
+    in_sample_path++;
+    *locks = fake_spin_acquires;
+    *lines = fake.log_lines;
+    sample_path_calls++;
+}
+
+static void leave(unsigned locks, unsigned lines)
+{
+    sample_path_locks += fake_spin_acquires - locks;
+    sample_path_log_lines += fake.log_lines - lines;
+    in_sample_path--;
+}
+
+/* The kernel's NMI path (arch/x86_64/interrupts.c): the counter's claim and the sample. */
+static bool nmi_path(void)
+{
+    unsigned locks, lines;
+    struct context ctx = busy_ctx(2);
+    enter(&locks, &lines);
+    bool mine = profiler_nmi(&ctx, fake_cycles);
+    leave(locks, lines);
+    return mine;
+}
+
+static void tick(unsigned cpu)
+{
+    unsigned locks, lines;
+    struct context ctx = busy_ctx(0xE0);
+    fake_cpu_index = cpu;
+    enter(&locks, &lines);
+    profiler_tick(&ctx);
+    leave(locks, lines);
+}
+
+static void run_periods(unsigned cpu, unsigned n)
+{
+    fake_cpu_index = cpu;
+    uint64_t period = pmu_period_cycles() ? pmu_period_cycles() : fake_cycles_per_ms;
+    for (unsigned i = 0; i < n; i++) {
+        fake_advance(period);
+        fake_cycles += period;
+    }
+}
+
+/* The stop's wait: each CPU's counter overflows once more (a late NMI, dropped), then it ticks and lets go. */
+void task_sleep_ms(uint32_t ms)
+{
+    for (unsigned cpu = 0; cpu < fake_cpu_count; cpu++) {
+        if (pmu_usable())
+            run_periods(cpu, 1);
+        tick(cpu);
+    }
+    fake_time_ns += (int64_t)ms * 1000000;
+}
+
+/* ---- the models ---------------------------------------------------------------------------------------- */
+
+struct model {
+    const char *name;
+    void (*setup)(void);
+    bool counts;
+};
+
+static const struct model models[] = {
+    { "tick (no pmu)", fake_model_no_pmu, false },
+    { "tick (counter without interrupt)", fake_model_no_interrupt, false },
+    { "intel v2", fake_model_intel_v2, true },
+    { "intel v4 with freeze set by firmware", fake_model_intel_v4_freeze, true },
+    { "intel hybrid", fake_model_intel_hybrid, true },
+    { "amd zen 2 (sign bit)", fake_model_amd_zen2, true },
+    { "amd zen 4 (perfmon v2)", fake_model_amd_zen4, true },
+};
+
+static void boot(const struct model *m)
+{
+    fake_reset();
+    m->setup();
+    pmu_reset_for_tests();
+    pmu_select(NULL);
+    fake.nmi_handler = nmi_path;
+    fake_cpu_count = FAKE_CPUS;
+    fake_cpu_index = 0;
+    fake_tick_hz = TICK_HZ_DEFAULT;
+    fake_tick_lateness_ns = 0;
+    memset(fake_idle_waits, 0, sizeof fake_idle_waits);
+    sample_path_allocations = sample_path_locks = sample_path_log_lines = sample_path_calls = 0;
+}
+
+static void ticks_and_periods(unsigned rounds)
+{
+    for (unsigned r = 0; r < rounds; r++)
+        for (unsigned cpu = 0; cpu < FAKE_CPUS; cpu++) {
+            tick(cpu);
+            run_periods(cpu, 3);
+            fake_time_ns += 10000000;
+        }
+}
+
+static void no_lock_no_allocation_on_the_sample_path(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) {
+        const struct model *m = &models[i];
+        print_message("model: %s\n", m->name);
+        boot(m);
+        /* Outside any run: ticks, and a genuine NMI (not claimed: the test catches the panic's stand-in). */
+        ticks_and_periods(2);
+        fake_cpu_index = 0;
+        assert_false(fake_inject_nmi());
+
+        struct profile_run run;
+        assert_int_equal(profiler_start(&run), PROFILER_OK);
+        assert_int_equal(pmu_usable(), m->counts);
+        unsigned nmis_before = fake.nmis_mine;
+        ticks_and_periods(5); /* the first tick arms; overflows sample; later ticks watch the counter */
+        if (m->counts)
+            assert_true(fake.nmis_mine - nmis_before >= 5 * 3 * FAKE_CPUS);
+        for (unsigned cpu = 0; cpu < FAKE_CPUS; cpu++)
+            assert_true(profile_ring_count(&run.rings[cpu]) > 0);
+        profiler_stop(&run); /* the disarming ticks and a late overflow each, through task_sleep_ms */
+        ticks_and_periods(2); /* after the run */
+        profiler_release();
+
+        assert_true(sample_path_calls > 0);
+        assert_int_equal(sample_path_allocations, 0);
+        assert_int_equal(sample_path_locks, 0);
+        assert_int_equal(sample_path_log_lines, 0);
+    }
+    assert_true(allocations > 0); /* the rings were allocated, at start: the counting works */
+}
+
+/* The stand-ins do count: a lock taken where the test looks is seen. */
+static void the_lock_counter_counts(void **state)
+{
+    (void)state;
+    spinlock_t lock = SPINLOCK_INIT;
+    unsigned before = fake_spin_acquires;
+    unsigned long flags = spin_lock_irqsave(&lock);
+    spin_unlock_irqrestore(&lock, flags);
+    assert_int_equal(fake_spin_acquires - before, 1);
+}
+
+/* The ring the profiler allocates holds exactly 1024 records a CPU: without a drain, on the tick and on the
+ * counter, the 1024th sample is kept and the 1025th is a drop, counted. */
+static void the_ring_holds_1024_records(void **state)
+{
+    (void)state;
+    assert_int_equal(PROFILE_RING_RECORDS, 1024);
+    static const struct model *const sources[] = { &models[0], &models[2] };
+    for (unsigned i = 0; i < 2; i++) {
+        print_message("model: %s\n", sources[i]->name);
+        boot(sources[i]);
+        struct profile_run run;
+        assert_int_equal(profiler_start(&run), PROFILER_OK);
+        const struct profile_ring *ring = &run.rings[1];
+        tick(1); /* the tick's first sample, or the arming tick */
+        for (unsigned n = profile_ring_count(ring); n < 1024; n = profile_ring_count(ring)) {
+            if (sources[i]->counts)
+                run_periods(1, 1);
+            else
+                tick(1);
+            assert_int_equal(profile_ring_count(ring), n + 1);
+        }
+        assert_int_equal(profile_ring_drops(ring), 0);
+        if (sources[i]->counts)
+            run_periods(1, 1);
+        else
+            tick(1);
+        assert_int_equal(profile_ring_count(ring), 1024);
+        assert_int_equal(profile_ring_drops(ring), 1);
+        assert_int_equal(profile_ring_count(&run.rings[0]), 0); /* one CPU's ring, not a shared one */
+        profiler_stop(&run);
+        profiler_release();
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(no_lock_no_allocation_on_the_sample_path),
+        cmocka_unit_test(the_lock_counter_counts),
+        cmocka_unit_test(the_ring_holds_1024_records),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
