@@ -1,5 +1,6 @@
 /* hal/spinlock.h: a ticket-free test-and-test-and-set spinlock that masks interrupts while held. For task
- * context only: interrupt and NMI handlers take no locks (DESIGN.md). */
+ * context only: interrupt and NMI handlers take no locks (docs/architecture.md, "Three rules";
+ * tests/unit/test_profiler_sample_path.c checks the sample path takes none). */
 #ifndef HAL_SPINLOCK_H
 #define HAL_SPINLOCK_H
 
