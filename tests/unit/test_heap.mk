@@ -1,1 +1,0 @@
-test_heap_SRCS := kernel/heap.c
