@@ -4,7 +4,7 @@
  * gdb=panic) ends here; one CPU leads the session, every other CPU parks until the session lets it go.
  *
  * What it needs of the machine is struct gdb_arch_ops, below; the architecture (arch/x86_64/gdb_*.c) fills
- * it in, and tests/unit/test_gdb_stop.c fills it with threads standing in for CPUs. Every hook may be
+ * it in, and tests/unit/gdb_stop_cpus.c fills it with threads standing in for CPUs. Every hook may be
  * called with interrupts off, most in NMI or exception context: none may lock, allocate or print. */
 #ifndef GDBSTUB_STOP_H
 #define GDBSTUB_STOP_H

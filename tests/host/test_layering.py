@@ -7,7 +7,8 @@ change that breaks one fails here instead of being found by the next reader:
 - kernel/ and gdbstub/ include nothing from arch/: the portable side sees the machine only through hal/;
 - arch/ includes nothing of the network, the UDP shell or the debugger's UDP transport: the timer's poll of a
   wedged network reaches the debugger through hal/kernel_entry.h;
-- kernel/ keeps at most 12 modules at its root (a .c and its .h are one), and no C file is over 700 lines.
+- kernel/ keeps at most 12 modules at its root (a .c and its .h are one), and no C file in the tree, tests
+  included, is over 700 lines.
 """
 
 import os
@@ -81,7 +82,7 @@ def test_kernel_root_holds_at_most_twelve_modules():
 
 def test_no_c_file_is_over_700_lines():
     long = []
-    for path in tracked("kernel", "gdbstub", "arch", "hal"):
+    for path in tracked("."):
         if path.endswith(".c"):
             with open(os.path.join(TOP, path), encoding="utf-8") as f:
                 n = sum(1 for _ in f)
