@@ -25,7 +25,7 @@ for src in arch/x86_64/pmu.c arch/x86_64/pmu_intel.c arch/x86_64/pmu_amd.c arch/
   gcc $KFLAGS -c "$src" -o "$obj"
   objs+=("$obj")
 done
-for src in tests/unit/fake_cpu.c tests/unit/fake_hal.c tests/bench/pmu_nmi_cost.c; do
+for src in tests/unit/fake_cpu.c tests/unit/fake_cpu_models.c tests/unit/fake_hal.c tests/bench/pmu_nmi_cost.c; do
   obj="$OUT/pmu_$(basename "$src" .c).o"
   # shellcheck disable=SC2086
   gcc $HFLAGS -c "$src" -o "$obj"

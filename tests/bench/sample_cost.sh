@@ -42,8 +42,11 @@ gcc $HOSTFLAGS -c tests/unit/fake_hal.c -o "$OUT/fake_hal.o"
 # shellcheck disable=SC2086
 gcc $HOSTFLAGS -c tests/unit/fake_cpu.c -o "$OUT/fake_cpu.o"
 # shellcheck disable=SC2086
+gcc $HOSTFLAGS -c tests/unit/fake_cpu_models.c -o "$OUT/fake_cpu_models.o"
+# shellcheck disable=SC2086
 gcc $HOSTFLAGS -c tests/bench/sample_cost.c -o "$OUT/sample_cost_driver.o"
-gcc -no-pie -o "$OUT/sample_cost" "$OUT/sample_cost_driver.o" "$OUT/fake_hal.o" "$OUT/fake_cpu.o" "${objs[@]}"
+gcc -no-pie -o "$OUT/sample_cost" "$OUT/sample_cost_driver.o" "$OUT/fake_hal.o" "$OUT/fake_cpu.o" \
+    "$OUT/fake_cpu_models.o" "${objs[@]}"
 
 # per_call FUNCTION MODE N: callgrind's collected instruction total over the driver's count of calls.
 per_call() {

@@ -157,12 +157,39 @@ TOKENED_PREFIX = len(b"token=%s " % (b"0" * 32))
 TOKENED_MAX = 65507 - TOKENED_PREFIX
 
 
+TOKEN_ASKS = 3
+
+
 def token_for(sock, timeout=5.0):
-    """Asks the kernel for sock's token (an empty datagram earns one); the token (bytes)."""
-    sock.send(b"")
-    reply = wire.receive_reply(sock, timeout)
-    assert reply.token is not None, "no token for an empty datagram: %r (%s)" % (reply.text[:200], reply.problem())
-    return reply.token
+    """Asks the kernel for sock's token (an empty datagram earns one); the token (bytes). As any UDP client
+    must, it asks again when no answer comes: a token reply can be lost on the way like any datagram (the soak
+    saw one lost while the kernel's own `netload send` flooded QEMU's user network), up to TOKEN_ASKS times,
+    timeout/2 each. An answer to an earlier ask that arrives after a later one's is the same token, and is
+    drained here so that it cannot be read as the answer to the request that follows."""
+    reply = None
+    for ask in range(TOKEN_ASKS):
+        sock.send(b"")
+        reply = wire.receive_reply(sock, timeout / 2)
+        if reply.token is not None:
+            if ask > 0:
+                drain_late_tokens(sock, reply.token)
+            return reply.token
+    raise AssertionError("no token for an empty datagram, asked %d times: %r (%s)"
+                         % (TOKEN_ASKS, reply.text[:200], reply.problem()))
+
+
+def drain_late_tokens(sock, token, wait=0.5):
+    """Reads, for wait seconds, the late answers to earlier asks for token (the same token reply again)."""
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        sock.settimeout(max(0.01, deadline - time.monotonic()))
+        try:
+            datagram = sock.recv(65535)
+        except socket.timeout:
+            return
+        late = wire.Reply()
+        late.add(datagram)
+        assert late.token == token, "while draining late token replies: %r" % datagram[:200]
 
 
 def start_request(sock, data, timeout=5.0, key=None):
