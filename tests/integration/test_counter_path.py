@@ -35,26 +35,25 @@ ATTEMPTS = 3
 DRAIN_HZ = 2000
 
 
-@pytest.fixture(scope="module")
-def fast_tick(request):
+def tick_kernel(request, hz):
+    """A 4-CPU kernel booted with profile.hz=hz for the module's tests, killed after them."""
     from conftest import _new_kernel
-    k = _new_kernel(request.node.name, smp=4, mem=256, cmdline="profile.hz=%d" % HZ)
+    k = _new_kernel(request.node.name, smp=4, mem=256, cmdline="profile.hz=%d" % hz)
     try:
         k.boot()
         yield k
     finally:
         k.kill()
+
+
+@pytest.fixture(scope="module")
+def fast_tick(request):
+    yield from tick_kernel(request, HZ)
 
 
 @pytest.fixture(scope="module")
 def faster_tick(request):
-    from conftest import _new_kernel
-    k = _new_kernel(request.node.name, smp=4, mem=256, cmdline="profile.hz=%d" % DRAIN_HZ)
-    try:
-        k.boot()
-        yield k
-    finally:
-        k.kill()
+    yield from tick_kernel(request, DRAIN_HZ)
 
 
 def profile_at(k, line, ms, chains):
