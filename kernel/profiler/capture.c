@@ -9,6 +9,8 @@
 #include "hal/pmu.h"
 #include "kernel/heap.h"
 
+#define CAPTURE_PAGE 4096
+
 _Static_assert((PROFILE_CAPTURE_MAX_RECORDS & (PROFILE_CAPTURE_MAX_RECORDS - 1)) == 0,
                "the capture is a ring: its size is a power of two");
 _Static_assert(PROFILE_CAPTURE_MAX_RECORDS >= 64u * 1000u * 2u, "64 cpus at 1 kHz for 2000 ms fit");
@@ -40,8 +42,13 @@ bool profile_capture_create(struct profile_capture *cap, uint32_t window_ms)
     uint64_t period = pmu_probe() == PMU_COUNTS ? pmu_period_cycles() : 0;
     uint32_t want = profile_capture_size(cpu_count(), tick_hz(), period, cycles_per_ms(), window_ms);
     for (uint32_t size = want; size >= PROFILE_RING_RECORDS; size /= 2) {
-        struct profile_record *storage = kzalloc(sizeof(struct profile_record) * size);
+        size_t bytes = sizeof(struct profile_record) * size;
+        struct profile_record *storage = kmalloc(bytes);
         if (storage) {
+            /* One write a page: every page is touched now, not by the window's first copies into it, and
+             * without the time zeroing megabytes would take. */
+            for (size_t at = 0; at < bytes; at += CAPTURE_PAGE)
+                ((volatile char *)storage)[at] = 0;
             profile_ring_init(&cap->ring, storage, size, 0);
             return true;
         }

@@ -38,10 +38,10 @@ uint32_t profile_capture_size(unsigned ncpus, unsigned tick_hz, uint64_t counter
                               uint64_t cycles_per_ms, uint32_t window_ms);
 
 /* Task context, before the run starts, so that neither the allocation nor the first touch of its pages
- * (slow under a shadow-paging hypervisor) is part of the profile: room, zeroed, for a window of window_ms
- * on the CPUs online now, at the tick's rate or the counter's (asking pmu_probe(), as the run's start will),
- * as profile_capture_size() says -- or, short of memory, the largest half of it down to one ring's worth;
- * false when not even that fits. */
+ * (slow under a shadow-paging hypervisor) is part of the profile: room, every page touched, for a window of
+ * window_ms on the CPUs online now, at the tick's rate or the counter's (asking pmu_probe(), as the run's
+ * start will), as profile_capture_size() says -- or, short of memory, the largest half of it down to one
+ * ring's worth; false when not even that fits. */
 bool profile_capture_create(struct profile_capture *cap, uint32_t window_ms);
 void profile_capture_destroy(struct profile_capture *cap);
 

@@ -67,7 +67,7 @@ int cmd_profile(int argc, char **argv, struct sink *out, const struct shell_orig
         return 1;
     }
 
-    /* The fold's table and the window's capture are allocated (and zeroed) before the window opens, so their
+    /* The fold's table and the window's capture are allocated (and touched) before the window opens, so their
      * first touch of the heap (slow under a shadow-paging hypervisor) is not part of what the profile shows. */
     struct profile_run run;
     struct window_drain drain = { &run, &req, { .dropped = 0 }, NULL, out, { 0, 0 } };
