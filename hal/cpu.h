@@ -43,13 +43,11 @@ void cpu_yield(void);
 #define TICK_HZ_MAX 4000
 void tick_set_hz(unsigned hz);
 unsigned tick_hz(void);
-/* From the tick's handler: how long ago the timer raised this tick, i.e. how late it is being taken (held off
- * by code running with interrupts disabled, or the CPU taken away by a host). Less than one period: ticks
- * missed in between are not queued, so a longer delay shows as a longer gap between ticks. */
-int64_t tick_lateness_ns(void);
 
 /* Nanoseconds since boot from the calibrated TSC: signed, monotonic, one clock for the whole kernel.
- * Compare times as signed differences, never unsigned subtraction. */
+ * Compare times as signed differences, never unsigned subtraction. The tick is periodic at tick_hz() on
+ * this clock's scale (both are calibrated against the same PIT window), so a tick's lateness is measured on
+ * it (kernel/profiler.c), not read from the timer. */
 int64_t time_ns(void);
 /* Raw cycle counter, and its calibrated rate in kHz. */
 uint64_t cycles(void);

@@ -11,9 +11,17 @@
  *
  * The handshake with the counter, all on each CPU's own tick: on the first tick of a run a CPU arms its
  * counter (or, if that faults, stays on the tick); while armed its tick does not sample, but checks that
- * overflows still arrive and that their NMIs stay within PROFILE_NMI_BUDGET_PERCENT of the CPU; when the run
- * stops, the word says "stopping" until every CPU that began the run has disarmed on its next tick, and the
- * overflows in between are dropped. Outside a run a tick costs one atomic read. */
+ * overflows still arrive and that their NMIs stay within PROFILE_NMI_BUDGET_PERCENT of the cycles between two
+ * overflows; when the run stops, the word says "stopping" until every CPU that began the run has disarmed on
+ * its next tick, and the overflows in between are dropped.
+ *
+ * What a tick costs (the spec's "one atomic read per tick per CPU, plus a sample"): outside a run, the one
+ * atomic read of the active word. An armed CPU's tick during a run adds only plain per-CPU memory -- its
+ * counters of overflows, NMI cycles and idle waits, which the NMI and the scheduler keep -- and reads no
+ * clock and no register, except on the one tick that finds the counter stopped or over budget (that tick
+ * disarms or reloads it). A tick that samples reads the clock once, for the record's time, and measures its
+ * own lateness from that same reading against the schedule its ticks keep (never the LAPIC timer's count: an
+ * MMIO read, a VM exit under a hypervisor). */
 #include "kernel/profiler.h"
 
 #include "hal/pmu.h"
@@ -69,10 +77,11 @@ static uint32_t silent_ticks_limit;
 
 /* ---- the sample path -------------------------------------------------------------------------------- */
 
-/* One sample of ctx into this CPU's ring. Inlined into the NMI path; the tick reaches it out of line. */
-static inline __attribute__((always_inline)) void record_sample(const struct context *ctx, uint32_t run,
-                                                                 unsigned cpu, uint8_t flags,
-                                                                 uint32_t held_off_us)
+/* One sample of ctx, taken at now, into this CPU's ring. Inlined into the NMI path; the tick reaches it out
+ * of line. */
+static inline __attribute__((always_inline)) void record_sample_at(const struct context *ctx, uint32_t run,
+                                                                    unsigned cpu, uint8_t flags,
+                                                                    uint32_t held_off_us, int64_t now)
 {
     struct profile_ring *ring = &rings[cpu];
     struct profile_record *rec = profile_ring_reserve(ring);
@@ -84,7 +93,7 @@ static inline __attribute__((always_inline)) void record_sample(const struct con
     rec->cpu = (uint16_t)cpu;
     rec->flags = flags;
     rec->held_off_us = held_off_us;
-    rec->time_ns = time_ns();
+    rec->time_ns = now;
     const struct task *task = task_current();
     if (task) {
         rec->pid = task->pid;
@@ -102,6 +111,14 @@ static inline __attribute__((always_inline)) void record_sample(const struct con
         rec->nframes = 1;
     }
     profile_ring_commit(ring);
+}
+
+/* The same, taken now. */
+static inline __attribute__((always_inline)) void record_sample(const struct context *ctx, uint32_t run,
+                                                                 unsigned cpu, uint8_t flags,
+                                                                 uint32_t held_off_us)
+{
+    record_sample_at(ctx, run, cpu, flags, held_off_us, time_ns());
 }
 
 /* What the counter's NMI knows of the code it interrupted, which the tick never can: interrupts off there,
@@ -151,7 +168,6 @@ static bool begin_on_this_cpu(struct profiler_cpu_run *c, unsigned cpu, uint32_t
 {
     __builtin_memset(c, 0, sizeof *c);
     c->run = run;
-    c->budget_from = cycles();
     c->idle_waits_at_tick = sched_idle_waits();
     atomic_store_explicit(&began[cpu], run, memory_order_release);
     if (!counter_run) {
@@ -167,38 +183,72 @@ static bool begin_on_this_cpu(struct profiler_cpu_run *c, unsigned cpu, uint32_t
     return true;
 }
 
-/* An armed CPU's tick: is the counter still interrupting, and is its NMI within budget? Returns whether this
+/* A host that takes a CPU away can leave two tick intervals in a row without a busy cycle counted: the one it
+ * was taken in, and the one its late tick starts (ticks coalesce while it is away, so there is no third).
+ * The watch below cannot tell such a tick from a punctual one without reading a clock, so a silence must last
+ * silent_ticks_limit busy ticks beyond those two before the counter is called stopped. */
+#define SILENT_TICKS_A_HOST_CAN_TAKE 2
+
+/* An armed CPU's NMIs against their budget, from its own counters alone: the cycles its NMIs took since the
+ * last check, over the counter periods they came in (each NMI is one period of unhalted cycles, so this is the
+ * share of its busy time the counter's NMI takes, as Linux's perf_cpu_time_max_percent reckons it). The NMI
+ * adds to nmis and nmi_cycles and this tick only reads them: an NMI landing between the two reads is counted
+ * in one check's cycles and the next one's number, never lost. Over budget, the period doubles. */
+static void check_nmi_budget(struct profiler_cpu_run *c, uint32_t nmis)
+{
+    uint32_t taken = nmis - c->budget_nmis;
+    if (taken == 0)
+        return;
+    uint64_t spent = c->nmi_cycles - c->budget_cycles;
+    c->budget_nmis = nmis;
+    c->budget_cycles += spent;
+    if (spent * 100 > (uint64_t)taken * c->period_cycles * PROFILE_NMI_BUDGET_PERCENT) {
+        c->period_cycles = pmu_throttle_this_cpu();
+        c->throttled = true;
+    }
+}
+
+/* An armed CPU's tick: is the counter still interrupting, and is its NMI within budget? Per-CPU counters only:
+ * no clock and no register is read unless the counter is found stopped or over budget. Returns whether this
  * tick should sample, which it does from the moment the counter is found stopped. */
-static bool watch_counter(struct profiler_cpu_run *c, int64_t now, bool on_time)
+static bool watch_counter(struct profiler_cpu_run *c)
 {
     uint32_t nmis = c->nmis;
     uint64_t waits = sched_idle_waits();
     const struct task *task = task_current();
     bool busy_since = waits == c->idle_waits_at_tick && task && !task->is_idle;
-    /* Unhalted cycles: an idle CPU's counter rightly stays quiet, and a tick that came late (the CPU was
-     * taken away) says nothing about the counter. Only busy, punctual ticks in a row without an overflow do. */
-    if (nmis != c->nmis_at_tick || !busy_since || !on_time)
+    /* Unhalted cycles: an idle CPU's counter rightly stays quiet. Only busy ticks in a row without an overflow
+     * are evidence, and more of them than a host taking the CPU away can fake. */
+    if (nmis != c->nmis_at_tick || !busy_since)
         c->silent_ticks = 0;
-    else if (++c->silent_ticks >= silent_ticks_limit) {
+    else if (++c->silent_ticks >= silent_ticks_limit + SILENT_TICKS_A_HOST_CAN_TAKE) {
         pmu_snapshot_this_cpu(&c->stopped_msrs);
         pmu_disarm_this_cpu();
         c->source = PROFILER_CPU_TICK_STOPPED;
-        c->stopped_ns = now - run_start_ns;
+        c->stopped_ns = time_ns() - run_start_ns;
         return true;
     }
     c->nmis_at_tick = nmis;
     c->idle_waits_at_tick = waits;
-
-    uint64_t now_cycles = cycles();
-    uint64_t spent = c->nmi_cycles;
-    c->nmi_cycles = 0;
-    uint64_t elapsed = now_cycles - c->budget_from;
-    if (elapsed && spent * 100 > elapsed * PROFILE_NMI_BUDGET_PERCENT) {
-        c->period_cycles = pmu_throttle_this_cpu();
-        c->throttled = true;
-    }
-    c->budget_from = now_cycles;
+    check_nmi_budget(c, nmis);
     return false;
+}
+
+/* A sampling tick taken at now: how long after the tick it stands for was due -- its own delay, plus whole
+ * periods missed since the previous tick (ticks coalesce while held off). The LAPIC timer is periodic, so
+ * the tick after one due at last_due_ns is due a period later; now is the sample's own clock reading, so this
+ * costs no read of the timer. A tick that comes earlier than that, or under an eighth of a period late, is
+ * taken as due now: the schedule follows the timer, and the timer's and the clock's calibrations (both against
+ * the PIT) cannot drift apart by more than a tick's rounding before the next punctual tick catches them up. */
+static int64_t held_since_due(struct profiler_cpu_run *c, int64_t now)
+{
+    int64_t held = now - (c->last_due_ns + tick_period_ns);
+    if (held < tick_period_ns / 8) {
+        c->last_due_ns = now;
+        return held > 0 ? held : 0;
+    }
+    c->last_due_ns = now - held % tick_period_ns; /* the latest tick due by now is the one taken */
+    return held;
 }
 
 /* A tick that samples: how late is it, and was it let in by code re-enabling interrupts? Returns the record's
@@ -239,31 +289,29 @@ static __attribute__((noinline)) void tick_in_run(const struct context *ctx, uin
         return;
     }
 
-    int64_t now = time_ns();
-    /* How long ago the first tick that should have come was due: this tick's own delay, plus whole periods
-     * missed since the previous tick (ticks coalesce while held off). */
-    int64_t late = tick_lateness_ns();
-    int64_t due = now - late;
-    int64_t held = late;
     bool first = c->run != run;
     if (first && !begin_on_this_cpu(c, cpu, run)) {
         c->ticks = 1;
-        c->last_due_ns = due;
         return;
-    }
-    if (!first && c->ticks) {
-        int64_t missed = (due - c->last_due_ns - tick_period_ns / 2) / tick_period_ns;
-        if (missed > 0)
-            held += missed * tick_period_ns;
     }
     c->ticks++;
-    c->last_due_ns = due;
-
-    if (c->source == PROFILER_CPU_COUNTER && !watch_counter(c, now, held <= tick_period_ns / 2))
-        return;
+    /* The first sampling tick of this CPU starts its schedule, and so does the tick that finds its counter
+     * stopped; nothing before it says when a tick was due. */
+    bool starts_schedule = first;
+    if (c->source == PROFILER_CPU_COUNTER) {
+        if (!watch_counter(c))
+            return;
+        starts_schedule = true;
+    }
+    int64_t now = time_ns(); /* the sample's time, and the measure of its lateness */
+    int64_t held = 0;
+    if (starts_schedule)
+        c->last_due_ns = now;
+    else
+        held = held_since_due(c, now);
     uint32_t held_off_us;
     uint8_t flags = account_lateness(c, ctx, held, &held_off_us);
-    record_sample(ctx, run, cpu, flags, held_off_us);
+    record_sample_at(ctx, run, cpu, flags, held_off_us, now);
 }
 
 void profiler_tick(const struct context *ctx)

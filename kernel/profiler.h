@@ -46,15 +46,16 @@ struct profiler_cpu_run {
     uint64_t period_cycles;     /* the counter's period at the end (throttling doubles it) */
     int64_t stopped_ns;         /* when its counter was found stopped, relative to the run's start */
     struct pmu_snapshot stopped_msrs; /* what its counter's registers said then */
-    /* the lateness of ticks: when the previous tick was due */
+    /* the lateness of ticks: when the tick the previous sampling tick stood for was due (time_ns) */
     int64_t last_due_ns;
     /* the stopped-counter watch */
     uint32_t nmis_at_tick;
     uint64_t idle_waits_at_tick;
     uint32_t silent_ticks;
     /* the NMI budget */
-    uint64_t nmi_cycles;        /* spent in the counter's NMI since the last tick */
-    uint64_t budget_from;       /* cycles() at the last tick */
+    uint64_t nmi_cycles;        /* spent in the counter's NMIs in the run (cycles(), added by the NMI) */
+    uint32_t budget_nmis;       /* nmis and nmi_cycles at the last budget check (by the tick) */
+    uint64_t budget_cycles;
 };
 
 /* Everything a report needs about one run. */

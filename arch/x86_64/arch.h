@@ -76,7 +76,6 @@ void lapic_eoi(void);
 void lapic_timer_calibrate_start(void);
 uint32_t lapic_timer_calibrate_read(void);
 void lapic_timer_start(uint32_t ticks_per_period);
-uint32_t lapic_timer_remaining(void);  /* the timer's current count: what is left of this period */
 void lapic_send_init(uint32_t apic_id);
 void lapic_send_startup(uint32_t apic_id, uint8_t vector_page);
 void lapic_send_nmi(uint32_t apic_id);

@@ -61,7 +61,6 @@ uint32_t lapic_timer_calibrate_read(void)
     return elapsed;
 }
 
-uint32_t lapic_timer_remaining(void) { return lapic_read(LAPIC_TIMER_CURRENT); }
 
 void lapic_timer_start(uint32_t ticks_per_period)
 {

@@ -15,7 +15,6 @@ static uint64_t tsc_per_ms;
 static uint64_t ns_mult;   /* ns = (tsc_delta * ns_mult) >> 32 */
 static uint32_t lapic_ticks_per_ms;
 static unsigned hz = TICK_HZ_DEFAULT;
-static uint32_t timer_period;     /* LAPIC timer counts per tick */
 
 void time_init(void)
 {
@@ -58,18 +57,7 @@ unsigned tick_hz(void) { return hz; }
 
 void time_start_tick(void)
 {
-    timer_period = (uint32_t)((uint64_t)lapic_ticks_per_ms * 1000 / hz);
-    lapic_timer_start(timer_period);
-}
-
-int64_t tick_lateness_ns(void)
-{
-    /* The periodic timer reloads and raises the tick at the same moment: what it has counted down since is
-     * how long this tick has waited to be taken. */
-    uint32_t remaining = lapic_timer_remaining();
-    if (timer_period == 0 || remaining > timer_period)
-        return 0;
-    return (int64_t)((uint64_t)(timer_period - remaining) * 1000000 / lapic_ticks_per_ms);
+    lapic_timer_start((uint32_t)((uint64_t)lapic_ticks_per_ms * 1000 / hz)); /* LAPIC timer counts per tick */
 }
 
 DEBUGGER_TEXT uint64_t cycles(void) { return rdtsc(); }

@@ -3,15 +3,26 @@
  *   sample -- profiler_sample() on an interrupted context whose frame-pointer chain is 8 frames deep or more,
  *             so every sample walks the full PROFILE_MAX_FRAMES;
  *   fold   -- profile_fold_add() of such records against a symbol table the size of a real kernel's;
- *   drain  -- profile_fold_drain() taking such records out of a ring while a run goes on, per record;
+ *   drain  -- profile_fold_drain() taking such records out of a ring and folding them, per record (what the
+ *             window's drains did before cfee67c; now the fold after the stop);
+ *   capture -- profile_capture_drain() copying such records out of a ring into the window's capture while a
+ *             run goes on, per record: all the window's drains do now;
  *   idle   -- profiler_tick() with no run active, after a run on the (fake Intel) counter: the cost of every
  *             tick of an idle profiler, which the spec puts at one atomic read;
  *   stream_tick, stream_1000 -- profile_streamer_drain() (`profile stream`) taking such records, labelled,
  *             out of the ring and packing them into datagrams, per record, with as many records a drain as
  *             4 CPUs make in PROFILE_DRAIN_MS at the 100 Hz tick (20) and at profile.hz=1000 (200); the send
- *             is the copy into the network task's queue (what net_udp_send does), not lwIP's send after it.
+ *             is the copy into the network task's queue (what net_udp_send does), not lwIP's send after it;
+ *   armed_intel, armed_amd -- profiler_tick() of a busy CPU whose counter is armed (Intel v2, AMD Zen 2),
+ *             three overflows between two ticks (their NMIs are not what is counted);
+ *   tick   -- profiler_tick() of a CPU sampling on the tick (no PMU), each tick a period after the last;
+ *   nmi_intel, nmi_amd -- profiler_nmi() for each overflow of an armed counter: the claim and the sample.
  * It does the work; callgrind's --toggle-collect on the one function does the counting. Prints the number of
- * calls made, so the script can divide, and checks the work was real (every sample 8 frames, none dropped). */
+ * calls made, so the script can divide, and checks the work was real (every sample 8 frames, none dropped).
+ * The last five also print "hw" and the hardware those calls touched in all, as the fakes count it: clock
+ * reads (RDTSC: time_ns, cycles), MMIO reads (the LAPIC timer's count, which the tick read before 415dec8),
+ * MSR reads and writes and LVT writes (tests/unit/fake_cpu.c). tests/bench/sample_cost.sh builds this driver
+ * against an older tree's kernel too, so the same modes measure both. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +33,7 @@
 #include "hal/pmu.h"
 #include "kernel/heap.h"
 #include "kernel/labels.h"
+#include "kernel/profiler/capture.h"
 #include "kernel/profiler/report.h"
 #include "kernel/profiler/stream_codec.h"
 #include "kernel/stacktrace.h"
@@ -106,6 +118,45 @@ static void make_context(struct context *ctx, unsigned variant)
 void *kmalloc(size_t size) { return malloc(size); }
 void *kzalloc(size_t size) { return calloc(1, size); }
 void kfree(void *ptr) { free(ptr); }
+
+/* ---- hardware touched --------------------------------------------------------------------------------- */
+
+/* The LAPIC timer's current count, which the tick read for its lateness before 415dec8 (an MMIO read on the
+ * machine, a VM exit under a hypervisor): counted. Weak, so an older tree's kernel, whose hal/cpu.h still
+ * declares it, links this one; today's kernel does not call it. */
+static unsigned long mmio_reads;
+__attribute__((weak)) int64_t tick_lateness_ns(void)
+{
+    mmio_reads++;
+    return 0;
+}
+
+struct hw {
+    unsigned long clock, mmio, msr_reads, msr_writes, lvt;
+};
+
+static struct hw hw_now(void)
+{
+    struct hw h = { fake_clock_reads, mmio_reads, fake.msr_accesses - fake.msr_writes, fake.msr_writes,
+                    fake.lvt_writes };
+    return h;
+}
+
+static void hw_add_since(struct hw *sum, struct hw before)
+{
+    struct hw now = hw_now();
+    sum->clock += now.clock - before.clock;
+    sum->mmio += now.mmio - before.mmio;
+    sum->msr_reads += now.msr_reads - before.msr_reads;
+    sum->msr_writes += now.msr_writes - before.msr_writes;
+    sum->lvt += now.lvt - before.lvt;
+}
+
+static void print_hw(unsigned long calls, const struct hw *sum)
+{
+    printf("calls %lu\n", calls);
+    printf("hw %lu %lu %lu %lu %lu\n", sum->clock, sum->mmio, sum->msr_reads, sum->msr_writes, sum->lvt);
+}
 
 /* ---- the two paths ---------------------------------------------------------------------------------------- */
 
@@ -215,6 +266,41 @@ static void run_drains(unsigned long n)
     printf("calls %lu\n", n); /* records drained: the figure is per record */
 }
 
+/* Weak: a tree from before cfee67c has no capture (its driver is only run for the tick and NMI modes). */
+#pragma weak profile_capture_create
+#pragma weak profile_capture_drain
+#pragma weak profile_capture_destroy
+
+static void run_captures(unsigned long n)
+{
+    struct context ctx;
+    build_stack(0);
+    struct profile_capture cap;
+    struct profile_run run;
+    if (!profile_capture_create || !profile_capture_create(&cap, 2000) || profiler_start(&run) != PROFILER_OK)
+        exit(1);
+    unsigned long done = 0;
+    while (done < n) {
+        unsigned long batch = n - done < BATCH ? n - done : BATCH;
+        for (unsigned long i = 0; i < batch; i++) {
+            make_context(&ctx, (unsigned)i);
+            profiler_sample(&ctx);
+        }
+        profile_capture_drain(&cap, &run, NULL);
+        done += batch;
+        if (profile_ring_count(&cap.ring) + BATCH > cap.ring.mask + 1)
+            profile_ring_reset(&cap.ring); /* read after the stop in the kernel; here only emptied */
+    }
+    profiler_stop(&run);
+    if (cap.dropped || profile_ring_drops(&run.rings[0]) != 0) {
+        fprintf(stderr, "sample_cost: %llu records found the capture full\n", (unsigned long long)cap.dropped);
+        exit(1);
+    }
+    profiler_release();
+    profile_capture_destroy(&cap);
+    printf("calls %lu\n", n);
+}
+
 static void run_idle_ticks(unsigned long n)
 {
     fake_model_intel_v2();
@@ -237,13 +323,139 @@ static void run_idle_ticks(unsigned long n)
     if (pmu_armed_this_cpu())
         exit(1);
     unsigned msr = fake.msr_accesses;
+    struct hw before = hw_now(), ticks = { 0, 0, 0, 0, 0 };
     for (unsigned long i = 0; i < n; i++)
         profiler_tick(&ctx);
+    hw_add_since(&ticks, before);
     if (fake.msr_accesses != msr) {
         fprintf(stderr, "sample_cost: an idle tick touched the PMU\n");
         exit(1);
     }
-    printf("calls %lu\n", n);
+    print_hw(n, &ticks);
+}
+
+/* A counter run on model, armed by its first tick; every NMI the fake delivers goes through counter_nmi. */
+static struct hw nmi_hw;
+static unsigned long nmi_calls;
+
+static bool counter_nmi(void)
+{
+    struct context ctx;
+    make_context(&ctx, (unsigned)nmi_calls);
+    struct hw before = hw_now();
+    bool mine = profiler_nmi(&ctx, cycles()); /* cycles(): the entry time arch's nmi() reads */
+    hw_add_since(&nmi_hw, before);
+    nmi_calls++;
+    return mine;
+}
+
+static void start_armed(void (*model)(void), struct profile_run *run, struct context *ctx)
+{
+    model();
+    fake.log_off = true;
+    pmu_reset_for_tests();
+    pmu_select(NULL);
+    fake.nmi_handler = counter_nmi;
+    build_stack(0);
+    make_context(ctx, 0);
+    if (profiler_start(run) != PROFILER_OK || run->tick_reason) {
+        fprintf(stderr, "sample_cost: the counter run did not start on the counter\n");
+        exit(1);
+    }
+    profiler_tick(ctx); /* arms */
+    if (!pmu_armed_this_cpu())
+        exit(1);
+}
+
+/* One counter period on this CPU: one overflow, one NMI. */
+static void one_period(void)
+{
+    fake_advance(pmu_period_cycles());
+    fake_cycles += pmu_period_cycles();
+}
+
+static void check_ring(struct profile_ring *ring, unsigned long expected)
+{
+    if (profile_ring_count(ring) != expected || profile_ring_drops(ring) != 0) {
+        fprintf(stderr, "sample_cost: %u records, %u drops, expected %lu\n", profile_ring_count(ring),
+                profile_ring_drops(ring), expected);
+        exit(1);
+    }
+    for (const struct profile_record *rec; (rec = profile_ring_peek(ring)); profile_ring_advance(ring))
+        if (rec->nframes != PROFILE_MAX_FRAMES) {
+            fprintf(stderr, "sample_cost: a sample of %u frames\n", rec->nframes);
+            exit(1);
+        }
+}
+
+static void run_armed_ticks(unsigned long n, void (*model)(void))
+{
+    struct profile_run run;
+    struct context ctx;
+    start_armed(model, &run, &ctx);
+    struct hw ticks = { 0, 0, 0, 0, 0 };
+    for (unsigned long i = 0; i < n; i++) {
+        for (int p = 0; p < 3; p++)
+            one_period();
+        fake_time_ns += 10000000;
+        struct hw before = hw_now();
+        profiler_tick(&ctx);
+        hw_add_since(&ticks, before);
+        check_ring(&run.rings[0], 3);
+    }
+    if (run.cpu[0].source != PROFILER_CPU_COUNTER || run.cpu[0].throttled) {
+        fprintf(stderr, "sample_cost: the counter was found stopped or throttled\n");
+        exit(1);
+    }
+    profiler_stop(&run);
+    profiler_release();
+    print_hw(n, &ticks);
+}
+
+static void run_nmis(unsigned long n, void (*model)(void))
+{
+    struct profile_run run;
+    struct context ctx;
+    start_armed(model, &run, &ctx);
+    nmi_calls = 0;
+    nmi_hw = (struct hw){ 0, 0, 0, 0, 0 };
+    for (unsigned long i = 0; i < n; i++) {
+        one_period();
+        if (i % 100 == 99)
+            check_ring(&run.rings[0], 100);
+    }
+    if (nmi_calls != n || fake.nmis_genuine) {
+        fprintf(stderr, "sample_cost: %lu NMIs for %lu periods\n", nmi_calls, n);
+        exit(1);
+    }
+    profiler_stop(&run);
+    profiler_release();
+    print_hw(n, &nmi_hw);
+}
+
+static void run_sampling_ticks(unsigned long n)
+{
+    fake_model_no_pmu();
+    fake.log_off = true;
+    pmu_reset_for_tests();
+    pmu_select(NULL);
+    struct context ctx;
+    build_stack(0);
+    make_context(&ctx, 0);
+    struct profile_run run;
+    if (profiler_start(&run) != PROFILER_OK || !run.tick_reason)
+        exit(1);
+    struct hw ticks = { 0, 0, 0, 0, 0 };
+    for (unsigned long i = 0; i < n; i++) {
+        fake_time_ns += 10000000;
+        struct hw before = hw_now();
+        profiler_tick(&ctx);
+        hw_add_since(&ticks, before);
+        check_ring(&run.rings[0], 1);
+    }
+    profiler_stop(&run);
+    profiler_release();
+    print_hw(n, &ticks);
 }
 
 /* The send: the datagram copied into a queue slot, as net_udp_send hands it to the network task. */
@@ -297,12 +509,14 @@ static void run_stream(unsigned long n, unsigned per_drain)
 
 int main(int argc, char **argv)
 {
-    static const char *const modes[] = { "sample", "fold", "drain", "idle", "stream_tick", "stream_1000" };
+    static const char *const modes[] = { "sample",      "fold",      "drain", "capture",   "idle",   "stream_tick",
+                                         "stream_1000", "armed_intel", "armed_amd", "tick", "nmi_intel", "nmi_amd" };
     bool known = false;
     for (size_t i = 0; argc == 3 && i < sizeof modes / sizeof modes[0]; i++)
         known |= strcmp(argv[1], modes[i]) == 0;
     if (!known) {
-        fprintf(stderr, "usage: sample_cost sample|fold|drain|idle|stream_tick|stream_1000 N\n");
+        fprintf(stderr, "usage: sample_cost sample|fold|drain|capture|idle|stream_tick|stream_1000|armed_intel|armed_amd|"
+                        "tick|nmi_intel|nmi_amd N\n");
         return 2;
     }
     unsigned long n = strtoul(argv[2], NULL, 10);
@@ -316,10 +530,22 @@ int main(int argc, char **argv)
         run_folds(n);
     else if (strcmp(argv[1], "drain") == 0)
         run_drains(n);
+    else if (strcmp(argv[1], "capture") == 0)
+        run_captures(n);
     else if (strcmp(argv[1], "stream_tick") == 0)
         run_stream(n, 4 * 100 * PROFILE_DRAIN_MS / 1000);
     else if (strcmp(argv[1], "stream_1000") == 0)
         run_stream(n, 4 * 1000 * PROFILE_DRAIN_MS / 1000);
+    else if (strcmp(argv[1], "armed_intel") == 0)
+        run_armed_ticks(n, fake_model_intel_v2);
+    else if (strcmp(argv[1], "armed_amd") == 0)
+        run_armed_ticks(n, fake_model_amd_zen2);
+    else if (strcmp(argv[1], "tick") == 0)
+        run_sampling_ticks(n);
+    else if (strcmp(argv[1], "nmi_intel") == 0)
+        run_nmis(n, fake_model_intel_v2);
+    else if (strcmp(argv[1], "nmi_amd") == 0)
+        run_nmis(n, fake_model_amd_zen2);
     else
         run_idle_ticks(n);
     return 0;

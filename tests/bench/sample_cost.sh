@@ -5,8 +5,14 @@
 # (kernel/profiler/run.c) and fold (kernel/profiler/fold.c, kernel/symbols.c) are built for the host with the
 # kernel's compiler and flags, driven by tests/bench/sample_cost.c, and callgrind collects only inside
 # profiler_sample() or profile_fold_add() (callees included), so the driver's own work is not counted; a third
-# count inside stack_trace_from() splits the sample between the frame walk and the profiler's own code. Run
-# from the top of the tree.
+# count inside stack_trace_from() splits the sample between the frame walk and the profiler's own code.
+#
+# Then what a tick and a counter NMI cost, in the kernel's own instructions (callgrind's self cost of the
+# functions of kernel/ and arch/, not of the fakes they call) and in the hardware they touch as the fakes count
+# it (clock reads, MMIO reads, MSR reads and writes, LVT writes): an idle tick, an armed CPU's tick, a sampling
+# tick and an NMI, on the fake Intel v2 and AMD Zen 2 CPUs. Each is measured on this tree and, in the same run,
+# on BASE (9d06c9e by default, or $KPROF_BENCH_BASE; git archive of its kernel/, arch/ and hal/ built with this
+# tree's driver and fakes), and printed side by side. Run from the top of the tree.
 set -euo pipefail
 
 OUT=build/bench
@@ -25,28 +31,32 @@ KCFLAGS=$(printf '%s\n' $KCFLAGS | grep -vx -e -MMD -e -MP | tr '\n' ' ')
 KCFLAGS="$KCFLAGS -DKPROF_HOST -Itests/unit -gdwarf-4"
 HOSTFLAGS="-std=gnu11 -O2 -gdwarf-4 -Wall -Wextra -Werror -DKPROF_HOST -I. -Itests/unit -fno-omit-frame-pointer -fno-pie"
 
-objs=()
-for src in kernel/profiler.c kernel/stacktrace.c kernel/profiler/run.c kernel/profiler/fold.c kernel/profiler/report.c \
-           kernel/profiler/raw.c kernel/profiler/fields.c kernel/profiler/stream_codec.c kernel/labels.c kernel/lib/parse.c \
-           kernel/symbols.c kernel/lib/sink.c \
-           kernel/lib/format.c kernel/lib/string.c arch/x86_64/pmu.c arch/x86_64/pmu_intel.c arch/x86_64/pmu_amd.c arch/x86_64/cpu_identity.c; do
-  obj="$OUT/$(basename "$src" .c).o"
-  # shellcheck disable=SC2086
-  $KCC $KCFLAGS -c "$src" -o "$obj"
-  objs+=("$obj")
-done
-# The driver and the fakes of hal/ are host code: the C library's headers, the host's flags.
-# shellcheck disable=SC2086
-gcc $HOSTFLAGS -c tests/unit/fake_hal.c -o "$OUT/fake_hal.o"
-# The profiler asks the PMU layer for its source; the fake CPU (no PMU) answers, so the bench samples on the tick.
-# shellcheck disable=SC2086
-gcc $HOSTFLAGS -c tests/unit/fake_cpu.c -o "$OUT/fake_cpu.o"
-# shellcheck disable=SC2086
-gcc $HOSTFLAGS -c tests/unit/fake_cpu_models.c -o "$OUT/fake_cpu_models.o"
-# shellcheck disable=SC2086
-gcc $HOSTFLAGS -c tests/bench/sample_cost.c -o "$OUT/sample_cost_driver.o"
-gcc -no-pie -o "$OUT/sample_cost" "$OUT/sample_cost_driver.o" "$OUT/fake_hal.o" "$OUT/fake_cpu.o" \
-    "$OUT/fake_cpu_models.o" "${objs[@]}"
+# build_driver ROOT DIR: the driver at DIR/sample_cost, over the kernel sources of the tree at ROOT (its headers
+# first) and this tree's driver and fakes.
+build_driver() {
+  local root=$1 dir=$2 objs=() src obj
+  mkdir -p "$dir"
+  for src in kernel/profiler.c kernel/stacktrace.c kernel/profiler/run.c kernel/profiler/fold.c kernel/profiler/report.c \
+             kernel/profiler/raw.c kernel/profiler/fields.c kernel/profiler/stream_codec.c kernel/profiler/capture.c \
+             kernel/labels.c kernel/lib/parse.c kernel/symbols.c kernel/lib/sink.c \
+             kernel/lib/format.c kernel/lib/string.c arch/x86_64/pmu.c arch/x86_64/pmu_intel.c arch/x86_64/pmu_amd.c arch/x86_64/cpu_identity.c; do
+    [ -f "$root/$src" ] || continue # a file an older tree does not have yet
+    obj="$dir/$(basename "$src" .c).o"
+    # shellcheck disable=SC2086
+    $KCC -I"$root" $KCFLAGS -c "$root/$src" -o "$obj"
+    objs+=("$obj")
+  done
+  # The driver and the fakes of hal/ are host code: the C library's headers, the host's flags. The profiler asks
+  # the PMU layer for its source; the fake CPU answers (no PMU unless a mode picks a model).
+  for src in tests/unit/fake_hal.c tests/unit/fake_cpu.c tests/unit/fake_cpu_models.c tests/bench/sample_cost.c; do
+    obj="$dir/host_$(basename "$src" .c).o"
+    # shellcheck disable=SC2086
+    gcc -I"$root" $HOSTFLAGS -c "$src" -o "$obj"
+    objs+=("$obj")
+  done
+  gcc -no-pie -o "$dir/sample_cost" "${objs[@]}"
+}
+build_driver . "$OUT"
 
 # per_call FUNCTION MODE N: callgrind's collected instruction total over the driver's count of calls.
 per_call() {
@@ -70,10 +80,76 @@ echo "profiler: $walk of them in the frame-pointer walk (stack_trace_from), $((s
 drain=$(per_call profile_fold_drain drain 20000)
 idle=$(per_call profiler_tick idle 20000)
 echo "profiler: $fold instructions per folded sample"
-echo "profiler: $drain instructions per record drained during the window (the fold included: $((drain - fold)) of the drain's own)"
+capture=$(per_call profile_capture_drain capture 20000)
+echo "profiler: $capture instructions per record copied during the window (all its drains do now); $drain per record drained and folded (the fold included: $((drain - fold)) of the drain's own), which the window did before cfee67c and the fold does after the stop now"
 echo "profiler: $idle instructions per idle tick after a counter run (no run active: one atomic read and a compare)"
 stream_tick=$(per_call profile_streamer_drain stream_tick 20000)
 stream_1000=$(per_call profile_streamer_drain stream_1000 20000)
 packing=$(sed -n 's/^sample_cost: //p' "$OUT/callgrind.profile_streamer_drain.log" | tail -1)
 echo "profiler: stream: $stream_tick instructions per streamed sample drained and packed at the 100 Hz tick (20 a drain on 4 cpus), $stream_1000 at profile.hz=1000 (200 a drain); with the sample itself $((sample + stream_tick)) and $((sample + stream_1000))"
 echo "profiler: stream: ($packing; the copy into the network task's queue counted, lwIP's send after it not)"
+
+# ---- a tick and an NMI, here and on BASE ----------------------------------------------------------------------
+
+BASE=${KPROF_BENCH_BASE:-9d06c9e}
+base_dir="$OUT/base"
+have_base=0
+if git rev-parse --verify -q "$BASE^{commit}" >/dev/null; then
+  rm -rf "$base_dir/src"
+  mkdir -p "$base_dir/src"
+  git archive "$BASE" kernel arch hal | tar -x -C "$base_dir/src"
+  if build_driver "$base_dir/src" "$base_dir" 2>"$base_dir/build.log"; then
+    have_base=1
+  else
+    echo "profiler: tick and NMI: $BASE did not build with this tree's driver (see $base_dir/build.log)" >&2
+  fi
+else
+  echo "profiler: tick and NMI: no commit $BASE here to compare with" >&2
+fi
+
+# own_cost DRIVER FUNCTION MODE N: "instructions clock mmio msr_reads msr_writes lvt" per call: callgrind's self
+# cost of the kernel's functions (kernel/, arch/; not the fakes of tests/) under FUNCTION, and the driver's count
+# of the hardware they touched, each over the driver's count of calls, to one decimal.
+own_cost() {
+  local driver=$1 fn=$2 mode=$3 n=$4 cg out calls own
+  cg="$(dirname "$driver")/callgrind.own.$mode.out"
+  out=$(valgrind --tool=callgrind --callgrind-out-file="$cg" --toggle-collect="$fn" "$driver" "$mode" "$n" \
+          2>"$cg.log")
+  calls=$(printf '%s\n' "$out" | sed -n 's/^calls //p')
+  own=$(callgrind_annotate --threshold=100 --auto=no "$cg" |
+          awk '$0 ~ /^ *[0-9,]+ / && $0 ~ /(kernel|arch)\/[^ ]*\.[ch]:/ && $0 !~ /tests\// { gsub(",", "", $1); s += $1 }
+               END { print s + 0 }')
+  if [ -z "$calls" ] || [ "$calls" -eq 0 ] || [ "$own" -eq 0 ]; then
+    echo "sample_cost: no figure for $mode of $driver (see $cg.log)" >&2
+    return 1
+  fi
+  printf '%s\n' "$out" | sed -n 's/^hw //p' |
+    awk -v own="$own" -v n="$calls" '{ printf "%.0f %.1f %.1f %.1f %.1f %.1f\n", own / n, $1 / n, $2 / n, $3 / n, $4 / n, $5 / n }'
+}
+
+# describe "instructions clock mmio msr_reads msr_writes lvt"
+describe() {
+  read -r ins clock mmio rd wr lvt <<< "$1"
+  printf '%s instructions, clock reads %s, MMIO reads %s, MSR reads %s, MSR writes %s, LVT writes %s' \
+    "$ins" "$clock" "$mmio" "$rd" "$wr" "$lvt"
+}
+
+# row LABEL FUNCTION MODE N: one line per measurement, BASE's beside this tree's.
+row() {
+  local label=$1 fn=$2 mode=$3 n=$4 now base
+  now=$(own_cost "$OUT/sample_cost" "$fn" "$mode" "$n")
+  if [ "$have_base" -eq 1 ]; then
+    base=$(own_cost "$base_dir/sample_cost" "$fn" "$mode" "$n")
+    echo "profiler: $label: $(describe "$now") (at $BASE: $(describe "$base"))"
+  else
+    echo "profiler: $label: $(describe "$now")"
+  fi
+}
+
+echo "profiler: per tick and per NMI, the kernel's own instructions (not the fakes' or the hardware's) and what it touched; no port is touched on either path (hal/ gives portable code no port I/O; arch's nmi() reads port 0x61 beside it on cpu 0, see pmu_nmi_cost)"
+row "idle tick (no run, after a counter run)" profiler_tick idle 20000
+row "armed tick, busy (intel v2 fake)" profiler_tick armed_intel 5000
+row "armed tick, busy (amd zen 2 fake)" profiler_tick armed_amd 5000
+row "sampling tick (tick source, 8 frames)" profiler_tick tick 5000
+row "counter NMI, claim and sample (intel v2 fake)" profiler_nmi nmi_intel 5000
+row "counter NMI, claim and sample (amd zen 2 fake)" profiler_nmi nmi_amd 5000

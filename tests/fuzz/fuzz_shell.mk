@@ -1,6 +1,6 @@
 # The shell and every command in its table, with what they act on faked (fake_shell_env.c).
 fuzz_shell_SRCS := kernel/shell/shell.c kernel/shell/command_table.c kernel/shell/lineedit.c kernel/lib/parse.c \
-                   kernel/shell/cmd_label.c kernel/shell/cmd_profile.c kernel/profiler/args.c kernel/shell/cmd_system.c \
+                   kernel/shell/cmd_label.c kernel/shell/cmd_profile.c kernel/profiler/capture.c kernel/profiler/args.c kernel/shell/cmd_system.c \
                    kernel/shell/cmd_netload.c kernel/shell/cmd_burn.c kernel/profiler.c kernel/profiler/run.c \
                    kernel/profiler/fold.c kernel/profiler/report.c kernel/profiler/raw.c kernel/profiler/fields.c \
                    kernel/heap.c kernel/symbols.c kernel/net/netload_proto.c kernel/lib/sink.c kernel/lib/format.c \

@@ -34,17 +34,24 @@ void cpu_relax(void) {}
 /* The host has no interrupts to wait for and no scheduler to enter: both only count. */
 void cpu_wait_for_interrupt(void) { fake_waits_for_interrupt++; }
 void cpu_yield(void) { fake_yields++; }
-int64_t time_ns(void) { return fake_time_ns; }
-uint64_t cycles(void) { return fake_cycles; }
+unsigned long fake_clock_reads;
+int64_t time_ns(void)
+{
+    fake_clock_reads++;
+    return fake_time_ns;
+}
+uint64_t cycles(void)
+{
+    fake_clock_reads++;
+    return fake_cycles;
+}
 uint64_t cycles_per_ms(void) { return fake_cycles_per_ms; }
 
 unsigned fake_tick_hz = TICK_HZ_DEFAULT;
-int64_t fake_tick_lateness_ns;
 bool fake_in_interrupt;
 uint64_t fake_idle_waits[64];
 void tick_set_hz(unsigned hz) { fake_tick_hz = hz; }
 unsigned tick_hz(void) { return fake_tick_hz; }
-int64_t tick_lateness_ns(void) { return fake_tick_lateness_ns; }
 bool context_in_interrupt(const struct context *ctx)
 {
     (void)ctx;

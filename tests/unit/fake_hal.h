@@ -10,17 +10,19 @@
 /* The CPU the code under test believes it runs on, and how many there are. */
 extern unsigned fake_cpu_index;
 extern unsigned fake_cpu_count;
-/* The clock: time_ns() returns fake_time_ns; cycles() returns fake_cycles; cycles_per_ms() fake_cycles_per_ms. */
+/* The clock: time_ns() returns fake_time_ns; cycles() returns fake_cycles; cycles_per_ms() fake_cycles_per_ms.
+ * Every time_ns() and cycles() call counts in fake_clock_reads (each is an RDTSC on the machine), so a test
+ * or a benchmark can say how often a path reads the clock. */
 extern int64_t fake_time_ns;
 extern uint64_t fake_cycles;
 extern uint64_t fake_cycles_per_ms;
+extern unsigned long fake_clock_reads;
 /* Calls of cpu_yield() and cpu_wait_for_interrupt(), which do nothing else on the host. */
 extern unsigned fake_yields, fake_waits_for_interrupt;
 
-/* The tick: tick_hz() returns fake_tick_hz (tick_set_hz sets it), tick_lateness_ns() fake_tick_lateness_ns.
- * context_in_interrupt() says fake_in_interrupt; sched_idle_waits() fake_idle_waits[the current CPU]. */
+/* The tick: tick_hz() returns fake_tick_hz (tick_set_hz sets it). context_in_interrupt() says
+ * fake_in_interrupt; sched_idle_waits() fake_idle_waits[the current CPU]. */
 extern unsigned fake_tick_hz;
-extern int64_t fake_tick_lateness_ns;
 extern bool fake_in_interrupt;
 extern uint64_t fake_idle_waits[64];
 /* irq_enable_before() answers this for every pc (arch/x86_64/irq_enable_site.c has its own test). */

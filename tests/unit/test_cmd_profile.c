@@ -1,8 +1,10 @@
 /* tests/unit/test_cmd_profile.c: the `profile` command (kernel/shell/cmd_profile.c) around its parser: one usage line
  * and nothing started for bad arguments, an unknown pid, `profile: busy` while another run holds the profiler,
  * the measured window, a whole report of samples taken by ticks during the sleep, and the rings kept (not
- * leaked) across many runs. Tasks, the sleep and the stack walk are faked here; the heap is the kernel's own,
- * over a static region. (Split from test_profiler_args.c, which tests the parser alone.) */
+ * leaked) across many runs; the window only copies records (no symbol lookup, no output until the stop), and
+ * a full copy counts and tells its drops. Tasks, the sleep and the stack walk are faked here; the heap is the
+ * kernel's own, over a static region; symbol lookups are counted through the linker's --wrap (the .mk).
+ * (Split from test_profiler_args.c, which tests the parser alone.) */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,6 +19,7 @@
 #include "kernel/heap.h"
 #include "kernel/labels.h"
 #include "kernel/profiler.h"
+#include "kernel/profiler/capture.h"
 #include "kernel/profiler/raw.h"
 #include "kernel/profiler/report.h"
 #include "kernel/lib/sink.h"
@@ -63,6 +66,28 @@ int stack_trace_from(uintptr_t pc, uintptr_t sp, uintptr_t rbp, const struct sta
     out[1] = *(const uint64_t *)stack->lo;
     return 2;
 }
+
+/* Symbol lookups, the fold's and the report's, counted on their way to kernel/symbols.c. */
+static unsigned lookups;
+bool __real_symtab_lookup(const struct symtab *tab, uint64_t addr, struct symbol_hit *hit);
+bool __real_symtab_lookup_return(const struct symtab *tab, uint64_t addr, struct symbol_hit *hit);
+bool __wrap_symtab_lookup(const struct symtab *tab, uint64_t addr, struct symbol_hit *hit)
+{
+    lookups++;
+    return __real_symtab_lookup(tab, addr, hit);
+}
+bool __wrap_symtab_lookup_return(const struct symtab *tab, uint64_t addr, struct symbol_hit *hit)
+{
+    lookups++;
+    return __real_symtab_lookup_return(tab, addr, hit);
+}
+
+static char output[65536];
+
+/* What had happened by the stop's wait, which comes after the window's last drain and before anything is
+ * folded or printed: the lookups made and the output written until then. */
+static unsigned lookups_by_stop;
+static size_t output_by_stop;
 
 /* The window: the command sleeps in steps of PROFILE_DRAIN_MS, draining the rings after each; every step moves
  * the clock (to its end, plus sleep_extra_ns) and, meanwhile, each CPU takes ticks_per_sleep ticks. slept_ms
@@ -111,7 +136,10 @@ void task_sleep_until(int64_t when_ns)
 
 void task_sleep_ms(uint32_t ms)
 {
-    stop_waits++;
+    if (stop_waits++ == 0) {
+        lookups_by_stop = lookups;
+        output_by_stop = strlen(output);
+    }
     tick_every_cpu(0);
     fake_time_ns += (int64_t)ms * 1000000;
 }
@@ -142,7 +170,6 @@ const void *kernel_build_id_note(size_t *len)
 }
 
 static _Alignas(16) unsigned char heap_region[4 << 20];
-static char output[65536];
 
 static int run_line(const char *line)
 {
@@ -314,13 +341,92 @@ static void test_window_is_measured(void **state)
 static void test_full_rings_count_drops(void **state)
 {
     (void)state;
-    /* More ticks in one step than a ring holds: the reader fell behind, and each step drops 10 a CPU. */
+    /* More ticks in one step than a ring holds, on one CPU (the window's copy holds at least a ring's worth):
+     * the reader fell behind, and the step drops 10. */
+    fake_cpu_count = 1;
     ticks_per_sleep = PROFILE_RING_RECORDS + 10;
-    assert_int_equal(run_line("profile 100 all 1"), 0);
-    static const char expected[] = "profiled 100 ms\n"
-                                   "4096 samples on 2 cpus, 40 dropped, source tick at 10 Hz (no PMU backend for CPU vendor \"\")\n"
-                                   "per cpu: 0:2048/20 1:2048/20\n";
+    assert_int_equal(run_line("profile 50 all 1"), 0);
+    static const char expected[] = "profiled 50 ms\n"
+                                   "1024 samples on 1 cpus, 10 dropped, source tick at 10 Hz (no PMU backend for CPU vendor \"\")\n"
+                                   "per cpu: 0:1024/10 1:0\n";
     assert_memory_equal(output, expected, strlen(expected));
+    assert_null(strstr(output, "copy of the rings"));
+}
+
+/* Ticks far faster than the rate the window's copy was sized for (10 Hz: its least, one ring's worth, 1024
+ * records): what does not fit is dropped, counted on its CPU like a full ring's drops, and told. */
+static void test_a_full_copy_counts_and_tells_its_drops(void **state)
+{
+    (void)state;
+    ticks_per_sleep = 600;
+    assert_int_equal(run_line("profile 100 all 1"), 0);
+    /* First step: CPU 0's 600, then 424 of CPU 1's; second step: nothing more fits. */
+    static const char expected[] = "profiled 100 ms\n"
+                                   "1024 samples on 2 cpus, 1376 dropped, source tick at 10 Hz (no PMU backend for CPU vendor \"\")\n"
+                                   "per cpu: 0:600/600 1:424/776\n";
+    assert_memory_equal(output, expected, strlen(expected));
+    assert_non_null(strstr(output, "\ndropped 1376 samples: the window's copy of the rings (1024 records) was full\n"));
+    /* raw: the trailer counts them too */
+    assert_int_equal(run_line("profile 100 all raw"), 0);
+    assert_non_null(strstr(output, "\n# kprof raw end samples=1024 dropped=1376\n"));
+}
+
+/* The capture's room: the window and one drain step at the source's rate on every CPU, a power of two, at
+ * least a ring and at most 64 CPUs at 1 kHz for 2000 ms; short of memory, the largest half that fits. */
+static void test_the_capture_is_sized_for_the_window(void **state)
+{
+    (void)state;
+    assert_int_equal(profile_capture_size(4, 100, 0, 2000000, 1000), 1024);   /* 4 x 106: a ring's worth */
+    assert_int_equal(profile_capture_size(4, 1000, 0, 2000000, 2000), 16384); /* 4 x 2051 */
+    /* A counter overflowing every 2,000,000 cycles at 2,000,000 a ms: 1 kHz, allowed twice that. */
+    assert_int_equal(profile_capture_size(4, 100, 2000000, 2000000, 2000), 32768); /* 4 x 4101 */
+    assert_int_equal(profile_capture_size(1, 4000, 2000000, 2000000, 2000), 16384); /* the tick, faster */
+    assert_int_equal(profile_capture_size(64, 100, 2000000, 2000000, 2000), PROFILE_CAPTURE_MAX_RECORDS);
+    assert_int_equal(profile_capture_size(200, 1000, 0, 2000000, 2000), PROFILE_CAPTURE_MAX_RECORDS);
+    assert_int_equal(profile_capture_size(MAX_CPUS, 1000, 0, 2000000, 2000), PROFILE_CAPTURE_MAX_RECORDS);
+
+    /* 64 CPUs at 4 kHz want the most, 12 MiB; this heap has 4 MiB, so the capture takes a smaller half. */
+    fake_cpu_count = 64;
+    fake_tick_hz = TICK_HZ_MAX;
+    struct profile_capture cap;
+    assert_true(profile_capture_create(&cap, 2000));
+    uint32_t size = cap.ring.mask + 1;
+    assert_true(size >= PROFILE_RING_RECORDS && size < PROFILE_CAPTURE_MAX_RECORDS);
+    assert_null(kmalloc((size_t)size * 2 * sizeof(struct profile_record))); /* the next larger did not fit */
+    /* and with that taken, another cannot have even a ring's worth of the rest: refused, not half made */
+    struct profile_capture second;
+    void *rest[64];
+    unsigned held = 0;
+    while (held < 64 && (rest[held] = kmalloc(64 * 1024)))
+        held++;
+    assert_false(profile_capture_create(&second, 2000));
+    while (held)
+        kfree(rest[--held]);
+    profile_capture_destroy(&cap);
+}
+
+/* The window does nothing that would show in the profile it takes: its drains copy records, and every symbol
+ * lookup, fold and line of output comes after the stop. */
+static void test_the_window_only_copies(void **state)
+{
+    (void)state;
+    ticks_per_sleep = 5;
+    static const char *const lines[] = { "profile 500 all 3", "profile 500 all raw" };
+    for (unsigned i = 0; i < 2; i++) {
+        lookups = 0;
+        stop_waits = 0;
+        lookups_by_stop = output_by_stop = 12345;
+        assert_int_equal(run_line(lines[i]), 0);
+        assert_int_equal(stop_waits > 0, 1);
+        assert_int_equal(lookups_by_stop, 0); /* drained 10 times, 100 records, none looked up */
+        assert_int_equal(output_by_stop, 0);  /* nor printed */
+        if (i == 0) {
+            assert_true(lookups >= 100); /* the fold, after the stop */
+            assert_memory_equal(output, "profiled 500 ms\n100 samples on 2 cpus, 0 dropped", 48);
+        } else {
+            assert_non_null(strstr(output, "\n# kprof raw end samples=100 dropped=0\n"));
+        }
+    }
 }
 
 static void test_no_drops_at_the_counter_rate(void **state)
@@ -328,10 +434,11 @@ static void test_no_drops_at_the_counter_rate(void **state)
     (void)state;
     /* 1 kHz on every CPU (50 samples a step) for the longest window: twice what a ring holds, none dropped. */
     fake_cpu_count = 4;
+    fake_tick_hz = 1000;
     ticks_per_sleep = 50;
     assert_int_equal(run_line("profile 2000 all 1"), 0);
     static const char expected[] = "profiled 2000 ms\n"
-                                   "8000 samples on 4 cpus, 0 dropped, source tick at 10 Hz (no PMU backend for CPU vendor \"\")\n"
+                                   "8000 samples on 4 cpus, 0 dropped, source tick at 1000 Hz (no PMU backend for CPU vendor \"\")\n"
                                    "per cpu: 0:2000 1:2000 2:2000 3:2000\n";
     assert_memory_equal(output, expected, strlen(expected));
 }
@@ -439,6 +546,9 @@ int main(void)
         cmocka_unit_test_setup(test_pid_asleep, setup),
         cmocka_unit_test_setup(test_window_is_measured, setup),
         cmocka_unit_test_setup(test_full_rings_count_drops, setup),
+        cmocka_unit_test_setup(test_a_full_copy_counts_and_tells_its_drops, setup),
+        cmocka_unit_test_setup(test_the_window_only_copies, setup),
+        cmocka_unit_test_setup(test_the_capture_is_sized_for_the_window, setup),
         cmocka_unit_test_setup(test_runs_keep_their_rings, setup),
         /* before the next: the header's cpus= counts the CPUs with rings, and it adds a third */
         cmocka_unit_test_setup(test_label_filter_and_breakdown, setup),

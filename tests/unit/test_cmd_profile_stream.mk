@@ -1,6 +1,6 @@
 # The command and its task over the real profiler (tick source on the fake CPU), the network faked.
 test_cmd_profile_stream_SRCS := kernel/shell/command_table.c tests/unit/fake_commands.c kernel/shell/cmd_profile_stream.c \
-                                kernel/shell/cmd_profile.c kernel/profiler/stream_codec.c \
+                                kernel/shell/cmd_profile.c kernel/profiler/capture.c kernel/profiler/stream_codec.c \
                                 kernel/profiler/stream_task.c kernel/profiler/run.c kernel/profiler/fold.c \
                                 kernel/profiler/args.c kernel/profiler.c kernel/profiler/report.c kernel/profiler/raw.c kernel/profiler/fields.c \
                                 kernel/labels.c kernel/lib/parse.c kernel/heap.c kernel/symbols.c kernel/lib/sink.c \

@@ -4,7 +4,10 @@
  * watch the counter, overflows sample), while it stops (the disarming tick, a late overflow) and after it -- is
  * run with kmalloc/kzalloc/kfree counting here and hal/spinlock.h replaced by counting stand-ins; only what
  * happens inside those two calls is counted. The run's start and stop themselves (task context) may do both.
- * Also: the ring the profiler allocates holds exactly PROFILE_RING_RECORDS = 1024 records, the 1025th a drop. */
+ * Also: what a tick costs in hardware accesses -- outside a run and on an armed CPU during one, no clock read,
+ * no MSR, no LVT write, on every counting model; on the tick source, one clock read (the sample's time, which
+ * also measures its lateness) -- and the ring the profiler allocates holds exactly PROFILE_RING_RECORDS = 1024
+ * records, the 1025th a drop. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -164,7 +167,6 @@ static void boot(const struct model *m)
     fake_cpu_count = FAKE_CPUS;
     fake_cpu_index = 0;
     fake_tick_hz = TICK_HZ_DEFAULT;
-    fake_tick_lateness_ns = 0;
     memset(fake_idle_waits, 0, sizeof fake_idle_waits);
     sample_path_allocations = sample_path_locks = sample_path_log_lines = sample_path_calls = 0;
 }
@@ -210,6 +212,79 @@ static void no_lock_no_allocation_on_the_sample_path(void **state)
         assert_int_equal(sample_path_log_lines, 0);
     }
     assert_true(allocations > 0); /* the rings were allocated, at start: the counting works */
+}
+
+/* The hardware one tick touched: clock reads (RDTSC), MSR reads and writes, LVT writes (MMIO on the xAPIC). */
+struct tick_cost {
+    unsigned long clock;
+    unsigned msr, lvt;
+};
+
+static struct tick_cost counted_tick(unsigned cpu)
+{
+    unsigned long clock = fake_clock_reads;
+    unsigned msr = fake.msr_accesses, lvt = fake.lvt_writes;
+    tick(cpu);
+    struct tick_cost cost = { fake_clock_reads - clock, fake.msr_accesses - msr, fake.lvt_writes - lvt };
+    return cost;
+}
+
+static void expect_cost(struct tick_cost cost, unsigned long clock, const char *what)
+{
+    if (cost.clock != clock || cost.msr || cost.lvt)
+        fail_msg("%s: %lu clock reads (expected %lu), %u MSR accesses, %u LVT writes (expected none)", what,
+                 cost.clock, clock, cost.msr, cost.lvt);
+}
+
+static void a_tick_reads_no_clock_and_no_register_unless_it_samples(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) {
+        const struct model *m = &models[i];
+        print_message("model: %s\n", m->name);
+        boot(m);
+        /* Outside a run: the one atomic read, nothing else. */
+        for (unsigned cpu = 0; cpu < FAKE_CPUS; cpu++) {
+            expect_cost(counted_tick(cpu), 0, "an idle tick before any run");
+            run_periods(cpu, 2);
+        }
+
+        struct profile_run run;
+        assert_int_equal(profiler_start(&run), PROFILER_OK);
+        for (unsigned cpu = 0; cpu < FAKE_CPUS; cpu++)
+            tick(cpu); /* the first tick of the run arms (MSR and LVT writes: once a run) or samples */
+        for (unsigned round = 0; round < 6; round++) {
+            for (unsigned cpu = 0; cpu < FAKE_CPUS; cpu++) {
+                /* Busy with overflows; busy without one (a silence too short to mean anything); idle. */
+                if (round % 3 == 0)
+                    run_periods(cpu, 3);
+                if (round % 3 == 2)
+                    fake_idle_waits[cpu]++;
+                fake_time_ns += 10000000;
+                uint32_t before = profile_ring_count(&run.rings[cpu]);
+                struct tick_cost cost = counted_tick(cpu);
+                if (m->counts) {
+                    expect_cost(cost, 0, "an armed cpu's tick");
+                    assert_true(pmu_armed_this_cpu());
+                    assert_int_equal(profile_ring_count(&run.rings[cpu]), before);
+                } else {
+                    expect_cost(cost, 1, "a sampling tick"); /* the record's time, lateness measured on it */
+                    assert_int_equal(profile_ring_count(&run.rings[cpu]), before + 1);
+                }
+            }
+        }
+        if (m->counts)
+            for (unsigned cpu = 0; cpu < FAKE_CPUS; cpu++)
+                assert_int_equal(run.cpu[cpu].source, PROFILER_CPU_COUNTER);
+        profiler_stop(&run);
+        profiler_release();
+
+        /* After the run (every CPU disarmed on its tick): the one atomic read again. */
+        for (unsigned cpu = 0; cpu < FAKE_CPUS; cpu++) {
+            run_periods(cpu, 2);
+            expect_cost(counted_tick(cpu), 0, "an idle tick after a run");
+        }
+    }
 }
 
 /* The stand-ins do count: a lock taken where the test looks is seen. */
@@ -262,6 +337,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(no_lock_no_allocation_on_the_sample_path),
         cmocka_unit_test(the_lock_counter_counts),
+        cmocka_unit_test(a_tick_reads_no_clock_and_no_register_unless_it_samples),
         cmocka_unit_test(the_ring_holds_1024_records),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

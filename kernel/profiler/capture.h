@@ -1,0 +1,58 @@
+/* kernel/profiler/capture.h: the window's capture (kernel/profiler/capture.c) -- where the `profile` command
+ * puts each CPU's records while its window runs, so that the rings hold up at any rate and nothing but a copy
+ * runs inside the window it is profiling: the fold, the symbol lookups and the raw lines (formatting, the
+ * console or the network) come after the stop, and so never show up in the profile itself.
+ *
+ * It is one ring of records, filled in drain order (every 50 ms, CPU by CPU) and read once after the stop,
+ * through a profile_run that names it as its only ring: the fold and the raw lines take their records from
+ * it with the same profiler_drain they use on the CPUs' rings, and see them in the order they would have.
+ * Its room is sized before the window, from the run's source and the window's length, and bounded; a record
+ * that finds it full is a drop, counted on its CPU's ring like any other and told in the report. */
+#ifndef KERNEL_PROFILER_CAPTURE_H
+#define KERNEL_PROFILER_CAPTURE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "kernel/profiler.h"
+#include "kernel/profiler/run.h"
+#include "kernel/profiler_ring.h"
+
+/* The most the capture ever takes: what 64 CPUs sampling at 1 kHz make in the longest window (2000 ms),
+ * 131072 records of 96 bytes, 12 MiB. */
+#define PROFILE_CAPTURE_MAX_RECORDS (1u << 17)
+/* The counter counts unhalted core cycles and its period is set from the TSC's rate: a core that runs faster
+ * than the TSC (turbo) overflows that much more often. The capture allows for a core twice as fast. */
+#define PROFILE_CAPTURE_COUNTER_HEADROOM 2
+
+struct profile_capture {
+    struct profile_ring ring;   /* the copies, oldest first; a power of two of records, on the heap */
+    uint64_t dropped;           /* wanted records that found it full */
+    struct profile_run replay;  /* the run as the consumers see it after the stop: this ring its only one */
+};
+
+/* The records a capture makes room for, for a window of window_ms on ncpus CPUs sampling at tick_hz, or on
+ * their counters (counter_period_cycles, 0 when there is none, at cycles_per_ms) where that is faster, with
+ * PROFILE_CAPTURE_COUNTER_HEADROOM: the window and one drain step more, rounded up to a power of two, at
+ * least one ring's worth and at most PROFILE_CAPTURE_MAX_RECORDS. */
+uint32_t profile_capture_size(unsigned ncpus, unsigned tick_hz, uint64_t counter_period_cycles,
+                              uint64_t cycles_per_ms, uint32_t window_ms);
+
+/* Task context, before the run starts, so that neither the allocation nor the first touch of its pages
+ * (slow under a shadow-paging hypervisor) is part of the profile: room, every page touched, for a window of
+ * window_ms on the CPUs online now, at the tick's rate or the counter's (asking pmu_probe(), as the run's
+ * start will), as profile_capture_size() says -- or, short of memory, the largest half of it down to one
+ * ring's worth; false when not even that fits. */
+bool profile_capture_create(struct profile_capture *cap, uint32_t window_ms);
+void profile_capture_destroy(struct profile_capture *cap);
+
+/* Task context, in the window: copies the records now in run's rings that pass filter into the capture
+ * (profiler_drain, consuming them) and nothing else -- no fold, no symbol, no output. A record that finds the
+ * capture full is counted in cap->dropped and in its CPU's ring's drops, so every count of drops has it. */
+void profile_capture_drain(struct profile_capture *cap, struct profile_run *run, const struct profile_filter *filter);
+
+/* After the stop: run, with the capture as its only ring, for the fold or the raw lines to drain as they drain
+ * the CPUs' rings -- with no filter, since its records passed one already -- before they drain what the stop
+ * left in run's own rings. */
+struct profile_run *profile_capture_replay(struct profile_capture *cap, const struct profile_run *run);
+
+#endif
