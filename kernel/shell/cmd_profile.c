@@ -6,6 +6,7 @@
 #include "hal/cpu.h"
 #include "kernel/profiler/build_id.h"
 #include "kernel/shell/commands.h"
+#include "kernel/labels.h"
 #include "kernel/profiler.h"
 #include "kernel/profiler/args.h"
 #include "kernel/profiler/fold.h"
@@ -58,6 +59,8 @@ int cmd_profile(int argc, char **argv, struct sink *out, const struct shell_orig
         sink_puts(out, "profile: out of memory\n");
         return 1;
     }
+    struct label_stats labels_before;
+    label_stats(&labels_before);
     struct profile_run run;
     int status = profiler_start(&run);
     if (status != PROFILER_OK) {
@@ -88,6 +91,9 @@ int cmd_profile(int argc, char **argv, struct sink *out, const struct shell_orig
     if (req.raw) {
         profile_raw_end(&run, &drain.trailer, out);
     } else {
+        struct label_stats labels_after;
+        label_stats(&labels_after);
+        fold->labels_dropped = labels_after.dropped - labels_before.dropped;
         /* Printed once, to the command's sink and to the copy the debugger reads. */
         struct buffer_sink kept;
         struct tee_sink both;
