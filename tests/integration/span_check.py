@@ -9,8 +9,27 @@ only; used by tests/integration/test_label_spans.py and the soak's stream leg.""
 import bisect
 import re
 
+RX_BURN = re.compile(r"burn: started (\d+) tasks for (\d+) ms with a new span every 100 ms \(pids((?: \d+)*)\)")
+RX_POOL = re.compile(r"label sets: (\d+) of 255 in use \((\d+) live, (\d+) of them pinned cmd= sets, (\d+) waiting to "
+                     r"be freed\), (\d+) made, (\d+) freed, (\d+) dropped \(table full\)")
 RX_SPAN = re.compile(r"span (\d+) (\d+) (-?\d+) (-?\d+)")
 RX_NEXT = re.compile(r"burn spans: next (\d+) lost (\d+)")
+
+
+def span_burn(k, ms, n):
+    """Starts `burn MS N spans`; its pids."""
+    out = k.cmd("burn %d %d spans" % (ms, n))
+    m = RX_BURN.fullmatch(out)
+    assert m and int(m.group(1)) == n and int(m.group(2)) == ms, "burn said: %r" % out
+    return [int(p) for p in m.group(3).split()]
+
+
+def label_pool(k):
+    """`label` alone: the pool's figures as a dict."""
+    out = k.cmd("label")
+    m = RX_POOL.fullmatch(out)
+    assert m, "label said: %r" % out
+    return dict(zip(("used", "live", "pinned", "waiting", "made", "freed", "dropped"), (int(g) for g in m.groups())))
 
 
 class SpanLog:

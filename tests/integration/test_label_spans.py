@@ -13,7 +13,7 @@ import re
 import pytest
 
 from kprof_qemu import Kprof, poll, ps_rows
-from span_check import SpanLog, check_samples, span_of
+from span_check import SpanLog, check_samples, label_pool as pool, span_burn, span_of
 from stream_rx import Receiver
 from test_net import HOST_INSIDE, wait_dhcp
 from test_profile import wait_no_burn
@@ -21,8 +21,6 @@ from test_profile import wait_no_burn
 HZ = 1000
 CPUS = 4
 SECONDS = 30
-RX_POOL = re.compile(r"label sets: (\d+) of 255 in use \((\d+) live, (\d+) of them pinned cmd= sets, (\d+) waiting to "
-                     r"be freed\), (\d+) made, (\d+) freed, (\d+) dropped \(table full\)")
 
 
 @pytest.fixture(scope="module")
@@ -35,23 +33,6 @@ def k():
         yield kp
     finally:
         kp.kill()
-
-
-def span_burn(k, ms, n):
-    """Starts `burn MS N spans`; its pids."""
-    out = k.cmd("burn %d %d spans" % (ms, n))
-    m = re.fullmatch(r"burn: started %d tasks for %d ms with a new span every 100 ms \(pids((?: \d+)*)\)" % (n, ms),
-                     out)
-    assert m, "burn said: %r" % out
-    return [int(p) for p in m.group(1).split()]
-
-
-def pool(k):
-    out = k.cmd("label")
-    m = RX_POOL.fullmatch(out)
-    assert m, "label said: %r" % out
-    used, live, pinned, waiting, made, freed, dropped = (int(g) for g in m.groups())
-    return dict(used=used, live=live, pinned=pinned, waiting=waiting, made=made, freed=freed, dropped=dropped)
 
 
 def heap(k):

@@ -18,12 +18,12 @@ import subprocess
 import pytest
 
 from kprof_qemu import ELF, TOP, nm_symbols, poll, ps_rows
+from span_check import label_pool as pool
 from test_profile import (CPUS, TICK_MS, WINDOW_SLACK_MS, burn_pids, is_burn_chain, parse_report, unstarved,
                           wait_burn_done, wait_no_burn)
 
 LABEL_USAGE = "usage: label [PID key=value ... [span=N] | PID -]"
-RX_POOL = re.compile(r"label sets: (\d+) of 255 in use \((\d+) live, (\d+) of them pinned cmd= sets, (\d+) waiting to "
-                     r"be freed\), (\d+) made, (\d+) freed, (\d+) dropped \(table full\)")
+
 UDPSH = os.path.join(TOP, "scripts", "udpsh")
 
 RX_RAW_HEADER = re.compile(r"# kprof raw v1 source=(\S+) period_ns=(\d+) window_ms=(\d+) cpus=(\d+) "
@@ -267,13 +267,6 @@ def test_raw_with_a_label_filter_is_that_task_alone(kernel):
 
 
 # ---- the pool: sets freed and reused ----------------------------------------------------------------------------
-def pool(k):
-    out = k.cmd("label")
-    m = RX_POOL.fullmatch(out)
-    assert m, "label said: %r" % out
-    return dict(zip(("used", "live", "pinned", "waiting", "made", "freed", "dropped"), (int(g) for g in m.groups())))
-
-
 def test_more_sets_than_the_pool_holds_one_after_another(kernel):
     # each set replaces the last on one task: the last reference to the old one goes, and its slot is reused, so
     # 300 distinct sets in a row (more than the 255 the pool holds) are all accepted, none dropped
