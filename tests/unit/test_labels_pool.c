@@ -203,6 +203,8 @@ static void test_full_pool_counts_and_recovers(void **state)
     static const struct label_set *held[LABEL_TABLE_SETS];
     unsigned n = 0;
     char value[16];
+    const struct label_set *cmd = label_intern_pinned("cmd", "uptime", NULL); /* as the shell does at boot */
+    label_release(cmd);
     while (label_sets_used() < LABEL_TABLE_SETS) {
         snprintf(value, sizeof value, "f%u", n);
         held[n] = label_intern_one("fill", value, NULL);
@@ -212,6 +214,11 @@ static void test_full_pool_counts_and_recovers(void **state)
     const char *why = NULL;
     assert_null(label_intern_one("fill", "extra", &why));
     assert_string_equal(why, "label set table full (255 sets in use or waiting to be freed)");
+    assert_int_equal(stats().dropped, before.dropped + 1);
+    /* the shell's cmd= set is there however full the pool is: the command's label never stops */
+    const struct label_set *again = label_intern_one("cmd", "uptime", NULL);
+    assert_ptr_equal(again, cmd);
+    label_release(again);
     assert_int_equal(stats().dropped, before.dropped + 1);
 
     sample_enter(); /* a sample may hold held[0] */
