@@ -8,7 +8,7 @@
 /* Every option some part of the kernel reads. */
 static const char *const known_keys[] = {
     "pmu", "gdb", "gdb.udp", "ip", "gw", "udpsh.port", "udpsh.allow", "udpsh.rate", "udpsh.key", "netload.port",
-    "quiet", "profile.hz",
+    "quiet", "profile.hz", "profile.stream_slow_ms",
 };
 
 static char storage[CMDLINE_MAX];

@@ -12,6 +12,7 @@
 #include "kernel/log.h"
 #include "kernel/net/net.h"
 #include "kernel/profiler.h"
+#include "kernel/profiler/stream_task.h"
 #include "kernel/udpsh/udpsh.h"
 #include "kernel/shell/shell.h"
 #include "kernel/task.h"
@@ -30,6 +31,7 @@ __attribute__((noreturn)) void kmain(uintptr_t boot_info)
     arch_platform_init();                       /* ACPI MADT, PIC off, LAPIC, IOAPIC, TSC + LAPIC timer calibrated */
     pmu_select(cmdline_get("pmu"));             /* the PMU backend from CPUID (pmu=auto|off|claim-intel|claim-amd) */
     profiler_set_tick_rate(cmdline_get("profile.hz")); /* the tick's rate, before any CPU starts its tick */
+    profile_stream_set_slow(cmdline_get("profile.stream_slow_ms")); /* a test knob: a slowed stream sender */
     arch_start_cpus();                          /* INIT-SIPI-SIPI each AP into its idle loop */
     log_info("smp: %u cpus online", cpu_count());
     task_start_reaper();                        /* frees the stacks of tasks that exited */

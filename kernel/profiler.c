@@ -29,6 +29,7 @@
 
 #include "hal/cpu.h"
 #include "kernel/heap.h"
+#include "kernel/labels.h"
 #include "kernel/log.h"
 #include "kernel/lib/parse.h"
 #include "kernel/stacktrace.h"
@@ -75,18 +76,35 @@ static _Atomic uint32_t let_go[MAX_CPUS];
 static int64_t tick_period_ns;
 static uint32_t silent_ticks_limit;
 
+/* The label pool's readers (kernel/labels.h): per CPU, one word for the tick's samples and one for the NMI's
+ * (neither nests in itself, so each has one writer at a time), odd from just before the sample loads its
+ * task's label pointer until its record is committed. The pool waits for an odd word to change before it
+ * frees a set a sample may be holding, then for the consumer to drain past the records written by then. */
+enum { SAMPLER_TICK, SAMPLER_NMI, SAMPLERS };
+static _Atomic uint32_t label_sampling[MAX_CPUS][SAMPLERS];
+_Static_assert(MAX_CPUS * SAMPLERS <= LABEL_READER_MARKS && MAX_CPUS + 1 <= LABEL_READER_MARKS,
+               "the pool keeps a mark per sampler, and one per ring and their count");
+
 /* ---- the sample path -------------------------------------------------------------------------------- */
 
-/* One sample of ctx, taken at now, into this CPU's ring. Inlined into the NMI path; the tick reaches it out
- * of line. */
+/* One sample of ctx, taken at now, into this CPU's ring, by sampler (SAMPLER_TICK or SAMPLER_NMI). Inlined
+ * into the NMI path; the tick reaches it out of line. */
 static inline __attribute__((always_inline)) void record_sample_at(const struct context *ctx, uint32_t run,
                                                                     unsigned cpu, uint8_t flags,
-                                                                    uint32_t held_off_us, int64_t now)
+                                                                    uint32_t held_off_us, unsigned sampler,
+                                                                    int64_t now)
 {
     struct profile_ring *ring = &rings[cpu];
     struct profile_record *rec = profile_ring_reserve(ring);
     if (!rec)
         return;
+    /* Odd: this sample may hold a label set until its record is committed. The fence orders the mark before
+     * the load of the task's pointer (a store then a load: only a full fence does), which is what lets the
+     * pool conclude, from an even word, that no sample of this CPU holds a set it retired before it looked. */
+    _Atomic uint32_t *sampling = &label_sampling[cpu][sampler];
+    uint32_t mark = atomic_load_explicit(sampling, memory_order_relaxed) + 1;
+    atomic_store_explicit(sampling, mark, memory_order_relaxed);
+    atomic_thread_fence(memory_order_seq_cst);
 
     /* Each field is written once, as soon as it is known, so little has to stay live across the calls. */
     rec->run = run;
@@ -99,6 +117,7 @@ static inline __attribute__((always_inline)) void record_sample_at(const struct 
         rec->pid = task->pid;
         /* acquire: the set a label swap published is complete before anyone follows this pointer */
         rec->labels = atomic_load_explicit(&task->labels, memory_order_acquire);
+        rec->span = atomic_load_explicit(&task->span, memory_order_relaxed);
         struct stack_bounds stack = task_stack_bounds(task);
         /* Straight into the slot: frame 0 is the interrupted instruction itself, the rest the frame chain. */
         rec->nframes = (uint8_t)stack_trace_from(context_pc(ctx), context_sp(ctx), context_fp(ctx), &stack,
@@ -107,18 +126,21 @@ static inline __attribute__((always_inline)) void record_sample_at(const struct 
         /* No task, no stack to walk: the interrupted instruction is the whole chain. */
         rec->pid = 0;
         rec->labels = 0;
+        rec->span = 0;
         rec->frames[0] = context_pc(ctx);
         rec->nframes = 1;
     }
     profile_ring_commit(ring);
+    /* release: the commit is visible before the pool can see this sample has left */
+    atomic_store_explicit(sampling, mark + 1, memory_order_release);
 }
 
 /* The same, taken now. */
 static inline __attribute__((always_inline)) void record_sample(const struct context *ctx, uint32_t run,
                                                                  unsigned cpu, uint8_t flags,
-                                                                 uint32_t held_off_us)
+                                                                 uint32_t held_off_us, unsigned sampler)
 {
-    record_sample_at(ctx, run, cpu, flags, held_off_us, time_ns());
+    record_sample_at(ctx, run, cpu, flags, held_off_us, sampler, time_ns());
 }
 
 /* What the counter's NMI knows of the code it interrupted, which the tick never can: interrupts off there,
@@ -139,7 +161,7 @@ void profiler_sample(const struct context *ctx)
     uint32_t word = atomic_load_explicit(&active_word, memory_order_acquire);
     unsigned cpu = cpu_index();
     if (word && !(word & RUN_STOPPING) && cpu < MAX_CPUS)
-        record_sample(ctx, word, cpu, interrupted_flags(ctx), 0);
+        record_sample(ctx, word, cpu, interrupted_flags(ctx), 0, SAMPLER_NMI);
 }
 
 bool profiler_nmi(const struct context *ctx, uint64_t entry_cycles)
@@ -154,7 +176,7 @@ bool profiler_nmi(const struct context *ctx, uint64_t entry_cycles)
     struct profiler_cpu_run *c = &cpu_runs[cpu];
     if (c->run != word)
         return true; /* armed for an earlier run that this CPU has not let go of yet */
-    record_sample(ctx, word, cpu, interrupted_flags(ctx), 0);
+    record_sample(ctx, word, cpu, interrupted_flags(ctx), 0, SAMPLER_NMI);
     c->nmis++;
     c->nmi_cycles += cycles() - entry_cycles;
     return true;
@@ -311,7 +333,7 @@ static __attribute__((noinline)) void tick_in_run(const struct context *ctx, uin
         held = held_since_due(c, now);
     uint32_t held_off_us;
     uint8_t flags = account_lateness(c, ctx, held, &held_off_us);
-    record_sample_at(ctx, run, cpu, flags, held_off_us, now);
+    record_sample_at(ctx, run, cpu, flags, held_off_us, SAMPLER_TICK, now);
 }
 
 void profiler_tick(const struct context *ctx)
@@ -337,6 +359,58 @@ void profiler_set_tick_rate(const char *hz_option)
     log_info("profile: the tick samples at %u Hz (profile.hz=)", (unsigned)hz);
 }
 
+/* ---- the label pool's readers (task context, under the pool's lock) ---------------------------------- */
+
+static void samplers_mark(uint32_t *marks)
+{
+    for (unsigned cpu = 0; cpu < MAX_CPUS; cpu++)
+        for (unsigned s = 0; s < SAMPLERS; s++)
+            marks[cpu * SAMPLERS + s] = atomic_load_explicit(&label_sampling[cpu][s], memory_order_seq_cst);
+}
+
+/* Every sampler that was inside a sample at the mark (odd) has left it (its word moved on). */
+static bool samplers_passed(const uint32_t *marks)
+{
+    for (unsigned i = 0; i < MAX_CPUS * SAMPLERS; i++)
+        if ((marks[i] & 1) && atomic_load_explicit(&label_sampling[i / SAMPLERS][i % SAMPLERS],
+                                                   memory_order_acquire) == marks[i])
+            return false;
+    return true;
+}
+
+/* Where each ring's committed records end now; marks[MAX_CPUS] is how many rings there are. A ring allocated
+ * later holds nothing a retired set's samplers wrote. */
+static void records_mark(uint32_t *marks)
+{
+    unsigned n = __atomic_load_n(&rings_ready, __ATOMIC_ACQUIRE);
+    for (unsigned cpu = 0; cpu < n; cpu++)
+        marks[cpu] = atomic_load_explicit(&rings[cpu].head, memory_order_acquire);
+    marks[MAX_CPUS] = n;
+}
+
+/* Copies of records taken out of the rings and not yet folded (profiler_copies_hold): they hold label set
+ * pointers as the rings do. */
+static _Atomic unsigned copies_held;
+
+void profiler_copies_hold(void) { atomic_fetch_add_explicit(&copies_held, 1, memory_order_acq_rel); }
+void profiler_copies_release(void) { atomic_fetch_sub_explicit(&copies_held, 1, memory_order_acq_rel); }
+
+/* The consumer has taken every record below each mark out of its ring (a reset at a start counts: it
+ * discards them unread), and no copy of one is waiting to be folded. Signed: the indexes run freely and wrap. */
+static bool records_passed(const uint32_t *marks)
+{
+    if (atomic_load_explicit(&copies_held, memory_order_acquire))
+        return false;
+    for (unsigned cpu = 0; cpu < marks[MAX_CPUS]; cpu++)
+        if ((int32_t)(atomic_load_explicit(&rings[cpu].tail, memory_order_acquire) - marks[cpu]) < 0)
+            return false;
+    return true;
+}
+
+static const struct label_readers profiler_label_readers = {
+    samplers_mark, samplers_passed, records_mark, records_passed,
+};
+
 /* ---- run control (task context) --------------------------------------------------------------------- */
 
 static bool allocate_rings(void)
@@ -349,7 +423,8 @@ static bool allocate_rings(void)
         if (!storage)
             return false;
         profile_ring_init(&rings[rings_ready], storage, PROFILE_RING_RECORDS, 0);
-        rings_ready++;
+        /* release: the pool's records_mark reads the ring only once it counts it */
+        __atomic_store_n(&rings_ready, rings_ready + 1, __ATOMIC_RELEASE);
     }
     return true;
 }
@@ -364,6 +439,8 @@ int profiler_start(struct profile_run *run)
         profiler_release();
         return PROFILER_NO_MEMORY;
     }
+    /* From the first run on, a retired label set waits for the samplers and the rings (kernel/labels.h). */
+    label_set_readers(&profiler_label_readers);
     for (unsigned i = 0; i < rings_ready; i++)
         profile_ring_reset(&rings[i]);
 

@@ -100,6 +100,13 @@ void profiler_stop(struct profile_run *run);
 /* Gives the claim back, after the report. */
 void profiler_release(void);
 
+/* Task context. Records copied out of the rings (the window's capture, kernel/profiler/capture.h) carry label
+ * set pointers with no reference, like the rings' own, until a fold takes its references after the stop: while
+ * any copy is held the label pool counts the rings as not drained and frees no retired set. One release for
+ * each hold. */
+void profiler_copies_hold(void);
+void profiler_copies_release(void);
+
 /* The last report the profile command printed, kept word for word for the debugger (scripts/prof.py's
  * `prof report` prints it, so gdb shows exactly what the console showed): its text (NUL-terminated, the first
  * PROFILE_KEPT_REPORT_MAX - 1 bytes of a longer one), its length before truncation, and its run -- 0 while a

@@ -21,7 +21,9 @@ struct label_set;
 
 /* One sample. Nothing in it is resolved: addresses keep, and a lookup has no business in an interrupt. */
 struct profile_record {
-    const struct label_set *labels; /* the task's label set when the sample was taken; NULL when it had none */
+    const struct label_set *labels; /* the task's label set when the sample was taken; NULL when it had none.
+                                     * Valid until the record is drained (kernel/labels.h) */
+    uint64_t span;                  /* the task's span then (kernel/labels.h), 0 for none */
     int64_t time_ns;
     uint32_t pid;
     uint32_t run;     /* the run that took it: the report ignores a straggler from an earlier run */

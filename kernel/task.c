@@ -343,6 +343,7 @@ static void reaper(void *arg)
             table_remove(dead);
             if (dead->placed)
                 atomic_fetch_sub(&sched_cpus[dead->cpu].placed, 1);
+            task_set_labels(dead, 0); /* its reference to its label set goes back */
             kfree(dead->stack);
             kfree(dead);
             dead = next;
@@ -378,30 +379,41 @@ void task_for_each(void (*fn)(struct task *task, void *arg), void *arg)
     spin_unlock_irqrestore(&table_lock, flags);
 }
 
-bool task_exists(uint32_t pid)
+/* The live task pid, NULL when there is none. Under the table lock, which keeps it from being freed. */
+static struct task *live_task_locked(uint32_t pid)
 {
-    bool found = false;
-    unsigned long flags = spin_lock_irqsave(&table_lock);
     for (unsigned i = 0; i < MAX_TASKS; i++)
         if (task_table[i] && task_table[i]->pid == pid && atomic_load(&task_table[i]->state) != TASK_DEAD)
-            found = true;
+            return task_table[i];
+    return 0;
+}
+
+bool task_exists(uint32_t pid)
+{
+    unsigned long flags = spin_lock_irqsave(&table_lock);
+    bool found = live_task_locked(pid) != 0;
     spin_unlock_irqrestore(&table_lock, flags);
     return found;
 }
 
+bool task_set_span_by_pid(uint32_t pid, uint64_t span)
+{
+    unsigned long flags = spin_lock_irqsave(&table_lock);
+    struct task *t = live_task_locked(pid);
+    if (t)
+        task_set_span(t, span);
+    spin_unlock_irqrestore(&table_lock, flags);
+    return t != 0;
+}
+
 bool task_set_labels_by_pid(uint32_t pid, const struct label_set *set)
 {
-    bool found = false;
     unsigned long flags = spin_lock_irqsave(&table_lock);
-    for (unsigned i = 0; i < MAX_TASKS; i++) {
-        struct task *t = task_table[i];
-        if (t && t->pid == pid && atomic_load(&t->state) != TASK_DEAD) {
-            task_set_labels(t, set);
-            found = true;
-        }
-    }
+    struct task *t = live_task_locked(pid);
+    if (t)
+        task_set_labels(t, set);
     spin_unlock_irqrestore(&table_lock, flags);
-    return found;
+    return t != 0;
 }
 
 void sched_cpu_ticks(unsigned cpu, uint64_t *ticks, uint64_t *busy)

@@ -40,6 +40,7 @@ struct task {
     bool is_idle;
     bool placed;                 /* spawned for "any CPU": counts toward that CPU's load */
     _Atomic(const struct label_set *) labels; /* current label set; swapped whole, read by the sampler */
+    _Atomic uint64_t span;       /* current span (0: none), read by the sampler: kernel/labels.h */
     uint64_t ticks;              /* timer ticks that found it running */
     void (*entry)(void *arg);
     void *arg;
@@ -76,6 +77,8 @@ bool task_exists(uint32_t pid);
 /* Publishes set (NULL clears) as the label set of the live task pid, under the table lock so the task cannot
  * be freed meanwhile (kernel/labels.h). False when there is no such task. Task context. */
 bool task_set_labels_by_pid(uint32_t pid, const struct label_set *set);
+/* Sets the span (kernel/labels.h) of the live task pid, under the table lock. False when there is none. */
+bool task_set_span_by_pid(uint32_t pid, uint64_t span);
 
 /* The deepest the task's stack has been used, measured from the paint. */
 size_t task_stack_used(const struct task *task);

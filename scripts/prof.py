@@ -242,7 +242,7 @@ class Profiler:
 
     def __init__(self):
         check_running_build_id(elf_build_id())
-        _cache.label_sets = {}  # never freed, but another boot of the same ELF may hold others there
+        _cache.label_sets = {}  # for this stop only: the kernel frees and reuses sets (kernel/labels.h)
         word = int(need_static("active_word", "kernel/profiler.c")) & U32
         self.active_run = word & RUN_NUMBER
         self.stopping = bool(word & RUN_STOPPING)

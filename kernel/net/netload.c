@@ -120,7 +120,7 @@ enum netload_start_result netload_start(const struct netload_request *req, const
     session.end_ns = session.start_ns + (int64_t)req->seconds * 1000000000;
     /* The network task does the session's work: its samples carry netload=<mode> meanwhile. */
     session.worker = net_task_get();
-    session.labels_before = session.worker ? task_labels(session.worker) : 0;
+    session.labels_before = session.worker ? task_labels_hold(session.worker) : 0;
     session.labelled =
         session.worker ? label_intern_one("netload", netload_mode_name(req->mode), unlabelled_why) : 0;
     if (session.labelled)
@@ -138,6 +138,9 @@ void netload_finish(struct netload_result *out)
     net_set_poller(0, 0);
     if (session.labelled)
         task_replace_labels(session.worker, session.labelled, session.labels_before);
+    label_release(session.labelled);
+    label_release(session.labels_before);
+    session.labelled = session.labels_before = 0;
     out->elapsed_ns = time_ns() - session.start_ns;
     out->sent = session.sent;
     out->sent_bytes = session.sent_bytes;

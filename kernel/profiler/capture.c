@@ -50,6 +50,7 @@ bool profile_capture_create(struct profile_capture *cap, uint32_t window_ms)
             for (size_t at = 0; at < bytes; at += CAPTURE_PAGE)
                 ((volatile char *)storage)[at] = 0;
             profile_ring_init(&cap->ring, storage, size, 0);
+            profiler_copies_hold(); /* its records' label pointers, until the fold holds the sets */
             return true;
         }
     }
@@ -58,6 +59,8 @@ bool profile_capture_create(struct profile_capture *cap, uint32_t window_ms)
 
 void profile_capture_destroy(struct profile_capture *cap)
 {
+    if (cap->ring.records)
+        profiler_copies_release();
     kfree(cap->ring.records);
     cap->ring.records = 0;
 }

@@ -19,6 +19,10 @@ struct profile_fold *profile_fold_create(void)
 
 void profile_fold_destroy(struct profile_fold *fold)
 {
+    if (!fold)
+        return;
+    for (uint32_t i = 0; i < fold->nshares; i++)
+        label_release(fold->shares[i].set);
     kfree(fold);
 }
 
@@ -116,9 +120,13 @@ static void tally_labels(struct profile_fold *fold, const struct label_set *set)
             return;
         }
     }
-    /* Room for every set the table can intern and NULL: a new one always fits. */
-    if (fold->nshares < LABEL_TABLE_SETS + 1)
+    /* The fold holds a reference to each set it counts, so the report can print it after the drain and the
+     * pointer stays its identity (no set it holds is freed and reused meanwhile). So it never counts more
+     * sets than the pool holds at once, and NULL: a new one always fits. */
+    if (fold->nshares < LABEL_TABLE_SETS + 1) {
+        label_hold(set);
         fold->shares[fold->nshares++] = (struct profile_label_share){ set, 1 };
+    }
 }
 
 /* profile_fold_drain's take: the fold and the symbols its leaves resolve through. */

@@ -34,8 +34,8 @@ struct profile_chain {
     uint64_t held_off_us;  /* let-in chains: summed over their samples */
 };
 
-/* Samples per label set. Sets are interned and never freed, so the pointer is the set's identity; there are
- * at most LABEL_TABLE_SETS of them, plus NULL for samples without one. */
+/* Samples per label set. The fold holds a reference to each set (profile_fold_destroy gives them back), so
+ * the pointer is the set's identity; there are at most LABEL_TABLE_SETS of them, plus NULL. */
 struct profile_label_share {
     const struct label_set *set;
     uint32_t count;
@@ -50,10 +50,12 @@ struct profile_fold {
     struct profile_label_share shares[LABEL_TABLE_SETS + 1]; /* first-seen order */
     uint32_t nshares;
     bool labelled;        /* some sample carried a set */
+    uint64_t labels_dropped; /* label sets the pool refused (full) during the window: the report says so */
     uint32_t cpu_samples[MAX_CPUS]; /* samples folded per CPU */
 };
 
-/* Task context: the table is allocated on the heap (zeroed), NULL when out of memory. */
+/* Task context: the table is allocated on the heap (zeroed), NULL when out of memory; destroying it gives
+ * back its references to label sets. */
 struct profile_fold *profile_fold_create(void);
 void profile_fold_destroy(struct profile_fold *fold);
 /* Folds one record's chain, resolving its leaf through tab (the label tally is the drain's). */

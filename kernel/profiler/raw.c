@@ -9,6 +9,7 @@
 #include "kernel/profiler/run.h"
 
 #include "kernel/lib/hex.h"
+#include "kernel/lib/parse.h"
 #include "kernel/lib/string.h"
 
 /* ---- writing ---------------------------------------------------------------------------------------- */
@@ -47,14 +48,25 @@ size_t profile_raw_format_sample(const struct profile_raw_sample *s, char *buf, 
     field_put_str(&w, " ");
     field_put_i64(&w, s->time_ns);
     field_put_str(&w, " ");
-    if (s->labels.npairs == 0)
+    if (s->labels.npairs == 0 && !s->span)
         field_put_str(&w, "-");
-    for (unsigned i = 0; i < s->labels.npairs; i++) {
-        const struct label_pair *p = &s->labels.pairs[i];
-        if (!label_pair_valid(p) || (i > 0 && strcmp(s->labels.pairs[i - 1].key, p->key) >= 0))
+    /* The span is one more pair, span=N, in its place among the set's keys (a set never has that key). */
+    bool span_put = !s->span;
+    unsigned put = 0;
+    for (unsigned i = 0; i <= s->labels.npairs; i++) {
+        const struct label_pair *p = i < s->labels.npairs ? &s->labels.pairs[i] : 0;
+        if (p && (!label_pair_valid(p) || strcmp(p->key, LABEL_SPAN_KEY) == 0 ||
+                  (i > 0 && strcmp(s->labels.pairs[i - 1].key, p->key) >= 0)))
             return 0;
-        if (i)
-            field_put_str(&w, ",");
+        if (!span_put && (!p || strcmp(p->key, LABEL_SPAN_KEY) > 0)) {
+            field_put_str(&w, put++ ? "," : "");
+            field_put_str(&w, LABEL_SPAN_KEY "=");
+            field_put_u64(&w, s->span);
+            span_put = true;
+        }
+        if (!p)
+            break;
+        field_put_str(&w, put++ ? "," : "");
         field_put_str(&w, p->key);
         field_put_str(&w, "=");
         field_put_str(&w, p->value);
@@ -112,25 +124,34 @@ static bool value_char(char ch)
     return ch > ' ' && ch <= '~' && ch != ',' && ch != '=';
 }
 
-/* "-", or 1..4 pairs "k=v" joined by ',' in strictly increasing key order. */
-static bool read_labels(struct field_cursor *c, struct label_set *set)
+/* "-", or 1..4 pairs "k=v" and the span "span=N" (N decimal, 1..2^64-1, no leading zeros), joined by ','
+ * in strictly increasing key order. */
+static bool read_labels(struct field_cursor *c, struct label_set *set, uint64_t *span)
 {
     memset(set, 0, sizeof *set);
+    *span = 0;
     /* "-" alone is the empty set, but a key may itself begin with '-': "-x=a" is a pair. */
     const char *start = c->p;
     if (field_literal(c, "-") && field_end(c))
         return true;
     c->p = start;
+    char last[LABEL_KEY_MAX + 1] = "";
     for (;;) {
-        if (set->npairs == LABEL_MAX_PAIRS)
+        struct label_pair pair;
+        if (!read_until(c, '=', key_char, pair.key, LABEL_KEY_MAX) || !field_literal(c, "=") ||
+            !read_until(c, ',', value_char, pair.value, LABEL_VALUE_MAX))
             return false;
-        struct label_pair *p = &set->pairs[set->npairs];
-        if (!read_until(c, '=', key_char, p->key, LABEL_KEY_MAX) || !field_literal(c, "=") ||
-            !read_until(c, ',', value_char, p->value, LABEL_VALUE_MAX))
+        if (last[0] && strcmp(last, pair.key) >= 0)
             return false;
-        if (set->npairs > 0 && strcmp(set->pairs[set->npairs - 1].key, p->key) >= 0)
-            return false;
-        set->npairs++;
+        strlcpy(last, pair.key, sizeof last);
+        if (strcmp(pair.key, LABEL_SPAN_KEY) == 0) {
+            if (!parse_u64(pair.value, span) || *span == 0 || pair.value[0] == '0')
+                return false;
+        } else {
+            if (set->npairs == LABEL_MAX_PAIRS)
+                return false;
+            set->pairs[set->npairs++] = pair;
+        }
         if (field_end(c))
             return true;
         if (!field_literal(c, ","))
@@ -166,7 +187,7 @@ bool profile_raw_parse_sample(const char *line, size_t len, struct profile_raw_s
     memset(out, 0, sizeof *out);
     if (!field_open(&c, line, len, true) || !field_literal(&c, "s ") || !field_u32(&c, &out->cpu) || !field_literal(&c, " ") ||
         !field_u32(&c, &out->pid) || !field_literal(&c, " ") || !field_i64(&c, &out->time_ns) || !field_literal(&c, " ") ||
-        !read_labels(&c, &out->labels))
+        !read_labels(&c, &out->labels, &out->span))
         return false;
     while (!field_at_end(&c)) {
         if (out->nframes == PROFILE_MAX_FRAMES || !field_literal(&c, " ") || !field_hex(&c, &out->frames[out->nframes]))
@@ -234,6 +255,7 @@ size_t profile_raw_record_line(const struct profile_record *rec, char *line, siz
     s.time_ns = rec->time_ns;
     if (rec->labels)
         s.labels = *rec->labels;
+    s.span = rec->span;
     s.nframes = rec->nframes > PROFILE_MAX_FRAMES ? PROFILE_MAX_FRAMES : rec->nframes;
     for (unsigned i = 0; i < s.nframes; i++)
         s.frames[i] = rec->frames[i];

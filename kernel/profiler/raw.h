@@ -15,7 +15,8 @@
  * cpus the number of CPUs that were sampling; build_id the lowercase hex of the kernel ELF's GNU build-id note
  * ("none" when the image has none), so a tool can refuse to symbolise against another build.
  * Sample: "s", the CPU, the pid (0: no task), the kernel clock when it was taken (time_ns(), nanoseconds since
- * boot, signed decimal), the task's label set ("k=v,k=v" sorted by key, or "-"), then the addresses, leaf
+ * boot, signed decimal), the task's label set and its span as one more pair span=N ("k=v,span=7" sorted by
+ * key, or "-"), then the addresses, leaf
  * first: frame 0 is the interrupted instruction, the rest return addresses (lowercase hex with 0x, 1 to 8 in
  * all). Trailer: the number of sample lines sent and the samples dropped because a per-CPU ring was full; a
  * receiver that counted a different number of sample lines lost some.
@@ -53,6 +54,7 @@ struct profile_raw_sample {
     uint32_t pid;
     int64_t time_ns;
     struct label_set labels;  /* npairs 0: no labels ("-") */
+    uint64_t span;            /* the task's span, 0 for none: written as the pair span=N among the labels */
     unsigned nframes;         /* 1 .. PROFILE_MAX_FRAMES */
     uint64_t frames[PROFILE_MAX_FRAMES];
 };

@@ -300,6 +300,10 @@ int profile_report_print(const struct profile_run *run, const struct profile_fol
 
     if (fold->labelled)
         print_label_shares(out, fold);
+    if (fold->labels_dropped)
+        sink_printf(out, "labels dropped: %llu label sets refused in the window, the pool of %u was full (`label` "
+                    "shows it): those tasks kept their sets\n", (unsigned long long)fold->labels_dropped,
+                    (unsigned)LABEL_TABLE_SETS);
 
     if (fold->samples == 0) {
         if (filter && filter->by_label && filter->by_pid) {

@@ -8,7 +8,17 @@
 
 #include "hal/cpu.h"
 #include "kernel/labels.h"
+#include "kernel/lib/parse.h"
+#include "kernel/lib/string.h"
 #include "kernel/task.h"
+
+bool profile_record_has_label(const struct profile_record *rec, const struct label_pair *pair)
+{
+    if (strcmp(pair->key, LABEL_SPAN_KEY) != 0)
+        return label_set_has(rec->labels, pair->key, pair->value);
+    uint64_t span;
+    return rec->span && parse_u64(pair->value, &span) && span == rec->span;
+}
 
 bool profile_record_wanted(const struct profile_record *rec, uint32_t run, const struct profile_filter *filter)
 {
@@ -16,7 +26,7 @@ bool profile_record_wanted(const struct profile_record *rec, uint32_t run, const
         return false; /* a straggler of an earlier run, committed after this one reset the ring */
     if (filter && filter->by_pid && rec->pid != filter->pid)
         return false;
-    if (filter && filter->by_label && !label_set_has(rec->labels, filter->label.key, filter->label.value))
+    if (filter && filter->by_label && !profile_record_has_label(rec, &filter->label))
         return false;
     return true;
 }
@@ -33,6 +43,8 @@ void profiler_drain(struct profile_run *run, const struct profile_filter *filter
             profile_ring_advance(ring);
         }
     }
+    /* Label sets retired meanwhile may wait only for records this drain took: give them back now. */
+    label_reclaim();
 }
 
 uint64_t profiler_drops(const struct profile_run *run)

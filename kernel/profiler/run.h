@@ -16,9 +16,12 @@
 struct profile_filter {
     bool by_pid; /* false: every task */
     uint32_t pid;
-    bool by_label; /* true: only samples whose label set has the pair label */
+    bool by_label; /* true: only samples whose label set has the pair label (span=N: whose span is N) */
     struct label_pair label;
 };
+
+/* Whether rec's sample carried the pair: in its label set, or, for span=N, as its span. */
+bool profile_record_has_label(const struct profile_record *rec, const struct label_pair *pair);
 
 /* Whether rec belongs to run and passes filter (NULL: every record of the run): a record of an earlier run is
  * a straggler, committed after this one reset the ring. */

@@ -12,6 +12,8 @@
 #include "hal/cpu.h"
 #include "hal/entropy.h"
 #include "kernel/lib/format.h"
+#include "kernel/lib/parse.h"
+#include "kernel/log.h"
 #include "kernel/net/net.h"
 #include "kernel/profiler.h"
 #include "kernel/profiler/build_id.h"
@@ -43,6 +45,8 @@ static struct {
     unsigned task_cpu;
     uint64_t task_ticks, cpu_ticks;
     bool bound;      /* PROFILE_STREAM_SRC_PORT is bound (once for the kernel's life) */
+    uint32_t slow_ms; /* profile.stream_slow_ms=: a deliberate delay before each drain's packing (tests) */
+    uint64_t slowed;  /* drains delayed so */
 } stream;
 
 /* Datagrams to the stream's port are not for us; the binding exists so lwIP has a pcb to send from. */
@@ -105,6 +109,11 @@ static bool stream_should_stop(void *arg, bool window_over)
 static void stream_step(void *arg)
 {
     struct stream_window *w = arg;
+    if (stream.slow_ms) {
+        /* a sender slowed on purpose: the rings keep recording the next interval meanwhile */
+        task_sleep_ms(stream.slow_ms);
+        __atomic_store_n(&stream.slowed, stream.slowed + 1, __ATOMIC_RELAXED);
+    }
     int64_t now = time_ns();
     profile_streamer_drain(&stream.streamer, &stream.run, &stream.filter, now);
     profile_streamer_heartbeat(&stream.streamer, now);
@@ -133,6 +142,21 @@ static void stream_task(void *arg)
 }
 
 /* ---- what the command asks --------------------------------------------------------------------------- */
+
+void profile_stream_set_slow(const char *slow_ms_option)
+{
+    uint64_t ms;
+    if (!slow_ms_option)
+        return;
+    if (!parse_u64_range(slow_ms_option, 0, PROFILE_STREAM_SLOW_MS_MAX, &ms)) {
+        log_warn("profile: profile.stream_slow_ms=%s is not 0..%u ms; the stream is not slowed", slow_ms_option,
+                 PROFILE_STREAM_SLOW_MS_MAX);
+        return;
+    }
+    stream.slow_ms = (uint32_t)ms;
+    log_info("profile: the stream's task waits %u ms before each drain (profile.stream_slow_ms=, a test knob)",
+             stream.slow_ms);
+}
 
 bool profile_stream_describe(char *buf, size_t cap)
 {
@@ -164,6 +188,7 @@ enum profile_stream_start_status profile_stream_start(uint32_t dst_ip, uint16_t 
     stream.filter = *filter;
     stream.started_ns = stream.run.start_ns;
     stream.task_ticks = stream.cpu_ticks = 0;
+    stream.slowed = 0;
     atomic_store(&stream.stop_asked, false);
 
     char build_id[2 * PROFILE_BUILD_ID_MAX + 1];
@@ -211,6 +236,8 @@ void profile_stream_figures(struct profile_stream_figures *f)
     f->task_cpu = stream.task_cpu;
     f->task_ticks = read_word(&stream.task_ticks);
     f->cpu_ticks = read_word(&stream.cpu_ticks);
+    f->slow_ms = stream.slow_ms;
+    f->slowed = read_word(&stream.slowed);
     f->produced = stream.end.produced;
     f->reason = stream.end.reason;
 }

@@ -46,10 +46,23 @@ struct profile_stream_figures {
     unsigned task_cpu;    /* the CPU the task runs on */
     uint64_t task_ticks;  /* ticks that found the task running ... */
     uint64_t cpu_ticks;   /* ... of its CPU's ticks, since it began */
+    uint32_t slow_ms;     /* profile.stream_slow_ms=, 0 when not slowed */
+    uint64_t slowed;      /* drains delayed by it */
     uint64_t produced;    /* ended: every sample the run took */
     enum profile_stream_reason reason; /* ended: why */
 };
 void profile_stream_figures(struct profile_stream_figures *f);
+
+/* How long, with the rings at PROFILE_RING_RECORDS records a CPU, the stream may take to pack and send what one
+ * drain took while the rings record the next, at the counter's rate of 1 kHz per CPU: the two together must fit
+ * a CPU's ring. Stated in the start line and docs/profiler.md ("two profiles" of headroom). */
+#define PROFILE_STREAM_HEADROOM_MS_AT_1KHZ PROFILE_RING_RECORDS
+
+/* Boot: profile.stream_slow_ms= from the kernel command line (NULL when absent), a test knob: the stream's task
+ * waits that long (0..PROFILE_STREAM_SLOW_MS_MAX) before each drain, a sender slowed on purpose, so a test can
+ * show the rings' headroom holding. A bad value is reported in one line and ignored. */
+#define PROFILE_STREAM_SLOW_MS_MAX 2000
+void profile_stream_set_slow(const char *slow_ms_option);
 
 /* True while a stream runs, with "streaming run 1f2e3d4c to 10.0.2.2:9000" in buf: what a one-shot `profile`
  * names when it says busy. */

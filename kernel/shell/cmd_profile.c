@@ -7,6 +7,7 @@
 #include "hal/cpu.h"
 #include "kernel/profiler/build_id.h"
 #include "kernel/shell/commands.h"
+#include "kernel/labels.h"
 #include "kernel/profiler.h"
 #include "kernel/profiler/args.h"
 #include "kernel/profiler/capture.h"
@@ -77,6 +78,8 @@ int cmd_profile(int argc, char **argv, struct sink *out, const struct shell_orig
         return 1;
     }
     struct profile_fold *fold = drain.fold;
+    struct label_stats labels_before;
+    label_stats(&labels_before);
     int status = profiler_start(&run);
     if (status != PROFILER_OK) {
         profile_capture_destroy(&drain.capture);
@@ -104,6 +107,9 @@ int cmd_profile(int argc, char **argv, struct sink *out, const struct shell_orig
         profile_raw_end(&run, &drain.trailer, out);
     } else {
         take_everything(&drain);
+        struct label_stats labels_after;
+        label_stats(&labels_after);
+        fold->labels_dropped = labels_after.dropped - labels_before.dropped;
         /* Printed once, to the command's sink and to the copy the debugger reads. */
         struct buffer_sink kept;
         struct tee_sink both;

@@ -75,7 +75,8 @@ static int start_stream(const struct profile_stream_request *req, const struct s
         sink_puts(out, " until profile stream stop");
     if (req->filter.by_pid)
         sink_printf(out, ", pid %u", req->filter.pid);
-    sink_printf(out, ", source %s\n", f.source);
+    sink_printf(out, ", source %s, headroom %u.%u s at 1 kHz per cpu\n", f.source,
+                PROFILE_STREAM_HEADROOM_MS_AT_1KHZ / 1000, PROFILE_STREAM_HEADROOM_MS_AT_1KHZ % 1000 / 100);
     return 0;
 }
 
@@ -95,6 +96,8 @@ static void print_figures(struct sink *out, const struct profile_stream_figures 
     uint64_t tenths = of ? (own * 1000 + of / 2) / of : 0;
     sink_printf(out, ", task %llu.%llu%% of cpu %u", (unsigned long long)(tenths / 10),
                 (unsigned long long)(tenths % 10), f->task_cpu);
+    if (f->slow_ms)
+        sink_printf(out, ", slowed %llu drains by %u ms", (unsigned long long)f->slowed, f->slow_ms);
 }
 
 static int stop_stream(const struct shell_origin *from, struct sink *out)

@@ -6,6 +6,7 @@
 #include "kernel/shell/commands.h"
 #include "kernel/heap.h"
 #include "kernel/labels.h"
+#include "kernel/lib/format.h"
 #include "kernel/panic.h"
 #include "kernel/lib/string.h"
 #include "kernel/task.h"
@@ -34,10 +35,11 @@ int cmd_help(int argc, char **argv, struct sink *out, const struct shell_origin 
 static void ps_row(struct task *t, void *arg)
 {
     int state = atomic_load(&t->state);
-    char labels[LABEL_SET_TEXT_MAX] = "-";
-    const struct label_set *set = task_labels(t);
-    if (set)
-        label_set_format(set, labels, sizeof labels);
+    char labels[LABEL_SET_TEXT_MAX + 32] = "-";
+    size_t n = task_labels(t) ? task_labels_format(t, labels, LABEL_SET_TEXT_MAX) : 0;
+    uint64_t span = task_span(t);
+    if (span)
+        ksnprintf(labels + n, sizeof labels - n, "%sspan=%llu", n ? "," : "", (unsigned long long)span);
     sink_printf(arg, "%5u %3u %-8s %-15s %s\n", t->pid, t->cpu,
                 state >= 0 && state <= TASK_DEAD ? state_names[state] : "?", t->name, labels);
 }

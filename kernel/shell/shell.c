@@ -36,10 +36,10 @@ int shell_run_line(char *line, const struct shell_origin *from, struct sink *out
         return -1;
     }
     /* The task running the command carries cmd=<name> meanwhile, so its samples say what it was doing; its
-     * own set comes back afterwards unless something (`label`) changed it meanwhile. With the label table
-     * full the command runs with the set it had. */
+     * own set comes back afterwards unless something (`label`) changed it meanwhile. The cmd= sets are pinned
+     * in the pool at boot (console_start_shell), so a full pool never stops them. */
     struct task *self = task_current();
-    const struct label_set *before = self ? task_labels(self) : 0;
+    const struct label_set *before = self ? task_labels_hold(self) : 0;
     const struct label_set *mine = self ? label_intern_one("cmd", cmd->name, 0) : 0;
     if (mine)
         task_set_labels(self, mine);
@@ -51,6 +51,8 @@ int shell_run_line(char *line, const struct shell_origin *from, struct sink *out
     line_sink_flush(&lines);
     if (mine)
         task_replace_labels(self, mine, before);
+    label_release(mine);
+    label_release(before);
     return result;
 }
 
@@ -90,5 +92,8 @@ static void console_shell(void *arg)
 
 void console_start_shell(void)
 {
+    /* Every command's cmd= set, made now and never freed: however full the pool gets, they are there. */
+    for (const struct shell_command *c = shell_commands; c->name; c++)
+        label_release(label_intern_pinned("cmd", c->name, 0));
     task_spawn("shell", console_shell, 0, 0);
 }

@@ -37,7 +37,12 @@ void fake_shell_env_reset(void)
         strlcpy(fake_tasks[i].name, names[i], sizeof fake_tasks[i].name);
     }
     memset(table, 0, sizeof table);
-    atomic_store(&used, 0);
+    memset(slots, 0, sizeof slots);
+    stats = (struct label_stats){ .capacity = LABEL_TABLE_SETS };
+    readers = 0;
+    batch = 1;
+    closing = 0;
+    stage = GRACE_NONE;
     memset(&session, 0, sizeof session);
     bound_count = 0;
     atomic_store(&claimed, false);
@@ -59,6 +64,14 @@ bool task_set_labels_by_pid(uint32_t pid, const struct label_set *set)
     if (!task_exists(pid))
         return false;
     task_set_labels(&fake_tasks[pid - 1], set);
+    return true;
+}
+
+bool task_set_span_by_pid(uint32_t pid, uint64_t span)
+{
+    if (!task_exists(pid))
+        return false;
+    task_set_span(&fake_tasks[pid - 1], span);
     return true;
 }
 

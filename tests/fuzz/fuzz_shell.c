@@ -150,6 +150,10 @@ static void run_line(char *line, bool udp)
     CHECK(profiler_start(&run) == PROFILER_OK);
     profiler_stop(&run);
     profiler_release();
+    /* No sample inside and the rings just reset: every retired label set is free again, none waits. */
+    struct label_stats labels;
+    label_stats(&labels);
+    CHECK(labels.waiting == 0 && labels.used == labels.live);
     const char *why = NULL;
     CHECK(heap_check(&why));
     heap_get_stats(&heap_after);

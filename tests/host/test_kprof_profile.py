@@ -35,7 +35,7 @@ PROFEXPORT = os.path.join(TOP, "scripts", "profexport")
 HOST_CFLAGS = ["-std=gnu11", "-O1", "-g", "-Wall", "-Wextra", "-Werror", "-I.", "-Itests/unit", "-DKPROF_HOST",
                "-fno-omit-frame-pointer"]
 KERNEL_SRCS = ["kernel/profiler/report.c", "kernel/profiler/fold.c", "kernel/profiler/run.c", "kernel/profiler/raw.c",
-               "kernel/profiler/fields.c", "kernel/labels.c", "kernel/symbols.c",
+               "kernel/profiler/fields.c", "kernel/labels.c", "kernel/lib/parse.c", "kernel/symbols.c",
                "kernel/lib/sink.c", "kernel/lib/format.c", "kernel/lib/string.c", "tests/unit/fake_hal.c"]
 
 

@@ -18,11 +18,12 @@ import subprocess
 import pytest
 
 from kprof_qemu import ELF, TOP, nm_symbols, poll, ps_rows
+from span_check import label_pool as pool
 from test_profile import (CPUS, TICK_MS, WINDOW_SLACK_MS, burn_pids, is_burn_chain, parse_report, unstarved,
                           wait_burn_done, wait_no_burn)
 
-LABEL_USAGE = "usage: label PID key=value ... | label PID -"
-TABLE_FULL = "label: label set table full (64 sets, never freed)"
+LABEL_USAGE = "usage: label [PID key=value ... [span=N] | PID -]"
+
 UDPSH = os.path.join(TOP, "scripts", "udpsh")
 
 RX_RAW_HEADER = re.compile(r"# kprof raw v1 source=(\S+) period_ns=(\d+) window_ms=(\d+) cpus=(\d+) "
@@ -140,7 +141,7 @@ def test_ps_shows_labels_and_the_shell_labels_its_command(kernel):
     wait_burn_done(kernel)
 
 
-BAD_LABEL = ["label", "label 3", "label x job=a", "label -1 job=a", "label 4294967296 job=a", "label 3 job",
+BAD_LABEL = ["label 3", "label 3 span=x", "label 3 span=1 span=2", "label x job=a", "label -1 job=a", "label 4294967296 job=a", "label 3 job",
              "label 3 job=", "label 3 =a", "label 3 Job=a", "label 3 - job=a", "label 3 job=a -", "label 3 job=a job=b",
              "label 3 a=1 b=1 c=1 d=1 e=1", "label 3 job=a,b", "label 3 job=a=b", "label 3 0123456789abcdef=1",
              "label 3 k=ABCDEFGHIJKLMNOPQRSTUVWX", "label 3x job=a", "label 3 job=a b"]
@@ -265,29 +266,20 @@ def test_raw_with_a_label_filter_is_that_task_alone(kernel):
     unstarved(kernel, attempt, "burn 2000 2, label, profile 300 all raw job=a|job=b")
 
 
-# ---- the table filling up (a kernel of its own: the table is never emptied) ---------------------------------------
-def test_table_full_is_one_clear_line_and_keeps_what_it_has(kprof_factory):
-    k = kprof_factory()
-    reaper = [r[0] for r in ps_rows(k) if r[3] == "reaper"][0]  # interns cmd=ps
-    made = []
-    for i in range(80):
-        out = k.cmd("label %d fill=%d" % (reaper, i))
-        if out != "pid %d labels fill=%d" % (reaper, i):
-            assert out == TABLE_FULL, "label fill=%d said %r" % (i, out)
-            break
-        made.append(i)
-    # 64 sets: cmd=ps and cmd=label took two, so 62 fill sets fit
-    assert made == list(range(62)), "%d fill sets fitted, want 62" % len(made)
-    assert ps_rows(k)[[r[0] for r in ps_rows(k)].index(reaper)][4] == "fill=61", "a refused set replaced the last"
-    # still full, and the sets it has are still found and whole
-    assert k.cmd("label %d other=1" % reaper) == TABLE_FULL
-    for i in (0, 31, 61):
-        label(k, reaper, "fill=%d" % i)
-        assert labels_of(k)[0][reaper] == "fill=%d" % i
-    # a command not run before runs unlabelled (cmd=uptime cannot be interned); one run before keeps its label
-    assert re.fullmatch(r"up \d+\.\d{3} s", k.cmd("uptime"))
-    assert labels_of(k)[1]["shell"] == ["cmd=ps"]
-    label(k, reaper, "-")
+# ---- the pool: sets freed and reused ----------------------------------------------------------------------------
+def test_more_sets_than_the_pool_holds_one_after_another(kernel):
+    # each set replaces the last on one task: the last reference to the old one goes, and its slot is reused, so
+    # 300 distinct sets in a row (more than the 255 the pool holds) are all accepted, none dropped
+    reaper = [r[0] for r in ps_rows(kernel) if r[3] == "reaper"][0]
+    before = pool(kernel)
+    for i in range(300):
+        assert kernel.cmd("label %d fill=%d" % (reaper, i)) == "pid %d labels fill=%d" % (reaper, i)
+    assert labels_of(kernel)[0][reaper] == "fill=299"
+    label(kernel, reaper, "-")
+    after = pool(kernel)
+    assert after["used"] == before["used"] and after["waiting"] == 0, (before, after)
+    assert after["made"] - before["made"] == 300 and after["freed"] - before["freed"] == 300, (before, after)
+    assert after["dropped"] == before["dropped"] == 0, (before, after)
 
 
 # ---- netload labels the network task -------------------------------------------------------------------------------

@@ -65,7 +65,7 @@ BAD_ARGS = [
     "burn 0", "burn 60001", "burn -5", "burn abc", "burn 10x", "burn 0x 1", "burn 0xg 1", "burn 0x10x 1",
     "burn 1.5", "burn 500 0", "burn 500 17",
     "burn 500 -1", "burn 500 abc", "burn 500 4 extra", "burn 99999999999999999999999",
-    "burn 500 99999999999999999999999", "burn 4294967796",
+    "burn 500 99999999999999999999999", "burn 4294967796", "burn spans x", "burn spans 1 2", "burn 500 1 span",
 ]
 
 

@@ -74,8 +74,8 @@ COMMANDS = {"help", "profile", "lscpu", "ps", "label", "stacks", "cpus", "net", 
 # The commands whose every wrong use gets one fixed usage line, and that line (kernel/shell/command_table.c).
 FIXED_USAGE = {name: "usage: " + name for name in ["help", "lscpu", "ps", "stacks", "cpus", "mem", "uptime"]}
 FIXED_USAGE["net"] = "usage: net | net wedge MS"
-# A small vocabulary: label sets are interned in a table of 64 and never freed, so the soak must not invent
-# new ones every round (that would fill the table by design, not find a bug). 6 single pairs + 9 double ones.
+# A small vocabulary, so the report's label filters find the sets the rounds gave (6 single pairs + 9 double
+# ones); sets never seen before, freed and reused as they go, are the stream leg's (tests/soak/stream_soak.py).
 LABEL_KEYS = ["job", "soak"]
 LABEL_VALUES = ["a", "b", "c"]
 TOO_LONG_LINE = "line too long (max 255 characters)"

@@ -1,13 +1,16 @@
 #!/usr/bin/python3
-"""tests/soak/stream_soak.py: the soak's stream leg (issue 17) -- one kprof at profile.hz=1000 on 4 CPUs kept busy
-by `burn`, streaming every sample to a receiver on the host (tests/integration/stream_rx.py) for --seconds,
-while the shell is used: the console and the UDP shell run reading commands, `label` changes on the burn tasks,
-`profile` (answered busy, naming the stream), the stream's status line and a refused second start, in an order
-drawn from one seeded RNG. Then it checks what a long stream must keep: every sample accounted for (received +
-ring_dropped + unsent == produced, no index twice, no datagram malformed), the end line with reason time, the
-heap back to its baseline (`mem`: bytes, blocks and the largest free block), the shell answering. `make soak`
-runs it for 600 s (SOAK_STREAM_SECONDS), `make soak-short` (part of `make test`) for 45 s. It prints its
-figures and exits non-zero on any failure."""
+"""tests/soak/stream_soak.py: the soak's stream leg (issues 17 and 23) -- one kprof at profile.hz=1000 on 4 CPUs
+kept busy by `burn ... spans` (each task a new request with a new span every 100 ms, logged), streaming every
+sample to a receiver on the host (tests/integration/stream_rx.py) for --seconds, while the shell is used: the
+console and the UDP shell run reading commands, `label` gives the burn tasks new sets never seen before (so the
+label pool frees and reuses sets while the stream carries them), `profile` (answered busy, naming the stream),
+the stream's status line and a refused second start, in an order drawn from one seeded RNG, and the span log is
+read as it grows. Then it checks what a long stream must keep: every sample accounted for (received +
+ring_dropped + unsent == produced, no index twice, no datagram malformed), the end line with reason time, every
+burn sample's span the one current when it was taken (tests/integration/span_check.py), the label pool and the
+heap back to their baselines (`label`; `mem`: bytes, blocks and the largest free block), the shell answering.
+`make soak` runs it for 600 s (SOAK_STREAM_SECONDS), `make soak-short` (part of `make test`) for 45 s. It prints
+its figures and exits non-zero on any failure."""
 
 import argparse
 import os
@@ -22,16 +25,17 @@ sys.path.insert(0, os.path.join(TOP, "tests", "integration"))
 sys.path.insert(0, os.path.join(TOP, "scripts"))
 
 from kprof_qemu import LOG_DIR, Kprof, KprofError, poll, uptime  # noqa: E402
+from span_check import SpanLog, check_samples, label_pool, span_burn, span_of  # noqa: E402
 from stream_rx import Receiver, StreamProblem  # noqa: E402
 from test_net import HOST_INSIDE, udp_cmd, wait_dhcp  # noqa: E402
-from test_profile import burn_pids, wait_no_burn  # noqa: E402
+from test_profile import wait_no_burn  # noqa: E402
 
 CPUS = 4
 HZ = 1000
 BURN_MS = 20000
-LABEL_VALUES = ["a", "b", "c"]  # label sets are interned for the kernel's life: a small vocabulary
 READING = ["uptime", "ps", "mem", "cpus", "net", "stacks", "lscpu", "profile stream"]
-RX_STARTED = re.compile(r"profile stream: run ([0-9a-f]{8}) to \S+ for \d+ s, source \S+")
+RX_STARTED = re.compile(r"profile stream: run ([0-9a-f]{8}) to \S+ for \d+ s, source \S+, headroom 1\.0 s at 1 kHz "
+                        r"per cpu")
 RX_STATUS = re.compile(r"profile stream: run ([0-9a-f]{8}) to \S+, \d+\.\d s, (\d+) samples/s, sent (\d+), ring "
                        r"dropped (\d+), unsent (\d+), (\d+) datagrams, task (\d+\.\d)% of cpu \d+")
 
@@ -54,7 +58,7 @@ def burning(k):
 
 def soak(seconds, seed, verbose):
     rng = random.Random(seed)
-    figures = dict(console=0, udp=0, udp_missed=0, labels=0, busy=0, statuses=0, burns=0)
+    figures = dict(console=0, udp=0, udp_missed=0, labels=0, busy=0, statuses=0, burns=0, span_reads=0)
     k = Kprof(smp=CPUS, udp=True, cmdline="profile.hz=%d" % HZ, name="stream-soak")
     ok = False
     try:
@@ -71,8 +75,11 @@ def soak(seconds, seed, verbose):
             time.sleep(0.3)
         print("stream soak: seed %d, %d s at profile.hz=%d on %d busy CPUs; heap baseline %d bytes in %d blocks, "
               "largest free %d" % ((seed, seconds, HZ, CPUS) + base), flush=True)
+        pool_base = label_pool(k)
+        log = SpanLog(k)
+        log.read()
         with Receiver() as rx:
-            pids = burn_pids(k.cmd("burn %d %d" % (BURN_MS, CPUS)))
+            pids = span_burn(k, BURN_MS, CPUS)
             figures["burns"] += 1
             out = k.cmd("profile stream %s:%d %d" % (HOST_INSIDE, rx.port, seconds))
             m = RX_STARTED.fullmatch(out)
@@ -83,10 +90,15 @@ def soak(seconds, seed, verbose):
             busy_line = "profile: busy: streaming run %s to %s:%d (profile stream stop ends it)" % (
                 run_id, HOST_INSIDE, rx.port)
             shares = []
+            last_read = time.monotonic()
             while time.monotonic() < t_end - 1:
                 if not burning(k):
-                    pids = burn_pids(k.cmd("burn %d %d" % (BURN_MS, CPUS)))
+                    pids = span_burn(k, BURN_MS, CPUS)
                     figures["burns"] += 1
+                if time.monotonic() - last_read > 10:  # the kernel keeps 8192 entries, 200 s of 4 tasks
+                    log.read()
+                    last_read = time.monotonic()
+                    figures["span_reads"] += 1
                 what = rng.random()
                 if what < 0.35:
                     line = rng.choice(READING)
@@ -109,8 +121,9 @@ def soak(seconds, seed, verbose):
                         udp_cmd(k.udp_port, line, timeout=20)
                     figures["udp"] += 1
                 elif what < 0.75:
+                    # a set never given before: high cardinality, freed once the stream has drained past it
                     pid = rng.choice(pids)
-                    value = rng.choice(LABEL_VALUES)
+                    value = figures["labels"]
                     out = k.cmd("label %d soak=%s" % (pid, value))
                     if out not in ("pid %d labels soak=%s" % (pid, value), "label: no task with pid %d" % pid):
                         raise Failure("label said: %s" % out)
@@ -145,6 +158,28 @@ def soak(seconds, seed, verbose):
             arrivals = [t for t, _ in run.arrivals]
             longest_silence = max((b - a for a, b in zip(arrivals, arrivals[1:])), default=0.0)
         wait_no_burn(k)
+        log.read()
+        if log.lost:
+            raise Failure("the span log overwrote %d entries before they were read" % log.lost)
+        burn_pids_seen = set(log.by_pid)
+        samples = [(pid, t, labels) for _, _, pid, t, labels, _ in run.samples]
+        checked, problems = check_samples(log, samples)
+        if problems:
+            raise Failure("samples whose span was not current when taken: %s" % problems)
+        spans = {span_of(labels) for pid, _, labels in samples if pid in burn_pids_seen} - {0}
+        if checked == 0 or not spans:
+            raise Failure("no burn sample carried a span (%d checked)" % checked)
+        last_pool = [None]
+
+        def pool_back():
+            last_pool[0] = label_pool(k)
+            return last_pool[0]["used"] == pool_base["used"] and last_pool[0]["waiting"] == 0
+        try:
+            poll("the label pool back to its baseline", pool_back, timeout=20, every=0.3)
+        except KprofError:
+            raise Failure("label pool %s, baseline %s" % (last_pool[0], pool_base)) from None
+        if last_pool[0]["dropped"] != pool_base["dropped"]:
+            raise Failure("label sets dropped: %s, baseline %s" % (last_pool[0], pool_base))
         last = [None]
 
         def back():
@@ -161,6 +196,12 @@ def soak(seconds, seed, verbose):
               % (run_id, seconds, produced, received, dropped, unsent, run.gaps() - unsent, run.datagrams,
                  len(beats), longest_silence, received / seconds,
                  "%.1f" % sorted(shares)[len(shares) // 2] if shares else "?", len(shares)), flush=True)
+        print("stream soak: spans: %d burn samples each carried the span current when taken (%d distinct spans, "
+              "%d span log entries read in %d reads); label sets: %d made and %d freed meanwhile, pool back to %d "
+              "in use, 0 waiting, %d dropped"
+              % (checked, len(spans), log.entries(), figures["span_reads"],
+                 last_pool[0]["made"] - pool_base["made"], last_pool[0]["freed"] - pool_base["freed"],
+                 last_pool[0]["used"], last_pool[0]["dropped"]), flush=True)
         print("stream soak: shell used meanwhile: %d console commands, %d over UDP (%d missed once and retried), "
               "%d label changes, %d busy answers, %d burns; heap back to %d bytes in %d blocks; uptime %.1f s"
               % (figures["console"], figures["udp"], figures["udp_missed"], figures["labels"], figures["busy"],

@@ -284,7 +284,7 @@ static void test_a_timed_stream_sends_every_sample(void **state)
     size_t heap_before = heap_used();
     uint32_t id = run_id_now();
     assert_int_equal(run_line("profile stream 10.0.2.2:9000 1"), 0);
-    expect_output("profile stream: run %08x to 10.0.2.2:9000 for 1 s, source tick\n", id);
+    expect_output("profile stream: run %08x to 10.0.2.2:9000 for 1 s, source tick, headroom 1.0 s at 1 kHz per cpu\n", id);
     /* meanwhile: the one-shot profile and a second stream say busy, naming it; the status line has its figures */
     assert_int_equal(run_line("profile 100"), 1);
     expect_output("profile: busy: streaming run %08x to 10.0.2.2:9000 (profile stream stop ends it)\n", id);
@@ -335,7 +335,7 @@ static void test_stop_ends_it(void **state)
 {
     (void)state;
     assert_int_equal(run_line("profile stream 10.0.2.9:7000"), 0);
-    assert_non_null(strstr(output, " until profile stream stop, source tick\n"));
+    assert_non_null(strstr(output, " until profile stream stop, source tick, headroom 1.0 s at 1 kHz per cpu\n"));
     for (int i = 0; i < 5; i++)
         tick_every_cpu(); /* samples waiting in the rings: the stop's last drain sends them */
     assert_int_equal(run_line("profile stream stop"), 0);
@@ -402,7 +402,7 @@ static void test_where_it_may_go_as_the_command_applies_it(void **state)
     assert_null(pending_entry);
     uint32_t id = run_id_now();
     assert_int_equal(run_line("profile stream 9000 1"), 0);
-    expect_output("profile stream: run %08x to 10.0.2.7:9000 for 1 s, source tick\n", id);
+    expect_output("profile stream: run %08x to 10.0.2.7:9000 for 1 s, source tick, headroom 1.0 s at 1 kHz per cpu\n", id);
     /* an unkeyed request from elsewhere may not stop it; a keyed one may */
     origin.ip = 0x0a000208;
     assert_int_equal(run_line("profile stream stop"), 1);

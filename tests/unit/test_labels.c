@@ -1,8 +1,9 @@
 /* tests/unit/test_labels.c: label sets (kernel/labels.c) and the `label` command (kernel/shell/cmd_label.c) --
  * the key and value rules, pair parsing, interning (the same pairs in any order give the same pointer, sorted
- * inside; refusals leave the table as it was), formatting, lookup, the task's pointer, and the table filling
- * up: a clear error, the command's one line, every earlier set intact and still found. The table is never
- * emptied (that is the point of it), so the test that fills it runs last. */
+ * inside; refusals leave the table as it was), formatting, lookup, the task's pointer, the span form of the
+ * command, and the pool filling up: a clear error, counted, the command's one line, every earlier set intact
+ * and still found, and room again once a set's last reference goes. No profiler runs here, so a retired set is
+ * freed at once (tests/unit/test_labels_pool.c waits for readers). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -235,6 +236,24 @@ bool task_exists(uint32_t pid)
     return false;
 }
 
+static uint64_t spans[3];
+
+bool task_set_span_by_pid(uint32_t pid, uint64_t span)
+{
+    for (unsigned i = 0; i < 3; i++) {
+        if (tasks[i].pid == pid) {
+            spans[i] = span;
+            return true;
+        }
+    }
+    return false;
+}
+
+void task_sleep_ms(uint32_t ms)
+{
+    (void)ms;
+}
+
 bool task_set_labels_by_pid(uint32_t pid, const struct label_set *set)
 {
     for (unsigned i = 0; i < 3; i++) {
@@ -265,7 +284,10 @@ static int run_line(const char *line)
 static int setup_tasks(void **state)
 {
     (void)state;
+    for (unsigned i = 0; i < 3; i++)
+        task_set_labels(&tasks[i], NULL);
     memset(tasks, 0, sizeof tasks);
+    memset(spans, 0, sizeof spans);
     tasks[0].pid = 3;
     tasks[1].pid = 4;
     tasks[2].pid = 9;
@@ -291,7 +313,8 @@ static void test_label_bad_forms(void **state)
 {
     (void)state;
     static const char *bad[] = {
-        "label", "label 4", "label x job=a", "label -1 job=a", "label 4294967296 job=a", "label 4 job",
+        "label 4", "label 4 span=x", "label 4 span=1 span=2", "label 4 span=-1", "label 4 span=",
+        "label 4 a=1 b=1 c=1 d=1 e=1 span=3", "label 4 span=18446744073709551616", "label x job=a", "label -1 job=a", "label 4294967296 job=a", "label 4 job",
         "label 4 job=", "label 4 =a", "label 4 Job=a", "label 4 - job=a", "label 4 job=a -", "label 4 - -",
         "label 4 job=a job=b", "label 4 a=1 b=1 c=1 d=1 e=1", "label 4 job=a,b", "label 4 job=a=b",
         "label 4 k=ABCDEFGHIJKLMNOPQRSTUVWX", "label 4x job=a",
@@ -299,12 +322,54 @@ static void test_label_bad_forms(void **state)
     unsigned before = label_sets_used();
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         assert_int_equal(run_line(bad[i]), 1);
-        if (strcmp(output, "usage: label PID key=value ... | label PID -\n") != 0)
+        if (strcmp(output, "usage: label [PID key=value ... [span=N] | PID -]\n") != 0)
             fail_msg("\"%s\" answered \"%s\"", bad[i], output);
     }
     assert_int_equal(label_sets_used(), before);
     for (unsigned i = 0; i < 3; i++)
         assert_null(task_labels(&tasks[i]));
+}
+
+/* span=N sets the task's span and interns nothing; with pairs it sets both; `-` clears both. */
+static void test_label_span(void **state)
+{
+    (void)state;
+    unsigned before = label_sets_used();
+    assert_int_equal(run_line("label 4 span=12345678901234"), 0);
+    assert_string_equal(output, "pid 4 span 12345678901234\n");
+    assert_int_equal(spans[1], 12345678901234ull);
+    assert_null(task_labels(&tasks[1]));
+    assert_int_equal(label_sets_used(), before);
+    assert_int_equal(run_line("label 4 span=7 job=a"), 0);
+    assert_string_equal(output, "pid 4 labels job=a span 7\n");
+    assert_int_equal(spans[1], 7);
+    assert_string_equal(text_of(task_labels(&tasks[1])), "job=a");
+    assert_int_equal(run_line("label 4 job=b"), 0); /* the set alone: the span stays */
+    assert_int_equal(spans[1], 7);
+    assert_int_equal(run_line("label 4 -"), 0);
+    assert_int_equal(spans[1], 0);
+    assert_null(task_labels(&tasks[1]));
+    assert_int_equal(run_line("label 5 span=1"), 1);
+    assert_string_equal(output, "label: no task with pid 5\n");
+    /* a set never holds the key span: interning refuses it with its reason */
+    const char *why = NULL;
+    assert_null(label_intern_one("span", "1", &why));
+    assert_string_equal(why, "span is the numeric label: span=N sets a task's span, it is never part of a set");
+}
+
+/* `label` alone: the pool's figures. */
+static void test_label_alone_shows_the_pool(void **state)
+{
+    (void)state;
+    assert_int_equal(run_line("label"), 0);
+    struct label_stats s;
+    label_stats(&s);
+    char expected[256];
+    label_stats_format(&s, expected, sizeof expected);
+    strcat(expected, "\n");
+    assert_string_equal(output, expected);
+    assert_non_null(strstr(output, "label sets: "));
+    assert_non_null(strstr(output, " of 255 in use ("));
 }
 
 static void test_label_unknown_pid(void **state)
@@ -318,13 +383,13 @@ static void test_label_unknown_pid(void **state)
     assert_int_equal(label_sets_used(), before); /* nothing interned for a pid that is not there */
 }
 
-/* ---- the table filling up (last: the table is never emptied) ---------------------------------------- */
+/* ---- the pool filling up ------------------------------------------------------------------------------ */
 
 static void test_table_full(void **state)
 {
     (void)state;
-    const struct label_set *sets[LABEL_TABLE_SETS];
-    char expected[LABEL_TABLE_SETS][LABEL_SET_TEXT_MAX];
+    static const struct label_set *sets[LABEL_TABLE_SETS];
+    static char expected[LABEL_TABLE_SETS][LABEL_SET_TEXT_MAX];
     unsigned start = label_sets_used();
     assert_true(start + 8 < LABEL_TABLE_SETS); /* room for the sets below, sets[5] among them */
     unsigned made = 0;
@@ -332,42 +397,57 @@ static void test_table_full(void **state)
     for (unsigned i = start; i < LABEL_TABLE_SETS; i++, made++) {
         snprintf(value, sizeof value, "v%u", i);
         struct label_pair p[] = { pair("fill", value), pair("n", value + 1) };
-        sets[made] = label_intern(p, 2, NULL);
+        sets[made] = label_intern(p, 2, NULL); /* each held by the test */
         assert_non_null(sets[made]);
         snprintf(expected[made], sizeof expected[made], "fill=v%u,n=%u", i, i);
     }
     assert_int_equal(label_sets_used(), LABEL_TABLE_SETS);
 
-    /* one more: NULL and the reason, counted nowhere */
+    /* one more: NULL and the reason, and counted */
+    struct label_stats s;
+    label_stats(&s);
+    uint64_t dropped = s.dropped;
     const char *why = NULL;
     struct label_pair more = pair("fill", "one-too-many");
     assert_null(label_intern(&more, 1, &why));
-    assert_string_equal(why, "label set table full (64 sets, never freed)");
+    assert_string_equal(why, "label set table full (255 sets in use or waiting to be freed)");
     assert_int_equal(label_sets_used(), LABEL_TABLE_SETS);
     assert_null(label_intern_one("job", "fresh", NULL));
+    label_stats(&s);
+    assert_int_equal(s.dropped, dropped + 2);
 
-    /* the command says so in one line, and the task keeps its set */
+    /* the command says so in one line, with the count, and the task keeps its set */
     task_set_labels(&tasks[0], sets[0]);
     assert_int_equal(run_line("label 3 job=fresh"), 1);
-    assert_string_equal(output, "label: label set table full (64 sets, never freed)\n");
+    char line[160];
+    snprintf(line, sizeof line, "label: label set table full (255 sets in use or waiting to be freed); %llu dropped "
+             "so far\n", (unsigned long long)dropped + 3);
+    assert_string_equal(output, line);
     assert_ptr_equal(task_labels(&tasks[0]), sets[0]);
 
     /* existing sets are still found (no slot needed), and every one is intact */
-    char line[64];
     snprintf(line, sizeof line, "label 3 n=%u fill=v%u", start + 5, start + 5);
     assert_int_equal(run_line(line), 0);
     assert_ptr_equal(task_labels(&tasks[0]), sets[5]);
-    assert_int_equal(run_line("label 3 job=a"), 0);
-    assert_ptr_equal(task_labels(&tasks[0]), label_intern_one("job", "a", NULL));
-    assert_int_equal(run_line("label 3 -"), 0);
     for (unsigned i = 0; i < made; i++) {
         assert_true(label_set_interned(sets[i]));
         assert_string_equal(text_of(sets[i]), expected[i]);
-        snprintf(value, sizeof value, "v%u", start + i);
-        struct label_pair p[] = { pair("n", value + 1), pair("fill", value) };
-        assert_ptr_equal(label_intern(p, 2, NULL), sets[i]);
     }
-    assert_int_equal(label_sets_used(), LABEL_TABLE_SETS);
+
+    /* the last reference to sets[7] goes: its slot is free again, and the refused set fits */
+    label_release(sets[7]);
+    assert_false(label_set_interned(sets[7]));
+    assert_int_equal(label_sets_used(), LABEL_TABLE_SETS - 1);
+    assert_int_equal(run_line("label 3 job=fresh"), 0);
+    assert_string_equal(output, "pid 3 labels job=fresh\n");
+    assert_ptr_equal(task_labels(&tasks[0]), sets[7]); /* the freed slot, reused */
+
+    /* everything given back: the pool is as it was before the test */
+    task_set_labels(&tasks[0], NULL);
+    for (unsigned i = 0; i < made; i++)
+        if (i != 7)
+            label_release(sets[i]);
+    assert_int_equal(label_sets_used(), start);
 }
 
 int main(void)
@@ -384,6 +464,8 @@ int main(void)
         cmocka_unit_test_setup(test_label_command, setup_tasks),
         cmocka_unit_test_setup(test_label_bad_forms, setup_tasks),
         cmocka_unit_test_setup(test_label_unknown_pid, setup_tasks),
+        cmocka_unit_test_setup(test_label_span, setup_tasks),
+        cmocka_unit_test_setup(test_label_alone_shows_the_pool, setup_tasks),
         cmocka_unit_test_setup(test_table_full, setup_tasks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,6 +1,7 @@
 /* tests/unit/test_profiler_fold_labels.c: labels in a profile report (kernel/profiler/report.c, fold.c) -- the
- * breakdown line (hottest first, ties in first-seen order, only when a sample is labelled, counts that add up)
- * and the label filter, alone, with a pid, and matching nothing. */
+ * breakdown line (hottest first, ties in first-seen order, only when a sample is labelled, counts that add up),
+ * the label filter, alone, with a pid, and matching nothing, the fold's references to the sets it counts, and
+ * the `labels dropped` line. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +14,7 @@
 #include "fake_hal.h"
 #include "kernel/heap.h"
 #include "kernel/labels.h"
+#include "kernel/profiler/fold.h"
 #include "kernel/profiler/raw.h"
 #include "kernel/profiler/report.h"
 #include "kernel/lib/sink.h"
@@ -179,6 +181,32 @@ static void test_label_filter_empty(void **state)
                         "label, the whole window\n");
 }
 
+/* The fold holds a reference to each set it counts: the set's last other reference may go after the drain, and
+ * the report still prints it whole; destroying the fold gives it back. A window that saw the pool refuse sets
+ * says so under the header. */
+static void test_fold_holds_its_sets_and_says_labels_dropped(void **state)
+{
+    (void)state;
+    struct label_pair p;
+    assert_true(label_parse_pair("req=held-by-fold", &p));
+    const struct label_set *set = label_intern(&p, 1, NULL); /* the test's reference, the only one */
+    next_labels = set;
+    PUSH_N(3, 0, 3, SPIN + 1);
+    next_labels = NULL;
+    struct profile_fold *fold = profile_fold_create();
+    profile_fold_drain(fold, &run, NULL, &tab);
+    label_release(set);
+    assert_true(label_set_interned(set)); /* the fold's */
+    fold->labels_dropped = 2;
+    struct buffer_sink bs;
+    buffer_sink_init(&bs, text, sizeof text);
+    assert_int_equal(profile_report_print(&run, fold, NULL, 8, &tab, &bs.sink), 0);
+    assert_non_null(strstr(text, "labels: 100.0% (3) req=held-by-fold\nlabels dropped: 2 label sets refused in the "
+                                 "window, the pool of 255 was full (`label` shows it): those tasks kept their sets\n"));
+    profile_fold_destroy(fold);
+    assert_false(label_set_interned(set));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -189,6 +217,7 @@ int main(void)
         cmocka_unit_test_setup(test_label_filter, setup),
         cmocka_unit_test_setup(test_label_filter_with_pid, setup),
         cmocka_unit_test_setup(test_label_filter_empty, setup),
+        cmocka_unit_test_setup(test_fold_holds_its_sets_and_says_labels_dropped, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

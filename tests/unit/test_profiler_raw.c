@@ -45,6 +45,7 @@ static void expect_same_sample(const struct profile_raw_sample *a, const struct 
         assert_string_equal(a->labels.pairs[i].key, b->labels.pairs[i].key);
         assert_string_equal(a->labels.pairs[i].value, b->labels.pairs[i].value);
     }
+    assert_int_equal(a->span, b->span);
     assert_int_equal(a->nframes, b->nframes);
     for (unsigned i = 0; i < a->nframes; i++)
         assert_int_equal(a->frames[i], b->frames[i]);
@@ -369,6 +370,38 @@ static void test_build_id_note(void **state)
     assert_false(profile_build_id_hex(notes, 0, hex, sizeof hex));
 }
 
+/* The span rides as one more pair, span=N, in its place among the keys; it is never a pair of the set, is never
+ * 0 or written with a leading zero, and comes once. */
+static void test_span_as_a_label(void **state)
+{
+    (void)state;
+    static const uint64_t f[] = { 0xffffffff80001000ull };
+    struct profile_raw_sample s = sample(1, 7, 50, NULL, 1, f);
+    s.span = 42;
+    round_trip(&s, "s 1 7 50 span=42 0xffffffff80001000\n");
+    s = sample(1, 7, 50, "job=a,zone=b", 1, f);
+    s.span = 18446744073709551615ull;
+    round_trip(&s, "s 1 7 50 job=a,span=18446744073709551615,zone=b 0xffffffff80001000\n");
+    s = sample(1, 7, 50, "a=1,b=2,c=3,d=4", 1, f); /* four pairs and the span: five in the line */
+    s.span = 9;
+    round_trip(&s, "s 1 7 50 a=1,b=2,c=3,d=4,span=9 0xffffffff80001000\n");
+    struct profile_raw_sample back;
+    static const char *const bad[] = {
+        "s 1 7 50 span=0 0x1\n", "s 1 7 50 span=042 0x1\n", "s 1 7 50 span=x 0x1\n",
+        "s 1 7 50 span=18446744073709551616 0x1\n", "s 1 7 50 span=1,span=2 0x1\n", "s 1 7 50 zone=a,span=1 0x1\n",
+        "s 1 7 50 a=1,b=2,c=3,d=4,e=5,span=1 0x1\n",
+    };
+    for (unsigned i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        if (profile_raw_parse_sample(bad[i], strlen(bad[i]), &back))
+            fail_msg("accepted %s", bad[i]);
+    /* a set never carries the key span: the writer refuses one that does */
+    s = sample(1, 7, 50, NULL, 1, f);
+    s.labels.npairs = 1;
+    strcpy(s.labels.pairs[0].key, "span");
+    strcpy(s.labels.pairs[0].value, "3");
+    assert_int_equal(profile_raw_format_sample(&s, line, sizeof line), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -380,6 +413,7 @@ int main(void)
         cmocka_unit_test(test_header),
         cmocka_unit_test(test_trailer),
         cmocka_unit_test(test_build_id_note),
+        cmocka_unit_test(test_span_as_a_label),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
