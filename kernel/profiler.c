@@ -66,13 +66,18 @@ static _Atomic uint32_t let_go[MAX_CPUS];
  * overflow mean a stopped counter (enough to span several counter periods, and never fewer than two). */
 static int64_t tick_period_ns;
 static uint32_t silent_ticks_limit;
+/* What one tick sample weighs (its record's period) in the run's unit: the tick's period in nanoseconds on a
+ * tick run, in TSC cycles on a counter run (a CPU whose counter faulted or stopped), so one run has one unit. */
+static uint32_t tick_weight;
+/* The counter's nominal period: a CPU's silent_ticks_limit scales with its own period over this one. */
+static uint64_t nominal_period_cycles;
 
 /* ---- the sample path -------------------------------------------------------------------------------- */
 
 /* One sample of ctx into this CPU's ring. Inlined into the NMI path; the tick reaches it out of line. */
 static inline __attribute__((always_inline)) void record_sample(const struct context *ctx, uint32_t run,
                                                                  unsigned cpu, uint8_t flags,
-                                                                 uint32_t held_off_us)
+                                                                 uint32_t held_off_us, uint32_t period)
 {
     struct profile_ring *ring = &rings[cpu];
     struct profile_record *rec = profile_ring_reserve(ring);
@@ -84,6 +89,7 @@ static inline __attribute__((always_inline)) void record_sample(const struct con
     rec->cpu = (uint16_t)cpu;
     rec->flags = flags;
     rec->held_off_us = held_off_us;
+    rec->period = period;
     rec->time_ns = time_ns();
     const struct task *task = task_current();
     if (task) {
@@ -122,7 +128,7 @@ void profiler_sample(const struct context *ctx)
     uint32_t word = atomic_load_explicit(&active_word, memory_order_acquire);
     unsigned cpu = cpu_index();
     if (word && !(word & RUN_STOPPING) && cpu < MAX_CPUS)
-        record_sample(ctx, word, cpu, interrupted_flags(ctx), 0);
+        record_sample(ctx, word, cpu, interrupted_flags(ctx), 0, tick_weight);
 }
 
 bool profiler_nmi(const struct context *ctx, uint64_t entry_cycles)
@@ -137,7 +143,11 @@ bool profiler_nmi(const struct context *ctx, uint64_t entry_cycles)
     struct profiler_cpu_run *c = &cpu_runs[cpu];
     if (c->run != word)
         return true; /* armed for an earlier run that this CPU has not let go of yet */
-    record_sample(ctx, word, cpu, interrupted_flags(ctx), 0);
+    /* This overflow ends a period of the length the counter was counting; a throttle takes effect from the
+     * overflow after the one it follows (pmu_throttle_this_cpu), so the new period is the next one's. */
+    uint64_t period = c->counting_period;
+    c->counting_period = c->period_cycles;
+    record_sample(ctx, word, cpu, interrupted_flags(ctx), 0, period > UINT32_MAX ? UINT32_MAX : (uint32_t)period);
     c->nmis++;
     c->nmi_cycles += cycles() - entry_cycles;
     return true;
@@ -160,7 +170,8 @@ static bool begin_on_this_cpu(struct profiler_cpu_run *c, unsigned cpu, uint32_t
     }
     if (pmu_arm_this_cpu()) {
         c->source = PROFILER_CPU_COUNTER;
-        c->period_cycles = pmu_period_cycles();
+        c->period_cycles = c->counting_period = pmu_period_cycles();
+        c->silent_ticks_limit = silent_ticks_limit;
         return false;
     }
     c->source = PROFILER_CPU_TICK_ARM_FAULT; /* named in the report; this CPU is not tried again */
@@ -179,7 +190,7 @@ static bool watch_counter(struct profiler_cpu_run *c, int64_t now, bool on_time)
      * taken away) says nothing about the counter. Only busy, punctual ticks in a row without an overflow do. */
     if (nmis != c->nmis_at_tick || !busy_since || !on_time)
         c->silent_ticks = 0;
-    else if (++c->silent_ticks >= silent_ticks_limit) {
+    else if (++c->silent_ticks >= c->silent_ticks_limit) {
         pmu_snapshot_this_cpu(&c->stopped_msrs);
         pmu_disarm_this_cpu();
         c->source = PROFILER_CPU_TICK_STOPPED;
@@ -196,6 +207,10 @@ static bool watch_counter(struct profiler_cpu_run *c, int64_t now, bool on_time)
     if (elapsed && spent * 100 > elapsed * PROFILE_NMI_BUDGET_PERCENT) {
         c->period_cycles = pmu_throttle_this_cpu();
         c->throttled = true;
+        /* A longer period means fewer overflows: the silence that means "stopped" lengthens with it (the
+         * period only ever doubles, so the ratio is a whole number). */
+        uint64_t ratio = nominal_period_cycles ? c->period_cycles / nominal_period_cycles : 1;
+        c->silent_ticks_limit = (uint32_t)(silent_ticks_limit * (ratio ? ratio : 1));
     }
     c->budget_from = now_cycles;
     return false;
@@ -263,7 +278,7 @@ static __attribute__((noinline)) void tick_in_run(const struct context *ctx, uin
         return;
     uint32_t held_off_us;
     uint8_t flags = account_lateness(c, ctx, held, &held_off_us);
-    record_sample(ctx, run, cpu, flags, held_off_us);
+    record_sample(ctx, run, cpu, flags, held_off_us, tick_weight);
 }
 
 void profiler_tick(const struct context *ctx)
@@ -341,12 +356,16 @@ int profiler_start(struct profile_run *run)
         silent_ticks_limit = (uint32_t)((span + (uint64_t)tick_period_ns - 1) / (uint64_t)tick_period_ns);
         if (silent_ticks_limit < 2)
             silent_ticks_limit = 2;
+        nominal_period_cycles = run->period_cycles;
+        uint64_t tick_cycles = (uint64_t)tick_period_ns * per_ms / 1000000;
+        tick_weight = tick_cycles > UINT32_MAX ? UINT32_MAX : (uint32_t)tick_cycles;
     } else {
         ksnprintf(tick_reason, sizeof tick_reason, "%s", pmu_verdict_reason());
         run->source = run->source_name = "tick";
         run->tick_reason = tick_reason;
         run->period_cycles = 0;
         run->period_ns = (uint64_t)tick_period_ns;
+        tick_weight = (uint32_t)tick_period_ns;
     }
 
     /* 0 means "inactive", and the top bit is the stopping flag, so the number skips both when it wraps. */

@@ -44,6 +44,7 @@ struct profiler_cpu_run {
     uint64_t late_elsewhere_ns; /* lateness of the other late ticks: the CPU was taken away (a host) */
     uintptr_t let_in_pc;        /* where the latest let-in tick landed */
     uint64_t period_cycles;     /* the counter's period at the end (throttling doubles it) */
+    uint64_t counting_period;   /* the period the counter is counting now: what its next overflow stands for */
     int64_t stopped_ns;         /* when its counter was found stopped, relative to the run's start */
     struct pmu_snapshot stopped_msrs; /* what its counter's registers said then */
     /* the lateness of ticks: when the previous tick was due */
@@ -52,6 +53,7 @@ struct profiler_cpu_run {
     uint32_t nmis_at_tick;
     uint64_t idle_waits_at_tick;
     uint32_t silent_ticks;
+    uint32_t silent_ticks_limit; /* silent busy ticks that mean "stopped", for its current period */
     /* the NMI budget */
     uint64_t nmi_cycles;        /* spent in the counter's NMI since the last tick */
     uint64_t budget_from;       /* cycles() at the last tick */

@@ -73,7 +73,8 @@ def test_stream_accounts_for_every_sample_on_busy_cpus(k):
         assert run.end_copies == 3
         assert run.seqs == set(range(run.end["seq"] + 1)), "datagrams missing"
         assert run.gaps() == 0 and dropped == 0 and unsent == 0, (received, dropped, unsent, produced)
-        assert run.header == dict(source="tick", period_ns=1000000000 // HZ, cpus=CPUS, build_id=elf_build_id())
+        assert run.header == dict(source="tick", period=1000000000 // HZ, unit="ns", cpus=CPUS,
+                                  build_id=elf_build_id())
         # one sample a tick on every CPU: at most the ticks between the two `cpus`, and most of them (under TCG
         # on a loaded host the ticks themselves fall short of 1000 Hz: the kernel's own count is the measure)
         ticks = sum(ticks_after[c] - ticks_before[c] for c in ticks_before)
