@@ -66,6 +66,9 @@ static _Atomic uint32_t let_go[MAX_CPUS];
  * overflow mean a stopped counter (enough to span several counter periods, and never fewer than two). */
 static int64_t tick_period_ns;
 static uint32_t silent_ticks_limit;
+/* Each CPU's idle time at the start (sched_cpu_idle_ns), and its busy time in the window once stopped. */
+static uint64_t idle_at_start[MAX_CPUS];
+static uint64_t busy_in_window[MAX_CPUS];
 /* What one tick sample weighs (its record's period) in the run's unit: the tick's period in nanoseconds on a
  * tick run, in TSC cycles on a counter run (a CPU whose counter faulted or stopped), so one run has one unit. */
 static uint32_t tick_weight;
@@ -377,6 +380,9 @@ int profiler_start(struct profile_run *run)
     run->cpu = cpu_runs;
     last_period_ns = run->period_ns;
     run->window_ms = 0;
+    run->busy_ns = 0;
+    for (unsigned cpu = 0; cpu < rings_ready; cpu++)
+        idle_at_start[cpu] = sched_cpu_idle_ns(cpu);
     run->start_ns = run_start_ns = time_ns();
     atomic_store_explicit(&active_word, last_run, memory_order_release);
     return PROFILER_OK;
@@ -402,6 +408,11 @@ void profiler_stop(struct profile_run *run)
     if (elapsed < 0)
         elapsed = 0;
     run->window_ms = (uint32_t)((elapsed + 500000) / 1000000);
+    for (unsigned cpu = 0; cpu < run->ncpus; cpu++) {
+        uint64_t idle = sched_cpu_idle_ns(cpu) - idle_at_start[cpu];
+        busy_in_window[cpu] = idle < (uint64_t)elapsed ? (uint64_t)elapsed - idle : 0;
+    }
+    run->busy_ns = busy_in_window;
     wait_for_cpus_to_let_go(run->run);
     atomic_store_explicit(&active_word, 0, memory_order_release);
 }

@@ -73,6 +73,8 @@ struct profile_run {
     int64_t start_ns;
     uint32_t window_ms;         /* measured, from start to stop */
     const struct profiler_cpu_run *cpu; /* per CPU, valid once stopped */
+    const uint64_t *busy_ns;    /* per CPU, once stopped: the window less the time its idle task ran (NULL:
+                                 * not measured); the counter's rate is its samples per second of it */
 };
 
 enum profiler_status {

@@ -564,7 +564,7 @@ class RunInfo:
     irq_enable_before() -- "sti", "popf" or None -- from the bytes before pc."""
 
     def __init__(self, run, window_ms, ncpus, source, tick_reason, tick_hz, period_ns, period_cycles=0,
-                 drops=None, cpus=None, irq_enable_site=None):
+                 drops=None, cpus=None, irq_enable_site=None, busy_ns=None):
         self.run = run
         self.window_ms = window_ms
         self.ncpus = ncpus
@@ -576,6 +576,7 @@ class RunInfo:
         self.drops = list(drops) if drops is not None else [0] * ncpus
         self.cpus = list(cpus) if cpus is not None else [None] * ncpus
         self.irq_enable_site = irq_enable_site or (lambda pc: None)
+        self.busy_ns = busy_ns  # per CPU: the window less its idle time; None when not measured
 
     def account(self, cpu):
         c = self.cpus[cpu] if cpu < len(self.cpus) else None
@@ -599,14 +600,13 @@ def source_line(run):
             on_counter += 1
         elif c.source != CPU_ABSENT:
             on_tick += 1
-    hz = 1000000000 // run.period_ns if run.period_ns else 0
     if run.tick_reason is None and on_tick and on_counter:
-        return "source mixed: %s every %d cycles (~%d Hz) on %d cpus, tick at %d Hz on %d" % (
-            run.source, run.period_cycles, hz, on_counter, run.tick_hz, on_tick)
+        return "source mixed: %s every %d cycles on %d cpus, tick at %d Hz on %d" % (
+            run.source, run.period_cycles, on_counter, run.tick_hz, on_tick)
     if run.tick_reason is None and on_tick:
         return "source tick at %d Hz (no cpu kept its counter)" % run.tick_hz
     if run.tick_reason is None:
-        return "source %s every %d cycles (~%d Hz)" % (run.source, run.period_cycles, hz)
+        return "source %s every %d cycles" % (run.source, run.period_cycles)
     return "source tick at %d Hz (%s)" % (run.tick_hz, run.tick_reason)
 
 
@@ -625,6 +625,28 @@ def per_cpu_lines(run, fold):
         if column + len(item) > PER_CPU_WIDTH:
             text += "\n         "
             column = 8
+        text += item
+        column += len(item)
+    return text.split("\n")
+
+
+def rate_lines(run, fold):
+    """print_rates: on the counter, "rate per busy second: 0:1002 1:- ...", each CPU's samples per second of
+    its busy time, wrapped before column 100; nothing on the tick or when busy time was not measured."""
+    if run.tick_reason is not None or run.busy_ns is None:
+        return []
+    text = "rate per busy second:"
+    column = 21
+    for cpu in range(run.ncpus):
+        c = run.account(cpu)
+        busy = run.busy_ns[cpu]
+        if c is not None and c.source == CPU_COUNTER and busy:
+            item = " %d:%d" % (cpu, (fold.cpu_samples[cpu] * 1000000000 + busy // 2) // busy)
+        else:
+            item = " %d:-" % cpu
+        if column + len(item) > PER_CPU_WIDTH:
+            text += "\n" + " " * 21
+            column = 21
         text += item
         column += len(item)
     return text.split("\n")
@@ -696,6 +718,7 @@ def report_lines(run, fold, max_chains, pid=None, label=None):
     out = ["profiled %d ms" % run.window_ms,
            "%d samples on %d cpus, %d dropped, %s" % (fold.samples, cpus, dropped, source_line(run))]
     out += per_cpu_lines(run, fold)
+    out += rate_lines(run, fold)
     out += cpu_note_lines(run, fold.symtab)
     shares = label_share_line(fold)
     if shares:

@@ -159,16 +159,15 @@ static void print_source(struct sink *out, const struct profile_run *run)
         else if (c->source != PROFILER_CPU_ABSENT)
             on_tick++;
     }
-    uint64_t hz = run->period_ns ? 1000000000 / run->period_ns : 0;
+    /* The counter's period is stated in the cycles it counts, never as a rate: it was set from the TSC's rate,
+     * but unhalted core cycles run at the core's clock; the rate as measured has its own line. */
     if (!run->tick_reason && on_tick && on_counter) {
-        sink_printf(out, "source mixed: %s every %llu cycles (~%llu Hz) on %u cpus, tick at %u Hz on %u\n",
-                    run->source, (unsigned long long)run->period_cycles, (unsigned long long)hz, on_counter,
-                    run->tick_hz, on_tick);
+        sink_printf(out, "source mixed: %s every %llu cycles on %u cpus, tick at %u Hz on %u\n", run->source,
+                    (unsigned long long)run->period_cycles, on_counter, run->tick_hz, on_tick);
     } else if (!run->tick_reason && on_tick) {
         sink_printf(out, "source tick at %u Hz (no cpu kept its counter)\n", run->tick_hz);
     } else if (!run->tick_reason) {
-        sink_printf(out, "source %s every %llu cycles (~%llu Hz)\n", run->source,
-                    (unsigned long long)run->period_cycles, (unsigned long long)hz);
+        sink_printf(out, "source %s every %llu cycles\n", run->source, (unsigned long long)run->period_cycles);
     } else {
         sink_printf(out, "source tick at %u Hz (%s)\n", run->tick_hz, run->tick_reason);
     }
@@ -194,6 +193,34 @@ static void print_per_cpu(struct sink *out, const struct profile_run *run, const
         if (column + n > 100) {
             sink_puts(out, "\n         ");
             column = 8;
+        }
+        sink_puts(out, item);
+        column += (unsigned)n;
+    }
+    sink_puts(out, "\n");
+}
+
+/* "rate per busy second: 0:1002 1:998 2:- 3:1000": on the counter, each CPU's samples per second of its busy
+ * time (the window less its idle time: the counter counts unhalted cycles), "-" for a CPU that was not on the
+ * counter or never busy; wrapped as the per-CPU line is. */
+static void print_rates(struct sink *out, const struct profile_run *run, const struct profile_fold *fold)
+{
+    if (run->tick_reason || !run->busy_ns)
+        return;
+    sink_puts(out, "rate per busy second:");
+    unsigned column = 21;
+    for (unsigned cpu = 0; cpu < run->ncpus; cpu++) {
+        char item[40];
+        const struct profiler_cpu_run *c = cpu_account(run, cpu);
+        uint64_t busy = run->busy_ns[cpu];
+        size_t n = c && c->source == PROFILER_CPU_COUNTER && busy
+                       ? ksnprintf(item, sizeof item, " %u:%llu", cpu,
+                                   (unsigned long long)(((uint64_t)fold->cpu_samples[cpu] * 1000000000 + busy / 2) /
+                                                        busy))
+                       : ksnprintf(item, sizeof item, " %u:-", cpu);
+        if (column + n > 100) {
+            sink_puts(out, "\n                     ");
+            column = 21;
         }
         sink_puts(out, item);
         column += (unsigned)n;
@@ -305,6 +332,7 @@ int profile_report_print(const struct profile_run *run, const struct profile_fol
                 (unsigned long long)dropped);
     print_source(out, run);
     print_per_cpu(out, run, fold);
+    print_rates(out, run, fold);
     print_cpu_notes(out, run, tab);
 
     if (fold->labelled)

@@ -20,6 +20,7 @@
  *                                what CPU N's stopped counter showed (flags 0/1; VALUE hex or #GP; '_' in a
  *                                register's name stands for a space)
  *   site WORD|-                  what irq_enable_before() answers for every pc ("sti", "popf", - for none)
+ *   busy NS...                   each CPU's busy time in the window (run->busy_ns), one per CPU of the case
  *   rec CPU PID RUN LABEL FLAGS HELD_US PERIOD F...
  *                                one record (LABEL: a label ID or -; FLAGS: PROFILE_REC_* in decimal; HELD_US:
  *                                held_off_us; PERIOD: its period, its weight; F: hex frames, leaf first)
@@ -186,6 +187,22 @@ static void do_snap(char *args, const char *line)
     }
 }
 
+static uint64_t busy[NCPUS];
+
+static void do_busy(char *args, const char *line)
+{
+    char *save = NULL;
+    unsigned n = 0;
+    for (char *w = strtok_r(args, " \n", &save); w; w = strtok_r(NULL, " \n", &save)) {
+        if (n == NCPUS)
+            die("too many busy times", line);
+        busy[n++] = strtoull(w, NULL, 10);
+    }
+    if (n != run.ncpus)
+        die("a busy time per cpu", line);
+    run.busy_ns = busy;
+}
+
 static void do_site(char *args)
 {
     snprintf(site, sizeof site, "%s", args);
@@ -296,6 +313,8 @@ int main(void)
             do_cpu(args, line);
         } else if (strncmp(line, "snap ", 5) == 0) {
             do_snap(args, line);
+        } else if (strncmp(line, "busy ", 5) == 0) {
+            do_busy(args, line);
         } else if (strncmp(line, "site ", 5) == 0) {
             do_site(args);
         } else if (strncmp(line, "rec ", 4) == 0) {

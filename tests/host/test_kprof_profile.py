@@ -213,7 +213,7 @@ def test_empty_reports_say_why(tab):
     counter = kp.RunInfo(1, 1000, 4, "pmu/nmi intel fixed-ctr1", None, 100, 1000000, 2100000,
                          cpus=[kp.CpuAccount(1, kp.CPU_COUNTER) for _ in range(4)])
     assert report(tab, [], run=counter).split("\n")[1:5] == [
-        "0 samples on 0 cpus, 0 dropped, source pmu/nmi intel fixed-ctr1 every 2100000 cycles (~1000 Hz)",
+        "0 samples on 0 cpus, 0 dropped, source pmu/nmi intel fixed-ctr1 every 2100000 cycles",
         "per cpu: 0:0 1:0 2:0 3:0", "no samples: nothing was sampled in the window",
         "idle CPUs contribute nothing on the counter: it counts unhalted cycles"]
 
@@ -326,8 +326,14 @@ def random_run(rng, syms, run, window_ms, ncpus=4, counter=None):
             lines.append("snap %d %s %s" % (cpu, " ".join("1" if b else "0" for b in bits),
                                            " ".join("%s=%s" % (n, "#GP" if f else "%x" % v) for n, v, f in regs)))
         accounts.append(c)
+    busy = None
+    if rng.random() < 0.6:
+        # each CPU's busy time: the whole window, part of it, none (never busy), or an odd figure
+        busy = [rng.choice([window_ms * 1000000 or 1000000000, window_ms * 400000 or 7654321, 123456789, 0])
+                for _ in range(ncpus)]
+        lines.append("busy " + " ".join("%d" % b for b in busy))
     info = kp.RunInfo(run, window_ms, ncpus, source, reason, hz, period, cycles, None, accounts,
-                      irq_enable_site=lambda pc: site)
+                      irq_enable_site=lambda pc: site, busy_ns=busy)
     return info, lines
 
 
@@ -391,7 +397,8 @@ def test_report_is_the_kernels_on_random_runs(kernel_report):
                     r"(?m)^no samples", r"(?m)^idle CPUs", r"\+0x[0-9a-f]+\.\.0x", r"<- 0x",
                     r"(?m)^\d+ samples on \d+ cpus, \d+ dropped, source mixed: ",
                     r"(?m)^\d+ samples on \d+ cpus, \d+ dropped, source tick at \d+ Hz \(no cpu kept its counter\)$",
-                    r"(?m)^\d+ samples on \d+ cpus, \d+ dropped, source pmu/nmi \S+ \S+ every \d+ cycles \(~\d+ Hz\)$",
+                    r"(?m)^\d+ samples on \d+ cpus, \d+ dropped, source pmu/nmi \S+ \S+ every \d+ cycles$",
+                    r"(?m)^rate per busy second: 0:\d+ .*\d:-", r"(?m)^rate per busy second: .{60,}\n {21} \d+:",
                     r"(?m)^\d+ samples on \d+ cpus, [1-9]\d* dropped, source tick at \d+ Hz \(",
                     r"(?m)^per cpu: 0:\d+/\d+ ", r"(?m)^per cpu: .{80,}\n {9} \d+:\d+/\d+",
                     r"(?m)^per cpu: .* \d+:\d+(/\d+)? \(throttled: every \d+ cycles\)",

@@ -86,8 +86,7 @@ def ticks(kernel_report, tiny, tmp_path_factory):
 def test_the_console_report_marks_and_weighs(counter, ticks, tiny):
     report, _, _ = counter
     lines = report.split("\n")
-    assert lines[1] == "38 samples on 4 cpus, 0 dropped, source pmu/nmi intel fixed-ctr1 every 2100000 cycles " \
-                       "(~1000 Hz)"
+    assert lines[1] == "38 samples on 4 cpus, 0 dropped, source pmu/nmi intel fixed-ctr1 every 2100000 cycles"
     assert lines[2] == "per cpu: 0:20 1:10 2:5 (throttled: every 8400000 cycles) 3:3"
     chains = [l for l in lines if re.match(r"\d+\.\d% ", l)]
     # weighed: the 5 in-interrupt samples of the throttled cpu weigh as much as the 20 plain ones

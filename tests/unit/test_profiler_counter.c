@@ -114,7 +114,7 @@ static void arm_fault_leaves_that_cpu_on_the_tick_and_named(void **state)
     assert_int_equal(account(0)->source, PROFILER_CPU_COUNTER);
     assert_int_equal(account(1)->source, PROFILER_CPU_TICK_ARM_FAULT);
     const char *r = report_of(&run);
-    expect_in(r, "source mixed: pmu/nmi intel fixed-ctr1 every 2000000 cycles (~1000 Hz) on 1 cpus, tick at 100 Hz on 1\n");
+    expect_in(r, "source mixed: pmu/nmi intel fixed-ctr1 every 2000000 cycles on 1 cpus, tick at 100 Hz on 1\n");
     expect_in(r, "per cpu: 0:2 1:2 2:0 3:0\n");
     expect_in(r, "cpu 1: tick (arm faulted)\n");
     profiler_release();
@@ -249,7 +249,7 @@ static void two_seconds_at_1khz_on_4_cpus_drop_nothing(void **state)
     struct buffer_sink bs;
     buffer_sink_init(&bs, out, sizeof out);
     profile_report_print(&run, fold, NULL, 3, &tab, &bs.sink);
-    expect_in(out, "8000 samples on 4 cpus, 0 dropped, source pmu/nmi intel fixed-ctr1 every 2000000 cycles (~1000 Hz)\n");
+    expect_in(out, "8000 samples on 4 cpus, 0 dropped, source pmu/nmi intel fixed-ctr1 every 2000000 cycles\n");
     expect_in(out, "per cpu: 0:2000 1:2000 2:2000 3:2000\n");
     profile_fold_destroy(fold);
     profiler_release();

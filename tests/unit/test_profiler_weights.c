@@ -4,7 +4,8 @@
  * tick's in nanoseconds -- the report's percentages weigh by it and name a throttled CPU with its period in the
  * per-CPU line; and the stopped-counter watch scales with a CPU's current period, so a CPU throttled to 64
  * times its period (an overflow every 64 ms, several busy ticks apart) is not declared stopped, while a
- * counter that really stops while throttled still is, after the scaled silence. */
+ * counter that really stops while throttled still is, after the scaled silence. And the rate as measured
+ * (item 4): samples per second of each CPU's busy time. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -211,6 +212,39 @@ static void a_throttled_cpu_is_not_declared_stopped_on_every_model(void **state)
     assert_int_equal(tried, 5);
 }
 
+/* The rate as measured (item 4): each CPU's samples per second of its busy time -- the window less the time its
+ * idle task ran -- on every counting model; the header states the period in cycles and no rate. */
+static void the_rate_is_per_busy_second_on_every_model(void **state)
+{
+    (void)state;
+    unsigned tried = 0;
+    for (size_t i = 0; i < PROFILER_COUNTER_MODELS; i++) {
+        if (models[i].verdict != PMU_COUNTS)
+            continue;
+        print_message("model: %s\n", models[i].name);
+        tried++;
+        boot(&models[i]);
+        memset(fake_idle_ns, 0, sizeof fake_idle_ns);
+        start_run();
+        for (unsigned cpu = 0; cpu < FAKE_CPUS; cpu++)
+            tick(cpu);
+        run_periods(0, 100); /* busy the whole 100 ms */
+        run_periods(1, 25);  /* busy half of it */
+        fake_idle_ns[1] += 50000000;
+        fake_idle_ns[2] += 100000000; /* idle throughout */
+        fake_time_ns += 100000000;
+        stop_run();
+        const char *r = report_of(&run);
+        char line[160];
+        snprintf(line, sizeof line, "source %s every %llu cycles\n", pmu_source_name(),
+                 (unsigned long long)pmu_period_cycles());
+        expect_in(r, line);
+        expect_in(r, "\nrate per busy second: 0:1000 1:500 2:- 3:0\n");
+        profiler_release();
+    }
+    assert_int_equal(tried, 5);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -218,6 +252,7 @@ int main(void)
         cmocka_unit_test_teardown(tick_samples_weigh_the_ticks_period, profiler_counter_teardown),
         cmocka_unit_test_teardown(a_counter_runs_tick_samples_weigh_the_tick_in_cycles, profiler_counter_teardown),
         cmocka_unit_test_teardown(a_throttled_cpu_is_not_declared_stopped_on_every_model, profiler_counter_teardown),
+        cmocka_unit_test_teardown(the_rate_is_per_busy_second_on_every_model, profiler_counter_teardown),
     };
     return cmocka_run_group_tests(tests, profiler_counter_setup_group, NULL);
 }
