@@ -163,3 +163,29 @@ def test_pprof_labels_the_marks_and_weighs_in_the_events_unit(counter, ticks, ti
     let_in = go_pprof(out, "-tagfocus=context=let-in", "-sample_index=samples", "-top")
     assert "Showing nodes accounting for 8, 38.10% of 21 total" in let_in, let_in
     assert re.search(r"(?m)^\s+8\s+38\.10%.*burn_inner$", let_in), let_in
+
+
+def test_prof_py_reads_the_period_and_marks_from_the_rings():
+    """scripts/prof.py's side, without gdb: a record decoded from a paused kernel's ring by the layout DWARF
+    gives (here written out by hand in the shape of struct profile_record on x86_64) keeps its flags, held-off
+    time and period, and `prof buffers` marks it as the console report marks its chain."""
+    fields = {"labels": (0, 8, 1), "time_ns": (8, 8, 1), "pid": (16, 4, 1), "run": (20, 4, 1), "cpu": (24, 2, 1),
+              "nframes": (26, 1, 1), "flags": (27, 1, 1), "held_off_us": (28, 4, 1), "period": (32, 4, 1),
+              "frames": (40, 8, 8)}
+    layout = kp.RecordLayout(104, fields)
+    rec = bytearray(104)
+    rec[16:20] = (7).to_bytes(4, "little")
+    rec[20:24] = (3).to_bytes(4, "little")
+    rec[26] = 1
+    rec[27] = kp.REC_IRQS_OFF | kp.REC_IN_IRQ
+    rec[32:36] = (8400000).to_bytes(4, "little")
+    rec[40:48] = (0x1234).to_bytes(8, "little")
+    r = layout.decode(bytes(rec), 0)
+    assert (r.flags, r.held_off_us, r.period, r.frames) == (3, 0, 8400000, (0x1234,))
+    s = kp.Sample(r.cpu, r.pid, r.time_ns, (), r.frames, r.flags, r.held_off_us, r.period)
+    assert kp.sample_mark(s) == " [in irq, irqs off]"
+    assert kp.sample_mark(s._replace(flags=kp.REC_IRQS_OFF)) == " [irqs off]"
+    assert kp.sample_mark(s._replace(flags=kp.REC_IN_IRQ)) == " [in irq]"
+    assert kp.sample_mark(s._replace(flags=kp.REC_LET_IN, held_off_us=19449)) == " [let in after 19.4 ms irqs off]"
+    assert kp.sample_mark(s._replace(flags=0)) == ""
+    assert kp.pprof_context(3) == ("irqs-off", "in-irq") and kp.pprof_context(kp.REC_LET_IN) == ("let-in",)

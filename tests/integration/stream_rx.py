@@ -19,8 +19,8 @@ END = re.compile(
     r"unsent=(0|[1-9]\d*) reason=(stopped|time|error)\Z")
 # the raw v2 sample line: cpu, pid, time, labels, period, context (kernel/profiler/raw.h), frames
 SAMPLE = re.compile(r"s (0|[1-9]\d*) (0|[1-9]\d*) (0|-?[1-9]\d*) (\S+) (?:0|[1-9]\d*) "
-                    r"(?:-|(?:irqs-off|in-irq|let-in=(?:0|[1-9]\d*))(?:,(?:in-irq|let-in=(?:0|[1-9]\d*)))*)"
-                    r"((?: 0x(?:0|[1-9a-f][0-9a-f]{0,15})){1,8})\Z")
+                    r"(?P<context>-|(?:irqs-off|in-irq|let-in=(?:0|[1-9]\d*))(?:,(?:in-irq|let-in=(?:0|[1-9]\d*)))*)"
+                    r"(?P<frames>(?: 0x(?:0|[1-9a-f][0-9a-f]{0,15})){1,8})\Z")
 
 
 class StreamProblem(AssertionError):
@@ -38,6 +38,7 @@ class Run:
         self.end_copies = 0
         self.indexes = set()        # sample indexes received
         self.samples = []           # (index, cpu, pid, time_ns, labels, frames)
+        self.contexts = {}          # index -> the sample's context word, for those not "-" (the report's marks)
         self.heartbeats = []        # host time.monotonic() of each samples=0 datagram
         self.arrivals = []          # (host time.monotonic(), samples) per data datagram
         self.last_ring_dropped = 0
@@ -154,7 +155,9 @@ class Receiver:
             if index in run.indexes:
                 raise StreamProblem("sample index %d twice" % index)
             run.indexes.add(index)
-            frames = tuple(int(f, 16) for f in s.group(5).split())
+            frames = tuple(int(f, 16) for f in s.group("frames").split())
+            if s.group("context") != "-":
+                run.contexts[index] = s.group("context")
             run.samples.append((index, int(s.group(1)), int(s.group(2)), int(s.group(3)), s.group(4), frames))
 
     def _run(self, run_id):
