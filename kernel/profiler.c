@@ -75,6 +75,14 @@ static _Atomic uint32_t let_go[MAX_CPUS];
  * overflow mean a stopped counter (enough to span several counter periods, and never fewer than two). */
 static int64_t tick_period_ns;
 static uint32_t silent_ticks_limit;
+/* Each CPU's idle time at the start (sched_cpu_idle_ns), and its busy time in the window once stopped. */
+static uint64_t idle_at_start[MAX_CPUS];
+static uint64_t busy_in_window[MAX_CPUS];
+/* What one tick sample weighs (its record's period) in the run's unit: the tick's period in nanoseconds on a
+ * tick run, in TSC cycles on a counter run (a CPU whose counter faulted or stopped), so one run has one unit. */
+static uint32_t tick_weight;
+/* The counter's nominal period: a CPU's silent_ticks_limit scales with its own period over this one. */
+static uint64_t nominal_period_cycles;
 
 /* The label pool's readers (kernel/labels.h): per CPU, one word for the tick's samples and one for the NMI's
  * (neither nests in itself, so each has one writer at a time), odd from just before the sample loads its
@@ -87,12 +95,12 @@ _Static_assert(MAX_CPUS * SAMPLERS <= LABEL_READER_MARKS && MAX_CPUS + 1 <= LABE
 
 /* ---- the sample path -------------------------------------------------------------------------------- */
 
-/* One sample of ctx, taken at now, into this CPU's ring, by sampler (SAMPLER_TICK or SAMPLER_NMI). Inlined
- * into the NMI path; the tick reaches it out of line. */
+/* One sample of ctx, taken at now, weighing period, into this CPU's ring, by sampler (SAMPLER_TICK or
+ * SAMPLER_NMI). Inlined into the NMI path; the tick reaches it out of line. */
 static inline __attribute__((always_inline)) void record_sample_at(const struct context *ctx, uint32_t run,
                                                                     unsigned cpu, uint8_t flags,
                                                                     uint32_t held_off_us, unsigned sampler,
-                                                                    int64_t now)
+                                                                    uint32_t period, int64_t now)
 {
     struct profile_ring *ring = &rings[cpu];
     struct profile_record *rec = profile_ring_reserve(ring);
@@ -111,6 +119,7 @@ static inline __attribute__((always_inline)) void record_sample_at(const struct 
     rec->cpu = (uint16_t)cpu;
     rec->flags = flags;
     rec->held_off_us = held_off_us;
+    rec->period = period;
     rec->time_ns = now;
     const struct task *task = task_current();
     if (task) {
@@ -138,9 +147,10 @@ static inline __attribute__((always_inline)) void record_sample_at(const struct 
 /* The same, taken now. */
 static inline __attribute__((always_inline)) void record_sample(const struct context *ctx, uint32_t run,
                                                                  unsigned cpu, uint8_t flags,
-                                                                 uint32_t held_off_us, unsigned sampler)
+                                                                 uint32_t held_off_us, unsigned sampler,
+                                                                 uint32_t period)
 {
-    record_sample_at(ctx, run, cpu, flags, held_off_us, sampler, time_ns());
+    record_sample_at(ctx, run, cpu, flags, held_off_us, sampler, period, time_ns());
 }
 
 /* What the counter's NMI knows of the code it interrupted, which the tick never can: interrupts off there,
@@ -161,7 +171,7 @@ void profiler_sample(const struct context *ctx)
     uint32_t word = atomic_load_explicit(&active_word, memory_order_acquire);
     unsigned cpu = cpu_index();
     if (word && !(word & RUN_STOPPING) && cpu < MAX_CPUS)
-        record_sample(ctx, word, cpu, interrupted_flags(ctx), 0, SAMPLER_NMI);
+        record_sample(ctx, word, cpu, interrupted_flags(ctx), 0, SAMPLER_NMI, tick_weight);
 }
 
 bool profiler_nmi(const struct context *ctx, uint64_t entry_cycles)
@@ -176,7 +186,12 @@ bool profiler_nmi(const struct context *ctx, uint64_t entry_cycles)
     struct profiler_cpu_run *c = &cpu_runs[cpu];
     if (c->run != word)
         return true; /* armed for an earlier run that this CPU has not let go of yet */
-    record_sample(ctx, word, cpu, interrupted_flags(ctx), 0, SAMPLER_NMI);
+    /* This overflow ends a period of the length the counter was counting; a throttle takes effect from the
+     * overflow after the one it follows (pmu_throttle_this_cpu), so the new period is the next one's. */
+    uint64_t period = c->counting_period;
+    c->counting_period = c->period_cycles;
+    record_sample(ctx, word, cpu, interrupted_flags(ctx), 0, SAMPLER_NMI,
+                  period > UINT32_MAX ? UINT32_MAX : (uint32_t)period);
     c->nmis++;
     c->nmi_cycles += cycles() - entry_cycles;
     return true;
@@ -198,7 +213,8 @@ static bool begin_on_this_cpu(struct profiler_cpu_run *c, unsigned cpu, uint32_t
     }
     if (pmu_arm_this_cpu()) {
         c->source = PROFILER_CPU_COUNTER;
-        c->period_cycles = pmu_period_cycles();
+        c->period_cycles = c->counting_period = pmu_period_cycles();
+        c->silent_ticks_limit = silent_ticks_limit;
         return false;
     }
     c->source = PROFILER_CPU_TICK_ARM_FAULT; /* named in the report; this CPU is not tried again */
@@ -227,6 +243,10 @@ static void check_nmi_budget(struct profiler_cpu_run *c, uint32_t nmis)
     if (spent * 100 > (uint64_t)taken * c->period_cycles * PROFILE_NMI_BUDGET_PERCENT) {
         c->period_cycles = pmu_throttle_this_cpu();
         c->throttled = true;
+        /* A longer period means fewer overflows: the silence that means "stopped" lengthens with it (the
+         * period only ever doubles, so the ratio is a whole number). */
+        uint64_t ratio = nominal_period_cycles ? c->period_cycles / nominal_period_cycles : 1;
+        c->silent_ticks_limit = (uint32_t)(silent_ticks_limit * (ratio ? ratio : 1));
     }
 }
 
@@ -243,7 +263,7 @@ static bool watch_counter(struct profiler_cpu_run *c)
      * are evidence, and more of them than a host taking the CPU away can fake. */
     if (nmis != c->nmis_at_tick || !busy_since)
         c->silent_ticks = 0;
-    else if (++c->silent_ticks >= silent_ticks_limit + SILENT_TICKS_A_HOST_CAN_TAKE) {
+    else if (++c->silent_ticks >= c->silent_ticks_limit + SILENT_TICKS_A_HOST_CAN_TAKE) {
         pmu_snapshot_this_cpu(&c->stopped_msrs);
         pmu_disarm_this_cpu();
         c->source = PROFILER_CPU_TICK_STOPPED;
@@ -333,7 +353,7 @@ static __attribute__((noinline)) void tick_in_run(const struct context *ctx, uin
         held = held_since_due(c, now);
     uint32_t held_off_us;
     uint8_t flags = account_lateness(c, ctx, held, &held_off_us);
-    record_sample_at(ctx, run, cpu, flags, held_off_us, SAMPLER_TICK, now);
+    record_sample_at(ctx, run, cpu, flags, held_off_us, SAMPLER_TICK, tick_weight, now);
 }
 
 void profiler_tick(const struct context *ctx)
@@ -466,12 +486,16 @@ int profiler_start(struct profile_run *run)
         silent_ticks_limit = (uint32_t)((span + (uint64_t)tick_period_ns - 1) / (uint64_t)tick_period_ns);
         if (silent_ticks_limit < 2)
             silent_ticks_limit = 2;
+        nominal_period_cycles = run->period_cycles;
+        uint64_t tick_cycles = (uint64_t)tick_period_ns * per_ms / 1000000;
+        tick_weight = tick_cycles > UINT32_MAX ? UINT32_MAX : (uint32_t)tick_cycles;
     } else {
         ksnprintf(tick_reason, sizeof tick_reason, "%s", pmu_verdict_reason());
         run->source = run->source_name = "tick";
         run->tick_reason = tick_reason;
         run->period_cycles = 0;
         run->period_ns = (uint64_t)tick_period_ns;
+        tick_weight = (uint32_t)tick_period_ns;
     }
 
     /* 0 means "inactive", and the top bit is the stopping flag, so the number skips both when it wraps. */
@@ -483,6 +507,9 @@ int profiler_start(struct profile_run *run)
     run->cpu = cpu_runs;
     last_period_ns = run->period_ns;
     run->window_ms = 0;
+    run->busy_ns = 0;
+    for (unsigned cpu = 0; cpu < rings_ready; cpu++)
+        idle_at_start[cpu] = sched_cpu_idle_ns(cpu);
     run->start_ns = run_start_ns = time_ns();
     atomic_store_explicit(&active_word, last_run, memory_order_release);
     return PROFILER_OK;
@@ -508,6 +535,11 @@ void profiler_stop(struct profile_run *run)
     if (elapsed < 0)
         elapsed = 0;
     run->window_ms = (uint32_t)((elapsed + 500000) / 1000000);
+    for (unsigned cpu = 0; cpu < run->ncpus; cpu++) {
+        uint64_t idle = sched_cpu_idle_ns(cpu) - idle_at_start[cpu];
+        busy_in_window[cpu] = idle < (uint64_t)elapsed ? (uint64_t)elapsed - idle : 0;
+    }
+    run->busy_ns = busy_in_window;
     wait_for_cpus_to_let_go(run->run);
     atomic_store_explicit(&active_word, 0, memory_order_release);
 }

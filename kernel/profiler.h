@@ -44,6 +44,7 @@ struct profiler_cpu_run {
     uint64_t late_elsewhere_ns; /* lateness of the other late ticks: the CPU was taken away (a host) */
     uintptr_t let_in_pc;        /* where the latest let-in tick landed */
     uint64_t period_cycles;     /* the counter's period at the end (throttling doubles it) */
+    uint64_t counting_period;   /* the period the counter is counting now: what its next overflow stands for */
     int64_t stopped_ns;         /* when its counter was found stopped, relative to the run's start */
     struct pmu_snapshot stopped_msrs; /* what its counter's registers said then */
     /* the lateness of ticks: when the tick the previous sampling tick stood for was due (time_ns) */
@@ -52,6 +53,7 @@ struct profiler_cpu_run {
     uint32_t nmis_at_tick;
     uint64_t idle_waits_at_tick;
     uint32_t silent_ticks;
+    uint32_t silent_ticks_limit; /* silent busy ticks that mean "stopped", for its current period */
     /* the NMI budget */
     uint64_t nmi_cycles;        /* spent in the counter's NMIs in the run (cycles(), added by the NMI) */
     uint32_t budget_nmis;       /* nmis and nmi_cycles at the last budget check (by the tick) */
@@ -72,6 +74,8 @@ struct profile_run {
     int64_t start_ns;
     uint32_t window_ms;         /* measured, from start to stop */
     const struct profiler_cpu_run *cpu; /* per CPU, valid once stopped */
+    const uint64_t *busy_ns;    /* per CPU, once stopped: the window less the time its idle task ran (NULL:
+                                 * not measured); the counter's rate is its samples per second of it */
 };
 
 enum profiler_status {

@@ -31,6 +31,9 @@ struct profile_record {
     uint8_t nframes;      /* 1 .. PROFILE_MAX_FRAMES */
     uint8_t flags;        /* PROFILE_REC_* */
     uint32_t held_off_us; /* PROFILE_REC_LET_IN: how late the tick was */
+    uint32_t period;      /* what one sample stands for, in the run's unit: the counter's period in its event's
+                           * cycles at the time (throttling doubles it), the tick's in nanoseconds (in TSC
+                           * cycles on a counter run's tick, so one run has one unit); 0 weighs as 1 */
     uintptr_t frames[PROFILE_MAX_FRAMES];
 };
 

@@ -23,6 +23,12 @@ struct sched_cpu {
     uint64_t ticks;                    /* timer ticks */
     uint64_t busy_ticks;               /* ticks that found a non-idle task running */
     uint64_t idle_waits;               /* times the idle task halted: the profiler's "was it idle" */
+    /* Time the idle task was current, for the profiler's rate per busy second (sched_cpu_idle_ns): written by
+     * this CPU when it switches to or from idle, read by any CPU, so the pair is guarded by a sequence
+     * number, odd while it changes. */
+    _Atomic uint32_t idle_seq;
+    uint64_t idle_ns;                  /* idle time up to idle_since */
+    int64_t idle_since;                /* when idle last became current; 0 while another task is */
 };
 
 static struct sched_cpu sched_cpus[MAX_CPUS];
@@ -96,6 +102,33 @@ void sched_init_cpu(void *stack_lo, void *stack_hi)
         panic("sched_init_cpu: task table full");
     sc->idle = idle;
     sc->current = idle;
+    sc->idle_since = time_ns();
+}
+
+/* A switch to or from the idle task at now: the idle time it ends, or where the idle time begins. */
+static void account_idle(struct sched_cpu *sc, bool from_idle, bool to_idle, int64_t now)
+{
+    atomic_fetch_add_explicit(&sc->idle_seq, 1, memory_order_relaxed);
+    atomic_thread_fence(memory_order_release);
+    if (from_idle && sc->idle_since && now > sc->idle_since)
+        sc->idle_ns += (uint64_t)(now - sc->idle_since);
+    sc->idle_since = to_idle ? now : 0;
+    atomic_fetch_add_explicit(&sc->idle_seq, 1, memory_order_release);
+}
+
+uint64_t sched_cpu_idle_ns(unsigned cpu)
+{
+    const struct sched_cpu *sc = &sched_cpus[cpu];
+    for (;;) {
+        uint32_t seq = atomic_load_explicit(&sc->idle_seq, memory_order_acquire);
+        uint64_t ns = sc->idle_ns;
+        int64_t since = sc->idle_since;
+        atomic_thread_fence(memory_order_acquire);
+        if (seq & 1 || atomic_load_explicit(&sc->idle_seq, memory_order_relaxed) != seq)
+            continue; /* the CPU was switching meanwhile: a few instructions, read again */
+        int64_t now = time_ns();
+        return ns + (since && now > since ? (uint64_t)(now - since) : 0);
+    }
 }
 
 static void task_entry_trampoline(struct task *self)
@@ -240,6 +273,8 @@ static struct context *schedule(struct sched_cpu *sc, struct context *ctx)
     if (prev != next) {
         int running = TASK_RUNNING;
         atomic_compare_exchange_strong(&prev->state, &running, TASK_READY);
+        if (prev->is_idle || next->is_idle)
+            account_idle(sc, prev->is_idle, next->is_idle, now);
     }
     atomic_store(&next->state, TASK_RUNNING);
     sc->current = next;

@@ -90,6 +90,9 @@ void sched_cpu_ticks(unsigned cpu, uint64_t *ticks, uint64_t *busy);
 /* How many times this CPU's idle task has halted: unchanged between two looks means it never went idle in
  * between. Interrupt context, about the calling CPU. */
 uint64_t sched_idle_waits(void);
+/* Nanoseconds the idle task of cpu has been current since the CPU started (up to now): a CPU's busy time over a
+ * window is the window less the difference of two looks. Any context, about any CPU. */
+uint64_t sched_cpu_idle_ns(unsigned cpu);
 /* Starts the task that frees exited tasks (from kmain, once). */
 void task_start_reaper(void);
 

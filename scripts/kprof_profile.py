@@ -23,6 +23,7 @@ Standard library and binutils only, except the pprof output, which needs python3
 
 import bisect
 import collections
+import fractions
 import gzip
 import importlib
 import os
@@ -164,8 +165,16 @@ class Symtab:
 # ---- samples ------------------------------------------------------------------------------------------------
 
 # labels: a tuple of (key, value) pairs, () for none; frames: leaf first, then return addresses.
-# flags: PROFILE_REC_* (interrupts off, in an interrupt, let in); held_off_us: how late a let-in tick was.
-Sample = collections.namedtuple("Sample", "cpu pid time_ns labels frames flags held_off_us", defaults=(0, 0))
+# flags: PROFILE_REC_* (interrupts off, in an interrupt, let in); held_off_us: how late a let-in tick was;
+# period: what the sample stands for in its run's unit (cycles of the counter's event, or nanoseconds), 0 when
+# unknown (raw v1, an old kernel): it then weighs as one.
+Sample = collections.namedtuple("Sample", "cpu pid time_ns labels frames flags held_off_us period",
+                                defaults=(0, 0, 0))
+
+
+def sample_weight(s):
+    """What a sample weighs in the fold and the exports (profile_record_weight): its period, 1 when unknown."""
+    return s.period or 1
 
 
 def labels_text(labels, none="-"):
@@ -175,10 +184,10 @@ def labels_text(labels, none="-"):
 
 # ---- the rings in a paused kernel's memory (kernel/profiler.h) --------------------------------------------
 
-RingRecord = collections.namedtuple("RingRecord", "labels time_ns pid run cpu nframes frames flags held_off_us",
-                                    defaults=(0, 0))
+RingRecord = collections.namedtuple("RingRecord", "labels time_ns pid run cpu nframes frames flags held_off_us "
+                                    "period", defaults=(0, 0, 0))
 RECORD_FIELDS = ("labels", "time_ns", "pid", "run", "cpu", "nframes", "frames")
-RECORD_OPTIONAL = ("flags", "held_off_us")  # kernels before issue 13 have neither: read as 0
+RECORD_OPTIONAL = ("flags", "held_off_us", "period")  # kernels before issues 13 and 23 lack them: read as 0
 _SIGNED = {"time_ns"}
 
 
@@ -225,7 +234,8 @@ class RecordLayout:
         frames = tuple(self._int(buf, base, "frames", k) for k in range(min(nframes, count)))
         return RingRecord(self._int(buf, base, "labels"), self._int(buf, base, "time_ns"),
                           self._int(buf, base, "pid"), self._int(buf, base, "run"), self._int(buf, base, "cpu"),
-                          nframes, frames, self._int(buf, base, "flags"), self._int(buf, base, "held_off_us"))
+                          nframes, frames, self._int(buf, base, "flags"), self._int(buf, base, "held_off_us"),
+                          self._int(buf, base, "period"))
 
 
 def ring_run_records(read_slots, head, mask, run, cpu, chunk=128, first=None):
@@ -408,14 +418,15 @@ PER_CPU_WIDTH = 100      # the per-CPU line wraps before this column
 
 
 class Chain:
-    __slots__ = ("leaf", "name", "min_offset", "max_offset", "callers", "count", "flags", "held_off_us")
+    __slots__ = ("leaf", "name", "min_offset", "max_offset", "callers", "count", "weight", "flags", "held_off_us")
 
-    def __init__(self, leaf, name, offset, callers, flags=0, held_off_us=0):
+    def __init__(self, leaf, name, offset, callers, flags=0, held_off_us=0, weight=1):
         self.leaf = leaf            # the leaf's symbol start, or its raw address when it does not resolve
         self.name = name            # the leaf's symbol, None when unresolved
         self.min_offset = self.max_offset = offset
         self.callers = callers      # exact return addresses, innermost first
         self.count = 1
+        self.weight = weight        # the periods its samples stand for: what its percentage is of
         self.flags = flags          # REC_*: part of the chain's identity, as in the kernel
         self.held_off_us = held_off_us  # let-in chains: summed over their samples
 
@@ -430,11 +441,14 @@ class Fold:
         self._index = {}
         self.samples = 0
         self.not_tracked = 0
-        self.shares = {}  # label set -> samples, in first-seen order
+        self.weight = 0
+        self.shares = {}  # label set -> [samples, weight], in first-seen order
         self.cpu_samples = collections.Counter()
 
-    def add(self, frames, labels=(), cpu=0, flags=0, held_off_us=0):
-        self.shares[labels] = self.shares.get(labels, 0) + 1
+    def add(self, frames, labels=(), cpu=0, flags=0, held_off_us=0, weight=1):
+        share = self.shares.setdefault(labels, [0, 0])
+        share[0] += 1
+        share[1] += weight
         frames = tuple(frames[:MAX_FRAMES])
         pc = frames[0] if frames else 0
         callers = frames[1:]
@@ -442,10 +456,12 @@ class Fold:
         flags &= REC_FLAGS
         key = (hit.start if hit else pc, hit is not None, callers, flags)
         self.samples += 1
+        self.weight += weight
         self.cpu_samples[cpu] += 1
         c = self._index.get(key)
         if c is not None:
             c.count += 1
+            c.weight += weight
             c.held_off_us += held_off_us
             if hit:
                 c.min_offset = min(c.min_offset, hit.offset)
@@ -454,13 +470,14 @@ class Fold:
         if len(self.chains) == CHAIN_TABLE:
             self.not_tracked += 1
             return
-        c = Chain(key[0], hit.name if hit else None, hit.offset if hit else 0, callers, flags, held_off_us)
+        c = Chain(key[0], hit.name if hit else None, hit.offset if hit else 0, callers, flags, held_off_us, weight)
         self.chains.append(c)
         self._index[key] = c
 
     def hottest(self):
-        """Hottest first; equal counts keep first-seen order (Python's sort is stable, like the kernel's)."""
-        return sorted(self.chains, key=lambda c: -c.count)
+        """Hottest (by weight) first; equal weights keep first-seen order (Python's sort is stable, like the
+        kernel's)."""
+        return sorted(self.chains, key=lambda c: -c.weight)
 
 
 def percent(part, whole):
@@ -496,11 +513,13 @@ def chain_lines(fold, max_chains):
             leaf = "%s+0x%x" % (c.name, c.min_offset)
         else:
             leaf = "%s+0x%x..0x%x" % (c.name, c.min_offset, c.max_offset)
-        out.append("%s %d %s%s" % (percent(c.count, fold.samples), c.count, leaf, chain_marks(c)))
+        out.append("%s %d %s%s" % (percent(c.weight, fold.weight), c.count, leaf, chain_marks(c)))
         out += ["        <- " + symtab.caller_text(a) for a in c.callers]
     if len(order) > shown:
         rest = sum(c.count for c in order[shown:])
-        out.append("... %d more chains, %d samples (%s)" % (len(order) - shown, rest, percent(rest, fold.samples)))
+        rest_weight = sum(c.weight for c in order[shown:])
+        out.append("... %d more chains, %d samples (%s)" % (len(order) - shown, rest,
+                                                            percent(rest_weight, fold.weight)))
     if fold.not_tracked:
         out.append("more than %d distinct chains: %d samples in chains not shown" % (CHAIN_TABLE, fold.not_tracked))
     return out
@@ -511,9 +530,9 @@ def label_share_line(fold):
     in first-seen order; None when no sample carried a set (the kernel then prints no such line)."""
     if not any(fold.shares):
         return None
-    order = sorted(fold.shares.items(), key=lambda kv: -kv[1])
-    return "labels: " + ", ".join("%s (%d) %s" % (percent(n, fold.samples), n, labels_text(labels, "(none)"))
-                                  for labels, n in order)
+    order = sorted(fold.shares.items(), key=lambda kv: -kv[1][1])
+    return "labels: " + ", ".join("%s (%d) %s" % (percent(w, fold.weight), n, labels_text(labels, "(none)"))
+                                  for labels, (n, w) in order)
 
 
 # pmu_snapshot (hal/pmu.h): regs [(name, value, faulted)] and what they decode to
@@ -545,7 +564,7 @@ class RunInfo:
     irq_enable_before() -- "sti", "popf" or None -- from the bytes before pc."""
 
     def __init__(self, run, window_ms, ncpus, source, tick_reason, tick_hz, period_ns, period_cycles=0,
-                 drops=None, cpus=None, irq_enable_site=None):
+                 drops=None, cpus=None, irq_enable_site=None, busy_ns=None):
         self.run = run
         self.window_ms = window_ms
         self.ncpus = ncpus
@@ -557,6 +576,7 @@ class RunInfo:
         self.drops = list(drops) if drops is not None else [0] * ncpus
         self.cpus = list(cpus) if cpus is not None else [None] * ncpus
         self.irq_enable_site = irq_enable_site or (lambda pc: None)
+        self.busy_ns = busy_ns  # per CPU: the window less its idle time; None when not measured
 
     def account(self, cpu):
         c = self.cpus[cpu] if cpu < len(self.cpus) else None
@@ -580,28 +600,53 @@ def source_line(run):
             on_counter += 1
         elif c.source != CPU_ABSENT:
             on_tick += 1
-    hz = 1000000000 // run.period_ns if run.period_ns else 0
     if run.tick_reason is None and on_tick and on_counter:
-        return "source mixed: %s every %d cycles (~%d Hz) on %d cpus, tick at %d Hz on %d" % (
-            run.source, run.period_cycles, hz, on_counter, run.tick_hz, on_tick)
+        return "source mixed: %s every %d cycles on %d cpus, tick at %d Hz on %d" % (
+            run.source, run.period_cycles, on_counter, run.tick_hz, on_tick)
     if run.tick_reason is None and on_tick:
         return "source tick at %d Hz (no cpu kept its counter)" % run.tick_hz
     if run.tick_reason is None:
-        return "source %s every %d cycles (~%d Hz)" % (run.source, run.period_cycles, hz)
+        return "source %s every %d cycles" % (run.source, run.period_cycles)
     return "source tick at %d Hz (%s)" % (run.tick_hz, run.tick_reason)
 
 
 def per_cpu_lines(run, fold):
-    """print_per_cpu: "per cpu: 0:1380 1:1391 2:1370/12", wrapped before column 100."""
+    """print_per_cpu: "per cpu: 0:1380 1:1391 2:1370/12 3:345 (throttled: every 8400000 cycles)", wrapped
+    before column 100."""
     text = "per cpu:"
     column = 8
     for cpu in range(run.ncpus):
         drops = run.drops[cpu]
         n = fold.cpu_samples[cpu]
         item = " %d:%d/%d" % (cpu, n, drops) if drops else " %d:%d" % (cpu, n)
+        c = run.account(cpu)
+        if c is not None and c.throttled:
+            item += " (throttled: every %d cycles)" % c.period_cycles
         if column + len(item) > PER_CPU_WIDTH:
             text += "\n         "
             column = 8
+        text += item
+        column += len(item)
+    return text.split("\n")
+
+
+def rate_lines(run, fold):
+    """print_rates: on the counter, "rate per busy second: 0:1002 1:- ...", each CPU's samples per second of
+    its busy time, wrapped before column 100; nothing on the tick or when busy time was not measured."""
+    if run.tick_reason is not None or run.busy_ns is None:
+        return []
+    text = "rate per busy second:"
+    column = 21
+    for cpu in range(run.ncpus):
+        c = run.account(cpu)
+        busy = run.busy_ns[cpu]
+        if c is not None and c.source == CPU_COUNTER and busy:
+            item = " %d:%d" % (cpu, (fold.cpu_samples[cpu] * 1000000000 + busy // 2) // busy)
+        else:
+            item = " %d:-" % cpu
+        if column + len(item) > PER_CPU_WIDTH:
+            text += "\n" + " " * 21
+            column = 21
         text += item
         column += len(item)
     return text.split("\n")
@@ -673,6 +718,7 @@ def report_lines(run, fold, max_chains, pid=None, label=None):
     out = ["profiled %d ms" % run.window_ms,
            "%d samples on %d cpus, %d dropped, %s" % (fold.samples, cpus, dropped, source_line(run))]
     out += per_cpu_lines(run, fold)
+    out += rate_lines(run, fold)
     out += cpu_note_lines(run, fold.symtab)
     shares = label_share_line(fold)
     if shares:
@@ -703,19 +749,21 @@ def fold_samples(samples, symtab, pid=None, label=None):
             continue
         if label is not None and tuple(label) not in s.labels:
             continue
-        fold.add(s.frames, s.labels, s.cpu, s.flags, s.held_off_us)
+        fold.add(s.frames, s.labels, s.cpu, s.flags, s.held_off_us, sample_weight(s))
     return fold, sum(1 for n in fold.cpu_samples.values() if n)
 
 
-_RX_CHAIN_LEAF = re.compile(r"\d+\.\d% (\d+) \S.*")
-_RX_CHAIN_MORE = re.compile(r"\.\.\. (\d+) more chains, (\d+) samples \(\d+\.\d%\)")
+_RX_CHAIN_LEAF = re.compile(r"(\d+)\.(\d)% (\d+) \S.*")
+_RX_CHAIN_MORE = re.compile(r"\.\.\. (\d+) more chains, (\d+) samples \((\d+)\.(\d)%\)")
 
 
 def cut_report(text, chains):
     """(a report's text as the kernel would have printed it with `chains` chains, a note or None): what gdb
     does with the console's kept report when asked for fewer chains. The chains past the first `chains` are
     summed into the `... N more chains` line, with the samples the report already summed there; asked for
-    more than it shows, the text stays as it is and the note says so."""
+    more than it shows, the text stays as it is and the note says so. The line's share is exact when every
+    sample weighed the same (each percentage is its count's); when they did not (a throttled CPU), the text
+    does not hold the weights, so it is the sum of the cut lines' rounded percentages, and the note says so."""
     lines = text.split("\n")
     header = re.match(r"(\d+) samples on", lines[1]) if len(lines) > 1 else None
     first = next((i for i, l in enumerate(lines) if i > 1 and _RX_CHAIN_LEAF.fullmatch(l)), None)
@@ -727,7 +775,8 @@ def cut_report(text, chains):
         j = i + 1
         while j < len(lines) and lines[j].startswith("        <- "):
             j += 1
-        blocks.append((int(_RX_CHAIN_LEAF.fullmatch(lines[i]).group(1)), lines[i:j]))
+        m = _RX_CHAIN_LEAF.fullmatch(lines[i])
+        blocks.append((int(m.group(3)), int(m.group(1)) * 10 + int(m.group(2)), lines[i:j]))
         i = j
     more = _RX_CHAIN_MORE.fullmatch(lines[i]) if i < len(lines) else None
     tail = lines[i + 1:] if more else lines[i:]
@@ -736,10 +785,21 @@ def cut_report(text, chains):
             % len(blocks) if more and chains > len(blocks) else None
         return text, note
     rest_chains = len(blocks) - chains + (int(more.group(1)) if more else 0)
-    rest = sum(n for n, _ in blocks[chains:]) + (int(more.group(2)) if more else 0)
-    out = lines[:first] + [l for _, b in blocks[:chains] for l in b]
-    out.append("... %d more chains, %d samples (%s)" % (rest_chains, rest, percent(rest, total)))
-    return "\n".join(out + tail), None
+    rest = sum(n for n, _, _ in blocks[chains:]) + (int(more.group(2)) if more else 0)
+    out = lines[:first] + [l for _, _, b in blocks[:chains] for l in b]
+    more_tenths = int(more.group(3)) * 10 + int(more.group(4)) if more else None
+    uniform = all(percent(n, total) == "%d.%d%%" % (t // 10, t % 10) for n, t, _ in blocks) and \
+        (more is None or percent(int(more.group(2)), total) == "%d.%d%%" % (more_tenths // 10, more_tenths % 10))
+    note = None
+    if uniform:
+        share = percent(rest, total)
+    else:
+        tenths = sum(t for _, t, _ in blocks[chains:]) + (more_tenths or 0)
+        share = "%d.%d%%" % (tenths // 10, tenths % 10)
+        note = "the samples weighed differently (a throttled cpu): the cut chains' share is the sum of their " \
+               "rounded percentages"
+    out.append("... %d more chains, %d samples (%s)" % (rest_chains, rest, share))
+    return "\n".join(out + tail), note
 
 
 def tick_run(window_ms, ncpus=4, reason="no usable PMU", hz=100, drops=None, run=1):
@@ -750,8 +810,11 @@ def tick_run(window_ms, ncpus=4, reason="no usable PMU", hz=100, drops=None, run
 
 # ---- the raw sample format -----------------------------------------------------------------------------------
 
-RAW_VERSION = "v1"
-RAW_HEADER_KEYS = ("source", "period_ns", "window_ms", "cpus", "build_id")
+RAW_VERSION = "v2"          # what the kernel writes (kernel/profiler/raw.h); v1 is still read
+RAW_VERSIONS = ("v1", "v2")
+RAW_HEADER_KEYS = {"v1": ("source", "period_ns", "window_ms", "cpus", "build_id"),
+                   "v2": ("source", "period", "unit", "window_ms", "cpus", "build_id")}
+UNITS = ("ns", "cycles")   # enum profile_unit's words: the tick's nanoseconds, the counter event's cycles
 _RAW_HEADER = re.compile(r"# kprof raw (\S+)((?: \S+=\S*)*)")
 _RAW_END = re.compile(r"# kprof raw end samples=(\d+) dropped=(\d+)")
 _HEX = re.compile(r"0x[0-9a-fA-F]{1,16}")
@@ -759,12 +822,45 @@ _DEC = re.compile(r"-?\d+")
 _LABEL = re.compile(r"([^=,\s]+)=([^,\s]*)")
 
 
-class RawProfile:
-    """One `profile ... raw` reply: its header fields, samples in the kernel's order, the trailer's totals."""
+# The context marks of a sample line, in the order the kernel writes them (kernel/profiler/raw.c)
+CONTEXT_MARKS = (("irqs-off", 0x01), ("in-irq", 0x02), ("let-in=", 0x04))
 
-    def __init__(self, source, period_ns, window_ms, cpus, build_id, samples, dropped, origin=None):
+
+def context_word(flags, held_off_us):
+    """The raw line's context field: "-", or the marks of flags in order, let-in with its microseconds."""
+    words = [w + ("%d" % held_off_us if bit == REC_LET_IN else "") for w, bit in CONTEXT_MARKS if flags & bit]
+    return ",".join(words) or "-"
+
+
+def parse_context(word):
+    """(flags, held_off_us) of a context field, or None when it is not one the kernel writes."""
+    if word == "-":
+        return 0, 0
+    flags = held = 0
+    rest = word.split(",")
+    for w, bit in CONTEXT_MARKS:
+        if not rest:
+            break
+        if bit == REC_LET_IN:
+            if not rest[0].startswith(w) or not re.fullmatch(r"0|[1-9]\d{0,9}", rest[0][len(w):]) or \
+                    int(rest[0][len(w):]) > 0xFFFFFFFF:
+                continue
+            held = int(rest[0][len(w):])
+        elif rest[0] != w:
+            continue
+        flags |= bit
+        rest = rest[1:]
+    return (flags, held) if not rest else None
+
+
+class RawProfile:
+    """One `profile ... raw` reply: its header fields, samples in the kernel's order, the trailer's totals.
+    period is the run's nominal period in unit: "ns" (the tick) or "cycles" (the counter's event)."""
+
+    def __init__(self, source, period, window_ms, cpus, build_id, samples, dropped, origin=None, unit="ns"):
         self.source = source
-        self.period_ns = period_ns
+        self.period = period
+        self.unit = unit
         self.window_ms = window_ms
         self.cpus = cpus
         self.build_id = build_id
@@ -772,16 +868,21 @@ class RawProfile:
         self.dropped = dropped
         self.origin = origin  # the host it came from, for the `host` label; None for a file
 
+    @property
+    def period_ns(self):
+        """The period in nanoseconds where the source counts time (the tick); None on the counter, whose
+        cycles are no exact number of nanoseconds."""
+        return self.period if self.unit == "ns" else None
+
     def header_line(self):
-        return "# kprof raw %s source=%s period_ns=%d window_ms=%d cpus=%d build_id=%s" % (
-            RAW_VERSION, self.source, self.period_ns, self.window_ms, self.cpus, self.build_id)
+        return "# kprof raw %s source=%s period=%d unit=%s window_ms=%d cpus=%d build_id=%s" % (
+            RAW_VERSION, self.source, self.period, self.unit, self.window_ms, self.cpus, self.build_id)
 
     def text(self):
         """The raw text of this profile (what the kernel prints for it)."""
         lines = [self.header_line()]
         for s in self.samples:
-            lines.append("s %d %d %d %s %s" % (s.cpu, s.pid, s.time_ns, labels_text(s.labels),
-                                               " ".join("0x%x" % a for a in s.frames)))
+            lines.append(sample_line(s))
         lines.append("# kprof raw end samples=%d dropped=%d" % (len(self.samples), self.dropped))
         return "\n".join(lines) + "\n"
 
@@ -798,10 +899,30 @@ def _parse_labels(field, where):
     return tuple(pairs)
 
 
-def parse_sample(line, where, ncpus):
+def sample_line(s):
+    """A Sample as the raw format's line (kernel/profiler/raw.c, v2), without its newline."""
+    flags = s.flags & REC_FLAGS
+    return "s %d %d %d %s %d %s %s" % (s.cpu, s.pid, s.time_ns, labels_text(s.labels), s.period,
+                                       context_word(flags, s.held_off_us if flags & REC_LET_IN else 0),
+                                       " ".join("0x%x" % a for a in s.frames))
+
+
+def parse_sample(line, where, ncpus, version=RAW_VERSION):
     """One sample line of the raw format (the stream's datagrams carry the same lines); where names it in
-    the error."""
+    the error. Version 1 lines have no period and no context: they weigh one and carry no marks."""
     f = line.split(" ")
+    period, flags, held = 0, 0, 0
+    if version != "v1" and len(f) >= 8 and f[0] == "s":
+        if not re.fullmatch(r"0|[1-9]\d{0,9}", f[5]) or int(f[5]) > 0xFFFFFFFF:
+            raise ProfileError("%s: bad period in %r" % (where, line))
+        context = parse_context(f[6])
+        if context is None:
+            raise ProfileError("%s: bad context %r in %r" % (where, f[6], line))
+        period = int(f[5])
+        flags, held = context
+        f = f[:5] + f[7:]
+    elif version != "v1":
+        raise ProfileError("%s: not a sample line: %r" % (where, line))
     if len(f) < 6 or f[0] != "s":
         raise ProfileError("%s: not a sample line: %r" % (where, line))
     if not all(_DEC.fullmatch(x) for x in f[1:4]) or f[1].startswith("-") or f[2].startswith("-"):
@@ -815,7 +936,7 @@ def parse_sample(line, where, ncpus):
         raise ProfileError("%s: %d frames, at most %d" % (where, len(addrs), MAX_FRAMES))
     if not all(_HEX.fullmatch(a) for a in addrs):
         raise ProfileError("%s: bad address in %r" % (where, line))
-    return Sample(cpu, pid, time_ns, labels, tuple(int(a, 16) for a in addrs))
+    return Sample(cpu, pid, time_ns, labels, tuple(int(a, 16) for a in addrs), flags, held, period)
 
 
 def parse_raw(text, origin=None):
@@ -839,21 +960,26 @@ def parse_raw(text, origin=None):
         raise ProfileError("%s is empty" % name)
     m = _RAW_HEADER.fullmatch(lines[first])
     if not m:
-        raise ProfileError("%s: line %d is not a `# kprof raw v1 ...` header: %r" % (name, first + 1, lines[first]))
-    if m.group(1) != RAW_VERSION:
-        raise ProfileError("%s: raw format %s, this reads %s" % (name, m.group(1), RAW_VERSION))
+        raise ProfileError("%s: line %d is not a `# kprof raw v2 ...` header: %r" % (name, first + 1, lines[first]))
+    version = m.group(1)
+    if version not in RAW_VERSIONS:
+        raise ProfileError("%s: raw format %s, this reads %s" % (name, version, " and ".join(RAW_VERSIONS)))
     fields = dict(kv.split("=", 1) for kv in m.group(2).split())
-    missing = [k for k in RAW_HEADER_KEYS if k not in fields]
+    missing = [k for k in RAW_HEADER_KEYS[version] if k not in fields]
     if missing:
         raise ProfileError("%s: the header lacks %s" % (name, ", ".join(missing)))
+    unit = fields.get("unit", "ns")
+    if unit not in UNITS:
+        raise ProfileError("%s: unit %r is neither ns nor cycles" % (name, unit))
     try:
-        period_ns, window_ms, ncpus = int(fields["period_ns"]), int(fields["window_ms"]), int(fields["cpus"])
+        period = int(fields["period_ns" if version == "v1" else "period"])
+        window_ms, ncpus = int(fields["window_ms"]), int(fields["cpus"])
     except ValueError:
         raise ProfileError("%s: bad number in the header %r" % (name, lines[first])) from None
     build_id = fields["build_id"].lower()
     if not re.fullmatch(r"[0-9a-f]+|none", build_id):
         raise ProfileError("%s: bad build id %r" % (name, fields["build_id"]))
-    if period_ns <= 0 or window_ms < 0 or ncpus <= 0:
+    if period <= 0 or window_ms < 0 or ncpus <= 0:
         raise ProfileError("%s: impossible header %r" % (name, lines[first]))
 
     samples = []
@@ -869,12 +995,20 @@ def parse_raw(text, origin=None):
             continue
         if line.startswith("#"):
             raise ProfileError("%s: unexpected line %r" % (where, line))
-        samples.append(parse_sample(line, where, ncpus))
+        samples.append(parse_sample(line, where, ncpus, version))
     if end is None:
         raise ProfileError("%s is truncated: no `# kprof raw end` line after %d samples" % (name, len(samples)))
     if end[0] != len(samples):
         raise ProfileError("%s is truncated: the end line says %d samples, %d arrived" % (name, end[0], len(samples)))
-    return RawProfile(fields["source"], period_ns, window_ms, ncpus, build_id, samples, end[1], origin)
+    return RawProfile(fields["source"], period, window_ms, ncpus, build_id, samples, end[1], origin, unit)
+
+
+def period_text(period, unit, rate=False):
+    """A run's nominal period for a comment: "period_ns=10000000" (with rate, "... rate_hz=100") on the tick,
+    "period=2100000 unit=cycles" on the counter, whose cycles make no exact rate."""
+    if unit != "ns":
+        return "period=%d unit=%s" % (period, unit)
+    return "period_ns=%d" % period + (" rate_hz=%d" % round(1e9 / period) if rate else "")
 
 
 def check_build_id(raw, elf_id, elf_path):
@@ -974,16 +1108,55 @@ def resolve_all(profiles, lines):
 
 # ---- folded stacks ------------------------------------------------------------------------------------------
 
+def context_marks(flags):
+    """The report's mark for a sample's flags, without the let-in's time ("" for ordinary code): print_marks."""
+    if flags & REC_LET_IN:
+        return "let in"
+    if flags & REC_IN_IRQ and flags & REC_IRQS_OFF:
+        return "in irq, irqs off"
+    if flags & REC_IN_IRQ:
+        return "in irq"
+    if flags & REC_IRQS_OFF:
+        return "irqs off"
+    return ""
+
+
+def sample_mark(s):
+    """A sample's mark as the report prints a chain's (" [irqs off]", " [let in after 19.4 ms irqs off]"), ""
+    for ordinary code."""
+    mark = context_marks(s.flags)
+    if mark == "let in":
+        mark = "let in after %d.%d ms irqs off" % (s.held_off_us // 1000, s.held_off_us % 1000 // 100)
+    return " [%s]" % mark if mark else ""
+
+
 def folded(profiles, lines):
-    """Folded stacks, one `root;...;leaf count` line per distinct stack, sorted; the counts sum to the number
-    of samples."""
+    """Folded stacks, one `root;...;leaf count` line per distinct stack, sorted. A sample the console report
+    marks gets the mark as one more frame past its leaf -- `...;burn_inner;[irqs off]`, `[in irq]`, `[in irq,
+    irqs off]`, `[let in after 19.4 ms irqs off]` (the stack's average, as the report prints a chain's) -- so
+    the flame graph keeps the code's own tree (a function is as wide as all its time) and the mark sits on
+    the code it applies to, as wide as its share. A count is what the stack's samples weigh in their run's
+    nominal periods (each sample's period over its header's, rounded half up; a stack sampled at all counts
+    at least 1): the number of samples when nothing was throttled."""
     resolve_all(profiles, lines)
-    counts = collections.Counter()
+    weights = collections.defaultdict(fractions.Fraction)
+    held = collections.Counter()
+    taken = collections.Counter()
     for p in profiles:
         for s in p.samples:
             names = [f.function.replace(";", ":").replace(" ", "_") for f in reversed(sample_frames(s, lines))]
-            counts[";".join(names)] += 1
-    return "".join("%s %d\n" % (stack, n) for stack, n in sorted(counts.items()))
+            mark = context_marks(s.flags)
+            key = (";".join(names), mark)
+            weights[key] += fractions.Fraction(s.period, p.period) if s.period and p.period else 1
+            taken[key] += 1
+            held[key] += s.held_off_us if s.flags & REC_LET_IN else 0
+    out = collections.Counter()
+    for (stack, mark), w in weights.items():
+        if mark == "let in":
+            avg_us = held[(stack, mark)] // taken[(stack, mark)]
+            mark = "let in after %d.%d ms irqs off" % (avg_us // 1000, avg_us % 1000 // 100)
+        out[stack + (";[%s]" % mark if mark else "")] += max(1, int(w + fractions.Fraction(1, 2)))
+    return "".join("%s %d\n" % (stack, n) for stack, n in sorted(out.items()))
 
 
 # ---- pprof --------------------------------------------------------------------------------------------------
@@ -1031,23 +1204,47 @@ class _Strings:
         return i
 
 
+# pprof's value type for each unit of a run's period: (type, unit)
+PPROF_VALUE_TYPES = {"ns": ("cpu", "nanoseconds"), "cycles": ("cycles", "count")}
+# pprof's `context` label for each mark the report prints (kernel/profiler/report.c's print_marks)
+PPROF_CONTEXT = ((REC_IRQS_OFF, "irqs-off"), (REC_IN_IRQ, "in-irq"), (REC_LET_IN, "let-in"))
+
+
+def pprof_context(flags):
+    """The `context` label values of a sample: "let-in" alone for a let-in tick (as the report marks it),
+    else "irqs-off" and/or "in-irq"; none for ordinary code."""
+    if flags & REC_LET_IN:
+        return ("let-in",)
+    return tuple(word for bit, word in PPROF_CONTEXT if flags & bit and bit != REC_LET_IN)
+
+
 def build_pprof(profiles, symtab, lines, elf, build_id, pb2, host_label=False, comments=()):
-    """A perftools.profiles.Profile message of the samples of profiles (RawProfile-like objects): sample types
-    samples/count and cpu/nanoseconds, the period, one mapping for the kernel with its build id, a location per
-    distinct frame address with its lines (inlined frames included), a function per name and file, and the
-    samples' labels as string labels, with cpu and pid (and `host` when host_label) as labels too."""
+    """A perftools.profiles.Profile message of the samples of profiles (RawProfile-like objects, with a period
+    and its unit): sample types samples/count and the run's own -- cpu/nanoseconds on the tick, cycles/count
+    on the counter, each sample weighing its own period (a throttled CPU's doubled one) -- with the nominal
+    period as period_type/period; one mapping for the kernel with its build id, a location per distinct frame
+    address with its lines (inlined frames included), a function per name and file, and the samples' labels
+    as string labels, with cpu and pid (and `host` when host_label) as labels too, and what the console report
+    marks as `context` (irqs-off, in-irq, let-in) with the let-in's `held_off_us` as a number in
+    microseconds."""
     resolve_all(profiles, lines)
+    units = {getattr(p, "unit", "ns") for p in profiles}
+    if len(units) > 1:
+        raise ProfileError("the profiles count in different units (%s): one pprof has one period type"
+                           % " and ".join(sorted(units)))
+    unit = units.pop() if units else "ns"
+    value_type, value_unit = PPROF_VALUE_TYPES[unit]
     prof = pb2.Profile()
     st = _Strings(prof.string_table)
 
-    for typ, unit in (("samples", "count"), ("cpu", "nanoseconds")):
+    for typ, vunit in (("samples", "count"), (value_type, value_unit)):
         vt = prof.sample_type.add()
-        vt.type, vt.unit = st(typ), st(unit)
-    prof.period_type.type, prof.period_type.unit = st("cpu"), st("nanoseconds")
-    prof.period = profiles[0].period_ns if profiles else 0
+        vt.type, vt.unit = st(typ), st(vunit)
+    prof.period_type.type, prof.period_type.unit = st(value_type), st(value_unit)
+    prof.period = profiles[0].period if profiles else 0
     prof.duration_nanos = max((p.window_ms for p in profiles), default=0) * 1000000
     prof.time_nanos = time.time_ns()
-    prof.default_sample_type = st("cpu")
+    prof.default_sample_type = st(value_type)
     for c in comments:
         prof.comment.append(st(c))
 
@@ -1099,16 +1296,24 @@ def build_pprof(profiles, symtab, lines, elf, build_id, pb2, host_label=False, c
             labels = list(s.labels)
             if host_label and p.origin is not None:
                 labels.append(("host", p.origin))
-            key = (locs, tuple(labels), s.cpu, s.pid, p.period_ns)
-            aggregate[key] = aggregate.get(key, 0) + 1
+            held = s.held_off_us if s.flags & REC_LET_IN else None
+            key = (locs, tuple(labels), s.cpu, s.pid, pprof_context(s.flags), held)
+            n, w = aggregate.get(key, (0, 0))
+            aggregate[key] = (n + 1, w + (s.period or p.period))
 
-    for (locs, labels, cpu, pid, period_ns), n in aggregate.items():
+    for (locs, labels, cpu, pid, context, held), (n, weight) in aggregate.items():
         smp = prof.sample.add()
         smp.location_id.extend(locs)
-        smp.value.extend([n, n * period_ns])
+        smp.value.extend([n, weight])
         for k, v in labels:
             lb = smp.label.add()
             lb.key, lb.str = st(k), st(v)
+        for word in context:
+            lb = smp.label.add()
+            lb.key, lb.str = st("context"), st(word)
+        if held is not None:
+            lb = smp.label.add()
+            lb.key, lb.num, lb.num_unit = st("held_off_us"), held, st("microseconds")
         # strings, not numbers: pprof reads a numeric label of 0 without a unit as no label at all
         for k, v in (("cpu", cpu), ("pid", pid)):
             lb = smp.label.add()

@@ -3,11 +3,11 @@ strictly, one kernel's run accounted (duplicates, gaps, drops, the end), and the
 the kernel's own clock -- for scripts/profexport --every and its tests.
 
 The wire format is the kernel's (kernel/profiler/stream_codec.h, docs/profiler.md). Each datagram is text lines, the
-first a header, then its sample lines in the raw v1 grammar (kprof_profile.parse_raw's):
+first a header, then its sample lines in the raw v2 grammar (kprof_profile.parse_raw's):
 
-    # kprof stream v1 run=<8 hex> seq=<n> first=<i> samples=<k> ring_dropped=<D> unsent=<U> time_ns=<t>
-      source=<word> period_ns=<p> cpus=<c> build_id=<hex|none>          (one line)
-    s <cpu> <pid> <time_ns> <labels> <frames...>                        (k of them)
+    # kprof stream v2 run=<8 hex> seq=<n> first=<i> samples=<k> ring_dropped=<D> unsent=<U> time_ns=<t>
+      source=<word> period=<p> unit=<ns|cycles> cpus=<c> build_id=<hex|none>      (one line)
+    s <cpu> <pid> <time_ns> <labels> <period> <context> <frames...>             (k of them)
 
 and the last datagram of a run (sent three times) is one line:
 
@@ -15,7 +15,9 @@ and the last datagram of a run (sent three times) is one line:
 
 `first` numbers the samples the kernel drained this run, so the samples missing on the way are exactly the
 gaps between the index ranges that arrived; ring_dropped (samples the rings dropped) and unsent (drained but
-not sent: their indexes are a gap too) are cumulative; produced = drained + ring_dropped. Standard library only.
+not sent: their indexes are a gap too) are cumulative; produced = drained + ring_dropped. A stream is read
+live from a kernel of the same build (its build id is checked), so only the kernel's version is read; v1 (before
+each sample carried its period and context) is refused by name. Standard library only.
 """
 
 import collections
@@ -30,8 +32,8 @@ if HERE not in sys.path:
 import kprof_profile as kp  # noqa: E402
 
 DATAGRAM_MAX = 1472          # one Ethernet frame's UDP payload: no IP fragments
-VERSION = "v1"
-HEADER_KEYS = ("run", "seq", "first", "samples", "ring_dropped", "unsent", "time_ns", "source", "period_ns",
+VERSION = "v2"
+HEADER_KEYS = ("run", "seq", "first", "samples", "ring_dropped", "unsent", "time_ns", "source", "period", "unit",
                "cpus", "build_id")
 END_KEYS = ("run", "seq", "produced", "ring_dropped", "unsent", "reason")
 END_REASONS = ("stopped", "time", "error")
@@ -45,8 +47,8 @@ _RUN = re.compile(r"[0-9a-f]{8}")
 _NUM = re.compile(r"0|[1-9]\d*")
 _SNUM = re.compile(r"-?(?:0|[1-9]\d*)")
 
-Data = collections.namedtuple("Data", "run seq first ring_dropped unsent time_ns source period_ns cpus build_id "
-                                      "samples")
+Data = collections.namedtuple("Data", "run seq first ring_dropped unsent time_ns source period unit cpus "
+                                      "build_id samples")
 End = collections.namedtuple("End", "run seq produced ring_dropped unsent reason")
 
 
@@ -111,9 +113,11 @@ def parse_datagram(data):
     f = _fields(m.group(2), HEADER_KEYS, what)
     run = _run(f, what)
     seq, first, count = _num(f, "seq", what), _num(f, "first", what), _num(f, "samples", what)
-    period_ns, cpus = _num(f, "period_ns", what), _num(f, "cpus", what)
-    if period_ns == 0 or cpus == 0:
-        raise StreamError("%s: impossible period_ns=%d cpus=%d" % (what, period_ns, cpus))
+    period, cpus = _num(f, "period", what), _num(f, "cpus", what)
+    if period == 0 or cpus == 0:
+        raise StreamError("%s: impossible period=%d cpus=%d" % (what, period, cpus))
+    if f["unit"] not in kp.UNITS:
+        raise StreamError("%s: bad unit=%s" % (what, f["unit"][:20]))
     build_id = f["build_id"]
     if not re.fullmatch(r"[0-9a-f]{2,64}|none", build_id):
         raise StreamError("%s: bad build_id=%s" % (what, build_id[:70]))
@@ -127,20 +131,18 @@ def parse_datagram(data):
     except kp.ProfileError as e:
         raise StreamError(str(e)) from None
     return Data(run, seq, first, _num(f, "ring_dropped", what), _num(f, "unsent", what),
-                _num(f, "time_ns", what, signed=True), f["source"], period_ns, cpus, build_id, samples)
+                _num(f, "time_ns", what, signed=True), f["source"], period, f["unit"], cpus, build_id, samples)
 
 
 # ---- building datagrams (the fake kernels of the tests, and a reference for the format) ----------------------
 
-def sample_line(s):
-    return "s %d %d %d %s %s" % (s.cpu, s.pid, s.time_ns, kp.labels_text(s.labels),
-                                 " ".join("0x%x" % a for a in s.frames))
+sample_line = kp.sample_line
 
 
-def header_line(run, seq, first, count, ring_dropped, unsent, time_ns, source, period_ns, cpus, build_id):
-    return ("# kprof stream v1 run=%s seq=%d first=%d samples=%d ring_dropped=%d unsent=%d time_ns=%d source=%s "
-            "period_ns=%d cpus=%d build_id=%s" % (run, seq, first, count, ring_dropped, unsent, time_ns, source,
-                                                  period_ns, cpus, build_id))
+def header_line(run, seq, first, count, ring_dropped, unsent, time_ns, source, period, cpus, build_id, unit="ns"):
+    return ("# kprof stream v2 run=%s seq=%d first=%d samples=%d ring_dropped=%d unsent=%d time_ns=%d source=%s "
+            "period=%d unit=%s cpus=%d build_id=%s" % (run, seq, first, count, ring_dropped, unsent, time_ns,
+                                                       source, period, unit, cpus, build_id))
 
 
 def end_line(run, seq, produced, ring_dropped, unsent, reason):

@@ -287,12 +287,21 @@ class Profiler:
                 continue
             recs, late = ring.run_records(self.run, whole=bool(self.active_run), start_ns=start_ns)
             out.append((ring, [kp.Sample(r.cpu, r.pid, r.time_ns, labels_of(r.labels), r.frames, r.flags,
-                                         r.held_off_us) for r in recs], len(late)))
+                                         r.held_off_us, r.period) for r in recs], len(late)))
         return out
 
     def run_start_ns(self):
         v = static("run_start_ns", "kernel/profiler.c")
         return int(v) if v is not None else None
+
+    def sample_period(self):
+        """(the run's nominal period, its unit) as the raw header states it: the counter's cycles on a counter
+        run, the tick's nanoseconds on a tick run."""
+        if self.counter_run:
+            cycles = static("period_cycles", "arch/x86_64/pmu.c")
+            if cycles is not None:
+                return int(cycles), "cycles"
+        return sample_period_ns(self), "ns"
 
     def run_info(self, window_ms):
         """The run as kernel/profiler/report.c reads struct profile_run: a kp.RunInfo with each CPU's account
@@ -463,8 +472,9 @@ def buffers(arg):
             out.append("  (and %d of the run committed after the kernel's report read this ring: left for the "
                        "next start)" % late)
         for s in samples:
-            out.append("  cpu %d pid %d t %d.%09d s labels %s"
-                       % (s.cpu, s.pid, s.time_ns // 1000000000, s.time_ns % 1000000000, kp.labels_text(s.labels)))
+            out.append("  cpu %d pid %d t %d.%09d s labels %s period %d%s"
+                       % (s.cpu, s.pid, s.time_ns // 1000000000, s.time_ns % 1000000000, kp.labels_text(s.labels),
+                          s.period, kp.sample_mark(s)))
             for i, a in enumerate(s.frames):
                 out.append("    %s0x%016x %s" % ("" if i == 0 else "<- ", a, frame_text(a, i == 0)))
     return "\n".join(out)
@@ -630,15 +640,16 @@ def export(arg):
         raise gdb.GdbError("the profiler has not run yet: nothing to export")
     rings = p.samples()
     samples = [s for _, ss, _ in rings for s in ss]
-    period_ns = sample_period_ns(p)
+    period, unit = p.sample_period()
     span_ms = (max(s.time_ns for s in samples) - min(s.time_ns for s in samples)) // 1000000 if samples else 0
-    raw = kp.RawProfile(kp.source_word(p.source_name), period_ns, span_ms, len(p.rings), build_id, samples,
-                        sum(r.drops for r in p.rings), origin=None)
+    raw = kp.RawProfile(kp.source_word(p.source_name), period, span_ms, len(p.rings), build_id, samples,
+                        sum(r.drops for r in p.rings), origin=None, unit=unit)
     st = symtab()
     try:
         prof = kp.build_pprof([raw], st, kp.Lines(elf, st), elf, build_id, pb2,
-                              comments=["kprof gdb export: %s, source %s, period_ns %d, %d samples, %d dropped"
-                                        % (run_words(p), p.source, period_ns, len(samples), raw.dropped)])
+                              comments=["kprof gdb export: %s, source %s, %s, %d samples, %d dropped"
+                                        % (run_words(p), p.source, kp.period_text(period, unit), len(samples),
+                                           raw.dropped)])
         data = kp.pprof_bytes(prof)
     except kp.ProfileError as e:
         raise gdb.GdbError(str(e)) from None

@@ -68,7 +68,9 @@ void profile_fold_add(struct profile_fold *fold, const struct symtab *tab, const
 
     /* The marks keep interrupts-off and in-interrupt samples apart from the same chain running normally. */
     uint8_t flags = rec->flags & (PROFILE_REC_IRQS_OFF | PROFILE_REC_IN_IRQ | PROFILE_REC_LET_IN);
+    uint64_t weight = profile_record_weight(rec);
     fold->samples++;
+    fold->weight += weight;
     if (rec->cpu < MAX_CPUS)
         fold->cpu_samples[rec->cpu]++;
     uint32_t slot = chain_hash(leaf, callers, ncallers, flags) & (PROFILE_FOLD_INDEX_SLOTS - 1);
@@ -79,6 +81,7 @@ void profile_fold_add(struct profile_fold *fold, const struct symtab *tab, const
         struct profile_chain *c = &fold->chains[entry - 1];
         if (chain_matches(c, leaf, resolved, callers, ncallers, flags)) {
             c->count++;
+            c->weight += weight;
             c->held_off_us += rec->held_off_us;
             if (resolved) {
                 if (hit.offset < c->min_offset)
@@ -103,6 +106,7 @@ void profile_fold_add(struct profile_fold *fold, const struct symtab *tab, const
         c->callers[i] = callers[i];
     c->ncallers = ncallers;
     c->count = 1;
+    c->weight = weight;
     c->flags = flags;
     c->held_off_us = rec->held_off_us;
     fold->used++;
@@ -110,13 +114,14 @@ void profile_fold_add(struct profile_fold *fold, const struct symtab *tab, const
 }
 
 /* Counts rec's label set (the report's breakdown). */
-static void tally_labels(struct profile_fold *fold, const struct label_set *set)
+static void tally_labels(struct profile_fold *fold, const struct label_set *set, uint64_t weight)
 {
     if (set)
         fold->labelled = true;
     for (uint32_t i = 0; i < fold->nshares; i++) {
         if (fold->shares[i].set == set) {
             fold->shares[i].count++;
+            fold->shares[i].weight += weight;
             return;
         }
     }
@@ -125,7 +130,7 @@ static void tally_labels(struct profile_fold *fold, const struct label_set *set)
      * sets than the pool holds at once, and NULL: a new one always fits. */
     if (fold->nshares < LABEL_TABLE_SETS + 1) {
         label_hold(set);
-        fold->shares[fold->nshares++] = (struct profile_label_share){ set, 1 };
+        fold->shares[fold->nshares++] = (struct profile_label_share){ set, 1, weight };
     }
 }
 
@@ -139,7 +144,7 @@ static void take_into_fold(void *arg, const struct profile_record *rec)
 {
     struct fold_take *into = arg;
     profile_fold_add(into->fold, into->tab, rec);
-    tally_labels(into->fold, rec->labels);
+    tally_labels(into->fold, rec->labels, profile_record_weight(rec));
 }
 
 void profile_fold_drain(struct profile_fold *fold, struct profile_run *run, const struct profile_filter *filter,

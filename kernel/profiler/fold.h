@@ -30,6 +30,7 @@ struct profile_chain {
     uint64_t callers[PROFILE_CHAIN_CALLERS]; /* exact return addresses, innermost first */
     uint32_t ncallers;
     uint32_t count;
+    uint64_t weight;       /* the periods its samples stand for, summed: what its percentage is of */
     uint8_t flags;         /* PROFILE_REC_IRQS_OFF, _IN_IRQ, _LET_IN: part of the chain's identity */
     uint64_t held_off_us;  /* let-in chains: summed over their samples */
 };
@@ -39,6 +40,7 @@ struct profile_chain {
 struct profile_label_share {
     const struct label_set *set;
     uint32_t count;
+    uint64_t weight;
 };
 
 struct profile_fold {
@@ -46,6 +48,7 @@ struct profile_fold {
     uint8_t index[PROFILE_FOLD_INDEX_SLOTS];
     uint32_t used;
     uint64_t samples;     /* every sample folded, tracked or not */
+    uint64_t weight;      /* their periods summed (profile_record_weight): the whole the percentages are of */
     uint64_t not_tracked; /* samples of chains that found the table full */
     struct profile_label_share shares[LABEL_TABLE_SETS + 1]; /* first-seen order */
     uint32_t nshares;
@@ -53,6 +56,12 @@ struct profile_fold {
     uint64_t labels_dropped; /* label sets the pool refused (full) during the window: the report says so */
     uint32_t cpu_samples[MAX_CPUS]; /* samples folded per CPU */
 };
+
+/* What a record weighs in the fold: its period, in the run's unit (1 when the record does not say). */
+static inline uint64_t profile_record_weight(const struct profile_record *rec)
+{
+    return rec->period ? rec->period : 1;
+}
 
 /* Task context: the table is allocated on the heap (zeroed), NULL when out of memory; destroying it gives
  * back its references to label sets. */

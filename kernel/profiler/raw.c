@@ -12,6 +12,50 @@
 #include "kernel/lib/parse.h"
 #include "kernel/lib/string.h"
 
+/* ---- units and marks ------------------------------------------------------------------------------- */
+
+const char *profile_unit_word(enum profile_unit unit)
+{
+    return unit == PROFILE_UNIT_CYCLES ? "cycles" : "ns";
+}
+
+enum profile_unit profile_run_unit(const struct profile_run *run)
+{
+    return run->tick_reason ? PROFILE_UNIT_NS : PROFILE_UNIT_CYCLES;
+}
+
+uint64_t profile_run_period(const struct profile_run *run)
+{
+    return run->tick_reason ? run->period_ns : run->period_cycles;
+}
+
+/* The context marks a sample line carries, in this order; let-in carries how long the tick was held off. */
+static const struct {
+    const char *word;
+    uint8_t flag;
+} context_marks[] = {
+    { "irqs-off", PROFILE_REC_IRQS_OFF },
+    { "in-irq", PROFILE_REC_IN_IRQ },
+    { "let-in=", PROFILE_REC_LET_IN },
+};
+
+static void put_context(struct field_writer *w, uint8_t flags, uint32_t held_off_us)
+{
+    bool any = false;
+    for (unsigned i = 0; i < sizeof context_marks / sizeof context_marks[0]; i++) {
+        if (!(flags & context_marks[i].flag))
+            continue;
+        if (any)
+            field_put_str(w, ",");
+        field_put_str(w, context_marks[i].word);
+        if (context_marks[i].flag == PROFILE_REC_LET_IN)
+            field_put_u64(w, held_off_us);
+        any = true;
+    }
+    if (!any)
+        field_put_str(w, "-");
+}
+
 /* ---- writing ---------------------------------------------------------------------------------------- */
 
 size_t profile_raw_format_header(const struct profile_raw_header *h, char *buf, size_t cap)
@@ -24,8 +68,10 @@ size_t profile_raw_format_header(const struct profile_raw_header *h, char *buf, 
     field_put_u64(&w, PROFILE_RAW_VERSION);
     field_put_str(&w, " source=");
     field_put_str(&w, h->source);
-    field_put_str(&w, " period_ns=");
-    field_put_u64(&w, h->period_ns);
+    field_put_str(&w, " period=");
+    field_put_u64(&w, h->period);
+    field_put_str(&w, " unit=");
+    field_put_str(&w, profile_unit_word(h->unit));
     field_put_str(&w, " window_ms=");
     field_put_u64(&w, h->window_ms);
     field_put_str(&w, " cpus=");
@@ -71,6 +117,10 @@ size_t profile_raw_format_sample(const struct profile_raw_sample *s, char *buf, 
         field_put_str(&w, "=");
         field_put_str(&w, p->value);
     }
+    field_put_str(&w, " ");
+    field_put_u64(&w, s->period);
+    field_put_str(&w, " ");
+    put_context(&w, s->flags, s->held_off_us);
     for (unsigned i = 0; i < s->nframes; i++) {
         field_put_str(&w, " ");
         field_put_hex(&w, s->frames[i]);
@@ -159,6 +209,51 @@ static bool read_labels(struct field_cursor *c, struct label_set *set, uint64_t 
     }
 }
 
+/* "-", or the context marks of context_marks, each at most once and in its order, comma-separated; let-in
+ * with its microseconds, which end the word since it is the last. */
+static bool read_context(struct field_cursor *c, uint8_t *flags, uint32_t *held_off_us)
+{
+    char word[PROFILE_RAW_CONTEXT_MAX + 1];
+    *flags = 0;
+    *held_off_us = 0;
+    if (!field_word(c, word, PROFILE_RAW_CONTEXT_MAX))
+        return false;
+    if (strcmp(word, "-") == 0)
+        return true;
+    const char *p = word, *end = word + strlen(word);
+    for (unsigned i = 0; i < sizeof context_marks / sizeof context_marks[0]; i++) {
+        size_t n = strlen(context_marks[i].word);
+        if ((size_t)(end - p) < n || memcmp(p, context_marks[i].word, n) != 0)
+            continue;
+        p += n;
+        *flags |= context_marks[i].flag;
+        if (context_marks[i].flag == PROFILE_REC_LET_IN) {
+            struct field_cursor number = { p, end };
+            if (!field_u32(&number, held_off_us))
+                return false;
+            p = number.p;
+        }
+        if (p == end)
+            return true;
+        if (*p != ',')
+            return false;
+        p++;
+    }
+    return false;
+}
+
+bool profile_unit_from_word(const char *word, enum profile_unit *unit)
+{
+    *unit = strcmp(word, "cycles") == 0 ? PROFILE_UNIT_CYCLES : PROFILE_UNIT_NS;
+    return *unit == PROFILE_UNIT_CYCLES || strcmp(word, "ns") == 0;
+}
+
+static bool read_unit(struct field_cursor *c, enum profile_unit *unit)
+{
+    char word[8];
+    return field_word(c, word, sizeof word - 1) && profile_unit_from_word(word, unit);
+}
+
 bool profile_raw_parse_header(const char *line, size_t len, struct profile_raw_header *out)
 {
     struct field_cursor c;
@@ -166,8 +261,9 @@ bool profile_raw_parse_header(const char *line, size_t len, struct profile_raw_h
     memset(out, 0, sizeof *out);
     if (!field_open(&c, line, len, true) || !field_literal(&c, "# kprof raw v") || !field_u64(&c, UINT32_MAX, &version) ||
         version != PROFILE_RAW_VERSION || !field_literal(&c, " source=") ||
-        !field_word(&c, out->source, PROFILE_RAW_SOURCE_MAX - 1) || !field_literal(&c, " period_ns=") ||
-        !field_u64(&c, UINT64_MAX, &out->period_ns) || !field_literal(&c, " window_ms=") ||
+        !field_word(&c, out->source, PROFILE_RAW_SOURCE_MAX - 1) || !field_literal(&c, " period=") ||
+        !field_u64(&c, UINT64_MAX, &out->period) || !field_literal(&c, " unit=") ||
+        !read_unit(&c, &out->unit) || !field_literal(&c, " window_ms=") ||
         !field_u32(&c, &out->window_ms) || !field_literal(&c, " cpus=") || !field_u32(&c, &out->cpus) ||
         !field_literal(&c, " build_id="))
         return false;
@@ -187,7 +283,8 @@ bool profile_raw_parse_sample(const char *line, size_t len, struct profile_raw_s
     memset(out, 0, sizeof *out);
     if (!field_open(&c, line, len, true) || !field_literal(&c, "s ") || !field_u32(&c, &out->cpu) || !field_literal(&c, " ") ||
         !field_u32(&c, &out->pid) || !field_literal(&c, " ") || !field_i64(&c, &out->time_ns) || !field_literal(&c, " ") ||
-        !read_labels(&c, &out->labels, &out->span))
+        !read_labels(&c, &out->labels, &out->span) || !field_literal(&c, " ") || !field_u32(&c, &out->period) ||
+        !field_literal(&c, " ") || !read_context(&c, &out->flags, &out->held_off_us))
         return false;
     while (!field_at_end(&c)) {
         if (out->nframes == PROFILE_MAX_FRAMES || !field_literal(&c, " ") || !field_hex(&c, &out->frames[out->nframes]))
@@ -256,6 +353,9 @@ size_t profile_raw_record_line(const struct profile_record *rec, char *line, siz
     if (rec->labels)
         s.labels = *rec->labels;
     s.span = rec->span;
+    s.period = rec->period;
+    s.flags = rec->flags & (PROFILE_REC_IRQS_OFF | PROFILE_REC_IN_IRQ | PROFILE_REC_LET_IN);
+    s.held_off_us = (s.flags & PROFILE_REC_LET_IN) ? rec->held_off_us : 0;
     s.nframes = rec->nframes > PROFILE_MAX_FRAMES ? PROFILE_MAX_FRAMES : rec->nframes;
     for (unsigned i = 0; i < s.nframes; i++)
         s.frames[i] = rec->frames[i];
@@ -273,7 +373,8 @@ void profile_raw_begin(const struct profile_run *run, const char *build_id, stru
     struct profile_raw_header h;
     memset(&h, 0, sizeof h);
     profile_raw_source_word(run->source_name ? run->source_name : run->source, h.source, sizeof h.source);
-    h.period_ns = run->period_ns;
+    h.period = profile_run_period(run);
+    h.unit = profile_run_unit(run);
     h.window_ms = run->window_ms;
     h.cpus = run->ncpus;
     if (build_id && strlen(build_id) < sizeof h.build_id)

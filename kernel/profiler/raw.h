@@ -5,21 +5,29 @@
  *
  * A raw profile is a header line, one line per sample, and a trailer line:
  *
- *   # kprof raw v1 source=tick period_ns=10000000 window_ms=1003 cpus=4 build_id=9f0c...e1
- *   s 2 17 5123456789 job=a,netload=sink 0xffffffff80012345 0xffffffff80011000 ...
+ *   # kprof raw v2 source=tick period=10000000 unit=ns window_ms=1003 cpus=4 build_id=9f0c...e1
+ *   s 2 17 5123456789 job=a,netload=sink 10000000 - 0xffffffff80012345 0xffffffff80011000 ...
+ *   s 3 9 5123457789 - 10000000 let-in=19400 0xffffffff80013456 ...
  *   # kprof raw end samples=812 dropped=0
  *
  * Header: source is the sample source's name as one word (spaces become '-': "tick",
- * "pmu/nmi-intel-fixed-ctr1"); period_ns the nominal time between two samples on one CPU (10000000 for the
- * 100 Hz tick; the counter's period of cycles converted with cycles_per_ms()); window_ms the measured window;
- * cpus the number of CPUs that were sampling; build_id the lowercase hex of the kernel ELF's GNU build-id note
- * ("none" when the image has none), so a tool can refuse to symbolise against another build.
+ * "pmu/nmi-intel-fixed-ctr1"); period and unit the nominal period in what the source counts: on the counter
+ * its event's cycles (unit=cycles: unhalted core cycles, "every 2100000 cycles"), on the tick nanoseconds
+ * (unit=ns: 10000000 for the 100 Hz tick) -- never a conversion of one into the other stated as exact;
+ * window_ms the measured window; cpus the number of CPUs that were sampling; build_id the lowercase hex of the
+ * kernel ELF's GNU build-id note ("none" when the image has none), so a tool can refuse to symbolise against
+ * another build.
  * Sample: "s", the CPU, the pid (0: no task), the kernel clock when it was taken (time_ns(), nanoseconds since
  * boot, signed decimal), the task's label set and its span as one more pair span=N ("k=v,span=7" sorted by
- * key, or "-"), then the addresses, leaf
+ * key, or "-"), the sample's own period in the header's unit (its weight: a throttled CPU's counter samples
+ * stand for a doubled period; the tick's samples of a counter run are in TSC cycles; 0: unknown, weighs as 1),
+ * its context -- "-", or what the report marks, comma-separated in this order: "irqs-off" (interrupts were
+ * disabled there), "in-irq" (an interrupt handler), "let-in=US" (a tick held off US microseconds by
+ * interrupts-off code, let in just after the instruction that re-enabled them) -- then the addresses, leaf
  * first: frame 0 is the interrupted instruction, the rest return addresses (lowercase hex with 0x, 1 to 8 in
  * all). Trailer: the number of sample lines sent and the samples dropped because a per-CPU ring was full; a
- * receiver that counted a different number of sample lines lost some.
+ * receiver that counted a different number of sample lines lost some. Version 1 (before the period and the
+ * context) had period_ns= in the header and neither field in a sample; the host's readers still take it.
  *
  * Every number is written without leading zeros and every field is separated by exactly one space; the parser
  * accepts only that, and only a line that ends with its newline ("\n", or "\r\n" from a terminal): a line
@@ -36,14 +44,22 @@
 #include "kernel/profiler/run.h"
 #include "kernel/profiler_ring.h"
 
-#define PROFILE_RAW_VERSION 1
+#define PROFILE_RAW_VERSION 2
+#define PROFILE_RAW_CONTEXT_MAX 40 /* "irqs-off,in-irq,let-in=4294967295" and more */
+
+/* The unit of a run's periods: what its source counts. */
+enum profile_unit {
+    PROFILE_UNIT_NS,     /* "ns": the tick */
+    PROFILE_UNIT_CYCLES, /* "cycles": the counter's event */
+};
 #define PROFILE_RAW_LINE_MAX 512   /* longer than the longest line any of the three kinds can be */
 #define PROFILE_RAW_SOURCE_MAX 64  /* the source word and its NUL */
 #define PROFILE_BUILD_ID_MAX 32    /* bytes of build id (sha1 is 20) */
 
 struct profile_raw_header {
     char source[PROFILE_RAW_SOURCE_MAX];          /* 1..63 printable characters, no space */
-    uint64_t period_ns;
+    uint64_t period;                              /* the nominal period, in unit */
+    enum profile_unit unit;
     uint32_t window_ms;
     uint32_t cpus;
     char build_id[2 * PROFILE_BUILD_ID_MAX + 1];  /* lowercase hex of 1..32 bytes, or "" for none */
@@ -55,6 +71,9 @@ struct profile_raw_sample {
     int64_t time_ns;
     struct label_set labels;  /* npairs 0: no labels ("-") */
     uint64_t span;            /* the task's span, 0 for none: written as the pair span=N among the labels */
+    uint32_t period;          /* in the header's unit */
+    uint8_t flags;            /* PROFILE_REC_IRQS_OFF, _IN_IRQ, _LET_IN */
+    uint32_t held_off_us;     /* with PROFILE_REC_LET_IN; 0 otherwise */
     unsigned nframes;         /* 1 .. PROFILE_MAX_FRAMES */
     uint64_t frames[PROFILE_MAX_FRAMES];
 };
@@ -77,6 +96,15 @@ size_t profile_raw_format_trailer(const struct profile_raw_trailer *t, char *buf
 bool profile_raw_parse_header(const char *line, size_t len, struct profile_raw_header *out);
 bool profile_raw_parse_sample(const char *line, size_t len, struct profile_raw_sample *out);
 bool profile_raw_parse_trailer(const char *line, size_t len, struct profile_raw_trailer *out);
+
+/* The unit's header word: "ns" or "cycles". */
+const char *profile_unit_word(enum profile_unit unit);
+/* The unit a header word names; false for anything but "ns" and "cycles". */
+bool profile_unit_from_word(const char *word, enum profile_unit *unit);
+/* A run's unit: cycles on a counter run, ns on a tick run. */
+enum profile_unit profile_run_unit(const struct profile_run *run);
+/* A run's nominal period in its unit. */
+uint64_t profile_run_period(const struct profile_run *run);
 
 /* The source name as one header word into buf: spaces become '-', anything unprintable '?'. */
 void profile_raw_source_word(const char *name, char *buf, size_t cap);

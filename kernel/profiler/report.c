@@ -50,7 +50,7 @@ static void print_marks(struct sink *out, const struct profile_chain *c)
 
 static void print_chain(struct sink *out, const struct symtab *tab, const struct profile_chain *c, uint64_t total)
 {
-    print_percent(out, c->count, total);
+    print_percent(out, c->weight, total);
     sink_printf(out, " %u ", c->count);
     if (!c->name)
         sink_printf(out, "0x%llx", (unsigned long long)c->leaf);
@@ -65,13 +65,14 @@ static void print_chain(struct sink *out, const struct symtab *tab, const struct
         print_caller(out, tab, c->callers[i]);
 }
 
-/* Hottest first; equal counts keep first-seen order (insertion sort is stable, and the table is small). */
+/* Hottest (by weight) first; equal weights keep first-seen order (insertion sort is stable, and the table is
+ * small). */
 static void sort_hottest(const struct profile_fold *fold, uint8_t *order)
 {
     for (uint32_t i = 0; i < fold->used; i++) {
         uint8_t e = (uint8_t)i;
         uint32_t j = i;
-        while (j > 0 && fold->chains[order[j - 1]].count < fold->chains[e].count) {
+        while (j > 0 && fold->chains[order[j - 1]].weight < fold->chains[e].weight) {
             order[j] = order[j - 1];
             j--;
         }
@@ -87,14 +88,16 @@ static void print_chains(struct sink *out, const struct symtab *tab, const struc
 
     uint32_t shown = fold->used < max_chains ? fold->used : max_chains;
     for (uint32_t i = 0; i < shown; i++)
-        print_chain(out, tab, &fold->chains[order[i]], fold->samples);
+        print_chain(out, tab, &fold->chains[order[i]], fold->weight);
 
     if (fold->used > shown) {
-        uint64_t rest = 0;
-        for (uint32_t i = shown; i < fold->used; i++)
+        uint64_t rest = 0, rest_weight = 0;
+        for (uint32_t i = shown; i < fold->used; i++) {
             rest += fold->chains[order[i]].count;
+            rest_weight += fold->chains[order[i]].weight;
+        }
         sink_printf(out, "... %u more chains, %llu samples (", fold->used - shown, (unsigned long long)rest);
-        print_percent(out, rest, fold->samples);
+        print_percent(out, rest_weight, fold->weight);
         sink_puts(out, ")\n");
     }
     if (fold->not_tracked)
@@ -109,7 +112,7 @@ static void print_label_shares(struct sink *out, const struct profile_fold *fold
     _Static_assert(LABEL_TABLE_SETS + 1 <= 256, "share indexes are bytes");
     for (uint32_t i = 0; i < fold->nshares; i++) {
         uint32_t j = i;
-        while (j > 0 && fold->shares[order[j - 1]].count < fold->shares[i].count) {
+        while (j > 0 && fold->shares[order[j - 1]].weight < fold->shares[i].weight) {
             order[j] = order[j - 1];
             j--;
         }
@@ -121,7 +124,7 @@ static void print_label_shares(struct sink *out, const struct profile_fold *fold
         const struct profile_label_share *share = &fold->shares[order[i]];
         if (i)
             sink_puts(out, ", ");
-        print_percent(out, share->count, fold->samples);
+        print_percent(out, share->weight, fold->weight);
         label_set_format(share->set, text, sizeof text);
         sink_printf(out, " (%u) %s", share->count, text);
     }
@@ -156,35 +159,68 @@ static void print_source(struct sink *out, const struct profile_run *run)
         else if (c->source != PROFILER_CPU_ABSENT)
             on_tick++;
     }
-    uint64_t hz = run->period_ns ? 1000000000 / run->period_ns : 0;
+    /* The counter's period is stated in the cycles it counts, never as a rate: it was set from the TSC's rate,
+     * but unhalted core cycles run at the core's clock; the rate as measured has its own line. */
     if (!run->tick_reason && on_tick && on_counter) {
-        sink_printf(out, "source mixed: %s every %llu cycles (~%llu Hz) on %u cpus, tick at %u Hz on %u\n",
-                    run->source, (unsigned long long)run->period_cycles, (unsigned long long)hz, on_counter,
-                    run->tick_hz, on_tick);
+        sink_printf(out, "source mixed: %s every %llu cycles on %u cpus, tick at %u Hz on %u\n", run->source,
+                    (unsigned long long)run->period_cycles, on_counter, run->tick_hz, on_tick);
     } else if (!run->tick_reason && on_tick) {
         sink_printf(out, "source tick at %u Hz (no cpu kept its counter)\n", run->tick_hz);
     } else if (!run->tick_reason) {
-        sink_printf(out, "source %s every %llu cycles (~%llu Hz)\n", run->source,
-                    (unsigned long long)run->period_cycles, (unsigned long long)hz);
+        sink_printf(out, "source %s every %llu cycles\n", run->source, (unsigned long long)run->period_cycles);
     } else {
         sink_printf(out, "source tick at %u Hz (%s)\n", run->tick_hz, run->tick_reason);
     }
 }
 
-/* "per cpu: 0:1380 1:1391 2:1370/12 3:1380": samples, and drops after a '/' where there were any, wrapped
- * so 64 CPUs still fit a screen; a CPU whose source is not the header's gets it in its own line below. */
+/* "per cpu: 0:1380 1:1391 2:1370/12 3:345 (throttled: every 8400000 cycles)": samples, drops after a '/'
+ * where there were any, and the period of a CPU whose counter was throttled (its samples weigh that much
+ * each), wrapped so 64 CPUs still fit a screen; a CPU whose source is not the header's gets it in its own
+ * line below. */
 static void print_per_cpu(struct sink *out, const struct profile_run *run, const struct profile_fold *fold)
 {
     sink_puts(out, "per cpu:");
     unsigned column = 8;
     for (unsigned cpu = 0; cpu < run->ncpus; cpu++) {
-        char item[40];
+        char item[96];
         uint32_t drops = profile_ring_drops(&run->rings[cpu]);
         size_t n = drops ? ksnprintf(item, sizeof item, " %u:%u/%u", cpu, fold->cpu_samples[cpu], drops)
                          : ksnprintf(item, sizeof item, " %u:%u", cpu, fold->cpu_samples[cpu]);
+        const struct profiler_cpu_run *c = cpu_account(run, cpu);
+        if (c && c->throttled)
+            n += ksnprintf(item + n, sizeof item - n, " (throttled: every %llu cycles)",
+                           (unsigned long long)c->period_cycles);
         if (column + n > 100) {
             sink_puts(out, "\n         ");
             column = 8;
+        }
+        sink_puts(out, item);
+        column += (unsigned)n;
+    }
+    sink_puts(out, "\n");
+}
+
+/* "rate per busy second: 0:1002 1:998 2:- 3:1000": on the counter, each CPU's samples per second of its busy
+ * time (the window less its idle time: the counter counts unhalted cycles), "-" for a CPU that was not on the
+ * counter or never busy; wrapped as the per-CPU line is. */
+static void print_rates(struct sink *out, const struct profile_run *run, const struct profile_fold *fold)
+{
+    if (run->tick_reason || !run->busy_ns)
+        return;
+    sink_puts(out, "rate per busy second:");
+    unsigned column = 21;
+    for (unsigned cpu = 0; cpu < run->ncpus; cpu++) {
+        char item[40];
+        const struct profiler_cpu_run *c = cpu_account(run, cpu);
+        uint64_t busy = run->busy_ns[cpu];
+        size_t n = c && c->source == PROFILER_CPU_COUNTER && busy
+                       ? ksnprintf(item, sizeof item, " %u:%llu", cpu,
+                                   (unsigned long long)(((uint64_t)fold->cpu_samples[cpu] * 1000000000 + busy / 2) /
+                                                        busy))
+                       : ksnprintf(item, sizeof item, " %u:-", cpu);
+        if (column + n > 100) {
+            sink_puts(out, "\n                     ");
+            column = 21;
         }
         sink_puts(out, item);
         column += (unsigned)n;
@@ -296,6 +332,7 @@ int profile_report_print(const struct profile_run *run, const struct profile_fol
                 (unsigned long long)dropped);
     print_source(out, run);
     print_per_cpu(out, run, fold);
+    print_rates(out, run, fold);
     print_cpu_notes(out, run, tab);
 
     if (fold->labelled)

@@ -59,8 +59,10 @@ static size_t format_header(const struct profile_stream_header *h, char *buf, si
     field_put_i64(&w, h->time_ns);
     field_put_str(&w, " source=");
     field_put_str(&w, h->source);
-    field_put_str(&w, " period_ns=");
-    field_put_u64(&w, h->period_ns);
+    field_put_str(&w, " period=");
+    field_put_u64(&w, h->period);
+    field_put_str(&w, " unit=");
+    field_put_str(&w, profile_unit_word(h->unit));
     field_put_str(&w, " cpus=");
     field_put_u64(&w, h->cpus);
     field_put_str(&w, " build_id=");
@@ -121,6 +123,7 @@ bool profile_stream_parse_header(const char *line, size_t len, struct profile_st
     uint64_t version;
     uint64_t samples;
     char build_id[2 * PROFILE_BUILD_ID_MAX + 1];
+    char unit[8];
     if (!field_open(&c, line, len, false) || !field_literal(&c, "# kprof stream v") || !field_u64(&c, UINT32_MAX, &version) ||
         version != PROFILE_STREAM_VERSION || !field_literal(&c, " run=") || !read_run(&c, &out->run) ||
         !field_literal(&c, " seq=") || !field_u64(&c, UINT64_MAX, &out->seq) || !field_literal(&c, " first=") ||
@@ -129,8 +132,9 @@ bool profile_stream_parse_header(const char *line, size_t len, struct profile_st
         !field_u64(&c, UINT64_MAX, &out->ring_dropped) || !field_literal(&c, " unsent=") ||
         !field_u64(&c, UINT64_MAX, &out->unsent) || !field_literal(&c, " time_ns=") || !field_i64(&c, &out->time_ns) ||
         !field_literal(&c, " source=") || !field_word(&c, out->source, PROFILE_RAW_SOURCE_MAX - 1) ||
-        !field_word_valid(out->source, PROFILE_RAW_SOURCE_MAX - 1) || !field_literal(&c, " period_ns=") ||
-        !field_u64(&c, UINT64_MAX, &out->period_ns) || !field_literal(&c, " cpus=") || !field_u32(&c, &out->cpus) ||
+        !field_word_valid(out->source, PROFILE_RAW_SOURCE_MAX - 1) || !field_literal(&c, " period=") ||
+        !field_u64(&c, UINT64_MAX, &out->period) || !field_literal(&c, " unit=") ||
+        !field_word(&c, unit, sizeof unit - 1) || !profile_unit_from_word(unit, &out->unit) || !field_literal(&c, " cpus=") || !field_u32(&c, &out->cpus) ||
         !field_literal(&c, " build_id=") || !field_word(&c, build_id, 2 * PROFILE_BUILD_ID_MAX) || c.p != c.end)
         return false;
     out->samples = (uint32_t)samples;
@@ -213,7 +217,8 @@ void profile_streamer_init(struct profile_streamer *s, uint32_t run_id, const st
     s->fixed.run = run_id;
     profile_raw_source_word(run->source_name ? run->source_name : run->source, s->fixed.source,
                             sizeof s->fixed.source);
-    s->fixed.period_ns = run->period_ns;
+    s->fixed.period = profile_run_period(run);
+    s->fixed.unit = profile_run_unit(run);
     s->fixed.cpus = run->ncpus;
     if (build_id && field_hex_id_valid(build_id, PROFILE_BUILD_ID_MAX))
         strlcpy(s->fixed.build_id, build_id, sizeof s->fixed.build_id);

@@ -7,10 +7,10 @@
  *
  * Every datagram is at most PROFILE_STREAM_DATAGRAM_MAX bytes (one Ethernet frame's UDP payload: no IP
  * fragments) of complete text lines. A data datagram is a header line and then exactly `samples` sample lines
- * of the raw format (kernel/profiler/raw.h, "s <cpu> <pid> <time_ns> <labels> <frames...>"):
+ * of the raw format (kernel/profiler/raw.h, "s <cpu> <pid> <time_ns> <labels> <period> <context> <frames...>"):
  *
- *   # kprof stream v1 run=1f2e3d4c seq=17 first=850 samples=9 ring_dropped=0 unsent=0 time_ns=5123456789 source=tick period_ns=1000000 cpus=4 build_id=9f0c...e1
- *   s 2 17 5123400000 job=a 0xffffffff80012345 0xffffffff80011000
+ *   # kprof stream v2 run=1f2e3d4c seq=17 first=850 samples=9 ring_dropped=0 unsent=0 time_ns=5123456789 source=tick period=1000000 unit=ns cpus=4 build_id=9f0c...e1
+ *   s 2 17 5123400000 job=a 1000000 - 0xffffffff80012345 0xffffffff80011000
  *   ...
  *
  *   run           8 lowercase hex digits, random per stream: a receiver tells two streams apart by it
@@ -22,8 +22,9 @@
  *   unsent        samples drained but never sent because their datagram's send failed (their indexes are a
  *                 gap too), since the run began
  *   time_ns       the kernel clock (time_ns(), signed) when the datagram was begun
- *   source, period_ns, cpus, build_id   as in the raw header: the sample source's word, the nominal time
- *                 between two samples on one CPU, the CPUs sampling, the kernel ELF's build id or "none"
+ *   source, period, unit, cpus, build_id   as in the raw header: the sample source's word, the nominal period
+ *                 in what the source counts (cycles or ns), the CPUs sampling, the kernel ELF's build id or
+ *                 "none"; version 1 had period_ns= and samples without their period and context
  *
  * The last datagram of a run, sent PROFILE_STREAM_END_COPIES times (the receiver drops repeats by run+seq,
  * the copies having the same seq), is the one line
@@ -48,7 +49,7 @@
 #include "kernel/profiler/raw.h"
 #include "kernel/profiler/run.h"
 
-#define PROFILE_STREAM_VERSION 1
+#define PROFILE_STREAM_VERSION 2
 #define PROFILE_STREAM_DATAGRAM_MAX 1472   /* NET_UDP_MAX: a datagram never needs IP fragments */
 #define PROFILE_STREAM_HEARTBEAT_MS 1000   /* a datagram at least this often, samples or not */
 #define PROFILE_STREAM_END_COPIES 3
@@ -72,7 +73,8 @@ struct profile_stream_header {
     uint64_t unsent;
     int64_t time_ns;
     char source[PROFILE_RAW_SOURCE_MAX];         /* 1..63 printable characters, no space */
-    uint64_t period_ns;
+    uint64_t period;                             /* the nominal period, in unit */
+    enum profile_unit unit;
     uint32_t cpus;
     char build_id[2 * PROFILE_BUILD_ID_MAX + 1]; /* lowercase hex, "" for none */
 };
@@ -119,7 +121,7 @@ typedef bool (*profile_stream_send_fn)(void *arg, const char *data, size_t len);
 /* One stream's state on the sending side. Written only by the task that runs the stream; the figures are
  * read by `profile stream` for its status line, a word at a time. */
 struct profile_streamer {
-    struct profile_stream_header fixed;  /* run, source, period_ns, cpus, build_id: the same in every datagram */
+    struct profile_stream_header fixed;  /* run, source, period, unit, cpus, build_id: the same in every datagram */
     profile_stream_send_fn send;
     void *send_arg;
     /* the accounting, cumulative over the run */

@@ -110,11 +110,15 @@ static void round_trip_fields(const uint8_t *data, size_t size)
         s.labels.pairs[j] = p;
         s.labels.npairs++;
     }
+    s.period = (uint32_t)take(&b, 4);
+    s.flags = (uint8_t)(take(&b, 1) & (PROFILE_REC_IRQS_OFF | PROFILE_REC_IN_IRQ | PROFILE_REC_LET_IN));
+    s.held_off_us = (s.flags & PROFILE_REC_LET_IN) ? (uint32_t)take(&b, 4) : 0;
     size_t len = profile_raw_format_sample(&s, line, sizeof line);
     CHECK(len > 0 && len < sizeof line && line[len - 1] == '\n' && strlen(line) == len);
     CHECK(profile_raw_parse_sample(line, len, &back));
     CHECK(back.cpu == s.cpu && back.pid == s.pid && back.time_ns == s.time_ns && back.nframes == s.nframes);
     CHECK(memcmp(back.frames, s.frames, sizeof s.frames) == 0);
+    CHECK(back.period == s.period && back.flags == s.flags && back.held_off_us == s.held_off_us);
     CHECK(back.labels.npairs == s.labels.npairs);
     for (unsigned i = 0; i < s.labels.npairs; i++)
         CHECK(strcmp(back.labels.pairs[i].key, s.labels.pairs[i].key) == 0 &&
@@ -123,7 +127,8 @@ static void round_trip_fields(const uint8_t *data, size_t size)
     struct profile_raw_header h, hback;
     memset(&h, 0, sizeof h);
     take_word(&b, source_chars, PROFILE_RAW_SOURCE_MAX - 1, h.source);
-    h.period_ns = take(&b, 8);
+    h.period = take(&b, 8);
+    h.unit = take(&b, 1) & 1 ? PROFILE_UNIT_CYCLES : PROFILE_UNIT_NS;
     h.window_ms = (uint32_t)take(&b, 4);
     h.cpus = (uint32_t)take(&b, 4);
     size_t id_bytes = take(&b, 1) % (PROFILE_BUILD_ID_MAX + 1);
@@ -133,7 +138,7 @@ static void round_trip_fields(const uint8_t *data, size_t size)
     CHECK(len > 0 && line[len - 1] == '\n' && strlen(line) == len);
     CHECK(profile_raw_parse_header(line, len, &hback));
     CHECK(strcmp(hback.source, h.source) == 0 && strcmp(hback.build_id, h.build_id) == 0);
-    CHECK(hback.period_ns == h.period_ns && hback.window_ms == h.window_ms && hback.cpus == h.cpus);
+    CHECK(hback.period == h.period && hback.unit == h.unit && hback.window_ms == h.window_ms && hback.cpus == h.cpus);
 
     struct profile_raw_trailer t = { take(&b, 8), take(&b, 8) }, tback;
     len = profile_raw_format_trailer(&t, line, sizeof line);

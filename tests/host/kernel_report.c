@@ -20,9 +20,10 @@
  *                                what CPU N's stopped counter showed (flags 0/1; VALUE hex or #GP; '_' in a
  *                                register's name stands for a space)
  *   site WORD|-                  what irq_enable_before() answers for every pc ("sti", "popf", - for none)
- *   rec CPU PID RUN LABEL FLAGS HELD_US F...
+ *   busy NS...                   each CPU's busy time in the window (run->busy_ns), one per CPU of the case
+ *   rec CPU PID RUN LABEL FLAGS HELD_US PERIOD F...
  *                                one record (LABEL: a label ID or -; FLAGS: PROFILE_REC_* in decimal; HELD_US:
- *                                held_off_us; F: hex frames, leaf first)
+ *                                held_off_us; PERIOD: its period, its weight; F: hex frames, leaf first)
  *   report CHAINS PID|- K=V|-    the report of the case's records (consuming them), with the filters
  *   raw BUILD_ID                 the raw form of the case's records (consuming them)
  */
@@ -186,6 +187,22 @@ static void do_snap(char *args, const char *line)
     }
 }
 
+static uint64_t busy[NCPUS];
+
+static void do_busy(char *args, const char *line)
+{
+    char *save = NULL;
+    unsigned n = 0;
+    for (char *w = strtok_r(args, " \n", &save); w; w = strtok_r(NULL, " \n", &save)) {
+        if (n == NCPUS)
+            die("too many busy times", line);
+        busy[n++] = strtoull(w, NULL, 10);
+    }
+    if (n != run.ncpus)
+        die("a busy time per cpu", line);
+    run.busy_ns = busy;
+}
+
 static void do_site(char *args)
 {
     snprintf(site, sizeof site, "%s", args);
@@ -196,14 +213,14 @@ static void do_site(char *args)
 static void do_rec(char *args, const char *line)
 {
     char *save = NULL;
-    char *word[6 + PROFILE_MAX_FRAMES + 1];
+    char *word[7 + PROFILE_MAX_FRAMES + 1];
     unsigned n = 0;
     for (char *w = strtok_r(args, " \n", &save); w; w = strtok_r(NULL, " \n", &save)) {
         if (n == sizeof word / sizeof word[0])
             die("too many fields", line);
         word[n++] = w;
     }
-    if (n < 7)
+    if (n < 8)
         die("short rec", line);
     unsigned cpu = (unsigned)strtoul(word[0], NULL, 10);
     if (cpu >= run.ncpus)
@@ -218,9 +235,10 @@ static void do_rec(char *args, const char *line)
     rec->labels = strcmp(word[3], "-") == 0 ? NULL : label_sets[strtoul(word[3], NULL, 10) % MAX_LABELS];
     rec->flags = (uint8_t)strtoul(word[4], NULL, 10);
     rec->held_off_us = (uint32_t)strtoul(word[5], NULL, 10);
-    rec->nframes = (uint8_t)(n - 6);
-    for (unsigned i = 6; i < n; i++)
-        rec->frames[i - 6] = (uintptr_t)strtoull(word[i], NULL, 16);
+    rec->period = (uint32_t)strtoul(word[6], NULL, 10);
+    rec->nframes = (uint8_t)(n - 7);
+    for (unsigned i = 7; i < n; i++)
+        rec->frames[i - 7] = (uintptr_t)strtoull(word[i], NULL, 16);
     profile_ring_commit(&rings[cpu]);
 }
 
@@ -295,6 +313,8 @@ int main(void)
             do_cpu(args, line);
         } else if (strncmp(line, "snap ", 5) == 0) {
             do_snap(args, line);
+        } else if (strncmp(line, "busy ", 5) == 0) {
+            do_busy(args, line);
         } else if (strncmp(line, "site ", 5) == 0) {
             do_site(args);
         } else if (strncmp(line, "rec ", 4) == 0) {

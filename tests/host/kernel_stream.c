@@ -3,9 +3,13 @@
  * against the datagrams the kernel really builds. Built on the host by that test, against tests/unit/fake_hal.c.
  *
  * Reads commands from standard input, one per line:
- *   init RUN CPUS PERIOD_NS BUILD_ID|- SOURCE   begins a stream (RUN hex) of a run on CPUS CPUs
+ *   init RUN CPUS PERIOD BUILD_ID|- SOURCE      begins a stream (RUN hex) of a run on CPUS CPUs: a tick run
+ *                                              (PERIOD in ns) when SOURCE is "tick", else a counter run
+ *                                              (PERIOD in cycles)
  *   label ID K=V[,K=V...]                      interns a label set under the number ID
- *   rec NOW CPU PID TIME LABEL|- F...          packs one record at kernel time NOW (LABEL: an ID or -; F hex)
+ *   rec NOW CPU PID TIME LABEL|- FLAGS HELD_US PERIOD F...
+ *                                              packs one record at kernel time NOW (LABEL: an ID or -; FLAGS:
+ *                                              PROFILE_REC_* in decimal; F hex)
  *   dropped N                                  the rings' drop count, as the drain reads it
  *   fail N                                     the next N sends fail
  *   flush NOW | heartbeat NOW                  profile_streamer_flush / _heartbeat
@@ -73,11 +77,15 @@ int main(void)
         if (strcmp(word, "init") == 0) {
             uint32_t id = (uint32_t)strtoul(strtok(NULL, " "), NULL, 16);
             run.ncpus = (unsigned)strtoul(strtok(NULL, " "), NULL, 10);
-            run.period_ns = strtoull(strtok(NULL, " "), NULL, 10);
+            uint64_t period = strtoull(strtok(NULL, " "), NULL, 10);
             char *build_id = strtok(NULL, " ");
             static char source[64];
             snprintf(source, sizeof source, "%s", strtok(NULL, ""));
             run.source = run.source_name = source;
+            bool tick = strcmp(source, "tick") == 0;
+            run.tick_reason = tick ? "a synthetic run" : NULL;
+            run.period_ns = tick ? period : 0;
+            run.period_cycles = tick ? 0 : period;
             profile_streamer_init(&s, id, &run, strcmp(build_id, "-") ? build_id : "", send_out, NULL, 0);
         } else if (strcmp(word, "label") == 0) {
             unsigned id = (unsigned)strtoul(strtok(NULL, " "), NULL, 10);
@@ -94,6 +102,9 @@ int main(void)
             rec.time_ns = strtoll(strtok(NULL, " "), NULL, 10);
             char *label = strtok(NULL, " ");
             rec.labels = strcmp(label, "-") ? label_ids[strtoul(label, NULL, 10) % LABEL_IDS] : NULL;
+            rec.flags = (uint8_t)strtoul(strtok(NULL, " "), NULL, 10);
+            rec.held_off_us = (uint32_t)strtoul(strtok(NULL, " "), NULL, 10);
+            rec.period = (uint32_t)strtoul(strtok(NULL, " "), NULL, 10);
             for (char *f = strtok(NULL, " "); f && rec.nframes < PROFILE_MAX_FRAMES; f = strtok(NULL, " "))
                 rec.frames[rec.nframes++] = (uintptr_t)strtoull(f, NULL, 16);
             profile_streamer_add(&s, &rec, now);

@@ -213,7 +213,7 @@ def test_empty_reports_say_why(tab):
     counter = kp.RunInfo(1, 1000, 4, "pmu/nmi intel fixed-ctr1", None, 100, 1000000, 2100000,
                          cpus=[kp.CpuAccount(1, kp.CPU_COUNTER) for _ in range(4)])
     assert report(tab, [], run=counter).split("\n")[1:5] == [
-        "0 samples on 0 cpus, 0 dropped, source pmu/nmi intel fixed-ctr1 every 2100000 cycles (~1000 Hz)",
+        "0 samples on 0 cpus, 0 dropped, source pmu/nmi intel fixed-ctr1 every 2100000 cycles",
         "per cpu: 0:0 1:0 2:0 3:0", "no samples: nothing was sampled in the window",
         "idle CPUs contribute nothing on the counter: it counts unhalted cycles"]
 
@@ -266,14 +266,18 @@ def random_case(rng, syms, text_end, run, ncpus=4):
     pool = [[random_address(rng, syms, text_end) for _ in range(rng.randint(1, kp.MAX_FRAMES))]
             for _ in range(rng.choice([3, 20, 150]))]
     marked = rng.random() < 0.5      # half the cases carry interrupts-off, in-interrupt and let-in records
+    weighted = rng.random() < 0.5
     recs = []
     for _ in range(rng.randint(0, 600)):
         frames = rng.choice(pool) if rng.random() < 0.8 else \
             [random_address(rng, syms, text_end) for _ in range(rng.randint(1, kp.MAX_FRAMES))]
         flags = rng.choice([0, 0, 0, 1, 2, 3, 4, 5, 7, 8]) if marked else 0   # 8: no flag the fold keeps
         held = rng.choice([0, 1, 99, 150, 9800, 12345678]) if flags & kp.REC_LET_IN else rng.choice([0, 0, 7])
+        # half the cases weigh their records by the period they were taken at: a throttled CPU's doubled ones,
+        # the tick's in a counter run, a record that does not say (0, weighs 1)
+        period = rng.choice([2100000, 2100000, 2100000, 4200000, 134400000, 10000000, 0]) if weighted else 0
         recs.append((rng.randrange(ncpus), rng.choice([1, 2, 3]), run if rng.random() < 0.95 else run - 1,
-                     rng.choice([None, None, 0, 1, 2]), tuple(frames), flags, held))
+                     rng.choice([None, None, 0, 1, 2]), tuple(frames), flags, held, period))
     return recs
 
 
@@ -322,16 +326,22 @@ def random_run(rng, syms, run, window_ms, ncpus=4, counter=None):
             lines.append("snap %d %s %s" % (cpu, " ".join("1" if b else "0" for b in bits),
                                            " ".join("%s=%s" % (n, "#GP" if f else "%x" % v) for n, v, f in regs)))
         accounts.append(c)
+    busy = None
+    if rng.random() < 0.6:
+        # each CPU's busy time: the whole window, part of it, none (never busy), or an odd figure
+        busy = [rng.choice([window_ms * 1000000 or 1000000000, window_ms * 400000 or 7654321, 123456789, 0])
+                for _ in range(ncpus)]
+        lines.append("busy " + " ".join("%d" % b for b in busy))
     info = kp.RunInfo(run, window_ms, ncpus, source, reason, hz, period, cycles, None, accounts,
-                      irq_enable_site=lambda pc: site)
+                      irq_enable_site=lambda pc: site, busy_ns=busy)
     return info, lines
 
 
 def case_lines(recs):
     out = []
-    for cpu, pid, r, label, frames, flags, held in recs:
-        out.append("rec %d %d %d %s %d %d %s" % (cpu, pid, r, "-" if label is None else label, flags, held,
-                                                 " ".join("%x" % f for f in frames)))
+    for cpu, pid, r, label, frames, flags, held, *period in recs:
+        out.append("rec %d %d %d %s %d %d %d %s" % (cpu, pid, r, "-" if label is None else label, flags, held,
+                                                    period[0] if period else 0, " ".join("%x" % f for f in frames)))
     return out
 
 
@@ -341,8 +351,8 @@ def python_side(recs, run, capacity=1024, ncpus=4):
     per_cpu = {c: [r for r in recs if r[0] == c] for c in range(ncpus)}
     kept = [r for c in range(ncpus) for r in per_cpu[c][:capacity] if r[2] == run]
     drops = [max(0, len(per_cpu[c]) - capacity) for c in range(ncpus)]
-    return [kp.Sample(c, pid, 0, () if lab is None else LABEL_SETS[lab], f, flags, held)
-            for c, pid, _, lab, f, flags, held in kept], drops
+    return [kp.Sample(c, pid, 0, () if lab is None else LABEL_SETS[lab], f, flags, held, period[0] if period else 0)
+            for c, pid, _, lab, f, flags, held, *period in kept], drops
 
 
 def test_report_is_the_kernels_on_random_runs(kernel_report):
@@ -387,9 +397,11 @@ def test_report_is_the_kernels_on_random_runs(kernel_report):
                     r"(?m)^no samples", r"(?m)^idle CPUs", r"\+0x[0-9a-f]+\.\.0x", r"<- 0x",
                     r"(?m)^\d+ samples on \d+ cpus, \d+ dropped, source mixed: ",
                     r"(?m)^\d+ samples on \d+ cpus, \d+ dropped, source tick at \d+ Hz \(no cpu kept its counter\)$",
-                    r"(?m)^\d+ samples on \d+ cpus, \d+ dropped, source pmu/nmi \S+ \S+ every \d+ cycles \(~\d+ Hz\)$",
+                    r"(?m)^\d+ samples on \d+ cpus, \d+ dropped, source pmu/nmi \S+ \S+ every \d+ cycles$",
+                    r"(?m)^rate per busy second: 0:\d+ .*\d:-", r"(?m)^rate per busy second: .{60,}\n {21} \d+:",
                     r"(?m)^\d+ samples on \d+ cpus, [1-9]\d* dropped, source tick at \d+ Hz \(",
                     r"(?m)^per cpu: 0:\d+/\d+ ", r"(?m)^per cpu: .{80,}\n {9} \d+:\d+/\d+",
+                    r"(?m)^per cpu: .* \d+:\d+(/\d+)? \(throttled: every \d+ cycles\)",
                     r"(?m)^cpu \d: tick \(arm faulted\)$",
                     r"(?m)^cpu \d: tick \(counter stopped\)$", r"(?m)^cpu \d: its counter stopped interrupting .*#GP",
                     r"(?m)^        counting (on|off), pmi .*, not nmi$", r"(?m)^cpu \d: throttled: ",
@@ -409,20 +421,31 @@ def test_a_kept_report_cut_to_fewer_chains_is_the_report_with_fewer(tab):
     rng = random.Random(11)
     syms, text_start, text_end = random_symbols(rng)
     tab = kp.Symtab(syms, text_start, text_end)
-    tried = 0
+    tried = weighted_cuts = 0
     for i in range(60):
         info, _ = random_run(rng, syms, 3, 1000)
         samples, info.drops = python_side(random_case(rng, syms, text_end, 3), 3)
         fold, _ = kp.fold_samples(samples, tab)
         base = rng.choice([8, 50, 128])
         kept = "\n".join(kp.report_lines(info, fold, base)) + "\n"
+        uniform = len({kp.sample_weight(s) for s in samples}) <= 1
         for chains in (1, 2, 7, base, 128):
             want = "\n".join(kp.report_lines(info, fold, min(chains, base))) + "\n"
             got, note = kp.cut_report(kept, chains)
-            assert got == want, (i, base, chains)
-            assert (note is not None) == (chains > base and len(fold.chains) > base), (i, base, chains)
-            tried += chains < min(base, len(fold.chains))
-    assert tried > 50
+            cut = chains < min(base, len(fold.chains))
+            if uniform or not cut:
+                assert got == want, (i, base, chains)
+                assert (note is not None) == (chains > base and len(fold.chains) > base), (i, base, chains)
+            else:
+                # weighed differently: all but the share of the cut chains is exact, and the note says so
+                g, w = got.rstrip("\n").split("\n"), want.rstrip("\n").split("\n")
+                k = next(j for j, line in enumerate(w) if line.startswith("... "))
+                assert g[:k] == w[:k] and g[k + 1:] == w[k + 1:], (i, base, chains)
+                assert g[k].split(" (")[0] == w[k].split(" (")[0], (i, base, chains)
+                assert "weighed differently" in note
+                weighted_cuts += 1
+            tried += cut
+    assert tried > 50 and weighted_cuts > 10
 
 
 def test_kernel_raw_output_parses_back_to_its_records(kernel_report):
@@ -431,14 +454,23 @@ def test_kernel_raw_output_parses_back_to_its_records(kernel_report):
     script = ["sym %x %d %s" % (a, s, n.decode()) for a, s, n in syms] + ["text %x %x" % (text_start, text_end)]
     script += LABEL_DECLS
     recs = random_case(rng, syms, text_end, 3) + [(2, 4, 3, 2, (0xffffffff80001234, 0x1), 0, 0)]
-    script += ["case 3 1003 4 100 10000000 0 pmu/nmi intel fixed-ctr1"] + case_lines(recs) + ["raw 0123456789abcdef"]
+    while not any(r[5] & kp.REC_LET_IN for r in recs) or not any(r[7] for r in recs if len(r) > 7):
+        recs += random_case(rng, syms, text_end, 3)
+    script += ["case 3 1003 4 100 1000000 2100000 pmu/nmi intel fixed-ctr1"] + case_lines(recs) + ["raw 0123456789abcdef"]
     (text,) = kernel_report("\n".join(script) + "\n")
     raw = kp.parse_raw(text)
     samples, drops = python_side(recs, 3)
-    # the raw line carries no marks: the samples parse back without them
-    assert raw.samples == [s._replace(flags=0, held_off_us=0) for s in samples] and raw.dropped == sum(drops)
-    assert (raw.source, raw.period_ns, raw.window_ms, raw.cpus, raw.build_id) == \
-        ("pmu/nmi-intel-fixed-ctr1", 10000000, 1003, 4, "0123456789abcdef")
+    # the raw line carries the period and exactly the marks the report prints: the three flags the fold keeps,
+    # held_off_us with let-in only
+    want = [s._replace(flags=s.flags & kp.REC_FLAGS, held_off_us=s.held_off_us if s.flags & kp.REC_LET_IN else 0)
+            for s in samples]
+    assert raw.samples == want and raw.dropped == sum(drops)
+    assert any(s.flags & kp.REC_LET_IN and s.held_off_us for s in raw.samples)
+    assert any(s.flags == kp.REC_IRQS_OFF | kp.REC_IN_IRQ for s in raw.samples)
+    assert len({s.period for s in raw.samples}) > 2
+    assert (raw.source, raw.period, raw.unit, raw.window_ms, raw.cpus, raw.build_id) == \
+        ("pmu/nmi-intel-fixed-ctr1", 2100000, "cycles", 1003, 4, "0123456789abcdef")
+    assert raw.period_ns is None, "a counter's period is in cycles, never stated as nanoseconds"
     assert raw.text() == text, "the raw writer here is not the kernel's codec"
     assert kp.source_word("pmu/nmi intel fixed-ctr1") == raw.source
 
@@ -450,6 +482,27 @@ GOOD = ("# kprof raw v1 source=tick period_ns=10000000 window_ms=1003 cpus=4 bui
         "s 0 7 1000 job=a 0x1020 0x1144\n"
         "s 3 0 2000 - 0x1600\n"
         "# kprof raw end samples=2 dropped=5\n" % BID)
+
+
+GOOD2 = ("# kprof raw v2 source=pmu/nmi-intel-fixed-ctr1 period=2100000 unit=cycles window_ms=1003 cpus=4 "
+         "build_id=%s\n"
+         "s 0 7 1000 job=a 2100000 irqs-off,in-irq 0x1020 0x1144\n"
+         "s 3 0 2000 - 8400000 - 0x1600\n"
+         "s 1 5 3000 - 10000000 let-in=19400 0x1700\n"
+         "# kprof raw end samples=3 dropped=0\n" % BID)
+
+
+def test_raw_v2_carries_period_and_marks():
+    raw = kp.parse_raw(GOOD2)
+    assert (raw.period, raw.unit, raw.period_ns) == (2100000, "cycles", None)
+    assert raw.samples == [kp.Sample(0, 7, 1000, (("job", "a"),), (0x1020, 0x1144), 3, 0, 2100000),
+                           kp.Sample(3, 0, 2000, (), (0x1600,), 0, 0, 8400000),
+                           kp.Sample(1, 5, 3000, (), (0x1700,), kp.REC_LET_IN, 19400, 10000000)]
+    assert raw.text() == GOOD2, "written back as the kernel writes it"
+    # a v1 profile is still read: no period (it weighs one) and no marks, the period in nanoseconds
+    old = kp.parse_raw(GOOD)
+    assert (old.period, old.unit, old.period_ns) == (10000000, "ns", 10000000)
+    assert [(s.period, s.flags, s.held_off_us) for s in old.samples] == [(0, 0, 0), (0, 0, 0)]
 
 
 def test_raw_parses():
@@ -467,10 +520,19 @@ def test_raw_parses():
     (GOOD[:GOOD.index("s 3")], "truncated: no `# kprof raw end` line after 1 samples"),
     (GOOD[:GOOD.index("s 3") + 9], "truncated: its last line has no newline"),
     (GOOD.replace("s 3 0 2000 - 0x1600\n", ""), "truncated: the end line says 2 samples, 1 arrived"),
-    (GOOD.replace("v1", "v2"), "raw format v2"),
+    (GOOD.replace("v1", "v3"), "raw format v3, this reads v1 and v2"),
+    (GOOD.replace("v1", "v2"), "lacks period, unit"),
+    (GOOD2.replace("unit=cycles", "unit=us"), "unit 'us' is neither ns nor cycles"),
+    (GOOD2.replace(" 2100000 irqs-off,in-irq ", " 2100000 in-irq,irqs-off "), "bad context"),
+    (GOOD2.replace(" 2100000 irqs-off,in-irq ", " 2100000 irqs-off,irqs-off "), "bad context"),
+    (GOOD2.replace("let-in=19400", "let-in=x"), "bad context"),
+    (GOOD2.replace("let-in=19400", "let-in"), "bad context"),
+    (GOOD2.replace(" 2100000 irqs-off,in-irq ", " -1 irqs-off,in-irq "), "bad period"),
+    (GOOD2.replace(" 2100000 irqs-off,in-irq ", " 4294967296 irqs-off,in-irq "), "bad period"),
+    (GOOD2.replace(" 2100000 irqs-off,in-irq ", " "), "not a sample line"),
     (GOOD.replace(" cpus=4", ""), "lacks cpus"),
     (GOOD.replace("build_id=%s" % BID, "build_id=xyz"), "bad build id"),
-    ("junk\n" + GOOD, "not a `# kprof raw v1 ...` header"),
+    ("junk\n" + GOOD, "not a `# kprof raw v2 ...` header"),
     (GOOD.replace("job=a", "job"), "bad label set"),
     (GOOD.replace("s 3 0", "s 4 0"), "cpu 4, but the header says 4 cpus"),
     (GOOD.replace("s 3 0 2000 - 0x1600", "s 3 0 2000 -"), "not a sample line"),

@@ -52,20 +52,23 @@ def pb2():
 
 def header(**over):
     f = dict(run="0a1b2c3d", seq=0, first=0, count=0, ring_dropped=0, unsent=0, time_ns=5, source="tick",
-             period_ns=PERIOD_NS, cpus=CPUS, build_id="ab" * 20)
+             period=PERIOD_NS, cpus=CPUS, build_id="ab" * 20)
     f.update(over)
     return ks.header_line(**f)
 
 
 def test_datagrams_parse_back():
-    smp = [kp.Sample(1, 7, 123, (("job", "a"),), (0x1000, 0x2000)), kp.Sample(3, 0, 130, (), (0x10,))]
+    smp = [kp.Sample(1, 7, 123, (("job", "a"),), (0x1000, 0x2000), kp.REC_IRQS_OFF | kp.REC_IN_IRQ, 0, 2100000),
+           kp.Sample(3, 0, 130, (), (0x10,), kp.REC_LET_IN, 19400, 10000000), kp.Sample(2, 5, 131, (), (0x20,))]
     ((data, first, count),) = ks.pack(smp, 5, lambda f, k: header(first=f, count=k, seq=9, ring_dropped=2,
                                                                     unsent=1, time_ns=140))
-    assert (first, count) == (5, 2)
+    assert (first, count) == (5, 3)
     d = ks.parse_datagram(data)
     assert (d.run, d.seq, d.first, d.ring_dropped, d.unsent, d.time_ns) == ("0a1b2c3d", 9, 5, 2, 1, 140)
-    assert (d.source, d.period_ns, d.cpus, d.build_id) == ("tick", PERIOD_NS, CPUS, "ab" * 20)
+    assert (d.source, d.period, d.unit, d.cpus, d.build_id) == ("tick", PERIOD_NS, "ns", CPUS, "ab" * 20)
     assert d.samples == smp
+    cycles = ks.parse_datagram((header(period=2100000, unit="cycles", source="pmu/nmi-x") + "\n").encode())
+    assert (cycles.period, cycles.unit) == (2100000, "cycles")
     e = ks.parse_datagram((ks.end_line("0a1b2c3d", 10, 100, 2, 1, "time") + "\n").encode())
     assert e == ks.End("0a1b2c3d", 10, 100, 2, 1, "time")
     heartbeat = ks.parse_datagram((header(time_ns=-3) + "\n").encode())
@@ -87,17 +90,20 @@ def test_packing_never_passes_1472_bytes():
 @pytest.mark.parametrize("data, why", [
     (b"", "no newline"),
     (b"# kprof stream v1 run=0a1b2c3d seq=0", "no newline"),
-    (b"# kprof stream v2 run=0a1b2c3d\n", "stream format v2, this reads v1"),
+    (b"# kprof stream v1 run=0a1b2c3d\n", "stream format v1, this reads v2"),
     (b"hello\n", "not a stream datagram"),
     (("#" * 1473).encode(), "a 1473-byte datagram"),
     (b"\xff\n", "not ASCII"),
     ((header(count=1) + "\n").encode(), "the header says 1 samples, 0 sample lines arrived"),
-    ((header() + "\ns 0 1 2 - 0x10\n").encode(), "the header says 0 samples, 1 sample lines arrived"),
-    ((header(count=1) + "\ns 9 1 2 - 0x10\n").encode(), "cpu 9, but the header says 4 cpus"),
-    ((header(count=1) + "\ns 0 1 2 - zz\n").encode(), "bad address"),
+    ((header() + "\ns 0 1 2 - 1 - 0x10\n").encode(), "the header says 0 samples, 1 sample lines arrived"),
+    ((header(count=1) + "\ns 9 1 2 - 1 - 0x10\n").encode(), "cpu 9, but the header says 4 cpus"),
+    ((header(count=1) + "\ns 0 1 2 - 1 - zz\n").encode(), "bad address"),
+    ((header(count=1) + "\ns 0 1 2 - 0x10\n").encode(), "not a sample line"),
+    ((header(count=1) + "\ns 0 1 2 - 1 irqs_off 0x10\n").encode(), "bad context"),
+    ((header(unit="s") + "\n").encode(), "bad unit=s"),
     ((header(run="0A1B2C3D") + "\n").encode(), "bad run=0A1B2C3D"),
     ((header().replace("seq=0", "seq=01") + "\n").encode(), "bad seq=01"),
-    ((header(period_ns=0) + "\n").encode(), "impossible period_ns=0"),
+    ((header(period=0) + "\n").encode(), "impossible period=0"),
     ((header(build_id="xyz") + "\n").encode(), "bad build_id=xyz"),
     ((header().replace(" cpus=4", "") + "\n").encode(), "lacks cpus"),
     ((header() + " seq=1\n").encode(), "seq= twice"),
@@ -112,7 +118,7 @@ def test_broken_datagrams_are_refused(data, why):
 def data(seq, first, n, **over):
     smp = [kp.Sample(0, 1, first + i, (), (0x10,)) for i in range(n)]
     f = dict(run="0a1b2c3d", seq=seq, first=first, ring_dropped=0, unsent=0, time_ns=first + n, source="tick",
-             period_ns=PERIOD_NS, cpus=CPUS, build_id="ab" * 20, samples=smp)
+             period=PERIOD_NS, unit="ns", cpus=CPUS, build_id="ab" * 20, samples=smp)
     f.update(over)
     return ks.Data(**f)
 
@@ -205,9 +211,13 @@ def test_the_kernels_datagrams_parse_and_add_up_here(kernel_stream):
         frames = [0xffffffff80000000 + rng.randrange(1 << 20) for _ in range(rng.randint(1, 8))]
         label = rng.choice([None, 0, 1, 2])
         cpu, pid = rng.randrange(4), rng.randrange(50)
-        records.append(kp.Sample(cpu, pid, now - 500, () if label is None else labels[label], tuple(frames)))
-        script.append("rec %d %d %d %d %s %s" % (now, cpu, pid, now - 500, "-" if label is None else label,
-                                                 " ".join("%x" % f for f in frames)))
+        flags = rng.choice([0, 0, 0, kp.REC_IRQS_OFF, kp.REC_IN_IRQ, kp.REC_IRQS_OFF | kp.REC_IN_IRQ, kp.REC_LET_IN])
+        held = rng.randrange(1 << 32) if flags & kp.REC_LET_IN else 0
+        period = rng.choice([1000000, 1000000, 2000000, 64000000, 0, 0xFFFFFFFF])
+        records.append(kp.Sample(cpu, pid, now - 500, () if label is None else labels[label], tuple(frames), flags,
+                                 held, period))
+        script.append("rec %d %d %d %d %s %d %d %d %s" % (now, cpu, pid, now - 500, "-" if label is None else label,
+                                                          flags, held, period, " ".join("%x" % f for f in frames)))
         if i % 400 == 399:
             dropped += rng.randrange(5)
             script += ["dropped %d" % dropped, "fail %d" % rng.randrange(3), "flush %d" % now]
@@ -225,7 +235,7 @@ def test_the_kernels_datagrams_parse_and_add_up_here(kernel_stream):
         if isinstance(d, ks.Data):
             assert d.first == index, "first follows on, through failed sends too"
             index += len(d.samples)
-            assert (d.source, d.period_ns, d.cpus, d.build_id) == ("tick", 1000000, 4, "ab" * 20)
+            assert (d.source, d.period, d.unit, d.cpus, d.build_id) == ("tick", 1000000, "ns", 4, "ab" * 20)
         if ok:
             account.take(d)
             if isinstance(d, ks.Data):

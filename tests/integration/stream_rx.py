@@ -11,13 +11,16 @@ import time
 
 DATAGRAM_MAX = 1472
 HEADER = re.compile(
-    r"# kprof stream v1 run=([0-9a-f]{8}) seq=(0|[1-9]\d*) first=(0|[1-9]\d*) samples=(0|[1-9]\d?) "
+    r"# kprof stream v2 run=([0-9a-f]{8}) seq=(0|[1-9]\d*) first=(0|[1-9]\d*) samples=(0|[1-9]\d?) "
     r"ring_dropped=(0|[1-9]\d*) unsent=(0|[1-9]\d*) time_ns=(0|-?[1-9]\d*) source=([!-~]{1,63}) "
-    r"period_ns=(0|[1-9]\d*) cpus=(0|[1-9]\d*) build_id=(none|(?:[0-9a-f]{2}){1,32})\Z")
+    r"period=(0|[1-9]\d*) unit=(ns|cycles) cpus=(0|[1-9]\d*) build_id=(none|(?:[0-9a-f]{2}){1,32})\Z")
 END = re.compile(
     r"# kprof stream end run=([0-9a-f]{8}) seq=(0|[1-9]\d*) produced=(0|[1-9]\d*) ring_dropped=(0|[1-9]\d*) "
     r"unsent=(0|[1-9]\d*) reason=(stopped|time|error)\Z")
-SAMPLE = re.compile(r"s (0|[1-9]\d*) (0|[1-9]\d*) (0|-?[1-9]\d*) (\S+)((?: 0x(?:0|[1-9a-f][0-9a-f]{0,15})){1,8})\Z")
+# the raw v2 sample line: cpu, pid, time, labels, period, context (kernel/profiler/raw.h), frames
+SAMPLE = re.compile(r"s (0|[1-9]\d*) (0|[1-9]\d*) (0|-?[1-9]\d*) (\S+) (?:0|[1-9]\d*) "
+                    r"(?P<context>-|(?:irqs-off|in-irq|let-in=(?:0|[1-9]\d*))(?:,(?:in-irq|let-in=(?:0|[1-9]\d*)))*)"
+                    r"(?P<frames>(?: 0x(?:0|[1-9a-f][0-9a-f]{0,15})){1,8})\Z")
 
 
 class StreamProblem(AssertionError):
@@ -29,12 +32,13 @@ class Run:
 
     def __init__(self, run):
         self.run = run
-        self.header = None          # the first data header's fields (source, period_ns, cpus, build_id)
+        self.header = None          # the first data header's fields (source, period, unit, cpus, build_id)
         self.seqs = set()
         self.datagrams = 0          # distinct datagrams (the end's copies once)
         self.end_copies = 0
         self.indexes = set()        # sample indexes received
         self.samples = []           # (index, cpu, pid, time_ns, labels, frames)
+        self.contexts = {}          # index -> the sample's context word, for those not "-" (the report's marks)
         self.heartbeats = []        # host time.monotonic() of each samples=0 datagram
         self.arrivals = []          # (host time.monotonic(), samples) per data datagram
         self.last_ring_dropped = 0
@@ -127,7 +131,8 @@ class Receiver:
             raise StreamProblem("first line is neither a header nor an end line")
         run = self._run(m.group(1))
         seq, first, count = int(m.group(2)), int(m.group(3)), int(m.group(4))
-        fixed = dict(source=m.group(8), period_ns=int(m.group(9)), cpus=int(m.group(10)), build_id=m.group(11))
+        fixed = dict(source=m.group(8), period=int(m.group(9)), unit=m.group(10), cpus=int(m.group(11)),
+                     build_id=m.group(12))
         if run.header is None:
             run.header = fixed
         elif run.header != fixed:
@@ -150,7 +155,9 @@ class Receiver:
             if index in run.indexes:
                 raise StreamProblem("sample index %d twice" % index)
             run.indexes.add(index)
-            frames = tuple(int(f, 16) for f in s.group(5).split())
+            frames = tuple(int(f, 16) for f in s.group("frames").split())
+            if s.group("context") != "-":
+                run.contexts[index] = s.group("context")
             run.samples.append((index, int(s.group(1)), int(s.group(2)), int(s.group(3)), s.group(4), frames))
 
     def _run(self, run_id):

@@ -26,10 +26,11 @@ LABEL_USAGE = "usage: label [PID key=value ... [span=N] | PID -]"
 
 UDPSH = os.path.join(TOP, "scripts", "udpsh")
 
-RX_RAW_HEADER = re.compile(r"# kprof raw v1 source=(\S+) period_ns=(\d+) window_ms=(\d+) cpus=(\d+) "
+RX_RAW_HEADER = re.compile(r"# kprof raw v2 source=(\S+) period=(\d+) unit=ns window_ms=(\d+) cpus=(\d+) "
                            r"build_id=([0-9a-f]+|none)")
 RX_RAW_SAMPLE = re.compile(r"s (\d+) (\d+) (-?\d+) (-|[a-z0-9_.-]{1,15}=[!-+\--<>-~]{1,23}"
-                           r"(?:,[a-z0-9_.-]{1,15}=[!-+\--<>-~]{1,23}){0,3}) (0x[0-9a-f]+(?: 0x[0-9a-f]+){0,7})")
+                           r"(?:,[a-z0-9_.-]{1,15}=[!-+\--<>-~]{1,23}){0,3}) \d+ (?:-|let-in=\d+) "
+                           r"(0x[0-9a-f]+(?: 0x[0-9a-f]+){0,7})")
 RX_RAW_TRAILER = re.compile(r"# kprof raw end samples=(\d+) dropped=(\d+)")
 
 

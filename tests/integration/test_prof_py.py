@@ -241,11 +241,13 @@ def test_prof_report_is_the_kernels_report(both, tmp_path):
 
     # prof buffers: every sample of the report, with its pid, labels and frames resolved by gdb
     buffers = ok(ours, "buffers")
-    recs = re.findall(r"(?m)^  cpu (\d) pid (\d+) t \d+\.\d{9} s labels (\S+)$", buffers)
+    recs = re.findall(r"(?m)^  cpu (\d) pid (\d+) t \d+\.\d{9} s labels (\S+) period (\d+)( \[.*\])?$", buffers)
     assert len(recs) == samples, "prof buffers shows %d records, the report %d samples" % (len(recs), samples)
+    # each record's period: the tick's at 100 Hz, and no mark in a run where nothing held the tick off
+    assert {(period, mark) for _, _, _, period, mark in recs} == {("10000000", "")}, recs[:5]
     per_cpu = [int(n) for n in re.findall(r"(?m)^cpu \d: (\d+) records of run \d+; ring head", buffers)]
     assert sum(per_cpu) == samples and len(per_cpu) == 4, buffers[:2000]
-    labels = {int(pid): lab for _, pid, lab in recs}
+    labels = {int(pid): lab for _, pid, lab, _, _ in recs}
     burning = [p for p in pids if p in labels]
     assert burning and all(labels[p] == ("job=a" if p == pids[0] else "job=b") for p in burning), labels
     assert re.search(r"(?m)^    0x[0-9a-f]{16} burn_inner\+0x[0-9a-f]+ at kernel/shell/cmd_burn\.c:\d+$", buffers)
@@ -318,3 +320,61 @@ def test_user_errors(both, tmp_path, command, message):
         both.profiled = True
     r = gdb_prof(both.qemu_gdb_port, [("cmd", command)], tmp_path)
     assert r["cmd"] == ("error", message)
+
+
+def test_the_let_in_marks_reach_every_export(both, tmp_path):
+    """Issue 23: what the console report marks on the tick path -- a tick held off by `burn ... irqsoff` and let
+    in just after its sti -- is carried by the raw lines (let-in=US), `prof buffers` (the same mark as the
+    report's), `prof export` and profexport's pprof (context=let-in with held_off_us; `go tool pprof
+    -tagfocus=context=let-in` keeps exactly those chains) and profexport's folded stacks (the mark a frame past
+    the leaf)."""
+    wait_no_burn(both)
+    out = both.cmd("burn 1500 2 irqsoff")
+    assert out.startswith("burn: started 2 tasks"), out
+    text = both.cmd("profile 500 all raw", timeout=30) + "\n"
+    raw = kp.parse_raw(text)
+    let_in = [s for s in raw.samples if s.flags & kp.REC_LET_IN]
+    assert let_in and all(s.held_off_us > 0 and s.flags == kp.REC_LET_IN for s in let_in), text[-2000:]
+    assert not any(s.flags & ~kp.REC_LET_IN for s in raw.samples), "the tick never lands in interrupts-off code"
+    assert {s.period for s in raw.samples} == {raw.period} and raw.unit == "ns", "each tick weighs its period"
+    st = kp.Symtab.from_elf(ELF)
+    assert any(any(st.caller_text(a).startswith("burn_irqsoff_slice+") for a in s.frames[1:]) for s in let_in), \
+        [[st.caller_text(a) for a in s.frames] for s in let_in]
+
+    pprof = str(tmp_path / "gdb.pb.gz")
+    r = gdb_prof(both.gdb_port, [("buffers", "prof buffers"), ("export", "prof export %s" % pprof)], tmp_path)
+    marks = re.findall(r"(?m)^  cpu \d pid \d+ t \S+ s labels \S+ period (\d+) \[let in after (\d+)\.(\d) ms irqs "
+                       r"off\]$", ok(r, "buffers"))
+    assert sorted((int(ms) * 1000 + int(tenth) * 100) for _, ms, tenth in marks) == \
+        sorted(s.held_off_us // 100 * 100 for s in let_in), ok(r, "buffers")[:3000]
+    exported = kp.load_profile_pb2().Profile.FromString(gzip.decompress(open(pprof, "rb").read()))
+    est = exported.string_table
+    context = [s for s in exported.sample if any(est[lb.key] == "context" for lb in s.label)]
+    assert sum(s.value[0] for s in context) == len(let_in)
+    assert all({(est[lb.key], est[lb.str]) for lb in s.label if est[lb.key] == "context"} == {("context", "let-in")}
+               and any(est[lb.key] == "held_off_us" and est[lb.num_unit] == "microseconds" and lb.num > 0
+                       for lb in s.label) for s in context)
+
+    rawfile = tmp_path / "irqsoff.raw"
+    rawfile.write_text(text)
+    profexport = os.path.join(TOP, "scripts", "profexport")
+    done = subprocess.run([profexport, "--elf", ELF, "--folded", str(rawfile)], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    marked = [l for l in done.stdout.splitlines() if re.search(r";\[let in after \d+\.\d ms irqs off\] \d+$", l)]
+    assert any(";burn_irqsoff_slice;" in l for l in marked), done.stdout
+    assert sum(int(l.rsplit(" ", 1)[1]) for l in marked) == len(let_in), done.stdout
+    out = str(tmp_path / "irqsoff.pb.gz")
+    done = subprocess.run([profexport, "--elf", ELF, "-o", out, str(rawfile)], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    env = dict(os.environ, HOME=str(tmp_path), GOFLAGS="", PPROF_TMPDIR=str(tmp_path))
+    done = subprocess.run(["go", "tool", "pprof", "-symbolize=none", "-tagfocus=context=let-in",
+                           "-sample_index=samples", "-traces", out], capture_output=True, text=True, timeout=120,
+                          env=env)
+    assert done.returncode == 0, done.stderr
+    blocks = [b for b in done.stdout.split("-----------+")[1:] if b.strip("- \n")]
+    assert blocks and all("let-in" in b for b in blocks) and any("burn_irqsoff_slice" in b for b in blocks), \
+        done.stdout
+    assert sum(int(re.search(r"(?m)^\s+(\d+)\s+\S", b.split("context:")[1].split("\n", 1)[1]).group(1))
+               for b in blocks) == len(let_in), done.stdout

@@ -7,16 +7,21 @@ build id, heartbeats at least every second -- and what the command promises: the
 start nothing, and over the UDP shell an unkeyed request streams only to its own address. A label set changed
 while streaming arrives on the samples after the change and on none before."""
 
+import os
 import re
+import sys
 import time
 
 import pytest
 
-from kprof_qemu import Kprof, poll, ps_rows, uptime
+from kprof_qemu import ELF, TOP, Kprof, poll, ps_rows, uptime
 from stream_rx import Receiver
 from test_labels import elf_build_id
 from test_net import HOST_INSIDE, udp_cmd, udpsh, wait_dhcp
 from test_profile import burn_pids, cpu_ticks, wait_no_burn
+
+sys.path.insert(0, os.path.join(TOP, "scripts"))
+import kprof_profile  # noqa: E402
 
 HZ = 1000
 CPUS = 4
@@ -73,7 +78,8 @@ def test_stream_accounts_for_every_sample_on_busy_cpus(k):
         assert run.end_copies == 3
         assert run.seqs == set(range(run.end["seq"] + 1)), "datagrams missing"
         assert run.gaps() == 0 and dropped == 0 and unsent == 0, (received, dropped, unsent, produced)
-        assert run.header == dict(source="tick", period_ns=1000000000 // HZ, cpus=CPUS, build_id=elf_build_id())
+        assert run.header == dict(source="tick", period=1000000000 // HZ, unit="ns", cpus=CPUS,
+                                  build_id=elf_build_id())
         # one sample a tick on every CPU: at most the ticks between the two `cpus`, and most of them (under TCG
         # on a loaded host the ticks themselves fall short of 1000 Hz: the kernel's own count is the measure)
         ticks = sum(ticks_after[c] - ticks_before[c] for c in ticks_before)
@@ -87,6 +93,27 @@ def test_stream_accounts_for_every_sample_on_busy_cpus(k):
     wait_no_burn(k)
     poll("the heap back to its baseline", lambda: heap(k) == base, timeout=10)
     assert k.cmd("profile stream").startswith("profile stream: idle; last run %s" % run_id)
+
+
+def test_the_streams_samples_carry_the_let_in_marks(k):
+    """Issue 23: a tick held off by `burn ... irqsoff` and let in after its sti arrives in the stream as the
+    report marks it, `let-in=US` with how long it was held off, on the burn's chain; the other samples carry no
+    mark (the tick never lands in interrupts-off code)."""
+    wait_no_burn(k)
+    with Receiver() as rx:
+        out = k.cmd("burn 3000 2 irqsoff")
+        assert out.startswith("burn: started 2 tasks for 3000 ms with interrupts off"), out
+        run_id = started(k.cmd("profile stream %s:%d 2" % (HOST_INSIDE, rx.port)))
+        run = rx.wait_end(run_id, 30)
+        assert not rx.problems, rx.problems[:5]
+    assert run.contexts, "no let-in mark in %d samples" % len(run.samples)
+    held = [int(c[len("let-in="):]) for c in run.contexts.values() if c.startswith("let-in=")]
+    assert len(held) == len(run.contexts) and all(h > 0 for h in held), run.contexts
+    st = kprof_profile.Symtab.from_elf(ELF)
+    marked = [s for s in run.samples if s[0] in run.contexts]
+    assert any(any(st.caller_text(a).startswith("burn_irqsoff_slice+") for a in s[5][1:]) for s in marked), \
+        [[st.caller_text(a) for a in s[5]] for s in marked[:5]]
+    wait_no_burn(k)
 
 
 def test_heartbeat_while_nothing_is_sampled(k):

@@ -65,6 +65,8 @@ __attribute__((weak)) const char *irq_enable_before(uintptr_t pc)
     return fake_irq_enable_site;
 }
 uint64_t sched_idle_waits(void) { return fake_idle_waits[fake_cpu_index % 64]; }
+uint64_t fake_idle_ns[64];
+uint64_t sched_cpu_idle_ns(unsigned cpu) { return fake_idle_ns[cpu % 64]; }
 /* Weak: kernel/profiler/run.c's window sleeps, and a test that runs a window brings its own ticks with the
  * sleep; the others link run.c for its drain and never sleep, so the clock only jumps. */
 __attribute__((weak)) void task_sleep_until(int64_t when_ns)

@@ -21,10 +21,12 @@ extern unsigned long fake_clock_reads;
 extern unsigned fake_yields, fake_waits_for_interrupt;
 
 /* The tick: tick_hz() returns fake_tick_hz (tick_set_hz sets it). context_in_interrupt() says
- * fake_in_interrupt; sched_idle_waits() fake_idle_waits[the current CPU]. */
+ * fake_in_interrupt; sched_idle_waits() fake_idle_waits[the current CPU]; sched_cpu_idle_ns(cpu)
+ * fake_idle_ns[cpu]. */
 extern unsigned fake_tick_hz;
 extern bool fake_in_interrupt;
 extern uint64_t fake_idle_waits[64];
+extern uint64_t fake_idle_ns[64];
 /* irq_enable_before() answers this for every pc (arch/x86_64/irq_enable_site.c has its own test). */
 extern const char *fake_irq_enable_site;
 

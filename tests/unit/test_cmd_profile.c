@@ -503,23 +503,23 @@ static void test_raw_command(void **state)
     /* One drain step each: the fake ticks before its clock moves, so every sample carries the window's start;
      * each stop waits 1 ms for the CPUs to let go of the run, so the next window starts 51 ms later. */
     assert_string_equal(output,
-                        "# kprof raw v1 source=tick period_ns=100000000 window_ms=50 cpus=2 build_id=deadbeef\n"
-                        "s 0 100 7000000000 job=a 0x1010 0x1130\n"
-                        "s 0 100 7000000000 job=a 0x1018 0x1130\n"
-                        "s 1 101 7000000000 - 0x1010 0x1131\n"
-                        "s 1 101 7000000000 - 0x1018 0x1131\n"
+                        "# kprof raw v2 source=tick period=100000000 unit=ns window_ms=50 cpus=2 build_id=deadbeef\n"
+                        "s 0 100 7000000000 job=a 100000000 - 0x1010 0x1130\n"
+                        "s 0 100 7000000000 job=a 100000000 - 0x1018 0x1130\n"
+                        "s 1 101 7000000000 - 100000000 - 0x1010 0x1131\n"
+                        "s 1 101 7000000000 - 100000000 - 0x1018 0x1131\n"
                         "# kprof raw end samples=4 dropped=0\n");
     assert_int_equal(run_line("profile 50 101 raw"), 0);
     assert_string_equal(output,
-                        "# kprof raw v1 source=tick period_ns=100000000 window_ms=50 cpus=2 build_id=deadbeef\n"
-                        "s 1 101 7051000000 - 0x1010 0x1131\n"
-                        "s 1 101 7051000000 - 0x1018 0x1131\n"
+                        "# kprof raw v2 source=tick period=100000000 unit=ns window_ms=50 cpus=2 build_id=deadbeef\n"
+                        "s 1 101 7051000000 - 100000000 - 0x1010 0x1131\n"
+                        "s 1 101 7051000000 - 100000000 - 0x1018 0x1131\n"
                         "# kprof raw end samples=2 dropped=0\n");
     assert_int_equal(run_line("profile 50 raw job=a"), 0);
     assert_string_equal(output,
-                        "# kprof raw v1 source=tick period_ns=100000000 window_ms=50 cpus=2 build_id=deadbeef\n"
-                        "s 0 100 7102000000 job=a 0x1010 0x1130\n"
-                        "s 0 100 7102000000 job=a 0x1018 0x1130\n"
+                        "# kprof raw v2 source=tick period=100000000 unit=ns window_ms=50 cpus=2 build_id=deadbeef\n"
+                        "s 0 100 7102000000 job=a 100000000 - 0x1010 0x1130\n"
+                        "s 0 100 7102000000 job=a 100000000 - 0x1018 0x1130\n"
                         "# kprof raw end samples=2 dropped=0\n");
     /* and the profiler was given back each time */
     expect_nothing_started_after_sleeps(3 * drains(50));

@@ -5,7 +5,8 @@
  * and that tick are dropped; an idle tick afterwards touches no PMU register. Also: an arm fault leaves that
  * CPU on the tick and named, a counter that stops interrupting is noticed (with what its registers showed),
  * an NMI over budget doubles the period, a 2000 ms run at 1 kHz on 4 CPUs, drained as the command drains
- * it, drops nothing, and the tick's lateness is measured on the clock against a timer that drifts from it. */
+ * it, drops nothing, and the tick's lateness is measured on the clock against a timer that drifts from it. The
+ * machine is tests/unit/profiler_counter_fixture.c. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,188 +15,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "arch/x86_64/pmu_backend.h"
-#include "arch/x86_64/pmu_hw.h"
-#include "fake_cpu.h"
-#include "fake_hal.h"
-#include "hal/pmu.h"
-#include "kernel/heap.h"
-#include "kernel/profiler.h"
-#include "kernel/profiler/report.h"
-#include "kernel/lib/sink.h"
-#include "kernel/symbols.h"
-#include "kernel/task.h"
-
-/* ---- the kernel around the profiler ------------------------------------------------------------------ */
-
-/* Text: one function, so every sample folds into one chain. */
-static unsigned char text[64];
-static struct symtab tab;
-const struct symtab *kernel_symtab(void) { return &tab; }
-
-static struct task tasks[FAKE_CPUS];
-struct task *task_current(void) { return &tasks[fake_cpu_index % FAKE_CPUS]; }
-struct stack_bounds task_stack_bounds(const struct task *task)
-{
-    (void)task;
-    struct stack_bounds none = { 0, 0 };
-    return none;
-}
-int stack_trace_from(uintptr_t pc, uintptr_t sp, uintptr_t rbp, const struct stack_bounds *stack,
-                     const struct text_bounds *text_bounds, uintptr_t *out, int max)
-{
-    (void)sp, (void)rbp, (void)stack, (void)text_bounds, (void)max;
-    out[0] = pc;
-    return 1;
-}
-void *kmalloc(size_t size) { return malloc(size); }
-void *kzalloc(size_t size) { return calloc(1, size); }
-void kfree(void *p) { free(p); }
-
-/* The interrupted context: busy code in the one function, interrupts on. */
-static struct context busy_ctx(void)
-{
-    struct context ctx;
-    memset(&ctx, 0, sizeof ctx);
-    ctx.rip = (uintptr_t)&text[16];
-    ctx.rflags = 0x202;
-    ctx.vector = 2;
-    return ctx;
-}
-
-/* The kernel's NMI path as arch/x86_64/interrupts.c runs it: the counter's claim, then the sample; the NMI
- * costs nmi_cost cycles of fake_cycles. */
-static uint64_t nmi_cost;
-static unsigned nmis_claimed;
-static bool nmi_path(void)
-{
-    struct context ctx = busy_ctx();
-    fake_cycles += nmi_cost;
-    bool mine = profiler_nmi(&ctx, fake_cycles - nmi_cost);
-    nmis_claimed += mine;
-    return mine;
-}
-
-/* ---- driving the machine ----------------------------------------------------------------------------- */
-
-#define TICK_NS 10000000 /* the tick at its default 100 Hz */
-
-static void tick(unsigned cpu)
-{
-    struct context ctx = busy_ctx();
-    ctx.vector = 0xE0;
-    fake_cpu_index = cpu;
-    profiler_tick(&ctx);
-}
-
-/* Time passing on one CPU: n periods of the counter, each raising (at most) one overflow. */
-static void run_periods(unsigned cpu, unsigned n)
-{
-    fake_cpu_index = cpu;
-    uint64_t period = pmu_period_cycles() ? pmu_period_cycles() : fake_cycles_per_ms;
-    for (unsigned i = 0; i < n; i++) {
-        fake_advance(period);
-        fake_cycles += period;
-    }
-}
-
-/* The stop's wait for the CPUs to let go of the run: before its disarm tick, each CPU's counter overflows
- * once more (that overflow belongs to no run and must be dropped), then the tick. */
-static bool overflow_before_disarm;
-static unsigned stop_waits;
-void task_sleep_ms(uint32_t ms)
-{
-    stop_waits++;
-    for (unsigned cpu = 0; cpu < fake_cpu_count; cpu++) {
-        if (overflow_before_disarm && pmu_usable())
-            run_periods(cpu, 1);
-        tick(cpu);
-    }
-    fake_time_ns += (int64_t)ms * 1000000;
-}
-
-static struct profile_run run;
-
-static uint32_t ring_count(unsigned cpu) { return profile_ring_count(&run.rings[cpu]); }
-
-static const struct profiler_cpu_run *account(unsigned cpu) { return &run.cpu[cpu]; }
-
-static char report[8192];
-static const char *report_of(struct profile_run *r)
-{
-    struct buffer_sink bs;
-    buffer_sink_init(&bs, report, sizeof report);
-    assert_int_equal(profile_report(r, NULL, 8, &tab, &bs.sink), 0);
-    return report;
-}
-
-static void expect_in(const char *text_, const char *needle)
-{
-    if (!strstr(text_, needle))
-        fail_msg("expected \"%s\" in:\n%s", needle, text_);
-}
-
-/* ---- the models -------------------------------------------------------------------------------------- */
-
-struct model {
-    const char *name;
-    void (*setup)(void);
-    enum pmu_verdict verdict; /* what the probe must find */
-};
-
-static const struct model models[] = {
-    { "intel v2", fake_model_intel_v2, PMU_COUNTS },
-    { "intel v4 with freeze set by firmware", fake_model_intel_v4_freeze, PMU_COUNTS },
-    { "intel v5 without fixed counter 1", fake_model_intel_v5_no_fixed1, PMU_NOT_CLAIMED },
-    { "intel hybrid", fake_model_intel_hybrid, PMU_COUNTS },
-    { "amd zen 2 (sign bit)", fake_model_amd_zen2, PMU_COUNTS },
-    { "amd zen 4 (perfmon v2)", fake_model_amd_zen4, PMU_COUNTS },
-    { "amd legacy only", fake_model_amd_legacy_only, PMU_NOT_CLAIMED },
-    { "hypervisor that swallows writes", fake_model_hypervisor_swallows, PMU_DOES_NOT_COUNT },
-    { "qemu -cpu max", fake_model_qemu_amd_max, PMU_NOT_CLAIMED },
-    { "counter without interrupt", fake_model_no_interrupt, PMU_NO_INTERRUPT },
-    { "no pmu", fake_model_no_pmu, PMU_NOT_CLAIMED },
-};
-
-static void boot(const struct model *m)
-{
-    fake_reset();
-    m->setup();
-    pmu_reset_for_tests();
-    pmu_select(NULL);
-    fake.nmi_handler = nmi_path;
-    fake_cpu_count = FAKE_CPUS;
-    fake_cpu_index = 0;
-    fake_tick_hz = TICK_HZ_DEFAULT;
-    memset(fake_idle_waits, 0, sizeof fake_idle_waits);
-    nmi_cost = 0;
-    nmis_claimed = 0;
-    overflow_before_disarm = false;
-    stop_waits = 0;
-}
-
-static bool run_active;
-static void start_run(void)
-{
-    assert_int_equal(profiler_start(&run), PROFILER_OK);
-    run_active = true;
-}
-
-static void stop_run(void)
-{
-    profiler_stop(&run);
-    run_active = false;
-}
-
-/* A failed test leaves no run behind for the next one. */
-static int teardown(void **state)
-{
-    (void)state;
-    if (run_active)
-        stop_run();
-    profiler_release();
-    return 0;
-}
+#include "profiler_counter_fixture.h"
 
 /* ---- tests ------------------------------------------------------------------------------------------- */
 
@@ -295,7 +115,7 @@ static void arm_fault_leaves_that_cpu_on_the_tick_and_named(void **state)
     assert_int_equal(account(0)->source, PROFILER_CPU_COUNTER);
     assert_int_equal(account(1)->source, PROFILER_CPU_TICK_ARM_FAULT);
     const char *r = report_of(&run);
-    expect_in(r, "source mixed: pmu/nmi intel fixed-ctr1 every 2000000 cycles (~1000 Hz) on 1 cpus, tick at 100 Hz on 1\n");
+    expect_in(r, "source mixed: pmu/nmi intel fixed-ctr1 every 2000000 cycles on 1 cpus, tick at 100 Hz on 1\n");
     expect_in(r, "per cpu: 0:2 1:2 2:0 3:0\n");
     expect_in(r, "cpu 1: tick (arm faulted)\n");
     profiler_release();
@@ -431,7 +251,7 @@ static void two_seconds_at_1khz_on_4_cpus_drop_nothing(void **state)
     struct buffer_sink bs;
     buffer_sink_init(&bs, out, sizeof out);
     profile_report_print(&run, fold, NULL, 3, &tab, &bs.sink);
-    expect_in(out, "8000 samples on 4 cpus, 0 dropped, source pmu/nmi intel fixed-ctr1 every 2000000 cycles (~1000 Hz)\n");
+    expect_in(out, "8000 samples on 4 cpus, 0 dropped, source pmu/nmi intel fixed-ctr1 every 2000000 cycles\n");
     expect_in(out, "per cpu: 0:2000 1:2000 2:2000 3:2000\n");
     profile_fold_destroy(fold);
     profiler_release();
@@ -575,38 +395,19 @@ static void the_tick_schedule_follows_a_drifting_timer(void **state)
     }
 }
 
-static int setup_group(void **state)
-{
-    (void)state;
-    static struct ksym syms[1];
-    syms[0] = (struct ksym){ (uint64_t)(uintptr_t)text, sizeof text, 0 };
-    memset(text, 0x90, sizeof text);
-    tab.syms = syms;
-    tab.count = 1;
-    tab.names = "fn";
-    tab.text_start = (uintptr_t)text;
-    tab.text_end = (uintptr_t)text + sizeof text;
-    for (unsigned i = 0; i < FAKE_CPUS; i++) {
-        tasks[i].pid = 20 + i;
-        tasks[i].is_idle = false;
-    }
-    fake_time_ns = 1000000000;
-    return 0;
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_teardown(handshake_on_every_model, teardown),
-        cmocka_unit_test_teardown(genuine_nmi_outside_a_run_is_not_claimed, teardown),
-        cmocka_unit_test_teardown(arm_fault_leaves_that_cpu_on_the_tick_and_named, teardown),
-        cmocka_unit_test_teardown(stopped_counter_is_noticed, teardown),
-        cmocka_unit_test_teardown(nmi_over_budget_doubles_the_period, teardown),
-        cmocka_unit_test_teardown(two_seconds_at_1khz_on_4_cpus_drop_nothing, teardown),
-        cmocka_unit_test_teardown(undrained_run_counts_its_drops, teardown),
-        cmocka_unit_test_teardown(interrupts_off_and_in_interrupt_are_marked, teardown),
-        cmocka_unit_test_teardown(held_off_ticks_are_told_from_late_ones, teardown),
-        cmocka_unit_test_teardown(the_tick_schedule_follows_a_drifting_timer, teardown),
+        cmocka_unit_test_teardown(handshake_on_every_model, profiler_counter_teardown),
+        cmocka_unit_test_teardown(genuine_nmi_outside_a_run_is_not_claimed, profiler_counter_teardown),
+        cmocka_unit_test_teardown(arm_fault_leaves_that_cpu_on_the_tick_and_named, profiler_counter_teardown),
+        cmocka_unit_test_teardown(stopped_counter_is_noticed, profiler_counter_teardown),
+        cmocka_unit_test_teardown(nmi_over_budget_doubles_the_period, profiler_counter_teardown),
+        cmocka_unit_test_teardown(two_seconds_at_1khz_on_4_cpus_drop_nothing, profiler_counter_teardown),
+        cmocka_unit_test_teardown(undrained_run_counts_its_drops, profiler_counter_teardown),
+        cmocka_unit_test_teardown(interrupts_off_and_in_interrupt_are_marked, profiler_counter_teardown),
+        cmocka_unit_test_teardown(held_off_ticks_are_told_from_late_ones, profiler_counter_teardown),
+        cmocka_unit_test_teardown(the_tick_schedule_follows_a_drifting_timer, profiler_counter_teardown),
     };
-    return cmocka_run_group_tests(tests, setup_group, NULL);
+    return cmocka_run_group_tests(tests, profiler_counter_setup_group, NULL);
 }

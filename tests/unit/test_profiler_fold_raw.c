@@ -72,10 +72,10 @@ static void test_raw_report(void **state)
     rings[0].records[(atomic_load(&rings[0].head) - 1) & rings[0].mask].time_ns = 5123456789;
     rings[1].records[(atomic_load(&rings[1].head) - 2) & rings[1].mask].time_ns = -20;
     assert_string_equal(report_raw(NULL, "3970b5ac255dc9fffb55e8d81b69e7916c7f2003"),
-                        "# kprof raw v1 source=tick period_ns=10000000 window_ms=1003 cpus=4 "
+                        "# kprof raw v2 source=tick period=10000000 unit=ns window_ms=1003 cpus=4 "
                         "build_id=3970b5ac255dc9fffb55e8d81b69e7916c7f2003\n"
-                        "s 0 5 5123456789 job=a,netload=sink 0x1601 0x1710 0xffffffff80001234\n"
-                        "s 1 0 -20 - 0xffffffff80000010\n"
+                        "s 0 5 5123456789 job=a,netload=sink 0 - 0x1601 0x1710 0xffffffff80001234\n"
+                        "s 1 0 -20 - 0 - 0xffffffff80000010\n"
                         "# kprof raw end samples=2 dropped=0\n");
     expect_raw_parses(text, 2, 0);
     /* consumed, like the report */
@@ -97,10 +97,10 @@ static void test_raw_report_filters_counts_drops_and_names_the_counter(void **st
     struct profile_filter job_b = { .by_label = true };
     assert_true(label_parse_pair("job=b", &job_b.label));
     assert_string_equal(report_raw(&job_b, ""),
-                        "# kprof raw v1 source=pmu/nmi-intel-fixed-ctr1 period_ns=1000000 window_ms=500 cpus=4 "
+                        "# kprof raw v2 source=pmu/nmi-intel-fixed-ctr1 period=2000000 unit=cycles window_ms=500 cpus=4 "
                         "build_id=none\n"
-                        "s 3 6 0 job=b 0x1602\n"
-                        "s 3 6 0 job=b 0x1602\n"
+                        "s 3 6 0 job=b 0 - 0x1602\n"
+                        "s 3 6 0 job=b 0 - 0x1602\n"
                         "# kprof raw end samples=2 dropped=3\n");
     /* unfiltered, pid filter: every line parses, the trailer counts them */
     new_run(4, "tick");
@@ -122,11 +122,11 @@ static void test_raw_report_filters_counts_drops_and_names_the_counter(void **st
     run.source_name = "tick";
     run.period_ns = 10000000u;
     assert_string_equal(report_raw(NULL, "00"),
-                        "# kprof raw v1 source=tick period_ns=10000000 window_ms=1000 cpus=4 build_id=00\n"
+                        "# kprof raw v2 source=tick period=10000000 unit=ns window_ms=1000 cpus=4 build_id=00\n"
                         "# kprof raw end samples=0 dropped=0\n");
     /* a build id that is not hex is sent as none rather than breaking the header */
-    assert_memory_equal(report_raw(NULL, "not hex"), "# kprof raw v1 source=tick period_ns=10000000 window_ms=1000 "
-                        "cpus=4 build_id=none\n", 79);
+    assert_memory_equal(report_raw(NULL, "not hex"), "# kprof raw v2 source=tick period=10000000 unit=ns "
+                        "window_ms=1000 cpus=4 build_id=none\n", 85);
 }
 
 int main(void)

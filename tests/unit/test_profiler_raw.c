@@ -30,6 +30,7 @@ static struct profile_raw_sample sample(uint32_t cpu, uint32_t pid, int64_t t, c
         for (char *word = strtok(copy, ","); word; word = strtok(NULL, ","))
             assert_true(label_parse_pair(word, &s.labels.pairs[s.labels.npairs++]));
     }
+    s.period = 1;
     s.nframes = n;
     memcpy(s.frames, frames, n * sizeof *frames);
     return s;
@@ -46,6 +47,9 @@ static void expect_same_sample(const struct profile_raw_sample *a, const struct 
         assert_string_equal(a->labels.pairs[i].value, b->labels.pairs[i].value);
     }
     assert_int_equal(a->span, b->span);
+    assert_int_equal(a->period, b->period);
+    assert_int_equal(a->flags, b->flags);
+    assert_int_equal(a->held_off_us, b->held_off_us);
     assert_int_equal(a->nframes, b->nframes);
     for (unsigned i = 0; i < a->nframes; i++)
         assert_int_equal(a->frames[i], b->frames[i]);
@@ -79,9 +83,9 @@ static void test_sample_text_and_round_trip(void **state)
     struct profile_raw_sample s =
         sample(2, 17, 5123456789, "job=a,netload=sink", 3,
                (const uint64_t[]){ 0xffffffff80012345u, 0xffffffff80011000u, 0x100018 });
-    round_trip(&s, "s 2 17 5123456789 job=a,netload=sink 0xffffffff80012345 0xffffffff80011000 0x100018\n");
+    round_trip(&s, "s 2 17 5123456789 job=a,netload=sink 1 - 0xffffffff80012345 0xffffffff80011000 0x100018\n");
     s = sample(0, 0, 0, NULL, 1, (const uint64_t[]){ 0 });
-    round_trip(&s, "s 0 0 0 - 0x0\n");
+    round_trip(&s, "s 0 0 0 - 1 - 0x0\n");
 }
 
 static void test_sample_extremes(void **state)
@@ -94,11 +98,11 @@ static void test_sample_extremes(void **state)
                eight);
     round_trip(&s, "s 4294967295 4294967295 9223372036854775807 "
                    "aaaaaaaaaaaaaaa=!#$%&()*+-./:;<>?@[]^_`,b=B,c.d-e_f=x,zzzzzzzzzzzzzzz=ABCDEFGHIJKLMNOPQRSTUVW "
-                   "0xffffffffffffffff 0x1 0x10 0xabcdef 0x0 0x8000000000000000 0x2 0x3\n");
+                   "1 - 0xffffffffffffffff 0x1 0x10 0xabcdef 0x0 0x8000000000000000 0x2 0x3\n");
     s = sample(1, 2, INT64_MIN, "k=v", 1, (const uint64_t[]){ 0xfff });
-    round_trip(&s, "s 1 2 -9223372036854775808 k=v 0xfff\n");
+    round_trip(&s, "s 1 2 -9223372036854775808 k=v 1 - 0xfff\n");
     s = sample(1, 2, -1, NULL, 1, (const uint64_t[]){ 0x1 });
-    round_trip(&s, "s 1 2 -1 - 0x1\n");
+    round_trip(&s, "s 1 2 -1 - 1 - 0x1\n");
 }
 
 /* A key may begin with '-' ([a-z0-9_.-]): "-x=a" is a pair, not the "-" of no labels with junk after it.
@@ -107,13 +111,74 @@ static void test_label_key_starting_with_dash(void **state)
 {
     (void)state;
     struct profile_raw_sample s = sample(0, 1, 2, "-=!,aaa1aa=!", 1, (const uint64_t[]){ 0x2a });
-    round_trip(&s, "s 0 1 2 -=!,aaa1aa=! 0x2a\n");
+    round_trip(&s, "s 0 1 2 -=!,aaa1aa=! 1 - 0x2a\n");
     s = sample(0, 1, 2, "-x=a", 1, (const uint64_t[]){ 0x2a });
-    round_trip(&s, "s 0 1 2 -x=a 0x2a\n");
+    round_trip(&s, "s 0 1 2 -x=a 1 - 0x2a\n");
     struct profile_raw_sample back;
-    assert_false(profile_raw_parse_sample("s 0 1 2 -x 0x2a\n", 16, &back));
-    assert_false(profile_raw_parse_sample("s 0 1 2 -= 0x2a\n", 16, &back));
-    assert_false(profile_raw_parse_sample("s 0 1 2 -- 0x2a\n", 16, &back));
+    assert_false(profile_raw_parse_sample("s 0 1 2 -x 1 - 0x2a\n", 20, &back));
+    assert_false(profile_raw_parse_sample("s 0 1 2 -= 1 - 0x2a\n", 20, &back));
+    assert_false(profile_raw_parse_sample("s 0 1 2 -- 1 - 0x2a\n", 20, &back));
+}
+
+/* The period and the context: every mark the report prints, alone and together, round trips; the context is
+ * written in one order, each mark once, let-in with its microseconds. */
+static void test_sample_period_and_context(void **state)
+{
+    (void)state;
+    static const struct {
+        uint8_t flags;
+        uint32_t held_off_us;
+        const char *text;
+    } cases[] = {
+        { 0, 0, "s 1 2 3 - 2100000 - 0x1\n" },
+        { PROFILE_REC_IRQS_OFF, 0, "s 1 2 3 - 2100000 irqs-off 0x1\n" },
+        { PROFILE_REC_IN_IRQ, 0, "s 1 2 3 - 2100000 in-irq 0x1\n" },
+        { PROFILE_REC_IRQS_OFF | PROFILE_REC_IN_IRQ, 0, "s 1 2 3 - 2100000 irqs-off,in-irq 0x1\n" },
+        { PROFILE_REC_LET_IN, 19400, "s 1 2 3 - 2100000 let-in=19400 0x1\n" },
+        { PROFILE_REC_LET_IN, 0, "s 1 2 3 - 2100000 let-in=0 0x1\n" },
+        { PROFILE_REC_LET_IN | PROFILE_REC_IRQS_OFF | PROFILE_REC_IN_IRQ, UINT32_MAX,
+          "s 1 2 3 - 2100000 irqs-off,in-irq,let-in=4294967295 0x1\n" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        struct profile_raw_sample s = sample(1, 2, 3, NULL, 1, (const uint64_t[]){ 0x1 });
+        s.period = 2100000;
+        s.flags = cases[i].flags;
+        s.held_off_us = cases[i].held_off_us;
+        round_trip(&s, cases[i].text);
+    }
+    struct profile_raw_sample s = sample(1, 2, 3, NULL, 1, (const uint64_t[]){ 0x1 });
+    s.period = UINT32_MAX;
+    round_trip(&s, "s 1 2 3 - 4294967295 - 0x1\n");
+    s.period = 0;
+    round_trip(&s, "s 1 2 3 - 0 - 0x1\n");
+}
+
+/* A record's line carries its period and exactly the marks the report prints: the three flags it folds by,
+ * held_off_us only with let-in, and no other bit. */
+static void test_record_line_carries_period_and_marks(void **state)
+{
+    (void)state;
+    struct profile_record rec;
+    memset(&rec, 0, sizeof rec);
+    rec.cpu = 3;
+    rec.pid = 9;
+    rec.time_ns = 77;
+    rec.nframes = 2;
+    rec.frames[0] = 0x1000;
+    rec.frames[1] = 0x2000;
+    rec.period = 8400000;
+    rec.flags = PROFILE_REC_IRQS_OFF | 0x80;
+    rec.held_off_us = 12; /* not a let-in: not carried */
+    size_t n = profile_raw_record_line(&rec, line, sizeof line);
+    assert_string_equal(line, "s 3 9 77 - 8400000 irqs-off 0x1000 0x2000\n");
+    assert_int_equal(n, strlen(line));
+    rec.flags = PROFILE_REC_LET_IN;
+    rec.period = 10000000;
+    profile_raw_record_line(&rec, line, sizeof line);
+    assert_string_equal(line, "s 3 9 77 - 10000000 let-in=12 0x1000 0x2000\n");
+    rec.flags = PROFILE_REC_IN_IRQ;
+    profile_raw_record_line(&rec, line, sizeof line);
+    assert_string_equal(line, "s 3 9 77 - 10000000 in-irq 0x1000 0x2000\n");
 }
 
 static void test_garbled_samples_refused(void **state)
@@ -125,55 +190,73 @@ static void test_garbled_samples_refused(void **state)
         "s\n",
         "s 1 2 3 -\n",                        /* no frames */
         "s 1 2 3 - \n",                       /* a space, then nothing */
-        "s 1 2 3 - 0x1 \n",                   /* trailing space */
-        "s  1 2 3 - 0x1\n",                   /* two spaces */
-        "s 1 2 3  - 0x1\n",
-        " s 1 2 3 - 0x1\n",
-        "S 1 2 3 - 0x1\n",
-        "x 1 2 3 - 0x1\n",
-        "s 1 2 3 - 0x1",                      /* no newline: cut short */
-        "s 1 2 3 - 0x1\r",
-        "s 1 2 3 - 0x1\n\n",
-        "s 1 2 3 - 0x1\nx\n",
-        "s 1 2 3 - 0x1\r\r\n",
-        "s 1\t2 3 - 0x1\n",
-        "s 01 2 3 - 0x1\n",                   /* leading zeros */
-        "s 1 02 3 - 0x1\n",
-        "s 1 2 03 - 0x1\n",
-        "s 1 2 3 - 0x01\n",
-        "s 1 2 3 - 0x\n",
+        "s 1 2 3 - 1 - 0x1 \n",                   /* trailing space */
+        "s  1 2 3 - 1 - 0x1\n",                   /* two spaces */
+        "s 1 2 3  - 1 - 0x1\n",
+        " s 1 2 3 - 1 - 0x1\n",
+        "S 1 2 3 - 1 - 0x1\n",
+        "x 1 2 3 - 1 - 0x1\n",
+        "s 1 2 3 - 1 - 0x1",                      /* no newline: cut short */
+        "s 1 2 3 - 1 - 0x1\r",
+        "s 1 2 3 - 1 - 0x1\n\n",
+        "s 1 2 3 - 1 - 0x1\nx\n",
+        "s 1 2 3 - 1 - 0x1\r\r\n",
+        "s 1\t2 3 - 1 - 0x1\n",
+        "s 01 2 3 - 1 - 0x1\n",                   /* leading zeros */
+        "s 1 02 3 - 1 - 0x1\n",
+        "s 1 2 03 - 1 - 0x1\n",
+        "s 1 2 3 - 1 - 0x01\n",
+        "s 1 2 3 - 1 - 0x\n",
         "s 1 2 3 - 1\n",                      /* no 0x */
         "s 1 2 3 - 0X1\n",
-        "s 1 2 3 - 0xABC\n",                  /* upper case */
-        "s 1 2 3 - 0xg\n",
-        "s 1 2 3 - 0x1g\n",
-        "s 1 2 3 - 0x10000000000000000\n",    /* 17 digits */
-        "s 4294967296 2 3 - 0x1\n",           /* out of range */
-        "s 1 4294967296 3 - 0x1\n",
-        "s 1 2 9223372036854775808 - 0x1\n",
-        "s 1 2 -9223372036854775809 - 0x1\n",
-        "s 1 2 99999999999999999999999 - 0x1\n",
-        "s 1 2 -0 - 0x1\n",
-        "s 1 2 +3 - 0x1\n",
-        "s -1 2 3 - 0x1\n",
-        "s 1 2 3 -- 0x1\n",
-        "s 1 2 3 -x 0x1\n",
-        "s 1 2 3 job 0x1\n",                  /* labels */
-        "s 1 2 3 job= 0x1\n",
-        "s 1 2 3 =a 0x1\n",
-        "s 1 2 3 Job=a 0x1\n",
-        "s 1 2 3 job=a, 0x1\n",
-        "s 1 2 3 ,job=a 0x1\n",
-        "s 1 2 3 job=a,,k=b 0x1\n",
-        "s 1 2 3 job=a=b 0x1\n",
-        "s 1 2 3 k=b,job=a 0x1\n",            /* not sorted */
-        "s 1 2 3 job=a,job=b 0x1\n",          /* a key twice */
-        "s 1 2 3 a=1,b=1,c=1,d=1,e=1 0x1\n",  /* five pairs */
-        "s 1 2 3 0123456789abcdef=1 0x1\n",
-        "s 1 2 3 k=ABCDEFGHIJKLMNOPQRSTUVWX 0x1\n",
-        "s 1 2 3 0x1\n",                      /* labels missing */
-        "s 1 2 - 0x1\n",                      /* a field missing */
-        "s 1 2 3 - 0x1 0x2 0x3 0x4 0x5 0x6 0x7 0x8 0x9\n", /* nine frames */
+        "s 1 2 3 - 1 - 0xABC\n",                  /* upper case */
+        "s 1 2 3 - 1 - 0xg\n",
+        "s 1 2 3 - 1 - 0x1g\n",
+        "s 1 2 3 - 1 - 0x10000000000000000\n",    /* 17 digits */
+        "s 4294967296 2 3 - 1 - 0x1\n",           /* out of range */
+        "s 1 4294967296 3 - 1 - 0x1\n",
+        "s 1 2 9223372036854775808 - 1 - 0x1\n",
+        "s 1 2 -9223372036854775809 - 1 - 0x1\n",
+        "s 1 2 99999999999999999999999 - 1 - 0x1\n",
+        "s 1 2 -0 - 1 - 0x1\n",
+        "s 1 2 +3 - 1 - 0x1\n",
+        "s -1 2 3 - 1 - 0x1\n",
+        "s 1 2 3 -- 1 - 0x1\n",
+        "s 1 2 3 -x 1 - 0x1\n",
+        "s 1 2 3 job 1 - 0x1\n",                  /* labels */
+        "s 1 2 3 job= 1 - 0x1\n",
+        "s 1 2 3 =a 1 - 0x1\n",
+        "s 1 2 3 Job=a 1 - 0x1\n",
+        "s 1 2 3 job=a, 1 - 0x1\n",
+        "s 1 2 3 ,job=a 1 - 0x1\n",
+        "s 1 2 3 job=a,,k=b 1 - 0x1\n",
+        "s 1 2 3 job=a=b 1 - 0x1\n",
+        "s 1 2 3 k=b,job=a 1 - 0x1\n",            /* not sorted */
+        "s 1 2 3 job=a,job=b 1 - 0x1\n",          /* a key twice */
+        "s 1 2 3 a=1,b=1,c=1,d=1,e=1 1 - 0x1\n",  /* five pairs */
+        "s 1 2 3 0123456789abcdef=1 1 - 0x1\n",
+        "s 1 2 3 k=ABCDEFGHIJKLMNOPQRSTUVWX 1 - 0x1\n",
+        "s 1 2 3 1 - 0x1\n",                      /* labels missing */
+        "s 1 2 - 1 - 0x1\n",                      /* a field missing */
+        "s 1 2 3 - 1 - 0x1 0x2 0x3 0x4 0x5 0x6 0x7 0x8 0x9\n", /* nine frames */
+        "s 1 2 3 - 01 - 0x1\n",                  /* the period */
+        "s 1 2 3 - 4294967296 - 0x1\n",
+        "s 1 2 3 - -1 - 0x1\n",
+        "s 1 2 3 - - 0x1\n",
+        "s 1 2 3 - 1 0x1\n",                     /* the context missing */
+        "s 1 2 3 - 1 -- 0x1\n",                  /* the context */
+        "s 1 2 3 - 1 irqs_off 0x1\n",
+        "s 1 2 3 - 1 in-irq,irqs-off 0x1\n",     /* out of order */
+        "s 1 2 3 - 1 irqs-off,irqs-off 0x1\n",   /* twice */
+        "s 1 2 3 - 1 irqs-off, 0x1\n",
+        "s 1 2 3 - 1 ,irqs-off 0x1\n",
+        "s 1 2 3 - 1 let-in 0x1\n",              /* let-in without its time */
+        "s 1 2 3 - 1 let-in= 0x1\n",
+        "s 1 2 3 - 1 let-in=01 0x1\n",
+        "s 1 2 3 - 1 let-in=4294967296 0x1\n",
+        "s 1 2 3 - 1 let-in=5,irqs-off 0x1\n",
+        "s 1 2 3 - 1 irqs-offx 0x1\n",
+        "s 1 2 3 - 1 irqs-off,in-irq,let-in=1,x 0x1\n",
         "# kprof raw end samples=1 dropped=0\n",
     };
     struct profile_raw_sample s;
@@ -181,17 +264,17 @@ static void test_garbled_samples_refused(void **state)
         if (profile_raw_parse_sample(bad[i], strlen(bad[i]), &s))
             fail_msg("\"%s\" parsed as a sample", bad[i]);
     /* a NUL inside the line */
-    static const char nul[] = "s 1 2 3 - 0x1\0 0x2\n";
+    static const char nul[] = "s 1 2 3 - 1 - 0x1\0 0x2\n";
     assert_false(profile_raw_parse_sample(nul, sizeof nul - 1, &s));
     /* and the good line they are variations of */
-    assert_true(profile_raw_parse_sample("s 1 2 3 - 0x1\n", 14, &s));
+    assert_true(profile_raw_parse_sample("s 1 2 3 - 1 - 0x1\n", 18, &s));
 }
 
 static void test_sample_that_cannot_be_written(void **state)
 {
     (void)state;
     struct profile_raw_sample s = sample(1, 2, 3, "job=a", 1, (const uint64_t[]){ 0x1 });
-    const char *text = "s 1 2 3 job=a 0x1\n";
+    const char *text = "s 1 2 3 job=a 1 - 0x1\n";
     /* exactly enough room (the NUL too), and one byte less: nothing, not a cut line */
     char small[32];
     assert_int_equal(profile_raw_format_sample(&s, small, strlen(text) + 1), strlen(text));
@@ -221,18 +304,20 @@ static void test_header(void **state)
     struct profile_raw_header h, back;
     memset(&h, 0, sizeof h);
     strcpy(h.source, "tick");
-    h.period_ns = 10000000;
+    h.period = 10000000;
+    h.unit = PROFILE_UNIT_NS;
     h.window_ms = 1003;
     h.cpus = 4;
     strcpy(h.build_id, "3970b5ac255dc9fffb55e8d81b69e7916c7f2003");
-    const char *text = "# kprof raw v1 source=tick period_ns=10000000 window_ms=1003 cpus=4 "
+    const char *text = "# kprof raw v2 source=tick period=10000000 unit=ns window_ms=1003 cpus=4 "
                        "build_id=3970b5ac255dc9fffb55e8d81b69e7916c7f2003\n";
     size_t n = profile_raw_format_header(&h, line, sizeof line);
     assert_string_equal(line, text);
     assert_int_equal(n, strlen(text));
     assert_true(profile_raw_parse_header(line, n, &back));
     assert_string_equal(back.source, "tick");
-    assert_int_equal(back.period_ns, 10000000);
+    assert_int_equal(back.period, 10000000);
+    assert_int_equal(back.unit, PROFILE_UNIT_NS);
     assert_int_equal(back.window_ms, 1003);
     assert_int_equal(back.cpus, 4);
     assert_string_equal(back.build_id, h.build_id);
@@ -243,11 +328,14 @@ static void test_header(void **state)
     profile_raw_source_word("pmu/nmi intel fixed-ctr1", h.source, sizeof h.source);
     assert_string_equal(h.source, "pmu/nmi-intel-fixed-ctr1");
     h.build_id[0] = 0;
-    h.period_ns = 1000000;
+    h.period = 2100000;
+    h.unit = PROFILE_UNIT_CYCLES;
     n = profile_raw_format_header(&h, line, sizeof line);
-    assert_string_equal(line, "# kprof raw v1 source=pmu/nmi-intel-fixed-ctr1 period_ns=1000000 window_ms=1003 "
-                              "cpus=4 build_id=none\n");
+    assert_string_equal(line, "# kprof raw v2 source=pmu/nmi-intel-fixed-ctr1 period=2100000 unit=cycles "
+                              "window_ms=1003 cpus=4 build_id=none\n");
     assert_true(profile_raw_parse_header(line, n, &back));
+    assert_int_equal(back.period, 2100000);
+    assert_int_equal(back.unit, PROFILE_UNIT_CYCLES);
     assert_string_equal(back.source, "pmu/nmi-intel-fixed-ctr1");
     assert_string_equal(back.build_id, "");
 
@@ -261,20 +349,26 @@ static void test_header(void **state)
     assert_int_equal(profile_raw_format_header(&h, line, sizeof line), 0);
 
     static const char *bad[] = {
-        "# kprof raw v2 source=tick period_ns=1 window_ms=1 cpus=1 build_id=none\n",
-        "# kprof raw v1 source= period_ns=1 window_ms=1 cpus=1 build_id=none\n",
-        "# kprof raw v1 source=tick window_ms=1 period_ns=1 cpus=1 build_id=none\n",
-        "# kprof raw v1 source=tick period_ns=1 window_ms=1 cpus=1\n",
-        "# kprof raw v1 source=tick period_ns=1 window_ms=1 cpus=1 build_id=\n",
-        "# kprof raw v1 source=tick period_ns=1 window_ms=1 cpus=1 build_id=abc\n",
-        "# kprof raw v1 source=tick period_ns=1 window_ms=1 cpus=1 build_id=ABCD\n",
-        "# kprof raw v1 source=tick period_ns=1 window_ms=1 cpus=1 build_id=nonexx\n",
-        "# kprof raw v1 source=tick period_ns=1 window_ms=4294967296 cpus=1 build_id=none\n",
-        "# kprof raw v1 source=tick period_ns=1 window_ms=1 cpus=1 build_id=none extra=1\n",
-        "# kprof raw v1 source=tick period_ns=1 window_ms=1 cpus=1 build_id=none",
-        "# kprof raw v1 source=tick period_ns=01 window_ms=1 cpus=1 build_id=none\n",
-        "# kprof raw v1 source=tick\x01 period_ns=1 window_ms=1 cpus=1 build_id=none\n",
-        "# kprof raw v1 source=tick period_ns=1 window_ms=1 cpus=1 build_id="
+        "# kprof raw v1 source=tick period=1 unit=ns window_ms=1 cpus=1 build_id=none\n",
+        "# kprof raw v3 source=tick period=1 unit=ns window_ms=1 cpus=1 build_id=none\n",
+        "# kprof raw v2 source=tick period_ns=1 window_ms=1 cpus=1 build_id=none\n", /* v1's header */
+        "# kprof raw v2 source=tick period=1 window_ms=1 cpus=1 build_id=none\n",
+        "# kprof raw v2 source=tick period=1 unit=s window_ms=1 cpus=1 build_id=none\n",
+        "# kprof raw v2 source=tick period=1 unit=nsx window_ms=1 cpus=1 build_id=none\n",
+        "# kprof raw v2 source=tick period=1 unit=cycle window_ms=1 cpus=1 build_id=none\n",
+        "# kprof raw v2 source= period=1 unit=ns window_ms=1 cpus=1 build_id=none\n",
+        "# kprof raw v2 source=tick window_ms=1 period=1 unit=ns cpus=1 build_id=none\n",
+        "# kprof raw v2 source=tick period=1 unit=ns window_ms=1 cpus=1\n",
+        "# kprof raw v2 source=tick period=1 unit=ns window_ms=1 cpus=1 build_id=\n",
+        "# kprof raw v2 source=tick period=1 unit=ns window_ms=1 cpus=1 build_id=abc\n",
+        "# kprof raw v2 source=tick period=1 unit=ns window_ms=1 cpus=1 build_id=ABCD\n",
+        "# kprof raw v2 source=tick period=1 unit=ns window_ms=1 cpus=1 build_id=nonexx\n",
+        "# kprof raw v2 source=tick period=1 unit=ns window_ms=4294967296 cpus=1 build_id=none\n",
+        "# kprof raw v2 source=tick period=1 unit=ns window_ms=1 cpus=1 build_id=none extra=1\n",
+        "# kprof raw v2 source=tick period=1 unit=ns window_ms=1 cpus=1 build_id=none",
+        "# kprof raw v2 source=tick period=01 unit=ns window_ms=1 cpus=1 build_id=none\n",
+        "# kprof raw v2 source=tick\x01 period=1 unit=ns window_ms=1 cpus=1 build_id=none\n",
+        "# kprof raw v2 source=tick period=1 unit=ns window_ms=1 cpus=1 build_id="
         "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff00\n", /* 33 bytes */
         "# kprof raw end samples=1 dropped=0\n",
     };
@@ -378,18 +472,19 @@ static void test_span_as_a_label(void **state)
     static const uint64_t f[] = { 0xffffffff80001000ull };
     struct profile_raw_sample s = sample(1, 7, 50, NULL, 1, f);
     s.span = 42;
-    round_trip(&s, "s 1 7 50 span=42 0xffffffff80001000\n");
+    round_trip(&s, "s 1 7 50 span=42 1 - 0xffffffff80001000\n");
     s = sample(1, 7, 50, "job=a,zone=b", 1, f);
     s.span = 18446744073709551615ull;
-    round_trip(&s, "s 1 7 50 job=a,span=18446744073709551615,zone=b 0xffffffff80001000\n");
+    round_trip(&s, "s 1 7 50 job=a,span=18446744073709551615,zone=b 1 - 0xffffffff80001000\n");
     s = sample(1, 7, 50, "a=1,b=2,c=3,d=4", 1, f); /* four pairs and the span: five in the line */
     s.span = 9;
-    round_trip(&s, "s 1 7 50 a=1,b=2,c=3,d=4,span=9 0xffffffff80001000\n");
+    round_trip(&s, "s 1 7 50 a=1,b=2,c=3,d=4,span=9 1 - 0xffffffff80001000\n");
     struct profile_raw_sample back;
     static const char *const bad[] = {
-        "s 1 7 50 span=0 0x1\n", "s 1 7 50 span=042 0x1\n", "s 1 7 50 span=x 0x1\n",
-        "s 1 7 50 span=18446744073709551616 0x1\n", "s 1 7 50 span=1,span=2 0x1\n", "s 1 7 50 zone=a,span=1 0x1\n",
-        "s 1 7 50 a=1,b=2,c=3,d=4,e=5,span=1 0x1\n",
+        "s 1 7 50 span=0 1 - 0x1\n", "s 1 7 50 span=042 1 - 0x1\n", "s 1 7 50 span=x 1 - 0x1\n",
+        "s 1 7 50 span=18446744073709551616 1 - 0x1\n", "s 1 7 50 span=1,span=2 1 - 0x1\n",
+        "s 1 7 50 zone=a,span=1 1 - 0x1\n",
+        "s 1 7 50 a=1,b=2,c=3,d=4,e=5,span=1 1 - 0x1\n",
     };
     for (unsigned i = 0; i < sizeof bad / sizeof bad[0]; i++)
         if (profile_raw_parse_sample(bad[i], strlen(bad[i]), &back))
@@ -408,6 +503,8 @@ int main(void)
         cmocka_unit_test(test_sample_text_and_round_trip),
         cmocka_unit_test(test_sample_extremes),
         cmocka_unit_test(test_label_key_starting_with_dash),
+        cmocka_unit_test(test_sample_period_and_context),
+        cmocka_unit_test(test_record_line_carries_period_and_marks),
         cmocka_unit_test(test_garbled_samples_refused),
         cmocka_unit_test(test_sample_that_cannot_be_written),
         cmocka_unit_test(test_header),

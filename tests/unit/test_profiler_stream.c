@@ -30,7 +30,8 @@ static struct profile_stream_header header_example(void)
     h.unsent = 4;
     h.time_ns = 5123456789;
     strcpy(h.source, "tick");
-    h.period_ns = 1000000;
+    h.period = 1000000;
+    h.unit = PROFILE_UNIT_NS;
     h.cpus = 4;
     strcpy(h.build_id, "9f0ce1");
     return h;
@@ -42,8 +43,8 @@ static void test_header_and_end_text(void **state)
     char buf[PROFILE_STREAM_HEADER_MAX];
     struct profile_stream_header h = header_example();
     size_t n = profile_stream_format_header(&h, buf, sizeof buf);
-    const char *want = "# kprof stream v1 run=0f2e3d4c seq=17 first=850 samples=9 ring_dropped=3 unsent=4 "
-                       "time_ns=5123456789 source=tick period_ns=1000000 cpus=4 build_id=9f0ce1\n";
+    const char *want = "# kprof stream v2 run=0f2e3d4c seq=17 first=850 samples=9 ring_dropped=3 unsent=4 "
+                       "time_ns=5123456789 source=tick period=1000000 unit=ns cpus=4 build_id=9f0ce1\n";
     assert_string_equal(buf, want);
     assert_int_equal(n, strlen(want));
     h.build_id[0] = 0;
@@ -83,7 +84,8 @@ static void expect_same_header(const struct profile_stream_header *a, const stru
     assert_int_equal(a->unsent, b->unsent);
     assert_int_equal(a->time_ns, b->time_ns);
     assert_string_equal(a->source, b->source);
-    assert_int_equal(a->period_ns, b->period_ns);
+    assert_int_equal(a->period, b->period);
+    assert_int_equal(a->unit, b->unit);
     assert_int_equal(a->cpus, b->cpus);
     assert_string_equal(a->build_id, b->build_id);
 }
@@ -102,7 +104,8 @@ static void test_round_trips_over_the_extremes(void **state)
     h.time_ns = INT64_MIN;
     memset(h.source, 'x', PROFILE_RAW_SOURCE_MAX - 1);
     h.source[PROFILE_RAW_SOURCE_MAX - 1] = 0;
-    h.period_ns = UINT64_MAX;
+    h.period = UINT64_MAX;
+    h.unit = PROFILE_UNIT_CYCLES;
     h.cpus = UINT32_MAX;
     memset(h.build_id, 'f', 2 * PROFILE_BUILD_ID_MAX);
     h.build_id[2 * PROFILE_BUILD_ID_MAX] = 0;
@@ -139,29 +142,31 @@ static void test_garbled_lines_refused(void **state)
 {
     (void)state;
     static const char *const headers[] = {
+        "# kprof stream v1 run=0f2e3d4c seq=1 first=0 samples=0 ring_dropped=0 unsent=0 time_ns=1 source=tick period=1 unit=ns cpus=1 build_id=none\n",
         "# kprof stream v2 run=0f2e3d4c seq=1 first=0 samples=0 ring_dropped=0 unsent=0 time_ns=1 source=tick period_ns=1 cpus=1 build_id=none\n",
-        "# kprof stream v1 run=f2e3d4c seq=1 first=0 samples=0 ring_dropped=0 unsent=0 time_ns=1 source=tick period_ns=1 cpus=1 build_id=none\n",
-        "# kprof stream v1 run=0F2E3D4C seq=1 first=0 samples=0 ring_dropped=0 unsent=0 time_ns=1 source=tick period_ns=1 cpus=1 build_id=none\n",
-        "# kprof stream v1 run=0f2e3d4c seq=01 first=0 samples=0 ring_dropped=0 unsent=0 time_ns=1 source=tick period_ns=1 cpus=1 build_id=none\n",
-        "# kprof stream v1 run=0f2e3d4c seq=1  first=0 samples=0 ring_dropped=0 unsent=0 time_ns=1 source=tick period_ns=1 cpus=1 build_id=none\n",
-        "# kprof stream v1 run=0f2e3d4c seq=1 first=0 samples=100 ring_dropped=0 unsent=0 time_ns=1 source=tick period_ns=1 cpus=1 build_id=none\n",
-        "# kprof stream v1 run=0f2e3d4c seq=1 first=0 samples=0 ring_dropped=0 unsent=0 time_ns=-0 source=tick period_ns=1 cpus=1 build_id=none\n",
-        "# kprof stream v1 run=0f2e3d4c seq=1 first=0 samples=0 ring_dropped=0 unsent=0 time_ns=1 source= period_ns=1 cpus=1 build_id=none\n",
-        "# kprof stream v1 run=0f2e3d4c seq=1 first=0 samples=0 ring_dropped=0 unsent=0 time_ns=1 source=tick period_ns=1 cpus=4294967296 build_id=none\n",
-        "# kprof stream v1 run=0f2e3d4c seq=1 first=0 samples=0 ring_dropped=0 unsent=0 time_ns=1 source=tick period_ns=1 cpus=1 build_id=abc\n",
-        "# kprof stream v1 run=0f2e3d4c seq=1 first=0 samples=0 ring_dropped=0 unsent=0 time_ns=1 source=tick period_ns=1 cpus=1 build_id=ABCD\n",
-        "# kprof stream v1 run=0f2e3d4c seq=1 first=0 samples=0 ring_dropped=0 unsent=0 time_ns=1 source=tick period_ns=1 cpus=1 build_id=none extra\n",
-        "# kprof stream v1 run=0f2e3d4c seq=1 first=0 samples=0 ring_dropped=0 unsent=0 time_ns=1 source=tick period_ns=1 cpus=1 build_id=none\r\n",
-        "# kprof stream v1 run=0f2e3d4c seq=1 first=0 samples=0 ring_dropped=0 unsent=0 time_ns=1 source=tick period_ns=1 cpus=1\n",
-        "# kprof stream v1 run=0f2e3d4c seq=18446744073709551616 first=0 samples=0 ring_dropped=0 unsent=0 time_ns=1 source=tick period_ns=1 cpus=1 build_id=none\n",
-        "# kprof raw v1 source=tick period_ns=1 window_ms=1 cpus=1 build_id=none\n",
+        "# kprof stream v2 run=0f2e3d4c seq=1 first=0 samples=0 ring_dropped=0 unsent=0 time_ns=1 source=tick period=1 unit=us cpus=1 build_id=none\n",
+        "# kprof stream v2 run=f2e3d4c seq=1 first=0 samples=0 ring_dropped=0 unsent=0 time_ns=1 source=tick period=1 unit=ns cpus=1 build_id=none\n",
+        "# kprof stream v2 run=0F2E3D4C seq=1 first=0 samples=0 ring_dropped=0 unsent=0 time_ns=1 source=tick period=1 unit=ns cpus=1 build_id=none\n",
+        "# kprof stream v2 run=0f2e3d4c seq=01 first=0 samples=0 ring_dropped=0 unsent=0 time_ns=1 source=tick period=1 unit=ns cpus=1 build_id=none\n",
+        "# kprof stream v2 run=0f2e3d4c seq=1  first=0 samples=0 ring_dropped=0 unsent=0 time_ns=1 source=tick period=1 unit=ns cpus=1 build_id=none\n",
+        "# kprof stream v2 run=0f2e3d4c seq=1 first=0 samples=100 ring_dropped=0 unsent=0 time_ns=1 source=tick period=1 unit=ns cpus=1 build_id=none\n",
+        "# kprof stream v2 run=0f2e3d4c seq=1 first=0 samples=0 ring_dropped=0 unsent=0 time_ns=-0 source=tick period=1 unit=ns cpus=1 build_id=none\n",
+        "# kprof stream v2 run=0f2e3d4c seq=1 first=0 samples=0 ring_dropped=0 unsent=0 time_ns=1 source= period=1 unit=ns cpus=1 build_id=none\n",
+        "# kprof stream v2 run=0f2e3d4c seq=1 first=0 samples=0 ring_dropped=0 unsent=0 time_ns=1 source=tick period=1 unit=ns cpus=4294967296 build_id=none\n",
+        "# kprof stream v2 run=0f2e3d4c seq=1 first=0 samples=0 ring_dropped=0 unsent=0 time_ns=1 source=tick period=1 unit=ns cpus=1 build_id=abc\n",
+        "# kprof stream v2 run=0f2e3d4c seq=1 first=0 samples=0 ring_dropped=0 unsent=0 time_ns=1 source=tick period=1 unit=ns cpus=1 build_id=ABCD\n",
+        "# kprof stream v2 run=0f2e3d4c seq=1 first=0 samples=0 ring_dropped=0 unsent=0 time_ns=1 source=tick period=1 unit=ns cpus=1 build_id=none extra\n",
+        "# kprof stream v2 run=0f2e3d4c seq=1 first=0 samples=0 ring_dropped=0 unsent=0 time_ns=1 source=tick period=1 unit=ns cpus=1 build_id=none\r\n",
+        "# kprof stream v2 run=0f2e3d4c seq=1 first=0 samples=0 ring_dropped=0 unsent=0 time_ns=1 source=tick period=1 unit=ns cpus=1\n",
+        "# kprof stream v2 run=0f2e3d4c seq=18446744073709551616 first=0 samples=0 ring_dropped=0 unsent=0 time_ns=1 source=tick period=1 unit=ns cpus=1 build_id=none\n",
+        "# kprof raw v1 source=tick period=1 unit=ns window_ms=1 cpus=1 build_id=none\n",
     };
     struct profile_stream_header h;
     for (size_t i = 0; i < ARRAY_LEN(headers); i++)
         if (profile_stream_parse_header(headers[i], strlen(headers[i]), &h))
             fail_msg("accepted: %s", headers[i]);
-    const char *good = "# kprof stream v1 run=0f2e3d4c seq=1 first=0 samples=0 ring_dropped=0 unsent=0 time_ns=1 "
-                       "source=tick period_ns=1 cpus=1 build_id=none\n";
+    const char *good = "# kprof stream v2 run=0f2e3d4c seq=1 first=0 samples=0 ring_dropped=0 unsent=0 time_ns=1 "
+                       "source=tick period=1 unit=ns cpus=1 build_id=none\n";
     assert_true(profile_stream_parse_header(good, strlen(good), &h));
     assert_string_equal(h.build_id, "");
 
@@ -218,6 +223,7 @@ static void setup_run(void)
     run.run = 7;
     run.source = run.source_name = "tick";
     run.period_ns = 1000000;
+    run.tick_reason = "no usable PMU";
     nsent = 0;
     fail_from = UINT32_MAX;
     fail_count = 0;
@@ -474,11 +480,11 @@ static void test_label_change_mid_stream(void **state)
 static void test_datagram_parser_is_strict(void **state)
 {
     (void)state;
-    const char *h1 = "# kprof stream v1 run=0f2e3d4c seq=1 first=0 samples=1 ring_dropped=0 unsent=0 time_ns=1 "
-                     "source=tick period_ns=1 cpus=1 build_id=none\n";
-    const char *h2 = "# kprof stream v1 run=0f2e3d4c seq=1 first=0 samples=2 ring_dropped=0 unsent=0 time_ns=1 "
-                     "source=tick period_ns=1 cpus=1 build_id=none\n";
-    const char *line = "s 0 1 5 - 0x10\n";
+    const char *h1 = "# kprof stream v2 run=0f2e3d4c seq=1 first=0 samples=1 ring_dropped=0 unsent=0 time_ns=1 "
+                     "source=tick period=1 unit=ns cpus=1 build_id=none\n";
+    const char *h2 = "# kprof stream v2 run=0f2e3d4c seq=1 first=0 samples=2 ring_dropped=0 unsent=0 time_ns=1 "
+                     "source=tick period=1 unit=ns cpus=1 build_id=none\n";
+    const char *line = "s 0 1 5 - 1 - 0x10\n";
     char buf[2048];
     struct profile_stream_datagram d;
     snprintf(buf, sizeof buf, "%s%s", h1, line);
