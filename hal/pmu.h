@@ -44,8 +44,9 @@ bool pmu_usable(void);
  * armed now: false when the PMU is not usable, or when arming faulted here (then this CPU stays on the tick
  * and is not tried again). */
 bool pmu_arm_this_cpu(void);
-/* From this CPU's tick, interrupts off: disables this CPU's counter, then clears the armed flag, so an
- * overflow already in flight is still recognised as the counter's. Nothing to do when not armed. */
+/* On this CPU, interrupts off -- its tick, the profiler's stop request, or its NMI (MSR and LVT writes are fine
+ * there): disables this CPU's counter, masks its LVT performance-counter entry, then clears the armed flag, so
+ * an overflow already in flight is still recognised as the counter's. Nothing to do when not armed. */
 void pmu_disarm_this_cpu(void);
 /* Whether this CPU's counter is armed (between the two calls above). */
 bool pmu_armed_this_cpu(void);
@@ -94,8 +95,8 @@ const char *pmu_verdict_reason(void);
 void pmu_describe_cpu(struct sink *out);
 
 /* For `lscpu`: vendor, family/model/stepping, hypervisor, what CPUID claims about performance monitoring,
- * what the probe found and which source `profile` would use. Runs the probe if it has not run (task
- * context), never a profile. */
+ * what the probe found, which source `profile` would use, and which CPUs have their counter armed now (none
+ * outside a run). Runs the probe if it has not run (task context), never a profile. */
 void pmu_describe(struct sink *out);
 
 #endif

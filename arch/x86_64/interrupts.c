@@ -1,7 +1,8 @@
 /* arch/x86_64/interrupts.c: the IDT and interrupt_dispatch, where every vector lands: exceptions (which panic
  * with registers and a backtrace; breakpoints and steps go to the gdb stub), NMIs (a stop request from a
  * panicking CPU or the debugger, a counter overflow, or a genuine NMI), the LAPIC
- * timer (profiler tick, then the scheduler), the yield vector, and device IRQs routed through the IOAPIC. */
+ * timer (profiler tick, then the scheduler), the profiler's stop request (cpu_send_profiler_stop), the yield
+ * vector, and device IRQs routed through the IOAPIC. */
 #include <stdatomic.h>
 
 #include "arch/x86_64/arch.h"
@@ -113,6 +114,16 @@ void irq_isa_deliver_to(unsigned isa_irq, unsigned cpu, bool as_wake)
     const struct device_irq *irq = &device_irqs[vector - VEC_DEVICE_BASE];
     ioapic_route(irq->gsi, (uint8_t)(as_wake ? VEC_GDB_WAKE : vector), irq->level, irq->active_low,
                  percpu_area[cpu].apic_id);
+}
+
+void cpu_send_profiler_stop(unsigned cpu)
+{
+    if (cpu >= MAX_CPUS || !atomic_load(&percpu_area[cpu].online))
+        return;
+    /* Interrupts off: the ICR's two writes, with no other IPI sent from this CPU between them. */
+    unsigned long flags = irq_save();
+    lapic_send_ipi(percpu_area[cpu].apic_id, VEC_PROFILER_STOP);
+    irq_restore(flags);
 }
 
 bool irq_attach_isa(unsigned isa_irq, irq_handler_fn handler, void *arg)
@@ -298,6 +309,11 @@ static struct context *dispatch(struct context *ctx)
         debugger_timer_poll(); /* gdb.udp: the card polled here while the network task is late */
         gdb_after_irq(ctx);
         return sched_tick(ctx);
+    }
+    if (vector == VEC_PROFILER_STOP) {
+        lapic_eoi();
+        profiler_stop_request();
+        return ctx;
     }
     if (vector == VEC_YIELD)
         return sched_switch(ctx);

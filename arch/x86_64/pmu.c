@@ -449,6 +449,9 @@ void pmu_disarm_this_cpu(void)
         atomic_signal_fence(memory_order_seq_cst); /* the deadline before the flag that makes it count */
         atomic_store_explicit(&c->late_pending, true, memory_order_relaxed);
     }
+    /* Masked: a counter left running (a disarm that faulted, a hypervisor that ignored it) raises no NMI, and
+     * lscpu and `monitor pmu` show the entry as a run leaves it. */
+    pmu_hw_lvtpc_write(LVT_DELIVERY_NMI | LVT_MASK_BIT);
     /* The flag last: an NMI arriving up to here finds it set. */
     atomic_signal_fence(memory_order_seq_cst);
     atomic_store_explicit(&c->armed, false, memory_order_relaxed);
@@ -609,6 +612,27 @@ static const char *probe_text(enum pmu_verdict v)
     }
 }
 
+/* Which CPUs have their counter armed now: none outside a run, and none once a run has stopped. Each CPU's
+ * flag is its own to write; this only looks. */
+static void describe_armed(struct sink *out)
+{
+    unsigned online = cpu_count() < MAX_CPUS ? cpu_count() : MAX_CPUS, armed = 0;
+    for (unsigned cpu = 0; cpu < online; cpu++)
+        armed += atomic_load_explicit(&cpus[cpu].armed, memory_order_relaxed);
+    if (!armed) {
+        sink_puts(out, "armed now:  none\n");
+        return;
+    }
+    sink_printf(out, "armed now:  %u of %u cpus (", armed, online);
+    const char *sep = "";
+    for (unsigned cpu = 0; cpu < online; cpu++)
+        if (atomic_load_explicit(&cpus[cpu].armed, memory_order_relaxed)) {
+            sink_printf(out, "%s%u", sep, cpu);
+            sep = ", ";
+        }
+    sink_puts(out, ")\n");
+}
+
 void pmu_describe(struct sink *out)
 {
     if (!selected)
@@ -629,6 +653,7 @@ void pmu_describe(struct sink *out)
         sink_printf(out, "profile:    %s\n", live.source);
     else
         sink_puts(out, "profile:    tick only\n");
+    describe_armed(out);
 }
 
 #ifdef KPROF_HOST

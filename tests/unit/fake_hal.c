@@ -34,7 +34,13 @@ void cpu_relax(void) {}
 /* The host has no interrupts to wait for and no scheduler to enter: both only count. */
 void cpu_wait_for_interrupt(void) { fake_waits_for_interrupt++; }
 void cpu_yield(void) { fake_yields++; }
-int64_t time_ns(void) { return fake_time_ns; }
+void (*fake_time_hook)(void);
+int64_t time_ns(void)
+{
+    if (fake_time_hook)
+        fake_time_hook();
+    return fake_time_ns;
+}
 uint64_t cycles(void) { return fake_cycles; }
 uint64_t cycles_per_ms(void) { return fake_cycles_per_ms; }
 
@@ -56,6 +62,14 @@ __attribute__((weak)) const char *irq_enable_before(uintptr_t pc)
 {
     (void)pc;
     return fake_irq_enable_site;
+}
+/* Weak: the profiler's lifecycle tests deliver the stop's request themselves
+ * (tests/unit/profiler_counter_fixture.c); elsewhere it is only counted. */
+unsigned fake_profiler_stop_requests;
+__attribute__((weak)) void cpu_send_profiler_stop(unsigned cpu)
+{
+    (void)cpu;
+    fake_profiler_stop_requests++;
 }
 uint64_t sched_idle_waits(void) { return fake_idle_waits[fake_cpu_index % 64]; }
 /* Weak: kernel/profiler/run.c's window sleeps, and a test that runs a window brings its own ticks with the

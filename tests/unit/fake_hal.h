@@ -14,6 +14,11 @@ extern unsigned fake_cpu_count;
 extern int64_t fake_time_ns;
 extern uint64_t fake_cycles;
 extern uint64_t fake_cycles_per_ms;
+/* Called at each time_ns() when set: a test's way into the middle of code that reads the clock (an NMI
+ * delivered between two steps of a sample, a stop racing a tick). */
+extern void (*fake_time_hook)(void);
+/* cpu_send_profiler_stop() calls, where the test does not deliver them itself. */
+extern unsigned fake_profiler_stop_requests;
 /* Calls of cpu_yield() and cpu_wait_for_interrupt(), which do nothing else on the host. */
 extern unsigned fake_yields, fake_waits_for_interrupt;
 

@@ -105,11 +105,13 @@ static void intel_v2_arm_run_disarm(void **state)
     from = fake.log_len;
     pmu_disarm_this_cpu();
     assert_false(pmu_armed_this_cpu());
-    /* Disabled with the flag still up: the global enable first, then the field. */
+    /* Disabled with the flag still up: the global enable first, then the field, then the LVT entry masked. */
     i = from;
     expect_write(i, FAKE_MSR_GLOBAL_CTRL, 0);
     assert_true(fake.log[i++].armed);
     expect_write(i, FAKE_MSR_FIXED_CTR_CTRL, 0);
+    assert_true(fake.log[i++].armed);
+    expect_lvt(i, LVT_DELIVERY_NMI | LVT_MASK_BIT);
     assert_true(fake.log[i++].armed);
     assert_int_equal(fake.log_len, i);
 
@@ -299,7 +301,8 @@ static void intel_v2_describe(void **state)
                         "perfmon:    arch perfmon v2, 2 general counters of 40 bits, 3 fixed of 40 bits\n"
                         "perfmon:    fixed counter 1 (unhalted core cycles): yes\n"
                         "probe:      counts: the counter counts and its overflow arrives as an NMI\n"
-                        "profile:    pmu/nmi intel fixed-ctr1\n");
+                        "profile:    pmu/nmi intel fixed-ctr1\n"
+                        "armed now:  none\n");
 }
 
 int main(void)

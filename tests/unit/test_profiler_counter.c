@@ -17,6 +17,7 @@
 #include "arch/x86_64/pmu_backend.h"
 #include "arch/x86_64/pmu_hw.h"
 #include "fake_cpu.h"
+#include "profiler_counter_fixture.h"
 #include "fake_hal.h"
 #include "hal/pmu.h"
 #include "kernel/heap.h"
@@ -26,184 +27,12 @@
 #include "kernel/symbols.h"
 #include "kernel/task.h"
 
-/* ---- the kernel around the profiler ------------------------------------------------------------------ */
-
-/* Text: one function, so every sample folds into one chain. */
-static unsigned char text[64];
-static struct symtab tab;
-const struct symtab *kernel_symtab(void) { return &tab; }
-
-static struct task tasks[FAKE_CPUS];
-struct task *task_current(void) { return &tasks[fake_cpu_index % FAKE_CPUS]; }
-struct stack_bounds task_stack_bounds(const struct task *task)
-{
-    (void)task;
-    struct stack_bounds none = { 0, 0 };
-    return none;
-}
-int stack_trace_from(uintptr_t pc, uintptr_t sp, uintptr_t rbp, const struct stack_bounds *stack,
-                     const struct text_bounds *text_bounds, uintptr_t *out, int max)
-{
-    (void)sp, (void)rbp, (void)stack, (void)text_bounds, (void)max;
-    out[0] = pc;
-    return 1;
-}
-void *kmalloc(size_t size) { return malloc(size); }
-void *kzalloc(size_t size) { return calloc(1, size); }
-void kfree(void *p) { free(p); }
-
-/* The interrupted context: busy code in the one function, interrupts on. */
-static struct context busy_ctx(void)
-{
-    struct context ctx;
-    memset(&ctx, 0, sizeof ctx);
-    ctx.rip = (uintptr_t)&text[16];
-    ctx.rflags = 0x202;
-    ctx.vector = 2;
-    return ctx;
-}
-
-/* The kernel's NMI path as arch/x86_64/interrupts.c runs it: the counter's claim, then the sample; the NMI
- * costs nmi_cost cycles of fake_cycles. */
-static uint64_t nmi_cost;
-static unsigned nmis_claimed;
-static bool nmi_path(void)
-{
-    struct context ctx = busy_ctx();
-    fake_cycles += nmi_cost;
-    bool mine = profiler_nmi(&ctx, fake_cycles - nmi_cost);
-    nmis_claimed += mine;
-    return mine;
-}
-
-/* ---- driving the machine ----------------------------------------------------------------------------- */
-
-#define TICK_NS 10000000 /* the tick at its default 100 Hz */
-
-static void tick(unsigned cpu)
-{
-    struct context ctx = busy_ctx();
-    ctx.vector = 0xE0;
-    fake_cpu_index = cpu;
-    profiler_tick(&ctx);
-}
-
-/* Time passing on one CPU: n periods of the counter, each raising (at most) one overflow. */
-static void run_periods(unsigned cpu, unsigned n)
-{
-    fake_cpu_index = cpu;
-    uint64_t period = pmu_period_cycles() ? pmu_period_cycles() : fake_cycles_per_ms;
-    for (unsigned i = 0; i < n; i++) {
-        fake_advance(period);
-        fake_cycles += period;
-    }
-}
-
-/* The stop's wait for the CPUs to let go of the run: before its disarm tick, each CPU's counter overflows
- * once more (that overflow belongs to no run and must be dropped), then the tick. */
-static bool overflow_before_disarm;
-static unsigned stop_waits;
-void task_sleep_ms(uint32_t ms)
-{
-    stop_waits++;
-    for (unsigned cpu = 0; cpu < fake_cpu_count; cpu++) {
-        if (overflow_before_disarm && pmu_usable())
-            run_periods(cpu, 1);
-        tick(cpu);
-    }
-    fake_time_ns += (int64_t)ms * 1000000;
-}
-
-static struct profile_run run;
-
-static uint32_t ring_count(unsigned cpu) { return profile_ring_count(&run.rings[cpu]); }
-
-static const struct profiler_cpu_run *account(unsigned cpu) { return &run.cpu[cpu]; }
-
-static char report[8192];
-static const char *report_of(struct profile_run *r)
-{
-    struct buffer_sink bs;
-    buffer_sink_init(&bs, report, sizeof report);
-    assert_int_equal(profile_report(r, NULL, 8, &tab, &bs.sink), 0);
-    return report;
-}
-
-static void expect_in(const char *text_, const char *needle)
-{
-    if (!strstr(text_, needle))
-        fail_msg("expected \"%s\" in:\n%s", needle, text_);
-}
-
-/* ---- the models -------------------------------------------------------------------------------------- */
-
-struct model {
-    const char *name;
-    void (*setup)(void);
-    enum pmu_verdict verdict; /* what the probe must find */
-};
-
-static const struct model models[] = {
-    { "intel v2", fake_model_intel_v2, PMU_COUNTS },
-    { "intel v4 with freeze set by firmware", fake_model_intel_v4_freeze, PMU_COUNTS },
-    { "intel v5 without fixed counter 1", fake_model_intel_v5_no_fixed1, PMU_NOT_CLAIMED },
-    { "intel hybrid", fake_model_intel_hybrid, PMU_COUNTS },
-    { "amd zen 2 (sign bit)", fake_model_amd_zen2, PMU_COUNTS },
-    { "amd zen 4 (perfmon v2)", fake_model_amd_zen4, PMU_COUNTS },
-    { "amd legacy only", fake_model_amd_legacy_only, PMU_NOT_CLAIMED },
-    { "hypervisor that swallows writes", fake_model_hypervisor_swallows, PMU_DOES_NOT_COUNT },
-    { "qemu -cpu max", fake_model_qemu_amd_max, PMU_NOT_CLAIMED },
-    { "counter without interrupt", fake_model_no_interrupt, PMU_NO_INTERRUPT },
-    { "no pmu", fake_model_no_pmu, PMU_NOT_CLAIMED },
-};
-
-static void boot(const struct model *m)
-{
-    fake_reset();
-    m->setup();
-    pmu_reset_for_tests();
-    pmu_select(NULL);
-    fake.nmi_handler = nmi_path;
-    fake_cpu_count = FAKE_CPUS;
-    fake_cpu_index = 0;
-    fake_tick_hz = TICK_HZ_DEFAULT;
-    fake_tick_lateness_ns = 0;
-    memset(fake_idle_waits, 0, sizeof fake_idle_waits);
-    nmi_cost = 0;
-    nmis_claimed = 0;
-    overflow_before_disarm = false;
-    stop_waits = 0;
-}
-
-static bool run_active;
-static void start_run(void)
-{
-    assert_int_equal(profiler_start(&run), PROFILER_OK);
-    run_active = true;
-}
-
-static void stop_run(void)
-{
-    profiler_stop(&run);
-    run_active = false;
-}
-
-/* A failed test leaves no run behind for the next one. */
-static int teardown(void **state)
-{
-    (void)state;
-    if (run_active)
-        stop_run();
-    profiler_release();
-    return 0;
-}
-
 /* ---- tests ------------------------------------------------------------------------------------------- */
 
 static void handshake_on_every_model(void **state)
 {
     (void)state;
-    for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) {
+    for (size_t i = 0; i < model_count; i++) {
         const struct model *m = &models[i];
         print_message("model: %s\n", m->name);
         boot(m);
@@ -234,10 +63,14 @@ static void handshake_on_every_model(void **state)
             assert_int_equal(fake.nmis_genuine, 0);
         }
 
-        /* Stop: each CPU disarms on its next tick, and the overflow in between is claimed but dropped. */
+        /* Stop: each CPU disarms on its next tick (the stop's request to it still on its way), and the
+         * overflow in between is claimed but dropped. The request, when it comes, finds nothing to do. */
         overflow_before_disarm = true;
+        slow_request_cpus = (1u << FAKE_CPUS) - 1;
         unsigned claimed_before = nmis_claimed;
         stop_run();
+        for (unsigned cpu = 0; cpu < FAKE_CPUS; cpu++)
+            cpu_comes_back(cpu);
         assert_true(stop_waits > 0 || !counts);
         for (unsigned cpu = 0; cpu < FAKE_CPUS; cpu++) {
             fake_cpu_index = cpu;
@@ -306,7 +139,7 @@ static void arm_fault_leaves_that_cpu_on_the_tick_and_named(void **state)
 static void stopped_counter_is_noticed(void **state)
 {
     (void)state;
-    for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) {
+    for (size_t i = 0; i < model_count; i++) {
         if (models[i].verdict != PMU_COUNTS)
             continue;
         print_message("model: %s\n", models[i].name);
@@ -481,7 +314,7 @@ static void interrupts_off_and_in_interrupt_are_marked(void **state)
 static void held_off_ticks_are_told_from_late_ones(void **state)
 {
     (void)state;
-    boot(&models[10]); /* no PMU: the tick samples */
+    boot(&models[MODEL_NO_PMU]); /* no PMU: the tick samples */
     start_run();
     tick(0); /* the first tick of the run: on time */
     /* Held off 6 ms, let in after a popf. */
@@ -522,7 +355,7 @@ static void held_off_ticks_are_told_from_late_ones(void **state)
     profiler_release();
 
     /* The report: the let-in chain marked and apart, the held-off time and where it was let in. */
-    boot(&models[10]);
+    boot(&models[MODEL_NO_PMU]);
     start_run();
     tick(0);
     for (int i = 0; i < 3; i++) {
@@ -544,25 +377,6 @@ static void held_off_ticks_are_told_from_late_ones(void **state)
     expect_in(r, "fn+0x10 [let in after 8.0 ms irqs off]\n");
     expect_in(r, "fn+0x10\n");
     profiler_release();
-}
-
-static int setup_group(void **state)
-{
-    (void)state;
-    static struct ksym syms[1];
-    syms[0] = (struct ksym){ (uint64_t)(uintptr_t)text, sizeof text, 0 };
-    memset(text, 0x90, sizeof text);
-    tab.syms = syms;
-    tab.count = 1;
-    tab.names = "fn";
-    tab.text_start = (uintptr_t)text;
-    tab.text_end = (uintptr_t)text + sizeof text;
-    for (unsigned i = 0; i < FAKE_CPUS; i++) {
-        tasks[i].pid = 20 + i;
-        tasks[i].is_idle = false;
-    }
-    fake_time_ns = 1000000000;
-    return 0;
 }
 
 int main(void)
