@@ -69,6 +69,12 @@ static uint64_t period_cycles;  /* that period */
 /* Throttling doubles a CPU's period at most this many times (1 ms becomes 64 ms). */
 #define THROTTLE_MAX_SHIFT 6
 
+/* Learned by the probe from its own overflow's NMI: whether this machine's local APIC sets the LVT entry's mask
+ * bit when it delivers the PMI (Intel SDM vol. 3A, "Local Vector Table": it does; older KVM did not). Where it
+ * does, an overflow showing while the entry is still unmasked has not been delivered yet, and the NMI that
+ * finds it so is another source's. */
+static bool pmi_masks_lvt;
+
 /* The verdict, published with release after reason and the values above are written. */
 static _Atomic int verdict = PMU_NOT_PROBED;
 static char reason[160];
@@ -315,7 +321,9 @@ static enum pmu_verdict run_probe(struct pmu_cpu *c)
         return PMU_DOES_NOT_COUNT;
 
     /* Does its overflow arrive as an NMI? A short period with the interrupt bit, the LVT entry in NMI mode,
-     * and this CPU's NMI handler counting what it claims while the probing flag is up. */
+     * and this CPU's NMI handler counting what it claims while the probing flag is up (and noting whether the
+     * entry was masked by the delivery). */
+    pmi_masks_lvt = false;
     uint32_t saved_lvt = pmu_hw_lvtpc_read();
     pmu_hw_lvtpc_write(LVT_DELIVERY_NMI);
     atomic_store_explicit(&c->probe_nmis, 0, memory_order_relaxed);
@@ -497,6 +505,15 @@ bool pmu_nmi_is_mine(void)
     }
     if (!counter_overflowed())
         return false;
+    /* The overflow shows, but where the PMI's delivery masks the entry and the entry is unmasked, the PMI is
+     * still on its way: this NMI is someone else's (a genuine one), and the PMI will follow as its own NMI. The
+     * probe learns which kind of machine this is from its own NMI, so it does not ask. */
+    if (probing) {
+        if (pmu_hw_lvtpc_read() & LVT_MASK_BIT)
+            pmi_masks_lvt = true;
+    } else if (pmi_masks_lvt && !(pmu_hw_lvtpc_read() & LVT_MASK_BIT)) {
+        return false;
+    }
     counter_reload_and_ack(c);
     /* The LAPIC may have masked the entry when it delivered the PMI; unmasked, in NMI mode, for the next. */
     pmu_hw_lvtpc_write(LVT_DELIVERY_NMI);
@@ -616,21 +633,14 @@ static const char *probe_text(enum pmu_verdict v)
  * flag is its own to write; this only looks. */
 static void describe_armed(struct sink *out)
 {
-    unsigned online = cpu_count() < MAX_CPUS ? cpu_count() : MAX_CPUS, armed = 0;
-    for (unsigned cpu = 0; cpu < online; cpu++)
-        armed += atomic_load_explicit(&cpus[cpu].armed, memory_order_relaxed);
-    if (!armed) {
-        sink_puts(out, "armed now:  none\n");
-        return;
-    }
-    sink_printf(out, "armed now:  %u of %u cpus (", armed, online);
-    const char *sep = "";
+    unsigned online = cpu_count() < MAX_CPUS ? cpu_count() : MAX_CPUS;
+    const char *sep = "armed now:  cpu ";
     for (unsigned cpu = 0; cpu < online; cpu++)
         if (atomic_load_explicit(&cpus[cpu].armed, memory_order_relaxed)) {
             sink_printf(out, "%s%u", sep, cpu);
             sep = ", ";
         }
-    sink_puts(out, ")\n");
+    sink_puts(out, *sep == ',' ? "\n" : "armed now:  none\n");
 }
 
 void pmu_describe(struct sink *out)
@@ -649,10 +659,16 @@ void pmu_describe(struct sink *out)
         sink_printf(out, "probe:      not probed (%s)\n", pmu_verdict_reason());
     else
         sink_printf(out, "probe:      %s: %s\n", probe_text(v), pmu_verdict_reason());
-    if (v == PMU_COUNTS)
+    if (v == PMU_COUNTS) {
         sink_printf(out, "profile:    %s\n", live.source);
-    else
+        sink_puts(out, pmi_masks_lvt ? "nmi claim:  overflow status and the LVT mask set by the PMI's delivery "
+                                       "(a genuine NMI while an overflow is on its way is told apart)\n"
+                                     : "nmi claim:  overflow status only (this machine leaves the LVT entry "
+                                       "unmasked on delivery: a genuine NMI while an overflow is on its way is "
+                                       "taken for the counter's, and the overflow's own NMI panics instead)\n");
+    } else {
         sink_puts(out, "profile:    tick only\n");
+    }
     describe_armed(out);
 }
 
@@ -667,6 +683,7 @@ void pmu_reset_for_tests(void)
     memset(&live, 0, sizeof live);
     memset(vendor_id, 0, sizeof vendor_id);
     width_mask = sign_bit = reload = period_cycles = 0;
+    pmi_masks_lvt = false;
     atomic_store(&verdict, PMU_NOT_PROBED);
     atomic_store(&probe_taken, 0);
     reason[0] = 0;

@@ -11,7 +11,7 @@ from test_pmu import assert_nmi_panic
 
 SELFTEST_OK = re.compile(r"selftest nmi: ok: a #GP fixed up inside the NMI handler kept NMIs blocked; the NMI "
                          r"sent meanwhile arrived after the handler returned\. The external-NMI check costs "
-                         r"\d+ ns an NMI on cpu \d+ \(port 0x61\)")
+                         r"\d+ ns on cpu \d+ \(port 0x61\)")
 
 
 def test_selftest_nmi_then_a_genuine_nmi_still_panics(kprof_factory):

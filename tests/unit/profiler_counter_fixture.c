@@ -173,6 +173,7 @@ const struct model models[] = {
     { "qemu -cpu max", fake_model_qemu_amd_max, PMU_NOT_CLAIMED },
     { "counter without interrupt", fake_model_no_interrupt, PMU_NO_INTERRUPT },
     { "no pmu", fake_model_no_pmu, PMU_NOT_CLAIMED },
+    { "kvm whose PMIs leave the LVT entry unmasked", fake_model_kvm_unmasked_pmi, PMU_COUNTS },
 };
 const unsigned model_count = sizeof models / sizeof models[0];
 

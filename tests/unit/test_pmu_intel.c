@@ -179,8 +179,14 @@ static void intel_overflow_read_from_status_exactly(void **state)
     assert_false(fake_inject_nmi());
     fake.cpu[0].fixed_ctr[1] = (0 - MS / 2) & MASK(40);
     fake.cpu[0].global_status |= BIT(33);
+    /* The status bit alone, the entry unmasked: the PMI has not been delivered (its delivery masks the entry),
+     * so this NMI is another source's. */
+    assert_false(fake_inject_nmi());
+    assert_true(fake.cpu[0].global_status & BIT(33));
+    fake.cpu[0].lvtpc |= LVT_MASK_BIT; /* as the PMI's delivery leaves it */
     assert_true(fake_inject_nmi());
     assert_int_equal(fake.cpu[0].global_status & BIT(33), 0);
+    assert_int_equal(fake.cpu[0].lvtpc & LVT_MASK_BIT, 0); /* unmasked again for the next */
     pmu_disarm_this_cpu();
 }
 
@@ -302,6 +308,8 @@ static void intel_v2_describe(void **state)
                         "perfmon:    fixed counter 1 (unhalted core cycles): yes\n"
                         "probe:      counts: the counter counts and its overflow arrives as an NMI\n"
                         "profile:    pmu/nmi intel fixed-ctr1\n"
+                        "nmi claim:  overflow status and the LVT mask set by the PMI's delivery (a genuine NMI "
+                        "while an overflow is on its way is told apart)\n"
                         "armed now:  none\n");
 }
 
