@@ -30,3 +30,64 @@ def test_selftest_nmi_then_a_genuine_nmi_still_panics(kprof_factory):
     assert k.cmd("uptime").startswith("up "), "the shell does not answer after the self-tests"
     k.monitor("nmi")
     assert_nmi_panic(k)
+
+
+# ---- the counter path's lifecycle and NMI ownership in QEMU (issue 23, items 1 and 2) ----------------------------
+# TCG has no PMU: pmu=claim-intel makes CPUID claim one whose MSRs swallow writes, so the probe runs (its NMI
+# path, its LVT writes) and refuses it; the counter path itself is proven on the fake CPU (test_nmi_owner,
+# test_profiler_lifecycle).
+
+import os
+import signal
+
+from test_gdb import Gdb, mark, threads
+from test_pmu import lscpu, one, profile
+
+CLAIM_INTEL = dict(cmdline="pmu=claim-intel", extra_args=["-cpu", "Skylake-Client"])
+RX_MONITOR_PMU_CPU = re.compile(r"(?m)^cpu (\d+): armed (yes|no)")
+RX_MONITOR_PMU_LVT = re.compile(r"(?m)^  lvt perfcnt +LAPIC 0x340 = 0x[0-9a-f]+: delivery \w+, (masked|unmasked)")
+
+
+def test_monitor_nmi_while_burn_runs_under_a_profile_panics_as_genuine(kprof_factory):
+    k = kprof_factory(monitor=True, **CLAIM_INTEL)
+    assert k.cmd("burn 30000 4").startswith("burn: started 4 tasks"), "burn did not start"
+    k.send_line("profile 2000")
+    k.expect(r"(?m)^[^\n]*profile 2000\n", what="the echo of profile 2000")
+    k.monitor("nmi")
+    assert_nmi_panic(k, during=r"profiled \d+ ms|\d+ samples on \d+ cpus")
+
+
+def test_lscpu_before_and_after_a_profile_shows_no_cpu_armed(kprof_factory):
+    for options in ({}, CLAIM_INTEL):
+        k = kprof_factory(**options)
+        table, out = lscpu(k)
+        assert one(table, "armed now") == "none", "lscpu before any profile:\n%s" % out
+        assert k.cmd("burn 3000 4").startswith("burn: started 4 tasks"), "burn did not start"
+        for _ in range(2):
+            profile(k, "profile 200 all 2")
+            table, out = lscpu(k)
+            assert one(table, "armed now") == "none", "lscpu after a profile (%s):\n%s" % (options, out)
+
+
+def test_gdb_ctrl_c_during_a_profile_stops_and_monitor_pmu_shows_every_cpu_disarmed_after(kprof_factory):
+    k = kprof_factory(gdb=True, **CLAIM_INTEL)
+    assert k.cmd("burn 30000 4").startswith("burn: started 4 tasks"), "burn did not start"
+    g = Gdb(k, [mark("continuing"), "continue", "info threads", "detach"])
+    g.wait_mark("continuing")
+    k.send_line("profile 2000")
+    k.expect(r"(?m)^[^\n]*profile 2000\n", what="the echo of profile 2000")
+    os.kill(g.gdb_pid(), signal.SIGINT)
+    text = g.finish()
+    assert re.search(r"Thread \d+ received signal SIGINT, Interrupt\.", text), "gdb's Ctrl-C did not stop:\n%s" % text
+    assert len(threads(text)) == 4, text
+    # Released, the profile finishes, and its report is whole.
+    k.expect(r"(?m)^\d+ samples on \d+ cpus, \d+ dropped, source tick", timeout=60, what="the profile's header")
+    k.expect(r"\n> ", what="the prompt after the report")
+    text = Gdb(k, ["monitor pmu", "detach"]).finish()
+    cpus = RX_MONITOR_PMU_CPU.findall(text)
+    assert sorted(int(c) for c, _ in cpus) == [0, 1, 2, 3], "monitor pmu's cpus:\n%s" % text
+    assert all(armed == "no" for _, armed in cpus), "a CPU still armed after the profile:\n%s" % text
+    lvts = RX_MONITOR_PMU_LVT.findall(text)
+    assert lvts == ["masked"] * 4, "an LVT entry unmasked after the profile:\n%s" % text
+    table, out = lscpu(k)
+    assert one(table, "armed now") == "none", out
