@@ -23,6 +23,7 @@
 #include "hal/pmu.h"
 #include "kernel/lib/format.h"
 
+#include "hal/compiler.h"
 #include "hal/cpu.h"
 #include "kernel/heap.h"
 #include "kernel/log.h"
@@ -131,14 +132,14 @@ void profiler_sample(const struct context *ctx)
 
 /* This CPU lets go of run: its counter disarmed (and its LVT entry masked) if it is still armed, then the stop
  * told. From its tick, the stop's request, or an NMI that found the run over. */
-static void let_go_here(unsigned cpu, uint32_t run)
+static NMI_TEXT void let_go_here(unsigned cpu, uint32_t run)
 {
     if (pmu_armed_this_cpu())
         pmu_disarm_this_cpu();
     atomic_store_explicit(&let_go[cpu], run, memory_order_release);
 }
 
-bool profiler_nmi(const struct context *ctx, uint64_t entry_cycles)
+NMI_TEXT bool profiler_nmi(const struct context *ctx, uint64_t entry_cycles)
 {
     if (!pmu_nmi_is_mine())
         return false;

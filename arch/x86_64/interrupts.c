@@ -276,9 +276,10 @@ static bool counter_source(void *arg)
 static bool selftest_source(void *arg) { return selftest_nmi(((struct nmi_frame *)arg)->p); }
 static bool debugger_source(void *arg) { return gdb_nmi(((struct nmi_frame *)arg)->ctx); }
 
-static void nmi(struct context *ctx)
+static __attribute__((noinline)) void nmi(struct context *ctx)
 {
     struct nmi_frame frame = { ctx, cycles(), this_percpu() };
+    gdb_x86_debug_regs_pause();
     struct percpu *p = frame.p;
     if (p->nmi_depth)
         p->nmi_nested++; /* cannot happen while no IRET runs inside the handler: counted, for the self-test */
@@ -305,6 +306,7 @@ static void nmi(struct context *ctx)
         break;
     }
     p->nmi_depth--;
+    gdb_x86_debug_regs_resume();
 }
 
 /* The boot CPU's tick after an NMI a kprof source claimed: an external NMI that merged with it left its record

@@ -91,3 +91,96 @@ def test_gdb_ctrl_c_during_a_profile_stops_and_monitor_pmu_shows_every_cpu_disar
     assert lvts == ["masked"] * 4, "an LVT entry unmasked after the profile:\n%s" % text
     table, out = lscpu(k)
     assert one(table, "armed now") == "none", out
+
+
+# ---- no exception inside the NMI path (issue 23, item 2) ---------------------------------------------------------
+# The choice: gdb refuses breakpoints on the NMI path as on its own code (linker.ld puts the path inside
+# __debugger_text_start..__debugger_text_end), and nmi() turns the debug registers off for its body, so no
+# watchpoint fires inside it either. A #BP or #DB taken there would return with IRET, re-opening NMIs.
+
+import subprocess
+
+from kprof_qemu import ELF, nm_symbols
+from test_gdb_safety import Rsp
+
+NMI_ENTRIES = ("nmi", "counter_source", "selftest_source", "debugger_source", "port61")
+# A panic never returns to the NMI: what it runs is outside the question.
+NORETURN = {"panic_at", "panic", "platform_halt_forever", "gdb_panic_park"}
+
+
+def nmi_call_graph():
+    """{function: callees} of every function the NMI handler reaches by direct calls and jumps, from the ELF."""
+    syms = nm_symbols()
+    by_addr = sorted((a, a + max(s, 1), n) for n, (a, s) in syms.items())
+    seen, todo = {}, list(NMI_ENTRIES)
+    while todo:
+        name = todo.pop()
+        if name in seen or name in NORETURN:
+            continue
+        assert name in syms, "%s is not a function of build/kprof.elf" % name
+        lo, size = syms[name]
+        dis = subprocess.run(["objdump", "-d", "--no-show-raw-insn", "--start-address=%#x" % lo,
+                              "--stop-address=%#x" % (lo + size), ELF], check=True, capture_output=True,
+                             text=True).stdout
+        callees = set()
+        for m in re.finditer(r"\b(?:call|jmp)\w*\s+([0-9a-f]+) <([A-Za-z_][\w.]*)(?:\+0x[0-9a-f]+)?>", dis):
+            target = int(m.group(1), 16)
+            if lo <= target < lo + size:
+                continue  # a branch inside the function
+            owner = [n for a, e, n in by_addr if a <= target < e]
+            callees.add(owner[0] if owner else m.group(2))
+        seen[name] = callees
+        todo.extend(callees)
+    return seen, syms
+
+
+def test_every_function_the_nmi_handler_calls_is_where_gdb_plants_no_breakpoint():
+    graph, syms = nmi_call_graph()
+    out = subprocess.run(["nm", "--defined-only", ELF], check=True, capture_output=True, text=True).stdout
+    marks = {f[2]: int(f[0], 16) for f in (l.split() for l in out.splitlines()) if len(f) == 3}
+    lo, hi = marks["__debugger_text_start"], marks["__debugger_text_end"]
+    for fn in ("nmi", "profiler_nmi", "pmu_nmi_is_mine", "pmu_disarm_this_cpu", "nmi_owner", "gdb_nmi",
+               "stack_trace_from", "time_ns", "task_current"):
+        assert fn in graph, "the NMI path no longer reaches %s: %s" % (fn, sorted(graph))
+    outside = sorted(n for n in graph if not lo <= syms[n][0] < hi)
+    assert outside == [], "the NMI handler calls code where gdb may plant a breakpoint: %s" % outside
+
+
+def test_gdb_refuses_breakpoints_on_the_nmi_path_and_its_watchpoints_stay_quiet_inside_the_handler(kprof_factory):
+    k = kprof_factory(gdb=True)
+    syms = nm_symbols()
+    rsp = Rsp(k.gdb_port)
+    rsp.request("qSupported:swbreak+;hwbreak+")
+    assert rsp.request("?").startswith(b"T")
+    for fn in ("profiler_nmi", "pmu_nmi_is_mine", "pmu_disarm_this_cpu", "nmi_owner", "stack_trace_from"):
+        for z in ("Z0", "Z1"):
+            reply = rsp.request("%s,%x,1" % (z, syms[fn][0]))
+            assert reply == b"E01", "%s on %s (the NMI path) answered %r, not E01" % (z, fn, reply)
+    assert rsp.request("Z0,%x,1" % syms["profiler_tick"][0]) == b"OK", "the tick's code should stay breakable"
+    assert rsp.request("z0,%x,1" % syms["profiler_tick"][0]) == b"OK"
+    # Access watchpoints on what every NMI reads first -- each CPU's armed and probing flags in pmu.c -- then
+    # NMIs on the shell's CPU (the self-test): without the debug registers off inside the handler, the first
+    # read would stop the machine inside it, and the self-test would see its second NMI nest.
+    flags = [pmu_armed_flag(cpu) for cpu in range(4)]
+    for cpu, addr in enumerate(flags):
+        assert rsp.request("Z4,%x,1" % addr) == b"OK", "awatch on cpu %d's armed flag" % cpu
+    rsp.resume("c")
+    for _ in range(3):
+        out = k.cmd("selftest nmi")
+        assert SELFTEST_OK.fullmatch(out), "selftest nmi under watchpoints said %r" % out
+    assert rsp.pending_bytes() == b"", "the machine stopped on a watchpoint: %r" % rsp.pending_bytes()
+    rsp.interrupt()
+    for addr in flags:
+        assert rsp.request("z4,%x,1" % addr) == b"OK"
+    rsp.resume("c")
+    rsp.close()
+    assert k.cmd("uptime").startswith("up "), "the shell does not answer after the session"
+
+
+def pmu_armed_flag(cpu):
+    """The address of cpu's armed flag in arch/x86_64/pmu.c (a file-local `cpus`; gdbstub has one too)."""
+    out = subprocess.run(["gdb", "-batch", "-nx", "-ex", "print &'pmu.c'::cpus[%d].armed" % cpu, ELF],
+                         check=True, capture_output=True, text=True, timeout=60).stdout
+    m = re.search(r"\) (0x[0-9a-f]+) <cpus", out)
+    assert m, "gdb did not find pmu.c's cpus[%d].armed: %r" % (cpu, out)
+    return int(m.group(1), 16)

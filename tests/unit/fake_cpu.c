@@ -553,6 +553,7 @@ uint32_t pmu_hw_lvtpc_read(void)
 {
     advance_here(fake.cycles_per_call);
     uint32_t v = here()->lvtpc;
+    fake.lvt_reads++;
     deliver();
     return v;
 }

@@ -92,7 +92,7 @@ struct fake_machine {
     unsigned legacy_touches;   /* accesses of any kind to 0xC0010000..0xC0010007 */
     unsigned msr_accesses;     /* reads and writes, all MSRs ... */
     unsigned msr_writes;       /* ... of which writes */
-    unsigned lvt_writes;
+    unsigned lvt_writes, lvt_reads;
     unsigned nmis_mine, nmis_genuine;
     bool last_nmi_mine;
     unsigned pmis_lost;        /* PMIs raised while the LVT entry was masked */
