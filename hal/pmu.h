@@ -76,9 +76,11 @@ struct pmu_snapshot {
 void pmu_snapshot_this_cpu(struct pmu_snapshot *snap);
 
 /* NMI context, first thing: true when this NMI is this CPU's counter overflowing -- armed, probing, or the
- * short window after a disarm when the overflow was already pending -- and then it has been acknowledged,
- * the counter reloaded and the LVT performance-counter entry unmasked; the caller takes its sample. False
- * means a genuine NMI, which the caller must not swallow. No locks, no allocation, no printing. */
+ * short window after a disarm when the overflow was already pending -- as the counter's own overflow status
+ * shows it and, on a machine where the probe saw the PMI's delivery mask the LVT performance-counter entry,
+ * with that entry masked (unmasked, the PMI is still on its way and this NMI is another source's). Then it has
+ * been acknowledged, the counter reloaded and the entry unmasked; the caller takes its sample. False means not
+ * the counter's, which the caller must not swallow. No locks, no allocation, no printing. */
 bool pmu_nmi_is_mine(void);
 
 /* The name the report gives the counter source -- "pmu/nmi intel fixed-ctr1", "pmu/nmi amd pmc0 ev0x76",
