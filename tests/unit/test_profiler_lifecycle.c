@@ -3,11 +3,12 @@
  * away during the stop (a descheduled vCPU, one parked by the debugger) takes the stop's request when it comes
  * back, and if its counter overflows first, that NMI disarms it and records nothing; a CPU whose first tick of
  * the run races the stop disarms before the tick returns; a late overflow's NMI never shares a ring slot with
- * the tick's sample it interrupts; lscpu says which CPUs are armed now. */
+ * the tick's sample it interrupts; lscpu says which CPUs are armed now, and `monitor pmu` shows each disarmed. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -197,6 +198,16 @@ static const char *describe(void)
     return described;
 }
 
+/* What `monitor pmu` prints for cpu (pmu_describe_cpu, run on that CPU). */
+static const char *monitor_pmu(unsigned cpu)
+{
+    struct buffer_sink bs;
+    buffer_sink_init(&bs, described, sizeof described);
+    fake_cpu_index = cpu;
+    pmu_describe_cpu(&bs.sink);
+    return described;
+}
+
 static void lscpu_says_which_cpus_are_armed_now(void **state)
 {
     (void)state;
@@ -212,6 +223,13 @@ static void lscpu_says_which_cpus_are_armed_now(void **state)
         stop_run();
         profiler_release();
         expect_in(describe(), "armed now:  none\n");
+        /* And the debugger's view of each CPU: its flag down, its LVT entry masked. */
+        for (unsigned cpu = 0; cpu < FAKE_CPUS; cpu++) {
+            char line[32];
+            snprintf(line, sizeof line, "cpu %u: armed no", cpu);
+            expect_in(monitor_pmu(cpu), line);
+            expect_in(monitor_pmu(cpu), ", masked\n");
+        }
     }
 }
 
