@@ -12,6 +12,7 @@
 #include "arch/x86_64/cpu_identity.h"
 #include "arch/x86_64/pmu_backend.h"
 #include "arch/x86_64/pmu_hw.h"
+#include "hal/compiler.h"
 #include "hal/cpu.h"
 #include "kernel/lib/format.h"
 #include "kernel/log.h"
@@ -96,7 +97,7 @@ void pmu_cpuid(uint32_t leaf, uint32_t sub, uint32_t r[4])
         claim_as->claim_cpuid(leaf, sub, r);
 }
 
-static bool faulted(uint32_t msr)
+static NMI_TEXT bool faulted(uint32_t msr)
 {
     if (!fault_seen) {
         fault_seen = true;
@@ -105,8 +106,8 @@ static bool faulted(uint32_t msr)
     return false;
 }
 
-bool pmu_rdmsr(uint32_t msr, uint64_t *v) { return rdmsr_safe(msr, v) || faulted(msr); }
-bool pmu_wrmsr(uint32_t msr, uint64_t v) { return wrmsr_safe(msr, v) || faulted(msr); }
+NMI_TEXT bool pmu_rdmsr(uint32_t msr, uint64_t *v) { return rdmsr_safe(msr, v) || faulted(msr); }
+NMI_TEXT bool pmu_wrmsr(uint32_t msr, uint64_t v) { return wrmsr_safe(msr, v) || faulted(msr); }
 
 /* ---- the counter, the same on every backend --------------------------------------------------------- */
 
@@ -145,7 +146,7 @@ static bool counter_clear_stale(void)
 
 /* Disables counting: the global bit first (it stops the counter at once), then this counter's control bits.
  * Both are attempted even if one faults, since this is also the clean-up after a fault. */
-static bool counter_stop(void)
+static NMI_TEXT bool counter_stop(void)
 {
     bool ok = true;
     uint64_t v;
@@ -164,7 +165,7 @@ static bool counter_read(uint64_t *v)
 
 /* Whether the counter has overflowed since it was last loaded: exactly, from the global status where the part
  * has one; otherwise from the sign bit, which stays set from -(period) until the counter passes zero. */
-static inline bool counter_overflowed(void)
+static inline NMI_TEXT bool counter_overflowed(void)
 {
     uint64_t v;
     if (live.global_status_msr)
@@ -173,7 +174,7 @@ static inline bool counter_overflowed(void)
 }
 
 /* After an overflow: the next period starts now, and the status bit is cleared so the next overflow shows. */
-static inline void counter_reload_and_ack(struct pmu_cpu *c)
+static inline NMI_TEXT void counter_reload_and_ack(struct pmu_cpu *c)
 {
     wrmsr_safe(live.counter_msr, c->reload);
     if (live.global_ack_msr)
@@ -182,7 +183,7 @@ static inline void counter_reload_and_ack(struct pmu_cpu *c)
 
 /* cpu_index() is below MAX_CPUS by contract once a CPU runs kernel code; only the NMI path, which can
  * interrupt a CPU before that holds, checks. */
-static struct pmu_cpu *this_cpu(void) { return &cpus[pmu_hw_cpu()]; }
+static NMI_TEXT struct pmu_cpu *this_cpu(void) { return &cpus[pmu_hw_cpu()]; }
 
 /* ---- choosing the backend (boot) ---------------------------------------------------------------------- */
 
@@ -444,7 +445,7 @@ bool pmu_arm_this_cpu(void)
     return false;
 }
 
-void pmu_disarm_this_cpu(void)
+NMI_TEXT void pmu_disarm_this_cpu(void)
 {
     struct pmu_cpu *c = this_cpu();
     if (!atomic_load_explicit(&c->armed, memory_order_relaxed))
@@ -465,7 +466,7 @@ void pmu_disarm_this_cpu(void)
     atomic_store_explicit(&c->armed, false, memory_order_relaxed);
 }
 
-bool pmu_armed_this_cpu(void)
+NMI_TEXT bool pmu_armed_this_cpu(void)
 {
     return atomic_load_explicit(&this_cpu()->armed, memory_order_relaxed);
 }
@@ -485,7 +486,7 @@ uint64_t pmu_throttle_this_cpu(void)
 
 /* ---- the NMI ------------------------------------------------------------------------------------------ */
 
-bool pmu_nmi_is_mine(void)
+NMI_TEXT bool pmu_nmi_is_mine(void)
 {
     unsigned cpu = pmu_hw_cpu();
     if (cpu >= MAX_CPUS)
