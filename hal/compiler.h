@@ -19,4 +19,14 @@
 #define DEBUGGER_TEXT __attribute__((section(".text.debugger")))
 #endif
 
+/* The NMI path: a function the counter's NMI runs (its claim, its sample), in a file most of which is not. The
+ * linker puts it with the debugger's own code (arch/x86_64/linker.ld), where gdb plants no breakpoint: the #BP
+ * it would take inside the NMI handler returns with IRET, which ends the CPU's blocking of NMIs while the
+ * handler's frame is still live on its stack. */
+#ifdef KPROF_HOST
+#define NMI_TEXT
+#else
+#define NMI_TEXT __attribute__((section(".text.nmi")))
+#endif
+
 #endif

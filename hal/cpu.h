@@ -36,6 +36,13 @@ void cpu_yield(void);
 #include "arch/x86_64/cpu_inline.h"
 #endif
 
+/* The profiler's stop, asking cpu to let go of the stopping run now rather than on its next tick: an
+ * interrupt to that CPU alone (x86: a fixed-vector IPI) whose handler calls profiler_stop_request()
+ * (hal/kernel_entry.h) on it -- the counter is still disarmed by the CPU that owns it. Returns at once; the CPU
+ * takes it as soon as it takes interrupts (at once when running with them on; after its interrupts-off stretch;
+ * when a descheduled vCPU runs again; when the debugger releases a parked CPU). Task context. */
+void cpu_send_profiler_stop(unsigned cpu);
+
 /* The tick: every CPU's periodic timer interrupt, which schedules and (without a counter) samples. Its rate
  * is set once at boot, before any CPU starts its tick (profile.hz= on the kernel command line). */
 #define TICK_HZ_DEFAULT 100

@@ -46,6 +46,10 @@ void profiler_tick(const struct context *ctx);
  * overflowing (hal/pmu.h's pmu_nmi_is_mine), and then ctx was sampled (or dropped outside a run) and the time
  * since entry_cycles (cycles() at the NMI's entry) charged to the NMI budget. False: not the counter's. */
 bool profiler_nmi(const struct context *ctx, uint64_t entry_cycles);
+/* The profiler's stop request (hal/cpu.h's cpu_send_profiler_stop), interrupts off, on the CPU it was sent to:
+ * lets go of a stopping run here (disarms this CPU's counter and masks its LVT entry, then tells the stop), as
+ * this CPU's next tick would have. Nothing to do when it already has, or no run is stopping. */
+void profiler_stop_request(void);
 /* Samples ctx into this CPU's ring if a run is active, marking interrupts-off and in-interrupt code: what
  * profiler_nmi does once the counter claimed the NMI. The same restrictions as profiler_tick, and no spinning
  * either. */

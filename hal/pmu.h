@@ -44,8 +44,9 @@ bool pmu_usable(void);
  * armed now: false when the PMU is not usable, or when arming faulted here (then this CPU stays on the tick
  * and is not tried again). */
 bool pmu_arm_this_cpu(void);
-/* From this CPU's tick, interrupts off: disables this CPU's counter, then clears the armed flag, so an
- * overflow already in flight is still recognised as the counter's. Nothing to do when not armed. */
+/* On this CPU, interrupts off -- its tick, the profiler's stop request, or its NMI (MSR and LVT writes are fine
+ * there): disables this CPU's counter, masks its LVT performance-counter entry, then clears the armed flag, so
+ * an overflow already in flight is still recognised as the counter's. Nothing to do when not armed. */
 void pmu_disarm_this_cpu(void);
 /* Whether this CPU's counter is armed (between the two calls above). */
 bool pmu_armed_this_cpu(void);
@@ -75,9 +76,11 @@ struct pmu_snapshot {
 void pmu_snapshot_this_cpu(struct pmu_snapshot *snap);
 
 /* NMI context, first thing: true when this NMI is this CPU's counter overflowing -- armed, probing, or the
- * short window after a disarm when the overflow was already pending -- and then it has been acknowledged,
- * the counter reloaded and the LVT performance-counter entry unmasked; the caller takes its sample. False
- * means a genuine NMI, which the caller must not swallow. No locks, no allocation, no printing. */
+ * short window after a disarm when the overflow was already pending -- as the counter's own overflow status
+ * shows it and, on a machine where the probe saw the PMI's delivery mask the LVT performance-counter entry,
+ * with that entry masked (unmasked, the PMI is still on its way and this NMI is another source's). Then it has
+ * been acknowledged, the counter reloaded and the entry unmasked; the caller takes its sample. False means not
+ * the counter's, which the caller must not swallow. No locks, no allocation, no printing. */
 bool pmu_nmi_is_mine(void);
 
 /* The name the report gives the counter source -- "pmu/nmi intel fixed-ctr1", "pmu/nmi amd pmc0 ev0x76",
@@ -94,8 +97,8 @@ const char *pmu_verdict_reason(void);
 void pmu_describe_cpu(struct sink *out);
 
 /* For `lscpu`: vendor, family/model/stepping, hypervisor, what CPUID claims about performance monitoring,
- * what the probe found and which source `profile` would use. Runs the probe if it has not run (task
- * context), never a profile. */
+ * what the probe found, which source `profile` would use, and which CPUs have their counter armed now (none
+ * outside a run). Runs the probe if it has not run (task context), never a profile. */
 void pmu_describe(struct sink *out);
 
 #endif

@@ -12,8 +12,11 @@
  * The handshake with the counter, all on each CPU's own tick: on the first tick of a run a CPU arms its
  * counter (or, if that faults, stays on the tick); while armed its tick does not sample, but checks that
  * overflows still arrive and that their NMIs stay within PROFILE_NMI_BUDGET_PERCENT of the cycles between two
- * overflows; when the run stops, the word says "stopping" until every CPU that began the run has disarmed on
- * its next tick, and the overflows in between are dropped.
+ * overflows; when the run stops, the word says "stopping", the stop asks every CPU that began the run to let go
+ * (an interrupt to it, cpu_send_profiler_stop) and waits until each has -- on that request or its next tick,
+ * whichever comes first -- and the overflows in between are dropped. A CPU that cannot answer in time (a
+ * descheduled vCPU, one the debugger holds) disarms when it takes the request or when its counter's next NMI
+ * finds the run over, and records nothing for it. Every disarm is on the CPU that owns the counter.
  *
  * What a tick costs (the spec's "one atomic read per tick per CPU, plus a sample"): outside a run, the one
  * atomic read of the active word. An armed CPU's tick during a run adds only plain per-CPU memory -- its
@@ -27,6 +30,7 @@
 #include "hal/pmu.h"
 #include "kernel/lib/format.h"
 
+#include "hal/compiler.h"
 #include "hal/cpu.h"
 #include "kernel/heap.h"
 #include "kernel/labels.h"
@@ -174,18 +178,36 @@ void profiler_sample(const struct context *ctx)
         record_sample(ctx, word, cpu, interrupted_flags(ctx), 0, SAMPLER_NMI, tick_weight);
 }
 
-bool profiler_nmi(const struct context *ctx, uint64_t entry_cycles)
+/* This CPU lets go of run: its counter disarmed (and its LVT entry masked) if it is still armed, then the stop
+ * told. From its tick, the stop's request, or an NMI that found the run over. */
+static NMI_TEXT void let_go_here(unsigned cpu, uint32_t run)
+{
+    if (pmu_armed_this_cpu())
+        pmu_disarm_this_cpu();
+    atomic_store_explicit(&let_go[cpu], run, memory_order_release);
+}
+
+NMI_TEXT bool profiler_nmi(const struct context *ctx, uint64_t entry_cycles)
 {
     if (!pmu_nmi_is_mine())
         return false;
     uint32_t word = atomic_load_explicit(&active_word, memory_order_acquire);
     unsigned cpu = cpu_index();
-    /* Outside a run, or between the stop and this CPU's disarm: the overflow is the counter's, and dropped. */
-    if (!word || (word & RUN_STOPPING) || cpu >= MAX_CPUS)
+    if (cpu >= MAX_CPUS)
         return true;
     struct profiler_cpu_run *c = &cpu_runs[cpu];
-    if (c->run != word)
-        return true; /* armed for an earlier run that this CPU has not let go of yet */
+    /* The counter's overflow for a run that is over -- stopping, stopped, or an earlier one this CPU has not let
+     * go of (its tick and the stop's request have not come: a descheduled vCPU, a CPU the debugger held): it
+     * disarms here, on its own CPU, and nothing is recorded. */
+    if (!word || (word & RUN_STOPPING) || c->run != word) {
+        let_go_here(cpu, word ? word & RUN_NUMBER : c->run);
+        return true;
+    }
+    /* The counter's only while it is this CPU's source: a late overflow after the tick found the counter stopped
+     * (or one between arming and the source being set) records nothing, so it never takes the ring slot a tick
+     * sample it interrupted is filling. */
+    if (c->source != PROFILER_CPU_COUNTER)
+        return true;
     /* This overflow ends a period of the length the counter was counting; a throttle takes effect from the
      * overflow after the one it follows (pmu_throttle_this_cpu), so the new period is the next one's. */
     uint64_t period = c->counting_period;
@@ -203,10 +225,15 @@ bool profiler_nmi(const struct context *ctx, uint64_t entry_cycles)
  * whether this tick should still sample (it should not once the counter is armed). */
 static bool begin_on_this_cpu(struct profiler_cpu_run *c, unsigned cpu, uint32_t run)
 {
+    /* Still armed for an earlier run (its stop could not reach this CPU): that run is let go of first. */
+    if (pmu_armed_this_cpu())
+        pmu_disarm_this_cpu();
     __builtin_memset(c, 0, sizeof *c);
     c->run = run;
     c->idle_waits_at_tick = sched_idle_waits();
-    atomic_store_explicit(&began[cpu], run, memory_order_release);
+    /* Sequentially consistent with the stop's store of the active word and its load of began[]: either the
+     * stop sees this CPU began the run (and asks it to let go), or the check below sees the stop. */
+    atomic_store_explicit(&began[cpu], run, memory_order_seq_cst);
     if (!counter_run) {
         c->source = PROFILER_CPU_TICK;
         return true;
@@ -215,6 +242,10 @@ static bool begin_on_this_cpu(struct profiler_cpu_run *c, unsigned cpu, uint32_t
         c->source = PROFILER_CPU_COUNTER;
         c->period_cycles = c->counting_period = pmu_period_cycles();
         c->silent_ticks_limit = silent_ticks_limit;
+        /* This tick read the active word before the stop: if the run stopped meanwhile, this CPU may have
+         * armed after the stop looked, and lets go now. */
+        if (atomic_load_explicit(&active_word, memory_order_seq_cst) != run)
+            let_go_here(cpu, run);
         return false;
     }
     c->source = PROFILER_CPU_TICK_ARM_FAULT; /* named in the report; this CPU is not tried again */
@@ -267,6 +298,8 @@ static bool watch_counter(struct profiler_cpu_run *c)
         pmu_snapshot_this_cpu(&c->stopped_msrs);
         pmu_disarm_this_cpu();
         c->source = PROFILER_CPU_TICK_STOPPED;
+        /* The source before this tick's sample: a late overflow's NMI, from here on, records nothing. */
+        atomic_signal_fence(memory_order_seq_cst);
         c->stopped_ns = time_ns() - run_start_ns;
         return true;
     }
@@ -325,9 +358,7 @@ static __attribute__((noinline)) void tick_in_run(const struct context *ctx, uin
     if (word & RUN_STOPPING) {
         /* Let go of the run: the counter is disarmed here, on its own CPU, and only then does the stop
          * proceed, so nothing is left armed behind a run that is over. */
-        if (c->run == run && c->source == PROFILER_CPU_COUNTER)
-            pmu_disarm_this_cpu();
-        atomic_store_explicit(&let_go[cpu], run, memory_order_release);
+        let_go_here(cpu, run);
         return;
     }
 
@@ -515,8 +546,31 @@ int profiler_start(struct profile_run *run)
     return PROFILER_OK;
 }
 
-/* Until every CPU that began the run has let go of it on its own tick, at most a few tick periods; a CPU
- * that never ticks again (stopped for good) is not waited for past the bound. */
+void profiler_stop_request(void)
+{
+    unsigned cpu = cpu_index();
+    if (cpu >= MAX_CPUS)
+        return;
+    uint32_t word = atomic_load_explicit(&active_word, memory_order_acquire);
+    if (word & RUN_STOPPING)
+        let_go_here(cpu, word & RUN_NUMBER);
+    else if (cpu_runs[cpu].run != word && pmu_armed_this_cpu())
+        pmu_disarm_this_cpu(); /* the stop gave up waiting: the run is over, or this CPU has not begun the next */
+}
+
+/* Every CPU that began the run and has not let go of it is asked to, now, on itself (its tick may be a period
+ * away, or held off). */
+static void ask_cpus_to_let_go(uint32_t run)
+{
+    for (unsigned cpu = 0; cpu < MAX_CPUS; cpu++)
+        if (atomic_load_explicit(&began[cpu], memory_order_seq_cst) == run &&
+            atomic_load_explicit(&let_go[cpu], memory_order_acquire) != run)
+            cpu_send_profiler_stop(cpu);
+}
+
+/* Until every CPU that began the run has let go of it (on the stop's request, or its own tick), at most a few
+ * tick periods; a CPU that cannot answer within the bound (a descheduled vCPU, one the debugger holds) lets go
+ * when it takes the request or its next NMI, whichever comes first, and records nothing more for the run. */
 static void wait_for_cpus_to_let_go(uint32_t run)
 {
     int64_t deadline = time_ns() + 8 * tick_period_ns + 20000000;
@@ -530,7 +584,8 @@ static void wait_for_cpus_to_let_go(uint32_t run)
 
 void profiler_stop(struct profile_run *run)
 {
-    atomic_store_explicit(&active_word, run->run | RUN_STOPPING, memory_order_release);
+    /* Sequentially consistent: see begin_on_this_cpu. */
+    atomic_store_explicit(&active_word, run->run | RUN_STOPPING, memory_order_seq_cst);
     int64_t elapsed = time_ns() - run->start_ns; /* signed: one clock, compared as a difference */
     if (elapsed < 0)
         elapsed = 0;
@@ -540,6 +595,7 @@ void profiler_stop(struct profile_run *run)
         busy_in_window[cpu] = idle < (uint64_t)elapsed ? (uint64_t)elapsed - idle : 0;
     }
     run->busy_ns = busy_in_window;
+    ask_cpus_to_let_go(run->run);
     wait_for_cpus_to_let_go(run->run);
     atomic_store_explicit(&active_word, 0, memory_order_release);
 }

@@ -97,9 +97,11 @@ void profiler_set_tick_rate(const char *hz_option);
  * PROFILER_NO_MEMORY the claim is given back. */
 int profiler_start(struct profile_run *run);
 /* Ends the run: no CPU records into it after this returns, except a sample already past its check, which
- * the report recognises by its run number. It waits (task context, at most a few ticks) until every CPU that
- * began the run has let go of it on its own tick -- a CPU on the counter disarms it there; overflows until
- * then are dropped. Sets run->window_ms. */
+ * the report recognises by its run number. It asks every CPU that began the run to let go of it
+ * (cpu_send_profiler_stop) and waits (task context, at most a few ticks) until each has, on that request or
+ * its own tick -- a CPU on the counter disarms it there and masks its LVT entry; overflows until then are
+ * dropped. A CPU that cannot answer in time (descheduled, parked by the debugger) lets go when it takes the
+ * request or at its counter's next NMI, recording nothing. Sets run->window_ms. */
 void profiler_stop(struct profile_run *run);
 /* Gives the claim back, after the report. */
 void profiler_release(void);

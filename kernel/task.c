@@ -69,7 +69,7 @@ static bool table_insert(struct task *task)
 
 DEBUGGER_TEXT struct task *task_current(void) { return sched_cpus[cpu_index()].current; }
 
-struct stack_bounds task_stack_bounds(const struct task *task)
+NMI_TEXT struct stack_bounds task_stack_bounds(const struct task *task)
 {
     return (struct stack_bounds){ (uintptr_t)task->stack, (uintptr_t)task->stack + task->stack_size };
 }

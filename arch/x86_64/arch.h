@@ -12,6 +12,9 @@
 /* The tick sits above every device vector: the LAPIC delivers the higher priority class first, and a tick that
  * waited behind a device interrupt would sample the task that interrupt woke instead of what was running. */
 #define VEC_TIMER 0xE0
+/* The profiler's stop asking a CPU to let go of the run (cpu_send_profiler_stop): below VEC_GDB_WAKE's class, so a
+ * CPU the debugger parked takes it as it is released, before it runs anything else. */
+#define VEC_PROFILER_STOP 0xE8
 #define VEC_PIC_BASE 0x30      /* the 8259s, remapped here and masked: only spurious ones arrive */
 #define VEC_DEVICE_BASE 0x40   /* IOAPIC-routed device interrupts, allocated upwards */
 #define VEC_DEVICE_LAST 0x7F

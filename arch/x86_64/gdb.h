@@ -34,6 +34,14 @@ bool gdb_exception(struct context *ctx);
  * was stale). (gdb_nmi.c) */
 bool gdb_nmi(struct context *ctx);
 
+/* nmi()'s first and last steps: the debug registers off for the handler's body, then back as this CPU last
+ * loaded them. A watchpoint or hardware breakpoint hit inside the handler would take a #DB whose IRET ends the
+ * CPU's blocking of NMIs under the live NMI frame; the handler walks any task's stack, so no table of
+ * addresses could keep watchpoints off what it reads. One load each when no debug register is in use; the
+ * stub's software breakpoints are refused on the NMI path instead (linker.ld). (gdb_debugreg.c) */
+void gdb_x86_debug_regs_pause(void);
+void gdb_x86_debug_regs_resume(void);
+
 /* ---- gdb_memory.c ---------------------------------------------------------------------------------------- */
 
 /* Whether [addr, addr + len) is mapped (and writable, when write), page by page in the live page tables. */

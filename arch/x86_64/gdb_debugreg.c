@@ -44,6 +44,36 @@ static uint64_t dr7_kind(unsigned slot, const struct gdb_hw_slot *h)
     return (rw | len << 2) << (16 + 4 * slot);
 }
 
+/* What each CPU last loaded into DR7 (DR7_RESERVED_ONE, or 0 before its first load: nothing enabled), so that
+ * its NMI handler knows without reading DR7 -- a debug-register access is a VM exit under most hypervisors. */
+static uint64_t dr7_loaded[MAX_CPUS];
+
+static void set_dr7(uint64_t dr7)
+{
+    unsigned cpu = cpu_index();
+    if (cpu < MAX_CPUS)
+        dr7_loaded[cpu] = dr7;
+    __asm__ volatile("mov %0, %%dr7" ::"r"(dr7));
+}
+
+/* Whether dr7 enables any breakpoint or watchpoint (L0..L3, G0..G3). */
+static bool dr7_enables(uint64_t dr7) { return (dr7 & 0xFF) != 0; }
+
+void gdb_x86_debug_regs_pause(void)
+{
+    unsigned cpu = cpu_index();
+    if (cpu < MAX_CPUS && dr7_enables(dr7_loaded[cpu]))
+        __asm__ volatile("mov %0, %%dr7" ::"r"(DR7_RESERVED_ONE));
+}
+
+void gdb_x86_debug_regs_resume(void)
+{
+    /* What this CPU loaded last: the table it ran with, or a newer one if the debugger parked it meanwhile. */
+    unsigned cpu = cpu_index();
+    if (cpu < MAX_CPUS && dr7_enables(dr7_loaded[cpu]))
+        __asm__ volatile("mov %0, %%dr7" ::"r"(dr7_loaded[cpu]));
+}
+
 /* Every CPU runs with the same debug registers: the table's slot i in DRi, enabled (local and global) in
  * DR7 with its kind and length. Loaded by each CPU for itself as it resumes. */
 void gdb_x86_load_debug_regs(void)
@@ -63,14 +93,14 @@ void gdb_x86_load_debug_regs(void)
     __asm__ volatile("mov %0, %%dr1" ::"r"(addr[1]));
     __asm__ volatile("mov %0, %%dr2" ::"r"(addr[2]));
     __asm__ volatile("mov %0, %%dr3" ::"r"(addr[3]));
-    __asm__ volatile("mov %0, %%dr7" ::"r"(dr7));
+    set_dr7(dr7);
 }
 
 /* Stopped, a CPU matches nothing: gdb's own reads and writes through the stub (a watched variable set with
  * `print x = 1`) must not trap inside it. The registers come back as the CPU resumes. */
 void gdb_x86_disarm_debug_regs(void)
 {
-    __asm__ volatile("mov %0, %%dr7" ::"r"(DR7_RESERVED_ONE));
+    set_dr7(DR7_RESERVED_ONE);
 }
 
 bool gdb_exception(struct context *ctx)

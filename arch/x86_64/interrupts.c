@@ -1,12 +1,14 @@
 /* arch/x86_64/interrupts.c: the IDT and interrupt_dispatch, where every vector lands: exceptions (which panic
  * with registers and a backtrace; breakpoints and steps go to the gdb stub), NMIs (a stop request from a
  * panicking CPU or the debugger, a counter overflow, or a genuine NMI), the LAPIC
- * timer (profiler tick, then the scheduler), the yield vector, and device IRQs routed through the IOAPIC. */
+ * timer (profiler tick, then the scheduler), the profiler's stop request (cpu_send_profiler_stop), the yield
+ * vector, and device IRQs routed through the IOAPIC. */
 #include <stdatomic.h>
 
 #include "arch/x86_64/arch.h"
 #include "arch/x86_64/fixup.h"
 #include "arch/x86_64/gdb.h"
+#include "arch/x86_64/nmi_owner.h"
 #include "hal/pmu.h"
 #include "arch/x86_64/percpu.h"
 #include "arch/x86_64/x86.h"
@@ -115,6 +117,16 @@ void irq_isa_deliver_to(unsigned isa_irq, unsigned cpu, bool as_wake)
                  percpu_area[cpu].apic_id);
 }
 
+void cpu_send_profiler_stop(unsigned cpu)
+{
+    if (cpu >= MAX_CPUS || !atomic_load(&percpu_area[cpu].online))
+        return;
+    /* Interrupts off: the ICR's two writes, with no other IPI sent from this CPU between them. */
+    unsigned long flags = irq_save();
+    lapic_send_ipi(percpu_area[cpu].apic_id, VEC_PROFILER_STOP);
+    irq_restore(flags);
+}
+
 bool irq_attach_isa(unsigned isa_irq, irq_handler_fn handler, void *arg)
 {
     if (isa_irq >= 16)
@@ -180,7 +192,7 @@ static bool exception(struct context *ctx)
 
 /* The PC's record of an external NMI (a parity or channel-check error: port 0x61 bits 7 and 6), which the
  * chipset routes to the boot CPU. */
-static bool external_nmi_reported(void) { return cpu_index() == 0 && (inb(0x61) & 0xC0) != 0; }
+static uint8_t port61(void) { return inb(0x61); }
 
 /* A fixup-protected load: *v from addr, false when it faults. The NMI self-test's exception. */
 static bool load_may_fault(uint64_t addr, uint64_t *v)
@@ -236,7 +248,8 @@ const char *platform_nmi_selftest(void)
         return "FAILED: the second NMI nested inside the first";
     if (stage != SELFTEST_DONE)
         return stage == SELFTEST_IDLE ? "FAILED: the load did not fault" : "FAILED: the second NMI never arrived";
-    /* What every counter NMI on the boot CPU pays to look for an external NMI behind it: one port read. */
+    /* What the boot CPU pays to look for an external NMI: one port read, in an NMI no kprof source claims, or at
+     * its next tick after one a source claimed. */
     uint64_t t0 = cycles();
     unsigned reasons = 0;
     for (int i = 0; i < 1000; i++)
@@ -244,41 +257,71 @@ const char *platform_nmi_selftest(void)
     uint64_t ns = (cycles() - t0) * 1000 / cycles_per_ms(); /* for 1000 reads: ns per read */
     ksnprintf(selftest_result, sizeof selftest_result,
               "ok: a #GP fixed up inside the NMI handler kept NMIs blocked; the NMI sent meanwhile arrived after "
-              "the handler returned. The external-NMI check costs %llu ns an NMI on cpu 0 (port 0x61%s)",
+              "the handler returned. The external-NMI check costs %llu ns on cpu 0 (port 0x61%s)",
               (unsigned long long)ns, reasons ? ", reporting an error now" : "");
     return selftest_result;
 }
 
-static void nmi(struct context *ctx)
+/* The NMI's context and entry time, for the sources nmi_owner() asks. */
+struct nmi_frame {
+    struct context *ctx;
+    uint64_t entry;
+    struct percpu *p;
+};
+static bool counter_source(void *arg)
 {
-    uint64_t entry = cycles();
-    struct percpu *p = this_percpu();
+    struct nmi_frame *f = arg;
+    return profiler_nmi(f->ctx, f->entry);
+}
+static bool selftest_source(void *arg) { return selftest_nmi(((struct nmi_frame *)arg)->p); }
+static bool debugger_source(void *arg) { return gdb_nmi(((struct nmi_frame *)arg)->ctx); }
+
+static __attribute__((noinline)) void nmi(struct context *ctx)
+{
+    struct nmi_frame frame = { ctx, cycles(), this_percpu() };
+    gdb_x86_debug_regs_pause();
+    struct percpu *p = frame.p;
     if (p->nmi_depth)
         p->nmi_nested++; /* cannot happen while no IRET runs inside the handler: counted, for the self-test */
     p->nmi_depth++;
-    /* A panicking CPU stops the others with an NMI: they halt here, interrupts off, for good -- or, under
-     * gdb=panic, park for the debugger with their registers saved. */
-    if (panic_active()) {
+    const struct nmi_sources sources = {
+        .panicking = panic_active, .counter = counter_source, .selftest = selftest_source,
+        .debugger = debugger_source, .port61 = port61, .boot_cpu = cpu_index() == 0, .arg = &frame,
+    };
+    uint8_t port = 0;
+    switch (nmi_owner(&sources, &port)) {
+    case NMI_PANICKING:
+        /* A panicking CPU stops the others with an NMI: they halt here, interrupts off, for good -- or, under
+         * gdb=panic, park for the debugger with their registers saved. */
         gdb_panic_park(ctx);
         platform_halt_forever();
-    }
-    /* The debugger stopping every CPU: checked before the counter's claim, which would not recognise it. */
-    if (gdb_nmi(ctx)) {
-        p->nmi_depth--;
-        return;
-    }
-    /* The performance counter's overflow, acknowledged and re-armed, and its sample taken (dropped outside a
-     * run). An NMI can stand for two sources at once -- one is latched while another is taken -- so a claimed
-     * overflow does not end the search: the platform's own record of an external NMI is read on every NMI
-     * (one port read on the boot CPU), and a genuine NMI is not swallowed behind a sample. */
-    bool counter = profiler_nmi(ctx, entry) || selftest_nmi(p);
-    if (external_nmi_reported())
-        panic_at(ctx, "NMI received: an external NMI (port 0x61 = 0x%02x: %s)%s", inb(0x61),
-                 (inb(0x61) & 0x80) ? "memory parity/system error" : "I/O channel check",
-                 counter ? ", arriving with a counter overflow" : "");
-    if (!counter)
+    case NMI_EXTERNAL:
+        panic_at(ctx, "NMI received: an external NMI (port 0x61 = 0x%02x: %s)", port, nmi_port61_error(port));
+    case NMI_GENUINE:
         panic_at(ctx, "NMI received: a genuine NMI, not claimed by any kprof source");
+    case NMI_KPROF_CHECK_LATER:
+        atomic_store_explicit(&p->port61_owed, true, memory_order_relaxed);
+        break;
+    case NMI_KPROF:
+        break;
+    }
     p->nmi_depth--;
+    gdb_x86_debug_regs_resume();
+}
+
+/* The boot CPU's tick after an NMI a kprof source claimed: an external NMI that merged with it left its record
+ * in port 0x61, read here once rather than on every counter NMI (a port read is a VM exit under a hypervisor). */
+static void external_nmi_check(const struct context *ctx)
+{
+    struct percpu *p = this_percpu();
+    if (!atomic_load_explicit(&p->port61_owed, memory_order_relaxed) ||
+        !atomic_exchange_explicit(&p->port61_owed, false, memory_order_relaxed))
+        return;
+    uint8_t port = inb(0x61);
+    const char *error = nmi_port61_error(port);
+    if (error)
+        panic_at(ctx, "NMI received: an external NMI (port 0x61 = 0x%02x: %s), merged with an NMI kprof claimed; "
+                      "seen at the next tick", port, error);
 }
 
 bool context_in_interrupt(const struct context *ctx)
@@ -294,10 +337,16 @@ static struct context *dispatch(struct context *ctx)
 
     if (vector == VEC_TIMER) {
         lapic_eoi();
+        external_nmi_check(ctx);
         profiler_tick(ctx);
         debugger_timer_poll(); /* gdb.udp: the card polled here while the network task is late */
         gdb_after_irq(ctx);
         return sched_tick(ctx);
+    }
+    if (vector == VEC_PROFILER_STOP) {
+        lapic_eoi();
+        profiler_stop_request();
+        return ctx;
     }
     if (vector == VEC_YIELD)
         return sched_switch(ctx);

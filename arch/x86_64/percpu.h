@@ -36,6 +36,7 @@ struct percpu {
     uint32_t nmi_depth;  /* 1 while this CPU runs its NMI handler */
     uint32_t nmi_nested; /* NMIs that arrived while one was being handled: must stay 0 */
     uint32_t selftest;   /* the NMI self-test's stage (arch/x86_64/interrupts.c) */
+    atomic_bool port61_owed; /* boot CPU: an NMI a kprof source claimed may hide an external one (interrupts.c) */
     uint64_t gdt[5];     /* null, code, data, TSS (two slots) */
     struct tss tss;
     uint8_t ist_stacks[3][IST_STACK_SIZE] __attribute__((aligned(16)));

@@ -12,6 +12,7 @@
 #include "arch/x86_64/cpu_identity.h"
 #include "arch/x86_64/pmu_backend.h"
 #include "arch/x86_64/pmu_hw.h"
+#include "hal/compiler.h"
 #include "hal/cpu.h"
 #include "kernel/lib/format.h"
 #include "kernel/log.h"
@@ -69,6 +70,12 @@ static uint64_t period_cycles;  /* that period */
 /* Throttling doubles a CPU's period at most this many times (1 ms becomes 64 ms). */
 #define THROTTLE_MAX_SHIFT 6
 
+/* Learned by the probe from its own overflow's NMI: whether this machine's local APIC sets the LVT entry's mask
+ * bit when it delivers the PMI (Intel SDM vol. 3A, "Local Vector Table": it does; older KVM did not). Where it
+ * does, an overflow showing while the entry is still unmasked has not been delivered yet, and the NMI that
+ * finds it so is another source's. */
+static bool pmi_masks_lvt;
+
 /* The verdict, published with release after reason and the values above are written. */
 static _Atomic int verdict = PMU_NOT_PROBED;
 static char reason[160];
@@ -90,7 +97,7 @@ void pmu_cpuid(uint32_t leaf, uint32_t sub, uint32_t r[4])
         claim_as->claim_cpuid(leaf, sub, r);
 }
 
-static bool faulted(uint32_t msr)
+static NMI_TEXT bool faulted(uint32_t msr)
 {
     if (!fault_seen) {
         fault_seen = true;
@@ -99,8 +106,8 @@ static bool faulted(uint32_t msr)
     return false;
 }
 
-bool pmu_rdmsr(uint32_t msr, uint64_t *v) { return rdmsr_safe(msr, v) || faulted(msr); }
-bool pmu_wrmsr(uint32_t msr, uint64_t v) { return wrmsr_safe(msr, v) || faulted(msr); }
+NMI_TEXT bool pmu_rdmsr(uint32_t msr, uint64_t *v) { return rdmsr_safe(msr, v) || faulted(msr); }
+NMI_TEXT bool pmu_wrmsr(uint32_t msr, uint64_t v) { return wrmsr_safe(msr, v) || faulted(msr); }
 
 /* ---- the counter, the same on every backend --------------------------------------------------------- */
 
@@ -139,7 +146,7 @@ static bool counter_clear_stale(void)
 
 /* Disables counting: the global bit first (it stops the counter at once), then this counter's control bits.
  * Both are attempted even if one faults, since this is also the clean-up after a fault. */
-static bool counter_stop(void)
+static NMI_TEXT bool counter_stop(void)
 {
     bool ok = true;
     uint64_t v;
@@ -158,7 +165,7 @@ static bool counter_read(uint64_t *v)
 
 /* Whether the counter has overflowed since it was last loaded: exactly, from the global status where the part
  * has one; otherwise from the sign bit, which stays set from -(period) until the counter passes zero. */
-static inline bool counter_overflowed(void)
+static inline NMI_TEXT bool counter_overflowed(void)
 {
     uint64_t v;
     if (live.global_status_msr)
@@ -167,7 +174,7 @@ static inline bool counter_overflowed(void)
 }
 
 /* After an overflow: the next period starts now, and the status bit is cleared so the next overflow shows. */
-static inline void counter_reload_and_ack(struct pmu_cpu *c)
+static inline NMI_TEXT void counter_reload_and_ack(struct pmu_cpu *c)
 {
     wrmsr_safe(live.counter_msr, c->reload);
     if (live.global_ack_msr)
@@ -176,7 +183,7 @@ static inline void counter_reload_and_ack(struct pmu_cpu *c)
 
 /* cpu_index() is below MAX_CPUS by contract once a CPU runs kernel code; only the NMI path, which can
  * interrupt a CPU before that holds, checks. */
-static struct pmu_cpu *this_cpu(void) { return &cpus[pmu_hw_cpu()]; }
+static NMI_TEXT struct pmu_cpu *this_cpu(void) { return &cpus[pmu_hw_cpu()]; }
 
 /* ---- choosing the backend (boot) ---------------------------------------------------------------------- */
 
@@ -315,7 +322,9 @@ static enum pmu_verdict run_probe(struct pmu_cpu *c)
         return PMU_DOES_NOT_COUNT;
 
     /* Does its overflow arrive as an NMI? A short period with the interrupt bit, the LVT entry in NMI mode,
-     * and this CPU's NMI handler counting what it claims while the probing flag is up. */
+     * and this CPU's NMI handler counting what it claims while the probing flag is up (and noting whether the
+     * entry was masked by the delivery). */
+    pmi_masks_lvt = false;
     uint32_t saved_lvt = pmu_hw_lvtpc_read();
     pmu_hw_lvtpc_write(LVT_DELIVERY_NMI);
     atomic_store_explicit(&c->probe_nmis, 0, memory_order_relaxed);
@@ -436,7 +445,7 @@ bool pmu_arm_this_cpu(void)
     return false;
 }
 
-void pmu_disarm_this_cpu(void)
+NMI_TEXT void pmu_disarm_this_cpu(void)
 {
     struct pmu_cpu *c = this_cpu();
     if (!atomic_load_explicit(&c->armed, memory_order_relaxed))
@@ -449,12 +458,15 @@ void pmu_disarm_this_cpu(void)
         atomic_signal_fence(memory_order_seq_cst); /* the deadline before the flag that makes it count */
         atomic_store_explicit(&c->late_pending, true, memory_order_relaxed);
     }
+    /* Masked: a counter left running (a disarm that faulted, a hypervisor that ignored it) raises no NMI, and
+     * lscpu and `monitor pmu` show the entry as a run leaves it. */
+    pmu_hw_lvtpc_write(LVT_DELIVERY_NMI | LVT_MASK_BIT);
     /* The flag last: an NMI arriving up to here finds it set. */
     atomic_signal_fence(memory_order_seq_cst);
     atomic_store_explicit(&c->armed, false, memory_order_relaxed);
 }
 
-bool pmu_armed_this_cpu(void)
+NMI_TEXT bool pmu_armed_this_cpu(void)
 {
     return atomic_load_explicit(&this_cpu()->armed, memory_order_relaxed);
 }
@@ -474,7 +486,7 @@ uint64_t pmu_throttle_this_cpu(void)
 
 /* ---- the NMI ------------------------------------------------------------------------------------------ */
 
-bool pmu_nmi_is_mine(void)
+NMI_TEXT bool pmu_nmi_is_mine(void)
 {
     unsigned cpu = pmu_hw_cpu();
     if (cpu >= MAX_CPUS)
@@ -494,6 +506,15 @@ bool pmu_nmi_is_mine(void)
     }
     if (!counter_overflowed())
         return false;
+    /* The overflow shows, but where the PMI's delivery masks the entry and the entry is unmasked, the PMI is
+     * still on its way: this NMI is someone else's (a genuine one), and the PMI will follow as its own NMI. The
+     * probe learns which kind of machine this is from its own NMI, so it does not ask. */
+    if (probing) {
+        if (pmu_hw_lvtpc_read() & LVT_MASK_BIT)
+            pmi_masks_lvt = true;
+    } else if (pmi_masks_lvt && !(pmu_hw_lvtpc_read() & LVT_MASK_BIT)) {
+        return false;
+    }
     counter_reload_and_ack(c);
     /* The LAPIC may have masked the entry when it delivered the PMI; unmasked, in NMI mode, for the next. */
     pmu_hw_lvtpc_write(LVT_DELIVERY_NMI);
@@ -609,6 +630,20 @@ static const char *probe_text(enum pmu_verdict v)
     }
 }
 
+/* Which CPUs have their counter armed now: none outside a run, and none once a run has stopped. Each CPU's
+ * flag is its own to write; this only looks. */
+static void describe_armed(struct sink *out)
+{
+    unsigned online = cpu_count() < MAX_CPUS ? cpu_count() : MAX_CPUS;
+    const char *sep = "armed now:  cpu ";
+    for (unsigned cpu = 0; cpu < online; cpu++)
+        if (atomic_load_explicit(&cpus[cpu].armed, memory_order_relaxed)) {
+            sink_printf(out, "%s%u", sep, cpu);
+            sep = ", ";
+        }
+    sink_puts(out, *sep == ',' ? "\n" : "armed now:  none\n");
+}
+
 void pmu_describe(struct sink *out)
 {
     if (!selected)
@@ -625,10 +660,17 @@ void pmu_describe(struct sink *out)
         sink_printf(out, "probe:      not probed (%s)\n", pmu_verdict_reason());
     else
         sink_printf(out, "probe:      %s: %s\n", probe_text(v), pmu_verdict_reason());
-    if (v == PMU_COUNTS)
+    if (v == PMU_COUNTS) {
         sink_printf(out, "profile:    %s\n", live.source);
-    else
+        sink_puts(out, pmi_masks_lvt ? "nmi claim:  overflow status and the LVT mask set by the PMI's delivery "
+                                       "(a genuine NMI while an overflow is on its way is told apart)\n"
+                                     : "nmi claim:  overflow status only (this machine leaves the LVT entry "
+                                       "unmasked on delivery: a genuine NMI while an overflow is on its way is "
+                                       "taken for the counter's, and the overflow's own NMI panics instead)\n");
+    } else {
         sink_puts(out, "profile:    tick only\n");
+    }
+    describe_armed(out);
 }
 
 #ifdef KPROF_HOST
@@ -642,6 +684,7 @@ void pmu_reset_for_tests(void)
     memset(&live, 0, sizeof live);
     memset(vendor_id, 0, sizeof vendor_id);
     width_mask = sign_bit = reload = period_cycles = 0;
+    pmi_masks_lvt = false;
     atomic_store(&verdict, PMU_NOT_PROBED);
     atomic_store(&probe_taken, 0);
     reason[0] = 0;

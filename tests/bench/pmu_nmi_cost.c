@@ -36,7 +36,7 @@ int main(int argc, char **argv)
     }
 
     unsigned mine = fake.nmis_mine, genuine = fake.nmis_genuine;
-    unsigned accesses = fake.msr_accesses, writes = fake.msr_writes, lvt = fake.lvt_writes;
+    unsigned accesses = fake.msr_accesses, writes = fake.msr_writes, lvt = fake.lvt_writes, lvt_reads = fake.lvt_reads;
     for (unsigned i = 0; i < n; i++)
         fake_advance(fake_cycles_per_ms); /* one period: one overflow, one NMI */
     if (fake.nmis_mine - mine != n || fake.nmis_genuine != genuine || fake.pmis_lost) {
@@ -47,7 +47,8 @@ int main(int argc, char **argv)
     unsigned reads = (fake.msr_accesses - accesses) - (fake.msr_writes - writes);
     /* Every call of pmu_nmi_is_mine() is collected, the probe's NMI included. */
     printf("calls %u\n", fake.nmis_mine + fake.nmis_genuine);
-    printf("hw %u %u %u\n", reads / n, (fake.msr_writes - writes) / n, (fake.lvt_writes - lvt) / n);
+    printf("hw %u %u %u %u\n", reads / n, (fake.msr_writes - writes) / n, (fake.lvt_writes - lvt) / n,
+           (fake.lvt_reads - lvt_reads) / n);
     pmu_disarm_this_cpu();
     return 0;
 }

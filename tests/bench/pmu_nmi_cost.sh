@@ -47,10 +47,10 @@ measure() {
     echo "pmu_nmi_cost: no figure for $model (see $OUT/callgrind.pmu_$model.log)" >&2
     return 1
   fi
-  read -r reads writes lvt <<< "$hw"
+  read -r reads writes lvt lvt_reads <<< "$hw"
   # rounded to the nearest instruction
   echo "pmu: $(( (own + calls / 2) / calls )) instructions per NMI ($name fake)"
-  echo "pmu: each NMI ($name) also makes MSR reads: $reads, MSR writes: $writes, LVT writes: $lvt ($((reads + writes + lvt)) accesses; Linux's Intel handler makes about 7), plus on cpu 0 one read of port 0x61 for an external NMI"
+  echo "pmu: each NMI ($name) also makes MSR reads: $reads, MSR writes: $writes, LVT reads: $lvt_reads, LVT writes: $lvt ($((reads + writes + lvt_reads + lvt)) accesses; Linux's Intel handler makes about 7); port 0x61 only for an NMI no kprof source claims (after a claimed one, cpu 0's next tick reads it once)"
 }
 
 measure intel 2000 intel

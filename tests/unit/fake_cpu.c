@@ -156,6 +156,8 @@ static unsigned amd_counters(void)
 
 /* ---- time, counting, overflow, the PMI ------------------------------------------------------------------ */
 
+static void pmi_through_lvt(struct fake_cpu_state *s);
+
 /* The counter overflowed with its interrupt bit set: the PMI goes through the LVT entry, and becomes an NMI
  * only if the entry is unmasked and its delivery mode is NMI. */
 static void raise_pmi(struct fake_cpu_state *s)
@@ -173,6 +175,18 @@ static void raise_pmi(struct fake_cpu_state *s)
             s->global_ctrl = 0;
         }
     }
+    if (fake.hold_pmis) {
+        s->pmi_waiting = true;
+        return;
+    }
+    pmi_through_lvt(s);
+}
+
+/* The local APIC delivering a PMI through the LVT performance-counter entry: an NMI only when the entry is
+ * unmasked and in NMI mode, and the entry masked on delivery where the model does (SDM vol. 3B, "Generating
+ * an Interrupt on Overflow"; the APM describes the same LVT). */
+static void pmi_through_lvt(struct fake_cpu_state *s)
+{
     if (s->lvtpc & LVT_MASK_BIT) {
         fake.pmis_lost++;
         return;
@@ -280,6 +294,17 @@ bool fake_inject_nmi(void)
 void fake_release_nmis(void)
 {
     fake.hold_nmis = false;
+    deliver();
+}
+
+void fake_release_pmis(void)
+{
+    struct fake_cpu_state *s = here();
+    fake.hold_pmis = false;
+    if (s->pmi_waiting) {
+        s->pmi_waiting = false;
+        pmi_through_lvt(s);
+    }
     deliver();
 }
 
@@ -528,6 +553,7 @@ uint32_t pmu_hw_lvtpc_read(void)
 {
     advance_here(fake.cycles_per_call);
     uint32_t v = here()->lvtpc;
+    fake.lvt_reads++;
     deliver();
     return v;
 }

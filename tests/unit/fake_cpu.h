@@ -57,6 +57,7 @@ struct fake_cpu_state {
     uint32_t lvtpc;
     /* NMI: one can be latched while another is being handled */
     bool nmi_pending, in_nmi;
+    bool pmi_waiting; /* a PMI held by fake.hold_pmis, not through the LVT entry yet */
 };
 
 struct fake_machine {
@@ -72,6 +73,8 @@ struct fake_machine {
     uint32_t gp_msr;     /* one more MSR whose every access raises #GP (0: none) */
     uint64_t cycles_per_call; /* fake time each pmu_hw call takes */
     bool hold_nmis;      /* latch NMIs without delivering them until fake_release_nmis() */
+    bool hold_pmis;      /* a PMI raised waits before the LVT entry (the local APIC has not delivered it yet, the
+                          * overflow status already shows) until fake_release_pmis() */
     bool log_off;        /* do not log (benchmarks) */
     /* The NMI handler the fake CPU runs for each NMI it delivers; NULL: pmu_nmi_is_mine() alone. Tests of the
      * profiler put the kernel's NMI path here (claim, then sample). Returns whether the NMI was claimed. */
@@ -89,7 +92,7 @@ struct fake_machine {
     unsigned legacy_touches;   /* accesses of any kind to 0xC0010000..0xC0010007 */
     unsigned msr_accesses;     /* reads and writes, all MSRs ... */
     unsigned msr_writes;       /* ... of which writes */
-    unsigned lvt_writes;
+    unsigned lvt_writes, lvt_reads;
     unsigned nmis_mine, nmis_genuine;
     bool last_nmi_mine;
     unsigned pmis_lost;        /* PMIs raised while the LVT entry was masked */
@@ -142,6 +145,7 @@ void fake_model_hypervisor_swallows(void); /* CPUID claims Intel v2; every MSR w
 void fake_model_qemu_amd_max(void);        /* QEMU -cpu max: no PMU, max ext leaf 0x8000000a, 0x80000022 junk */
 void fake_model_no_interrupt(void);        /* Intel v4 whose counter counts but never raises a PMI */
 void fake_model_no_pmu(void);              /* QEMU -cpu Skylake-Client: leaf 0xA zero, MSRs swallowed */
+void fake_model_kvm_unmasked_pmi(void);    /* a KVM guest, Intel v2, whose PMIs leave the LVT entry unmasked */
 
 /* Fake time on the current CPU (fake_cpu_index): one step of cycles (at most one overflow per counter) ... */
 void fake_advance(uint64_t cycles);
@@ -152,6 +156,9 @@ void fake_run(uint64_t cycles);
 bool fake_inject_nmi(void);
 /* Delivers the NMIs latched while fake.hold_nmis was set, on the current CPU. */
 void fake_release_nmis(void);
+/* Lets the PMI held by fake.hold_pmis through the LVT entry (masking it, where the model does), on the current
+ * CPU, and delivers the NMI it raises. */
+void fake_release_pmis(void);
 
 /* The log: index of the first entry at or after from matching (kind, msr), or -1. msr 0 matches any. */
 int fake_find(unsigned from, enum fake_event kind, uint32_t msr);

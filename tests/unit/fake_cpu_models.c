@@ -237,3 +237,11 @@ void fake_model_no_pmu(void)
     fake_cpuid_set(0x80000000u, 0, FAKE_ANY_CPU, 0x80000008u, 0, 0, 0);
     fake.swallow = true;
 }
+
+void fake_model_kvm_unmasked_pmi(void)
+{
+    fake_model_intel_v2();
+    set_leaf1(6, 0x17, 10, true);
+    fake_set_hypervisor("KVMKVMKVM\0\0\0");
+    fake.lvt_automask = false; /* older KVM injected the PMI without setting the mask bit */
+}

@@ -64,7 +64,21 @@ __attribute__((weak)) const char *irq_enable_before(uintptr_t pc)
     (void)pc;
     return fake_irq_enable_site;
 }
-uint64_t sched_idle_waits(void) { return fake_idle_waits[fake_cpu_index % 64]; }
+/* Weak: the profiler's lifecycle tests deliver the stop's request themselves
+ * (tests/unit/profiler_counter_fixture.c); elsewhere it is only counted. */
+unsigned fake_profiler_stop_requests;
+__attribute__((weak)) void cpu_send_profiler_stop(unsigned cpu)
+{
+    (void)cpu;
+    fake_profiler_stop_requests++;
+}
+void (*fake_idle_waits_hook)(void);
+uint64_t sched_idle_waits(void)
+{
+    if (fake_idle_waits_hook)
+        fake_idle_waits_hook();
+    return fake_idle_waits[fake_cpu_index % 64];
+}
 uint64_t fake_idle_ns[64];
 uint64_t sched_cpu_idle_ns(unsigned cpu) { return fake_idle_ns[cpu % 64]; }
 /* Weak: kernel/profiler/run.c's window sleeps, and a test that runs a window brings its own ticks with the

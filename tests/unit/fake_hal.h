@@ -17,6 +17,8 @@ extern int64_t fake_time_ns;
 extern uint64_t fake_cycles;
 extern uint64_t fake_cycles_per_ms;
 extern unsigned long fake_clock_reads;
+/* cpu_send_profiler_stop() calls, where the test does not deliver them itself. */
+extern unsigned fake_profiler_stop_requests;
 /* Calls of cpu_yield() and cpu_wait_for_interrupt(), which do nothing else on the host. */
 extern unsigned fake_yields, fake_waits_for_interrupt;
 
@@ -26,6 +28,9 @@ extern unsigned fake_yields, fake_waits_for_interrupt;
 extern unsigned fake_tick_hz;
 extern bool fake_in_interrupt;
 extern uint64_t fake_idle_waits[64];
+/* Called at each sched_idle_waits() when set: the first thing a run's first tick asks on a CPU, after it read
+ * the active word and before it began the run (a stop racing that tick). */
+extern void (*fake_idle_waits_hook)(void);
 extern uint64_t fake_idle_ns[64];
 /* irq_enable_before() answers this for every pc (arch/x86_64/irq_enable_site.c has its own test). */
 extern const char *fake_irq_enable_site;

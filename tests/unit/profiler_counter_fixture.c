@@ -1,8 +1,8 @@
-/* tests/unit/profiler_counter_fixture.c: the machine the counter's tests run the real profiler on
- * (tests/unit/profiler_counter_fixture.h): the kernel around the profiler (one function of text, a task per CPU,
- * the heap), the NMI path and the tick as arch/x86_64/interrupts.c runs them, time passing in counter periods,
- * the stop's wait, and the table of the fake CPU's models. Shared by tests/unit/test_profiler_counter.c (the
- * handshake) and tests/unit/test_profiler_weights.c (what each sample weighs). */
+/* tests/unit/profiler_counter_fixture.c: the machine the profiler's counter tests run on
+ * (tests/unit/profiler_counter_fixture.h) -- the kernel's services the profiler calls (text, tasks, stacks,
+ * the heap, the stop's sleep and its cross-CPU request), the NMI path, and the models. Shared by
+ * test_profiler_counter.c (the handshake), test_profiler_lifecycle.c (the stop) and test_profiler_weights.c
+ * (what each sample weighs). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,9 +13,19 @@
 
 #include "profiler_counter_fixture.h"
 
+#include "arch/x86_64/pmu_backend.h"
+#include "fake_cpu.h"
+#include "fake_hal.h"
+#include "hal/cpu.h"
+#include "hal/kernel_entry.h"
+#include "kernel/heap.h"
+#include "kernel/lib/sink.h"
+#include "kernel/profiler/report.h"
+#include "kernel/stacktrace.h"
+#include "kernel/task.h"
+
 /* ---- the kernel around the profiler ------------------------------------------------------------------ */
 
-/* Text: one function, so every sample folds into one chain. */
 unsigned char text[64];
 struct symtab tab;
 const struct symtab *kernel_symtab(void) { return &tab; }
@@ -28,10 +38,13 @@ struct stack_bounds task_stack_bounds(const struct task *task)
     struct stack_bounds none = { 0, 0 };
     return none;
 }
+void (*sample_walk_hook)(void);
 int stack_trace_from(uintptr_t pc, uintptr_t sp, uintptr_t rbp, const struct stack_bounds *stack,
                      const struct text_bounds *text_bounds, uintptr_t *out, int max)
 {
     (void)sp, (void)rbp, (void)stack, (void)text_bounds, (void)max;
+    if (sample_walk_hook)
+        sample_walk_hook();
     out[0] = pc;
     return 1;
 }
@@ -39,7 +52,6 @@ void *kmalloc(size_t size) { return malloc(size); }
 void *kzalloc(size_t size) { return calloc(1, size); }
 void kfree(void *p) { free(p); }
 
-/* The interrupted context: busy code in the one function, interrupts on. */
 struct context busy_ctx(void)
 {
     struct context ctx;
@@ -50,8 +62,6 @@ struct context busy_ctx(void)
     return ctx;
 }
 
-/* The kernel's NMI path as arch/x86_64/interrupts.c runs it: the counter's claim, then the sample; the NMI
- * costs nmi_cost cycles of fake_cycles. */
 uint64_t nmi_cost;
 unsigned nmis_claimed;
 bool nmi_path(void)
@@ -73,7 +83,6 @@ void tick(unsigned cpu)
     profiler_tick(&ctx);
 }
 
-/* Time passing on one CPU: n periods of the counter, each raising (at most) one overflow. */
 void run_periods(unsigned cpu, unsigned n)
 {
     fake_cpu_index = cpu;
@@ -84,19 +93,54 @@ void run_periods(unsigned cpu, unsigned n)
     }
 }
 
-/* The stop's wait for the CPUs to let go of the run: before its disarm tick, each CPU's counter overflows
- * once more (that overflow belongs to no run and must be dropped), then the tick. */
 bool overflow_before_disarm;
 unsigned stop_waits;
+unsigned away_cpus;
 void task_sleep_ms(uint32_t ms)
 {
     stop_waits++;
+    unsigned caller = fake_cpu_index;
     for (unsigned cpu = 0; cpu < fake_cpu_count; cpu++) {
+        if (away_cpus & (1u << cpu))
+            continue;
         if (overflow_before_disarm && pmu_usable())
             run_periods(cpu, 1);
         tick(cpu);
     }
+    fake_cpu_index = caller;
     fake_time_ns += (int64_t)ms * 1000000;
+}
+
+unsigned slow_request_cpus;
+unsigned requests_sent[FAKE_CPUS];
+static bool request_held[FAKE_CPUS];
+
+static void take_request(unsigned cpu)
+{
+    unsigned caller = fake_cpu_index;
+    fake_cpu_index = cpu;
+    profiler_stop_request();
+    fake_cpu_index = caller;
+}
+
+void cpu_send_profiler_stop(unsigned cpu)
+{
+    assert_true(cpu < FAKE_CPUS);
+    requests_sent[cpu]++;
+    if ((away_cpus | slow_request_cpus) & (1u << cpu))
+        request_held[cpu] = true;
+    else
+        take_request(cpu);
+}
+
+void cpu_comes_back(unsigned cpu)
+{
+    away_cpus &= ~(1u << cpu);
+    slow_request_cpus &= ~(1u << cpu);
+    if (request_held[cpu]) {
+        request_held[cpu] = false;
+        take_request(cpu);
+    }
 }
 
 struct profile_run run;
@@ -122,7 +166,6 @@ void expect_in(const char *text_, const char *needle)
 
 /* ---- the models -------------------------------------------------------------------------------------- */
 
-
 const struct model models[PROFILER_COUNTER_MODELS] = {
     { "intel v2", fake_model_intel_v2, PMU_COUNTS },
     { "intel v4 with freeze set by firmware", fake_model_intel_v4_freeze, PMU_COUNTS },
@@ -135,7 +178,9 @@ const struct model models[PROFILER_COUNTER_MODELS] = {
     { "qemu -cpu max", fake_model_qemu_amd_max, PMU_NOT_CLAIMED },
     { "counter without interrupt", fake_model_no_interrupt, PMU_NO_INTERRUPT },
     { "no pmu", fake_model_no_pmu, PMU_NOT_CLAIMED },
+    { "kvm whose PMIs leave the LVT entry unmasked", fake_model_kvm_unmasked_pmi, PMU_COUNTS },
 };
+const unsigned model_count = sizeof models / sizeof models[0];
 
 void boot(const struct model *m)
 {
@@ -152,6 +197,10 @@ void boot(const struct model *m)
     nmis_claimed = 0;
     overflow_before_disarm = false;
     stop_waits = 0;
+    away_cpus = 0;
+    slow_request_cpus = 0;
+    memset(requests_sent, 0, sizeof requests_sent);
+    memset(request_held, 0, sizeof request_held);
 }
 
 bool run_active;
@@ -167,8 +216,7 @@ void stop_run(void)
     run_active = false;
 }
 
-/* A failed test leaves no run behind for the next one. */
-int profiler_counter_teardown(void **state)
+int teardown(void **state)
 {
     (void)state;
     if (run_active)
@@ -177,7 +225,7 @@ int profiler_counter_teardown(void **state)
     return 0;
 }
 
-int profiler_counter_setup_group(void **state)
+int setup_group(void **state)
 {
     (void)state;
     static struct ksym syms[1];

@@ -1,6 +1,10 @@
-/* tests/unit/profiler_counter_fixture.h: the machine of the counter's tests (tests/unit/profiler_counter_fixture.c):
- * the real profiler, fold and PMU driver on the stateful fake CPU (tests/unit/fake_cpu.h), one model at a time,
- * driven tick by tick and counter period by counter period. */
+/* tests/unit/profiler_counter_fixture.h: the kernel around the profiler, for the tests of its handshake with
+ * the performance counter (test_profiler_counter.c, test_profiler_lifecycle.c) on the stateful fake CPU: one
+ * function of text, one busy task per CPU, the NMI path as arch/x86_64/interrupts.c runs it, ticks and counter
+ * periods on a chosen CPU, the stop's wait (each CPU overflowing and ticking, or not, as the test says), the
+ * stop's cross-CPU request (delivered at once, held while the CPU is away, or lost), the PMU models every test
+ * loops over, and a teardown that leaves no run behind. Defined once in profiler_counter_fixture.c; used by
+ * test_profiler_counter.c, test_profiler_lifecycle.c and test_profiler_weights.c. */
 #ifndef TESTS_UNIT_PROFILER_COUNTER_FIXTURE_H
 #define TESTS_UNIT_PROFILER_COUNTER_FIXTURE_H
 
@@ -11,6 +15,7 @@
 #include "arch/x86_64/pmu_hw.h"
 #include "fake_cpu.h"
 #include "fake_hal.h"
+#include "hal/context.h"
 #include "hal/pmu.h"
 #include "kernel/heap.h"
 #include "kernel/lib/sink.h"
@@ -21,48 +26,69 @@
 
 #define TICK_NS 10000000 /* the tick at its default 100 Hz */
 
-/* Text: one function ("fn"), so every sample folds into one chain; a task per CPU. */
+/* Text: one function, "fn", so every sample folds into one chain. */
 extern unsigned char text[64];
 extern struct symtab tab;
+/* A busy task per CPU. */
 extern struct task tasks[FAKE_CPUS];
 
 /* The interrupted context: busy code in the one function, interrupts on. */
 struct context busy_ctx(void);
-/* The kernel's NMI path: the counter's claim, then the sample; each NMI costs nmi_cost cycles. */
+
+/* The kernel's NMI path: the counter's claim, then the sample; the NMI costs nmi_cost cycles of fake_cycles. */
 extern uint64_t nmi_cost;
 extern unsigned nmis_claimed;
 bool nmi_path(void);
-/* One tick on cpu. */
+/* Called from the stack walk of every sample when set: inside the record, between its slot's reserve and its
+ * commit (an NMI arriving in the middle of a tick's sample). */
+extern void (*sample_walk_hook)(void);
+
+/* A tick on cpu (which becomes the current CPU). */
 void tick(unsigned cpu);
-/* Time passing on one CPU: n periods of the counter (its nominal one), each raising at most one overflow. */
+/* Time passing on cpu: n periods of the counter, each raising (at most) one overflow. */
 void run_periods(unsigned cpu, unsigned n);
-/* The stop's wait: each CPU overflows once more before its disarm tick when overflow_before_disarm. */
+
+/* The stop's wait (task_sleep_ms): each CPU overflows once more when overflow_before_disarm, then ticks --
+ * except the CPUs in away_cpus (bit per CPU: a descheduled vCPU, a CPU parked by the debugger), which do
+ * neither. stop_waits counts the sleeps. */
 extern bool overflow_before_disarm;
 extern unsigned stop_waits;
+extern unsigned away_cpus;
+/* The stop's request to a CPU (cpu_send_profiler_stop): taken at once by a CPU that is not away, held for one
+ * that is until cpu_comes_back(); held too, while its ticks go on, for a CPU in slow_request_cpus (the
+ * request still on its way when the tick lets go). requests_sent counts them, per CPU. */
+extern unsigned slow_request_cpus;
+extern unsigned requests_sent[];
+/* cpu is back (rescheduled, released by the debugger): a request held for it is taken now, first thing. */
+void cpu_comes_back(unsigned cpu);
 
 extern struct profile_run run;
 uint32_t ring_count(unsigned cpu);
 const struct profiler_cpu_run *account(unsigned cpu);
-/* The report of r (8 chains) in a static buffer. */
+/* The report of r (8 chains), which must print, in report[]; fails the test if needle is not in text_. */
 extern char report[8192];
 const char *report_of(struct profile_run *r);
 void expect_in(const char *text_, const char *needle);
 
+/* The machines: every model of the fake CPU, and what the probe must find on it. */
 struct model {
     const char *name;
     void (*setup)(void);
-    enum pmu_verdict verdict; /* what the probe must find */
+    enum pmu_verdict verdict;
 };
-#define PROFILER_COUNTER_MODELS 11
+#define PROFILER_COUNTER_MODELS 12
 extern const struct model models[PROFILER_COUNTER_MODELS];
+extern const unsigned model_count; /* PROFILER_COUNTER_MODELS */
+#define MODEL_NO_PMU 10 /* models[MODEL_NO_PMU]: no PMU, the tick samples */
 
-/* A fresh fake CPU of model m, with the PMU driver selected on it and nothing running. */
+/* A fresh machine of model m, booted, every CPU online, nothing away. */
 void boot(const struct model *m);
-extern bool run_active;
+extern bool run_active; /* between start_run and stop_run */
 void start_run(void);
 void stop_run(void);
-/* cmocka: a failed test leaves no run behind; the group's text, symbols and tasks. */
-int profiler_counter_teardown(void **state);
-int profiler_counter_setup_group(void **state);
+
+/* The group's setup (the text and its symbol table, the tasks, the clock) and each test's teardown. */
+int setup_group(void **state);
+int teardown(void **state);
 
 #endif

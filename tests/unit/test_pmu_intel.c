@@ -105,11 +105,13 @@ static void intel_v2_arm_run_disarm(void **state)
     from = fake.log_len;
     pmu_disarm_this_cpu();
     assert_false(pmu_armed_this_cpu());
-    /* Disabled with the flag still up: the global enable first, then the field. */
+    /* Disabled with the flag still up: the global enable first, then the field, then the LVT entry masked. */
     i = from;
     expect_write(i, FAKE_MSR_GLOBAL_CTRL, 0);
     assert_true(fake.log[i++].armed);
     expect_write(i, FAKE_MSR_FIXED_CTR_CTRL, 0);
+    assert_true(fake.log[i++].armed);
+    expect_lvt(i, LVT_DELIVERY_NMI | LVT_MASK_BIT);
     assert_true(fake.log[i++].armed);
     assert_int_equal(fake.log_len, i);
 
@@ -177,8 +179,14 @@ static void intel_overflow_read_from_status_exactly(void **state)
     assert_false(fake_inject_nmi());
     fake.cpu[0].fixed_ctr[1] = (0 - MS / 2) & MASK(40);
     fake.cpu[0].global_status |= BIT(33);
+    /* The status bit alone, the entry unmasked: the PMI has not been delivered (its delivery masks the entry),
+     * so this NMI is another source's. */
+    assert_false(fake_inject_nmi());
+    assert_true(fake.cpu[0].global_status & BIT(33));
+    fake.cpu[0].lvtpc |= LVT_MASK_BIT; /* as the PMI's delivery leaves it */
     assert_true(fake_inject_nmi());
     assert_int_equal(fake.cpu[0].global_status & BIT(33), 0);
+    assert_int_equal(fake.cpu[0].lvtpc & LVT_MASK_BIT, 0); /* unmasked again for the next */
     pmu_disarm_this_cpu();
 }
 
@@ -299,7 +307,10 @@ static void intel_v2_describe(void **state)
                         "perfmon:    arch perfmon v2, 2 general counters of 40 bits, 3 fixed of 40 bits\n"
                         "perfmon:    fixed counter 1 (unhalted core cycles): yes\n"
                         "probe:      counts: the counter counts and its overflow arrives as an NMI\n"
-                        "profile:    pmu/nmi intel fixed-ctr1\n");
+                        "profile:    pmu/nmi intel fixed-ctr1\n"
+                        "nmi claim:  overflow status and the LVT mask set by the PMI's delivery (a genuine NMI "
+                        "while an overflow is on its way is told apart)\n"
+                        "armed now:  none\n");
 }
 
 int main(void)

@@ -22,7 +22,7 @@
 static void handshake_on_every_model(void **state)
 {
     (void)state;
-    for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) {
+    for (size_t i = 0; i < model_count; i++) {
         const struct model *m = &models[i];
         print_message("model: %s\n", m->name);
         boot(m);
@@ -53,10 +53,14 @@ static void handshake_on_every_model(void **state)
             assert_int_equal(fake.nmis_genuine, 0);
         }
 
-        /* Stop: each CPU disarms on its next tick, and the overflow in between is claimed but dropped. */
+        /* Stop: each CPU disarms on its next tick (the stop's request to it still on its way), and the
+         * overflow in between is claimed but dropped. The request, when it comes, finds nothing to do. */
         overflow_before_disarm = true;
+        slow_request_cpus = (1u << FAKE_CPUS) - 1;
         unsigned claimed_before = nmis_claimed;
         stop_run();
+        for (unsigned cpu = 0; cpu < FAKE_CPUS; cpu++)
+            cpu_comes_back(cpu);
         assert_true(stop_waits > 0 || !counts);
         for (unsigned cpu = 0; cpu < FAKE_CPUS; cpu++) {
             fake_cpu_index = cpu;
@@ -125,7 +129,7 @@ static void arm_fault_leaves_that_cpu_on_the_tick_and_named(void **state)
 static void stopped_counter_is_noticed(void **state)
 {
     (void)state;
-    for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) {
+    for (size_t i = 0; i < model_count; i++) {
         if (models[i].verdict != PMU_COUNTS)
             continue;
         print_message("model: %s\n", models[i].name);
@@ -301,7 +305,7 @@ static void interrupts_off_and_in_interrupt_are_marked(void **state)
 static void held_off_ticks_are_told_from_late_ones(void **state)
 {
     (void)state;
-    boot(&models[10]); /* no PMU: the tick samples */
+    boot(&models[MODEL_NO_PMU]); /* no PMU: the tick samples */
     start_run();
     tick(0); /* the first tick of the run: on time */
     /* Held off 6 ms, let in after a popf. */
@@ -338,7 +342,7 @@ static void held_off_ticks_are_told_from_late_ones(void **state)
     profiler_release();
 
     /* The report: the let-in chain marked and apart, the held-off time and where it was let in. */
-    boot(&models[10]);
+    boot(&models[MODEL_NO_PMU]);
     start_run();
     tick(0);
     for (int i = 0; i < 3; i++) {
@@ -369,7 +373,7 @@ static void the_tick_schedule_follows_a_drifting_timer(void **state)
     (void)state;
     for (int sign = -1; sign <= 1; sign += 2) {
         print_message("timer %s than the clock says\n", sign < 0 ? "faster" : "slower");
-        boot(&models[10]); /* no PMU: the tick samples */
+        boot(&models[MODEL_NO_PMU]); /* the tick samples */
         start_run();
         tick(0);
         int64_t period = TICK_NS + sign * (TICK_NS / 1000);
@@ -398,16 +402,16 @@ static void the_tick_schedule_follows_a_drifting_timer(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_teardown(handshake_on_every_model, profiler_counter_teardown),
-        cmocka_unit_test_teardown(genuine_nmi_outside_a_run_is_not_claimed, profiler_counter_teardown),
-        cmocka_unit_test_teardown(arm_fault_leaves_that_cpu_on_the_tick_and_named, profiler_counter_teardown),
-        cmocka_unit_test_teardown(stopped_counter_is_noticed, profiler_counter_teardown),
-        cmocka_unit_test_teardown(nmi_over_budget_doubles_the_period, profiler_counter_teardown),
-        cmocka_unit_test_teardown(two_seconds_at_1khz_on_4_cpus_drop_nothing, profiler_counter_teardown),
-        cmocka_unit_test_teardown(undrained_run_counts_its_drops, profiler_counter_teardown),
-        cmocka_unit_test_teardown(interrupts_off_and_in_interrupt_are_marked, profiler_counter_teardown),
-        cmocka_unit_test_teardown(held_off_ticks_are_told_from_late_ones, profiler_counter_teardown),
-        cmocka_unit_test_teardown(the_tick_schedule_follows_a_drifting_timer, profiler_counter_teardown),
+        cmocka_unit_test_teardown(handshake_on_every_model, teardown),
+        cmocka_unit_test_teardown(genuine_nmi_outside_a_run_is_not_claimed, teardown),
+        cmocka_unit_test_teardown(arm_fault_leaves_that_cpu_on_the_tick_and_named, teardown),
+        cmocka_unit_test_teardown(stopped_counter_is_noticed, teardown),
+        cmocka_unit_test_teardown(nmi_over_budget_doubles_the_period, teardown),
+        cmocka_unit_test_teardown(two_seconds_at_1khz_on_4_cpus_drop_nothing, teardown),
+        cmocka_unit_test_teardown(undrained_run_counts_its_drops, teardown),
+        cmocka_unit_test_teardown(interrupts_off_and_in_interrupt_are_marked, teardown),
+        cmocka_unit_test_teardown(held_off_ticks_are_told_from_late_ones, teardown),
+        cmocka_unit_test_teardown(the_tick_schedule_follows_a_drifting_timer, teardown),
     };
-    return cmocka_run_group_tests(tests, profiler_counter_setup_group, NULL);
+    return cmocka_run_group_tests(tests, setup_group, NULL);
 }

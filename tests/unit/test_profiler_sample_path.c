@@ -1,13 +1,13 @@
 /* tests/unit/test_profiler_sample_path.c: the sample path takes no lock, allocates nothing and prints nothing
- * (kernel/profiler.c's promise, and hal/pmu.h's for the calls under it). Every profiler_tick and profiler_nmi --
- * on the tick source and on each counting PMU model, outside a run, in one (the first tick arms, later ticks
- * watch the counter, overflows sample), while it stops (the disarming tick, a late overflow) and after it -- is
- * run with kmalloc/kzalloc/kfree counting here and hal/spinlock.h replaced by counting stand-ins; only what
- * happens inside those two calls is counted. The run's start and stop themselves (task context) may do both.
- * Also: what a tick costs in hardware accesses -- outside a run and on an armed CPU during one, no clock read,
- * no MSR, no LVT write, on every counting model; on the tick source, one clock read (the sample's time, which
- * also measures its lateness) -- and the ring the profiler allocates holds exactly PROFILE_RING_RECORDS = 1024
- * records, the 1025th a drop. */
+ * (kernel/profiler.c's promise, and hal/pmu.h's for the calls under it). Every profiler_tick, profiler_nmi and
+ * profiler_stop_request -- on the tick source and on each counting PMU model, outside a run, in one (the first
+ * tick arms, later ticks watch the counter, overflows sample), while it stops (the stop's requests, the
+ * disarming tick, a late overflow) and after it -- is run with kmalloc/kzalloc/kfree counting here and
+ * hal/spinlock.h replaced by counting stand-ins; only what happens inside those calls is counted. The run's
+ * start and stop themselves (task context) may do both. Also: what a tick costs in hardware accesses -- outside
+ * a run and on an armed CPU during one, no clock read, no MSR, no LVT write, on every counting model; on the
+ * tick source, one clock read (the sample's time, which also measures its lateness) -- and the ring the
+ * profiler allocates holds exactly PROFILE_RING_RECORDS = 1024 records, the 1025th a drop. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,6 +20,7 @@
 #include "arch/x86_64/pmu_hw.h"
 #include "fake_cpu.h"
 #include "fake_hal.h"
+#include "hal/kernel_entry.h"
 #include "hal/pmu.h"
 #include "kernel/heap.h"
 #include "kernel/profiler.h"
@@ -128,6 +129,28 @@ static void run_periods(unsigned cpu, unsigned n)
     }
 }
 
+/* The stop's request to a CPU (hal/cpu.h), in that CPU's interrupt: taken at once on CPUs 0 and 1; on 2 and 3
+ * only after their tick in the stop's wait has let go, when it finds nothing left to do. */
+static bool request_pending[FAKE_CPUS];
+static unsigned requests_taken;
+static void take_request(unsigned cpu)
+{
+    unsigned locks, lines, caller = fake_cpu_index;
+    fake_cpu_index = cpu;
+    enter(&locks, &lines);
+    profiler_stop_request();
+    leave(locks, lines);
+    fake_cpu_index = caller;
+    requests_taken++;
+}
+void cpu_send_profiler_stop(unsigned cpu)
+{
+    if (cpu < 2)
+        take_request(cpu);
+    else
+        request_pending[cpu] = true;
+}
+
 /* The stop's wait: each CPU's counter overflows once more (a late NMI, dropped), then it ticks and lets go. */
 void task_sleep_ms(uint32_t ms)
 {
@@ -135,6 +158,10 @@ void task_sleep_ms(uint32_t ms)
         if (pmu_usable())
             run_periods(cpu, 1);
         tick(cpu);
+        if (request_pending[cpu]) {
+            request_pending[cpu] = false;
+            take_request(cpu);
+        }
     }
     fake_time_ns += (int64_t)ms * 1000000;
 }
@@ -202,7 +229,9 @@ static void no_lock_no_allocation_on_the_sample_path(void **state)
             assert_true(fake.nmis_mine - nmis_before >= 5 * 3 * FAKE_CPUS);
         for (unsigned cpu = 0; cpu < FAKE_CPUS; cpu++)
             assert_true(profile_ring_count(&run.rings[cpu]) > 0);
-        profiler_stop(&run); /* the disarming ticks and a late overflow each, through task_sleep_ms */
+        requests_taken = 0;
+        profiler_stop(&run); /* its requests, the disarming ticks and a late overflow each (task_sleep_ms) */
+        assert_int_equal(requests_taken, FAKE_CPUS);
         ticks_and_periods(2); /* after the run */
         profiler_release();
 

@@ -1,0 +1,283 @@
+/* tests/unit/test_nmi_owner.c: whose an NMI is (arch/x86_64/nmi_owner.c), every branch and every coincidence --
+ * first against scripted sources (which are asked, in which order, what port 0x61 says), then end to end on
+ * every PMU model of the fake CPU, with the real counter claim (profiler_nmi over arch/x86_64/pmu.c) as the
+ * counter source: a genuine NMI while an overflow's PMI is still on its way is genuine where the machine masks
+ * the LVT entry on delivery; a debugger stop merged with an overflow stops and the counter keeps running; an
+ * external NMI merged with an overflow is read from port 0x61 at the next tick, never in the counter's NMI. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "arch/x86_64/nmi_owner.h"
+#include "arch/x86_64/pmu_hw.h"
+#include "fake_cpu.h"
+#include "fake_hal.h"
+#include "hal/pmu.h"
+#include "kernel/profiler.h"
+#include "profiler_counter_fixture.h"
+
+/* ---- scripted sources ----------------------------------------------------------------------------------- */
+
+static struct {
+    bool panicking, counter, selftest, debugger;
+    uint8_t port61;
+    char asked[16]; /* one letter per source asked, in order: P c s d 6 */
+} script;
+
+static void asked(char c)
+{
+    size_t n = strlen(script.asked);
+    assert_true(n + 1 < sizeof script.asked);
+    script.asked[n] = c;
+}
+static bool panicking(void) { asked('P'); return script.panicking; }
+static bool counter(void *arg) { (void)arg; asked('c'); return script.counter; }
+static bool selftest(void *arg) { (void)arg; asked('s'); return script.selftest; }
+static bool debugger(void *arg) { (void)arg; asked('d'); return script.debugger; }
+static uint8_t port61(void) { asked('6'); return script.port61; }
+
+static enum nmi_owner decide(bool boot_cpu, uint8_t *port)
+{
+    memset(script.asked, 0, sizeof script.asked);
+    const struct nmi_sources src = { panicking, counter, selftest, debugger, port61, boot_cpu, NULL };
+    return nmi_owner(&src, port);
+}
+
+static void every_branch_of_the_decision(void **state)
+{
+    (void)state;
+    struct {
+        bool panicking, counter, selftest, debugger, boot_cpu;
+        uint8_t port61;
+        enum nmi_owner owner;
+        const char *asked;
+        uint8_t port_seen;
+    } cases[] = {
+        /* a panic: nothing else is asked, not even the debugger */
+        { true, true, true, true, true, 0x80, NMI_PANICKING, "P", 0 },
+        /* one source each, off and on the boot CPU: the port is never read behind a claim */
+        { false, true, false, false, false, 0, NMI_KPROF, "Pcsd", 0 },
+        { false, true, false, false, true, 0, NMI_KPROF_CHECK_LATER, "Pcsd", 0 },
+        { false, false, true, false, false, 0, NMI_KPROF, "Pcsd", 0 },
+        { false, false, false, true, false, 0, NMI_KPROF, "Pcsd", 0 },
+        { false, false, false, true, true, 0, NMI_KPROF_CHECK_LATER, "Pcsd", 0 },
+        /* unclaimed: genuine; the boot CPU reads the port once, and an error there makes it external */
+        { false, false, false, false, false, 0xC0, NMI_GENUINE, "Pcsd", 0 },
+        { false, false, false, false, true, 0x00, NMI_GENUINE, "Pcsd6", 0 },
+        { false, false, false, false, true, 0x3F, NMI_GENUINE, "Pcsd6", 0x3F },
+        { false, false, false, false, true, 0x80, NMI_EXTERNAL, "Pcsd6", 0x80 },
+        { false, false, false, false, true, 0x40, NMI_EXTERNAL, "Pcsd6", 0x40 },
+        /* coincidences: the counter is asked before the debugger, and both are asked */
+        { false, true, false, true, false, 0, NMI_KPROF, "Pcsd", 0 },
+        { false, true, true, true, true, 0x80, NMI_KPROF_CHECK_LATER, "Pcsd", 0 },
+        /* an external NMI merged with a claimed one: left to the next tick */
+        { false, true, false, false, true, 0x40, NMI_KPROF_CHECK_LATER, "Pcsd", 0 },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        print_message("case %zu\n", i);
+        script.panicking = cases[i].panicking;
+        script.counter = cases[i].counter;
+        script.selftest = cases[i].selftest;
+        script.debugger = cases[i].debugger;
+        script.port61 = cases[i].port61;
+        uint8_t port = 0xEE;
+        assert_int_equal(decide(cases[i].boot_cpu, &port), cases[i].owner);
+        assert_string_equal(script.asked, cases[i].asked);
+        assert_int_equal(port, cases[i].port_seen);
+    }
+}
+
+static void port61_names_what_it_reports(void **state)
+{
+    (void)state;
+    assert_null(nmi_port61_error(0));
+    assert_null(nmi_port61_error(0x3F)); /* gate, speaker, refresh and timer bits: no error */
+    assert_string_equal(nmi_port61_error(0x80), "memory parity/system error");
+    assert_string_equal(nmi_port61_error(0x40), "I/O channel check");
+    assert_string_equal(nmi_port61_error(0xC0), "memory parity/system error");
+}
+
+/* ---- end to end on the fake CPU ----------------------------------------------------------------------- */
+
+/* The kernel's NMI path as interrupts.c runs it, with the real counter claim; the debugger's stop request and
+ * port 0x61 are this test's. What each NMI was decided to be is kept. */
+static bool stop_request, stopped;
+static unsigned stops;
+static uint8_t port61_now;
+static unsigned port61_reads;
+static enum nmi_owner last_owner;
+static unsigned genuine;
+
+static bool no_panic(void) { return false; }
+static bool real_counter(void *arg)
+{
+    (void)arg;
+    struct context ctx = busy_ctx();
+    bool mine = profiler_nmi(&ctx, fake_cycles);
+    nmis_claimed += mine;
+    return mine;
+}
+static bool no_selftest(void *arg) { (void)arg; return false; }
+static bool stop_debugger(void *arg)
+{
+    (void)arg;
+    if (!stop_request)
+        return false;
+    stop_request = false;
+    stops++;
+    return true;
+}
+static uint8_t read_port61(void)
+{
+    port61_reads++;
+    return port61_now;
+}
+
+static bool kernel_nmi(void)
+{
+    const struct nmi_sources src = { no_panic, real_counter, no_selftest, stop_debugger, read_port61,
+                                     fake_cpu_index == 0, NULL };
+    uint8_t port;
+    last_owner = nmi_owner(&src, &port);
+    genuine += last_owner == NMI_GENUINE || last_owner == NMI_EXTERNAL;
+    /* the fake counts an NMI as "mine" when it was handled and returned from */
+    return last_owner == NMI_KPROF || last_owner == NMI_KPROF_CHECK_LATER;
+}
+
+static void boot_e2e(const struct model *m)
+{
+    boot(m);
+    fake.nmi_handler = kernel_nmi;
+    stop_request = stopped = false;
+    stops = port61_reads = genuine = 0;
+    port61_now = 0;
+}
+
+static bool masks_on_delivery(void) { return fake.lvt_automask; }
+
+static void a_genuine_nmi_beside_an_overflow_on_its_way_is_genuine(void **state)
+{
+    (void)state;
+    for (unsigned i = 0; i < model_count; i++) {
+        const struct model *m = &models[i];
+        if (m->verdict != PMU_COUNTS)
+            continue;
+        print_message("model: %s\n", m->name);
+        boot_e2e(m);
+        start_run();
+        tick(1);
+        run_periods(1, 2);
+        assert_int_equal(ring_count(1), 2);
+        /* The counter overflows; its PMI has not reached the CPU yet when a genuine NMI comes. */
+        fake.hold_pmis = true;
+        run_periods(1, 1);
+        assert_true(fake.cpu[1].pmi_waiting);
+        fake_inject_nmi();
+        if (masks_on_delivery()) {
+            assert_int_equal(last_owner, NMI_GENUINE); /* panic with this NMI's backtrace */
+            assert_int_equal(genuine, 1);
+            assert_int_equal(ring_count(1), 2);
+            /* The PMI arrives: the counter's, sampled, and the counter goes on. */
+            fake_release_pmis();
+            assert_int_equal(last_owner, NMI_KPROF);
+        } else {
+            /* This machine cannot tell (lscpu says so): the genuine NMI is taken for the overflow, and the
+             * overflow's own NMI, finding nothing, is the one that panics -- one NMI late, never swallowed. */
+            assert_int_equal(last_owner, NMI_KPROF);
+            assert_int_equal(genuine, 0);
+            fake_release_pmis();
+            assert_int_equal(last_owner, NMI_GENUINE);
+        }
+        assert_int_equal(genuine, 1);
+        assert_int_equal(ring_count(1), 3);
+        run_periods(1, 3);
+        assert_int_equal(ring_count(1), 6);
+        assert_int_equal(genuine, 1);
+        stop_run();
+        profiler_release();
+    }
+}
+
+static void a_debugger_stop_merged_with_an_overflow_stops_and_the_counter_goes_on(void **state)
+{
+    (void)state;
+    for (unsigned i = 0; i < model_count; i++) {
+        const struct model *m = &models[i];
+        if (m->verdict != PMU_COUNTS)
+            continue;
+        print_message("model: %s\n", m->name);
+        boot_e2e(m);
+        start_run();
+        tick(2);
+        run_periods(2, 2);
+        /* The overflow's NMI and the debugger's stop NMI raised together: one NMI. */
+        fake.hold_nmis = true;
+        run_periods(2, 1);
+        assert_true(fake.cpu[2].nmi_pending);
+        stop_request = true;
+        fake_release_nmis();
+        assert_int_equal(stops, 1);
+        assert_int_equal(last_owner, NMI_KPROF);
+        assert_int_equal(ring_count(2), 3);
+        /* Acknowledged while the CPU stopped: the next overflows still arrive. */
+        run_periods(2, 4);
+        assert_int_equal(ring_count(2), 7);
+        assert_int_equal(genuine, 0);
+        stop_run();
+        profiler_release();
+    }
+}
+
+static void an_external_nmi_merged_with_an_overflow_is_left_to_the_tick(void **state)
+{
+    (void)state;
+    for (unsigned i = 0; i < model_count; i++) {
+        const struct model *m = &models[i];
+        if (m->verdict != PMU_COUNTS)
+            continue;
+        print_message("model: %s\n", m->name);
+        boot_e2e(m);
+        start_run();
+        tick(0);
+        /* The boot CPU's counter NMIs read no port: the claim is decided by the counter's status. */
+        run_periods(0, 5);
+        assert_int_equal(ring_count(0), 5);
+        assert_int_equal(port61_reads, 0);
+        assert_int_equal(last_owner, NMI_KPROF_CHECK_LATER);
+        /* An external NMI merged with the next overflow: claimed, and port 0x61 left for the tick. */
+        port61_now = 0x80;
+        fake.hold_nmis = true;
+        run_periods(0, 1);
+        fake_inject_nmi();
+        fake_release_nmis();
+        assert_int_equal(last_owner, NMI_KPROF_CHECK_LATER);
+        assert_int_equal(port61_reads, 0);
+        assert_string_equal(nmi_port61_error(port61_now), "memory parity/system error");
+        /* Unclaimed on the boot CPU: the port is read in the NMI, and names the error. */
+        fake_inject_nmi();
+        assert_int_equal(last_owner, NMI_EXTERNAL);
+        assert_int_equal(port61_reads, 1);
+        /* Off the boot CPU the port is never read: an unclaimed NMI there is genuine. */
+        fake_cpu_index = 3;
+        fake_inject_nmi();
+        assert_int_equal(last_owner, NMI_GENUINE);
+        assert_int_equal(port61_reads, 1);
+        stop_run();
+        profiler_release();
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(every_branch_of_the_decision),
+        cmocka_unit_test(port61_names_what_it_reports),
+        cmocka_unit_test_teardown(a_genuine_nmi_beside_an_overflow_on_its_way_is_genuine, teardown),
+        cmocka_unit_test_teardown(a_debugger_stop_merged_with_an_overflow_stops_and_the_counter_goes_on, teardown),
+        cmocka_unit_test_teardown(an_external_nmi_merged_with_an_overflow_is_left_to_the_tick, teardown),
+    };
+    return cmocka_run_group_tests(tests, setup_group, NULL);
+}
