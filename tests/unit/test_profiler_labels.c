@@ -3,7 +3,8 @@
  * stack when another CPU swaps the task's set and gives back the last reference: the set must not be freed
  * then (the sampler is inside), nor after the sample commits (its record is undrained), but once the record is
  * drained it is -- and the record read it whole. On the tick and on a counter's NMI; and a ring reset at the
- * next start frees what undrained records held. The other CPU's moves run inside the sample, from the stack
+ * next start frees what undrained records held; records copied into the window's capture keep their sets until
+ * the fold holds them. The other CPU's moves run inside the sample, from the stack
  * walk's call for the task's stack bounds, which comes after the load of the task's pointer. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,6 +21,8 @@
 #include "kernel/heap.h"
 #include "kernel/labels.h"
 #include "kernel/profiler.h"
+#include "kernel/profiler/capture.h"
+#include "kernel/profiler/fold.h"
 #include "kernel/profiler/run.h"
 #include "kernel/symbols.h"
 #include "kernel/task.h"
@@ -210,6 +213,40 @@ static void test_a_reset_frees_what_undrained_records_held(void **state)
     profiler_release();
 }
 
+/* `profile` copies the records out of the rings into its capture while the window runs, and folds them only
+ * after the stop: the copies hold their sets' pointers as the rings did, so a set retired meanwhile waits for the
+ * fold, which takes its own reference, and goes back to the pool only when the fold is destroyed. */
+static void test_a_captured_record_keeps_its_set_until_the_fold_holds_it(void **state)
+{
+    (void)state;
+    boot(fake_model_no_pmu);
+    const struct label_set *s = label_intern_one("req", "captured", NULL);
+    task_set_labels(&tasks[1], s);
+    label_release(s);
+    struct profile_capture cap;
+    assert_true(profile_capture_create(&cap, 100));
+    struct profile_run run;
+    assert_int_equal(profiler_start(&run), PROFILER_OK);
+    tick(1);
+    struct profile_filter every = { 0 };
+    profile_capture_drain(&cap, &run, &every); /* the ring is empty now; the copy holds the record */
+    assert_int_equal(profile_ring_count(&run.rings[1]), 0);
+    task_set_labels(&tasks[1], NULL); /* the last reference: retired */
+    label_reclaim();
+    assert_true(label_set_interned(s));
+    profiler_stop(&run);
+    struct profile_fold *fold = profile_fold_create();
+    assert_non_null(fold);
+    profile_fold_drain(fold, profile_capture_replay(&cap, &run), NULL, &tab);
+    profile_capture_destroy(&cap);
+    label_reclaim();
+    assert_true(label_set_interned(s)); /* the fold's reference */
+    profile_fold_destroy(fold);
+    label_reclaim();
+    assert_false(label_set_interned(s));
+    profiler_release();
+}
+
 /* The sample carries the task's span as it was, and the record keeps it whatever the task does next. */
 static void test_the_span_rides_in_the_record(void **state)
 {
@@ -242,6 +279,7 @@ int main(void)
         cmocka_unit_test(test_released_while_the_tick_samples),
         cmocka_unit_test(test_released_while_the_nmi_samples),
         cmocka_unit_test(test_a_reset_frees_what_undrained_records_held),
+        cmocka_unit_test(test_a_captured_record_keeps_its_set_until_the_fold_holds_it),
         cmocka_unit_test(test_the_span_rides_in_the_record),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
