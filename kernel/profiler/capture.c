@@ -1,7 +1,7 @@
 /* kernel/profiler/capture.c: the window's capture (kernel/profiler/capture.h) -- the records of a `profile`
  * window copied out of the CPUs' rings into one preallocated ring while the window runs, and handed to the
  * fold or the raw lines after the stop, so that the only work the profiler does inside the window it is
- * profiling is a copy of 96 bytes a record. Task context only (it allocates; the drain is the rings' one
+ * profiling is a copy of 112 bytes a record. Task context only (it allocates; the drain is the rings' one
  * consumer, under the profiler's claim). */
 #include "kernel/profiler/capture.h"
 

@@ -18,7 +18,7 @@
 #include "kernel/profiler_ring.h"
 
 /* The most the capture ever takes: what 64 CPUs sampling at 1 kHz make in the longest window (2000 ms),
- * 131072 records of 96 bytes, 12 MiB. */
+ * 131072 records of 112 bytes, 14 MiB. */
 #define PROFILE_CAPTURE_MAX_RECORDS (1u << 17)
 /* The counter counts unhalted core cycles and its period is set from the TSC's rate: a core that runs faster
  * than the TSC (turbo) overflows that much more often. The capture allows for a core twice as fast. */

@@ -55,6 +55,7 @@ def test_one_cpus_dump_moves_at_most_1_1x_its_records_hex(profiled):
     import subprocess
     script = ("python\n" + start + "_out = gdb.execute('prof buffers 1', to_string=True)\n" + end +
               "print('@@records %s' % __import__('re').search(r'(?m)^cpu 1: (\\d+) records of', _out).group(1))\n"
+              "print('@@record_size %d' % gdb.lookup_type('struct profile_record').sizeof)\n"
               "end\n")
     path = os.path.join(TOP, "build", "test-dump-bytes-one.gdb")
     with open(path, "w") as f:
@@ -66,5 +67,6 @@ def test_one_cpus_dump_moves_at_most_1_1x_its_records_hex(profiled):
     to, frm, _ = (int(x) for x in re.search(r"@@bytes (\d+) (\d+) (\d+)", done.stdout).groups())
     records = int(re.search(r"@@records (\d+)", done.stdout).group(1))
     assert records >= 100, done.stdout
-    hex_size = 2 * 96 * records
+    size = int(re.search(r"@@record_size (\d+)", done.stdout).group(1))  # from the ELF, as the full dump's
+    hex_size = 2 * size * records
     assert (to + frm) <= BOUND * hex_size, (to, frm, records)
