@@ -4,7 +4,7 @@
  * sinks as the console (so `profile 2000` never stalls the network task) and sends the output back in
  * datagrams with a trailer (kernel/udpsh/wire.h, docs/udp-shell.md). One command at a time: a request
  * meanwhile is answered `busy`. Senders outside the allowlist (net_peer_permitted, kernel/net/allowlist.h)
- * get nothing; a sender over the rate limit (kernel/udpsh/ratelimit.h) gets nothing more until its bucket
+ * get nothing; a sender over the rate limit (kernel/net/ratelimit.h) gets nothing more until its bucket
  * refills; a sender that has not shown it receives at its address gets only a token, and without udpsh.key
  * only the commands that read run (kernel/udpsh/auth.h). */
 #include <stdatomic.h>
@@ -16,7 +16,7 @@
 #include "kernel/log.h"
 #include "kernel/net/allowlist.h"
 #include "kernel/net/net.h"
-#include "kernel/udpsh/ratelimit.h"
+#include "kernel/net/ratelimit.h"
 #include "kernel/udpsh/udpsh.h"
 #include "kernel/udpsh/auth.h"
 #include "kernel/udpsh/wire.h"

@@ -1,4 +1,4 @@
-/* tests/unit/test_ratelimit.c: kernel/udpsh/ratelimit.c -- the UDP shell's per-sender and shared token buckets:
+/* tests/unit/test_ratelimit.c: kernel/net/ratelimit.c -- the UDP shell's per-sender and shared token buckets:
  * a burst of exactly the rate, refill to the exact request however finely time is sliced, senders kept
  * apart, the least recently seen sender forgotten first, the shared bucket capping many senders, time going
  * backwards or jumping far, and 0 meaning no limit. */
@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "kernel/udpsh/ratelimit.h"
+#include "kernel/net/ratelimit.h"
 
 #define MS 1000000ll
 #define SEC 1000000000ll
@@ -125,6 +125,20 @@ static void test_zero_is_no_limit(void **state)
     assert_int_equal(passed(HOST(2), 0, 100000), 100000);
 }
 
+static void test_one_bucket_alone_bursts_then_refills(void **state)
+{
+    (void)state;
+    struct token_bucket b;
+    token_bucket_init(&b, 4, 0);
+    unsigned n = 0;
+    for (int i = 0; i < 10; i++)
+        n += token_bucket_take(&b, 4, 0);
+    assert_int_equal(n, 4);
+    assert_false(token_bucket_take(&b, 4, SEC / 4 - 1));
+    assert_true(token_bucket_take(&b, 4, SEC / 4));
+    assert_false(token_bucket_take(&b, 4, SEC / 4));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -137,6 +151,7 @@ int main(void)
         cmocka_unit_test(test_time_backwards_earns_nothing_and_long_gaps_do_not_overflow),
         cmocka_unit_test(test_rate_above_the_maximum_is_clamped),
         cmocka_unit_test(test_zero_is_no_limit),
+        cmocka_unit_test(test_one_bucket_alone_bursts_then_refills),
     };
     return cmocka_run_group_tests(tests, 0, 0);
 }

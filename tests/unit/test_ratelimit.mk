@@ -1,1 +1,1 @@
-test_ratelimit_SRCS := kernel/udpsh/ratelimit.c
+test_ratelimit_SRCS := kernel/net/ratelimit.c

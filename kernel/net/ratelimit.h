@@ -1,4 +1,5 @@
-/* kernel/udpsh/ratelimit.h: how often each sender may ask the UDP shell -- a token bucket per source address,
+/* kernel/net/ratelimit.h: how often a UDP service answers -- token buckets (struct token_bucket, one budget on its
+ * own, as the gdb transport's hello answers use), and the UDP shell's set: a token bucket per source address,
  * plus one shared bucket over all of them, so that a flood (or a client in a loop) costs the network task a
  * bounded number of replies per second and cannot turn the kernel into a reflector. A request over the limit
  * is dropped unanswered and counted.
@@ -7,8 +8,8 @@
  * takes RATELIMIT_SHARED_FACTOR times that, so a sender rotating addresses gains little; 0 turns the limit
  * off. Pure logic over a caller-supplied clock (nanoseconds), so the host tests drive time. One owner (the
  * network task): no locks. */
-#ifndef KERNEL_UDPSH_RATELIMIT_H
-#define KERNEL_UDPSH_RATELIMIT_H
+#ifndef KERNEL_NET_RATELIMIT_H
+#define KERNEL_NET_RATELIMIT_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -24,6 +25,12 @@ struct token_bucket {
     uint64_t credit;
     int64_t last_ns;
 };
+
+/* Starts b full: rate requests (the burst) at now_ns. */
+void token_bucket_init(struct token_bucket *b, uint32_t rate, int64_t now_ns);
+/* True when b, refilled at rate per second up to rate, holds one request at now_ns (and takes it); false when it
+ * does not (and takes nothing). */
+bool token_bucket_take(struct token_bucket *b, uint32_t rate, int64_t now_ns);
 
 struct ratelimit_sender {
     uint32_t ip;

@@ -1,12 +1,12 @@
-/* kernel/udpsh/ratelimit.c: the UDP shell's token buckets (kernel/udpsh/ratelimit.h) -- one per remembered sender
- * and one shared by all. */
-#include "kernel/udpsh/ratelimit.h"
+/* kernel/net/ratelimit.c: token buckets (kernel/net/ratelimit.h) -- one alone, and the UDP shell's set of one per
+ * remembered sender and one shared by all. */
+#include "kernel/net/ratelimit.h"
 
 #include <stddef.h>
 
 #define UNITS_PER_REQUEST 1000000000ull /* 10^9: at rate R, R units a nanosecond refill one request per 1/R s */
 
-static void bucket_fill(struct token_bucket *b, uint32_t rate, int64_t now_ns)
+void token_bucket_init(struct token_bucket *b, uint32_t rate, int64_t now_ns)
 {
     b->credit = (uint64_t)rate * UNITS_PER_REQUEST;
     b->last_ns = now_ns;
@@ -29,12 +29,21 @@ static void bucket_refill(struct token_bucket *b, uint32_t rate, int64_t now_ns)
     }
 }
 
+bool token_bucket_take(struct token_bucket *b, uint32_t rate, int64_t now_ns)
+{
+    bucket_refill(b, rate, now_ns);
+    if (b->credit < UNITS_PER_REQUEST)
+        return false;
+    b->credit -= UNITS_PER_REQUEST;
+    return true;
+}
+
 void ratelimit_init(struct ratelimit *rl, uint32_t per_second, int64_t now_ns)
 {
     if (per_second > RATELIMIT_MAX)
         per_second = RATELIMIT_MAX;
     rl->per_second = per_second;
-    bucket_fill(&rl->shared, per_second * RATELIMIT_SHARED_FACTOR, now_ns);
+    token_bucket_init(&rl->shared, per_second * RATELIMIT_SHARED_FACTOR, now_ns);
     for (size_t i = 0; i < RATELIMIT_SENDERS; i++)
         rl->senders[i].used = false;
 }
@@ -58,7 +67,7 @@ static struct ratelimit_sender *sender_slot(struct ratelimit *rl, uint32_t ip, i
     struct ratelimit_sender *victim = unused ? unused : oldest;
     victim->used = true;
     victim->ip = ip;
-    bucket_fill(&victim->bucket, rl->per_second, now_ns);
+    token_bucket_init(&victim->bucket, rl->per_second, now_ns);
     return victim;
 }
 
