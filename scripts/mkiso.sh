@@ -10,7 +10,8 @@ mkdir -p "$stage/boot/grub"
 cp "$elf" "$stage/boot/kprof.elf"
 # The command line is data for GRUB: refuse characters that would end or change the menu entry.
 case "$cmdline" in *[\;\&\|\$\`\"\'\\{}]*|*$'\n'*)
-  echo "mkiso: bad character in command line: $(sed -E 's/(^|[[:space:]])udpsh\.key=[^[:space:]]*/\1udpsh.key=<redacted>/g' <<<"$cmdline")" >&2
+  shown=$(sed -E 's/(^|[[:space:]])udpsh\.key=[^[:space:]]*/\1udpsh.key=<redacted>/g' <<<"$cmdline") # no key shown
+  echo "mkiso: bad character in command line: $shown" >&2
   exit 2;; esac
 # A keyed command line puts the key in grub.cfg and so in the ISO: then the ISO is its owner's alone (0600), as
 # is the staging directory the grub.cfg copy is written in (mktemp -d makes it 0700).

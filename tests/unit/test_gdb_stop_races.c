@@ -1,8 +1,9 @@
 /* tests/unit/test_gdb_stop_races.c: gdbstub/stop.c where events meet, on the four fake CPUs of
  * gdb_stop_fixture.h -- a breakpoint hit on two CPUs at once (both stop, one leads, the other's hit is reported
- * after the first resume) and, round after round, no CPU left unstopped; a Ctrl-C overtaken by a breakpoint, and a breakpoint hit overtaken before it enters
- * the debugger; a hardware breakpoint stepped over; a stop request landing as a CPU leaves the debugger, which
- * parks it again on top of the park it is leaving (and both unwind); the mailbox running on the parked CPU
+ * after the first resume) and, round after round, no CPU left unstopped; a Ctrl-C overtaken by a breakpoint,
+ * and a breakpoint hit overtaken before it enters the debugger; a hardware breakpoint stepped over; a stop
+ * request landing as a CPU leaves the debugger, which parks it again on top of the park it is leaving (and both
+ * unwind); the mailbox running on the parked CPU
  * itself, and a breakpoint the debugger's own work runs into suspended until the machine resumes; a panic under
  * gdb=panic (in a child process: a panicked machine never runs again). */
 #define _GNU_SOURCE
