@@ -37,10 +37,18 @@
 #define MAILBOX_WAIT_NS (1000 * 1000000ll)
 
 enum cpu_state { CPU_RUNNING, CPU_PARKED, CPU_RELEASING };
+/* Who decides what becomes of a parked CPU: nobody yet (NONE), a session that counted it as parked and will
+ * release it (OWNER), or the CPU itself, leaving unseen because it read that no session would (LEAVING). One
+ * CAS each way, so the two can never both win: a session that sees a CPU parked and claims it knows it stays;
+ * one that finds it LEAVING asks it to stop like a running CPU. Without this, a CPU that parked as a loser
+ * and read `closing` still true from the session before, just as a new owner saw it parked and so sent it no
+ * NMI, left the park unseen and never stopped for that session ("not stopped" in info threads). */
+enum claim { CLAIM_NONE, CLAIM_OWNER, CLAIM_LEAVING };
 enum mbox_state { MBOX_IDLE, MBOX_REQUEST, MBOX_DONE };
 
 struct stop_cpu {
     _Atomic int state;           /* enum cpu_state; written by the CPU itself, but PARKED -> RELEASING by the owner */
+    _Atomic int claim;           /* enum claim: meaningful while PARKED; reset by the CPU each time it parks */
     atomic_bool stop_req;        /* the owner's NMI is a stop request */
     int depth;                   /* >0 while this CPU is parked or runs a session: traps here are the debugger's own */
     struct context *ctx;         /* the interrupted context, while parked or owning */
@@ -89,6 +97,7 @@ void gdb_stop_init(const struct gdb_arch_ops *ops, const struct gdb_target *t, c
     for (unsigned cpu = 0; cpu < MAX_CPUS; cpu++) {
         struct stop_cpu *c = &cpus[cpu];
         atomic_store(&c->state, CPU_RUNNING);
+        atomic_store(&c->claim, CLAIM_NONE);
         atomic_store(&c->stop_req, false);
         atomic_store(&c->stop_waiting, false);
         atomic_store(&c->mbox, MBOX_IDLE);
@@ -151,13 +160,17 @@ static bool park_once(struct context *ctx, enum park_mode mode)
     bool sleep = arch->park_begin(&held);
     c->released = false;
     for (;;) {
+        atomic_store(&c->claim, CLAIM_NONE); /* not parked until the next line: no session has counted it */
         atomic_store(&c->state, CPU_PARKED);
         atomic_store(&c->stop_waiting, false); /* parked: any session now sees it so */
         /* Sequentially consistent with the owner's store to `closing` and its load of this state: one of
-         * the two sees the other, so a CPU is either released by the owner or leaves here by itself. */
+         * the two sees the other, so a CPU is either released by the owner or leaves here by itself. And a
+         * new session that saw it parked after it read `closing` (still the last session's) has claimed it
+         * first, or finds it leaving and asks it to stop (stop_others). */
         if (mode != PARK_HELD && (atomic_load(&closing) || atomic_load(&owner) < 0)) {
-            int parked = CPU_PARKED;
-            atomic_compare_exchange_strong(&c->state, &parked, CPU_RELEASING);
+            int none = CLAIM_NONE, parked = CPU_PARKED;
+            if (atomic_compare_exchange_strong(&c->claim, &none, CLAIM_LEAVING))
+                atomic_compare_exchange_strong(&c->state, &parked, CPU_RELEASING);
         }
         for (;;) {
             for (unsigned polls = 0; atomic_load(&c->state) == CPU_PARKED; polls++) {
@@ -170,8 +183,11 @@ static bool park_once(struct context *ctx, enum park_mode mode)
             if (atomic_compare_exchange_strong(&c->state, &releasing, CPU_RUNNING))
                 break;
             /* A new session's stop request came while this CPU was leaving (gdb_stop_nmi put it back to
-             * PARKED): it stays, with the same context, and what the last release prepared is undone. */
+             * PARKED): it stays, with the same context, and what the last release prepared is undone. Left by
+             * itself, it is no longer leaving: that session may claim it now. */
             unprepare_release(c);
+            int leaving = CLAIM_LEAVING;
+            atomic_compare_exchange_strong(&c->claim, &leaving, CLAIM_NONE);
         }
         c->in_park = false;
         if (!atomic_exchange(&c->stop_waiting, false))
@@ -249,11 +265,21 @@ void gdb_stop_resume(int cpu, bool step, bool others_stay)
  * not one NMI to all: a parked CPU inside an NMI handler would take a second NMI only after it resumes, and
  * find no request in it). Waits, bounded, until all have parked; one that does not is reported as not
  * stopped. After a panic the panic's own NMI has already sent them here. */
+/* A parked CPU this session may count on: parked, and claimed by a session (now, or one before that held it)
+ * rather than on its way out by itself. */
+static bool parked_and_claimed(struct stop_cpu *o)
+{
+    if (atomic_load(&o->state) != CPU_PARKED)
+        return false;
+    int none = CLAIM_NONE;
+    return atomic_compare_exchange_strong(&o->claim, &none, CLAIM_OWNER) || none == CLAIM_OWNER;
+}
+
 static void stop_others(unsigned me)
 {
     unsigned n = arch->cpu_count();
     for (unsigned cpu = 0; cpu < n && !panicked; cpu++) {
-        if (cpu == me || !arch->cpu_online(cpu) || atomic_load(&cpus[cpu].state) == CPU_PARKED)
+        if (cpu == me || !arch->cpu_online(cpu) || parked_and_claimed(&cpus[cpu]))
             continue;
         atomic_store(&cpus[cpu].stop_req, true);
         arch->stop_cpu(cpu);
@@ -262,7 +288,7 @@ static void stop_others(unsigned me)
     for (unsigned cpu = 0; cpu < n; cpu++) {
         if (cpu == me || !arch->cpu_online(cpu))
             continue;
-        while (atomic_load(&cpus[cpu].state) != CPU_PARKED && time_ns() - start < STOP_WAIT_NS)
+        while (!parked_and_claimed(&cpus[cpu]) && time_ns() - start < STOP_WAIT_NS)
             arch->relax();
     }
 }
@@ -542,8 +568,10 @@ bool gdb_stop_nmi(struct context *ctx)
     if (!atomic_exchange(&c->stop_req, false))
         return false;
     /* A request whose session is over, or one that found this CPU parked already (it stopped on a
-     * breakpoint of its own while the owner was asking): nothing more to do. */
-    if (atomic_load(&owner) < 0 || atomic_load(&c->state) == CPU_PARKED)
+     * breakpoint of its own while the owner was asking): nothing more to do -- unless it is parked only
+     * on its way out by itself (CLAIM_LEAVING, about to leave): then it parks again, below. */
+    if (atomic_load(&owner) < 0 ||
+        (atomic_load(&c->state) == CPU_PARKED && atomic_load(&c->claim) != CLAIM_LEAVING))
         return true;
     /* On its way into the debugger with a stop of its own (enter()), or on its way out of a park (inside
      * the debugger, past park's last look): it parks there, with the context it stopped with, rather than

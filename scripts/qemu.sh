@@ -36,6 +36,8 @@ nic=virtio-legacy
 extra=()
 
 die() { echo "qemu.sh: $*" >&2; exit 2; }
+# A key never reaches the terminal (or a log that keeps it): every udpsh.key= value printed becomes <redacted>.
+redact() { sed -E 's/(^|[[:space:]])udpsh\.key=[^[:space:]]*/\1udpsh.key=<redacted>/g' <<<"$1"; }
 need() { [ $# -ge 2 ] && [ -n "$2" ] || die "$1 needs a value"; }
 is_uint() { [[ $1 =~ ^[0-9]+$ ]]; }
 
@@ -75,7 +77,10 @@ if [ -n "$cmdline" ]; then
      || [ "$top/scripts/mkiso.sh" -nt "$iso" ]; then
     "$top/scripts/mkiso.sh" "$elf" "$iso" "$cmdline"
   fi
-  echo "qemu.sh: kernel command line: $cmdline ($iso)" >&2
+  # A keyed ISO holds the key in its grub.cfg: its owner's alone (mkiso.sh makes it so; one made before it did
+  # is fixed here).
+  case " $cmdline " in *[[:space:]]udpsh.key=*) chmod 600 "$iso" ;; esac
+  echo "qemu.sh: kernel command line: $(redact "$cmdline") ($iso)" >&2
 fi
 # UEFI: OVMF.fd (code and variables in one image) as -bios rather than the split OVMF_CODE.fd/OVMF_VARS.fd on
 # two pflash drives: QEMU maps it read-only, so OVMF keeps its variables in RAM -- nothing to copy per run or to

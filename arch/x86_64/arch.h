@@ -96,6 +96,9 @@ void irq_isa_deliver_to(unsigned isa_irq, unsigned cpu, bool as_wake);
 /* time.c */
 void time_init(void);                  /* boot CPU: TSC and LAPIC timer calibrated against the PIT */
 void time_start_tick(void);            /* each CPU: the LAPIC timer at tick_hz() */
+void pit2_arm(uint32_t count);          /* PIT channel 2 as a one-shot of count 1.193182 MHz periods, started */
+bool pit2_expired(void);               /* ... and whether it has run out (OUT2 high) */
+size_t entropy_tick_intervals(uint64_t *out, size_t cap); /* entropy.c: cycles between the pooled ticks */
 void delay_us(uint64_t us);
 
 /* interrupts.c */

@@ -14,6 +14,7 @@
 #include "arch/x86_64/x86.h"
 #include "kernel/lib/format.h"
 #include "hal/context.h"
+#include "hal/entropy.h"
 #include "hal/irq.h"
 #include "hal/kernel_entry.h"
 #include "kernel/lib/sink.h"
@@ -337,6 +338,7 @@ static struct context *dispatch(struct context *ctx)
 
     if (vector == VEC_TIMER) {
         lapic_eoi();
+        entropy_tick(); /* the boot's first ticks' arrival times, for the entropy pool (hal/entropy.h) */
         external_nmi_check(ctx);
         profiler_tick(ctx);
         debugger_timer_poll(); /* gdb.udp: the card polled here while the network task is late */

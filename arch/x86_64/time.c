@@ -16,23 +16,27 @@ static uint64_t ns_mult;   /* ns = (tsc_delta * ns_mult) >> 32 */
 static uint32_t lapic_ticks_per_ms;
 static unsigned hz = TICK_HZ_DEFAULT;
 
-void time_init(void)
+void pit2_arm(uint32_t count)
 {
-    uint32_t count = PIT_HZ * CALIBRATION_MS / 1000;
-
     /* Channel 2 gate on, speaker off; mode 0 (interrupt on terminal count), lobyte/hibyte. */
     outb(0x61, (inb(0x61) & ~0x02) | 0x01);
     outb(0x43, 0xB0);
     outb(0x42, count & 0xFF);
     outb(0x42, (count >> 8) & 0xFF);
-    /* Restart the count by toggling the gate, then time it until OUT2 (port 0x61 bit 5) goes high. */
+    /* Restart the count by toggling the gate; OUT2 (port 0x61 bit 5) goes high when it reaches zero. */
     uint8_t gate = inb(0x61) & ~0x01;
     outb(0x61, gate);
     outb(0x61, gate | 0x01);
+}
 
+bool pit2_expired(void) { return (inb(0x61) & 0x20) != 0; }
+
+void time_init(void)
+{
+    pit2_arm(PIT_HZ * CALIBRATION_MS / 1000);
     lapic_timer_calibrate_start();
     uint64_t t0 = rdtsc();
-    while (!(inb(0x61) & 0x20))
+    while (!pit2_expired())
         pause();
     uint64_t t1 = rdtsc();
     uint32_t lapic_elapsed = lapic_timer_calibrate_read();

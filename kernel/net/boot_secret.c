@@ -1,29 +1,50 @@
-/* kernel/net/boot_secret.c: a keyed service's set-up at boot (kernel/net/boot_secret.h) -- udpsh.key= read
- * and the service's secret drawn from the processor's entropy and the key. */
+/* kernel/net/boot_secret.c: a keyed service's set-up at boot (kernel/net/boot_secret.h) -- udpsh.key= read,
+ * the kernel's one entropy pool gathered from hal/entropy.h (kernel/net/entropy_pool.h), the service's secret
+ * drawn from the pool and the key, and what is said of a weak pool. */
 #include "kernel/net/boot_secret.h"
+
+#include <stdatomic.h>
 
 #include "hal/cpu.h"
 #include "hal/entropy.h"
 #include "kernel/cmdline.h"
+#include "kernel/lib/sink.h"
 #include "kernel/lib/string.h"
+#include "kernel/log.h"
+#include "kernel/net/entropy_pool.h"
+
+static const struct entropy_source machine = { entropy_hardware_present, entropy_hardware_read,
+                                               entropy_timing_read };
+static struct entropy_pool pool;
+static atomic_int pool_state; /* 0 not gathered, 1 being gathered, 2 gathered */
+static atomic_bool keyed;     /* some service took a key from udpsh.key= */
+
+/* Gathered by the first caller (kmain's net_init or udpsh_init, task context); a later caller on another CPU
+ * waits for it rather than read a half-made seed. */
+static struct entropy_pool *boot_pool(void)
+{
+    int expected = 0;
+    if (atomic_compare_exchange_strong(&pool_state, &expected, 1)) {
+        entropy_pool_gather(&pool, &machine);
+        if (!pool.hardware)
+            log_warn("entropy: %s; the boot secret comes from timing, about %u bits: weak",
+                     pool.hardware_present ? "RDRAND/RDSEED failing" : "no RDRAND/RDSEED", pool.estimate_bits);
+        else if (entropy_pool_weak(&pool))
+            log_warn("entropy: the boot secret has about %u bits: weak", pool.estimate_bits);
+        else
+            log_info("entropy: the boot secret comes from RDSEED/RDRAND, about %u bits", pool.estimate_bits);
+        atomic_store(&pool_state, 2);
+    }
+    while (atomic_load(&pool_state) != 2)
+        cpu_relax();
+    return &pool;
+}
 
 bool boot_secret_derive(const char *domain, const uint8_t *key, size_t key_len, uint8_t secret[SHA256_DIGEST_SIZE])
 {
-    struct sha256 pool;
-    sha256_init(&pool);
-    bool hardware = false;
-    for (int i = 0; i < 64; i++) {
-        bool from_hardware;
-        uint64_t sample = entropy_sample(&from_hardware);
-        hardware |= from_hardware;
-        sha256_update(&pool, &sample, sizeof sample);
-        for (unsigned spin = (unsigned)sample & 63; spin > 0; spin--)
-            cpu_relax();
-    }
-    sha256_update(&pool, domain, strlen(domain));
-    sha256_update(&pool, key, key_len);
-    sha256_final(&pool, secret);
-    return hardware;
+    struct entropy_pool *p = boot_pool();
+    entropy_pool_derive(p, cycles(), domain, key, key_len, secret);
+    return p->hardware;
 }
 
 void keyed_boot_draw(const char *domain, struct keyed_boot *b)
@@ -35,4 +56,19 @@ void keyed_boot_draw(const char *domain, struct keyed_boot *b)
         b->key_len = 0;
     }
     b->hardware = boot_secret_derive(domain, b->key, b->key_len, b->secret);
+    if (b->key_len)
+        atomic_store(&keyed, true);
+}
+
+uint32_t boot_secret_run_id(void)
+{
+    return entropy_pool_run_id(boot_pool());
+}
+
+void boot_secret_note(struct sink *out)
+{
+    if (!atomic_load(&keyed) || atomic_load(&pool_state) != 2 || !entropy_pool_weak(&pool))
+        return;
+    sink_printf(out, "secret: keyed, but the boot secret is weak (%s; about %u bits from timing)\n",
+                pool.hardware_present ? "RDRAND/RDSEED failing" : "no RDRAND/RDSEED", pool.estimate_bits);
 }

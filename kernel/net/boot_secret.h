@@ -12,10 +12,11 @@
 #include "kernel/lib/sha256.h"
 #include "kernel/net/keyed_service.h"
 
-/* SHA-256 of 64 entropy samples (each followed by a spin of its own low bits, so TSC jitter adds up), then
- * domain (which keeps two services' secrets apart) and the key (so a machine whose only entropy is TSC
- * jitter still has a secret nobody can predict once it is keyed). Returns whether any sample came from a
- * hardware random generator. Task context, once per service. */
+/* The service's secret from the boot's entropy pool (gathered at the first call, kernel/net/entropy_pool.h: a
+ * hardware generator, else timings, with a warning at boot when weak), the cycle counter now, domain (which
+ * keeps two services' secrets apart) and the key (so a machine with a weak pool still has a secret nobody can
+ * predict once it is keyed). Returns whether a working hardware generator went into the pool. Task context,
+ * once per service. */
 bool boot_secret_derive(const char *domain, const uint8_t *key, size_t key_len, uint8_t secret[SHA256_DIGEST_SIZE]);
 
 /* What one service's set-up found: the key, the secret, and what the service may want to say of them. */
@@ -29,8 +30,16 @@ struct keyed_boot {
 };
 
 /* Task context, once per service at boot: reads and parses udpsh.key= (keyed_key_parse) and draws the
- * service's secret under domain and that key. Logs nothing: the service says what it makes of a refused key.
+ * service's secret under domain and that key. Logs nothing of the key (the service says what it makes of a
+ * refused one); the first draw of the boot logs the entropy line (boot_secret_derive).
  * The caller gives key and secret to its struct keyed_service, then wipes *b. */
 void keyed_boot_draw(const char *domain, struct keyed_boot *b);
+
+/* The next stream run id, from the boot's pool and a counter (entropy_pool_run_id): no clock bits. Task context. */
+uint32_t boot_secret_run_id(void);
+
+struct sink;
+/* One line for `net` and `lscpu` when a service is keyed and the boot's pool is weak; nothing otherwise. */
+void boot_secret_note(struct sink *out);
 
 #endif

@@ -10,10 +10,10 @@
 #include <stdatomic.h>
 
 #include "hal/cpu.h"
-#include "hal/entropy.h"
 #include "kernel/lib/format.h"
 #include "kernel/lib/parse.h"
 #include "kernel/log.h"
+#include "kernel/net/boot_secret.h"
 #include "kernel/net/net.h"
 #include "kernel/profiler.h"
 #include "kernel/profiler/build_id.h"
@@ -196,8 +196,7 @@ enum profile_stream_start_status profile_stream_start(uint32_t dst_ip, uint16_t 
     const void *note = kernel_build_id_note(&note_len);
     if (!profile_build_id_hex(note, note_len, build_id, sizeof build_id))
         build_id[0] = 0;
-    bool hardware;
-    *run_id = (uint32_t)(entropy_sample(&hardware) ^ (uint64_t)time_ns());
+    *run_id = boot_secret_run_id(); /* no clock bits in it: kernel/net/entropy_pool.h */
     profile_streamer_init(&stream.streamer, *run_id, &stream.run, build_id, send_to_destination, 0, time_ns());
 
     atomic_store(&stream.state, STREAM_RUNNING);

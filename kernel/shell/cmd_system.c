@@ -9,6 +9,7 @@
 #include "kernel/lib/format.h"
 #include "kernel/panic.h"
 #include "kernel/lib/string.h"
+#include "kernel/net/boot_secret.h"
 #include "kernel/task.h"
 
 static const char *const state_names[] = { "ready", "running", "sleeping", "blocked", "dead" };
@@ -116,6 +117,7 @@ int cmd_lscpu(int argc, char **argv, struct sink *out, const struct shell_origin
         return 1;
     pmu_describe(out);
     sink_printf(out, "boot: %s\n", platform_boot_summary());
+    boot_secret_note(out); /* keyed under a weak boot secret: say so */
     return 0;
 }
 

@@ -21,7 +21,7 @@
 #include "kernel/profiler/stream_codec.h"
 #include "kernel/shell/commands.h"
 #include "kernel/udpsh/udpsh.h"
-#include "hal/entropy.h"
+#include "kernel/net/boot_secret.h"
 #include "kernel/symbols.h"
 
 struct task fake_tasks[FAKE_TASKS];
@@ -154,11 +154,8 @@ bool net_udp_send(enum net_udp_when_full when_full, uint16_t src_port, uint32_t 
 }
 /* `profile stream`: the local subnet allowed; its task never starts (task_spawn). */
 bool net_peer_permitted(uint32_t ip) { return (ip >> 8) == 0x0a0002; }
-uint64_t entropy_sample(bool *hardware)
-{
-    *hardware = false;
-    return 0x1234;
-}
+uint32_t boot_secret_run_id(void) { return 0x1234; }
+void boot_secret_note(struct sink *out) { (void)out; }
 void task_exit(void)
 {
     CHECK(!"task_exit: no task was ever started");

@@ -1,10 +1,10 @@
 /* tests/unit/fake_net.c: the fakes of tests/unit/fake_net.h -- the network, the allowlist (net_peer_permitted),
- * and the entropy a stream's run number comes from. */
+ * and the boot secret's run id (boot_secret_run_id: always FAKE_RUN_ID). */
 #include "fake_net.h"
 
 #include <string.h>
 
-#include "hal/entropy.h"
+#include "kernel/net/boot_secret.h"
 #include "kernel/net/allowlist.h"
 #include "kernel/net/net.h"
 #include "kernel/udpsh/udpsh.h"
@@ -52,8 +52,4 @@ bool net_udp_send(enum net_udp_when_full when_full, uint16_t src_port, uint32_t 
 
 bool net_peer_permitted(uint32_t ip) { return (ip >> 8) == 0x0a0002; }
 
-uint64_t entropy_sample(bool *hardware)
-{
-    *hardware = false;
-    return 0x5eed5eed00c0ffeeull;
-}
+uint32_t boot_secret_run_id(void) { return FAKE_RUN_ID; }

@@ -10,6 +10,7 @@
 
 #define FAKE_NET_SENT_MAX 4096
 #define FAKE_NET_DATAGRAM_MAX 1472
+#define FAKE_RUN_ID 0x00c0ffeeu /* what boot_secret_run_id gives every stream */
 
 struct fake_net_datagram {
     uint16_t src_port, dst_port;

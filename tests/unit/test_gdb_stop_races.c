@@ -1,8 +1,9 @@
 /* tests/unit/test_gdb_stop_races.c: gdbstub/stop.c where events meet, on the four fake CPUs of
  * gdb_stop_fixture.h -- a breakpoint hit on two CPUs at once (both stop, one leads, the other's hit is reported
- * after the first resume); a Ctrl-C overtaken by a breakpoint, and a breakpoint hit overtaken before it enters
- * the debugger; a hardware breakpoint stepped over; a stop request landing as a CPU leaves the debugger, which
- * parks it again on top of the park it is leaving (and both unwind); the mailbox running on the parked CPU
+ * after the first resume) and, round after round, no CPU left unstopped; a Ctrl-C overtaken by a breakpoint,
+ * and a breakpoint hit overtaken before it enters the debugger; a hardware breakpoint stepped over; a stop
+ * request landing as a CPU leaves the debugger, which parks it again on top of the park it is leaving (and both
+ * unwind); the mailbox running on the parked CPU
  * itself, and a breakpoint the debugger's own work runs into suspended until the machine resumes; a panic under
  * gdb=panic (in a child process: a panicked machine never runs again). */
 #define _GNU_SOURCE
@@ -71,6 +72,48 @@ static void test_breakpoint_hit_on_two_cpus_at_once(void **state)
     assert_int_equal(atomic_load(&fcpu[second].int3s), 2);
     assert_int_equal(atomic_load(&fcpu[first].int3s), 1);
     expect_all_stopped();
+    gdb_exchange("D", "OK");
+    assert_int_equal(fake_sw_break_count(), 0);
+}
+
+/* Two CPUs hit breakpoints together, again and again: the loser parks while the winner's session starts, and
+ * may read `closing` still set by the session before -- it must not then leave unseen while the winner,
+ * having seen it parked, sends it no stop request (the winner's session went on without it, "not stopped",
+ * and the integration test test_breakpoint_every_cpu_hits_at_once failed about one run in eight). Every
+ * session must find all four CPUs stopped. The window is two instructions of the loser with no hook of the
+ * fixture between them: on host threads it was never hit (60,000 rounds against stop.c before the claim), so
+ * this guards the property over many simultaneous hits and the claim's ordinary paths, not that window. */
+#define AT_ONCE_ROUNDS 400
+
+static void test_breakpoints_hit_together_again_and_again_stop_every_cpu(void **state)
+{
+    (void)state;
+    attach();
+    for (int round = 0; round < AT_ONCE_ROUNDS; round++) {
+        uint64_t at[FAKE_CPUS] = { 0 };
+        char packet[48];
+        for (unsigned cpu = 1; cpu <= 2; cpu++) {
+            at[cpu] = next_pc(&fcpu[cpu], next_pc(&fcpu[cpu], read_reg(cpu, REGNUM_RIP)));
+            snprintf(packet, sizeof packet, "Z0,%llx,1", (unsigned long long)at[cpu]);
+            gdb_exchange(packet, "OK");
+            fcpu[cpu].rendezvous_addr = at[cpu];
+        }
+        gdb_send("c");
+        unsigned first = gdb_stop_reply("05", "swbreak:;") - 1;
+        assert_true(first == 1 || first == 2);
+        for (unsigned n = 0; n < FAKE_CPUS; n++) {
+            char want[32];
+            snprintf(want, sizeof want, "cpu %u, stopped", n);
+            if (strcmp(thread_info(n), want) != 0)
+                fail_msg("round %d: cpu %u's breakpoint stopped the machine, but cpu %u is '%s'", round, first,
+                         n, thread_info(n));
+        }
+        /* Both removed: the loser, parked at its own (rewound), just runs it once released. */
+        for (unsigned cpu = 1; cpu <= 2; cpu++) {
+            snprintf(packet, sizeof packet, "z0,%llx,1", (unsigned long long)at[cpu]);
+            gdb_exchange(packet, "OK");
+        }
+    }
     gdb_exchange("D", "OK");
     assert_int_equal(fake_sw_break_count(), 0);
 }
@@ -287,6 +330,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_breakpoint_hit_on_two_cpus_at_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_breakpoints_hit_together_again_and_again_stop_every_cpu, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_a_stop_request_overtaken_by_a_breakpoint_is_answered_by_it, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_a_breakpoint_hit_overtaken_before_it_enters_is_not_reported_once_removed,

@@ -1,0 +1,251 @@
+/* tests/unit/test_entropy_pool.c: kernel/net/entropy_pool.c over a fake source -- the estimate (nothing for
+ * constant or evenly stepping readings, at most 2 bits a reading for wandering ones), the gathering (a working
+ * hardware generator is strong and skips the timings; a missing one, or one whose carry flag stays clear
+ * through every bounded retry, falls back on the timings and is weak; a few failures then a value are retried
+ * through), the wall clock changing the seed where every other timing repeats (deterministic execution), and
+ * run ids that come from the seed and a counter, never the clock. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "fake_hal.h"
+#include "kernel/net/entropy_pool.h"
+
+/* ---- the fake source ---- */
+static bool fake_present;
+static int fake_failures_left;   /* hardware reads that clear the carry before one succeeds; <0: always fail */
+static unsigned hardware_reads, timing_reads;
+static uint64_t hardware_next;
+static bool timings_vary;        /* false: every timing reading is the same value */
+static uint64_t wallclock;
+static uint64_t lcg;
+
+static bool fake_hardware_present(void) { return fake_present; }
+
+static bool fake_hardware_read(uint64_t *out)
+{
+    hardware_reads++;
+    if (fake_failures_left < 0)
+        return false;
+    if (fake_failures_left > 0) {
+        fake_failures_left--;
+        return false;
+    }
+    *out = hardware_next++ * 0x9e3779b97f4a7c15ull;
+    return true;
+}
+
+static uint64_t next_random(void)
+{
+    lcg = lcg * 6364136223846793005ull + 1442695040888963407ull;
+    return lcg >> 33;
+}
+
+static size_t fake_timing_read(enum entropy_timing which, uint64_t *out, size_t cap)
+{
+    timing_reads++;
+    if (which == ENTROPY_WALLCLOCK) {
+        out[0] = wallclock;
+        return 1;
+    }
+    for (size_t i = 0; i < cap; i++)
+        out[i] = timings_vary ? 100000 + (next_random() & 0xfff) : 100000;
+    return cap;
+}
+
+static const struct entropy_source fake = { fake_hardware_present, fake_hardware_read, fake_timing_read };
+
+static int reset(void **state)
+{
+    (void)state;
+    fake_present = false;
+    fake_failures_left = 0;
+    hardware_reads = timing_reads = 0;
+    hardware_next = 1;
+    timings_vary = false;
+    wallclock = 0x20261203073000ull;
+    lcg = 42;
+    fake_time_ns = 0;
+    fake_cycles = 0;
+    return 0;
+}
+
+static void gather(struct entropy_pool *pool)
+{
+    memset(pool, 0xa5, sizeof *pool);
+    entropy_pool_gather(pool, &fake);
+}
+
+/* ---- the estimate ---- */
+static void test_estimate_credits_nothing_for_constant_or_stepping_readings(void **state)
+{
+    (void)state;
+    uint64_t constant[16], stepping[16], by_one[16];
+    for (int i = 0; i < 16; i++) {
+        constant[i] = 123456;
+        stepping[i] = 1000 + 37 * (uint64_t)i;
+        by_one[i] = 5000 + (uint64_t)(i & 1); /* wanders by 1: bit length 1, less one, nothing */
+    }
+    assert_int_equal(entropy_estimate_bits(constant, 16), 0);
+    assert_int_equal(entropy_estimate_bits(stepping, 16), 0);
+    assert_int_equal(entropy_estimate_bits(by_one, 16), 0);
+    assert_int_equal(entropy_estimate_bits(constant, 2), 0);
+}
+
+static void test_estimate_caps_wandering_readings_at_two_bits_each(void **state)
+{
+    (void)state;
+    uint64_t wide[16] = { 10, 5000, 20, 90000, 3, 70000, 100, 400000, 8, 60000, 2, 123456, 9, 99999, 4, 88888 };
+    assert_int_equal(entropy_estimate_bits(wide, 16), 2 * 14);
+    /* An alternation strays by the same amount each time: its second difference is 0, nothing earned. */
+    uint64_t alternating[6] = { 100, 103, 100, 103, 100, 103 };
+    assert_int_equal(entropy_estimate_bits(alternating, 6), 0);
+    /* Strayings of 3 and 5, differing by 2: 1 bit (bit length 2, less one) at each change. */
+    uint64_t narrow[6] = { 100, 103, 100, 105, 100, 103 };
+    assert_int_equal(entropy_estimate_bits(narrow, 6), 2);
+}
+
+/* ---- gathering ---- */
+static void test_no_hardware_and_constant_timings_is_weak_with_nothing_credited(void **state)
+{
+    (void)state;
+    struct entropy_pool pool;
+    gather(&pool);
+    assert_false(pool.hardware_present);
+    assert_false(pool.hardware);
+    assert_int_equal(pool.estimate_bits, 0);
+    assert_true(entropy_pool_weak(&pool));
+    assert_int_equal(hardware_reads, 0);
+    assert_int_equal(timing_reads, ENTROPY_TIMINGS);
+}
+
+static void test_no_hardware_and_varied_timings_is_credited_but_still_weak(void **state)
+{
+    (void)state;
+    timings_vary = true;
+    struct entropy_pool pool;
+    gather(&pool);
+    /* PIT, RTC and ticks each credited (the wall clock never): well above nothing, at most 2 bits a reading */
+    assert_true(pool.estimate_bits > 200);
+    assert_true(pool.estimate_bits <= 3 * 2 * (ENTROPY_TIMING_READINGS - 2));
+    assert_true(entropy_pool_weak(&pool)); /* no hardware generator: weak whatever the timings earned */
+}
+
+static void test_working_hardware_is_strong_and_skips_the_timings(void **state)
+{
+    (void)state;
+    fake_present = true;
+    struct entropy_pool pool;
+    gather(&pool);
+    assert_true(pool.hardware);
+    assert_int_equal(pool.estimate_bits, 64 * ENTROPY_HARDWARE_SAMPLES);
+    assert_false(entropy_pool_weak(&pool));
+    assert_int_equal(hardware_reads, ENTROPY_HARDWARE_SAMPLES);
+    assert_int_equal(timing_reads, 0);
+}
+
+static void test_hardware_whose_carry_stays_clear_falls_back_on_timings(void **state)
+{
+    (void)state;
+    fake_present = true;
+    fake_failures_left = -1;
+    timings_vary = true;
+    struct entropy_pool pool;
+    gather(&pool);
+    assert_true(pool.hardware_present);
+    assert_false(pool.hardware);
+    assert_true(entropy_pool_weak(&pool));
+    assert_int_equal(hardware_reads, ENTROPY_HARDWARE_RETRIES); /* bounded: one value's retries, then give up */
+    assert_int_equal(timing_reads, ENTROPY_TIMINGS);
+    /* the timings' credit only */
+    assert_true(pool.estimate_bits > 0 && pool.estimate_bits <= 3 * 2 * (ENTROPY_TIMING_READINGS - 2));
+}
+
+static void test_hardware_that_fails_a_few_times_is_retried_through(void **state)
+{
+    (void)state;
+    fake_present = true;
+    fake_failures_left = ENTROPY_HARDWARE_RETRIES - 1;
+    struct entropy_pool pool;
+    gather(&pool);
+    assert_true(pool.hardware);
+    assert_false(entropy_pool_weak(&pool));
+    assert_int_equal(hardware_reads, ENTROPY_HARDWARE_RETRIES - 1 + ENTROPY_HARDWARE_SAMPLES);
+    assert_int_equal(timing_reads, 0);
+}
+
+/* Under -icount every timing but the RTC repeats from boot to boot: the wall clock alone must change the seed,
+ * and with it every secret and run id. */
+static void test_the_wall_clock_changes_the_seed_when_all_else_repeats(void **state)
+{
+    (void)state;
+    struct entropy_pool a, b, c;
+    gather(&a);
+    gather(&b);
+    assert_memory_equal(a.seed, b.seed, sizeof a.seed);
+    wallclock++;
+    gather(&c);
+    assert_memory_not_equal(a.seed, c.seed, sizeof a.seed);
+    uint8_t sa[SHA256_DIGEST_SIZE], sc[SHA256_DIGEST_SIZE];
+    entropy_pool_derive(&a, 7, "", (const uint8_t *)"key", 3, sa);
+    entropy_pool_derive(&c, 7, "", (const uint8_t *)"key", 3, sc);
+    assert_memory_not_equal(sa, sc, sizeof sa);
+}
+
+static void test_derive_keeps_domains_and_keys_apart(void **state)
+{
+    (void)state;
+    struct entropy_pool pool;
+    gather(&pool);
+    uint8_t a[SHA256_DIGEST_SIZE], b[SHA256_DIGEST_SIZE], c[SHA256_DIGEST_SIZE], d[SHA256_DIGEST_SIZE];
+    entropy_pool_derive(&pool, 1, "", (const uint8_t *)"k1", 2, a);
+    entropy_pool_derive(&pool, 1, "gdb", (const uint8_t *)"k1", 2, b);
+    entropy_pool_derive(&pool, 1, "", (const uint8_t *)"k2", 2, c);
+    entropy_pool_derive(&pool, 1, "", (const uint8_t *)"k1", 2, d);
+    assert_memory_not_equal(a, b, sizeof a);
+    assert_memory_not_equal(a, c, sizeof a);
+    assert_memory_equal(a, d, sizeof a);
+}
+
+/* ---- run ids ---- */
+static void test_run_ids_differ_at_the_same_time_and_come_from_the_seed_alone(void **state)
+{
+    (void)state;
+    struct entropy_pool a, b;
+    gather(&a);
+    gather(&b); /* the same seed */
+    fake_time_ns = 5000000000;
+    fake_cycles = 123456789;
+    uint32_t first = entropy_pool_run_id(&a), second = entropy_pool_run_id(&a);
+    assert_int_not_equal(first, second); /* two streams at the same time */
+    /* the other pool, at another time and cycle count: the same ids, so no clock went into them */
+    fake_time_ns = 987654321000;
+    fake_cycles = 42;
+    assert_int_equal(entropy_pool_run_id(&b), first);
+    assert_int_equal(entropy_pool_run_id(&b), second);
+    /* another seed: other ids */
+    wallclock++;
+    struct entropy_pool c;
+    gather(&c);
+    assert_int_not_equal(entropy_pool_run_id(&c), first);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup(test_estimate_credits_nothing_for_constant_or_stepping_readings, reset),
+        cmocka_unit_test_setup(test_estimate_caps_wandering_readings_at_two_bits_each, reset),
+        cmocka_unit_test_setup(test_no_hardware_and_constant_timings_is_weak_with_nothing_credited, reset),
+        cmocka_unit_test_setup(test_no_hardware_and_varied_timings_is_credited_but_still_weak, reset),
+        cmocka_unit_test_setup(test_working_hardware_is_strong_and_skips_the_timings, reset),
+        cmocka_unit_test_setup(test_hardware_whose_carry_stays_clear_falls_back_on_timings, reset),
+        cmocka_unit_test_setup(test_hardware_that_fails_a_few_times_is_retried_through, reset),
+        cmocka_unit_test_setup(test_the_wall_clock_changes_the_seed_when_all_else_repeats, reset),
+        cmocka_unit_test_setup(test_derive_keeps_domains_and_keys_apart, reset),
+        cmocka_unit_test_setup(test_run_ids_differ_at_the_same_time_and_come_from_the_seed_alone, reset),
+    };
+    return cmocka_run_group_tests(tests, 0, 0);
+}
