@@ -1,7 +1,9 @@
 /* tests/unit/test_netpoll.c: kernel/net/netpoll.c -- ARP answered for our address only, IPv4/UDP parsed and
- * built (checksums both ways, against a second netpoll playing the peer), fragments reassembled in every
- * order and with duplicates, overlaps with other bytes, oversize and inconsistent sets refused, wrong address
- * and port ignored, and every truncation of a good frame refused without reading past it. */
+ * built (checksums both ways, against a second netpoll playing the peer; no checksum refused), fragments
+ * reassembled in every order and with duplicates, overlaps with other bytes, oversize and inconsistent sets
+ * refused, only from an admitted source, wrong address and port ignored, hostile sources dropped, every
+ * truncation of a good frame refused without reading past it, and neighbours learned only from answers to
+ * our own ARP requests (on the subnet the address's MAC, off it the gateway's). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,6 +23,13 @@ static const uint8_t our_mac[6] = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 };
 static const uint8_t peer_mac[6] = { 0x52, 0x55, 0x0a, 0x00, 0x02, 0x02 };
 
 static struct netpoll us, peer;
+static uint32_t admitted_ip; /* the one source the owner lets reassemble */
+
+static bool admit_one(void *arg, uint32_t src)
+{
+    (void)arg;
+    return src == admitted_ip;
+}
 
 /* Frames a send produced, in order. */
 #define FRAMES_MAX 64
@@ -46,6 +55,8 @@ static int setup(void **state)
     (void)state;
     netpoll_init(&us, our_mac, OUR_IP, OUR_PORT);
     netpoll_init(&peer, peer_mac, PEER_IP, PEER_PORT);
+    admitted_ip = PEER_IP;
+    us.admit = admit_one;
     memset(&sent, 0, sizeof sent);
     return 0;
 }
@@ -174,7 +185,7 @@ static void test_short_datagram_is_padded_and_padding_is_not_payload(void **stat
     assert_int_equal(dg.len, 0);
 }
 
-static void test_bad_checksums_are_refused_and_zero_udp_checksum_is_none(void **state)
+static void test_bad_checksums_and_no_udp_checksum_are_refused(void **state)
 {
     (void)state;
     uint8_t msg[100];
@@ -191,9 +202,11 @@ static void test_bad_checksums_are_refused_and_zero_udp_checksum_is_none(void **
     peer_sends(msg, sizeof msg);
     sent.bytes[0][14 + 20 + 6] = 0;
     sent.bytes[0][14 + 20 + 7] = 0;
-    sent.bytes[0][14 + 20 + 8 + 50] ^= 1; /* no checksum: nothing to catch it */
-    assert_int_equal(give(0, &dg), NETPOLL_DATAGRAM);
-    assert_int_equal(us.counts.datagrams, 1);
+    /* "no checksum" is refused even when the bytes are right: it would let fragments of two datagrams be
+     * spliced into one nobody sent */
+    assert_int_equal(give(0, &dg), NETPOLL_IGNORE);
+    assert_int_equal(us.counts.bad_checksum, 3);
+    assert_int_equal(us.counts.datagrams, 0);
 }
 
 static void test_wrong_address_port_protocol_and_type_are_not_ours(void **state)
@@ -470,7 +483,7 @@ int main(void)
         cmocka_unit_test_setup(test_arp_for_others_replies_and_without_address_are_ignored, setup),
         cmocka_unit_test_setup(test_small_datagram_round_trips_with_checksums, setup),
         cmocka_unit_test_setup(test_short_datagram_is_padded_and_padding_is_not_payload, setup),
-        cmocka_unit_test_setup(test_bad_checksums_are_refused_and_zero_udp_checksum_is_none, setup),
+        cmocka_unit_test_setup(test_bad_checksums_and_no_udp_checksum_are_refused, setup),
         cmocka_unit_test_setup(test_wrong_address_port_protocol_and_type_are_not_ours, setup),
         cmocka_unit_test_setup(test_every_truncation_and_bad_length_is_refused, setup),
         cmocka_unit_test_setup(test_large_datagram_is_fragmented_and_reassembled_in_order, setup),
