@@ -468,6 +468,228 @@ static void test_a_newer_set_replaces_an_older_one_and_stale_sets_time_out(void 
     assert_int_equal(us.counts.reassembly_dropped, 2);
 }
 
+/* ---- neighbours, hostile sources, admission ------------------------------------------------------------ */
+
+#define GATEWAY_IP 0x0a000201      /* 10.0.2.1 */
+#define FAR_IP 0x08080808          /* 8.8.8.8: off the subnet */
+static const uint8_t gateway_mac[6] = { 0x52, 0x55, 0x0a, 0x00, 0x02, 0x01 };
+static const uint8_t forger_mac[6] = { 0x02, 0xde, 0xad, 0xbe, 0xef, 0x01 };
+
+/* An ARP frame of oper from (sender_mac, sender_ip) to us. */
+static void arp_to_us(uint8_t *f, uint16_t oper, const uint8_t *sender_mac, uint32_t sender_ip)
+{
+    memset(f, 0, 60);
+    memcpy(f, our_mac, 6);
+    memcpy(f + 6, sender_mac, 6);
+    f[12] = 0x08, f[13] = 0x06;
+    uint8_t *a = f + 14;
+    a[1] = 1, a[2] = 0x08, a[4] = 6, a[5] = 4, a[7] = (uint8_t)oper;
+    memcpy(a + 8, sender_mac, 6);
+    a[14] = (uint8_t)(sender_ip >> 24), a[15] = (uint8_t)(sender_ip >> 16), a[16] = (uint8_t)(sender_ip >> 8);
+    a[17] = (uint8_t)sender_ip;
+    memcpy(a + 18, our_mac, 6);
+    a[24] = 10, a[25] = 0, a[26] = 2, a[27] = 15;
+}
+
+static enum netpoll_verdict receive_at(const uint8_t *f, size_t len, int64_t now)
+{
+    struct netpoll_datagram dg;
+    uint8_t reply[NETPOLL_FRAME_MIN];
+    size_t rl = 0;
+    return netpoll_receive(&us, f, len, now, &dg, reply, &rl);
+}
+
+static enum netpoll_route route_at(uint32_t dst, int64_t now, uint8_t mac[6], uint8_t request[NETPOLL_FRAME_MIN])
+{
+    memset(mac, 0, 6);
+    memset(request, 0, NETPOLL_FRAME_MIN);
+    return netpoll_route(&us, dst, now, mac, request);
+}
+
+static void test_unknown_neighbour_is_asked_for_and_the_answer_to_our_request_is_learned(void **state)
+{
+    (void)state;
+    uint8_t mac[6], req[NETPOLL_FRAME_MIN], f[60];
+    assert_int_equal(route_at(PEER_IP, 1000, mac, req), NETPOLL_ROUTE_ASK);
+    /* a broadcast who-has PEER_IP from our MAC and address */
+    static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+    assert_memory_equal(req, bcast, 6);
+    assert_memory_equal(req + 6, our_mac, 6);
+    assert_int_equal(req[12], 0x08);
+    assert_int_equal(req[13], 0x06);
+    assert_int_equal(req[14 + 7], 1);
+    assert_memory_equal(req + 14 + 8, our_mac, 6);
+    static const uint8_t our_ip_bytes[4] = { 10, 0, 2, 15 }, peer_ip_bytes[4] = { 10, 0, 2, 2 };
+    assert_memory_equal(req + 14 + 14, our_ip_bytes, 4);
+    assert_memory_equal(req + 14 + 24, peer_ip_bytes, 4);
+    assert_int_equal(us.counts.arp_requests, 1);
+    /* asked again only after the retry interval */
+    assert_int_equal(route_at(PEER_IP, 1000 + NETPOLL_ARP_RETRY_NS / 2, mac, req), NETPOLL_ROUTE_WAIT);
+    assert_int_equal(us.counts.arp_requests, 1);
+    /* netpoll_wants_arp hands the answer to the debugger; the answer teaches the neighbour */
+    arp_to_us(f, 2, peer_mac, PEER_IP);
+    assert_true(netpoll_wants_arp(&us, f, 60));
+    assert_int_equal(receive_at(f, 60, 2000), NETPOLL_IGNORE);
+    assert_int_equal(us.counts.neighbours, 1);
+    assert_false(netpoll_wants_arp(&us, f, 60)); /* answered: a second reply is not wanted */
+    assert_int_equal(route_at(PEER_IP, 3000, mac, req), NETPOLL_ROUTE_KNOWN);
+    assert_memory_equal(mac, peer_mac, 6);
+    /* a forged second answer changes nothing */
+    arp_to_us(f, 2, forger_mac, PEER_IP);
+    assert_int_equal(receive_at(f, 60, 4000), NETPOLL_IGNORE);
+    assert_int_equal(route_at(PEER_IP, 5000, mac, req), NETPOLL_ROUTE_KNOWN);
+    assert_memory_equal(mac, peer_mac, 6);
+    assert_int_equal(us.counts.neighbours, 1);
+    /* entries expire and are asked for afresh */
+    assert_int_equal(route_at(PEER_IP, 2000 + NETPOLL_NEIGHBOUR_NS + 1, mac, req), NETPOLL_ROUTE_ASK);
+    assert_int_equal(us.counts.arp_requests, 2);
+}
+
+static void test_unasked_arp_replies_requests_and_datagrams_do_not_steer_replies(void **state)
+{
+    (void)state;
+    uint8_t mac[6], req[NETPOLL_FRAME_MIN], f[60];
+    /* an unsolicited (gratuitous) reply and a request from the peer's address, and a datagram from its MAC */
+    arp_to_us(f, 2, forger_mac, PEER_IP);
+    assert_false(netpoll_wants_arp(&us, f, 60));
+    assert_int_equal(receive_at(f, 60, 1000), NETPOLL_IGNORE);
+    arp_to_us(f, 1, forger_mac, PEER_IP);
+    receive_at(f, 60, 1000);
+    peer_sends((const uint8_t *)"x", 1);
+    memcpy(sent.bytes[0] + 6, forger_mac, 6);
+    struct netpoll_datagram dg;
+    assert_int_equal(give(0, &dg), NETPOLL_DATAGRAM);
+    assert_int_equal(us.counts.neighbours, 0);
+    assert_int_equal(route_at(PEER_IP, 2000, mac, req), NETPOLL_ROUTE_ASK); /* still unknown */
+    /* an answer that comes too late after our request, or from a group MAC, is not taken either */
+    arp_to_us(f, 2, forger_mac, PEER_IP);
+    assert_int_equal(receive_at(f, 60, 2000 + NETPOLL_ARP_ANSWER_NS + 1), NETPOLL_IGNORE);
+    static const uint8_t group_mac[6] = { 0x01, 0x00, 0x5e, 0x00, 0x00, 0x01 };
+    assert_int_equal(route_at(PEER_IP, 3 * NETPOLL_ARP_ANSWER_NS, mac, req), NETPOLL_ROUTE_ASK);
+    arp_to_us(f, 2, group_mac, PEER_IP);
+    receive_at(f, 60, 3 * NETPOLL_ARP_ANSWER_NS + 1);
+    assert_int_equal(us.counts.neighbours, 0);
+    assert_int_equal(route_at(PEER_IP, 3 * NETPOLL_ARP_ANSWER_NS + 2, mac, req), NETPOLL_ROUTE_WAIT);
+}
+
+static void test_off_subnet_goes_to_the_gateway_mac(void **state)
+{
+    (void)state;
+    uint8_t mac[6], req[NETPOLL_FRAME_MIN], f[60];
+    us.netmask = 0xffffff00;
+    assert_int_equal(route_at(FAR_IP, 1000, mac, req), NETPOLL_ROUTE_NONE); /* no gateway: nowhere */
+    us.gateway = GATEWAY_IP;
+    assert_int_equal(route_at(FAR_IP, 1000, mac, req), NETPOLL_ROUTE_ASK);
+    static const uint8_t gw_ip_bytes[4] = { 10, 0, 2, 1 };
+    assert_memory_equal(req + 14 + 24, gw_ip_bytes, 4); /* the gateway is asked for, not 8.8.8.8 */
+    arp_to_us(f, 2, gateway_mac, GATEWAY_IP);
+    receive_at(f, 60, 2000);
+    assert_int_equal(route_at(FAR_IP, 3000, mac, req), NETPOLL_ROUTE_KNOWN);
+    assert_memory_equal(mac, gateway_mac, 6);
+    /* on the subnet: the address's own MAC, not the gateway's */
+    assert_int_equal(route_at(PEER_IP, 3000, mac, req), NETPOLL_ROUTE_ASK);
+    /* addresses nobody holds go nowhere */
+    assert_int_equal(route_at(0x0a0002ff, 3000, mac, req), NETPOLL_ROUTE_NONE);
+    assert_int_equal(route_at(0xe0000001, 3000, mac, req), NETPOLL_ROUTE_NONE);
+    us.ip = 0;
+    assert_int_equal(route_at(PEER_IP, 3000, mac, req), NETPOLL_ROUTE_NONE);
+}
+
+static void test_pending_questions_give_way_before_known_neighbours(void **state)
+{
+    (void)state;
+    uint8_t mac[6], req[NETPOLL_FRAME_MIN], f[60];
+    route_at(PEER_IP, 1000, mac, req);
+    arp_to_us(f, 2, peer_mac, PEER_IP);
+    receive_at(f, 60, 1001);
+    /* forged senders nobody answers for, many more than the table holds */
+    for (uint32_t i = 0; i < 4 * NETPOLL_NEIGHBOURS; i++)
+        assert_int_equal(route_at(0x0a000210 + i, 2000 + i, mac, req), NETPOLL_ROUTE_ASK);
+    assert_int_equal(route_at(PEER_IP, 3000, mac, req), NETPOLL_ROUTE_KNOWN);
+    assert_memory_equal(mac, peer_mac, 6);
+}
+
+/* The peer's one datagram with its IPv4 source (and the checksums made right again), or its Ethernet source. */
+static void resource(uint32_t src, const uint8_t *src_mac)
+{
+    struct netpoll forger;
+    netpoll_init(&forger, src_mac ? src_mac : peer_mac, src, PEER_PORT);
+    sent.count = 0;
+    assert_true(netpoll_send_udp(&forger, our_mac, OUR_IP, OUR_PORT, (const uint8_t *)"$g#67", 5, scratch,
+                                 capture, 0));
+}
+
+static void test_hostile_sources_are_dropped(void **state)
+{
+    (void)state;
+    us.netmask = 0xffffff00;
+    static const uint32_t hostile[] = {
+        0,          /* 0.0.0.0 */
+        0xffffffff, /* limited broadcast */
+        0xe0000001, /* multicast */
+        0xefffffff,
+        0xf0000001, /* class E */
+        0x7f000001, /* loopback */
+        OUR_IP,     /* ourselves */
+        0x0a0002ff, /* the subnet's broadcast */
+    };
+    struct netpoll_datagram dg;
+    for (size_t i = 0; i < sizeof hostile / sizeof hostile[0]; i++) {
+        resource(hostile[i], 0);
+        assert_int_equal(give(0, &dg), NETPOLL_IGNORE);
+        assert_int_equal(us.counts.hostile_source, i + 1);
+    }
+    /* a group (multicast or broadcast) Ethernet source, from an otherwise good address */
+    static const uint8_t group[2][6] = { { 0x01, 0x00, 0x5e, 0x00, 0x00, 0x01 }, { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff } };
+    for (int i = 0; i < 2; i++) {
+        resource(PEER_IP, group[i]);
+        assert_int_equal(give(0, &dg), NETPOLL_IGNORE);
+    }
+    assert_int_equal(us.counts.hostile_source, sizeof hostile / sizeof hostile[0] + 2);
+    assert_int_equal(us.counts.datagrams, 0);
+    /* and the same sender from a good address gets through */
+    resource(PEER_IP, 0);
+    assert_int_equal(give(0, &dg), NETPOLL_DATAGRAM);
+    /* a /31 has no broadcast address; without a netmask there is none either */
+    assert_false(netpoll_source_refused(0x0a000203, 0x0a000202, 0xfffffffe));
+    assert_false(netpoll_source_refused(0x0a0002ff, OUR_IP, 0));
+    assert_true(netpoll_source_refused(0x0a0003ff, 0x0a00020f, 0xfffffc00));
+}
+
+static void test_unadmitted_fragments_neither_start_nor_cancel_the_peers_reassembly(void **state)
+{
+    (void)state;
+    fill(big, 3000, 9);
+    peer_sends(big, 3000);
+    uint8_t mine[3][NETPOLL_FRAME_MAX];
+    size_t mine_len[3];
+    for (int i = 0; i < 3; i++)
+        memcpy(mine[i], sent.bytes[i], mine_len[i] = sent.len[i]);
+    assert_int_equal(receive_at(mine[0], mine_len[0], 0), NETPOLL_HELD);
+    /* another (allowlisted, even) address sends fragments: a first one, a middle one with the peer's id */
+    struct netpoll other;
+    netpoll_init(&other, forger_mac, PEER_IP + 1, PEER_PORT);
+    other.next_id = peer.next_id - 1;
+    sent.count = 0;
+    assert_true(netpoll_send_udp(&other, our_mac, OUR_IP, OUR_PORT, big, 3000, scratch, capture, 0));
+    for (size_t i = 0; i < sent.count; i++)
+        assert_int_equal(receive_at(sent.bytes[i], sent.len[i], 0), NETPOLL_IGNORE);
+    assert_int_equal(us.counts.not_admitted, sent.count);
+    assert_int_equal(us.counts.reassembly_dropped, 0);
+    assert_false(netpoll_wants(&us, sent.bytes[1], sent.len[1])); /* not the set being reassembled */
+    struct netpoll_datagram dg;
+    assert_int_equal(receive_at(mine[1], mine_len[1], 0), NETPOLL_HELD);
+    uint8_t reply[NETPOLL_FRAME_MIN];
+    size_t rl;
+    assert_int_equal(netpoll_receive(&us, mine[2], mine_len[2], 0, &dg, reply, &rl), NETPOLL_DATAGRAM);
+    assert_datagram(&dg, big, 3000);
+    /* no admission at all (no owner's answer): nobody reassembles */
+    us.admit = 0;
+    peer_sends(big, 3000);
+    assert_int_equal(give(0, &dg), NETPOLL_IGNORE);
+    assert_int_equal(us.counts.not_admitted, 4);
+}
+
 static void test_too_long_to_send_is_refused(void **state)
 {
     (void)state;
@@ -492,6 +714,12 @@ int main(void)
         cmocka_unit_test_setup(test_partial_overlap_with_the_same_bytes_is_accepted, setup),
         cmocka_unit_test_setup(test_oversize_and_inconsistent_sets_are_refused, setup),
         cmocka_unit_test_setup(test_a_newer_set_replaces_an_older_one_and_stale_sets_time_out, setup),
+        cmocka_unit_test_setup(test_unknown_neighbour_is_asked_for_and_the_answer_to_our_request_is_learned, setup),
+        cmocka_unit_test_setup(test_unasked_arp_replies_requests_and_datagrams_do_not_steer_replies, setup),
+        cmocka_unit_test_setup(test_off_subnet_goes_to_the_gateway_mac, setup),
+        cmocka_unit_test_setup(test_pending_questions_give_way_before_known_neighbours, setup),
+        cmocka_unit_test_setup(test_hostile_sources_are_dropped, setup),
+        cmocka_unit_test_setup(test_unadmitted_fragments_neither_start_nor_cancel_the_peers_reassembly, setup),
         cmocka_unit_test_setup(test_too_long_to_send_is_refused, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
