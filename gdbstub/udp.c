@@ -404,6 +404,19 @@ static int udp_getc(void *ctx, int timeout_ms)
     }
 }
 
+/* A session's first reply would find the peer's MAC unknown when the ARP answer to the question asked as its
+ * datagram came is still on the card: it is polled for a moment, so that gdb need not retransmit. Less than
+ * NETPOLL_ARP_RETRY_NS, so no second question goes out here. */
+static void await_peer_neighbour(void)
+{
+    uint8_t mac[6];
+    int64_t start = port->now_ns();
+    while (peer.attached && !neighbour(peer.ip, mac) && port->now_ns() - start < GDB_UDP_ARP_WAIT_NS) {
+        if (port->poll(POLL_BUDGET) <= 0)
+            port->relax();
+    }
+}
+
 static void udp_session(void *ctx, bool begin, bool gone)
 {
     (void)ctx;
@@ -411,6 +424,8 @@ static void udp_session(void *ctx, bool begin, bool gone)
     atomic_store(&pending_stop, GDB_UDP_NO_STOP);
     if (enabled && port->session)
         port->session(begin);
+    if (enabled && begin && np.ip != 0)
+        await_peer_neighbour();
     if (!begin && gone) {
         peer.attached = false;
         last.armed = false;
