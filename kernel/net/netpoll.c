@@ -105,6 +105,25 @@ static bool arp_sound(const uint8_t *frame, size_t len)
            a[5] == 4;
 }
 
+/* An ARP frame of op from us (our MAC and address as the sender) to dst, target left zero, padded to the
+ * minimum; returns the ARP part for the caller to fill in the target. */
+static uint8_t *arp_frame(const struct netpoll *np, const uint8_t *dst, uint16_t op, uint8_t *frame)
+{
+    memset(frame, 0, NETPOLL_FRAME_MIN);
+    memcpy(frame, dst, 6);
+    memcpy(frame + 6, np->mac, 6);
+    put16(frame + 12, ETHERTYPE_ARP);
+    uint8_t *r = frame + NETPOLL_ETH_HEADER;
+    put16(r, 1);
+    put16(r + 2, ETHERTYPE_IPV4);
+    r[4] = 6;
+    r[5] = 4;
+    put16(r + 6, op);
+    memcpy(r + 8, np->mac, 6);
+    put32(r + 14, np->ip);
+    return r;
+}
+
 static enum netpoll_verdict arp_receive(struct netpoll *np, const uint8_t *frame, size_t len, int64_t now_ns,
                                         uint8_t *reply, size_t *reply_len)
 {
@@ -135,18 +154,7 @@ static enum netpoll_verdict arp_receive(struct netpoll *np, const uint8_t *frame
         np->counts.not_ours++;
         return NETPOLL_IGNORE;
     }
-    memset(reply, 0, NETPOLL_FRAME_MIN);
-    memcpy(reply, a + 8, 6);              /* to the sender's hardware address */
-    memcpy(reply + 6, np->mac, 6);
-    put16(reply + 12, ETHERTYPE_ARP);
-    uint8_t *r = reply + NETPOLL_ETH_HEADER;
-    put16(r, 1);
-    put16(r + 2, ETHERTYPE_IPV4);
-    r[4] = 6;
-    r[5] = 4;
-    put16(r + 6, ARP_REPLY);
-    memcpy(r + 8, np->mac, 6);
-    put32(r + 14, np->ip);
+    uint8_t *r = arp_frame(np, a + 8, ARP_REPLY, reply); /* to the sender's hardware address */
     memcpy(r + 18, a + 8, 10);            /* the sender's hardware and protocol addresses */
     *reply_len = NETPOLL_FRAME_MIN;
     np->counts.arp_replies++;
@@ -164,18 +172,8 @@ bool netpoll_wants_arp(const struct netpoll *np, const uint8_t *frame, size_t le
 
 static void arp_request(const struct netpoll *np, uint32_t target, uint8_t *frame)
 {
-    memset(frame, 0, NETPOLL_FRAME_MIN);
-    memset(frame, 0xff, 6);
-    memcpy(frame + 6, np->mac, 6);
-    put16(frame + 12, ETHERTYPE_ARP);
-    uint8_t *r = frame + NETPOLL_ETH_HEADER;
-    put16(r, 1);
-    put16(r + 2, ETHERTYPE_IPV4);
-    r[4] = 6;
-    r[5] = 4;
-    put16(r + 6, ARP_REQUEST);
-    memcpy(r + 8, np->mac, 6);
-    put32(r + 14, np->ip);
+    static const uint8_t broadcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+    uint8_t *r = arp_frame(np, broadcast, ARP_REQUEST, frame);
     put32(r + 24, target);                /* the target's hardware address stays zero: it is the question */
 }
 

@@ -22,6 +22,7 @@ import pytest
 import forge
 from kprof_qemu import ELF, Kprof, poll
 from test_gdb import assert_running, packet
+from test_gdb_udp import counter
 
 KERNEL_IP, PORT = "10.0.2.15", 1234
 PEER_IP, PEER_MAC = "10.0.2.66", forge.mac_of("02:00:00:00:00:66")       # answers ARP
@@ -57,12 +58,6 @@ def frames_line(k):
     m = re.search(r"(?m)^gdb frames: .*$", k.cmd("net"))
     assert m, "net has no gdb frames line"
     return m.group(0)
-
-
-def counter(line, name):
-    m = re.search(r"(\d+) %s" % re.escape(name), line)
-    assert m, "no %r in %r" % (name, line)
-    return int(m.group(1))
 
 
 def replies(segment, mark, ip):

@@ -12,14 +12,7 @@
 #include <cmocka.h>
 
 #include "kernel/net/netpoll.h"
-
-#define OUR_IP 0x0a00020f   /* 10.0.2.15 */
-#define PEER_IP 0x0a000202  /* 10.0.2.2 */
-#define OUR_PORT 1234
-#define PEER_PORT 40000
-
-static const uint8_t our_mac[6] = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 };
-static const uint8_t peer_mac[6] = { 0x52, 0x55, 0x0a, 0x00, 0x02, 0x02 };
+#include "tests/unit/netpoll_addresses.h"
 
 static struct netpoll us, peer;
 static uint32_t admitted_ip; /* the one source the owner lets reassemble */
