@@ -141,9 +141,9 @@ static bool neighbour(uint32_t ip, uint8_t mac[6])
 {
     uint8_t request[NETPOLL_FRAME_MIN];
     enum netpoll_route r = netpoll_route(&np, ip, port->now_ns(), mac, request);
-    if (r == NETPOLL_ROUTE_ASK)
+    if (r == NETPOLL_ROUTE_ASK || r == NETPOLL_ROUTE_REFRESH)
         port->transmit(request, sizeof request); /* a lost question is asked again */
-    return r == NETPOLL_ROUTE_KNOWN;
+    return r == NETPOLL_ROUTE_KNOWN || r == NETPOLL_ROUTE_REFRESH;
 }
 
 /* One datagram of gdb bytes to the peer. */

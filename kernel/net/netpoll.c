@@ -216,16 +216,20 @@ enum netpoll_route netpoll_route(struct netpoll *np, uint32_t dst, int64_t now_n
     n->ip = hop;
     if (n->known && now_ns - n->learned_ns > NETPOLL_NEIGHBOUR_NS)
         n->known = false; /* stale: asked afresh */
+    bool asked_lately = n->asked_ns != 0 && now_ns - n->asked_ns < NETPOLL_ARP_RETRY_NS;
     if (n->known) {
         memcpy(mac, n->mac, 6);
-        return NETPOLL_ROUTE_KNOWN;
-    }
-    if (n->asked_ns != 0 && now_ns - n->asked_ns < NETPOLL_ARP_RETRY_NS)
+        /* Past half its life an entry in use is asked about again, so that a long session does not lose a
+         * reply to its expiry. */
+        if (now_ns - n->learned_ns < NETPOLL_NEIGHBOUR_NS / 2 || asked_lately)
+            return NETPOLL_ROUTE_KNOWN;
+    } else if (asked_lately) {
         return NETPOLL_ROUTE_WAIT;
+    }
     n->asked_ns = now_ns ? now_ns : 1; /* 0 means "not asked" */
     arp_request(np, hop, request);
     np->counts.arp_requests++;
-    return NETPOLL_ROUTE_ASK;
+    return n->known ? NETPOLL_ROUTE_REFRESH : NETPOLL_ROUTE_ASK;
 }
 
 /* ---- IPv4 ---------------------------------------------------------------------------------------------- */

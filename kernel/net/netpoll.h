@@ -124,11 +124,18 @@ bool netpoll_wants_arp(const struct netpoll *np, const uint8_t *frame, size_t le
 bool netpoll_wants(const struct netpoll *np, const uint8_t *frame, size_t len);
 
 /* Where a datagram to dst goes. On the subnet (or no netmask known) dst's own MAC, off it the gateway's, as
- * learned from an ARP reply to our own request. KNOWN: mac holds it. ASK: request holds an ARP request
- * (NETPOLL_FRAME_MIN bytes) to send now; nothing to send the datagram to yet (the sender retransmits). WAIT:
- * asked within NETPOLL_ARP_RETRY_NS; nothing to do. NONE: no address of ours, dst unusable
- * (netpoll_source_refused) or off the subnet with no gateway. */
-enum netpoll_route { NETPOLL_ROUTE_KNOWN, NETPOLL_ROUTE_ASK, NETPOLL_ROUTE_WAIT, NETPOLL_ROUTE_NONE };
+ * learned from an ARP reply to our own request. KNOWN: mac holds it. REFRESH: mac holds it, and request an ARP
+ * request to send now (the entry is past half its life). ASK: request holds an ARP request (NETPOLL_FRAME_MIN
+ * bytes) to send now; nothing to send the datagram to yet (the sender retransmits). WAIT: asked within
+ * NETPOLL_ARP_RETRY_NS; nothing to do. NONE: no address of ours, dst unusable (netpoll_source_refused) or off
+ * the subnet with no gateway. */
+enum netpoll_route {
+    NETPOLL_ROUTE_KNOWN,
+    NETPOLL_ROUTE_REFRESH,
+    NETPOLL_ROUTE_ASK,
+    NETPOLL_ROUTE_WAIT,
+    NETPOLL_ROUTE_NONE,
+};
 enum netpoll_route netpoll_route(struct netpoll *np, uint32_t dst, int64_t now_ns, uint8_t mac[6],
                                  uint8_t request[NETPOLL_FRAME_MIN]);
 

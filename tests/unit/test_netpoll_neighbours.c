@@ -112,9 +112,22 @@ static void test_unknown_neighbour_is_asked_for_and_the_answer_to_our_request_is
     assert_int_equal(route_at(PEER_IP, 5000, mac, req), NETPOLL_ROUTE_KNOWN);
     assert_memory_equal(mac, peer_mac, 6);
     assert_int_equal(us.counts.neighbours, 1);
-    /* entries expire and are asked for afresh */
-    assert_int_equal(route_at(PEER_IP, 2000 + NETPOLL_NEIGHBOUR_NS + 1, mac, req), NETPOLL_ROUTE_ASK);
+    /* past half its life an entry is still used, and asked about again (once per retry interval); the answer
+     * renews it */
+    int64_t half = 2000 + NETPOLL_NEIGHBOUR_NS / 2;
+    assert_int_equal(route_at(PEER_IP, half, mac, req), NETPOLL_ROUTE_REFRESH);
+    assert_memory_equal(mac, peer_mac, 6);
+    assert_memory_equal(req + 14 + 24, peer_ip_bytes, 4);
+    assert_int_equal(route_at(PEER_IP, half + 1, mac, req), NETPOLL_ROUTE_KNOWN);
     assert_int_equal(us.counts.arp_requests, 2);
+    arp_to_us(f, 2, peer_mac, PEER_IP);
+    receive_at(f, 60, half + 2);
+    assert_int_equal(us.counts.neighbours, 2);
+    assert_int_equal(route_at(PEER_IP, 2000 + NETPOLL_NEIGHBOUR_NS + 1, mac, req), NETPOLL_ROUTE_KNOWN);
+    /* unanswered, entries expire and are asked for afresh */
+    assert_int_equal(route_at(PEER_IP, half + 2 + NETPOLL_NEIGHBOUR_NS / 2, mac, req), NETPOLL_ROUTE_REFRESH);
+    assert_int_equal(route_at(PEER_IP, half + 3 + NETPOLL_NEIGHBOUR_NS, mac, req), NETPOLL_ROUTE_ASK);
+    assert_int_equal(us.counts.arp_requests, 4);
 }
 
 static void test_unasked_arp_replies_requests_and_datagrams_do_not_steer_replies(void **state)
