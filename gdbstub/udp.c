@@ -135,14 +135,15 @@ static bool emit_frame(void *arg, const uint8_t *frame, size_t len)
 
 /* Where a datagram to ip goes (netpoll_route: learned from ARP answers to our own questions, never a frame's
  * source). False when not known yet: the question is sent (at most one per address per
- * NETPOLL_ARP_RETRY_NS) and the datagram is not -- gdb and the relay retransmit. Called early too, for the
- * sender of a datagram we may answer, so the answer usually finds its neighbour known. */
+ * NETPOLL_ARP_RETRY_NS) and the datagram is not -- gdb and the relay retransmit. */
 static bool neighbour(uint32_t ip, uint8_t mac[6])
 {
     uint8_t request[NETPOLL_FRAME_MIN];
     enum netpoll_route r = netpoll_route(&np, ip, port->now_ns(), mac, request);
     if (r == NETPOLL_ROUTE_ASK || r == NETPOLL_ROUTE_REFRESH)
         port->transmit(request, sizeof request); /* a lost question is asked again */
+    if (r == NETPOLL_ROUTE_ASK) /* an answer already in (the host tests' neighbour answers at once); else WAIT */
+        r = netpoll_route(&np, ip, port->now_ns(), mac, request);
     return r == NETPOLL_ROUTE_KNOWN || r == NETPOLL_ROUTE_REFRESH;
 }
 
@@ -300,13 +301,12 @@ static void datagram_in(const struct netpoll_datagram *dg, int64_t now)
     if (!from_peer)
         gdb_udp_auth_reset(); /* a candidate: judged as a newcomer */
     uint8_t mac[6];
-    bool reachable = neighbour(dg->src_ip, mac); /* asked now, so that our answer finds it */
     const uint8_t *inner = 0;
     size_t inner_len = 0;
     enum gdb_udp_verdict verdict = gdb_udp_open(dg->src_ip, dg->src_port, dg->data, dg->len, &inner, &inner_len);
     if (verdict == GDB_UDP_REPLY) {
         /* The keyed mode's nonce answer: to the sender as it is; no peer claimed, nothing for the stub. */
-        if (np.ip != 0 && (reachable || neighbour(dg->src_ip, mac)) &&
+        if (np.ip != 0 && neighbour(dg->src_ip, mac) &&
             netpoll_send_udp(&np, mac, dg->src_ip, dg->src_port, inner, inner_len, frame_scratch, emit_frame, 0))
             counts.datagrams_out++;
         return;
@@ -325,6 +325,8 @@ static void datagram_in(const struct netpoll_datagram *dg, int64_t now)
             return;
         }
     }
+    /* Asked now (junk asks nothing), so that the stub's answer usually finds where the sender is. */
+    neighbour(dg->src_ip, mac);
     counts.datagrams_in++;
     if (!from_peer) {
         peer.attached = true;
