@@ -9,6 +9,10 @@ seen.
 - A datagram without a UDP checksum is not answered and stops nothing.
 - A peer's `M` write split by IPv4 fragmentation reaches the stub whole although another allowlisted address
   sends fragments in the middle of it (one of its own datagram, one with the peer's IPv4 identification).
+- A peer off the subnet (allowed by udpsh.allow=) is answered through the gateway: to the MAC the gateway's
+  address has in ARP, not the request's Ethernet source.
+- gdb's own `target remote udp:` over QEMU's user network still attaches: its user network answers the
+  kernel's ARP question for the host's address.
 
 The kernel here is unkeyed and takes raw gdb bytes.
 """
@@ -21,8 +25,8 @@ import pytest
 
 import forge
 from kprof_qemu import ELF, Kprof, poll
-from test_gdb import assert_running, packet
-from test_gdb_udp import counter
+from test_gdb import assert_running, packet, threads
+from test_gdb_udp import UdpGdb, boot_udp, counter, gdb_udp_line
 
 KERNEL_IP, PORT = "10.0.2.15", 1234
 PEER_IP, PEER_MAC = "10.0.2.66", forge.mac_of("02:00:00:00:00:66")       # answers ARP
@@ -31,6 +35,8 @@ GROUP_IP = "10.0.2.68"                                                     # ans
 GROUP_MAC = forge.mac_of("01:00:5e:00:00:44")
 SUBNET_BROADCAST = "10.0.2.255"
 STEERED_MAC = forge.mac_of("02:00:00:00:00:bb")   # the Ethernet source forged on the peer's requests
+GATEWAY_IP, GATEWAY_MAC = "10.0.2.2", forge.mac_of("02:00:00:00:00:02")   # answers ARP
+FAR_IP = "192.168.7.9"                                                      # off the subnet
 PEER_PORT = 40000
 WAIT = 30.0
 
@@ -45,19 +51,26 @@ def segment():
 
 @pytest.fixture(scope="module")
 def kernel(request, segment):
-    k = Kprof(smp=2, mem=256, cmdline="ip=%s/24 gw=10.0.2.2 gdb.udp=%d" % (KERNEL_IP, PORT),
-              extra_args=segment.netdev_args(), name=request.node.name + "-frames")
+    k = None
     try:
-        k.boot()
+        k = boot_on(segment, request)
         yield k
     finally:
-        k.kill()
+        if k:
+            k.kill()
 
 
 def frames_line(k):
     m = re.search(r"(?m)^gdb frames: .*$", k.cmd("net"))
     assert m, "net has no gdb frames line"
     return m.group(0)
+
+
+def boot_on(segment, request, cmdline=""):
+    k = Kprof(smp=2, mem=256, cmdline="ip=%s/24 gw=%s gdb.udp=%d %s" % (KERNEL_IP, GATEWAY_IP, PORT, cmdline),
+              extra_args=segment.netdev_args(), name=request.node.name + "-frames")
+    k.boot()
+    return k
 
 
 def replies(segment, mark, ip):
@@ -69,7 +82,7 @@ def forge_gdb(segment, payload, src_ip=PEER_IP, src_mac=STEERED_MAC, **kw):
     segment.inject(forge.udp_frame(src_mac, forge.GUEST_MAC, src_ip, KERNEL_IP, PEER_PORT, PORT, payload, **kw))
 
 
-def exchange(segment, send, want, what):
+def exchange(segment, send, want, what, peer=PEER_IP):
     """Calls send() (as gdb retransmits: every 2 s) until the joined payloads the peer got since the first
     call match the pattern want; returns (the match, the frames)."""
     mark = segment.mark()
@@ -78,7 +91,7 @@ def exchange(segment, send, want, what):
         send()
         until = time.monotonic() + 2.0
         while time.monotonic() < until:
-            got = replies(segment, mark, PEER_IP)
+            got = replies(segment, mark, peer)
             m = re.search(want, b"".join(f.payload for f in got))
             if m:
                 return m, got
@@ -177,3 +190,33 @@ def test_another_senders_fragments_do_not_break_the_peers(segment, kernel):
         detach(segment, kernel)
     line = frames_line(kernel)
     assert counter(line, "not admitted") >= 2 and counter(line, "reassembled") >= 1, line
+
+
+def test_a_peer_off_the_subnet_is_answered_through_the_gateways_mac(request):
+    s = forge.Segment()
+    s.answers_arp.update({GATEWAY_IP: GATEWAY_MAC, FAR_IP: forge.mac_of("02:00:00:00:00:99")})
+    k = None
+    try:
+        k = boot_on(s, request, "udpsh.allow=%s" % FAR_IP)
+        _, got = exchange(s, lambda: forge_gdb(s, packet("?"), src_ip=FAR_IP), rb"\$[ST]05", "stop reply",
+                          peer=FAR_IP)
+        assert {f.dst_mac for f in got} == {GATEWAY_MAC}, [f.dst_mac.hex() for f in got]
+        asked = [f for f in s.since(0) if f.kind == "arp" and f.arp_op == 1 and f.src == KERNEL_IP]
+        assert FAR_IP not in {f.dst for f in asked}, "the kernel asked ARP for an address off its subnet"
+        forge_gdb(s, b"+", src_ip=FAR_IP)
+        exchange(s, lambda: forge_gdb(s, packet("D"), src_ip=FAR_IP), rb"\$OK#9a", "OK to D", peer=FAR_IP)
+        forge_gdb(s, b"+", src_ip=FAR_IP)
+        poll("the machine running again", lambda: k.cmd("uptime").startswith("up "), timeout=WAIT)
+    finally:
+        if k:
+            k.kill()
+        s.close()
+
+
+def test_gdb_attaches_over_the_user_network(kprof_factory):
+    k = boot_udp(kprof_factory, smp=2)
+    text = UdpGdb(k, ["info threads", "detach"]).finish()
+    assert len(threads(text)) == 2 and "detached" in text, text
+    assert_running(k)
+    line = gdb_udp_line(k) + frames_line(k)
+    assert counter(line, "neighbours") >= 1 and "no peer" in line, line
