@@ -407,8 +407,8 @@ static int udp_getc(void *ctx, int timeout_ms)
 }
 
 /* A session's first reply would find the peer's MAC unknown when the ARP answer to the question asked as its
- * datagram came is still on the card: it is polled for a moment, so that gdb need not retransmit. Less than
- * NETPOLL_ARP_RETRY_NS, so no second question goes out here. */
+ * datagram came is still on the card: it is polled for, up to GDB_UDP_ARP_WAIT_NS (asking again every
+ * NETPOLL_ARP_RETRY_NS), so that gdb need not retransmit. */
 static void await_peer_neighbour(void)
 {
     uint8_t mac[6];

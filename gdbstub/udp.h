@@ -48,9 +48,8 @@
 #define GDB_UDP_CARD_STUCK_NS (3 * 1000000000ll)
 #define GDB_UDP_TX_STUCK_DATAGRAMS 8
 /* How long a session's start polls for the ARP answer that tells where the peer is (udp.c,
- * await_peer_neighbour). */
-#define GDB_UDP_ARP_WAIT_NS (100 * 1000000ll)
-_Static_assert(GDB_UDP_ARP_WAIT_NS < NETPOLL_ARP_RETRY_NS, "the wait asks no second question");
+ * await_peer_neighbour): clients that never retransmit their first packet then get its answer. */
+#define GDB_UDP_ARP_WAIT_NS 1000000000ll
 /* Received gdb bytes waiting for the stub: two whole packets' worth. */
 #define GDB_UDP_RX_RING (2 * GDB_UDP_INNER_MAX + 64)
 

@@ -12,7 +12,8 @@ seen.
 - A peer off the subnet (allowed by udpsh.allow=) is answered through the gateway: to the MAC the gateway's
   address has in ARP, not the request's Ethernet source.
 - gdb's own `target remote udp:` over QEMU's user network still attaches: its user network answers the
-  kernel's ARP question for the host's address.
+  kernel's ARP question for the host's address; and a client's first packet, sent once and never again, gets
+  its answer (the session's start waits for the ARP answer).
 
 The kernel here is unkeyed and takes raw gdb bytes.
 """
@@ -26,7 +27,7 @@ import pytest
 import forge
 from kprof_qemu import ELF, Kprof, poll
 from test_gdb import assert_running, packet, threads
-from test_gdb_udp import UdpGdb, boot_udp, counter, gdb_udp_line
+from test_gdb_udp import UdpGdb, boot_udp, counter, gdb_udp_line, received, udp_socket
 
 KERNEL_IP, PORT = "10.0.2.15", 1234
 PEER_IP, PEER_MAC = "10.0.2.66", forge.mac_of("02:00:00:00:00:66")       # answers ARP
@@ -220,3 +221,17 @@ def test_gdb_attaches_over_the_user_network(kprof_factory):
     assert_running(k)
     line = gdb_udp_line(k) + frames_line(k)
     assert counter(line, "neighbours") >= 1 and "no peer" in line, line
+
+
+def test_a_first_packet_sent_once_is_answered_over_the_user_network(kprof_factory):
+    k = boot_udp(kprof_factory, smp=2)
+    s = udp_socket()
+    s.sendto(packet("?"), ("127.0.0.1", k.gdb_udp_port))  # once: like a client that never retransmits
+    got = poll("the stop reply to the one packet", lambda: received(s, 0.5) or None, timeout=WAIT)
+    assert got.startswith(b"+") and re.search(rb"\$[ST]05", got), got
+    s.sendto(b"+", ("127.0.0.1", k.gdb_udp_port))
+    s.sendto(packet("D"), ("127.0.0.1", k.gdb_udp_port))
+    assert re.search(rb"\$OK#9a", received(s, 2.0)), "no OK to D"
+    s.sendto(b"+", ("127.0.0.1", k.gdb_udp_port))
+    poll("the machine running again", lambda: k.cmd("uptime").startswith("up "), timeout=WAIT)
+    assert "no peer" in gdb_udp_line(k)

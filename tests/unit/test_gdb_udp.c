@@ -450,10 +450,13 @@ static void test_replies_go_to_the_mac_arp_gave_never_to_a_frames_source(void **
     begin();
     read_all();
     stub_writes("+$S05#b8");
-    assert_int_equal(from_card.count, 1); /* the question, broadcast, and no datagram */
-    assert_int_equal(from_card.bytes[0][12], 0x08);
-    assert_int_equal(from_card.bytes[0][13], 0x06);
-    assert_int_equal(from_card.bytes[0][14 + 7], 1);
+    /* questions, broadcast (the session's start waited for an answer, asking again), and no datagram */
+    assert_true(from_card.count >= 1);
+    for (size_t i = 0; i < from_card.count; i++) {
+        assert_int_equal(from_card.bytes[i][12], 0x08);
+        assert_int_equal(from_card.bytes[i][13], 0x06);
+        assert_int_equal(from_card.bytes[i][14 + 7], 1);
+    }
     assert_null(next_reply());
     /* the answer comes; gdb's retransmission is answered from memory, to the MAC ARP gave */
     neighbour_silent = false;
