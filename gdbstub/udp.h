@@ -17,7 +17,7 @@
  *             discards a reply it already has). A duplicated `s` steps once.
  *   replies   go to the MAC an ARP answer to our own question gave for the peer's address (off the subnet:
  *             the gateway's), never to a request's Ethernet source; unknown, the question goes out and the
- *             reply does not (gdb retransmits). Fragments are reassembled only for the peer (netpoll's
+ *             reply does not (gdb retransmits; a session's start first waits GDB_UDP_ARP_WAIT_NS for it). Fragments are reassembled only for the peer (netpoll's
  *             admission); broadcast, multicast and other hostile sources are dropped by netpoll.
  *   datagrams What the stub writes is gathered and sent at each flush (the end of every packet and ack) in
  *             datagrams of at most GDB_UDP_DATAGRAM_MAX bytes of gdb data: gdb reads a UDP socket into a
