@@ -27,7 +27,6 @@ static struct {
     bool attached;
     uint32_t ip;
     uint16_t port;
-    uint8_t mac[6];
     int64_t heard_ns;
 } peer;
 
@@ -51,10 +50,19 @@ static struct {
     uint8_t answer[GDB_UDP_INNER_MAX + 16];
 } last;
 
+/* netpoll's admission: who may have fragments reassembled -- the peer, and only while the allowlist still
+ * says yes (helper A's validation will make this "the validated peer"). */
+static bool may_reassemble(void *arg, uint32_t src)
+{
+    (void)arg;
+    return peer.attached && src == peer.ip && port->permits(src);
+}
+
 void gdb_udp_init(const struct gdb_udp_port *p, const uint8_t mac[6], uint16_t port_number)
 {
     port = p;
     netpoll_init(&np, mac, 0, port_number);
+    np.admit = may_reassemble;
     memset(&counts, 0, sizeof counts);
     memset(&peer, 0, sizeof peer);
     last.armed = false;
@@ -70,6 +78,11 @@ void gdb_udp_init(const struct gdb_udp_port *p, const uint8_t mac[6], uint16_t p
 bool gdb_udp_enabled(void) { return enabled; }
 uint16_t gdb_udp_port_number(void) { return enabled ? np.port : 0; }
 void gdb_udp_set_address(uint32_t ip) { np.ip = ip; }
+void gdb_udp_set_route(uint32_t netmask, uint32_t gateway)
+{
+    np.netmask = netmask;
+    np.gateway = gateway;
+}
 uint32_t gdb_udp_address(void) { return np.ip; }
 
 bool gdb_udp_peer(uint32_t *ip, uint16_t *p)
@@ -97,6 +110,11 @@ bool gdb_udp_wants(const uint8_t *frame, size_t len)
     return enabled && netpoll_wants(&np, frame, len);
 }
 
+bool gdb_udp_wants_arp(const uint8_t *frame, size_t len)
+{
+    return enabled && netpoll_wants_arp(&np, frame, len);
+}
+
 /* ---- sending ------------------------------------------------------------------------------------------ */
 
 static bool emit_frame(void *arg, const uint8_t *frame, size_t len)
@@ -115,15 +133,30 @@ static bool emit_frame(void *arg, const uint8_t *frame, size_t len)
     return true;
 }
 
+/* Where a datagram to ip goes (netpoll_route: learned from ARP answers to our own questions, never a frame's
+ * source). False when not known yet: the question is sent (at most one per address per
+ * NETPOLL_ARP_RETRY_NS) and the datagram is not -- gdb and the relay retransmit. */
+static bool neighbour(uint32_t ip, uint8_t mac[6])
+{
+    uint8_t request[NETPOLL_FRAME_MIN];
+    enum netpoll_route r = netpoll_route(&np, ip, port->now_ns(), mac, request);
+    if (r == NETPOLL_ROUTE_ASK || r == NETPOLL_ROUTE_REFRESH)
+        port->transmit(request, sizeof request); /* a lost question is asked again */
+    if (r == NETPOLL_ROUTE_ASK) /* an answer already in (the host tests' neighbour answers at once); else WAIT */
+        r = netpoll_route(&np, ip, port->now_ns(), mac, request);
+    return r == NETPOLL_ROUTE_KNOWN || r == NETPOLL_ROUTE_REFRESH;
+}
+
 /* One datagram of gdb bytes to the peer. */
 static void send_datagram(const uint8_t *bytes, size_t len)
 {
-    if (!peer.attached || np.ip == 0)
+    uint8_t mac[6];
+    if (!peer.attached || np.ip == 0 || !neighbour(peer.ip, mac))
         return;
     size_t n = gdb_udp_seal(peer.ip, peer.port, bytes, len, sealed, sizeof sealed);
     if (n == 0 && len != 0)
         return;
-    if (netpoll_send_udp(&np, peer.mac, peer.ip, peer.port, sealed, n, frame_scratch, emit_frame, 0)) {
+    if (netpoll_send_udp(&np, mac, peer.ip, peer.port, sealed, n, frame_scratch, emit_frame, 0)) {
         counts.datagrams_out++;
         tx_fail_streak = 0;
     } else {
@@ -267,13 +300,14 @@ static void datagram_in(const struct netpoll_datagram *dg, int64_t now)
     }
     if (!from_peer)
         gdb_udp_auth_reset(); /* a candidate: judged as a newcomer */
+    uint8_t mac[6];
     const uint8_t *inner = 0;
     size_t inner_len = 0;
     enum gdb_udp_verdict verdict = gdb_udp_open(dg->src_ip, dg->src_port, dg->data, dg->len, &inner, &inner_len);
     if (verdict == GDB_UDP_REPLY) {
         /* The keyed mode's nonce answer: to the sender as it is; no peer claimed, nothing for the stub. */
-        if (np.ip != 0 && netpoll_send_udp(&np, dg->src_mac, dg->src_ip, dg->src_port, inner, inner_len,
-                                           frame_scratch, emit_frame, 0))
+        if (np.ip != 0 && neighbour(dg->src_ip, mac) &&
+            netpoll_send_udp(&np, mac, dg->src_ip, dg->src_port, inner, inner_len, frame_scratch, emit_frame, 0))
             counts.datagrams_out++;
         return;
     }
@@ -291,6 +325,8 @@ static void datagram_in(const struct netpoll_datagram *dg, int64_t now)
             return;
         }
     }
+    /* Asked now (junk asks nothing), so that the stub's answer usually finds where the sender is. */
+    neighbour(dg->src_ip, mac);
     counts.datagrams_in++;
     if (!from_peer) {
         peer.attached = true;
@@ -299,7 +335,6 @@ static void datagram_in(const struct netpoll_datagram *dg, int64_t now)
         last.armed = false;
         counts.peers++;
     }
-    memcpy(peer.mac, dg->src_mac, 6);
     peer.heard_ns = now;
     if (repeat_handled(inner, inner_len))
         return;
@@ -371,6 +406,19 @@ static int udp_getc(void *ctx, int timeout_ms)
     }
 }
 
+/* A session's first reply would find the peer's MAC unknown when the ARP answer to the question asked as its
+ * datagram came is still on the card: it is polled for, up to GDB_UDP_ARP_WAIT_NS (asking again every
+ * NETPOLL_ARP_RETRY_NS), so that gdb need not retransmit. */
+static void await_peer_neighbour(void)
+{
+    uint8_t mac[6];
+    int64_t start = port->now_ns();
+    while (peer.attached && !neighbour(peer.ip, mac) && port->now_ns() - start < GDB_UDP_ARP_WAIT_NS) {
+        if (port->poll(POLL_BUDGET) <= 0)
+            port->relax();
+    }
+}
+
 static void udp_session(void *ctx, bool begin, bool gone)
 {
     (void)ctx;
@@ -378,6 +426,8 @@ static void udp_session(void *ctx, bool begin, bool gone)
     atomic_store(&pending_stop, GDB_UDP_NO_STOP);
     if (enabled && port->session)
         port->session(begin);
+    if (enabled && begin && np.ip != 0)
+        await_peer_neighbour();
     if (!begin && gone) {
         peer.attached = false;
         last.armed = false;

@@ -15,6 +15,10 @@
  *             packet the stub acknowledged, arriving before any other datagram from the peer (gdb's `+` for
  *             our reply), is not executed again: the stub's ack and reply to it are sent again instead (gdb
  *             discards a reply it already has). A duplicated `s` steps once.
+ *   replies   go to the MAC an ARP answer to our own question gave for the peer's address (off the subnet:
+ *             the gateway's), never to a request's Ethernet source; unknown, the question goes out and the
+ *             reply does not (gdb retransmits; a session's start first waits GDB_UDP_ARP_WAIT_NS for it). Fragments are reassembled only for the peer (netpoll's
+ *             admission); broadcast, multicast and other hostile sources are dropped by netpoll.
  *   datagrams What the stub writes is gathered and sent at each flush (the end of every packet and ack) in
  *             datagrams of at most GDB_UDP_DATAGRAM_MAX bytes of gdb data: gdb reads a UDP socket into a
  *             buffer of BUFSIZ (8192) bytes, and the rest of a longer datagram would be lost.
@@ -43,6 +47,9 @@
  * attaches afresh. Better than a machine stopped for good. */
 #define GDB_UDP_CARD_STUCK_NS (3 * 1000000000ll)
 #define GDB_UDP_TX_STUCK_DATAGRAMS 8
+/* How long a session's start polls for the ARP answer that tells where the peer is (udp.c,
+ * await_peer_neighbour): clients that never retransmit their first packet then get its answer. */
+#define GDB_UDP_ARP_WAIT_NS 1000000000ll
 /* Received gdb bytes waiting for the stub: two whole packets' worth. */
 #define GDB_UDP_RX_RING (2 * GDB_UDP_INNER_MAX + 64)
 
@@ -84,12 +91,18 @@ bool gdb_udp_enabled(void);
 uint16_t gdb_udp_port_number(void);
 /* Our IPv4 address (host order), once DHCP or ip= gave one; 0: not up. */
 void gdb_udp_set_address(uint32_t ip);
+/* The subnet's netmask and the gateway (host order; 0: not known / none), for where replies go: on the
+ * subnet to the peer's MAC, off it to the gateway's, both from ARP (netpoll_route). */
+void gdb_udp_set_route(uint32_t netmask, uint32_t gateway);
 uint32_t gdb_udp_address(void);
 
 /* Whether frame is for the debugger (netpoll_wants): the network task hands such frames to gdb_udp_frame
  * instead of lwIP. */
 bool gdb_udp_wants(const uint8_t *frame, size_t len);
-/* One received frame: ARP for our address is answered, datagrams to the port judged as above. */
+/* Whether frame is the ARP answer to a question the debugger asked (netpoll_wants_arp): the network task hands
+ * it to gdb_udp_frame and to lwIP as well. */
+bool gdb_udp_wants_arp(const uint8_t *frame, size_t len);
+/* One received frame: ARP for our address is answered, ARP answers to our questions learned, datagrams to the port judged as above. */
 void gdb_udp_frame(const uint8_t *frame, size_t len);
 /* A stop that a datagram asked for while the machine ran; reading it clears it. */
 enum gdb_udp_stop gdb_udp_take_stop(void);

@@ -78,16 +78,22 @@ void gdb_udp_nic_init(struct netdev *nic)
 
 bool gdb_udp_nic_claim(const uint8_t *frame, size_t len)
 {
+    if (card && gdb_udp_wants_arp(frame, len)) {
+        gdb_udp_frame(frame, len); /* the answer to the debugger's question */
+        return false;              /* and lwIP's too, if it asked the same */
+    }
     if (!card || !gdb_udp_wants(frame, len))
         return false;
     gdb_udp_frame(frame, len);
     return true;
 }
 
-void gdb_udp_nic_set_address(uint32_t address)
+void gdb_udp_nic_set_address(uint32_t address, uint32_t netmask, uint32_t gateway)
 {
-    if (card)
-        gdb_udp_set_address(address);
+    if (!card)
+        return;
+    gdb_udp_set_route(netmask, gateway);
+    gdb_udp_set_address(address);
 }
 
 void gdb_udp_nic_task_polled(void)
@@ -146,10 +152,13 @@ void gdb_udp_nic_report(struct sink *out)
                 (unsigned long long)c.not_peer, (unsigned long long)c.dropped_open, (unsigned long long)c.dropped_idle,
                 (unsigned long long)c.tx_failed, (unsigned long long)c.card_stuck, (unsigned long long)tick_polls);
     sink_printf(out, "gdb frames: %llu seen, %llu not ours, %llu arp replies, %llu fragments, %llu reassembled, "
-                     "%llu malformed, %llu bad checksum, %llu reassembly dropped\n",
+                     "%llu malformed, %llu bad checksum, %llu reassembly dropped, %llu hostile source, "
+                     "%llu not admitted, %llu arp requests sent, %llu neighbours\n",
                 (unsigned long long)f.frames, (unsigned long long)f.not_ours, (unsigned long long)f.arp_replies,
                 (unsigned long long)f.fragments,
                 (unsigned long long)f.reassembled, (unsigned long long)f.malformed,
-                (unsigned long long)f.bad_checksum, (unsigned long long)f.reassembly_dropped);
+                (unsigned long long)f.bad_checksum, (unsigned long long)f.reassembly_dropped,
+                (unsigned long long)f.hostile_source, (unsigned long long)f.not_admitted,
+                (unsigned long long)f.arp_requests, (unsigned long long)f.neighbours);
     gdb_udp_auth_report(out);
 }

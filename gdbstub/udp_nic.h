@@ -23,9 +23,9 @@ bool gdb_udp_nic_claim(const uint8_t *frame, size_t len);
 /* The network task after each poll of the card: notes that it is alive, and stops the machine here (in the
  * task) when a datagram from gdb asked for it. */
 void gdb_udp_nic_task_polled(void);
-/* The network task, whenever the interface's address changes (DHCP, ip=): the transport's own, host order;
- * 0 while there is none (the transport is not up). */
-void gdb_udp_nic_set_address(uint32_t address);
+/* The network task, whenever the interface's address changes (DHCP, ip=): the transport's own, its netmask
+ * and gateway (where off-subnet replies go), host order; address 0 while there is none (not up). */
+void gdb_udp_nic_set_address(uint32_t address, uint32_t netmask, uint32_t gateway);
 /* `net`'s gdb line (nothing when gdb.udp is off). */
 void gdb_udp_nic_report(struct sink *out);
 

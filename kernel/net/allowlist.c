@@ -1,6 +1,7 @@
 /* kernel/net/allowlist.c: who may talk to us over UDP (kernel/net/allowlist.h) -- a strict parser for
  * `udpsh.allow=`, the local-subnet default, and net_peer_permitted, the check every datagram to a UDP service
- * (the UDP shell, the gdb transport) and every `profile stream` destination passes before anything else. The
+ * (the UDP shell, the gdb transport) and every `profile stream` destination passes before anything else --
+ * hostile source classes (netpoll_source_refused) first, whatever the list says. The
  * whole object is the debugger's (arch/x86_64/linker.ld): the stopped stub asks net_peer_permitted. */
 #include <stdbool.h>
 #include <stddef.h>
@@ -13,6 +14,7 @@
 #include "kernel/log.h"
 #include "kernel/net/allowlist.h"
 #include "kernel/net/net.h"
+#include "kernel/net/netpoll.h"
 
 /* An error quotes at most this much of the bad entry. */
 #define QUOTE_MAX 40
@@ -222,6 +224,7 @@ static bool allow_from_cmdline; /* else: the local subnet, known once the addres
 void net_peers_init(void)
 {
     const char *allow_opt = cmdline_get("udpsh.allow");
+    allow_from_cmdline = false; /* once at boot; the host tests read it afresh */
     if (!allow_opt)
         return;
     char error[ALLOWLIST_ERROR_MAX];
@@ -238,6 +241,10 @@ const char *net_peers_rule(void)
 
 DEBUGGER_TEXT bool net_peer_permitted(uint32_t ip)
 {
+    /* Addresses no sender holds (broadcast, multicast, loopback, ourselves...) are a forger's, whatever the
+     * list says: a "udpsh.allow=0.0.0.0/0" must not make the subnet's broadcast address a peer. */
+    if (netpoll_source_refused(ip, net_address(), net_netmask()))
+        return false;
     if (allow_from_cmdline)
         return allowlist_permits(&from_option, ip);
     struct allowlist local;

@@ -68,8 +68,9 @@ void allowlist_format(const struct allowlist *list, struct sink *out);
 void net_peers_init(void);
 /* What net_peer_permitted goes by, for the boot log: "udpsh.allow" or "local subnet". */
 const char *net_peers_rule(void);
-/* Whether ip (host order) may talk to us: on udpsh.allow=, or else on the local subnet once there is an
- * address (none before: fails closed). Reads only; safe with interrupts off and from the stopped stub. */
+/* Whether ip (host order) may talk to us: never an address no sender holds (netpoll_source_refused: 0.0.0.0,
+ * broadcast, multicast, class E, loopback, our own, the subnet's broadcast); else on udpsh.allow=, or else on
+ * the local subnet once there is an address (none before: fails closed). Reads only; safe with interrupts off and from the stopped stub. */
 bool net_peer_permitted(uint32_t ip);
 
 #endif

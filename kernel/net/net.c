@@ -106,7 +106,9 @@ static err_t netif_setup(struct netif *nif)
 
 static void address_changed(struct netif *nif)
 {
-    gdb_udp_nic_set_address(lwip_ntohl(ip4_addr_get_u32(netif_ip4_addr(nif))));
+    gdb_udp_nic_set_address(lwip_ntohl(ip4_addr_get_u32(netif_ip4_addr(nif))),
+                            lwip_ntohl(ip4_addr_get_u32(netif_ip4_netmask(nif))),
+                            lwip_ntohl(ip4_addr_get_u32(netif_ip4_gw(nif))));
     if (ip4_addr_isany_val(*netif_ip4_addr(nif)))
         return;
     char ip[16], gw[16];

@@ -2,7 +2,9 @@
  * is checked against what the frame really holds before a byte is read, IPv4 options are skipped but not
  * trusted, and a fragment set keeps a bit per 8-byte block so that duplicates, overlaps and every arrival
  * order are told apart (an overlap must carry the same bytes, or the whole set is dropped: two versions of
- * one datagram are an attack or a bug, never something to splice). */
+ * one datagram are an attack or a bug, never something to splice). Only a source the owner admits may start
+ * or join a set, so a forger cannot cancel the peer's. Where we send is learned from ARP replies to requests
+ * we sent, never from a received frame's source: a forged frame cannot steer our answers. */
 #include "kernel/net/netpoll.h"
 #include "kernel/lib/string.h"
 
@@ -16,6 +18,8 @@
 /* The IPv4 payload of a fragment we send: the largest multiple of 8 that fits the MTU. */
 #define FRAGMENT_PAYLOAD ((NETPOLL_MTU - NETPOLL_IP_HEADER) & ~7u)
 #define REASM_CAP (NETPOLL_UDP_HEADER + NETPOLL_UDP_MAX)
+#define ARP_REQUEST 1
+#define ARP_REPLY 2
 
 static uint16_t get16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
 static uint32_t get32(const uint8_t *p)
@@ -58,40 +62,174 @@ void netpoll_init(struct netpoll *np, const uint8_t mac[6], uint32_t ip, uint16_
 
 /* ---- ARP ----------------------------------------------------------------------------------------------- */
 
-static enum netpoll_verdict arp_receive(struct netpoll *np, const uint8_t *frame, size_t len, uint8_t *reply,
-                                        size_t *reply_len)
+static bool group_mac(const uint8_t *mac) { return mac[0] & 1; }
+
+static bool zero_mac(const uint8_t *mac)
 {
-    if (len < NETPOLL_ETH_HEADER + ARP_LEN) {
-        np->counts.malformed++;
-        return NETPOLL_IGNORE;
-    }
+    return (mac[0] | mac[1] | mac[2] | mac[3] | mac[4] | mac[5]) == 0;
+}
+
+bool netpoll_source_refused(uint32_t ip, uint32_t own, uint32_t netmask)
+{
+    if (ip == 0 || ip >> 28 >= 0xe || ip >> 24 == 127 || (own != 0 && ip == own))
+        return true; /* 0.0.0.0, multicast, class E and 255.255.255.255, loopback, ourselves */
+    /* The subnet's broadcast address; a /31 or /32 has none (RFC 3021). */
+    return netmask != 0 && ~netmask > 1 && own != 0 && ip == (own | ~netmask);
+}
+
+static struct netpoll_neighbour *neighbour_find(struct netpoll *np, uint32_t ip)
+{
+    for (size_t i = 0; i < NETPOLL_NEIGHBOURS; i++)
+        if (np->neighbours[i].ip == ip && ip != 0)
+            return &np->neighbours[i];
+    return 0;
+}
+
+/* The ARP reply in frame, when it answers a request of ours still outstanding: its neighbour entry. */
+static struct netpoll_neighbour *arp_answered(const struct netpoll *np, const uint8_t *a, int64_t now_ns,
+                                              bool any_age)
+{
+    if (get16(a + 6) != ARP_REPLY || np->ip == 0 || get32(a + 24) != np->ip || group_mac(a + 8) ||
+        zero_mac(a + 8))
+        return 0;
+    struct netpoll_neighbour *n = neighbour_find((struct netpoll *)np, get32(a + 14));
+    if (!n || n->asked_ns == 0 || (!any_age && now_ns - n->asked_ns > NETPOLL_ARP_ANSWER_NS))
+        return 0;
+    return n;
+}
+
+static bool arp_sound(const uint8_t *frame, size_t len)
+{
     const uint8_t *a = frame + NETPOLL_ETH_HEADER;
-    if (get16(a) != 1 || get16(a + 2) != ETHERTYPE_IPV4 || a[4] != 6 || a[5] != 4) {
-        np->counts.malformed++;
-        return NETPOLL_IGNORE;
-    }
-    /* Only a request for our address from a unicast sender gets an answer; replies and gratuitous ARP are
-     * lwIP's business when it runs, and nobody's while the machine is stopped. */
-    if (get16(a + 6) != 1 || np->ip == 0 || get32(a + 24) != np->ip || (a[8] & 1) || get32(a + 14) == 0) {
-        np->counts.not_ours++;
-        return NETPOLL_IGNORE;
-    }
-    memset(reply, 0, NETPOLL_FRAME_MIN);
-    memcpy(reply, a + 8, 6);              /* to the sender's hardware address */
-    memcpy(reply + 6, np->mac, 6);
-    put16(reply + 12, ETHERTYPE_ARP);
-    uint8_t *r = reply + NETPOLL_ETH_HEADER;
+    return len >= NETPOLL_ETH_HEADER + ARP_LEN && get16(a) == 1 && get16(a + 2) == ETHERTYPE_IPV4 && a[4] == 6 &&
+           a[5] == 4;
+}
+
+/* An ARP frame of op from us (our MAC and address as the sender) to dst, target left zero, padded to the
+ * minimum; returns the ARP part for the caller to fill in the target. */
+static uint8_t *arp_frame(const struct netpoll *np, const uint8_t *dst, uint16_t op, uint8_t *frame)
+{
+    memset(frame, 0, NETPOLL_FRAME_MIN);
+    memcpy(frame, dst, 6);
+    memcpy(frame + 6, np->mac, 6);
+    put16(frame + 12, ETHERTYPE_ARP);
+    uint8_t *r = frame + NETPOLL_ETH_HEADER;
     put16(r, 1);
     put16(r + 2, ETHERTYPE_IPV4);
     r[4] = 6;
     r[5] = 4;
-    put16(r + 6, 2);
+    put16(r + 6, op);
     memcpy(r + 8, np->mac, 6);
     put32(r + 14, np->ip);
+    return r;
+}
+
+static enum netpoll_verdict arp_receive(struct netpoll *np, const uint8_t *frame, size_t len, int64_t now_ns,
+                                        uint8_t *reply, size_t *reply_len)
+{
+    if (!arp_sound(frame, len)) {
+        np->counts.malformed++;
+        return NETPOLL_IGNORE;
+    }
+    const uint8_t *a = frame + NETPOLL_ETH_HEADER;
+    if (get16(a + 6) == ARP_REPLY) {
+        /* Only the answer to our own recent request teaches us a neighbour, and only once per request: an
+         * unasked reply, a gratuitous one or a second answer changes nothing. */
+        struct netpoll_neighbour *n = arp_answered(np, a, now_ns, false);
+        if (!n || group_mac(frame + 6)) {
+            np->counts.not_ours++;
+            return NETPOLL_IGNORE;
+        }
+        memcpy(n->mac, a + 8, 6);
+        n->known = true;
+        n->learned_ns = now_ns;
+        n->asked_ns = 0;
+        np->counts.neighbours++;
+        return NETPOLL_IGNORE;
+    }
+    /* Only a request for our address from a unicast sender gets an answer; gratuitous ARP is lwIP's business
+     * when it runs, and nobody's while the machine is stopped. A request teaches us nothing. */
+    if (get16(a + 6) != ARP_REQUEST || np->ip == 0 || get32(a + 24) != np->ip || group_mac(a + 8) ||
+        get32(a + 14) == 0) {
+        np->counts.not_ours++;
+        return NETPOLL_IGNORE;
+    }
+    uint8_t *r = arp_frame(np, a + 8, ARP_REPLY, reply); /* to the sender's hardware address */
     memcpy(r + 18, a + 8, 10);            /* the sender's hardware and protocol addresses */
     *reply_len = NETPOLL_FRAME_MIN;
     np->counts.arp_replies++;
     return NETPOLL_REPLY;
+}
+
+bool netpoll_wants_arp(const struct netpoll *np, const uint8_t *frame, size_t len)
+{
+    if (len < NETPOLL_ETH_HEADER || get16(frame + 12) != ETHERTYPE_ARP || !arp_sound(frame, len))
+        return false;
+    return arp_answered(np, frame + NETPOLL_ETH_HEADER, 0, true) != 0;
+}
+
+/* ---- neighbours ---------------------------------------------------------------------------------------- */
+
+static void arp_request(const struct netpoll *np, uint32_t target, uint8_t *frame)
+{
+    static const uint8_t broadcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+    uint8_t *r = arp_frame(np, broadcast, ARP_REQUEST, frame);
+    put32(r + 24, target);                /* the target's hardware address stays zero: it is the question */
+}
+
+/* How much an entry is worth keeping: a neighbour known beats a question pending (forged senders that
+ * nobody answers for churn the pending ones, not the peer's or the gateway's answer), then the newer. */
+static int64_t neighbour_worth(const struct netpoll_neighbour *n)
+{
+    return n->known ? INT64_MAX / 2 + n->learned_ns / 2 : n->asked_ns / 2;
+}
+
+/* The entry for ip: its own, or a free one, or else the one least worth keeping, emptied. */
+static struct netpoll_neighbour *neighbour_slot(struct netpoll *np, uint32_t ip)
+{
+    struct netpoll_neighbour *n = neighbour_find(np, ip), *least = &np->neighbours[0];
+    if (n)
+        return n;
+    for (size_t i = 0; i < NETPOLL_NEIGHBOURS; i++) {
+        n = &np->neighbours[i];
+        if (n->ip == 0)
+            return n;
+        if (neighbour_worth(n) < neighbour_worth(least))
+            least = n;
+    }
+    memset(least, 0, sizeof *least);
+    return least;
+}
+
+enum netpoll_route netpoll_route(struct netpoll *np, uint32_t dst, int64_t now_ns, uint8_t mac[6],
+                                 uint8_t request[NETPOLL_FRAME_MIN])
+{
+    if (np->ip == 0 || netpoll_source_refused(dst, np->ip, np->netmask))
+        return NETPOLL_ROUTE_NONE;
+    uint32_t hop = dst;
+    if ((dst & np->netmask) != (np->ip & np->netmask)) {
+        hop = np->gateway;
+        if (hop == 0 || netpoll_source_refused(hop, np->ip, np->netmask))
+            return NETPOLL_ROUTE_NONE;
+    }
+    struct netpoll_neighbour *n = neighbour_slot(np, hop);
+    n->ip = hop;
+    if (n->known && now_ns - n->learned_ns > NETPOLL_NEIGHBOUR_NS)
+        n->known = false; /* stale: asked afresh */
+    bool asked_lately = n->asked_ns != 0 && now_ns - n->asked_ns < NETPOLL_ARP_RETRY_NS;
+    if (n->known) {
+        memcpy(mac, n->mac, 6);
+        /* Past half its life an entry in use is asked about again, so that a long session does not lose a
+         * reply to its expiry. */
+        if (now_ns - n->learned_ns < NETPOLL_NEIGHBOUR_NS / 2 || asked_lately)
+            return NETPOLL_ROUTE_KNOWN;
+    } else if (asked_lately) {
+        return NETPOLL_ROUTE_WAIT;
+    }
+    n->asked_ns = now_ns ? now_ns : 1; /* 0 means "not asked" */
+    arp_request(np, hop, request);
+    np->counts.arp_requests++;
+    return n->known ? NETPOLL_ROUTE_REFRESH : NETPOLL_ROUTE_ASK;
 }
 
 /* ---- IPv4 ---------------------------------------------------------------------------------------------- */
@@ -150,8 +288,9 @@ static enum netpoll_verdict udp_accept(struct netpoll *np, uint32_t src, const u
         np->counts.not_ours++;
         return NETPOLL_IGNORE;
     }
-    /* A zero checksum is "none" over IPv4; anything else must hold. */
-    if (get16(udp + 6) != 0 && netpoll_fold(netpoll_sum(pseudo_header_sum(src, np->ip, udp_len), udp, udp_len)) != 0) {
+    /* A zero checksum is "none" over IPv4, and refused here: without it, fragments of two datagrams could be
+     * spliced into one nobody sent. Anything else must hold. */
+    if (get16(udp + 6) == 0 || netpoll_fold(netpoll_sum(pseudo_header_sum(src, np->ip, udp_len), udp, udp_len)) != 0) {
         np->counts.bad_checksum++;
         return NETPOLL_IGNORE;
     }
@@ -179,6 +318,11 @@ static void reasm_drop(struct netpoll *np)
 static enum netpoll_verdict fragment_receive(struct netpoll *np, const uint8_t *src_mac, const struct ip_view *v,
                                              int64_t now_ns, struct netpoll_datagram *dg)
 {
+    /* Asked before anything else: a source the owner does not admit neither starts a set nor touches one. */
+    if (!np->admit || !np->admit(np->admit_arg, v->src)) {
+        np->counts.not_admitted++;
+        return NETPOLL_IGNORE;
+    }
     /* Every fragment but the last carries a multiple of 8 bytes; none may reach past the buffer. */
     if ((v->more && (v->payload_len % 8 != 0 || v->payload_len == 0)) || v->offset + v->payload_len > REASM_CAP) {
         if (np->reasm.active && np->reasm.src == v->src && np->reasm.id == v->id)
@@ -254,7 +398,7 @@ enum netpoll_verdict netpoll_receive(struct netpoll *np, const uint8_t *frame, s
     }
     uint16_t type = get16(frame + 12);
     if (type == ETHERTYPE_ARP)
-        return arp_receive(np, frame, len, reply, reply_len);
+        return arp_receive(np, frame, len, now_ns, reply, reply_len);
     if (type != ETHERTYPE_IPV4) {
         np->counts.not_ours++;
         return NETPOLL_IGNORE;
@@ -265,6 +409,10 @@ enum netpoll_verdict netpoll_receive(struct netpoll *np, const uint8_t *frame, s
         return NETPOLL_IGNORE; /* malformed or bad checksum, counted */
     if (!udp || np->ip == 0 || v.dst != np->ip) {
         np->counts.not_ours++;
+        return NETPOLL_IGNORE;
+    }
+    if (group_mac(frame + 6) || netpoll_source_refused(v.src, np->ip, np->netmask)) {
+        np->counts.hostile_source++;
         return NETPOLL_IGNORE;
     }
     if (v.more || v.offset)

@@ -2,8 +2,10 @@
  * gdbstub/udp.c) on arbitrary input. The input is a run of records -- op, two length bytes, that many
  * bytes -- that hand raw frames to the card, send well-formed datagrams (whole or fragmented, in a shuffled
  * order, from one of three senders) while the machine runs or during a session, make the stub write and
- * flush, drain its getc, and move the clock. Invariants: every frame the transport sends parses back as an
- * ARP reply or a checksummed datagram to the peer of at most GDB_UDP_DATAGRAM_MAX bytes of payload; the stub
+ * flush, drain its getc, move the clock, and let the peer's machine answer ARP or not. Invariants: every frame
+ * the transport sends parses back as an ARP reply, an ARP question, or a checksummed datagram to the peer of
+ * at most GDB_UDP_DATAGRAM_MAX bytes of payload -- sent to the MAC the ARP answer gave, never to the senders'
+ * own (unless raw frames, which may be such an answer, were given); the stub
  * never reads more bytes than datagrams carried; a running machine is only asked to stop by Ctrl-C or one
  * good packet; netpoll's verdicts stay within the frame and its buffers. */
 #include <stdbool.h>
@@ -12,12 +14,17 @@
 #include "fuzz.h"
 #include "gdbstub/udp.h"
 #include "kernel/net/netpoll.h"
+#include "tests/unit/fake_neighbour.h"
 
 #define OUR_IP 0x0a00020f
 #define GDB_PORT 1234
 #define BANNED_IP 0x0a000299
 
 static const uint8_t our_mac[6] = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 };
+static const uint8_t sender_mac[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x05 };    /* the datagrams' source */
+static const uint8_t neighbour_mac[6] = { 0x52, 0x55, 0x0a, 0x00, 0x02, 0x02 }; /* what ARP answers */
+static bool neighbour_answers; /* the peer's machine answers our ARP questions (at once) */
+static bool raw_frames;        /* raw frames were given: one may have been an ARP answer of its own */
 static const uint32_t sender_ips[3] = { 0x0a000202, 0x0a000203, BANNED_IP };
 
 static int64_t clock_ns;
@@ -38,9 +45,12 @@ static bool fake_transmit(const uint8_t *frame, size_t len)
         return false;
     CHECK(len >= NETPOLL_FRAME_MIN && len <= NETPOLL_FRAME_MAX);
     if (frame[12] == 0x08 && frame[13] == 0x06) {
-        CHECK(len == NETPOLL_FRAME_MIN && frame[14 + 7] == 2);
+        CHECK(len == NETPOLL_FRAME_MIN && (frame[14 + 7] == 2 || frame[14 + 7] == 1));
+        if (neighbour_answers)
+            fake_neighbour_answers(frame, len, neighbour_mac, gdb_udp_frame);
         return true;
     }
+    CHECK(raw_frames || memcmp(frame, neighbour_mac, 6) == 0); /* never to a request's source */
     /* Our frames as the peer reads them: reassembled by a netpoll listening on the peer's address. */
     uint32_t dst = (uint32_t)frame[30] << 24 | (uint32_t)frame[31] << 16 | (uint32_t)frame[32] << 8 | frame[33];
     checker.ip = dst;
@@ -145,7 +155,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     gdb_udp_init(&port, our_mac, GDB_PORT);
     gdb_udp_set_address(OUR_IP);
     netpoll_init(&checker, our_mac, 0, 40000);
+    checker.admit = fake_admit_any;
     netpoll_init(&alone, our_mac, OUR_IP, GDB_PORT);
+    alone.admit = fake_admit_any;
+    neighbour_answers = true;
+    raw_frames = false;
     bool in_session = false;
     uint16_t next_id = 1;
 
@@ -163,6 +177,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         switch (op % 8) {
         case 0: /* a raw frame on the card */
             check_netpoll(arg, len);
+            raw_frames = true;
             if (card.count < QUEUE && len <= NETPOLL_FRAME_MAX && queue_frame(0, arg, len))
                 bytes_carried += len; /* more than any payload it can hold */
             break;
@@ -172,7 +187,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             uint32_t ip = sender_ips[arg[0] % 3];
             uint16_t src_port = (uint16_t)(40000 + (arg[0] >> 2) % 2);
             struct netpoll sender;
-            netpoll_init(&sender, our_mac, ip, src_port);
+            netpoll_init(&sender, sender_mac, ip, src_port);
             sender.next_id = next_id++;
             size_t first = card.count;
             bool only_this = card.next == first; /* nothing older waits on the card */
@@ -216,10 +231,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         case 5: /* time passes */
             clock_ns += (int64_t)(len ? arg[0] : 1) * 1000000000ll;
             break;
-        case 6: /* the card's transmit side is busy, or free again */
+        case 6: /* the card's transmit side is busy, or free again; the peer's machine answers ARP or not */
             busy = len > 0 && (arg[0] & 1);
+            neighbour_answers = !(len > 0 && (arg[0] & 2));
             break;
-        case 7: /* the address changes (DHCP), or goes */
+        case 7: /* the address changes (DHCP), or goes; the netmask and gateway with it */
+            gdb_udp_set_route(len > 0 && (arg[0] & 2) ? 0xffffff00u : 0, len > 0 && (arg[0] & 4) ? 0x0a000202u : 0);
             gdb_udp_set_address(len > 0 && (arg[0] & 1) ? 0 : OUR_IP);
             break;
         }

@@ -44,17 +44,38 @@ def checksum(data):
     return ~total & 0xFFFF
 
 
-def udp_frame(src_mac, dst_mac, src_ip, dst_ip, src_port, dst_port, payload):
-    """One Ethernet II frame holding an IPv4 UDP datagram, both checksums right."""
+def udp_datagram(src_ip, dst_ip, src_port, dst_port, payload, udp_checksum=True):
+    """The UDP header and payload; udp_checksum False: the checksum field 0 ("none")."""
     udp_len = 8 + len(payload)
     pseudo = ip_bytes(src_ip) + ip_bytes(dst_ip) + struct.pack("!BBH", 0, 17, udp_len)
     udp = struct.pack("!HHHH", src_port, dst_port, udp_len, 0) + payload
-    csum = checksum(pseudo + udp) or 0xFFFF
-    udp = udp[:6] + struct.pack("!H", csum) + udp[8:]
-    header = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + udp_len, 0x1234, 0, 64, 17, 0, ip_bytes(src_ip),
+    csum = (checksum(pseudo + udp) or 0xFFFF) if udp_checksum else 0
+    return udp[:6] + struct.pack("!H", csum) + udp[8:]
+
+
+def ipv4_frame(src_mac, dst_mac, src_ip, dst_ip, body, ident=0x1234, offset=0, more=False):
+    """One Ethernet II frame holding an IPv4 header (protocol UDP, checksum right) and body: a whole UDP
+    datagram, or the piece of one at byte offset (a multiple of 8) with `more` fragments to follow."""
+    flags = (0x2000 if more else 0) | (offset // 8)
+    header = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(body), ident, flags, 64, 17, 0, ip_bytes(src_ip),
                          ip_bytes(dst_ip))
     header = header[:10] + struct.pack("!H", checksum(header)) + header[12:]
-    return dst_mac + src_mac + struct.pack("!H", ETH_IPV4) + header + udp
+    return dst_mac + src_mac + struct.pack("!H", ETH_IPV4) + header + body
+
+
+def udp_frame(src_mac, dst_mac, src_ip, dst_ip, src_port, dst_port, payload, udp_checksum=True, ident=0x1234):
+    """One Ethernet II frame holding an IPv4 UDP datagram, both checksums right (or the UDP one "none")."""
+    udp = udp_datagram(src_ip, dst_ip, src_port, dst_port, payload, udp_checksum)
+    return ipv4_frame(src_mac, dst_mac, src_ip, dst_ip, udp, ident)
+
+
+def udp_fragments(src_mac, dst_mac, src_ip, dst_ip, src_port, dst_port, payload, ident, piece=1480):
+    """The frames of one UDP datagram split by IPv4 fragmentation into pieces of `piece` bytes (a multiple of
+    8) of the IPv4 payload, in order."""
+    assert piece % 8 == 0
+    udp = udp_datagram(src_ip, dst_ip, src_port, dst_port, payload)
+    return [ipv4_frame(src_mac, dst_mac, src_ip, dst_ip, udp[at:at + piece], ident, at, at + piece < len(udp))
+            for at in range(0, len(udp), piece)]
 
 
 def arp_frame(op, sender_mac, sender_ip, target_mac, target_ip, dst_mac):
@@ -64,11 +85,17 @@ def arp_frame(op, sender_mac, sender_ip, target_mac, target_ip, dst_mac):
 
 
 # One frame as the kernel sent it: kind "arp" (op, sender ip, target ip) or "udp" (addresses, ports, payload),
-# "ip" for other IPv4, "other"; frame_len the whole frame, ip_len the IPv4 datagram (0 for ARP).
-Frame = namedtuple("Frame", "t kind frame_len ip_len src dst sport dport payload arp_op")
+# "ip" for other IPv4, "other"; frame_len the whole frame, ip_len the IPv4 datagram (0 for ARP); dst_mac the
+# Ethernet destination.
+Frame = namedtuple("Frame", "t kind frame_len ip_len src dst sport dport payload arp_op dst_mac")
+Frame.__new__.__defaults__ = (None,)
 
 
 def parse_frame(frame, t=0.0):
+    return parse_frame_body(frame, t)._replace(dst_mac=bytes(frame[:6]) if len(frame) >= 6 else None)
+
+
+def parse_frame_body(frame, t):
     if len(frame) < 14:
         return Frame(t, "other", len(frame), 0, None, None, None, None, b"", None)
     ethertype = struct.unpack("!H", frame[12:14])[0]

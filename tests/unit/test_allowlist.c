@@ -334,6 +334,32 @@ static void test_every_service_asks_one_allowlist(void **state)
     assert_true(net_peer_permitted(IP(192, 168, 1, 200)));
 }
 
+/* Addresses no sender holds are refused for every UDP service, by the default and by a list that names them. */
+static void test_hostile_sources_are_never_permitted(void **state)
+{
+    (void)state;
+    fake_address = IP(10, 0, 2, 15);
+    fake_netmask = 0xffffff00u;
+    static const uint32_t hostile[] = {
+        IP(0, 0, 0, 0), IP(255, 255, 255, 255), IP(224, 0, 0, 1), IP(239, 255, 255, 250), IP(240, 0, 0, 1),
+        IP(127, 0, 0, 1), IP(10, 0, 2, 15) /* ourselves */, IP(10, 0, 2, 255) /* the subnet's broadcast */,
+    };
+    static const char *const rules[] = { NULL, "0.0.0.0/0", "10.0.2.0/24,127.0.0.0/8,224.0.0.0/3,0.0.0.0/32" };
+    for (size_t r = 0; r < sizeof rules / sizeof rules[0]; r++) {
+        fake_allow_option = rules[r];
+        net_peers_init();
+        assert_string_equal(net_peers_rule(), rules[r] ? "udpsh.allow" : "local subnet");
+        for (size_t i = 0; i < sizeof hostile / sizeof hostile[0]; i++)
+            assert_false(net_peer_permitted(hostile[i]));
+        assert_true(net_peer_permitted(IP(10, 0, 2, 2)));
+        assert_true(net_peer_permitted(IP(10, 0, 2, 254)));
+    }
+    /* the subnet's broadcast follows the netmask */
+    fake_netmask = 0xfffffe00u;
+    assert_true(net_peer_permitted(IP(10, 0, 2, 255)));
+    assert_false(net_peer_permitted(IP(10, 0, 3, 255)));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -355,6 +381,7 @@ int main(void)
         cmocka_unit_test(test_local_subnet),
         cmocka_unit_test(test_local_subnet_fails_closed),
         cmocka_unit_test(test_every_service_asks_one_allowlist),
+        cmocka_unit_test(test_hostile_sources_are_never_permitted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -15,6 +15,7 @@
 #include "gdbstub/stub.h"
 #include "gdbstub/udp.h"
 #include "kernel/net/netpoll.h"
+#include "tests/unit/fake_neighbour.h"
 
 #define OUR_IP 0x0a00020f
 #define GDB_IP 0x0a000202
@@ -36,6 +37,7 @@ static struct frames {
 static int64_t clock_ns;
 static bool card_busy;
 static int64_t rx_busy_until; /* poll says NETDEV_POLL_BUSY until then (someone stopped inside it) */
+static bool neighbour_silent;  /* gdb's machine does not answer ARP */
 
 static bool push(struct frames *q, const uint8_t *frame, size_t len)
 {
@@ -49,6 +51,8 @@ static bool fake_transmit(const uint8_t *frame, size_t len)
 {
     if (card_busy)
         return false;
+    if (!neighbour_silent && fake_neighbour_answers(frame, len, gdb_mac, gdb_udp_frame))
+        return true; /* gdb's machine knows its address at once */
     return push(&from_card, frame, len);
 }
 
@@ -151,9 +155,11 @@ static int setup(void **state)
     card_busy = false;
     rx_busy_until = 0;
     rx_interrupt_off = 0;
+    neighbour_silent = false;
     gdb_udp_init(&fake_port, our_mac, GDB_PORT);
     gdb_udp_set_address(OUR_IP);
     netpoll_init(&gdb_side, gdb_mac, GDB_IP, 40000);
+    gdb_side.admit = fake_admit_any;
     return 0;
 }
 
@@ -431,6 +437,39 @@ static void test_large_packet_in_fragments_reaches_the_stub_whole(void **state)
     assert_string_equal(read_all(), packet);
 }
 
+/* Replies go where ARP says the peer is, never to the Ethernet source of its datagrams; with no answer to our
+ * question, the question goes out and the reply does not (gdb retransmits). */
+static void test_replies_go_to_the_mac_arp_gave_never_to_a_frames_source(void **state)
+{
+    (void)state;
+    static const uint8_t steered[6] = { 0x02, 0xde, 0xad, 0x00, 0x00, 0x01 };
+    neighbour_silent = true;
+    gdb_sends("$?#3f");
+    memcpy(to_card.bytes[to_card.count - 1] + 6, steered, 6);
+    assert_int_equal(running_delivers(), GDB_UDP_STOP_ATTACH);
+    begin();
+    read_all();
+    stub_writes("+$S05#b8");
+    /* questions, broadcast (the session's start waited for an answer, asking again), and no datagram */
+    assert_true(from_card.count >= 1);
+    for (size_t i = 0; i < from_card.count; i++) {
+        assert_int_equal(from_card.bytes[i][12], 0x08);
+        assert_int_equal(from_card.bytes[i][13], 0x06);
+        assert_int_equal(from_card.bytes[i][14 + 7], 1);
+    }
+    assert_null(next_reply());
+    /* the answer comes; gdb's retransmission is answered from memory, to the MAC ARP gave */
+    neighbour_silent = false;
+    clock_ns += NETPOLL_ARP_RETRY_NS;
+    gdb_sends("$?#3f");
+    memcpy(to_card.bytes[to_card.count - 1] + 6, steered, 6);
+    read_all();
+    assert_string_equal(next_reply(), "+$S05#b8");
+    assert_memory_equal(from_card.bytes[from_card.count - 1], gdb_mac, 6);
+    for (size_t i = 0; i < from_card.count; i++)
+        assert_memory_not_equal(from_card.bytes[i], steered, 6);
+}
+
 static void test_arp_is_answered_and_nothing_sent_without_an_address(void **state)
 {
     (void)state;
@@ -588,6 +627,7 @@ int main(void)
         cmocka_unit_test_setup(test_a_duplicate_still_waiting_is_dropped_and_a_refused_packet_runs_again, setup),
         cmocka_unit_test_setup(test_reordered_datagrams_are_read_in_arrival_order, setup),
         cmocka_unit_test_setup(test_large_packet_in_fragments_reaches_the_stub_whole, setup),
+        cmocka_unit_test_setup(test_replies_go_to_the_mac_arp_gave_never_to_a_frames_source, setup),
         cmocka_unit_test_setup(test_arp_is_answered_and_nothing_sent_without_an_address, setup),
         cmocka_unit_test_setup(test_a_busy_card_gives_up_after_its_wait_and_the_next_flush_goes_out, setup),
         cmocka_unit_test_setup(test_under_the_stub_a_duplicated_step_steps_once, setup),

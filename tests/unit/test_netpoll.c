@@ -1,7 +1,8 @@
 /* tests/unit/test_netpoll.c: kernel/net/netpoll.c -- ARP answered for our address only, IPv4/UDP parsed and
- * built (checksums both ways, against a second netpoll playing the peer), fragments reassembled in every
- * order and with duplicates, overlaps with other bytes, oversize and inconsistent sets refused, wrong address
- * and port ignored, and every truncation of a good frame refused without reading past it. */
+ * built (checksums both ways, against a second netpoll playing the peer; no checksum refused), fragments
+ * reassembled in every order and with duplicates, overlaps with other bytes, oversize and inconsistent sets
+ * refused, only from an admitted source, wrong address and port ignored, hostile sources dropped, and every
+ * truncation of a good frame refused without reading past it. Neighbours: test_netpoll_neighbours.c. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,16 +12,16 @@
 #include <cmocka.h>
 
 #include "kernel/net/netpoll.h"
-
-#define OUR_IP 0x0a00020f   /* 10.0.2.15 */
-#define PEER_IP 0x0a000202  /* 10.0.2.2 */
-#define OUR_PORT 1234
-#define PEER_PORT 40000
-
-static const uint8_t our_mac[6] = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 };
-static const uint8_t peer_mac[6] = { 0x52, 0x55, 0x0a, 0x00, 0x02, 0x02 };
+#include "tests/unit/netpoll_addresses.h"
 
 static struct netpoll us, peer;
+static uint32_t admitted_ip; /* the one source the owner lets reassemble */
+
+static bool admit_one(void *arg, uint32_t src)
+{
+    (void)arg;
+    return src == admitted_ip;
+}
 
 /* Frames a send produced, in order. */
 #define FRAMES_MAX 64
@@ -46,6 +47,8 @@ static int setup(void **state)
     (void)state;
     netpoll_init(&us, our_mac, OUR_IP, OUR_PORT);
     netpoll_init(&peer, peer_mac, PEER_IP, PEER_PORT);
+    admitted_ip = PEER_IP;
+    us.admit = admit_one;
     memset(&sent, 0, sizeof sent);
     return 0;
 }
@@ -174,7 +177,7 @@ static void test_short_datagram_is_padded_and_padding_is_not_payload(void **stat
     assert_int_equal(dg.len, 0);
 }
 
-static void test_bad_checksums_are_refused_and_zero_udp_checksum_is_none(void **state)
+static void test_bad_checksums_and_no_udp_checksum_are_refused(void **state)
 {
     (void)state;
     uint8_t msg[100];
@@ -191,9 +194,11 @@ static void test_bad_checksums_are_refused_and_zero_udp_checksum_is_none(void **
     peer_sends(msg, sizeof msg);
     sent.bytes[0][14 + 20 + 6] = 0;
     sent.bytes[0][14 + 20 + 7] = 0;
-    sent.bytes[0][14 + 20 + 8 + 50] ^= 1; /* no checksum: nothing to catch it */
-    assert_int_equal(give(0, &dg), NETPOLL_DATAGRAM);
-    assert_int_equal(us.counts.datagrams, 1);
+    /* "no checksum" is refused even when the bytes are right: it would let fragments of two datagrams be
+     * spliced into one nobody sent */
+    assert_int_equal(give(0, &dg), NETPOLL_IGNORE);
+    assert_int_equal(us.counts.bad_checksum, 3);
+    assert_int_equal(us.counts.datagrams, 0);
 }
 
 static void test_wrong_address_port_protocol_and_type_are_not_ours(void **state)
@@ -455,6 +460,99 @@ static void test_a_newer_set_replaces_an_older_one_and_stale_sets_time_out(void 
     assert_int_equal(us.counts.reassembly_dropped, 2);
 }
 
+/* ---- hostile sources, admission (neighbours: test_netpoll_neighbours.c) ------------------------------- */
+
+static const uint8_t forger_mac[6] = { 0x02, 0xde, 0xad, 0xbe, 0xef, 0x01 };
+
+static enum netpoll_verdict receive_at(const uint8_t *f, size_t len, int64_t now)
+{
+    struct netpoll_datagram dg;
+    uint8_t reply[NETPOLL_FRAME_MIN];
+    size_t rl = 0;
+    return netpoll_receive(&us, f, len, now, &dg, reply, &rl);
+}
+
+/* The peer's one datagram with its IPv4 source (and the checksums made right again), or its Ethernet source. */
+static void resource(uint32_t src, const uint8_t *src_mac)
+{
+    struct netpoll forger;
+    netpoll_init(&forger, src_mac ? src_mac : peer_mac, src, PEER_PORT);
+    sent.count = 0;
+    assert_true(netpoll_send_udp(&forger, our_mac, OUR_IP, OUR_PORT, (const uint8_t *)"$g#67", 5, scratch,
+                                 capture, 0));
+}
+
+static void test_hostile_sources_are_dropped(void **state)
+{
+    (void)state;
+    us.netmask = 0xffffff00;
+    static const uint32_t hostile[] = {
+        0,          /* 0.0.0.0 */
+        0xffffffff, /* limited broadcast */
+        0xe0000001, /* multicast */
+        0xefffffff,
+        0xf0000001, /* class E */
+        0x7f000001, /* loopback */
+        OUR_IP,     /* ourselves */
+        0x0a0002ff, /* the subnet's broadcast */
+    };
+    struct netpoll_datagram dg;
+    for (size_t i = 0; i < sizeof hostile / sizeof hostile[0]; i++) {
+        resource(hostile[i], 0);
+        assert_int_equal(give(0, &dg), NETPOLL_IGNORE);
+        assert_int_equal(us.counts.hostile_source, i + 1);
+    }
+    /* a group (multicast or broadcast) Ethernet source, from an otherwise good address */
+    static const uint8_t group[2][6] = { { 0x01, 0x00, 0x5e, 0x00, 0x00, 0x01 }, { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff } };
+    for (int i = 0; i < 2; i++) {
+        resource(PEER_IP, group[i]);
+        assert_int_equal(give(0, &dg), NETPOLL_IGNORE);
+    }
+    assert_int_equal(us.counts.hostile_source, sizeof hostile / sizeof hostile[0] + 2);
+    assert_int_equal(us.counts.datagrams, 0);
+    /* and the same sender from a good address gets through */
+    resource(PEER_IP, 0);
+    assert_int_equal(give(0, &dg), NETPOLL_DATAGRAM);
+    /* a /31 has no broadcast address; without a netmask there is none either */
+    assert_false(netpoll_source_refused(0x0a000203, 0x0a000202, 0xfffffffe));
+    assert_false(netpoll_source_refused(0x0a0002ff, OUR_IP, 0));
+    assert_true(netpoll_source_refused(0x0a0003ff, 0x0a00020f, 0xfffffc00));
+}
+
+static void test_unadmitted_fragments_neither_start_nor_cancel_the_peers_reassembly(void **state)
+{
+    (void)state;
+    fill(big, 3000, 9);
+    peer_sends(big, 3000);
+    uint8_t mine[3][NETPOLL_FRAME_MAX];
+    size_t mine_len[3];
+    for (int i = 0; i < 3; i++)
+        memcpy(mine[i], sent.bytes[i], mine_len[i] = sent.len[i]);
+    assert_int_equal(receive_at(mine[0], mine_len[0], 0), NETPOLL_HELD);
+    /* another (allowlisted, even) address sends fragments: a first one, a middle one with the peer's id */
+    struct netpoll other;
+    netpoll_init(&other, forger_mac, PEER_IP + 1, PEER_PORT);
+    other.next_id = peer.next_id - 1;
+    sent.count = 0;
+    assert_true(netpoll_send_udp(&other, our_mac, OUR_IP, OUR_PORT, big, 3000, scratch, capture, 0));
+    for (size_t i = 0; i < sent.count; i++)
+        assert_int_equal(receive_at(sent.bytes[i], sent.len[i], 0), NETPOLL_IGNORE);
+    assert_int_equal(us.counts.not_admitted, sent.count);
+    assert_int_equal(us.counts.reassembly_dropped, 0);
+    assert_false(netpoll_wants(&us, sent.bytes[1], sent.len[1])); /* not the set being reassembled */
+    struct netpoll_datagram dg;
+    assert_int_equal(receive_at(mine[1], mine_len[1], 0), NETPOLL_HELD);
+    uint8_t reply[NETPOLL_FRAME_MIN];
+    size_t rl;
+    assert_int_equal(netpoll_receive(&us, mine[2], mine_len[2], 0, &dg, reply, &rl), NETPOLL_DATAGRAM);
+    assert_datagram(&dg, big, 3000);
+    /* no admission at all (no owner's answer): nobody reassembles */
+    us.admit = 0;
+    peer_sends(big, 3000);
+    assert_int_equal(give(0, &dg), NETPOLL_IGNORE);
+    assert_int_equal(us.counts.not_admitted, 4);
+}
+
 static void test_too_long_to_send_is_refused(void **state)
 {
     (void)state;
@@ -470,7 +568,7 @@ int main(void)
         cmocka_unit_test_setup(test_arp_for_others_replies_and_without_address_are_ignored, setup),
         cmocka_unit_test_setup(test_small_datagram_round_trips_with_checksums, setup),
         cmocka_unit_test_setup(test_short_datagram_is_padded_and_padding_is_not_payload, setup),
-        cmocka_unit_test_setup(test_bad_checksums_are_refused_and_zero_udp_checksum_is_none, setup),
+        cmocka_unit_test_setup(test_bad_checksums_and_no_udp_checksum_are_refused, setup),
         cmocka_unit_test_setup(test_wrong_address_port_protocol_and_type_are_not_ours, setup),
         cmocka_unit_test_setup(test_every_truncation_and_bad_length_is_refused, setup),
         cmocka_unit_test_setup(test_large_datagram_is_fragmented_and_reassembled_in_order, setup),
@@ -479,6 +577,8 @@ int main(void)
         cmocka_unit_test_setup(test_partial_overlap_with_the_same_bytes_is_accepted, setup),
         cmocka_unit_test_setup(test_oversize_and_inconsistent_sets_are_refused, setup),
         cmocka_unit_test_setup(test_a_newer_set_replaces_an_older_one_and_stale_sets_time_out, setup),
+        cmocka_unit_test_setup(test_hostile_sources_are_dropped, setup),
+        cmocka_unit_test_setup(test_unadmitted_fragments_neither_start_nor_cancel_the_peers_reassembly, setup),
         cmocka_unit_test_setup(test_too_long_to_send_is_refused, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
