@@ -2,7 +2,8 @@
  * gdbstub/udp.c) on arbitrary input. The input is a run of records -- op, two length bytes, that many
  * bytes -- that hand raw frames to the card, send well-formed datagrams (whole or fragmented, in a shuffled
  * order, from one of three senders) while the machine runs or during a session, make the stub write and
- * flush, drain its getc, and move the clock. Invariants: every frame the transport sends parses back as an
+ * flush, drain its getc, and move the clock -- in the insecure mode (raw gdb bytes), where the transport
+ * alone holds the line. Invariants: every frame the transport sends parses back as an
  * ARP reply or a checksummed datagram to the peer of at most GDB_UDP_DATAGRAM_MAX bytes of payload; the stub
  * never reads more bytes than datagrams carried; a running machine is only asked to stop by Ctrl-C or one
  * good packet; netpoll's verdicts stay within the frame and its buffers. */
@@ -12,6 +13,7 @@
 #include "fuzz.h"
 #include "gdbstub/udp.h"
 #include "kernel/net/netpoll.h"
+#include "tests/unit/gdb_udp_seam.h"
 
 #define OUR_IP 0x0a00020f
 #define GDB_PORT 1234
@@ -142,6 +144,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     busy = false;
     bytes_carried = bytes_read = 0;
     memset(&card, 0, sizeof card);
+    static const uint8_t zero[SHA256_DIGEST_SIZE];
+    gdb_udp_seam_key(zero, 0, 0);
+    gdb_udp_seam_insecure(); /* raw gdb bytes: the transport's rules for senders nothing proves */
     gdb_udp_init(&port, our_mac, GDB_PORT);
     gdb_udp_set_address(OUR_IP);
     netpoll_init(&checker, our_mac, 0, 40000);
