@@ -235,10 +235,22 @@ static bool one_good_packet(const uint8_t *bytes, size_t len, size_t from, size_
     return hi >= 0 && lo >= 0 && (uint8_t)(hi << 4 | lo) == sum;
 }
 
+/* What a debugger sends first and a stub never sends: `?`, a `q` query (gdb's qSupported), lldb's
+ * QStartNoAckMode (a stub's `QC` reply to qC is not one). */
+static bool opens_as_a_debugger(const uint8_t *body, size_t len)
+{
+    static const char no_ack[] = "QStartNoAckMode";
+    if (len == 0)
+        return false;
+    if (body[0] == '?' || body[0] == 'q')
+        return true;
+    return len == sizeof no_ack - 1 && memcmp(body, no_ack, len) == 0;
+}
+
 /* What a datagram to a running machine asks: exactly Ctrl-C (after any acks) interrupts, exactly one packet
  * with a good checksum (after any acks) attaches; anything else nothing. A newcomer nothing proves (the
- * insecure mode) must open as gdb does: Ctrl-C, or a packet gdb sends first (`?` or a `q` query), so that
- * another stub's reply echoed at us opens nothing. */
+ * insecure mode) must open as a debugger does: Ctrl-C, or a packet gdb or lldb sends first
+ * (opens_as_a_debugger), so that another stub's reply echoed at us opens nothing. */
 static enum gdb_udp_stop running_request(const uint8_t *bytes, size_t len, bool opener)
 {
     size_t i = skip_acks(bytes, len), body_len;
@@ -246,7 +258,7 @@ static enum gdb_udp_stop running_request(const uint8_t *bytes, size_t len, bool 
         return GDB_UDP_STOP_INTERRUPT;
     if (!one_good_packet(bytes, len, i, &body_len))
         return GDB_UDP_NO_STOP;
-    if (opener && (body_len == 0 || (bytes[i + 1] != '?' && bytes[i + 1] != 'q')))
+    if (opener && !opens_as_a_debugger(bytes + i + 1, body_len))
         return GDB_UDP_NO_STOP;
     return GDB_UDP_STOP_ATTACH;
 }

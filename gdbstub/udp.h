@@ -13,8 +13,9 @@
  *   hellos    A KPG1 hello is answered (GDB_UDP_NONCE_LEN bytes, within 3x) only with a token: the proven
  *             peer has its own bucket, everyone else shares one; GDB_UDP_HELLO_RATE a second each.
  *   unproven  From a sender nothing proves, nothing that looks like a stub's own reply is taken (a lone `-`,
- *             `$OK`, `$Enn`, `$#00`, after any acks), and a newcomer opens only as gdb does: Ctrl-C, or a
- *             `?` or `q` packet. Two stubs, or a stub and an echo, cannot keep answering each other.
+ *             `$OK`, `$Enn`, `$#00`, after any acks), and a newcomer opens only as a debugger does: Ctrl-C, or a
+ *             `?`, `q...` or `QStartNoAckMode` packet. Two stubs, or a stub and an echo, cannot keep
+ *             answering each other.
  *   running   While the machine runs, only a datagram that is exactly Ctrl-C, or one well-formed packet with a
  *             good checksum (after any acks), asks for a stop; anything else is dropped, so garbage sent to
  *             the port changes nothing. The same holds for a newcomer's first datagram during a session.

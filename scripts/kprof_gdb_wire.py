@@ -120,9 +120,10 @@ class Session:
             raise Rejected("nonce answer to another hello")
         nonce = body[5 + NONCE_BYTES:5 + 2 * NONCE_BYTES]
         rx_floor, tx_from = struct.unpack(">QQ", body[5 + 2 * NONCE_BYTES:])
-        if nonce != self.nonce:
-            # A new session nonce is a new boot (ours is the same address): its reply counters start again
-            # at tx_from, and the last boot's must not make every reply of this one look replayed.
+        if nonce != self.nonce or tx_from < self.rx:
+            # A new boot: a new session nonce (ours is the same address), or -- should its secret repeat -- a
+            # kernel whose replies so far number fewer than we took. Its reply counters start again at
+            # tx_from; the last boot's must not make every reply of this one look replayed.
             self.rx = tx_from
         else:
             self.rx = max(self.rx, tx_from)

@@ -142,9 +142,14 @@ def test_a_new_boots_nonce_restarts_the_reply_counter():
     with pytest.raises(wire.Rejected):
         s.open(reply(4, b"+", nonce=other))  # replays still refused
     s.hello()
-    s.take_nonce(answer(nonce=other, tx_from=1))  # the same boot asked again: its counter kept
+    s.take_nonce(answer(nonce=other, tx_from=4))  # the same boot asked again: its counter kept
     with pytest.raises(wire.Rejected):
-        s.open(reply(3, b"+", nonce=other))
+        s.open(reply(4, b"+", nonce=other))
+    assert s.open(reply(5, b"+", nonce=other)) == b"+"
+    # a boot whose secret repeated (no entropy): the same nonce, but it has sent fewer replies than we took
+    s.hello()
+    s.take_nonce(answer(nonce=other, tx_from=0))
+    assert s.open(reply(1, b"+", nonce=other)) == b"+"
 
 
 # ---- the relay as a child process, against a fake kernel ---------------------------------------------------
