@@ -7,6 +7,9 @@ segments the test owns (tests/integration/forge.py), in the plain (no key) and k
   claim no peer and get no frame back; `net` counts them.
 - The worst answer to an unvalidated sender, over every datagram forged here (hellos included), is within 3x,
   bytes counted as on the wire (IPv4 and UDP headers both ways).
+- Insecure mode (where a forger may take the machine, and the docs say so): 100 forged repeats of a short
+  `m` read get no byte back (the answer is over 3x of them), a small answer is sent again once, not five
+  times (the issue measured 1242x before).
 - A forged `$#00` (and a forged hello, whose answer the other side must not answer) between two kernels
   joined by a forge.Relay, and between a kernel and a UDP echo on the segment, ends after at most one datagram
   each way. In the insecure mode too for `$#00` (it looks like a stub's reply).
@@ -130,6 +133,40 @@ def test_worst_answer_to_an_unvalidated_sender_is_within_3x(wire):
     assert bytes_out <= 3 * bytes_in
     uptime_says_up(k)
     assert gdb_lines(k)["peer"] == "no peer"
+
+
+def test_insecure_repeats_answered_once_and_within_3x(request, kprof_factory):
+    segment = forge.Segment()
+    try:
+        segment.answers_arp.update({FORGED_IP: FORGED_MAC})
+        k = kprof_factory(smp=1, mem=256, cmdline="ip=%s/24 gw=10.0.2.2 gdb.udp=%d gdb.udp.insecure" % (
+            KERNEL_IP, GDB_PORT), extra_args=segment.netdev_args(), name=request.node.name)
+        assert forge_and_count(segment, packet(b"?")), "the insecure mode takes gdb's opener from anyone"
+        forge_and_count(segment, b"+", quiet=0.5)
+        fmt = rodata_address(b"up %lld.%03lld s\n")
+        read = packet(b"m%x,200" % fmt)
+        first = forge_and_count(segment, read)
+        assert sum(len(f.payload) for f in first) > 1024, first
+        bytes_in = bytes_out = 0
+        for _ in range(100):
+            frames = forge_and_count(segment, read, quiet=0.05)
+            bytes_in += len(read) + HEADERS
+            bytes_out += sum(f.ip_len for f in frames)
+        segment.wait_quiet(1.0)
+        assert bytes_out == 0, "%d bytes out for %d in" % (bytes_out, bytes_in)
+        forge_and_count(segment, b"+", quiet=0.5)
+        small = packet(b"qC")
+        forge_and_count(segment, small)
+        again = sum(len(forge_and_count(segment, small, quiet=0.3)) for _ in range(5))
+        assert again == 1, "the repeat of qC was answered %d times" % again
+        forge_and_count(segment, b"+", quiet=0.5)
+        forge_and_count(segment, packet(b"D"))
+        forge_and_count(segment, b"+", quiet=0.5)
+        uptime_says_up(k)
+        net = k.cmd("net")
+        assert re.search(r"gdb unproven: (\d+) repeats dropped", net).group(1) == "104", net
+    finally:
+        segment.close()
 
 
 def echo_on(segment, ip, mac):
