@@ -175,6 +175,24 @@ static enum gdb_udp_stop running_delivers(void)
 static void begin(void) { gdb_udp_transport.session(0, true, false); }
 static void end(bool gone) { gdb_udp_transport.session(0, false, gone); }
 
+/* gdb opens (`?`) and the machine stops for it: a session, the opener read. */
+static void attach(void)
+{
+    gdb_sends("$?#3f");
+    running_delivers();
+    begin();
+    read_all();
+}
+
+/* attach, and the stub answers the opener; gdb's ack of that answer waits on the card. */
+static void attach_and_answer(void)
+{
+    attach();
+    stub_writes("+");
+    stub_writes("$S05#b8");
+    gdb_sends("+");
+}
+
 /* ---- tests ---- */
 
 static void test_a_good_packet_attaches_and_ctrl_c_interrupts(void **state)
@@ -277,10 +295,7 @@ static void test_a_silent_peer_is_replaced_after_the_idle_time(void **state)
 static void test_flush_sends_each_ack_and_packet_as_a_datagram_split_at_gdbs_buffer(void **state)
 {
     (void)state;
-    gdb_sends("$?#3f");
-    running_delivers();
-    begin();
-    read_all();
+    attach();
     stub_writes("+");
     assert_string_equal(next_reply(), "+");
     stub_writes("$OK#9a");
@@ -315,10 +330,7 @@ static void test_flush_sends_each_ack_and_packet_as_a_datagram_split_at_gdbs_buf
 static void test_a_bulk_write_splits_into_the_same_datagrams_as_putc(void **state)
 {
     (void)state;
-    gdb_sends("$?#3f");
-    running_delivers();
-    begin();
-    read_all();
+    attach();
     static char payload[20001];
     for (size_t i = 0; i < sizeof payload - 1; i++)
         payload[i] = (char)('A' + i % 23);
@@ -354,13 +366,7 @@ static void test_a_bulk_write_splits_into_the_same_datagrams_as_putc(void **stat
 static void test_a_repeated_packet_is_answered_again_not_run_again(void **state)
 {
     (void)state;
-    gdb_sends("$?#3f");
-    running_delivers();
-    begin();
-    read_all();
-    stub_writes("+");
-    stub_writes("$S05#b8");
-    gdb_sends("+");
+    attach_and_answer();
     assert_string_equal(read_all(), "+");
     /* `s`, answered; then the same `s` again before gdb acked the reply (it never saw it) */
     gdb_sends("$s#73");
@@ -410,10 +416,7 @@ static void test_a_duplicate_still_waiting_is_dropped_and_a_refused_packet_runs_
 static void test_reordered_datagrams_are_read_in_arrival_order(void **state)
 {
     (void)state;
-    gdb_sends("$?#3f");
-    running_delivers();
-    begin();
-    read_all();
+    attach();
     /* gdb's ack overtaken by its next packet: the stub reads both, the packet-layer copes */
     gdb_sends("$g#67");
     gdb_sends("+");
@@ -423,10 +426,7 @@ static void test_reordered_datagrams_are_read_in_arrival_order(void **state)
 static void test_large_packet_in_fragments_reaches_the_stub_whole(void **state)
 {
     (void)state;
-    gdb_sends("$?#3f");
-    running_delivers();
-    begin();
-    read_all();
+    attach();
     static char packet[12001];
     memset(packet, 'x', sizeof packet - 1);
     packet[0] = '$';
@@ -458,10 +458,7 @@ static void test_arp_is_answered_and_nothing_sent_without_an_address(void **stat
 static void test_a_busy_card_gives_up_after_its_wait_and_the_next_flush_goes_out(void **state)
 {
     (void)state;
-    gdb_sends("$?#3f");
-    running_delivers();
-    begin();
-    read_all();
+    attach();
     card_busy = true;
     stub_writes("+");
     assert_null(next_reply());
@@ -480,10 +477,7 @@ static void test_a_busy_card_gives_up_after_its_wait_and_the_next_flush_goes_out
 static void test_a_card_held_by_a_stopped_cpu_ends_the_session_instead_of_hanging(void **state)
 {
     (void)state;
-    gdb_sends("$?#3f");
-    running_delivers();
-    begin();
-    read_all();
+    attach();
     rx_busy_until = clock_ns + GDB_UDP_CARD_STUCK_NS / 2;
     gdb_sends("$g#67");
     assert_int_equal(gdb_udp_transport.getc(0, -1), '$'); /* waited out, then read */
@@ -626,13 +620,7 @@ static void test_reply_looking_datagrams_are_never_answered(void **state)
 static void test_repeats_answered_once_and_within_the_budget(void **state)
 {
     (void)state;
-    gdb_sends("$?#3f");
-    running_delivers();
-    begin();
-    read_all();
-    stub_writes("+");
-    stub_writes("$S05#b8");
-    gdb_sends("+");
+    attach_and_answer();
     read_all();
     while (next_reply())
         ;
