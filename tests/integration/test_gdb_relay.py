@@ -1,6 +1,7 @@
 """The debugger's UDP transport keyed by the UDP shell's key (issue 15 item 4), and plain (no key: KPG1 under
 the empty key, issue 24), in QEMU.
 
+- Keyed: `net` over the keyed UDP shell names the gdb peer (a keyed reader may see it).
 - Plain: real gdb through the relay without a key attaches, reads memory, continues and detaches; after the
   kernel reboots (the `reboot` command: a new boot secret, counters from nothing) the same relay, still
   attached, says hello again and gdb works on; raw gdb bytes (`target remote udp:`) get no answer.
@@ -20,6 +21,7 @@ import hashlib
 import hmac
 import os
 import re
+import socket
 import struct
 import subprocess
 import sys
@@ -35,6 +37,7 @@ import kprof_gdb_wire as gw  # noqa: E402
 
 KEY = "6b70726f662d6764622d7564702d6b6579"  # 17 bytes
 RELAY = os.path.join(TOP, "scripts", "kprof-gdb-relay")
+UDPSH = os.path.join(TOP, "scripts", "udpsh")
 PROF_PY = os.path.join(TOP, "scripts", "prof.py")
 GDB_GUEST_PORT = 1234
 KERNEL_IP = "10.0.2.15"
@@ -114,6 +117,50 @@ def test_gdb_through_the_keyed_relay(keyed, tmp_path):
     after = auth_line(keyed)
     assert after["hellos"] >= before["hellos"] + 1 and after["accepted"] > before["accepted"] + 10, after
     assert after["stops"] == before["stops"] + 1, after
+
+
+def test_keyed_readers_see_the_gdb_peer(keyed):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.connect(("127.0.0.1", keyed.gdb_udp_port))
+    s.settimeout(1.0)
+    session = gw.Session(bytes.fromhex(KEY))
+
+    def exchange(unit, want):
+        """Sends unit sealed (again until answered); returns the opened answer once it holds want."""
+        got = b""
+        for _ in range(20):
+            if not got:
+                s.send(session.seal(unit))
+            try:
+                got += session.open(s.recv(65536))
+            except (socket.timeout, gw.Rejected):
+                continue
+            if want in got:
+                return got
+        raise AssertionError("no %r in the answer to %r: %r" % (want, unit, got))
+
+    for _ in range(20):
+        s.send(session.hello())
+        try:
+            session.take_nonce(s.recv(65536))
+            break
+        except (socket.timeout, gw.Rejected):
+            pass
+    exchange(packet(b"?"), b"#")
+    s.send(session.seal(b"+"))
+    exchange(packet(b"c"), b"+")  # running again, the peer kept
+    try:
+        env = dict(os.environ, KPROF_UDPSH_KEY=KEY)
+        r = poll("net over the keyed UDP shell", lambda: (lambda r: r if r.returncode == 0 else None)(
+            subprocess.run([UDPSH, "-t", "5", "-p", str(keyed.udp_port), "127.0.0.1", "net"], capture_output=True,
+                           text=True, env=env, timeout=30)), timeout=30)
+        assert re.search(r"gdb udp: port \d+ at \S+, peer 10\.0\.2\.2:\d+,", r.stdout), r.stdout
+    finally:
+        exchange(b"\x03", b"#")  # the stop, then detach: the module's kernel is left as it was
+        s.send(session.seal(b"+"))
+        exchange(packet(b"D"), b"OK")
+        s.send(session.seal(b"+"))
+        poll("no peer", lambda: auth_line(keyed)["peer"] == "no peer", timeout=20)
 
 
 def test_relay_with_another_key_gets_no_session(keyed, tmp_path):
