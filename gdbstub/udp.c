@@ -1,12 +1,14 @@
-/* gdbstub/udp.c: the gdb UDP transport (gdbstub/udp.h) -- the peer rule, the receive ring the
- * stub's getc reads, the send buffer flush turns into datagrams, and the memory of the last packet answered
- * that makes repeats harmless. The card, the clock and the allowlist are struct gdb_udp_port's. */
+/* gdbstub/udp.c: the gdb UDP transport (gdbstub/udp.h) -- the peer rule, the rules for unproven senders
+ * (the hello budget, the opener, reply-looking datagrams, the repeat budget), the receive ring the stub's
+ * getc reads, the send buffer flush turns into datagrams, and the memory of the last packet answered that
+ * makes repeats harmless. The card, the clock and the allowlist are struct gdb_udp_port's. */
 #include <stdatomic.h>
 
 #include "gdbstub/packet.h"
 #include "gdbstub/udp.h"
 #include "kernel/lib/string.h"
 #include "kernel/lib/hex.h"
+#include "kernel/net/ratelimit.h"
 
 _Static_assert(GDB_UDP_INNER_MAX + GDB_UDP_SEAL_OVERHEAD <= NETPOLL_UDP_MAX,
                "a sealed datagram of the most gdb bytes must fit one UDP datagram");
@@ -23,8 +25,12 @@ static struct gdb_udp_counts counts;
 static atomic_int pending_stop; /* enum gdb_udp_stop */
 static unsigned tx_fail_streak; /* datagrams in a row the card did not take */
 
+static struct token_bucket hellos_unproven; /* every sender but the proven peer, together */
+static struct token_bucket hellos_peer;     /* the proven peer's own: a forged flood cannot spend it */
+
 static struct {
     bool attached;
+    bool proven; /* it showed its session nonce (KPG1); never in the insecure mode */
     uint32_t ip;
     uint16_t port;
     int64_t heard_ns;
@@ -46,12 +52,14 @@ static struct {
     size_t len;
     uint8_t bytes[GDB_UDP_INNER_MAX];
     bool answer_whole;  /* answer holds all of it (it did not overflow) */
+    bool repeated;      /* its answer has been sent again once: never twice */
     size_t answer_len;
     uint8_t answer[GDB_UDP_INNER_MAX + 16];
 } last;
 
 /* netpoll's admission: who may have fragments reassembled -- the peer, and only while the allowlist still
- * says yes (helper A's validation will make this "the validated peer"). */
+ * says yes. Under KPG1 a peer is attached only once it has shown its session nonce (proven); in the insecure
+ * mode nothing proves anyone, and the attached peer is the best there is. */
 static bool may_reassemble(void *arg, uint32_t src)
 {
     (void)arg;
@@ -72,6 +80,9 @@ void gdb_udp_init(const struct gdb_udp_port *p, const uint8_t mac[6], uint16_t p
     tx_len = 0;
     in_session = false;
     gdb_udp_auth_reset();
+    int64_t now = p->now_ns();
+    token_bucket_init(&hellos_unproven, GDB_UDP_HELLO_RATE, now);
+    token_bucket_init(&hellos_peer, GDB_UDP_HELLO_RATE, now);
     enabled = port_number != 0;
 }
 
@@ -230,31 +241,91 @@ static bool has_byte(const uint8_t *bytes, size_t len, uint8_t b)
     return false;
 }
 
-/* What a datagram to a running machine asks: exactly Ctrl-C (after any acks) interrupts, exactly one packet
- * with a good checksum (after any acks) attaches; anything else nothing. */
-static enum gdb_udp_stop running_request(const uint8_t *bytes, size_t len)
+static size_t skip_acks(const uint8_t *bytes, size_t len)
 {
     size_t i = 0;
     while (i < len && (bytes[i] == '+' || bytes[i] == '-'))
         i++;
-    if (len - i == 1 && bytes[i] == CTRL_C)
-        return GDB_UDP_STOP_INTERRUPT;
+    return i;
+}
+
+/* Whether bytes[from..len) is exactly one packet with a good checksum; its body is then
+ * bytes[from + 1 .. from + 1 + *body_len). */
+static bool one_good_packet(const uint8_t *bytes, size_t len, size_t from, size_t *body_len)
+{
+    size_t i = from;
     if (i >= len || bytes[i] != '$')
-        return GDB_UDP_NO_STOP;
+        return false;
     uint8_t sum = 0;
     for (i++; i < len && bytes[i] != '#'; i++) {
         if (bytes[i] == '$')
-            return GDB_UDP_NO_STOP;
+            return false;
         sum = (uint8_t)(sum + bytes[i]);
     }
     if (len - i != 3)
-        return GDB_UDP_NO_STOP;
+        return false;
     int hi = hex_value((char)bytes[i + 1]), lo = hex_value((char)bytes[i + 2]);
-    return hi >= 0 && lo >= 0 && (uint8_t)(hi << 4 | lo) == sum ? GDB_UDP_STOP_ATTACH : GDB_UDP_NO_STOP;
+    *body_len = i - from - 1;
+    return hi >= 0 && lo >= 0 && (uint8_t)(hi << 4 | lo) == sum;
 }
 
-/* A repeat of the packet the stub last acknowledged: answered again, not run again. True when handled. */
-static bool repeat_handled(const uint8_t *bytes, size_t len)
+/* What a debugger sends first and a stub never sends: `?`, a `q` query (gdb's qSupported), lldb's
+ * QStartNoAckMode (a stub's `QC` reply to qC is not one). */
+static bool opens_as_a_debugger(const uint8_t *body, size_t len)
+{
+    static const char no_ack[] = "QStartNoAckMode";
+    if (len == 0)
+        return false;
+    if (body[0] == '?' || body[0] == 'q')
+        return true;
+    return len == sizeof no_ack - 1 && memcmp(body, no_ack, len) == 0;
+}
+
+/* What a datagram to a running machine asks: exactly Ctrl-C (after any acks) interrupts, exactly one packet
+ * with a good checksum (after any acks) attaches; anything else nothing. A newcomer nothing proves (the
+ * insecure mode) must open as a debugger does: Ctrl-C, or a packet gdb or lldb sends first
+ * (opens_as_a_debugger), so that another stub's reply echoed at us opens nothing. */
+static enum gdb_udp_stop running_request(const uint8_t *bytes, size_t len, bool opener)
+{
+    size_t i = skip_acks(bytes, len), body_len;
+    if (len - i == 1 && bytes[i] == CTRL_C)
+        return GDB_UDP_STOP_INTERRUPT;
+    if (!one_good_packet(bytes, len, i, &body_len))
+        return GDB_UDP_NO_STOP;
+    if (opener && !opens_as_a_debugger(bytes + i + 1, body_len))
+        return GDB_UDP_NO_STOP;
+    return GDB_UDP_STOP_ATTACH;
+}
+
+/* What a stub sends and gdb does not: a lone nak (the stub would send its reply again), `OK`, `Enn` or an
+ * empty packet (after any acks). Never answered from an unproven sender: two stubs, or a stub and an echo,
+ * would answer each other for ever. (A lone `+` is let through: the stub answers no ack, and gdb's acks are
+ * what the stub waits for.) */
+static bool looks_like_a_reply(const uint8_t *bytes, size_t len)
+{
+    size_t i = skip_acks(bytes, len), body_len;
+    if (i == len)
+        return i > 0 && bytes[len - 1] == '-';
+    if (!one_good_packet(bytes, len, i, &body_len))
+        return false;
+    const uint8_t *body = bytes + i + 1;
+    if (body_len == 0 || (body_len == 2 && body[0] == 'O' && body[1] == 'K'))
+        return true;
+    return body_len == 3 && body[0] == 'E' && hex_value((char)body[1]) >= 0 && hex_value((char)body[2]) >= 0;
+}
+
+/* What sending the remembered answer again costs on the wire, as one unproven sender gets it: its datagrams,
+ * headers counted. (Unproven senders are the insecure mode's, where sealing adds nothing.) */
+static size_t answer_wire_bytes(void)
+{
+    size_t datagrams = (last.answer_len + GDB_UDP_DATAGRAM_MAX - 1) / GDB_UDP_DATAGRAM_MAX;
+    return last.answer_len + (datagrams - 1) * NET_UDP_HEADER_BYTES;
+}
+
+/* A repeat of the packet the stub last acknowledged: answered again, not run again -- once, and for an
+ * unproven sender only within the 3x budget of the datagram that asked (wire_len, its payload's length).
+ * True when handled (answered or dropped). */
+static bool repeat_handled(const uint8_t *bytes, size_t len, size_t wire_len, bool proven)
 {
     if (!last.armed || len != last.len || memcmp(bytes, last.bytes, len) != 0)
         return false;
@@ -264,6 +335,11 @@ static bool repeat_handled(const uint8_t *bytes, size_t len)
     }
     if (last.answer[0] != '+' || !last.answer_whole)
         return false; /* it was refused (`-`) or its answer is not all here: this one is a fresh try */
+    if (last.repeated || (!proven && !net_reply_within_budget(wire_len, answer_wire_bytes()))) {
+        counts.repeats_dropped++;
+        return true;
+    }
+    last.repeated = true;
     counts.repeats++;
     for (size_t at = 0; at < last.answer_len; at += GDB_UDP_DATAGRAM_MAX) {
         size_t n = last.answer_len - at;
@@ -285,6 +361,7 @@ static void note_packet(const uint8_t *bytes, size_t len)
     last.len = len;
     last.answer_len = 0;
     last.answer_whole = true;
+    last.repeated = false;
 }
 
 static void datagram_in(const struct netpoll_datagram *dg, int64_t now)
@@ -301,25 +378,38 @@ static void datagram_in(const struct netpoll_datagram *dg, int64_t now)
     if (!from_peer)
         gdb_udp_auth_reset(); /* a candidate: judged as a newcomer */
     uint8_t mac[6];
+    /* A hello's answer costs two HMACs and a datagram: a token first, the proven peer's own or everyone
+     * else's shared one, so a flood of forged hellos neither burns the CPU nor starves the peer. */
+    if (gdb_udp_is_hello(dg->data, dg->len) &&
+        !token_bucket_take(from_peer && peer.proven ? &hellos_peer : &hellos_unproven, GDB_UDP_HELLO_RATE, now)) {
+        counts.hellos_limited++;
+        return;
+    }
     const uint8_t *inner = 0;
     size_t inner_len = 0;
     enum gdb_udp_verdict verdict = gdb_udp_open(dg->src_ip, dg->src_port, dg->data, dg->len, &inner, &inner_len);
     if (verdict == GDB_UDP_REPLY) {
-        /* The keyed mode's nonce answer: to the sender as it is; no peer claimed, nothing for the stub. */
+        /* The nonce answer: to the sender as it is, at the MAC ARP gives for it; no peer claimed, nothing for
+         * the stub. */
         if (np.ip != 0 && neighbour(dg->src_ip, mac) &&
             netpoll_send_udp(&np, mac, dg->src_ip, dg->src_port, inner, inner_len, frame_scratch, emit_frame, 0))
             counts.datagrams_out++;
         return;
     }
-    if (verdict != GDB_UDP_ACCEPT) {
+    if (verdict != GDB_UDP_ACCEPT && verdict != GDB_UDP_ACCEPT_RAW) {
         counts.dropped_open++;
+        return;
+    }
+    bool proven = verdict == GDB_UDP_ACCEPT;
+    if (!proven && looks_like_a_reply(inner, inner_len)) {
+        counts.reply_looking++;
         return;
     }
     /* While the machine runs, and from a newcomer at any time, only Ctrl-C or one good packet counts: junk
      * neither stops the machine nor makes its sender the peer. */
     enum gdb_udp_stop ask = GDB_UDP_NO_STOP;
     if (!in_session || !from_peer) {
-        ask = running_request(inner, inner_len);
+        ask = running_request(inner, inner_len, !from_peer && !proven);
         if (ask == GDB_UDP_NO_STOP) {
             counts.dropped_idle++;
             return;
@@ -335,8 +425,9 @@ static void datagram_in(const struct netpoll_datagram *dg, int64_t now)
         last.armed = false;
         counts.peers++;
     }
+    peer.proven = proven;
     peer.heard_ns = now;
-    if (repeat_handled(inner, inner_len))
+    if (repeat_handled(inner, inner_len, dg->len, proven))
         return;
     if (!ring_put(inner, inner_len)) {
         counts.rx_overflow++;
@@ -430,6 +521,7 @@ static void udp_session(void *ctx, bool begin, bool gone)
         await_peer_neighbour();
     if (!begin && gone) {
         peer.attached = false;
+        peer.proven = false;
         last.armed = false;
         /* Whatever the old peer still had queued is not the next one's. */
         atomic_store(&rx_tail, atomic_load(&rx_head));

@@ -7,18 +7,29 @@
  * Rules (docs/gdb.md says them for users):
  *   peer      One peer (address and port) at a time: the first whose datagram gets through the UDP shell's
  *             allowlist and gdb_udp_open (gdbstub/udp_auth.h). Datagrams from anyone else are ignored
- *             until the peer detaches (D, k) or has sent nothing for GDB_UDP_PEER_IDLE_NS.
+ *             until the peer detaches (D, k) or has sent nothing for GDB_UDP_PEER_IDLE_NS. A peer is proven
+ *             when its datagrams carry its session nonce (KPG1, keyed or plain); in the insecure mode
+ *             (gdb.udp.insecure) nobody ever is.
+ *   hellos    A KPG1 hello is answered (GDB_UDP_NONCE_LEN bytes, within 3x) only with a token: the proven
+ *             peer has its own bucket, everyone else shares one; GDB_UDP_HELLO_RATE a second each.
+ *   unproven  From a sender nothing proves, nothing that looks like a stub's own reply is taken (a lone `-`,
+ *             `$OK`, `$Enn`, `$#00`, after any acks), and a newcomer opens only as a debugger does: Ctrl-C, or a
+ *             `?`, `q...` or `QStartNoAckMode` packet. Two stubs, or a stub and an echo, cannot keep
+ *             answering each other.
  *   running   While the machine runs, only a datagram that is exactly Ctrl-C, or one well-formed packet with a
  *             good checksum (after any acks), asks for a stop; anything else is dropped, so garbage sent to
  *             the port changes nothing. The same holds for a newcomer's first datagram during a session.
  *   repeats   gdb keeps ack mode and retransmits a packet it saw no answer to. A datagram equal to the last
  *             packet the stub acknowledged, arriving before any other datagram from the peer (gdb's `+` for
  *             our reply), is not executed again: the stub's ack and reply to it are sent again instead (gdb
- *             discards a reply it already has). A duplicated `s` steps once.
+ *             discards a reply it already has). A duplicated `s` steps once. The answer is sent again
+ *             once per packet at most, and to an unproven sender only when it keeps to the 3x budget of the
+ *             datagram that asked (headers counted); otherwise the repeat is dropped.
  *   replies   go to the MAC an ARP answer to our own question gave for the peer's address (off the subnet:
  *             the gateway's), never to a request's Ethernet source; unknown, the question goes out and the
- *             reply does not (gdb retransmits; a session's start first waits GDB_UDP_ARP_WAIT_NS for it). Fragments are reassembled only for the peer (netpoll's
- *             admission); broadcast, multicast and other hostile sources are dropped by netpoll.
+ *             reply does not (gdb retransmits; a session's start first waits GDB_UDP_ARP_WAIT_NS for it).
+ *             Fragments are reassembled only for the proven peer (netpoll's admission); broadcast,
+ *             multicast and other hostile sources are dropped by netpoll.
  *   datagrams What the stub writes is gathered and sent at each flush (the end of every packet and ack) in
  *             datagrams of at most GDB_UDP_DATAGRAM_MAX bytes of gdb data: gdb reads a UDP socket into a
  *             buffer of BUFSIZ (8192) bytes, and the rest of a longer datagram would be lost.
@@ -50,6 +61,8 @@
 /* How long a session's start polls for the ARP answer that tells where the peer is (udp.c,
  * await_peer_neighbour): clients that never retransmit their first packet then get its answer. */
 #define GDB_UDP_ARP_WAIT_NS 1000000000ll
+/* Hello answers a second (and the burst), per bucket. */
+#define GDB_UDP_HELLO_RATE 8
 /* Received gdb bytes waiting for the stub: two whole packets' worth. */
 #define GDB_UDP_RX_RING (2 * GDB_UDP_INNER_MAX + 64)
 
@@ -76,6 +89,9 @@ struct gdb_udp_counts {
     uint64_t dropped_open; /* gdb_udp_open said DROP */
     uint64_t dropped_idle; /* while running: neither Ctrl-C nor one good packet */
     uint64_t repeats;      /* repeats of the last packet answered again instead of run */
+    uint64_t repeats_dropped; /* repeats not answered: once already, or over an unproven sender's budget */
+    uint64_t reply_looking;   /* from an unproven sender, looked like a stub's reply: dropped */
+    uint64_t hellos_limited;  /* hellos over their bucket: dropped before any HMAC */
     uint64_t rx_overflow;  /* datagrams that did not fit the receive ring */
     uint64_t tx_failed;    /* datagrams the card would not take in time */
     uint64_t card_stuck;   /* sessions ended because the card stayed unusable (GDB_UDP_CARD_STUCK_NS) */

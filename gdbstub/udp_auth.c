@@ -1,6 +1,7 @@
-/* gdbstub/udp_auth.c: the keyed gdb datagram's logic (gdbstub/udp_auth.h) -- the session nonce
- * a hello is answered with, the checks a data datagram passes before its gdb bytes reach the stub (magic,
- * nonce of its address, MAC, rising counter), and the sealing of the stub's replies. Pure, over explicit
+/* gdbstub/udp_auth.c: the KPG1 gdb datagram's logic (gdbstub/udp_auth.h), keyed or plain -- the session
+ * nonce a hello is answered with, the checks a data datagram passes before its gdb bytes reach the stub
+ * (length, magic, nonce of its address, MAC, rising counter), the sealing of the stub's replies, and the
+ * insecure mode's pass-through. Pure, over explicit
  * state; gdbstub/udp_key.c holds the kernel's one instance. The key and the nonce secret are a struct
  * keyed_service (kernel/net/keyed_service.h), as the UDP shell's are. */
 #include "gdbstub/udp_auth.h"
@@ -17,6 +18,22 @@ void gdb_udp_auth_init(struct gdb_udp_auth *a, const uint8_t secret[SHA256_DIGES
 {
     memset(a, 0, sizeof *a);
     keyed_service_init(&a->service, secret, key, key_len);
+}
+
+bool gdb_udp_auth_set_insecure(struct gdb_udp_auth *a)
+{
+    if (a->service.keyed)
+        return false;
+    a->insecure = true;
+    return true;
+}
+
+/* Every HMAC this file computes, counted (the unit tests hold the length checks before them to it). */
+static void counted_hmac(struct gdb_udp_auth *a, const uint8_t *key, size_t key_len, const uint8_t *data,
+                         size_t len, uint8_t out[SHA256_DIGEST_SIZE])
+{
+    a->counts.macs++;
+    hmac_sha256(key, key_len, data, len, out);
 }
 
 static void put_u64(uint8_t *p, uint64_t v)
@@ -47,10 +64,21 @@ void gdb_udp_session_nonce(const struct gdb_udp_auth *a, uint32_t ip, uint16_t p
     memcpy(nonce, mac, GDB_UDP_NONCE_BYTES);
 }
 
+static void counted_nonce(struct gdb_udp_auth *a, uint32_t ip, uint16_t port, uint8_t nonce[GDB_UDP_NONCE_BYTES])
+{
+    a->counts.macs++;
+    gdb_udp_session_nonce(a, ip, port, nonce);
+}
+
 static bool has_kind(const uint8_t *data, size_t len, char kind)
 {
     return len > GDB_UDP_MAGIC_LEN && memcmp(data, GDB_UDP_MAGIC, GDB_UDP_MAGIC_LEN) == 0 &&
            data[GDB_UDP_MAGIC_LEN] == (uint8_t)kind;
+}
+
+bool gdb_udp_is_hello(const uint8_t *data, size_t len)
+{
+    return len == GDB_UDP_HELLO_LEN && has_kind(data, len, GDB_UDP_KIND_HELLO);
 }
 
 static enum gdb_udp_verdict answer_hello(struct gdb_udp_auth *a, uint32_t ip, uint16_t port, const uint8_t *data,
@@ -68,13 +96,13 @@ static enum gdb_udp_verdict answer_hello(struct gdb_udp_auth *a, uint32_t ip, ui
     out[n++] = GDB_UDP_KIND_NONCE;
     memcpy(out + n, data + GDB_UDP_MAGIC_LEN + 1, GDB_UDP_NONCE_BYTES);
     n += GDB_UDP_NONCE_BYTES;
-    gdb_udp_session_nonce(a, ip, port, out + n);
+    counted_nonce(a, ip, port, out + n);
     n += GDB_UDP_NONCE_BYTES;
     put_u64(out + n, a->rx_floor);
     n += 8;
     put_u64(out + n, a->tx_counter);
     n += 8;
-    hmac_sha256(a->service.key, a->service.key_len, out, n, out + n);
+    counted_hmac(a, a->service.key, a->service.key_len, out, n, out + n);
     n += GDB_UDP_MAC_BYTES;
     a->counts.hellos++;
     *inner = out;
@@ -85,13 +113,13 @@ static enum gdb_udp_verdict answer_hello(struct gdb_udp_auth *a, uint32_t ip, ui
 enum gdb_udp_verdict gdb_udp_auth_open(struct gdb_udp_auth *a, uint32_t ip, uint16_t port, const uint8_t *data,
                                        size_t len, const uint8_t **inner, size_t *inner_len)
 {
-    if (!a->service.keyed) {
+    if (a->insecure) {
         if (len > GDB_UDP_INNER_MAX)
             return GDB_UDP_DROP;
         a->counts.accepted++;
         *inner = data;
         *inner_len = len;
-        return GDB_UDP_ACCEPT;
+        return GDB_UDP_ACCEPT_RAW;
     }
     if (has_kind(data, len, GDB_UDP_KIND_HELLO))
         return answer_hello(a, ip, port, data, len, inner, inner_len);
@@ -102,14 +130,14 @@ enum gdb_udp_verdict gdb_udp_auth_open(struct gdb_udp_auth *a, uint32_t ip, uint
     }
     const uint8_t *nonce = data + GDB_UDP_MAGIC_LEN + 1;
     uint8_t want[GDB_UDP_NONCE_BYTES];
-    gdb_udp_session_nonce(a, ip, port, want);
+    counted_nonce(a, ip, port, want);
     if (!equal_in_constant_time(want, nonce, GDB_UDP_NONCE_BYTES)) {
         a->counts.bad_nonce++;
         return GDB_UDP_DROP;
     }
     size_t body = len - GDB_UDP_MAC_BYTES;
     uint8_t mac[GDB_UDP_MAC_BYTES];
-    hmac_sha256(a->service.key, a->service.key_len, data, body, mac);
+    counted_hmac(a, a->service.key, a->service.key_len, data, body, mac);
     if (!equal_in_constant_time(mac, data + body, GDB_UDP_MAC_BYTES)) {
         a->counts.bad_mac++;
         return GDB_UDP_DROP;
@@ -130,13 +158,13 @@ enum gdb_udp_verdict gdb_udp_auth_open(struct gdb_udp_auth *a, uint32_t ip, uint
 size_t gdb_udp_auth_seal(struct gdb_udp_auth *a, uint32_t ip, uint16_t port, const uint8_t *inner, size_t len,
                          uint8_t *out, size_t cap)
 {
-    if (!a->service.keyed) {
+    if (a->insecure) {
         if (len > cap)
             return 0;
         memcpy(out, inner, len);
         return len;
     }
-    /* No datagram accepted yet, no one to answer: a keyed stub says nothing before it is spoken to. */
+    /* No datagram accepted yet, no one to answer: a KPG1 stub says nothing before it is spoken to. */
     if (!a->spoken_to || len > GDB_UDP_INNER_MAX || cap < len + GDB_UDP_KEYED_OVERHEAD)
         return 0;
     size_t n = 0;
@@ -145,12 +173,12 @@ size_t gdb_udp_auth_seal(struct gdb_udp_auth *a, uint32_t ip, uint16_t port, con
     out[n++] = GDB_UDP_KIND_REPLY;
     /* The nonce of the address it goes to, not of whoever spoke last: a key holder's datagram that the
      * transport then did not take (not the peer) must not turn the peer's replies into another session's. */
-    gdb_udp_session_nonce(a, ip, port, out + n);
+    counted_nonce(a, ip, port, out + n);
     n += GDB_UDP_NONCE_BYTES;
     put_u64(out + n, ++a->tx_counter);
     n += 8;
     memcpy(out + n, inner, len);
     n += len;
-    hmac_sha256(a->service.key, a->service.key_len, out, n, out + n);
+    counted_hmac(a, a->service.key, a->service.key_len, out, n, out + n);
     return n + GDB_UDP_MAC_BYTES;
 }

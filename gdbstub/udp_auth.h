@@ -1,10 +1,16 @@
 /* gdbstub/udp_auth.h: the seam between the gdb UDP transport (gdbstub/udp.c) and the decision
- * which datagrams to the gdb port are gdb's and how ours are wrapped -- unkeyed (a datagram's payload is the
- * gdb bytes themselves, as gdb's own `target remote udp:` sends them) or, when the UDP shell has udpsh.key=,
- * keyed: the host relay scripts/kprof-gdb-relay seals and opens the other end. The transport has already
- * applied the UDP shell's allowlist and its one-peer rule before it calls gdb_udp_open.
+ * which datagrams to the gdb port are gdb's and how ours are wrapped. Three modes, one format for two of them:
+ *   keyed     udpsh.key= given: the KPG1 datagrams below, MAC under that key.
+ *   plain     no key (the default): the same KPG1 datagrams, MAC under the empty key. The MAC proves nothing
+ *             then; the session nonce does: only a sender that receives at its address learns it, so a
+ *             forger who cannot receive there is refused as in the keyed mode.
+ *   insecure  gdb.udp.insecure, no key: a datagram's payload is the gdb bytes themselves, as gdb's own
+ *             `target remote udp:` sends them (GDB_UDP_ACCEPT_RAW: no sender is ever proven).
+ * The host relay scripts/kprof-gdb-relay seals and opens the other end in plain and keyed modes. The
+ * transport has already applied the UDP shell's allowlist and its one-peer rule before it calls gdb_udp_open.
  *
- * The keyed datagram (docs/gdb.md "Keyed"); integers big-endian, MAC = HMAC-SHA-256(key, every byte before it):
+ * The KPG1 datagram (docs/gdb.md "Who can attach"); integers big-endian, MAC = HMAC-SHA-256(key, every byte
+ * before it), key empty in the plain mode:
  *
  *   hello  relay -> kernel  "KPG1" 'h' client_nonce[16]                                            21 bytes
  *   nonce  kernel -> relay  "KPG1" 'n' client_nonce[16] session_nonce[16] rx_floor u64 tx_from u64 MAC[32]
@@ -23,8 +29,9 @@
  *                  retransmission make harmless. The relay picks counters from its clock, above rx_floor.
  *   'd' / 'r'      the direction is in the MACed bytes, so a reply reflected at the kernel opens as nothing.
  *
- * Keyed, nothing unauthenticated has any effect: a plain, truncated, forged, replayed or wrong-key datagram
- * is dropped unanswered (no stop, no peer claimed); a hello gets only its nonce answer, which changes no state.
+ * Keyed or plain, nothing unproven has any effect: a raw, truncated, forged, replayed or wrong-key datagram
+ * is dropped unanswered (no stop, no peer claimed); a hello (exactly GDB_UDP_HELLO_LEN bytes) gets only its
+ * nonce answer, which changes no state. Every length is checked before any MAC is computed.
  *
  * Contract, for every implementation:
  *  - Pure over its arguments and its own static state; no locks, no allocation, no printing, no clock: it
@@ -35,8 +42,9 @@
  *    gdb remote-protocol bytes it carries -- a range inside data, possibly empty -- which the transport feeds
  *    to the stub in order; REPLY sets them to a payload (static storage, valid until the next call) that the
  *    transport sends back to ip:port as it is -- not sealed, not given to the stub, no peer claimed by it;
- *    DROP means the datagram is not to be seen at all (forged, replayed, malformed), and *inner / *inner_len
- *    are left unchanged. A datagram may be opened and then not used (the transport drops a repeat of the
+ *    ACCEPT_RAW (insecure mode only) is ACCEPT from a sender nothing proves: the transport holds it to the
+ *    rules for unproven senders (gdbstub/udp.h). DROP means the datagram is not to be seen at all (forged,
+ *    replayed, malformed), and *inner / *inner_len are left unchanged. A datagram may be opened and then not used (the transport drops a repeat of the
  *    packet it just answered): opening must not assume every ACCEPT is acted on beyond what a replay check
  *    needs.
  *  - gdb_udp_seal(ip, port, inner, len, out, cap): wraps len (0 .. GDB_UDP_INNER_MAX) bytes of stub output
@@ -67,13 +75,16 @@
 /* What sealing may add around the gdb bytes (a keyed header and MAC). */
 #define GDB_UDP_SEAL_OVERHEAD 64
 
-enum gdb_udp_verdict { GDB_UDP_ACCEPT, GDB_UDP_DROP, GDB_UDP_REPLY };
+enum gdb_udp_verdict { GDB_UDP_ACCEPT, GDB_UDP_DROP, GDB_UDP_REPLY, GDB_UDP_ACCEPT_RAW };
 
 enum gdb_udp_verdict gdb_udp_open(uint32_t ip, uint16_t port, const uint8_t *data, size_t len,
                                   const uint8_t **inner, size_t *inner_len);
 size_t gdb_udp_seal(uint32_t ip, uint16_t port, const uint8_t *inner, size_t len, uint8_t *out, size_t cap);
 void gdb_udp_auth_reset(void);
 void gdb_udp_auth_start(void);
+/* Whether data (len bytes) is a KPG1 hello of the right length: the transport spends a hello token on it
+ * before gdb_udp_open computes its answer. */
+bool gdb_udp_is_hello(const uint8_t *data, size_t len);
 /* One line for `net`: keyed or not, and what was accepted and refused. */
 struct sink;
 void gdb_udp_auth_report(struct sink *out);
@@ -100,6 +111,7 @@ struct gdb_udp_auth_counts {
     uint64_t bad_nonce;   /* not this address's nonce in this boot */
     uint64_t bad_mac;
     uint64_t replayed;    /* counter not above the last accepted */
+    uint64_t macs;        /* HMACs computed (nonces and MACs): what a forger can make the kernel spend */
 };
 
 struct gdb_udp_auth {
@@ -107,14 +119,18 @@ struct gdb_udp_auth {
     uint64_t rx_floor;                         /* the last counter accepted */
     uint64_t tx_counter;                       /* the last counter sealed */
     bool spoken_to;                            /* a datagram has been accepted: replies may go out */
+    bool insecure;                             /* gdb.udp.insecure and no key: raw gdb bytes both ways */
     uint8_t answer[GDB_UDP_NONCE_LEN];         /* the REPLY payload */
     struct gdb_udp_auth_counts counts;
 };
 
-/* key NULL (or key_len 0): unkeyed, the identity both ways. Otherwise key_len KEYED_KEY_MIN_BYTES ..
+/* key NULL (or key_len 0): plain KPG1 (MAC under the empty key). Otherwise key_len KEYED_KEY_MIN_BYTES ..
  * KEYED_KEY_MAX_BYTES (as keyed_key_parse gives it, kernel/net/keyed_service.h). */
 void gdb_udp_auth_init(struct gdb_udp_auth *a, const uint8_t secret[SHA256_DIGEST_SIZE], const uint8_t *key,
                        size_t key_len);
+/* gdb.udp.insecure: raw gdb bytes both ways, every datagram GDB_UDP_ACCEPT_RAW. Refused (false, nothing
+ * changed) when a is keyed: a key is never silently thrown away. */
+bool gdb_udp_auth_set_insecure(struct gdb_udp_auth *a);
 /* The session nonce of ip:port in this boot (the secret's). */
 void gdb_udp_session_nonce(const struct gdb_udp_auth *a, uint32_t ip, uint16_t port,
                            uint8_t nonce[GDB_UDP_NONCE_BYTES]);

@@ -1,9 +1,12 @@
 /* gdbstub/udp_key.c: the kernel's one gdb_udp_auth (gdbstub/udp_auth.h) behind the transport's seam -- keyed
- * by the UDP shell's udpsh.key=, its boot secret drawn from the processor's entropy, both set up as the UDP
- * shell's are (keyed_boot_draw, kernel/net/boot_secret.h) but under the domain "gdb". A udpsh.key= that does
- * not parse makes the UDP shell run unkeyed (reading commands only); the debugger has no such reading-only
- * mode, so then it takes no datagram at all. */
+ * by the UDP shell's udpsh.key=, plain KPG1 without one, raw gdb bytes only with gdb.udp.insecure; its boot
+ * secret drawn from the processor's entropy, set up as the UDP shell's is (keyed_boot_draw,
+ * kernel/net/boot_secret.h) but under the domain "gdb". A udpsh.key= that does not parse makes the UDP shell
+ * run unkeyed (reading commands only); the debugger has no such reading-only mode, so then it takes no
+ * datagram at all. */
 #include "gdbstub/udp_auth.h"
+
+#include "kernel/cmdline.h"
 
 #include "kernel/net/boot_secret.h"
 #include "kernel/log.h"
@@ -21,10 +24,19 @@ static void start(void)
     refuse_all = boot.key_refused;
     gdb_udp_auth_init(&auth, boot.secret, boot.key_len ? boot.key : 0, boot.key_len);
     started = true;
+    bool insecure = cmdline_get("gdb.udp.insecure") != 0;
     if (refuse_all)
         log_warn("gdb: udpsh.key: %s; the UDP debugger takes no datagram (fix the key)", boot.key_error);
+    else if (insecure && !gdb_udp_auth_set_insecure(&auth))
+        log_warn("gdb: gdb.udp.insecure ignored: udpsh.key= keys the UDP debugger (attach through "
+                 "scripts/kprof-gdb-relay)");
+    else if (insecure)
+        log_warn("gdb: gdb.udp.insecure: raw gdb datagrams taken; anyone who can forge an allowlisted address, "
+                 "without receiving, controls the machine");
     else if (auth.service.keyed)
         log_info("gdb: udp keyed (udpsh.key): attach through scripts/kprof-gdb-relay");
+    else
+        log_info("gdb: udp plain KPG1 (no key): attach through scripts/kprof-gdb-relay");
     memset(&boot, 0, sizeof boot);
 }
 
@@ -64,7 +76,7 @@ void gdb_udp_auth_report(struct sink *out)
     }
     sink_printf(out, "gdb udp auth: %s, %llu accepted, %llu hellos answered, %llu plain or malformed, "
                      "%llu bad nonce, %llu bad mac, %llu replayed\n",
-                auth.service.keyed ? "keyed" : "unkeyed", (unsigned long long)c->accepted,
+                auth.service.keyed ? "keyed" : auth.insecure ? "insecure" : "plain", (unsigned long long)c->accepted,
                 (unsigned long long)c->hellos, (unsigned long long)c->plain, (unsigned long long)c->bad_nonce,
                 (unsigned long long)c->bad_mac, (unsigned long long)c->replayed);
 }

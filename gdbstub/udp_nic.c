@@ -130,7 +130,7 @@ void debugger_timer_poll(void)
         gdb_request_stop(&gdb_udp_transport, stop == GDB_UDP_STOP_INTERRUPT);
 }
 
-void gdb_udp_nic_report(struct sink *out)
+void gdb_udp_nic_report(struct sink *out, bool show_peer)
 {
     if (!card)
         return;
@@ -141,8 +141,10 @@ void gdb_udp_nic_report(struct sink *out)
     uint16_t port;
     uint32_t a = gdb_udp_address();
     sink_printf(out, "gdb udp: port %u at %s, ", gdb_udp_port_number(), ipv4_text(a).s);
-    if (gdb_udp_peer(&ip, &port))
+    if (gdb_udp_peer(&ip, &port) && show_peer)
         sink_printf(out, "peer %s:%u", ipv4_text(ip).s, port);
+    else if (gdb_udp_peer(&ip, &port))
+        sink_puts(out, "peer hidden");
     else
         sink_puts(out, "no peer");
     sink_printf(out, ", %llu in, %llu out, %llu stops, %llu repeats, %llu not allowed, %llu not the peer, "
@@ -151,6 +153,9 @@ void gdb_udp_nic_report(struct sink *out)
                 (unsigned long long)c.stops, (unsigned long long)c.repeats, (unsigned long long)c.not_allowed,
                 (unsigned long long)c.not_peer, (unsigned long long)c.dropped_open, (unsigned long long)c.dropped_idle,
                 (unsigned long long)c.tx_failed, (unsigned long long)c.card_stuck, (unsigned long long)tick_polls);
+    sink_printf(out, "gdb unproven: %llu repeats dropped, %llu reply-looking dropped, %llu hellos over budget\n",
+                (unsigned long long)c.repeats_dropped, (unsigned long long)c.reply_looking,
+                (unsigned long long)c.hellos_limited);
     sink_printf(out, "gdb frames: %llu seen, %llu not ours, %llu arp replies, %llu fragments, %llu reassembled, "
                      "%llu malformed, %llu bad checksum, %llu reassembly dropped, %llu hostile source, "
                      "%llu not admitted, %llu arp requests sent, %llu neighbours\n",

@@ -9,6 +9,7 @@
 static const char *const known_keys[] = {
     "pmu", "gdb", "gdb.udp", "ip", "gw", "udpsh.port", "udpsh.allow", "udpsh.rate", "udpsh.key", "netload.port",
     "quiet", "profile.hz", "profile.stream_slow_ms",
+    "gdb.udp.insecure", /* a bare flag: raw gdb datagrams (gdbstub/udp_key.c) */
 };
 
 static char storage[CMDLINE_MAX];

@@ -1,8 +1,10 @@
 """The gdb UDP transport's datagrams, host side: scripts/kprof-gdb-relay and the tests use them.
 
-gdbstub/udp_auth.h is the reference (and docs/gdb.md "Who can attach"). Unkeyed, a datagram's payload
-is gdb's bytes themselves, as gdb's own `target remote udp:` sends them. Keyed (the kernel was booted with
-udpsh.key=, the relay has the same key), integers big-endian, MAC = HMAC-SHA-256(key, every byte before it):
+gdbstub/udp_auth.h is the reference (and docs/gdb.md "Who can attach"). KPG1 both keyed (the kernel was
+booted with udpsh.key=, the relay has the same key) and plain (no key: the MAC is under the empty key, and
+the session nonce, which only a sender receiving at its address learns, is what gets it in). Only a kernel
+booted with gdb.udp.insecure takes raw gdb bytes (raw=True here, or gdb's own `target remote udp:`).
+Integers big-endian, MAC = HMAC-SHA-256(key, every byte before it):
 
     hello  relay -> kernel  b"KPG1h" client_nonce[16]
     nonce  kernel -> relay  b"KPG1n" client_nonce[16] session_nonce[16] rx_floor u64 tx_from u64 MAC
@@ -76,11 +78,12 @@ class Rejected(ValueError):
 
 
 class Session:
-    """The keyed relay's half of a session: its hello, the nonce answer checked, data sealed, replies opened.
-    key None: unkeyed, every datagram passes as it is."""
+    """The relay's half of a session: its hello, the nonce answer checked, data sealed, replies opened.
+    key None: plain KPG1 (the empty key). raw: the insecure mode, every datagram passes as it is."""
 
-    def __init__(self, key, clock_ns=time.time_ns, random_bytes=os.urandom):
+    def __init__(self, key, clock_ns=time.time_ns, random_bytes=os.urandom, raw=False):
         self.key = key
+        self.raw = raw
         self.clock_ns = clock_ns
         self.random_bytes = random_bytes
         self.nonce = None
@@ -94,8 +97,12 @@ class Session:
         return self.key is not None
 
     @property
+    def mac_key(self):
+        return self.key if self.key is not None else b""
+
+    @property
     def ready(self):
-        return not self.keyed or self.nonce is not None
+        return self.raw or self.nonce is not None
 
     def hello(self):
         self.client_nonce = self.random_bytes(NONCE_BYTES)
@@ -106,37 +113,44 @@ class Session:
         if len(datagram) != NONCE_LEN or not datagram.startswith(MAGIC + b"n"):
             raise Rejected("not a nonce answer")
         body, got = datagram[:-MAC_BYTES], datagram[-MAC_BYTES:]
-        if not hmac.compare_digest(mac(self.key, body), got):
+        if not hmac.compare_digest(mac(self.mac_key, body), got):
             raise Rejected("nonce answer with a bad MAC (another key?)")
         client = body[5:5 + NONCE_BYTES]
         if self.client_nonce is None or client != self.client_nonce:
             raise Rejected("nonce answer to another hello")
-        self.nonce = body[5 + NONCE_BYTES:5 + 2 * NONCE_BYTES]
+        nonce = body[5 + NONCE_BYTES:5 + 2 * NONCE_BYTES]
         rx_floor, tx_from = struct.unpack(">QQ", body[5 + 2 * NONCE_BYTES:])
+        if nonce != self.nonce or tx_from < self.rx:
+            # A new boot: a new session nonce (ours is the same address), or -- should its secret repeat -- a
+            # kernel whose replies so far number fewer than we took. Its reply counters start again at
+            # tx_from; the last boot's must not make every reply of this one look replayed.
+            self.rx = tx_from
+        else:
+            self.rx = max(self.rx, tx_from)
+        self.nonce = nonce
         self.tx = max(self.tx, rx_floor)
-        self.rx = max(self.rx, tx_from)
         return self.nonce
 
     def seal(self, inner):
         """The datagram that carries inner (gdb's bytes) to the kernel."""
-        if not self.keyed:
+        if self.raw:
             return bytes(inner)
         if self.nonce is None:
             raise RuntimeError("seal before the nonce")
         self.tx = max(self.tx + 1, self.clock_ns())
         body = MAGIC + b"d" + self.nonce + struct.pack(">Q", self.tx) + bytes(inner)
-        return body + mac(self.key, body)
+        return body + mac(self.mac_key, body)
 
     def open(self, datagram):
         """gdb's bytes in a datagram from the kernel; Rejected when it is forged, stale or replayed."""
-        if not self.keyed:
+        if self.raw:
             return bytes(datagram)
         if len(datagram) < OVERHEAD or not datagram.startswith(MAGIC + b"r"):
             raise Rejected("not a sealed reply")
         body, got = datagram[:-MAC_BYTES], datagram[-MAC_BYTES:]
         if self.nonce is None or body[5:5 + NONCE_BYTES] != self.nonce:
             raise Rejected("a reply in another session")
-        if not hmac.compare_digest(mac(self.key, body), got):
+        if not hmac.compare_digest(mac(self.mac_key, body), got):
             raise Rejected("a reply with a bad MAC")
         counter = struct.unpack(">Q", body[5 + NONCE_BYTES:HEAD])[0]
         if counter <= self.rx:

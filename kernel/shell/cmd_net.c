@@ -13,7 +13,6 @@
 
 int cmd_net(int argc, char **argv, struct sink *out, const struct shell_origin *from)
 {
-    (void)from;
     if (argc != 1 && !(argc == 3 && strcmp(argv[1], "wedge") == 0))
         return shell_usage(out, "net");
     if (!net_available()) {
@@ -65,6 +64,7 @@ int cmd_net(int argc, char **argv, struct sink *out, const struct shell_origin *
                 (unsigned long long)st.lwip_pbufs_used, (unsigned long long)st.lwip_pbufs_avail);
     udpsh_report(out);
     boot_secret_note(out); /* keyed under a weak boot secret: say so */
-    gdb_udp_nic_report(out);
+    /* The debugger's peer is whom a forger would imitate: only the console and keyed UDP readers see it. */
+    gdb_udp_nic_report(out, !from || !from->udp || from->keyed);
     return 0;
 }

@@ -2,10 +2,11 @@
  * gdbstub/udp.c) on arbitrary input. The input is a run of records -- op, two length bytes, that many
  * bytes -- that hand raw frames to the card, send well-formed datagrams (whole or fragmented, in a shuffled
  * order, from one of three senders) while the machine runs or during a session, make the stub write and
- * flush, drain its getc, move the clock, and let the peer's machine answer ARP or not. Invariants: every frame
- * the transport sends parses back as an ARP reply, an ARP question, or a checksummed datagram to the peer of
- * at most GDB_UDP_DATAGRAM_MAX bytes of payload -- sent to the MAC the ARP answer gave, never to the senders'
- * own (unless raw frames, which may be such an answer, were given); the stub
+ * flush, drain its getc, move the clock, and let the peer's machine answer ARP or not -- in the insecure mode
+ * (raw gdb bytes), where the transport alone holds the line. Invariants: every frame the transport sends
+ * parses back as an ARP reply, an ARP question, or a checksummed datagram to the peer of at most
+ * GDB_UDP_DATAGRAM_MAX bytes of payload -- sent to the MAC the ARP answer gave, never to the senders' own
+ * (unless raw frames, which may be such an answer, were given); the stub
  * never reads more bytes than datagrams carried; a running machine is only asked to stop by Ctrl-C or one
  * good packet; netpoll's verdicts stay within the frame and its buffers. */
 #include <stdbool.h>
@@ -15,6 +16,7 @@
 #include "gdbstub/udp.h"
 #include "kernel/net/netpoll.h"
 #include "tests/unit/fake_neighbour.h"
+#include "tests/unit/gdb_udp_seam.h"
 
 #define OUR_IP 0x0a00020f
 #define GDB_PORT 1234
@@ -152,6 +154,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     busy = false;
     bytes_carried = bytes_read = 0;
     memset(&card, 0, sizeof card);
+    static const uint8_t zero[SHA256_DIGEST_SIZE];
+    gdb_udp_seam_key(zero, 0, 0);
+    gdb_udp_seam_insecure(); /* raw gdb bytes: the transport's rules for senders nothing proves */
     gdb_udp_init(&port, our_mac, GDB_PORT);
     gdb_udp_set_address(OUR_IP);
     netpoll_init(&checker, our_mac, 0, 40000);

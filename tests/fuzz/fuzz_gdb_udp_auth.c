@@ -1,12 +1,12 @@
-/* tests/fuzz/fuzz_gdb_udp_auth.c: the keyed gdb datagram (gdbstub/udp_auth.c). The input is a script of
+/* tests/fuzz/fuzz_gdb_udp_auth.c: the KPG1 gdb datagram (gdbstub/udp_auth.c), keyed and plain (the empty key). The input is a script of
  * datagrams from two senders: raw bytes, or datagrams sealed as the relay seals them (under the key or under
  * another, with the sender's nonce or the other's, the counter the script picks, then possibly cut or with a
  * byte flipped). Invariants: a DROP leaves the out-parameters and every counter and nonce as they were; a
  * REPLY answers only a whole hello, at 85 bytes within 3x, MACed under the key; an ACCEPT is only ever of a
  * datagram sealed here under the key with the sender's own nonce, unaltered, and its counter above every one
  * accepted before, and its gdb bytes are exactly those sealed, inside the datagram; the replies sealed after it
- * open under the key and the sender's nonce with a counter rising by one each. Unkeyed, every datagram up to GDB_UDP_INNER_MAX is
- * accepted whole. */
+ * open under the key and the sender's nonce with a counter rising by one each. Insecure, every datagram up to
+ * GDB_UDP_INNER_MAX is accepted whole, as unproven (ACCEPT_RAW). */
 #include <stdbool.h>
 #include <string.h>
 
@@ -19,6 +19,7 @@ static const uint8_t key[16] = { 9, 8, 7, 6, 5, 4, 3, 2, 1 };
 static const uint8_t other_key[16] = { 0x33 };
 static const uint32_t ips[2] = { 0x0a000202, 0x0a000203 };
 static const uint16_t ports[2] = { 40000, 40001 };
+static size_t key_len; /* this input's: 16 keyed, 0 plain (MACs under the empty key) */
 
 struct cursor {
     const uint8_t *p;
@@ -41,7 +42,7 @@ static size_t seal_as_relay(uint8_t *out, const struct gdb_udp_auth *a, const ui
     for (int i = 0; i < 8; i++)
         out[21 + i] = (uint8_t)(counter >> (56 - 8 * i));
     memcpy(out + GDB_UDP_HEAD_LEN, gdb, len);
-    hmac_sha256(k, 16, out, GDB_UDP_HEAD_LEN + len, out + GDB_UDP_HEAD_LEN + len);
+    hmac_sha256(k, k == key ? key_len : 16, out, GDB_UDP_HEAD_LEN + len, out + GDB_UDP_HEAD_LEN + len);
     return GDB_UDP_KEYED_OVERHEAD + len;
 }
 
@@ -59,7 +60,7 @@ static void check_reply_opens(const struct gdb_udp_auth *a, int sender, const ui
     CHECK(got == counter);
     CHECK(memcmp(d + GDB_UDP_HEAD_LEN, inner, len) == 0);
     uint8_t mac[32];
-    hmac_sha256(key, sizeof key, d, n - 32, mac);
+    hmac_sha256(key, key_len, d, n - 32, mac);
     CHECK(memcmp(mac, d + n - 32, 32) == 0);
 }
 
@@ -67,8 +68,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct cursor c = { data, size };
     static struct gdb_udp_auth a;
-    bool keyed = take(&c) & 1;
-    gdb_udp_auth_init(&a, secret, keyed ? key : NULL, keyed ? sizeof key : 0);
+    unsigned mode = take(&c) % 3; /* 0 insecure, 1 plain, 2 keyed */
+    key_len = mode == 2 ? sizeof key : 0;
+    gdb_udp_auth_init(&a, secret, key_len ? key : NULL, key_len);
+    bool insecure = mode == 0;
+    if (insecure)
+        CHECK(gdb_udp_auth_set_insecure(&a));
     static uint8_t d[GDB_UDP_INNER_MAX + GDB_UDP_KEYED_OVERHEAD + 64];
     static uint8_t out[GDB_UDP_INNER_MAX + GDB_UDP_SEAL_OVERHEAD];
     uint64_t best = 0;
@@ -84,7 +89,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         size_t n;
         bool genuine = false;
         uint64_t counter = 0;
-        if ((op & 6) == 0 || !keyed) {
+        if ((op & 6) == 0 || insecure) {
             memcpy(d, bytes, len); /* raw: as it came */
             n = len;
         } else {
@@ -111,9 +116,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         const uint8_t *inner = sentinel;
         size_t inner_len = 7777;
         enum gdb_udp_verdict v = gdb_udp_auth_open(&a, ips[sender], ports[sender], d, n, &inner, &inner_len);
-        if (!keyed) {
-            CHECK(v == (n <= GDB_UDP_INNER_MAX ? GDB_UDP_ACCEPT : GDB_UDP_DROP));
-            if (v == GDB_UDP_ACCEPT)
+        if (insecure) {
+            CHECK(v == (n <= GDB_UDP_INNER_MAX ? GDB_UDP_ACCEPT_RAW : GDB_UDP_DROP));
+            if (v == GDB_UDP_ACCEPT_RAW)
                 CHECK(inner == d && inner_len == n);
             size_t m = gdb_udp_auth_seal(&a, ips[sender], ports[sender], bytes, len, out, sizeof out);
             CHECK(m == len && memcmp(out, bytes, len) == 0);
@@ -131,7 +136,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             CHECK(inner_len == GDB_UDP_NONCE_LEN);
             CHECK(inner_len + NET_UDP_HEADER_BYTES <= NET_UDP_AMPLIFICATION * (n + NET_UDP_HEADER_BYTES));
             uint8_t mac[32];
-            hmac_sha256(key, sizeof key, inner, inner_len - 32, mac);
+            hmac_sha256(key, key_len, inner, inner_len - 32, mac);
             CHECK(memcmp(mac, inner + inner_len - 32, 32) == 0);
             CHECK(a.rx_floor == before.rx_floor && a.spoken_to == before.spoken_to);
             break;
@@ -147,6 +152,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 size_t m = gdb_udp_auth_seal(&a, ips[sender], ports[sender], bytes, len, out, sizeof out);
                 check_reply_opens(&a, sender, out, m, bytes, len, next);
             }
+            break;
+        case GDB_UDP_ACCEPT_RAW:
+            CHECK(false); /* never from a KPG1 mode */
             break;
         }
     }

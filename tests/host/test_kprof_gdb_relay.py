@@ -2,7 +2,9 @@
 datagram; the keyed datagrams pinned to the same bytes tests/unit/test_gdb_udp_auth.c pins the kernel's side
 to; forged, replayed, other-session and other-hello datagrams rejected; and the relay itself, run as gdb runs
 it (a child on pipes), against a fake kernel on a local UDP socket: the handshake, a packet carried both ways,
-a lost datagram sent again, forged and replayed replies dropped, and a relay that gets no nonce giving up."""
+a lost datagram sent again, forged and replayed replies dropped, and a relay that gets no nonce giving up;
+without a key the same datagrams under the empty key (plain), raw only with --insecure; the hello sent again
+until answered; and a kernel that reboots (new nonce, counters from the start) handshaken with again."""
 
 import hashlib
 import hmac
@@ -107,29 +109,78 @@ def test_forged_and_foreign_datagrams_rejected():
     assert s.open(good) == b"$OK#9a", "nothing above moved the reply counter"
 
 
-def test_unkeyed_passes_bytes_as_they_are():
-    s = wire.Session(None)
+def test_raw_passes_bytes_as_they_are_plain_is_kpg1_under_the_empty_key():
+    s = wire.Session(None, raw=True)
     assert s.ready and s.seal(b"$g#67") == b"$g#67" and s.open(b"+$OK#9a") == b"+$OK#9a"
+    s = wire.Session(None, clock_ns=lambda: 7, random_bytes=lambda n: CLIENT_NONCE[:n])
+    assert not s.ready
+    with pytest.raises(RuntimeError):
+        s.seal(b"$g#67")
+    s.hello()
+    with pytest.raises(wire.Rejected):
+        s.take_nonce(answer())  # MACed under a key: not the plain kernel's
+    s.take_nonce(answer(key=b""))
+    d = s.seal(b"$g#67")
+    assert d[:5] == b"KPG1d" and d[5:21] == NONCE
+    assert d[-32:] == hmac.new(b"", d[:-32], hashlib.sha256).digest()
+    assert s.open(reply(1, b"+$OK#9a", key=b"")) == b"+$OK#9a"
+    with pytest.raises(wire.Rejected):
+        s.open(b"+$OK#9a")  # raw bytes from the kernel's address: not a reply
+
+
+def test_a_new_boots_nonce_restarts_the_reply_counter():
+    """After a reboot the kernel's replies count from its new tx_from: the old boot's counter must not make
+    every one of them look replayed (the relay never recovered before)."""
+    s = session()
+    s.hello()
+    s.take_nonce(answer(tx_from=0))
+    assert s.open(reply(500, b"+")) == b"+"
+    other = bytes(16 - len(b"boot2")) + b"boot2"
+    s.hello()
+    s.take_nonce(answer(nonce=other, tx_from=3))
+    assert s.open(reply(4, b"+", nonce=other)) == b"+"
+    with pytest.raises(wire.Rejected):
+        s.open(reply(4, b"+", nonce=other))  # replays still refused
+    s.hello()
+    s.take_nonce(answer(nonce=other, tx_from=4))  # the same boot asked again: its counter kept
+    with pytest.raises(wire.Rejected):
+        s.open(reply(4, b"+", nonce=other))
+    assert s.open(reply(5, b"+", nonce=other)) == b"+"
+    # a boot whose secret repeated (no entropy): the same nonce, but it has sent fewer replies than we took
+    s.hello()
+    s.take_nonce(answer(nonce=other, tx_from=0))
+    assert s.open(reply(1, b"+", nonce=other)) == b"+"
 
 
 # ---- the relay as a child process, against a fake kernel ---------------------------------------------------
 
 class FakeKernel:
-    """The kernel's side of the keyed format (as gdbstub/udp_auth.c does it), on a local UDP socket."""
+    """The kernel's side of the KPG1 format (as gdbstub/udp_auth.c does it), on a local UDP socket; key b""
+    is the plain mode. reboot(): a new boot secret, counters from nothing, hellos unanswered until `ignore`
+    of them have come (the first datagrams after a boot are lost)."""
 
     def __init__(self, key=KEY):
         self.key = key
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.sock.bind(("127.0.0.1", 0))
-        self.sock.settimeout(5)
+        self.sock.settimeout(10)
         self.port = self.sock.getsockname()[1]
         self.rx_floor = 0
         self.tx = 0
         self.peer = None
+        self.secret = SECRET
+        self.ignore_hellos = 0
+        self.hellos = 0
+        self.stale = 0  # data datagrams under another boot's nonce, dropped as the kernel drops them
+
+    def reboot(self, ignore_hellos=0):
+        self.secret = bytes(reversed(SECRET))
+        self.rx_floor = self.tx = 0
+        self.ignore_hellos = ignore_hellos
 
     def nonce_of(self, addr):
         ip = struct.unpack(">I", socket.inet_aton(addr[0]))[0]
-        return hmac.new(SECRET, b"gdb" + struct.pack(">IH", ip, addr[1]), hashlib.sha256).digest()[:16]
+        return hmac.new(self.secret, b"gdb" + struct.pack(">IH", ip, addr[1]), hashlib.sha256).digest()[:16]
 
     def recv_inner(self):
         """The next genuine data datagram's gdb bytes (answering hellos on the way)."""
@@ -137,11 +188,18 @@ class FakeKernel:
             d, addr = self.sock.recvfrom(65536)
             self.peer = addr
             if d.startswith(b"KPG1h") and len(d) == 21:
+                self.hellos += 1
+                if self.ignore_hellos:
+                    self.ignore_hellos -= 1
+                    continue
                 body = b"KPG1n" + d[5:] + self.nonce_of(addr) + struct.pack(">QQ", self.rx_floor, self.tx)
                 self.sock.sendto(body + hmac.new(self.key, body, hashlib.sha256).digest(), addr)
                 continue
             body, mac = d[:-32], d[-32:]
-            assert d.startswith(b"KPG1d") and body[5:21] == self.nonce_of(addr)
+            assert d.startswith(b"KPG1d")
+            if body[5:21] != self.nonce_of(addr):
+                self.stale += 1
+                continue
             assert hmac.compare_digest(hmac.new(self.key, body, hashlib.sha256).digest(), mac)
             counter = struct.unpack(">Q", body[21:29])[0]
             assert counter > self.rx_floor
@@ -218,9 +276,9 @@ def test_relay_carries_gdb_both_ways_resends_and_drops_forgeries():
     assert "bad MAC" in err and "replayed" in err and "sending again" in err
 
 
-def test_relay_unkeyed_is_plain():
+def test_relay_insecure_is_raw():
     k = FakeKernel()
-    p = relay(k.port, key_hex=None)
+    p = relay(k.port, key_hex=None, extra=["--insecure"])
     try:
         p.stdin.write(b"$g#67")
         p.stdin.flush()
@@ -231,6 +289,35 @@ def test_relay_unkeyed_is_plain():
     finally:
         p.stdin.close()
         p.wait(timeout=5)
+
+
+def test_relay_plain_without_a_key_resends_its_hello_and_rehandshakes_after_a_reboot():
+    k = FakeKernel(key=b"")
+    k.ignore_hellos = 2  # lost before the guest answered ARP: sent again with backoff
+    p = relay(k.port, key_hex=None)
+    try:
+        p.stdin.write(b"$g#67")
+        p.stdin.flush()
+        assert k.recv_inner() == b"$g#67"
+        assert k.hellos == 3
+        k.send(k.sealed(b"+$0011#00"))
+        assert read_exactly(p.stdout, 9) == b"+$0011#00"
+        p.stdin.write(b"+")
+        p.stdin.flush()
+        assert k.recv_inner() == b"+"
+        k.reboot(ignore_hellos=1)
+        p.stdin.write(b"$m0,4#fd")
+        p.stdin.flush()
+        # the old session's datagrams go unanswered; the relay asks for a nonce again and resends
+        assert k.recv_inner() == b"$m0,4#fd"
+        assert k.stale >= 1 and k.hellos >= 5
+        k.send(k.sealed(b"+$00000000#80"))  # counter 1 of the new boot: taken
+        assert read_exactly(p.stdout, 14, timeout=10) == b"+$00000000#80"
+    finally:
+        p.stdin.close()
+        p.wait(timeout=10)
+    err = p.stderr.read().decode()
+    assert "asking for a nonce again" in err, err
 
 
 def test_relay_lets_its_stderr_go_once_the_session_is_up():
@@ -263,12 +350,8 @@ def test_relay_without_an_answer_gives_up_and_refuses_bad_keys(tmp_path):
     silent = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     silent.bind(("127.0.0.1", 0))
     env = dict(os.environ, KPROF_UDPSH_KEY=KEY.hex())
-    code = ("import sys, runpy; sys.argv = [%r, '127.0.0.1:%d']; import importlib.machinery as m; "
-            "mod = m.SourceFileLoader('relay', %r).load_module(); "
-            "mod.Relay.__init__.__defaults__ = (False, 1.0); sys.exit(mod.main(sys.argv))"
-            % (RELAY, silent.getsockname()[1], RELAY))
-    done = subprocess.run([sys.executable, "-c", code], stdin=subprocess.PIPE, capture_output=True, env=env,
-                          timeout=20)
+    done = subprocess.run([sys.executable, RELAY, "127.0.0.1:%d" % silent.getsockname()[1], "--wait", "1"],
+                          stdin=subprocess.PIPE, capture_output=True, env=env, timeout=20)
     assert done.returncode == 1 and b"no nonce answer" in done.stderr, done.stderr
     bad = tmp_path / "key"
     bad.write_text("abc")

@@ -68,7 +68,7 @@ def frames_line(k):
 
 
 def boot_on(segment, request, cmdline=""):
-    k = Kprof(smp=2, mem=256, cmdline="ip=%s/24 gw=%s gdb.udp=%d %s" % (KERNEL_IP, GATEWAY_IP, PORT, cmdline),
+    k = Kprof(smp=2, mem=256, cmdline="ip=%s/24 gw=%s gdb.udp=%d gdb.udp.insecure %s" % (KERNEL_IP, GATEWAY_IP, PORT, cmdline),
               extra_args=segment.netdev_args(), name=request.node.name + "-frames")
     k.boot()
     return k

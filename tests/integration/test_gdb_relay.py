@@ -1,4 +1,10 @@
-"""The debugger's UDP transport keyed by the UDP shell's key (issue 15 item 4), in QEMU.
+"""The debugger's UDP transport keyed by the UDP shell's key (issue 15 item 4), and plain (no key: KPG1 under
+the empty key, issue 24), in QEMU.
+
+- Keyed: `net` over the keyed UDP shell names the gdb peer (a keyed reader may see it).
+- Plain: real gdb through the relay without a key attaches, reads memory, continues and detaches; after the
+  kernel reboots (the `reboot` command: a new boot secret, counters from nothing) the same relay, still
+  attached, says hello again and gdb works on; raw gdb bytes (`target remote udp:`) get no answer.
 
 - Through scripts/kprof-gdb-relay (user networking, the kernel's gdb.udp port forwarded): gdb sees one
   thread per CPU, reads memory (the same bytes as the ELF), `bt`, prof.py's `prof state`, detaches; the
@@ -15,6 +21,7 @@ import hashlib
 import hmac
 import os
 import re
+import socket
 import struct
 import subprocess
 import sys
@@ -30,6 +37,7 @@ import kprof_gdb_wire as gw  # noqa: E402
 
 KEY = "6b70726f662d6764622d7564702d6b6579"  # 17 bytes
 RELAY = os.path.join(TOP, "scripts", "kprof-gdb-relay")
+UDPSH = os.path.join(TOP, "scripts", "udpsh")
 PROF_PY = os.path.join(TOP, "scripts", "prof.py")
 GDB_GUEST_PORT = 1234
 KERNEL_IP = "10.0.2.15"
@@ -44,12 +52,13 @@ def packet(body):
 
 def auth_line(k):
     out = k.cmd("net")
-    m = re.search(r"(?m)^gdb udp auth: (keyed|unkeyed), (\d+) accepted, (\d+) hellos answered, (\d+) plain or "
+    m = re.search(r"(?m)^gdb udp auth: (keyed|plain|insecure), (\d+) accepted, (\d+) hellos answered, (\d+) plain or "
                   r"malformed, (\d+) bad nonce, (\d+) bad mac, (\d+) replayed$", out)
     assert m, "net has no gdb udp auth line:\n%s" % out
     got = dict(zip(("accepted", "hellos", "plain", "bad_nonce", "bad_mac", "replayed"), map(int, m.groups()[1:])))
     got["mode"] = m.group(1)
-    peer = re.search(r"(?m)^gdb udp: port \d+(?: at \S+)?, (no peer|peer \S+), \d+ in, \d+ out, (\d+) stops", out)
+    peer = re.search(r"(?m)^gdb udp: port \d+(?: at \S+)?, (no peer|peer hidden|peer \S+), \d+ in, \d+ out, "
+                     r"(\d+) stops", out)
     assert peer, out
     got["peer"], got["stops"] = peer.group(1), int(peer.group(2))
     return got
@@ -110,18 +119,117 @@ def test_gdb_through_the_keyed_relay(keyed, tmp_path):
     assert after["stops"] == before["stops"] + 1, after
 
 
+def test_keyed_readers_see_the_gdb_peer(keyed):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.connect(("127.0.0.1", keyed.gdb_udp_port))
+    s.settimeout(1.0)
+    session = gw.Session(bytes.fromhex(KEY))
+
+    def exchange(unit, want):
+        """Sends unit sealed (again until answered); returns the opened answer once it holds want."""
+        got = b""
+        for _ in range(20):
+            if not got:
+                s.send(session.seal(unit))
+            try:
+                got += session.open(s.recv(65536))
+            except (socket.timeout, gw.Rejected):
+                continue
+            if want in got:
+                return got
+        raise AssertionError("no %r in the answer to %r: %r" % (want, unit, got))
+
+    for _ in range(20):
+        s.send(session.hello())
+        try:
+            session.take_nonce(s.recv(65536))
+            break
+        except (socket.timeout, gw.Rejected):
+            pass
+    exchange(packet(b"?"), b"#")
+    s.send(session.seal(b"+"))
+    exchange(packet(b"c"), b"+")  # running again, the peer kept
+    try:
+        env = dict(os.environ, KPROF_UDPSH_KEY=KEY)
+        r = poll("net over the keyed UDP shell", lambda: (lambda r: r if r.returncode == 0 else None)(
+            subprocess.run([UDPSH, "-t", "5", "-p", str(keyed.udp_port), "127.0.0.1", "net"], capture_output=True,
+                           text=True, env=env, timeout=30)), timeout=30)
+        assert re.search(r"gdb udp: port \d+ at \S+, peer 10\.0\.2\.2:\d+,", r.stdout), r.stdout
+    finally:
+        exchange(b"\x03", b"#")  # the stop, then detach: the module's kernel is left as it was
+        s.send(session.seal(b"+"))
+        exchange(packet(b"D"), b"OK")
+        s.send(session.seal(b"+"))
+        poll("no peer", lambda: auth_line(keyed)["peer"] == "no peer", timeout=20)
+
+
 def test_relay_with_another_key_gets_no_session(keyed, tmp_path):
     env = dict(os.environ, KPROF_UDPSH_KEY="00" * 16)
-    code = ("import sys, importlib.machinery as m; mod = m.SourceFileLoader('relay', %r).load_module(); "
-            "mod.Relay.__init__.__defaults__ = (False, 3.0); sys.exit(mod.main(['relay', '-v', '127.0.0.1:%d']))"
-            % (RELAY, keyed.gdb_udp_port))
     before = auth_line(keyed)
-    done = subprocess.run([sys.executable, "-c", code], stdin=subprocess.PIPE, capture_output=True, env=env,
-                          timeout=30)
+    done = subprocess.run([sys.executable, RELAY, "-v", "--wait", "3", "127.0.0.1:%d" % keyed.gdb_udp_port],
+                          stdin=subprocess.PIPE, capture_output=True, env=env, timeout=30)
     assert done.returncode == 1 and b"no nonce answer" in done.stderr, done.stderr
     assert b"bad MAC (another key?)" in done.stderr, "the kernel answered, and its answer did not verify"
     after = auth_line(keyed)
     assert after["peer"] == "no peer" and after["stops"] == before["stops"] and after["accepted"] == before["accepted"]
+
+
+# ---- plain (no key), through the relay, across a reboot ------------------------------------------------------
+
+def boot_plain(name, host_port=None):
+    k = Kprof(smp=2, mem=256, cmdline="gdb.udp=%d" % GDB_GUEST_PORT, gdb_udp=GDB_GUEST_PORT, name=name)
+    if host_port:
+        k.gdb_udp_port = host_port  # the relay's target stays where it was: the machine rebooted
+    k.boot()
+    assert "gdb: udp plain KPG1 (no key): attach through scripts/kprof-gdb-relay" in k.boot_log
+    poll("the DHCP address", lambda: "address 10.0.2.15/" in k.cmd("net"), timeout=30)
+    return k
+
+
+def test_plain_relay_attaches_reads_continues_and_survives_a_reboot(request, tmp_path):
+    from test_gdb import Gdb, mark
+    k = boot_plain(request.node.name)
+    env = dict(os.environ)
+    env.pop("KPROF_UDPSH_KEY", None)
+    rebooted = tmp_path / "rebooted"
+    wait_rebooted = ("python import os, time; [time.sleep(0.2) for _ in iter(lambda: os.path.exists(%r), True)]"
+                     % str(rebooted))
+    try:
+        # gdb's own `target remote udp:` sends raw bytes: without gdb.udp.insecure nothing answers them
+        raw = gdb_batch(["info threads"], target="target remote udp:127.0.0.1:%d" % k.gdb_udp_port, timeout=20)
+        assert "Thread" not in raw.stdout, raw.stdout
+        assert auth_line(k)["stops"] == 0
+        g = Gdb.__new__(Gdb)
+        commands = ["set pagination off", "set width 0", "set remotetimeout 60",
+                    "target remote | %s -v 127.0.0.1:%d --wait 120" % (RELAY, k.gdb_udp_port),
+                    "x/4xb cmd_uptime", "break cmd_uptime", mark("resuming"), "continue", "delete",
+                    mark("rebooting"), wait_rebooted, "x/4xb cmd_uptime", "detach"]
+        g.argv = ["timeout", "-k", "3", "300", "gdb", "-batch", "-nx"]
+        for c in commands:
+            g.argv += ["-ex", c]
+        g.argv.append(ELF)
+        g.proc = subprocess.Popen(g.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                  env=env)
+        g.out = b""
+        g.wait_mark("resuming", timeout=120)
+        k.send("uptime\r")
+        g.wait_mark("rebooting", timeout=60)
+        # the machine reboots under gdb (a new boot: new secret, counters from nothing); gdb, still attached
+        # through the same relay, reads again: the relay hears nothing, says hello again, and carries on
+        port = k.gdb_udp_port
+        k.kill()
+        k = boot_plain(request.node.name + "-rebooted", host_port=port)
+        rebooted.write_text("yes")
+        text = g.finish(timeout=280)
+        assert re.fullmatch(r"up \d+\.\d+ s", k.cmd("uptime")), "the rebooted machine runs after the detach"
+    finally:
+        k.kill()
+    assert "asking for a nonce again" in text, text
+    gdb_said = re.sub(r"kprof-gdb-relay: [^\n]*\n", "", text)  # the relay's -v lines land inside gdb's
+    assert re.search(r"Breakpoint 1, cmd_uptime \(", gdb_said), text
+    reads = re.findall(r"(?m)^0x[0-9a-f]+ <cmd_uptime(?:\+\d+)?>:((?:\s+0x[0-9a-f]{2})+)$", gdb_said)
+    assert len(reads) == 2 and reads[0] == reads[1], text
+    assert "detached" in gdb_said, text
 
 
 # ---- forged frames on a segment --------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 /* tests/unit/gdb_udp_seam.c: the seam of gdbstub/udp_auth.h for host tests of the transport -- the
  * kernel's pure gdb_udp_auth (gdbstub/udp_auth.c) in place of gdbstub/udp_key.c, which reads the
- * command line and the processor's entropy. Unkeyed until a test calls gdb_udp_seam_key. */
+ * command line and the processor's entropy. Plain KPG1 under a zero secret until a test calls gdb_udp_seam_key
+ * (or gdb_udp_seam_insecure). */
 #include "tests/unit/gdb_udp_seam.h"
 
 static struct gdb_udp_auth auth;
@@ -10,6 +11,12 @@ void gdb_udp_seam_key(const uint8_t secret[SHA256_DIGEST_SIZE], const uint8_t *k
 {
     gdb_udp_auth_init(&auth, secret, key, key_len);
     started = true;
+}
+
+void gdb_udp_seam_insecure(void)
+{
+    gdb_udp_auth_start();
+    gdb_udp_auth_set_insecure(&auth);
 }
 
 struct gdb_udp_auth *gdb_udp_seam_auth(void)

@@ -16,6 +16,7 @@
 #include "gdbstub/udp.h"
 #include "kernel/net/netpoll.h"
 #include "tests/unit/fake_neighbour.h"
+#include "tests/unit/gdb_udp_seam.h"
 
 #define OUR_IP 0x0a00020f
 #define GDB_IP 0x0a000202
@@ -28,7 +29,7 @@ static const uint8_t gdb_mac[6] = { 0x52, 0x55, 0x0a, 0x00, 0x02, 0x02 };
 
 /* ---- the fake card ---- */
 
-#define QUEUE 64
+#define QUEUE 160
 static struct frames {
     size_t count, next;
     size_t len[QUEUE];
@@ -156,6 +157,9 @@ static int setup(void **state)
     rx_busy_until = 0;
     rx_interrupt_off = 0;
     neighbour_silent = false;
+    static const uint8_t zero[SHA256_DIGEST_SIZE];
+    gdb_udp_seam_key(zero, NULL, 0);
+    gdb_udp_seam_insecure(); /* gdb's raw bytes: what these tests drive the transport with */
     gdb_udp_init(&fake_port, our_mac, GDB_PORT);
     gdb_udp_set_address(OUR_IP);
     netpoll_init(&gdb_side, gdb_mac, GDB_IP, 40000);
@@ -176,6 +180,24 @@ static enum gdb_udp_stop running_delivers(void)
 
 static void begin(void) { gdb_udp_transport.session(0, true, false); }
 static void end(bool gone) { gdb_udp_transport.session(0, false, gone); }
+
+/* gdb opens (`?`) and the machine stops for it: a session, the opener read. */
+static void attach(void)
+{
+    gdb_sends("$?#3f");
+    running_delivers();
+    begin();
+    read_all();
+}
+
+/* attach, and the stub answers the opener; gdb's ack of that answer waits on the card. */
+static void attach_and_answer(void)
+{
+    attach();
+    stub_writes("+");
+    stub_writes("$S05#b8");
+    gdb_sends("+");
+}
 
 /* ---- tests ---- */
 
@@ -279,10 +301,7 @@ static void test_a_silent_peer_is_replaced_after_the_idle_time(void **state)
 static void test_flush_sends_each_ack_and_packet_as_a_datagram_split_at_gdbs_buffer(void **state)
 {
     (void)state;
-    gdb_sends("$g#67");
-    running_delivers();
-    begin();
-    read_all();
+    attach();
     stub_writes("+");
     assert_string_equal(next_reply(), "+");
     stub_writes("$OK#9a");
@@ -317,10 +336,7 @@ static void test_flush_sends_each_ack_and_packet_as_a_datagram_split_at_gdbs_buf
 static void test_a_bulk_write_splits_into_the_same_datagrams_as_putc(void **state)
 {
     (void)state;
-    gdb_sends("$g#67");
-    running_delivers();
-    begin();
-    read_all();
+    attach();
     static char payload[20001];
     for (size_t i = 0; i < sizeof payload - 1; i++)
         payload[i] = (char)('A' + i % 23);
@@ -356,13 +372,7 @@ static void test_a_bulk_write_splits_into_the_same_datagrams_as_putc(void **stat
 static void test_a_repeated_packet_is_answered_again_not_run_again(void **state)
 {
     (void)state;
-    gdb_sends("$?#3f");
-    running_delivers();
-    begin();
-    read_all();
-    stub_writes("+");
-    stub_writes("$S05#b8");
-    gdb_sends("+");
+    attach_and_answer();
     assert_string_equal(read_all(), "+");
     /* `s`, answered; then the same `s` again before gdb acked the reply (it never saw it) */
     gdb_sends("$s#73");
@@ -390,13 +400,13 @@ static void test_a_repeated_packet_is_answered_again_not_run_again(void **state)
 static void test_a_duplicate_still_waiting_is_dropped_and_a_refused_packet_runs_again(void **state)
 {
     (void)state;
-    gdb_sends("$g#67");
+    gdb_sends("$?#3f");
     running_delivers();
     begin();
     /* two copies arrive before the stub reads the first: it sees one */
     gdb_sends("$m100,4#8c");
     gdb_sends("$m100,4#8c");
-    assert_string_equal(read_all(), "$g#67$m100,4#8c");
+    assert_string_equal(read_all(), "$?#3f$m100,4#8c");
     /* a packet the stub refused (`-`, bad checksum on its side) comes again: that copy must run */
     stub_writes("+");
     stub_writes("$OK#9a");
@@ -412,10 +422,7 @@ static void test_a_duplicate_still_waiting_is_dropped_and_a_refused_packet_runs_
 static void test_reordered_datagrams_are_read_in_arrival_order(void **state)
 {
     (void)state;
-    gdb_sends("$?#3f");
-    running_delivers();
-    begin();
-    read_all();
+    attach();
     /* gdb's ack overtaken by its next packet: the stub reads both, the packet-layer copes */
     gdb_sends("$g#67");
     gdb_sends("+");
@@ -425,10 +432,7 @@ static void test_reordered_datagrams_are_read_in_arrival_order(void **state)
 static void test_large_packet_in_fragments_reaches_the_stub_whole(void **state)
 {
     (void)state;
-    gdb_sends("$?#3f");
-    running_delivers();
-    begin();
-    read_all();
+    attach();
     static char packet[12001];
     memset(packet, 'x', sizeof packet - 1);
     packet[0] = '$';
@@ -493,10 +497,7 @@ static void test_arp_is_answered_and_nothing_sent_without_an_address(void **stat
 static void test_a_busy_card_gives_up_after_its_wait_and_the_next_flush_goes_out(void **state)
 {
     (void)state;
-    gdb_sends("$?#3f");
-    running_delivers();
-    begin();
-    read_all();
+    attach();
     card_busy = true;
     stub_writes("+");
     assert_null(next_reply());
@@ -515,10 +516,7 @@ static void test_a_busy_card_gives_up_after_its_wait_and_the_next_flush_goes_out
 static void test_a_card_held_by_a_stopped_cpu_ends_the_session_instead_of_hanging(void **state)
 {
     (void)state;
-    gdb_sends("$?#3f");
-    running_delivers();
-    begin();
-    read_all();
+    attach();
     rx_busy_until = clock_ns + GDB_UDP_CARD_STUCK_NS / 2;
     gdb_sends("$g#67");
     assert_int_equal(gdb_udp_transport.getc(0, -1), '$'); /* waited out, then read */
@@ -572,19 +570,24 @@ static void test_without_a_port_a_session_has_no_link(void **state)
 }
 
 /* The whole stub on this transport: gdb's `s` is duplicated on the way (or retransmitted because the ack was
- * lost) before and after the step's stop reply -- the machine steps once, and gdb gets its reply again. */
+ * lost) before and after the step's stop reply -- the machine steps once, and gdb gets the answer again once
+ * (never twice: a forger's copies buy nothing). */
 static void test_under_the_stub_a_duplicated_step_steps_once(void **state)
 {
     (void)state;
     fake_target_reset();
     gdb_stub_reset();
-    gdb_sends("$s#73");
+    gdb_sends("$?#3f");
     assert_int_equal(running_delivers(), GDB_UDP_STOP_ATTACH);
+    gdb_sends("+");
+    gdb_sends("$s#73");
     begin();
     assert_int_equal(gdb_stub_session(&fake_target, &gdb_udp_transport, GDB_STOP_ATTACH, 0), GDB_END_STEP);
     end(false);
     assert_int_equal(fake_resume_calls, 1);
     assert_int_equal(fake_resume_step_cpu, 0);
+    assert_string_equal(next_reply(), "+");
+    assert_non_null(next_reply()); /* the answer to `?` */
     assert_string_equal(next_reply(), "+");
     /* the copy arrives while the CPU steps: answered with the ack again, no new stop */
     gdb_sends("$s#73");
@@ -602,16 +605,98 @@ static void test_under_the_stub_a_duplicated_step_steps_once(void **state)
     assert_int_equal(fake_resume_step_cpu, -1);
     const char *r = next_reply();
     assert_non_null(r);
-    assert_true(r[0] == '$' && (r[1] == 'T' || r[1] == 'S')); /* the stop reply */
-    char stop_reply[256];
-    snprintf(stop_reply, sizeof stop_reply, "+%s", r);
-    assert_string_equal(next_reply(), stop_reply); /* the repeat's answer: the ack and the reply again */
+    assert_true(r[0] == '$' && (r[1] == 'T' || r[1] == 'S')); /* the stop reply; the second copy got nothing */
     assert_string_equal(next_reply(), "+");
     assert_string_equal(next_reply(), "$OK#9a");
+    assert_null(next_reply());
     struct gdb_udp_counts c;
     struct netpoll_counts f;
     gdb_udp_get_counts(&c, &f);
-    assert_int_equal(c.repeats, 2);
+    assert_int_equal(c.repeats, 1);
+    assert_int_equal(c.repeats_dropped, 1);
+}
+
+/* Insecure mode: nobody is proven. What looks like a stub's own reply -- a lone nak, `$OK`, `$Enn`, the empty
+ * packet, after any acks -- is taken from nobody (newcomer or peer): two stubs, or a stub and an echo, would
+ * answer each other for ever. A newcomer opens only as gdb does (Ctrl-C, `?`, a `q` query). */
+static void test_reply_looking_datagrams_are_never_answered(void **state)
+{
+    (void)state;
+    static const char *const replies[] = { "$#00", "+$#00", "$OK#9a", "+$OK#9a", "$E01#a6", "-", "+-", "+" };
+    for (size_t i = 0; i < sizeof replies / sizeof replies[0]; i++) {
+        gdb_sends(replies[i]);
+        assert_int_equal(running_delivers(), GDB_UDP_NO_STOP);
+    }
+    /* a well-formed packet gdb never opens with: another stub's stop reply, a memory read */
+    gdb_sends("$S05#b8");
+    gdb_sends("$m0,4#fd");
+    assert_int_equal(running_delivers(), GDB_UDP_NO_STOP);
+    uint32_t ip;
+    uint16_t port;
+    assert_false(gdb_udp_peer(&ip, &port));
+    assert_null(next_reply());
+    /* gdb's opener attaches; then, from the peer in a session, reply-looking datagrams reach nobody */
+    gdb_sends("$qSupported:multiprocess+#c6");
+    assert_int_equal(running_delivers(), GDB_UDP_STOP_ATTACH);
+    begin();
+    assert_string_equal(read_all(), "$qSupported:multiprocess+#c6");
+    gdb_sends("$#00");
+    gdb_sends("+$OK#9a");
+    gdb_sends("-");
+    gdb_sends("$E0f#db");
+    assert_string_equal(read_all(), "");
+    gdb_sends("+"); /* gdb's ack is what the stub waits for: it passes */
+    assert_string_equal(read_all(), "+");
+    struct gdb_udp_counts c;
+    struct netpoll_counts f;
+    gdb_udp_get_counts(&c, &f);
+    assert_int_equal(c.reply_looking, 7 + 4);
+    assert_null(next_reply());
+}
+
+/* Insecure mode: a repeat is answered from the remembered answer once at most, and only when that answer
+ * keeps to 3x the repeat's datagram (headers counted). 100 forged copies of a short read buy nothing. */
+static void test_repeats_answered_once_and_within_the_budget(void **state)
+{
+    (void)state;
+    attach_and_answer();
+    read_all();
+    while (next_reply())
+        ;
+    /* a read whose answer is large: its repeats get nothing */
+    gdb_sends("$m0,40#2d");
+    assert_string_equal(read_all(), "$m0,40#2d");
+    static char big[1 + 128 + 4];
+    big[0] = '$';
+    memset(big + 1, '0', 128);
+    memcpy(big + 129, "#00", 4);
+    stub_writes("+");
+    stub_writes(big);
+    while (next_reply())
+        ;
+    for (int i = 0; i < 100; i++)
+        gdb_sends("$m0,40#2d");
+    assert_string_equal(read_all(), "");
+    assert_null(next_reply());
+    /* a packet whose answer is small: its first repeat is answered, the rest are not */
+    gdb_sends("+");
+    read_all();
+    gdb_sends("$qC#b4");
+    assert_string_equal(read_all(), "$qC#b4");
+    stub_writes("+");
+    stub_writes("$QC1#c5");
+    while (next_reply())
+        ;
+    for (int i = 0; i < 5; i++)
+        gdb_sends("$qC#b4");
+    assert_string_equal(read_all(), "");
+    assert_string_equal(next_reply(), "+$QC1#c5");
+    assert_null(next_reply());
+    struct gdb_udp_counts c;
+    struct netpoll_counts f;
+    gdb_udp_get_counts(&c, &f);
+    assert_int_equal(c.repeats, 1);
+    assert_int_equal(c.repeats_dropped, 100 + 4);
 }
 
 int main(void)
@@ -634,6 +719,8 @@ int main(void)
         cmocka_unit_test_setup(test_without_a_port_a_session_has_no_link, setup),
         cmocka_unit_test_setup(test_in_a_session_without_a_peer_junk_does_not_attach, setup),
         cmocka_unit_test_setup(test_a_card_held_by_a_stopped_cpu_ends_the_session_instead_of_hanging, setup),
+        cmocka_unit_test_setup(test_reply_looking_datagrams_are_never_answered, setup),
+        cmocka_unit_test_setup(test_repeats_answered_once_and_within_the_budget, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

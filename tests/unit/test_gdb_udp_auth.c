@@ -1,7 +1,9 @@
 /* tests/unit/test_gdb_udp_auth.c: gdbstub/udp_auth.c -- the keyed gdb datagram. The nonce, a data
  * datagram's MAC, the hello's answer and a sealed reply are pinned to bytes computed independently in Python
  * (as scripts/kprof-gdb-relay computes them); forged, replayed, reordered, truncated, wrong-key, wrong-address,
- * plain and reflected datagrams are dropped and change nothing; unkeyed is the identity both ways. */
+ * plain and reflected datagrams are dropped and change nothing; without a key the same format under the empty
+ * key (raw gdb bytes refused), the insecure mode the identity both ways (never over a key); every length is
+ * checked before any HMAC is computed. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -96,15 +98,19 @@ static void assert_drops(uint32_t ip, uint16_t port, const uint8_t *d, size_t le
     assert_int_equal(auth.counts.accepted, before.counts.accepted);
 }
 
-static void test_unkeyed_is_the_identity(void **state)
+static void test_insecure_is_the_identity_and_never_over_a_key(void **state)
 {
     (void)state;
+    setup(true);
+    assert_false(gdb_udp_auth_set_insecure(&auth)); /* a key is never thrown away */
+    assert_false(auth.insecure);
     setup(false);
+    assert_true(gdb_udp_auth_set_insecure(&auth));
     const uint8_t d[] = "$g#67";
-    assert_int_equal(open_(IP, PORT, d, 5), GDB_UDP_ACCEPT);
+    assert_int_equal(open_(IP, PORT, d, 5), GDB_UDP_ACCEPT_RAW);
     assert_ptr_equal(inner, d);
     assert_int_equal(inner_len, 5);
-    assert_int_equal(open_(IP, PORT, d, 0), GDB_UDP_ACCEPT);
+    assert_int_equal(open_(IP, PORT, d, 0), GDB_UDP_ACCEPT_RAW);
     assert_int_equal(inner_len, 0);
     uint8_t out[16];
     assert_int_equal(gdb_udp_auth_seal(&auth, IP, PORT, d, 5, out, sizeof out), 5);
@@ -112,6 +118,58 @@ static void test_unkeyed_is_the_identity(void **state)
     assert_int_equal(gdb_udp_auth_seal(&auth, IP, PORT, d, 5, out, 4), 0);
     static uint8_t big[GDB_UDP_INNER_MAX + 1];
     assert_int_equal(open_(IP, PORT, big, sizeof big), GDB_UDP_DROP);
+}
+
+/* Without a key and without gdb.udp.insecure: KPG1 under the empty key. gdb's raw bytes open as nothing; a
+ * data datagram MACed under the empty key with the address's nonce is accepted (as proven); the answer to a
+ * hello is MACed under the empty key. */
+static void test_plain_is_kpg1_under_the_empty_key(void **state)
+{
+    (void)state;
+    setup(false);
+    const uint8_t raw[] = "$qSupported:multiprocess+#c6";
+    assert_int_equal(open_(IP, PORT, raw, sizeof raw - 1), GDB_UDP_DROP);
+    assert_int_equal(open_(IP, PORT, (const uint8_t *)"\x03", 1), GDB_UDP_DROP);
+    uint8_t d[128];
+    size_t n = data_datagram(d, (const uint8_t *)"", 0, IP, PORT, 7, "$g#67");
+    assert_int_equal(open_(IP, PORT, d, n), GDB_UDP_ACCEPT);
+    assert_int_equal(inner_len, 5);
+    assert_memory_equal(inner, "$g#67", 5);
+    /* the same bytes from another address: not its nonce */
+    n = data_datagram(d, (const uint8_t *)"", 0, IP, PORT, 8, "$g#67");
+    assert_int_equal(open_(IP + 1, PORT, d, n), GDB_UDP_DROP);
+    uint8_t hello[GDB_UDP_HELLO_LEN] = { 'K', 'P', 'G', '1', 'h' };
+    assert_int_equal(open_(IP, PORT, hello, sizeof hello), GDB_UDP_REPLY);
+    uint8_t mac[32];
+    hmac_sha256("", 0, inner, GDB_UDP_NONCE_LEN - 32, mac);
+    assert_memory_equal(inner + GDB_UDP_NONCE_LEN - 32, mac, 32);
+}
+
+/* Lengths, magic and kinds are checked before any HMAC: an oversized data datagram, a hello of the wrong
+ * length, and the kernel's own kinds (a nonce answer, a reply: what another kprof would send back) cost no
+ * HMAC and get nothing. */
+static void test_lengths_and_kinds_checked_before_any_mac(void **state)
+{
+    (void)state;
+    for (int keyed = 0; keyed < 2; keyed++) {
+        setup(keyed);
+        static uint8_t big[GDB_UDP_INNER_MAX + GDB_UDP_KEYED_OVERHEAD + 1];
+        memcpy(big, "KPG1d", 5);
+        assert_int_equal(open_(IP, PORT, big, sizeof big), GDB_UDP_DROP);
+        uint8_t hello[GDB_UDP_HELLO_LEN + 1] = { 'K', 'P', 'G', '1', 'h' };
+        assert_int_equal(open_(IP, PORT, hello, sizeof hello), GDB_UDP_DROP);
+        assert_int_equal(open_(IP, PORT, hello, sizeof hello - 2), GDB_UDP_DROP);
+        uint8_t theirs[GDB_UDP_NONCE_LEN] = { 'K', 'P', 'G', '1', 'n' };
+        assert_int_equal(open_(IP, PORT, theirs, sizeof theirs), GDB_UDP_DROP);
+        theirs[4] = 'r';
+        assert_int_equal(open_(IP, PORT, theirs, sizeof theirs), GDB_UDP_DROP);
+        assert_int_equal(auth.counts.macs, 0);
+        assert_false(gdb_udp_is_hello(hello, sizeof hello));
+        assert_true(gdb_udp_is_hello(hello, GDB_UDP_HELLO_LEN));
+        /* a whole hello costs its two */
+        assert_int_equal(open_(IP, PORT, hello, GDB_UDP_HELLO_LEN), GDB_UDP_REPLY);
+        assert_int_equal(auth.counts.macs, 2);
+    }
 }
 
 static void test_nonce_is_pinned_and_per_address(void **state)
@@ -324,7 +382,9 @@ static void test_oversized_dropped(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_unkeyed_is_the_identity),
+        cmocka_unit_test(test_insecure_is_the_identity_and_never_over_a_key),
+        cmocka_unit_test(test_plain_is_kpg1_under_the_empty_key),
+        cmocka_unit_test(test_lengths_and_kinds_checked_before_any_mac),
         cmocka_unit_test(test_nonce_is_pinned_and_per_address),
         cmocka_unit_test(test_hello_answered_with_a_macd_nonce_and_nothing_else),
         cmocka_unit_test(test_hello_states_the_counters),

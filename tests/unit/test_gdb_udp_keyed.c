@@ -1,8 +1,9 @@
-/* tests/unit/test_gdb_udp_keyed.c: the gdb UDP transport (gdbstub/udp.c) keyed (gdbstub/udp_auth.c
- * through tests/unit/gdb_udp_seam.c), on a fake card: plain, forged and replayed datagrams neither stop a
- * running machine nor claim the peer nor get an answer; a hello gets its nonce answer to the sender and
- * nothing else; a sealed packet attaches, the stub's answer goes out sealed under the peer's nonce; a
- * relay's retransmission (same packet, fresh counter) is answered again, not run again. */
+/* tests/unit/test_gdb_udp_keyed.c: the gdb UDP transport (gdbstub/udp.c) speaking KPG1 (gdbstub/udp_auth.c
+ * through tests/unit/gdb_udp_seam.c), keyed and plain (no key: the empty key), on a fake card: raw, forged
+ * and replayed datagrams neither stop a running machine nor claim the peer nor get an answer; a hello gets
+ * its nonce answer to the sender and nothing else, within a shared budget that the proven peer does not
+ * share; a sealed packet attaches, the stub's answer goes out sealed under the peer's nonce; a relay's
+ * retransmission (same packet, fresh counter) is answered again once, not run again. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -24,8 +25,9 @@
 static const uint8_t our_mac[6] = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 };
 static const uint8_t gdb_mac[6] = { 0x52, 0x55, 0x0a, 0x00, 0x02, 0x02 };
 static uint8_t secret[32], key[16];
+static size_t key_len; /* 16 keyed, 0 plain */
 
-#define QUEUE 32
+#define QUEUE 64
 static struct frames {
     size_t count, next;
     size_t len[QUEUE];
@@ -99,7 +101,7 @@ static void relay_seals(const char *gdb, uint64_t counter, const uint8_t *with_k
         d[n++] = (uint8_t)(counter >> (56 - 8 * i));
     memcpy(d + n, gdb, strlen(gdb));
     n += strlen(gdb);
-    hmac_sha256(with_key, sizeof key, d, n, d + n);
+    hmac_sha256(with_key, with_key == key ? key_len : sizeof key, d, n, d + n);
     last_sent_len = n + 32;
     relay_sends_raw(d, last_sent_len);
 }
@@ -138,7 +140,7 @@ static const char *next_sealed(void)
     uint8_t nonce[16], mac[32];
     gdb_udp_session_nonce(gdb_udp_seam_auth(), GDB_IP, RELAY_PORT, nonce);
     assert_memory_equal(got + 5, nonce, 16);
-    hmac_sha256(key, sizeof key, got, got_len - 32, mac);
+    hmac_sha256(key, key_len, got, got_len - 32, mac);
     assert_memory_equal(got + got_len - 32, mac, 32);
     size_t n = got_len - GDB_UDP_KEYED_OVERHEAD;
     memcpy(inner, got + GDB_UDP_HEAD_LEN, n);
@@ -174,9 +176,9 @@ static void stub_writes(const char *text)
     gdb_udp_transport.flush(0);
 }
 
-static int setup(void **state)
+static int setup_with(size_t with_key_len)
 {
-    (void)state;
+    key_len = with_key_len;
     memset(&to_card, 0, sizeof to_card);
     memset(&from_card, 0, sizeof from_card);
     clock_ns = 1000000000;
@@ -184,12 +186,24 @@ static int setup(void **state)
         secret[i] = (uint8_t)(7 * i);
     for (int i = 0; i < 16; i++)
         key[i] = (uint8_t)(0x40 + i);
-    gdb_udp_seam_key(secret, key, sizeof key);
+    gdb_udp_seam_key(secret, key_len ? key : NULL, key_len);
     gdb_udp_init(&fake_port, our_mac, GDB_PORT);
     gdb_udp_set_address(OUR_IP);
     netpoll_init(&relay_side, gdb_mac, GDB_IP, RELAY_PORT);
     relay_side.admit = fake_admit_any;
     return 0;
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    return setup_with(sizeof key);
+}
+
+static int setup_plain(void **state)
+{
+    (void)state;
+    return setup_with(0);
 }
 
 static void assert_nobody_attached(void)
@@ -268,6 +282,56 @@ static void test_sealed_packet_attaches_answer_sealed_replay_dropped_resend_answ
     assert_string_equal(read_all(), "");
     assert_string_equal(next_sealed(), "+$0011#62"); /* the ack and the reply it remembered, in one */
     assert_false(next_reply());
+    /* and once only */
+    relay_sends("$g#67");
+    assert_string_equal(read_all(), "");
+    assert_false(next_reply());
+}
+
+static void send_hello_from(uint16_t port, uint8_t tag)
+{
+    uint8_t hello[GDB_UDP_HELLO_LEN] = { 'K', 'P', 'G', '1', 'h', tag };
+    struct netpoll np;
+    netpoll_init(&np, gdb_mac, GDB_IP, port);
+    np.next_id = relay_side.next_id++;
+    assert_true(netpoll_send_udp(&np, our_mac, OUR_IP, GDB_PORT, hello, sizeof hello, scratch, to_card_emit, 0));
+    running_delivers();
+}
+
+/* Frames the stub sent since last asked, to anyone. */
+static int count_replies(void)
+{
+    int n = (int)(from_card.count - from_card.next);
+    from_card.next = from_card.count;
+    return n;
+}
+
+/* Hellos from unproven senders share one bucket (checked before any HMAC); the proven peer's hello (the
+ * relay asking again) is answered from its own, however many forged ones came first. */
+static void test_hellos_share_a_small_budget_the_peer_has_its_own(void **state)
+{
+    (void)state;
+    for (int i = 0; i < 3 * GDB_UDP_HELLO_RATE; i++)
+        send_hello_from((uint16_t)(50000 + i), (uint8_t)i);
+    assert_int_equal(count_replies(), GDB_UDP_HELLO_RATE);
+    struct gdb_udp_counts c;
+    struct netpoll_counts f;
+    gdb_udp_get_counts(&c, &f);
+    assert_int_equal(c.hellos_limited, 2 * GDB_UDP_HELLO_RATE);
+    assert_int_equal(gdb_udp_seam_auth()->counts.macs, 2 * GDB_UDP_HELLO_RATE);
+    assert_nobody_attached();
+    relay_sends("$qSupported:multiprocess+#c6");
+    assert_int_equal(running_delivers(), GDB_UDP_STOP_ATTACH);
+    send_hello_from(RELAY_PORT, 1); /* the shared bucket is empty; the proven peer's is not */
+    assert_true(next_reply());
+    assert_memory_equal(got, "KPG1n", 5);
+    assert_int_equal(got_len, GDB_UDP_NONCE_LEN);
+    /* the peer gone, a second later the shared bucket holds tokens again */
+    gdb_udp_transport.session(0, true, false);
+    gdb_udp_transport.session(0, false, true);
+    clock_ns += 1000000000;
+    send_hello_from(50001, 2);
+    assert_int_equal(count_replies(), 1);
 }
 
 int main(void)
@@ -276,6 +340,12 @@ int main(void)
         cmocka_unit_test_setup(test_plain_and_forged_stop_nothing_and_get_nothing, setup),
         cmocka_unit_test_setup(test_hello_gets_its_answer_and_claims_nothing, setup),
         cmocka_unit_test_setup(test_sealed_packet_attaches_answer_sealed_replay_dropped_resend_answered, setup),
+        cmocka_unit_test_setup(test_hellos_share_a_small_budget_the_peer_has_its_own, setup),
+        /* the plain mode (no udpsh.key=): the same, under the empty key -- raw gdb bytes are refused */
+        cmocka_unit_test_setup(test_plain_and_forged_stop_nothing_and_get_nothing, setup_plain),
+        cmocka_unit_test_setup(test_hello_gets_its_answer_and_claims_nothing, setup_plain),
+        cmocka_unit_test_setup(test_sealed_packet_attaches_answer_sealed_replay_dropped_resend_answered, setup_plain),
+        cmocka_unit_test_setup(test_hellos_share_a_small_budget_the_peer_has_its_own, setup_plain),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
