@@ -68,7 +68,9 @@ def frames_line(k):
 
 
 def boot_on(segment, request, cmdline=""):
-    k = Kprof(smp=2, mem=256, cmdline="ip=%s/24 gw=%s gdb.udp=%d gdb.udp.insecure %s" % (KERNEL_IP, GATEWAY_IP, PORT, cmdline),
+    # gdb.udp.insecure: these tests drive the port with gdb's raw bytes (the frames' rules hold in every mode)
+    k = Kprof(smp=2, mem=256,
+              cmdline="ip=%s/24 gw=%s gdb.udp=%d gdb.udp.insecure %s" % (KERNEL_IP, GATEWAY_IP, PORT, cmdline),
               extra_args=segment.netdev_args(), name=request.node.name + "-frames")
     k.boot()
     return k
