@@ -17,6 +17,7 @@
 #include "kernel/log.h"
 #include "kernel/net/allowlist.h"
 #include "kernel/net/net.h"
+#include "kernel/net/netload.h"
 #include "kernel/net/ratelimit.h"
 #include "kernel/udpsh/udpsh.h"
 #include "kernel/udpsh/auth.h"
@@ -218,7 +219,8 @@ void udpsh_report(struct sink *out)
                 (unsigned long long)c->replies_ignored, (unsigned long long)c->no_mac, (unsigned long long)c->bad_mac,
                 (unsigned long long)c->replayed, (unsigned long long)c->senders_full,
                 (unsigned long long)c->needs_key, (unsigned long long)c->key_refused);
-    sink_printf(out, "udpsh repeats: %llu answered from memory, %llu while running, %llu too long to keep\n",
+    sink_printf(out, "udpsh repeats: %llu answered from memory, %llu while running, %llu too long to keep; "
+                     "%llu unkeyed netload sends stopped when their token expired\n",
                 (unsigned long long)c->repeats, (unsigned long long)c->repeats_running,
-                (unsigned long long)c->repeats_lost);
+                (unsigned long long)c->repeats_lost, (unsigned long long)netload_token_stops());
 }
