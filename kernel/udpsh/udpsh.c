@@ -205,22 +205,21 @@ void udpsh_report(struct sink *out)
                 (unsigned long long)counters.requests, (unsigned long long)counters.refused_busy,
                 (unsigned long long)counters.refused_bad, (unsigned long long)counters.not_allowed);
     if (auth.rate.per_second)
-        sink_printf(out, ", %llu validated over %u/s, %llu unvalidated over %u/s (no token sent)\n",
-                    (unsigned long long)c->validated_limited, auth.rate.per_second,
-                    (unsigned long long)c->unvalidated_limited, auth.rate.per_second);
+        sink_printf(out, ", %llu over %u/s\n", (unsigned long long)c->validated_limited, auth.rate.per_second);
     else
         sink_puts(out, ", no rate limit\n");
     sink_printf(out, "udpsh auth: %s, %llu tokens sent, %llu over budget, %llu replies ignored, %llu no mac, "
-                     "%llu bad mac, %llu replayed, %llu senders full, %llu need a key, %llu key refused\n",
-                auth.service.keyed ? "keyed"
-                : auth.key_refused ? "refusing every request (udpsh.key= does not parse)"
-                                   : "unkeyed",
+                     "%llu bad mac, %llu replayed, %llu senders full, %llu need a key\n",
+                auth.service.keyed ? "keyed" : auth.key_refused ? "refusing all (bad udpsh.key)" : "unkeyed",
                 (unsigned long long)c->tokens_sent, (unsigned long long)c->over_budget,
                 (unsigned long long)c->replies_ignored, (unsigned long long)c->no_mac, (unsigned long long)c->bad_mac,
                 (unsigned long long)c->replayed, (unsigned long long)c->senders_full,
-                (unsigned long long)c->needs_key, (unsigned long long)c->key_refused);
-    sink_printf(out, "udpsh repeats: %llu answered from memory, %llu while running, %llu too long to keep; "
-                     "%llu unkeyed netload sends stopped when their token expired\n",
-                (unsigned long long)c->repeats, (unsigned long long)c->repeats_running,
-                (unsigned long long)c->repeats_lost, (unsigned long long)netload_token_stops());
+                (unsigned long long)c->needs_key);
+    /* Where datagrams without a good token went beyond their token answers, and what resent requests got. */
+    sink_printf(out, "udpsh door: %llu unvalidated over %u/s, %llu key refused, %llu repeats answered, "
+                     "%llu repeats while running, %llu repeats too long to keep, %llu token expiry stops\n",
+                (unsigned long long)c->unvalidated_limited, auth.rate.per_second,
+                (unsigned long long)c->key_refused, (unsigned long long)c->repeats,
+                (unsigned long long)c->repeats_running, (unsigned long long)c->repeats_lost,
+                (unsigned long long)netload_token_stops());
 }

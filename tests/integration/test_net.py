@@ -70,10 +70,14 @@ NET_LINES = [
     ("udpsh", re.compile(r"udpsh: port (?P<port>\d+), (?P<requests>\d+) requests, (?P<busy>\d+) busy, "
                          r"(?P<refused>\d+) refused, (?P<not_allowed>\d+) not allowed, "
                          r"(?:(?P<over_rate>\d+) over (?P<rate>\d+)/s|no rate limit)")),
-    ("udpsh auth", re.compile(r"udpsh auth: (?P<key>keyed|unkeyed|unkeyed \(bad udpsh\.key\)), (?P<tokens>\d+) "
+    ("udpsh auth", re.compile(r"udpsh auth: (?P<key>keyed|unkeyed|refusing all \(bad udpsh\.key\)), (?P<tokens>\d+) "
                               r"tokens sent, (?P<over_budget>\d+) over budget, (?P<replies_ignored>\d+) replies "
                               r"ignored, (?P<no_mac>\d+) no mac, (?P<bad_mac>\d+) bad mac, (?P<replayed>\d+) "
                               r"replayed, (?P<senders_full>\d+) senders full, (?P<needs_key>\d+) need a key")),
+    ("udpsh door", re.compile(r"udpsh door: (?P<unvalidated_limited>\d+) unvalidated over \d+/s, "
+                              r"(?P<key_refused>\d+) key refused, (?P<repeats>\d+) repeats answered, "
+                              r"(?P<repeats_running>\d+) repeats while running, (?P<repeats_lost>\d+) repeats too "
+                              r"long to keep, (?P<token_stops>\d+) token expiry stops")),
 ]
 
 
@@ -100,7 +104,8 @@ def shell_handled(n):
     """Requests the UDP shell has answered, refused or dropped (stranger, over the rate, a reply, one without
     its token), by the `net` counters."""
     return n["requests"] + n["busy"] + n["refused"] + n["not_allowed"] + (n["over_rate"] or 0) + n["tokens"] + \
-        n["over_budget"] + n["replies_ignored"] + n["needs_key"]
+        n["over_budget"] + n["replies_ignored"] + n["needs_key"] + n["unvalidated_limited"] + n["key_refused"] + \
+        n["repeats"] + n["repeats_running"] + n["repeats_lost"]
 
 
 # ---- talking to the UDP shell --------------------------------------------------------------------------------
