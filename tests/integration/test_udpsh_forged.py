@@ -289,15 +289,23 @@ def test_keyed_kernel_refuses_the_unkeyed_and_runs_everything_for_the_key(kprof_
         s.send(b"uptime")
         token = wire.receive_reply(s, 5).token
         assert token is not None
-        keyed = wire.request_datagram(b"uptime", token, bytes.fromhex(KEY))
+        counter = wire.next_counter()
+        keyed = wire.request_datagram(b"uptime", token, bytes.fromhex(KEY), counter=counter)
+        before = net_auth(k)
         s.send(keyed)
         first = wire.receive_reply(s, 5)
+        # the same datagram again is a repeat: the remembered answer, not a second run
         s.send(keyed)
         again = wire.receive_reply(s, 5)
+        # an older counter is a replay
+        s.send(wire.request_datagram(b"uptime", token, bytes.fromhex(KEY), counter=counter - 1))
+        older = wire.receive_reply(s, 5)
     assert first.problem() is None and first.text.startswith(b"up "), first.problem()
-    assert again.refusal is not None and again.refusal[1] == wire.REPLAYED, (again.text, again.refusal)
+    assert again.problem() is None and again.text == first.text and again.trailer == first.trailer, again.text
+    assert older.refusal is not None and older.refusal[1] == wire.REPLAYED, (older.text, older.refusal)
     n = net_auth(k)
     assert n["mode"] == "keyed" and n["no_mac"] >= 1 and n["bad_mac"] >= 1 and n["replayed"] == 1, n
+    assert n["requests"] == before["requests"] + 1 and n["repeats"] == before["repeats"] + 1, (before, n)
 
     # the key from the environment and from a file runs what changes the machine
     console_help = k.cmd("help")
