@@ -103,37 +103,26 @@ def exchange(k, line=b"uptime\n", key=None, timeout=20.0):
         return kprof_wire.exchange(sock, line, timeout, key=key, straggler_wait=kprof_wire.STRAGGLER_WAIT)
 
 
+# (what is lost, datagrams the kernel receives in all, repeats it answers from memory)
+LOSSES = {
+    "token requests": (dict(lose_in=3), 5, 0),
+    "requests": (dict(lose_request=2), 4, 0),
+    "an answer": (dict(lose_answer=1), 3, 1),
+}
+
+
+@pytest.mark.parametrize("loss", sorted(LOSSES))
 @pytest.mark.parametrize("key", [None, KEY], ids=["unkeyed", "keyed"])
-def test_lost_token_requests_are_resent(fast_resend, key):
-    k = LossyKernel(lose_in=3, key=key)
+def test_what_is_lost_is_resent_and_runs_once(fast_resend, key, loss):
+    lose, received, repeats = LOSSES[loss]
+    k = LossyKernel(key=key, **lose)
     try:
         reply = exchange(k, key=key)
     finally:
         k.close()
     assert reply.problem() is None and reply.text == b"uptime: 12 s\n"
-    assert k.runs == [b"uptime"] and k.token_requests == 1 and k.received == 5
-
-
-@pytest.mark.parametrize("key", [None, KEY], ids=["unkeyed", "keyed"])
-def test_a_lost_request_is_resent_and_runs_once(fast_resend, key):
-    k = LossyKernel(lose_request=2, key=key)
-    try:
-        reply = exchange(k, key=key)
-    finally:
-        k.close()
-    assert reply.problem() is None
-    assert k.runs == [b"uptime"] and k.repeats == 0 and k.received == 4
-
-
-@pytest.mark.parametrize("key", [None, KEY], ids=["unkeyed", "keyed"])
-def test_a_lost_answer_comes_from_memory_not_a_second_run(fast_resend, key):
-    k = LossyKernel(lose_answer=1, key=key)
-    try:
-        reply = exchange(k, key=key)
-    finally:
-        k.close()
-    assert reply.problem() is None and reply.text == b"uptime: 12 s\n"
-    assert k.runs == [b"uptime"] and k.repeats == 1
+    assert k.runs == [b"uptime"] and k.token_requests == 1
+    assert (k.received, k.repeats) == (received, repeats)
 
 
 def test_nothing_is_resent_once_the_answer_came(fast_resend):

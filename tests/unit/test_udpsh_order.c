@@ -15,6 +15,7 @@
 #include "kernel/lib/hmac.h"
 #include "kernel/udpsh/auth.h"
 #include "kernel/udpsh/wire.h"
+#include "udpsh_requests.h"
 
 #define SEC 1000000000ll
 #define MS 1000000ll
@@ -43,10 +44,7 @@ static void judge(uint32_t ip, uint16_t port, const char *datagram, int64_t now)
 
 static void token_hex(uint32_t ip, uint16_t port, int64_t window, char hex[33])
 {
-    uint8_t token[16];
-    udpsh_token(&auth, ip, port, window, token);
-    for (int i = 0; i < 16; i++)
-        sprintf(hex + 2 * i, "%02x", token[i]);
+    udpsh_token_hex(&auth, ip, port, window, hex);
 }
 
 /* "token=<ip:port's token now> " followed by rest. */
@@ -57,17 +55,20 @@ static void with_token(char *out, size_t cap, uint32_t ip, uint16_t port, int64_
     snprintf(out, cap, "token=%s %s", tok, rest);
 }
 
+/* The last datagram judge_tokened built (j.line points into it), to send again. */
+static char tokened[256];
+
+/* Judges rest from ip:port behind the token ip:port was given at made (what a client that has it sends). */
+static void judge_tokened(uint32_t ip, uint16_t port, int64_t made, const char *rest, int64_t now)
+{
+    with_token(tokened, sizeof tokened, ip, port, made, rest);
+    judge(ip, port, tokened, now);
+}
+
 static void keyed(uint32_t ip, uint16_t port, uint64_t counter, const char *line, int64_t now)
 {
-    char tok[33], mac_hex[65], msg[512], datagram[700];
-    token_hex(ip, port, now / WINDOW, tok);
-    snprintf(msg, sizeof msg, "%s %llu %s", tok, (unsigned long long)counter, line);
-    uint8_t mac[32];
-    hmac_sha256(key, sizeof key, msg, strlen(msg), mac);
-    for (int i = 0; i < 32; i++)
-        sprintf(mac_hex + 2 * i, "%02x", mac[i]);
-    snprintf(datagram, sizeof datagram, "token=%s counter=%llu mac=%s %s", tok, (unsigned long long)counter, mac_hex,
-             line);
+    char datagram[700];
+    udpsh_keyed_datagram(&auth, key, sizeof key, ip, port, now / WINDOW, counter, line, datagram, sizeof datagram);
     judge(ip, port, datagram, now);
 }
 
@@ -78,7 +79,6 @@ static void test_a_forged_flood_spends_only_the_unvalidated_bucket(void **state)
     /* a second of a thousand forged datagrams: half from rotating addresses, half from the client's own
      * address on other ports and on its own port with a made-up token; the client asks 40 times */
     unsigned client_ran = 0, forged_tokens = 0, forged_ran = 0;
-    char datagram[128];
     for (int64_t t = WINDOW; t < WINDOW + SEC; t += MS) {
         unsigned n = (unsigned)((t - WINDOW) / MS);
         if (n % 2)
@@ -90,8 +90,7 @@ static void test_a_forged_flood_spends_only_the_unvalidated_bucket(void **state)
         forged_tokens += j.verdict == UDPSH_REPLY;
         forged_ran += j.verdict == UDPSH_RUN;
         if (n % 25 == 0) {
-            with_token(datagram, sizeof datagram, IP, PORT, t, "help");
-            judge(IP, PORT, datagram, t);
+            judge_tokened(IP, PORT, t, "help", t);
             client_ran += j.verdict == UDPSH_RUN;
         }
     }
@@ -108,18 +107,15 @@ static void test_a_validated_sender_is_held_to_its_own_rate(void **state)
 {
     (void)state;
     setup(false, 5);
-    char datagram[128];
     unsigned ran = 0;
     for (int i = 0; i < 8; i++) {
-        with_token(datagram, sizeof datagram, IP, PORT, WINDOW, "ps");
-        judge(IP, PORT, datagram, WINDOW);
+        judge_tokened(IP, PORT, WINDOW, "ps", WINDOW);
         ran += j.verdict == UDPSH_RUN;
     }
     assert_int_equal(ran, 5);
     assert_int_equal(auth.counts.validated_limited, 3);
     /* its emptied bucket is its own: another port of its address still runs */
-    with_token(datagram, sizeof datagram, IP, PORT + 1, WINDOW, "ps");
-    judge(IP, PORT + 1, datagram, WINDOW);
+    judge_tokened(IP, PORT + 1, WINDOW, "ps", WINDOW);
     assert_int_equal(j.verdict, UDPSH_RUN);
 }
 
@@ -154,10 +150,8 @@ static void test_a_bad_key_refuses_every_request(void **state)
     assert_int_equal(j.verdict, UDPSH_REPLY);
     assert_true(strncmp(j.reply, "# udpsh token=", 14) == 0);
     static const char *const lines[] = { "help", "", "ps", "poweroff", "id=4 net" };
-    char datagram[128];
     for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {
-        with_token(datagram, sizeof datagram, IP, PORT, 3 * WINDOW, lines[i]);
-        judge(IP, PORT, datagram, 3 * WINDOW);
+        judge_tokened(IP, PORT, 3 * WINDOW, lines[i], 3 * WINDOW);
         assert_int_equal(j.verdict, UDPSH_REPLY);
         assert_string_equal(j.reply, UDPSH_REPLY_KEY_REFUSED);
     }
@@ -168,25 +162,21 @@ static void test_id_grammar(void **state)
 {
     (void)state;
     setup(false, 0);
-    char datagram[128];
-    with_token(datagram, sizeof datagram, IP, PORT, 3 * WINDOW, "id=17 help");
-    judge(IP, PORT, datagram, 3 * WINDOW);
+    judge_tokened(IP, PORT, 3 * WINDOW, "id=17 help", 3 * WINDOW);
     assert_int_equal(j.verdict, UDPSH_RUN);
     assert_true(j.has_id);
     assert_int_equal(j.id, 17);
     assert_int_equal(j.line_len, 4);
     assert_memory_equal(j.line, "help", 4);
     /* the old grammar stays: no id, nothing to remember */
-    with_token(datagram, sizeof datagram, IP, PORT, 3 * WINDOW, "help");
-    judge(IP, PORT, datagram, 3 * WINDOW);
+    judge_tokened(IP, PORT, 3 * WINDOW, "help", 3 * WINDOW);
     assert_int_equal(j.verdict, UDPSH_RUN);
     assert_false(j.has_id);
     assert_null(udpsh_remember_start(&auth, IP, PORT, &j, 3 * WINDOW));
     /* a malformed id earns a token, not a run */
     static const char *const bad[] = { "id= help", "id=x help", "id=5x help", "id=99999999999999999999 help" };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        with_token(datagram, sizeof datagram, IP, PORT, 3 * WINDOW, bad[i]);
-        judge(IP, PORT, datagram, 3 * WINDOW);
+        judge_tokened(IP, PORT, 3 * WINDOW, bad[i], 3 * WINDOW);
         assert_int_equal(j.verdict, UDPSH_REPLY);
         assert_true(strncmp(j.reply, "# udpsh token=", 14) == 0);
     }
@@ -208,20 +198,18 @@ static void test_a_repeat_is_answered_from_memory_not_run(void **state)
 {
     (void)state;
     setup(false, 0);
-    char datagram[128];
-    with_token(datagram, sizeof datagram, IP, PORT, 3 * WINDOW, "id=5 uptime");
-    judge(IP, PORT, datagram, 3 * WINDOW);
+    judge_tokened(IP, PORT, 3 * WINDOW, "id=5 uptime", 3 * WINDOW);
     assert_int_equal(j.verdict, UDPSH_RUN);
     struct udpsh_remembered *r = udpsh_remember_start(&auth, IP, PORT, &j, 3 * WINDOW);
     assert_non_null(r);
     /* while it runs, a repeat names the same slot (the caller then sends nothing) */
-    judge(IP, PORT, datagram, 3 * WINDOW + 1);
+    judge(IP, PORT, tokened, 3 * WINDOW + 1);
     assert_int_equal(j.verdict, UDPSH_REPEAT);
     assert_ptr_equal(j.remembered, r);
     udpsh_remember_datagram(r, "up 5 s\n", 7);
     udpsh_remember_datagram(r, "# udpsh end seq=1 datagrams=1 bytes=7 crc32=00000000 status=0\n", 62);
     /* after: the same two datagrams again, in order */
-    judge(IP, PORT, datagram, 3 * WINDOW + 2);
+    judge(IP, PORT, tokened, 3 * WINDOW + 2);
     assert_int_equal(j.verdict, UDPSH_REPEAT);
     sent_len = sent_datagrams = 0;
     udpsh_remembered_replay(j.remembered, capture, 0);
@@ -229,11 +217,9 @@ static void test_a_repeat_is_answered_from_memory_not_run(void **state)
     assert_int_equal(sent_len, 69);
     assert_memory_equal(sent, "up 5 s\n# udpsh end seq=1", 24);
     /* another id is a new request; so is the same id from another port (its own token) */
-    with_token(datagram, sizeof datagram, IP, PORT, 3 * WINDOW, "id=6 uptime");
-    judge(IP, PORT, datagram, 3 * WINDOW + 3);
+    judge_tokened(IP, PORT, 3 * WINDOW, "id=6 uptime", 3 * WINDOW + 3);
     assert_int_equal(j.verdict, UDPSH_RUN);
-    with_token(datagram, sizeof datagram, IP, PORT + 1, 3 * WINDOW, "id=5 uptime");
-    judge(IP, PORT + 1, datagram, 3 * WINDOW + 3);
+    judge_tokened(IP, PORT + 1, 3 * WINDOW, "id=5 uptime", 3 * WINDOW + 3);
     assert_int_equal(j.verdict, UDPSH_RUN);
 }
 
@@ -265,15 +251,14 @@ static void test_an_answer_too_long_to_keep_gets_one_line_on_repeat(void **state
 {
     (void)state;
     setup(false, 0);
-    char datagram[128], chunk[UDPSH_DATAGRAM_MAX];
+    char chunk[UDPSH_DATAGRAM_MAX];
     memset(chunk, 'x', sizeof chunk);
-    with_token(datagram, sizeof datagram, IP, PORT, 3 * WINDOW, "id=9 profile 800 all raw");
-    judge(IP, PORT, datagram, 3 * WINDOW);
+    judge_tokened(IP, PORT, 3 * WINDOW, "id=9 profile 800 all raw", 3 * WINDOW);
     struct udpsh_remembered *r = udpsh_remember_start(&auth, IP, PORT, &j, 3 * WINDOW);
     for (int i = 0; i < 3; i++)
         udpsh_remember_datagram(r, chunk, sizeof chunk);
     assert_true(r->too_long);
-    judge(IP, PORT, datagram, 3 * WINDOW + 1);
+    judge(IP, PORT, tokened, 3 * WINDOW + 1);
     assert_int_equal(j.verdict, UDPSH_REPEAT);
     sent_len = sent_datagrams = 0;
     udpsh_remembered_replay(j.remembered, capture, 0);
@@ -286,19 +271,15 @@ static void test_the_least_recent_answer_is_forgotten_first(void **state)
 {
     (void)state;
     setup(false, 0);
-    char datagram[128];
     for (unsigned i = 0; i <= UDPSH_REMEMBERED; i++) {
-        with_token(datagram, sizeof datagram, IP + i, PORT, 3 * WINDOW, "id=1 ps");
-        judge(IP + i, PORT, datagram, 3 * WINDOW + i);
+        judge_tokened(IP + i, PORT, 3 * WINDOW, "id=1 ps", 3 * WINDOW + i);
         assert_int_equal(j.verdict, UDPSH_RUN);
         udpsh_remember_datagram(udpsh_remember_start(&auth, IP + i, PORT, &j, 3 * WINDOW + i), "a\n", 2);
     }
     /* the first sender's answer went to make room; the others' are kept */
-    with_token(datagram, sizeof datagram, IP, PORT, 3 * WINDOW, "id=1 ps");
-    judge(IP, PORT, datagram, 3 * WINDOW + 10);
+    judge_tokened(IP, PORT, 3 * WINDOW, "id=1 ps", 3 * WINDOW + 10);
     assert_int_equal(j.verdict, UDPSH_RUN);
-    with_token(datagram, sizeof datagram, IP + 1, PORT, 3 * WINDOW, "id=1 ps");
-    judge(IP + 1, PORT, datagram, 3 * WINDOW + 10);
+    judge_tokened(IP + 1, PORT, 3 * WINDOW, "id=1 ps", 3 * WINDOW + 10);
     assert_int_equal(j.verdict, UDPSH_REPEAT);
 }
 
