@@ -7,10 +7,16 @@ source addresses nobody checks, and every frame the kernel sends counted (tests/
   machine up (the console still answers).
 - A datagram that looks like a UDP shell's reply gets nothing back, so two kprof machines on one wire (a Relay
   between their segments) given a forged shell-to-shell datagram exchange at most one reply.
+- About a thousand forged datagrams a second (rotating addresses, and the client's own address on other ports
+  and its own) leave a client that has its token at least 38 answers of its 40 requests; `net` shows the forged
+  ones spent the unvalidated bucket only.
 - Through the ordinary user network (hostfwd): a keyed kernel refuses unkeyed, badly keyed and replayed
-  requests and counts them in `net`, while a real scripts/udpsh with the key (from the environment or a file)
-  runs everything, `label`, `burn`, `netload send`/`echo`, `panic` and, at the end, `poweroff`; an unkeyed
-  kernel (here one whose udpsh.key= is unreadable) runs the reading commands and refuses the rest.
+  requests and counts them in `net`, answers the same keyed datagram twice from memory without running it
+  again, while a real scripts/udpsh with the key (from the environment or a file) runs everything, `label`,
+  `burn`, `netload send`/`echo`, `panic` and, at the end, `poweroff`; an unkeyed kernel runs the reading
+  commands and refuses the rest; a kernel whose udpsh.key= is unreadable refuses every request with one reason.
+- An unkeyed `netload send` to the asker itself stops when its token expires, and says so; a command sent the
+  moment `ready:` is printed succeeds (three fresh boots), the client resending what QEMU dropped.
 
 The figures (bytes out per byte in for each forged request, the shell-to-shell count) are printed and written
 to build/test-logs/udpsh-forged-figures.txt.
@@ -461,8 +467,9 @@ class Flood:
 def test_a_forged_flood_leaves_a_validated_client_its_answers(kernel_wire, segment):
     """About 1000 forged datagrams a second -- half from rotating addresses, half forging the client's own address
     on other ports and on its own -- while a client that receives at its address (it has its token) asks 40
-    times, one request at a time: at least 95 % (38) are answered; `net` shows the forged datagrams spent the
-    unvalidated bucket and nothing of the client's."""
+    times, one request at a time, resending each (the same datagram: a repeat) while no answer comes, for 10 s at
+    most: at least 95 % (38) are answered, each run once; `net` shows the forged datagrams spent the unvalidated
+    bucket and nothing of the client's."""
     mark = segment.mark()
     segment.forge_udp(FORGED_IP, CLIENT_PORT, KERNEL_IP, 5555, b"uptime\n", FORGED_MAC)
     reply = segment_answer(segment, mark, CLIENT_PORT, lambda p: wire.parse_token(p) is not None, 10)
@@ -473,11 +480,15 @@ def test_a_forged_flood_leaves_a_validated_client_its_answers(kernel_wire, segme
     with Flood(segment) as flood:
         time.sleep(1.0)  # the flood has spent the unvalidated bucket before the first request
         for i in range(40):
+            # as the clients do: the same datagram again while no answer came (a repeat, never a second run) --
+            # the flood's rotating addresses crowd the kernel's ARP table, and an answer can be lost with it
             mark = segment.mark()
-            segment.forge_udp(FORGED_IP, CLIENT_PORT, KERNEL_IP, 5555, b"token=%s id=%d uptime\n" % (token, i + 1),
-                              FORGED_MAC)
-            if segment_answer(segment, mark, CLIENT_PORT, lambda p: b"# udpsh end " in p, 10) is not None:
-                answered += 1
+            for _ in range(5):
+                segment.forge_udp(FORGED_IP, CLIENT_PORT, KERNEL_IP, 5555,
+                                  b"token=%s id=%d uptime\n" % (token, i + 1), FORGED_MAC)
+                if segment_answer(segment, mark, CLIENT_PORT, lambda p: b"# udpsh end " in p, 2) is not None:
+                    answered += 1
+                    break
         forged = flood.sent
     segment.wait_quiet(1.0)
     after = net_auth(kernel_wire)
@@ -485,7 +496,7 @@ def test_a_forged_flood_leaves_a_validated_client_its_answers(kernel_wire, segme
         answered, forged, after["unvalidated_limited"] - before["unvalidated_limited"])
     print(FIGURES["flood"])
     assert answered >= 38, FIGURES["flood"]
-    assert after["requests"] - before["requests"] == answered
+    assert answered <= after["requests"] - before["requests"] <= 40, (before, after)
     assert after["unvalidated_limited"] > before["unvalidated_limited"], (before, after)
     assert after["validated_limited"] == before["validated_limited"], (before, after)
 
