@@ -288,9 +288,7 @@ void udpsh_auth_judge(struct udpsh_auth *a, uint32_t ip, uint16_t port, const ui
         return;
     }
     if (len > UDPSH_REQUEST_MAX || len - p.line_at > UDPSH_LINE_MAX + 2) {
-        j->verdict = UDPSH_REPLY;
-        j->reply = UDPSH_REPLY_TOO_LONG;
-        j->reply_len = sizeof UDPSH_REPLY_TOO_LONG - 1;
+        refuse(j, UDPSH_REPLY_TOO_LONG, &a->counts.too_long);
         return;
     }
     if (a->key_refused) {

@@ -82,6 +82,7 @@ struct udpsh_auth_counts {
     uint64_t replayed;        /* counter not above the last */
     uint64_t senders_full;
     uint64_t needs_key;       /* unkeyed requests for a command that changes the machine (counted by the caller) */
+    uint64_t too_long;        /* a good token, and longer than any request can be: refused before any MAC */
     uint64_t unvalidated_limited; /* no good token, and the shared unvalidated bucket empty: no token answer */
     uint64_t validated_limited;   /* a good token, over its sender's (or all senders') rate */
     uint64_t key_refused;     /* good token, but udpsh.key= did not parse */

@@ -203,7 +203,7 @@ void udpsh_report(struct sink *out)
     const struct udpsh_auth_counts *c = &auth.counts;
     sink_printf(out, "udpsh: port %u, %llu requests, %llu busy, %llu refused, %llu not allowed", port,
                 (unsigned long long)counters.requests, (unsigned long long)counters.refused_busy,
-                (unsigned long long)counters.refused_bad, (unsigned long long)counters.not_allowed);
+                (unsigned long long)(counters.refused_bad + c->too_long), (unsigned long long)counters.not_allowed);
     if (auth.rate.per_second)
         sink_printf(out, ", %llu over %u/s\n", (unsigned long long)c->validated_limited, auth.rate.per_second);
     else

@@ -312,7 +312,6 @@ class TokenKernel:
     def serve(self):
         import hashlib
         import hmac as hm
-        import re
         while True:
             try:
                 request, peer = self.sock.recvfrom(65535)

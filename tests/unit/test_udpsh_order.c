@@ -132,6 +132,7 @@ static void test_length_is_refused_before_the_mac(void **state)
     assert_int_equal(j.verdict, UDPSH_REPLY);
     assert_string_equal(j.reply, UDPSH_REPLY_TOO_LONG);
     assert_int_equal(auth.counts.bad_mac, 0);
+    assert_int_equal(auth.counts.too_long, 1);
     /* the longest line with the longest prefix is still checked */
     line[UDPSH_LINE_MAX] = 0;
     snprintf(datagram, sizeof datagram, "token=%s counter=18446744073709551615 mac=%064d %s\r\n", tok, 0, line);
