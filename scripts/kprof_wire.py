@@ -12,10 +12,12 @@ before it, crc32 is zlib.crc32 of the text. Instead of running anything the kern
 "# udpsh busy: ..." or "# udpsh error: ...".
 
 Until a request repeats the token the kernel gave its address and port, the only answer is one datagram
-"# udpsh token=<32 hex>"; the request is then sent again as "token=<hex> LINE", or, to a kernel booted with
-udpsh.key=, "token=<hex> counter=<N> mac=<hex> LINE" where the MAC is HMAC-SHA-256(key, b"<hex> <N> LINE") and
-N rises with every request. exchange() does that round trip; the key comes from a file or KPROF_UDPSH_KEY
-(load_key), never from a command line.
+"# udpsh token=<32 hex>"; the request is then sent again as "token=<hex> id=<N> LINE", or, to a kernel booted
+with udpsh.key=, "token=<hex> counter=<N> mac=<hex> LINE" where the MAC is HMAC-SHA-256(key, b"<hex> <N> LINE")
+and N rises with every request. The id (or counter) makes a resent request a repeat, which the kernel answers
+from the answer it remembers instead of running it again. exchange() does that round trip, resending with
+backoff what is safe to resend; the key comes from a file or KPROF_UDPSH_KEY (load_key), never from a command
+line.
 
 netload: every datagram starts with a 28-byte big-endian header -- magic b"KPNL", version u32 (1), sequence
 number u64, send time ns u64 (the sender's clock), size u32 (the whole datagram) -- followed by filler, the byte at
@@ -113,13 +115,15 @@ def request_mac(key, token, counter, line):
     return hmac.new(key, b"%s %d %s" % (token, counter, line), hashlib.sha256).hexdigest().encode()
 
 
-def request_datagram(line, token=None, key=None, counter=None):
-    """The request for line (bytes): as it is without a token; with one, the token in front; with a key too,
-    the counter and the MAC."""
+def request_datagram(line, token=None, key=None, counter=None, rid=None):
+    """The request for line (bytes): as it is without a token; with one, the token in front, and with rid (unkeyed)
+    the request id after it; with a key too, the counter and the MAC (the counter is the keyed request's id)."""
     if token is None:
         return line
     if key is None:
-        return b"token=%s %s" % (token, line)
+        if rid is None:
+            return b"token=%s %s" % (token, line)
+        return b"token=%s id=%d %s" % (token, rid, line)
     counter = next_counter() if counter is None else counter
     return b"token=%s counter=%d mac=%s %s" % (token, counter, request_mac(key, token, counter, line), line)
 
@@ -259,24 +263,112 @@ def receive_reply(sock, timeout, reply=None, straggler_wait=None):
     return reply
 
 
-def exchange(sock, line, timeout, key=None, straggler_wait=None):
+# How long a client waits for the first datagram of an answer before it sends the same datagram again; the wait
+# doubles after each resend, up to RESEND_MAX, until the client's deadline. Only what is safe to send twice is
+# resent: the token request (it runs nothing) and a request with an id or counter, which the kernel recognises as
+# a repeat -- it answers it from the answer it remembers, or not at all while the first still runs, and never
+# runs it twice.
+RESEND_FIRST = 1.0
+RESEND_MAX = 8.0
+
+
+class Session:
+    """What a client keeps between requests over one socket: the token the kernel gave its address and port.
+    exchange() fills it in and renews it when the kernel answers with a new one."""
+
+    def __init__(self):
+        self.token = None
+
+
+def _recv(sock, wait):
+    """One datagram within wait seconds, or None."""
+    if wait <= 0:
+        return None
+    sock.settimeout(wait)
+    try:
+        return sock.recv(65535)
+    except socket.timeout:
+        return None
+
+
+def _collect(sock, request, token, deadline, straggler_wait):
+    """Sends request and collects its answer, resending the same datagram with backoff while nothing at all has
+    come back. Returns (Reply, new token or None): a token other than ours (token None: any token) means ours is
+    no longer good (it expired, or the kernel rebooted) and the request did not run. The token request is the
+    line without a token, which a kernel answers with a token and nothing else; should a kernel run it instead,
+    its answer is collected like any other and the line is not sent again."""
+    reply = Reply()
+    wait = RESEND_FIRST
+    resent = False
+    busy = None
+    sock.send(request)
+    resend_at = time.monotonic() + wait
+    while True:
+        now = time.monotonic()
+        if now >= deadline:
+            break
+        heard = reply.chunks or reply.trailer is not None
+        datagram = _recv(sock, deadline - now if heard else min(resend_at, deadline) - now)
+        if datagram is None:
+            if heard or time.monotonic() >= deadline:
+                break
+            sock.send(request)
+            resent = True
+            wait = min(2 * wait, RESEND_MAX)
+            resend_at = time.monotonic() + wait
+            continue
+        new_token = parse_token(datagram)
+        if new_token is not None and not heard:
+            if new_token == token:
+                continue  # a second answer to a token request we resent
+            return reply, new_token
+        refusal = parse_refusal(datagram) if not heard else None
+        if refusal is not None and refusal[0] == "busy" and resent:
+            # Another client's command, or (from a kernel that knows no ids) our own first request still
+            # running: keep listening for the answer until the deadline.
+            busy = datagram
+            continue
+        if reply.add(datagram):
+            break
+        if straggler_wait is not None and reply.trailer is not None:
+            deadline = min(deadline, time.monotonic() + straggler_wait)
+            straggler_wait = None
+    if busy is not None and reply.trailer is None and reply.refusal is None and not reply.chunks:
+        reply.add(busy)
+    return reply, None
+
+
+def exchange(sock, line, timeout, key=None, straggler_wait=None, session=None):
     """Sends the request line (bytes) over sock (connected to the kernel) and collects its reply as
-    receive_reply does, doing the token round trip on the way: the line goes out as it is; when the answer is
-    a token, the line goes again with the token in front (and, with key, a fresh counter and the MAC). A token
-    answered to that too (the kernel rebooted meanwhile), or a replay refusal (another client from this host
-    used a higher counter at the same moment), is retried once more. Returns the last Reply."""
+    receive_reply does, doing the token round trip on the way: the token request (the line as it is) is resent
+    with backoff until a token comes; then the line goes with the token in front, an id (unkeyed) or a fresh
+    counter and the MAC (with key), and is resent unchanged with backoff while no answer at all comes, until the
+    deadline -- the kernel answers a repeat without running it twice. A new token answered to the request (the
+    old one expired, or the kernel rebooted), or a replay refusal (another client from this host used a higher
+    counter at the same moment), starts the request afresh, twice at most. With session (a Session, for a
+    socket that sends several requests) its token is used and kept. Returns the last Reply."""
     deadline = time.monotonic() + timeout
-    sock.send(line)
-    token = None
+    token = session.token if session is not None else None
+    reply = Reply()
     for attempt in range(3):
-        reply = receive_reply(sock, max(0.0, deadline - time.monotonic()), straggler_wait=straggler_wait)
-        replayed = key is not None and token is not None and reply.refusal is not None \
-            and reply.refusal[1] == REPLAYED
-        if reply.token is not None:
-            token = reply.token
-        if (reply.token is None and not replayed) or attempt == 2 or deadline - time.monotonic() <= 0:
+        if token is None:
+            reply, token = _collect(sock, line, None, deadline, straggler_wait)
+            if token is None:
+                return reply
+        rid = next_counter()
+        request = request_datagram(line, token, key, counter=rid, rid=rid)
+        reply, new_token = _collect(sock, request, token, deadline, straggler_wait)
+        if session is not None:
+            session.token = new_token if new_token is not None else token
+        if new_token is not None:
+            token = new_token
+            reply = Reply()
+            reply.token = new_token
+            continue
+        replayed = key is not None and reply.refusal is not None and reply.refusal[1] == REPLAYED
+        if not replayed or time.monotonic() >= deadline:
             return reply
-        sock.send(request_datagram(line, token, key))
+    return reply
 
 
 # ---- netload ------------------------------------------------------------------------------------------------

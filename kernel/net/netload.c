@@ -3,7 +3,8 @@
  * (lost, out of order), or send every datagram back. The work happens in the network task (sending from its
  * poll hook, receiving in its UDP handler), so a profile taken meanwhile sees the driver and lwIP; the command
  * that started the session (kernel/shell/cmd_netload.c) waits for the end and prints the figures. One session at a
- * time. */
+ * time. A send an unkeyed UDP request started ends, at the latest, when the token that allowed it expires: a
+ * bearer token is good for 30-60 s, and what it allowed should not go on without it. */
 #include <stdatomic.h>
 
 #include "hal/cpu.h"
@@ -22,6 +23,7 @@ static struct {
     uint32_t host;      /* send: the destination */
     uint32_t size, pps;
     int64_t start_ns, end_ns;
+    bool token_cut;     /* send: end_ns is the token's expiry, before its seconds were up */
     uint64_t sent, sent_bytes, send_failed, echoed;
     struct netload_rx_stats rx;
     struct task *worker; /* the network task, labelled netload=<mode> for the session */
@@ -31,6 +33,7 @@ static struct {
 static uint16_t bound_ports[NETLOAD_MAX_PORTS];
 static unsigned bound_count;
 static atomic_bool claimed;
+static uint64_t token_stops;
 
 /* Network task: every datagram to a port netload bound. */
 static void datagram(void *arg, uint32_t src_ip, uint16_t src_port, const uint8_t *data, size_t len)
@@ -118,6 +121,9 @@ enum netload_start_result netload_start(const struct netload_request *req, const
     netload_rx_init(&session.rx);
     session.start_ns = time_ns();
     session.end_ns = session.start_ns + (int64_t)req->seconds * 1000000000;
+    session.token_cut = req->mode == NETLOAD_SEND && req->until_ns && req->until_ns < session.end_ns;
+    if (session.token_cut)
+        session.end_ns = req->until_ns > session.start_ns ? req->until_ns : session.start_ns;
     /* The network task does the session's work: its samples carry netload=<mode> meanwhile. */
     session.worker = net_task_get();
     session.labels_before = session.worker ? task_labels_hold(session.worker) : 0;
@@ -147,5 +153,13 @@ void netload_finish(struct netload_result *out)
     out->send_failed = session.send_failed;
     out->echoed = session.echoed;
     out->rx = session.rx;
+    out->token_expired = session.token_cut;
+    if (session.token_cut)
+        token_stops++;
     atomic_store(&claimed, false);
+}
+
+uint64_t netload_token_stops(void)
+{
+    return token_stops;
 }

@@ -21,6 +21,7 @@ struct netload_request {
     uint32_t seconds;  /* 1..NETLOAD_MAX_SECONDS */
     uint32_t size;     /* send: NETLOAD_HEADER_SIZE..NETLOAD_SIZE_MAX */
     uint32_t pps;      /* send: 0 (flat out)..NETLOAD_PPS_MAX */
+    int64_t until_ns;  /* send: when the token that allowed an unkeyed UDP request expires (0: no end but seconds) */
 };
 
 enum netload_start_result {
@@ -36,6 +37,7 @@ struct netload_result {
     uint64_t send_failed; /* passes that found the transmit ring full (the datagram waited, not lost) */
     uint64_t echoed;
     struct netload_rx_stats rx; /* send: the echoes that came back; sink/echo: what arrived */
+    bool token_expired;   /* send: it stopped before its seconds, when the token that allowed it expired */
 };
 
 /* "send", "sink" or "echo": the word the command takes and the value of the network task's netload label. */
@@ -49,5 +51,8 @@ enum netload_start_result netload_start(const struct netload_request *req, const
 /* Task context, after NETLOAD_STARTED: sleeps until the session's end, stops it, gives the network task back
  * the label set it had (unless something changed it meanwhile), fills *out and frees the session. */
 void netload_finish(struct netload_result *out);
+
+/* Sends stopped early because the token of the unkeyed request that started them expired (for `net`). */
+uint64_t netload_token_stops(void);
 
 #endif

@@ -1,5 +1,5 @@
-/* kernel/net/ratelimit.c: token buckets (kernel/net/ratelimit.h) -- one alone, and the UDP shell's set of one per
- * remembered sender and one shared by all. */
+/* kernel/net/ratelimit.c: token buckets (kernel/net/ratelimit.h) -- one alone, and the UDP shell's set: one per
+ * remembered validated sender, one shared by all of them, one for token answers to everyone else. */
 #include "kernel/net/ratelimit.h"
 
 #include <stddef.h>
@@ -44,13 +44,14 @@ void ratelimit_init(struct ratelimit *rl, uint32_t per_second, int64_t now_ns)
         per_second = RATELIMIT_MAX;
     rl->per_second = per_second;
     token_bucket_init(&rl->shared, per_second * RATELIMIT_SHARED_FACTOR, now_ns);
+    token_bucket_init(&rl->unvalidated, per_second, now_ns);
     for (size_t i = 0; i < RATELIMIT_SENDERS; i++)
         rl->senders[i].used = false;
 }
 
 /* The sender's slot: its own, else an unused one, else the one seen longest ago, started full. A forgotten
  * sender coming back starts full again -- which is why the shared bucket exists. */
-static struct ratelimit_sender *sender_slot(struct ratelimit *rl, uint32_t ip, int64_t now_ns)
+static struct ratelimit_sender *sender_slot(struct ratelimit *rl, uint32_t ip, uint16_t port, int64_t now_ns)
 {
     struct ratelimit_sender *unused = 0, *oldest = 0;
     for (size_t i = 0; i < RATELIMIT_SENDERS; i++) {
@@ -58,7 +59,7 @@ static struct ratelimit_sender *sender_slot(struct ratelimit *rl, uint32_t ip, i
         if (!s->used) {
             if (!unused)
                 unused = s;
-        } else if (s->ip == ip) {
+        } else if (s->ip == ip && s->port == port) {
             return s;
         } else if (!oldest || s->bucket.last_ns < oldest->bucket.last_ns) {
             oldest = s;
@@ -67,15 +68,16 @@ static struct ratelimit_sender *sender_slot(struct ratelimit *rl, uint32_t ip, i
     struct ratelimit_sender *victim = unused ? unused : oldest;
     victim->used = true;
     victim->ip = ip;
+    victim->port = port;
     token_bucket_init(&victim->bucket, rl->per_second, now_ns);
     return victim;
 }
 
-bool ratelimit_allow(struct ratelimit *rl, uint32_t ip, int64_t now_ns)
+bool ratelimit_allow(struct ratelimit *rl, uint32_t ip, uint16_t port, int64_t now_ns)
 {
     if (rl->per_second == 0)
         return true;
-    struct ratelimit_sender *s = sender_slot(rl, ip, now_ns);
+    struct ratelimit_sender *s = sender_slot(rl, ip, port, now_ns);
     bucket_refill(&s->bucket, rl->per_second, now_ns);
     bucket_refill(&rl->shared, rl->per_second * RATELIMIT_SHARED_FACTOR, now_ns);
     if (s->bucket.credit < UNITS_PER_REQUEST || rl->shared.credit < UNITS_PER_REQUEST)
@@ -83,4 +85,9 @@ bool ratelimit_allow(struct ratelimit *rl, uint32_t ip, int64_t now_ns)
     s->bucket.credit -= UNITS_PER_REQUEST;
     rl->shared.credit -= UNITS_PER_REQUEST;
     return true;
+}
+
+bool ratelimit_allow_unvalidated(struct ratelimit *rl, int64_t now_ns)
+{
+    return rl->per_second == 0 || token_bucket_take(&rl->unvalidated, rl->per_second, now_ns);
 }

@@ -1,12 +1,15 @@
 /* kernel/net/ratelimit.h: how often a UDP service answers -- token buckets (struct token_bucket, one budget on its
- * own, as the gdb transport's hello answers use), and the UDP shell's set: a token bucket per source address,
- * plus one shared bucket over all of them, so that a flood (or a client in a loop) costs the network task a
- * bounded number of replies per second and cannot turn the kernel into a reflector. A request over the limit
- * is dropped unanswered and counted.
+ * own, as the gdb transport's hello answers use), and the UDP shell's set. A source address proves nothing, so
+ * the set has two sides: every datagram that does not carry a good token (a validated sender's proof that it
+ * receives at its address and port) draws on ONE small shared bucket, which only ever pays for token answers;
+ * a validated sender draws on its own bucket, keyed by address AND port, plus one shared bucket over all
+ * validated senders. A blind forger can only empty the unvalidated bucket: it cannot make a datagram count
+ * against a validated sender's bucket (that needs the sender's token), nor push a validated sender out of the
+ * table. A request over the limit is dropped unanswered and counted.
  *
- * The `udpsh.rate=N` kernel option: N requests per second per sender, bursts of up to N; the shared bucket
- * takes RATELIMIT_SHARED_FACTOR times that, so a sender rotating addresses gains little; 0 turns the limit
- * off. Pure logic over a caller-supplied clock (nanoseconds), so the host tests drive time. One owner (the
+ * The `udpsh.rate=N` kernel option: N requests per second per validated sender, bursts of up to N; the
+ * validated senders' shared bucket takes RATELIMIT_SHARED_FACTOR times that; the unvalidated bucket takes N
+ * (token answers, each within the 3x budget); 0 turns every limit off. Pure logic over a caller-supplied clock (nanoseconds), so the host tests drive time. One owner (the
  * network task): no locks. */
 #ifndef KERNEL_NET_RATELIMIT_H
 #define KERNEL_NET_RATELIMIT_H
@@ -34,21 +37,28 @@ bool token_bucket_take(struct token_bucket *b, uint32_t rate, int64_t now_ns);
 
 struct ratelimit_sender {
     uint32_t ip;
+    uint16_t port;
     bool used;
     struct token_bucket bucket;
 };
 
 struct ratelimit {
     uint32_t per_second; /* 0: unlimited */
-    struct token_bucket shared;
+    struct token_bucket shared;      /* over every validated sender */
+    struct token_bucket unvalidated; /* token answers to whoever has no good token */
     struct ratelimit_sender senders[RATELIMIT_SENDERS];
 };
 
 /* Starts every bucket full at now_ns. */
 void ratelimit_init(struct ratelimit *rl, uint32_t per_second, int64_t now_ns);
 
-/* True when a request from ip at now_ns is within the limit (and takes its token from both buckets); false
- * when it must be dropped (and takes nothing). */
-bool ratelimit_allow(struct ratelimit *rl, uint32_t ip, int64_t now_ns);
+/* True when a request from the validated sender ip:port at now_ns is within the limit (and takes its token from
+ * its own bucket and the validated senders' shared one); false when it must be dropped (and takes nothing). The
+ * caller has checked the request's token: only validated senders get a slot. */
+bool ratelimit_allow(struct ratelimit *rl, uint32_t ip, uint16_t port, int64_t now_ns);
+
+/* True when one more token answer to a sender without a good token fits the unvalidated bucket at now_ns (and
+ * takes it). */
+bool ratelimit_allow_unvalidated(struct ratelimit *rl, int64_t now_ns);
 
 #endif

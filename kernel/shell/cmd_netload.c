@@ -29,10 +29,10 @@ static bool parse_request(int argc, char **argv, struct netload_request *req)
 
 int cmd_netload(int argc, char **argv, struct sink *out, const struct shell_origin *from)
 {
-    (void)from;
     struct netload_request req;
     if (!parse_request(argc, argv, &req))
         return shell_usage(out, "netload");
+    req.until_ns = from->udp ? from->until_ns : 0; /* set for unkeyed UDP requests only */
     const char *mode = netload_mode_name(req.mode);
     const char *unlabelled_why;
     switch (netload_start(&req, &unlabelled_why)) {
@@ -62,6 +62,9 @@ int cmd_netload(int argc, char **argv, struct sink *out, const struct shell_orig
         if (r.send_failed)
             sink_printf(out, "netload: the transmit ring was full %llu times (sending waited)\n",
                         (unsigned long long)r.send_failed);
+        if (r.token_expired)
+            sink_puts(out, "netload: stopped when the token of the unkeyed request that started it expired "
+                           "(a keyed request is not cut short)\n");
         if (r.rx.packets) {
             sink_puts(out, "netload echoes: ");
             netload_report_rx(out, &r.rx, r.elapsed_ns);

@@ -23,6 +23,17 @@ static struct profile_stream_origin request_origin(const struct shell_origin *fr
     return o;
 }
 
+/* An unkeyed UDP request's stream (only ever to the requester itself) ends, at the latest, when the token that
+ * allowed it expires: the token is a bearer token good for 30-60 s, and what it allowed should not outlive it. */
+static uint32_t token_bounded_seconds(uint32_t seconds, const struct shell_origin *from)
+{
+    if (!from->udp || !from->until_ns)
+        return seconds;
+    int64_t left = from->until_ns - time_ns();
+    uint32_t most = left > 1000000000 ? (uint32_t)(left / 1000000000) : 1;
+    return seconds && seconds <= most ? seconds : most;
+}
+
 static int start_stream(const struct profile_stream_request *req, const struct shell_origin *from, struct sink *out)
 {
     struct profile_stream_origin origin = request_origin(from);
@@ -40,8 +51,9 @@ static int start_stream(const struct profile_stream_request *req, const struct s
         sink_printf(out, "profile stream: no task with pid %u\n", req->filter.pid);
         return 1;
     }
+    uint32_t seconds = token_bounded_seconds(req->seconds, from);
     uint32_t run_id;
-    switch (profile_stream_start(dst, req->port, req->seconds, &req->filter, &run_id)) {
+    switch (profile_stream_start(dst, req->port, seconds, &req->filter, &run_id)) {
     case PROFILE_STREAM_STARTED:
         break;
     case PROFILE_STREAM_BUSY: {
@@ -69,10 +81,12 @@ static int start_stream(const struct profile_stream_request *req, const struct s
     profile_stream_figures(&f);
     sink_printf(out, "profile stream: run %08x to ", run_id);
     print_address(out, dst, req->port);
-    if (req->seconds)
-        sink_printf(out, " for %u s", req->seconds);
+    if (seconds)
+        sink_printf(out, " for %u s", seconds);
     else
         sink_puts(out, " until profile stream stop");
+    if (seconds != req->seconds)
+        sink_puts(out, " (cut to when the token of this unkeyed request expires)");
     if (req->filter.by_pid)
         sink_printf(out, ", pid %u", req->filter.pid);
     sink_printf(out, ", source %s, headroom %u.%u s at 1 kHz per cpu\n", f.source,

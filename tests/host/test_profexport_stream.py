@@ -308,7 +308,7 @@ class FakeStreamKernel:
                 self.shell.sendto(d, peer)
 
     def authenticate(self, req):
-        m = re.fullmatch(rb"token=([0-9a-f]{32}) (?:counter=(\d+) mac=([0-9a-f]{64}) )?(.*\n)", req, re.S)
+        m = re.fullmatch(rb"token=([0-9a-f]{32}) (?:id=\d+ )?(?:counter=(\d+) mac=([0-9a-f]{64}) )?(.*\n)", req, re.S)
         if not m or m.group(1) != self.token:
             return None
         line = m.group(4)

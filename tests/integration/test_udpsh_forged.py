@@ -7,10 +7,16 @@ source addresses nobody checks, and every frame the kernel sends counted (tests/
   machine up (the console still answers).
 - A datagram that looks like a UDP shell's reply gets nothing back, so two kprof machines on one wire (a Relay
   between their segments) given a forged shell-to-shell datagram exchange at most one reply.
+- About a thousand forged datagrams a second (rotating addresses, and the client's own address on other ports
+  and its own) leave a client that has its token at least 38 answers of its 40 requests; `net` shows the forged
+  ones spent the unvalidated bucket only.
 - Through the ordinary user network (hostfwd): a keyed kernel refuses unkeyed, badly keyed and replayed
-  requests and counts them in `net`, while a real scripts/udpsh with the key (from the environment or a file)
-  runs everything, `label`, `burn`, `netload send`/`echo`, `panic` and, at the end, `poweroff`; an unkeyed
-  kernel (here one whose udpsh.key= is unreadable) runs the reading commands and refuses the rest.
+  requests and counts them in `net`, answers the same keyed datagram twice from memory without running it
+  again, while a real scripts/udpsh with the key (from the environment or a file) runs everything, `label`,
+  `burn`, `netload send`/`echo`, `panic` and, at the end, `poweroff`; an unkeyed kernel runs the reading
+  commands and refuses the rest; a kernel whose udpsh.key= is unreadable refuses every request with one reason.
+- An unkeyed `netload send` to the asker itself stops when its token expires, and says so; a command sent the
+  moment `ready:` is printed succeeds (three fresh boots), the client resending what QEMU dropped.
 
 The figures (bytes out per byte in for each forged request, the shell-to-shell count) are printed and written
 to build/test-logs/udpsh-forged-figures.txt.
@@ -21,6 +27,7 @@ import re
 import socket
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -49,20 +56,27 @@ def static_cmdline(ip):
 
 
 def net_auth(k):
-    """The `net` command's udpsh and udpsh auth lines, as dicts of their numbers (and the key state)."""
+    """The `net` command's udpsh, udpsh auth and udpsh door lines, as dicts of their numbers (and the key state)."""
     out = k.cmd("net")
-    m = re.search(r"(?m)^udpsh auth: (keyed|unkeyed(?: \(bad udpsh\.key\))?), (\d+) tokens sent, (\d+) over "
-                  r"budget, (\d+) replies ignored, (\d+) no mac, (\d+) bad mac, (\d+) replayed, (\d+) senders "
+    m = re.search(r"(?m)^udpsh auth: (keyed|unkeyed|refusing all \(bad udpsh\.key\)), (\d+) tokens sent, (\d+) "
+                  r"over budget, (\d+) replies ignored, (\d+) no mac, (\d+) bad mac, (\d+) replayed, (\d+) senders "
                   r"full, (\d+) need a key$", out)
     assert m, "net has no udpsh auth line in its form:\n%s" % out
     keys = ("tokens", "over_budget", "replies_ignored", "no_mac", "bad_mac", "replayed", "senders_full",
             "needs_key")
     got = dict(zip(keys, map(int, m.groups()[1:])))
     got["mode"] = m.group(1)
+    door = re.search(r"(?m)^udpsh door: (\d+) unvalidated over \d+/s, (\d+) key refused, (\d+) repeats answered, "
+                     r"(\d+) repeats while running, (\d+) repeats too long to keep, (\d+) token expiry stops$", out)
+    assert door, "net has no udpsh door line in its form:\n%s" % out
+    got.update(zip(("unvalidated_limited", "key_refused", "repeats", "repeats_running", "repeats_lost",
+                    "token_stops"), map(int, door.groups())))
     tx = re.search(r"(?m)^tx: (\d+) packets", out)
     got["tx_packets"] = int(tx.group(1))
-    req = re.search(r"(?m)^udpsh: port \d+, (\d+) requests", out)
+    req = re.search(r"(?m)^udpsh: port \d+, (\d+) requests, \d+ busy, \d+ refused, \d+ not allowed, "
+                    r"(?:(\d+) over \d+/s|no rate limit)$", out)
     got["requests"] = int(req.group(1))
+    got["validated_limited"] = int(req.group(2) or 0)
     return got
 
 
@@ -281,15 +295,23 @@ def test_keyed_kernel_refuses_the_unkeyed_and_runs_everything_for_the_key(kprof_
         s.send(b"uptime")
         token = wire.receive_reply(s, 5).token
         assert token is not None
-        keyed = wire.request_datagram(b"uptime", token, bytes.fromhex(KEY))
+        counter = wire.next_counter()
+        keyed = wire.request_datagram(b"uptime", token, bytes.fromhex(KEY), counter=counter)
+        before = net_auth(k)
         s.send(keyed)
         first = wire.receive_reply(s, 5)
+        # the same datagram again is a repeat: the remembered answer, not a second run
         s.send(keyed)
         again = wire.receive_reply(s, 5)
+        # an older counter is a replay
+        s.send(wire.request_datagram(b"uptime", token, bytes.fromhex(KEY), counter=counter - 1))
+        older = wire.receive_reply(s, 5)
     assert first.problem() is None and first.text.startswith(b"up "), first.problem()
-    assert again.refusal is not None and again.refusal[1] == wire.REPLAYED, (again.text, again.refusal)
+    assert again.problem() is None and again.text == first.text and again.trailer == first.trailer, again.text
+    assert older.refusal is not None and older.refusal[1] == wire.REPLAYED, (older.text, older.refusal)
     n = net_auth(k)
     assert n["mode"] == "keyed" and n["no_mac"] >= 1 and n["bad_mac"] >= 1 and n["replayed"] == 1, n
+    assert n["requests"] == before["requests"] + 1 and n["repeats"] == before["repeats"] + 1, (before, n)
 
     # the key from the environment and from a file runs what changes the machine
     console_help = k.cmd("help")
@@ -335,15 +357,12 @@ def test_keyed_panic(kprof_factory):
 
 
 def test_unkeyed_kernel_reads_but_changes_nothing(kprof_factory):
-    """A udpsh.key= that cannot be read is reported at boot and leaves the shell unkeyed: the reading commands
-    run, everything that changes the machine or sends elsewhere is refused (and counted), the console is
-    unaffected."""
-    k = kprof_factory(smp=2, mem=256, cmdline="udpsh.key=0123456789abcdef", udp=True, netload=True)
-    assert "udpsh: udpsh.key: 64 bits; want 128 to 512 (32 to 128 hex digits); running unkeyed (only the " \
-           "commands that read)" in k.boot_log, k.boot_log
+    """An unkeyed shell runs the reading commands; everything that changes the machine or sends elsewhere is
+    refused (and counted); the console is unaffected."""
+    k = kprof_factory(smp=2, mem=256, udp=True, netload=True)
     wait_for_shell(k)
     before = net_auth(k)
-    assert before["mode"] == "unkeyed (bad udpsh.key)", before
+    assert before["mode"] == "unkeyed", before
     for line in ("help", "ps", "lscpu", "stacks", "cpus", "net", "mem", "uptime", "profile 50 all 1", "bogus"):
         r = run_udpsh(k.udp_port, *line.split(), timeout=20)
         assert r.returncode in (0, 1) and r.stderr == "", (line, r)
@@ -360,5 +379,150 @@ def test_unkeyed_kernel_reads_but_changes_nothing(kprof_factory):
     r = run_udpsh(k.udp_port, "netload", "send", "10.0.2.2", str(host_port), "1", "128", "100", timeout=20)
     sink.communicate(timeout=30)
     assert r.returncode == 0 and r.stdout.startswith(b"netload send: sent packets"), r
+    assert b"token" not in r.stdout, "a one-second send is not cut short"
     assert k.alive() and k.cmd("uptime").startswith("up ")
     assert k.cmd("label 1 a=b") == "pid 1 labels a=b", "the console is unaffected"
+
+
+KEY_REFUSED = "udpsh: error: udpsh.key= does not parse; the UDP shell refuses every request\n"
+
+
+def test_a_bad_key_refuses_every_request(kprof_factory):
+    """A udpsh.key= that cannot be read is reported at boot and in `net`, and the shell then refuses every
+    request -- reading ones too -- with one reason (as the debugger refuses), while the console is unaffected."""
+    k = kprof_factory(smp=2, mem=256, cmdline="udpsh.key=0123456789abcdef", udp=True)
+    assert "udpsh: udpsh.key: 64 bits; want 128 to 512 (32 to 128 hex digits); the UDP shell refuses every " \
+           "request" in k.boot_log, k.boot_log
+    assert net_auth(k)["mode"] == "refusing all (bad udpsh.key)"
+    poll("the UDP shell answering", lambda: run_udpsh(k.udp_port, "uptime", timeout=2).stderr == KEY_REFUSED,
+         timeout=30, every=0.2)
+    before = net_auth(k)
+    lines = ["help", "uptime", "net", "profile 50 all 1", "poweroff", "panic", "label 1 a=b",
+             "netload send 10.0.2.2 9 1"]
+    for line in lines:
+        r = run_udpsh(k.udp_port, *line.split(), timeout=20)
+        assert (r.returncode, r.stdout, r.stderr) == (3, b"", KEY_REFUSED), (line, r)
+    # with a key of its own too: nothing runs
+    r = run_udpsh(k.udp_port, "uptime", env_key=KEY)
+    assert (r.returncode, r.stderr) == (3, KEY_REFUSED), r
+    after = net_auth(k)
+    assert after["key_refused"] == before["key_refused"] + len(lines) + 1, after
+    assert after["requests"] == 0, "nothing ran: %r" % after
+    assert k.alive() and k.cmd("uptime").startswith("up ")
+
+
+# ---- the flood a validated client must get through, on the socket segment -----------------------------------
+CLIENT_PORT = 41000
+
+
+def segment_answer(segment, mark, port, want, timeout):
+    """The payload of the first frame since mark the kernel sent to FORGED_IP:port for which want(payload) holds,
+    or None after timeout seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for f in segment.since(mark):
+            if f.kind == "udp" and f.dst == FORGED_IP and f.dport == port and want(f.payload):
+                return f.payload
+        time.sleep(0.02)
+    return None
+
+
+class Flood:
+    """About `rate` forged datagrams a second into the kernel's shell, from a thread: half from rotating addresses
+    that answer nothing, half from the client's own address -- on other ports, and on its own port with a token
+    it guessed. Counts what it injected."""
+
+    def __init__(self, segment, rate=1000):
+        self.segment, self.rate, self.sent, self.stopping = segment, rate, 0, False
+        self.thread = threading.Thread(target=self.run, daemon=True)
+
+    def run(self):
+        start = time.monotonic()
+        n = 0
+        while not self.stopping:
+            due = int((time.monotonic() - start) * self.rate)
+            while n < due and not self.stopping:
+                if n % 2:
+                    last = 100 + n % 100
+                    self.segment.forge_udp("10.0.2.%d" % last, 1024 + n % 50000, KERNEL_IP, 5555, b"help\n",
+                                           forge.mac_of("02:00:00:00:01:%02x" % last))
+                elif n % 4 == 0:
+                    self.segment.forge_udp(FORGED_IP, 42000 + n % 1000, KERNEL_IP, 5555, b"uptime\n", FORGED_MAC)
+                else:
+                    self.segment.forge_udp(FORGED_IP, CLIENT_PORT, KERNEL_IP, 5555, GUESSED + b"uptime\n",
+                                           FORGED_MAC)
+                n += 1
+            self.sent = n
+            time.sleep(0.005)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stopping = True
+        self.thread.join(10)
+
+
+def test_a_forged_flood_leaves_a_validated_client_its_answers(kernel_wire, segment):
+    """About 1000 forged datagrams a second -- half from rotating addresses, half forging the client's own address
+    on other ports and on its own -- while a client that receives at its address (it has its token) asks 40
+    times, one request at a time, resending each (the same datagram: a repeat) while no answer comes, for 10 s at
+    most: at least 95 % (38) are answered, each run once; `net` shows the forged datagrams spent the unvalidated
+    bucket and nothing of the client's."""
+    mark = segment.mark()
+    segment.forge_udp(FORGED_IP, CLIENT_PORT, KERNEL_IP, 5555, b"uptime\n", FORGED_MAC)
+    reply = segment_answer(segment, mark, CLIENT_PORT, lambda p: wire.parse_token(p) is not None, 10)
+    assert reply is not None, "no token for the client"
+    token = wire.parse_token(reply)
+    before = net_auth(kernel_wire)
+    answered = 0
+    with Flood(segment) as flood:
+        time.sleep(1.0)  # the flood has spent the unvalidated bucket before the first request
+        for i in range(40):
+            # as the clients do: the same datagram again while no answer came (a repeat, never a second run) --
+            # the flood's rotating addresses crowd the kernel's ARP table, and an answer can be lost with it
+            mark = segment.mark()
+            for _ in range(5):
+                segment.forge_udp(FORGED_IP, CLIENT_PORT, KERNEL_IP, 5555,
+                                  b"token=%s id=%d uptime\n" % (token, i + 1), FORGED_MAC)
+                if segment_answer(segment, mark, CLIENT_PORT, lambda p: b"# udpsh end " in p, 2) is not None:
+                    answered += 1
+                    break
+        forged = flood.sent
+    segment.wait_quiet(1.0)
+    after = net_auth(kernel_wire)
+    FIGURES["flood"] = "%d of 40 answered under %d forged datagrams; %d unvalidated over the limit" % (
+        answered, forged, after["unvalidated_limited"] - before["unvalidated_limited"])
+    print(FIGURES["flood"])
+    assert answered >= 38, FIGURES["flood"]
+    assert answered <= after["requests"] - before["requests"] <= 40, (before, after)
+    assert after["unvalidated_limited"] > before["unvalidated_limited"], (before, after)
+    assert after["validated_limited"] == before["validated_limited"], (before, after)
+
+
+# ---- what a token allowed ends with it ------------------------------------------------------------------------
+def test_an_unkeyed_netload_send_to_itself_stops_when_its_token_expires(kprof_factory):
+    """`netload send` to the requester itself, unkeyed, for 600 s stops when the token that allowed it expires
+    (within two token windows, 60 s), says so in its reply, and `net` counts it."""
+    k = kprof_factory(smp=2, mem=256, udp=True)
+    wait_for_shell(k)
+    host_port = free_port(socket.SOCK_DGRAM)
+    r = run_udpsh(k.udp_port, "netload", "send", "10.0.2.2", str(host_port), "600", "64", "20", timeout=180)
+    assert r.returncode == 0, r
+    assert r.stdout.startswith(b"netload send: sent packets"), r
+    assert b"netload: stopped when the token of the unkeyed request that started it expired" in r.stdout, r
+    assert net_auth(k)["token_stops"] == 1
+    assert k.alive() and k.cmd("uptime").startswith("up ")
+
+
+# ---- a command sent the moment the machine is ready --------------------------------------------------------
+@pytest.mark.parametrize("boot", [1, 2, 3])
+def test_a_command_sent_at_ready_succeeds(kprof_factory, boot):
+    """Over QEMU's user network (hostfwd), a command sent the moment `ready:` is printed gets its answer: QEMU
+    drops what arrives before the guest answered ARP, and the client resends the token request."""
+    k = kprof_factory(smp=2, mem=256, udp=True, boot=False)
+    k.start()
+    k.expect(r"(?m)^ready:[^\n]*\n", 60, what="the ready: line")
+    r = run_udpsh(k.udp_port, "uptime", timeout=30)
+    assert r.returncode == 0 and r.stdout.startswith(b"up "), r

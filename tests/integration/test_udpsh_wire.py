@@ -5,6 +5,7 @@ datagrams, busy, silence, nobody listening), and scripts/netload's three modes a
 """
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -311,14 +312,14 @@ class TokenKernel:
     def serve(self):
         import hashlib
         import hmac as hm
-        import re
         while True:
             try:
                 request, peer = self.sock.recvfrom(65535)
             except OSError:
                 return
             self.requests.append(request)
-            m = re.match(rb"token=([0-9a-f]{32}) (?:counter=(\d+) mac=([0-9a-f]{64}) )?(.*)\Z", request, re.S)
+            m = re.match(rb"token=([0-9a-f]{32}) (?:id=\d+ )?(?:counter=(\d+) mac=([0-9a-f]{64}) )?(.*)\Z", request,
+                         re.S)
             if not m or m.group(1) != TOKEN:
                 self.sock.sendto(b"# udpsh token=" + TOKEN + b"\n", peer)
                 continue
@@ -351,7 +352,8 @@ def test_udpsh_repeats_the_token():
     finally:
         k.close()
     assert (r.returncode, r.stdout, r.stderr) == (0, b"ran help\n", b""), r
-    assert k.requests == [b"help\n", b"token=" + TOKEN + b" help\n"]
+    assert len(k.requests) == 2 and k.requests[0] == b"help\n", k.requests
+    assert re.fullmatch(rb"token=" + TOKEN + rb" id=\d+ help\n", k.requests[1]), k.requests
 
 
 def test_udpsh_keyed_from_the_environment_and_from_a_file(tmp_path):

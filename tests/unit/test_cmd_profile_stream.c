@@ -3,7 +3,7 @@
  * every tick's sample, in datagrams that parse, with the end line three times; `profile` and a second start say
  * busy naming it meanwhile; `profile stream stop` ends it and frees the profiler; failed sends are counted unsent;
  * the network going away ends it with reason error; the destination rule as the command applies it (console,
- * unkeyed and keyed UDP, who may stop); bad words and an unknown pid start nothing. The network and the UDP shell
+ * unkeyed and keyed UDP, who may stop); an unkeyed stream cut to its token's expiry; bad words and an unknown pid start nothing. The network and the UDP shell
  * are tests/unit/fake_net.c; the stream's task is run when the command (or the test) sleeps, and leaves through
  * task_exit. */
 #include <setjmp.h>
@@ -418,6 +418,35 @@ static void test_where_it_may_go_as_the_command_applies_it(void **state)
     assert_int_equal(fake_net_sent[fake_net_nsent - 1].dst_ip, 0x0a000263);
 }
 
+/* An unkeyed UDP request's stream ends when the token that allowed it expires: a stream without SECONDS, or
+ * with more than the token has left, is cut to it (and says so); a shorter one, and a keyed one, are not. */
+static void test_an_unkeyed_stream_is_cut_to_its_token(void **state)
+{
+    (void)state;
+    origin.udp = true;
+    origin.ip = 0x0a000207;
+    origin.until_ns = fake_time_ns + 2500000000ll;
+    uint32_t id = run_id_now();
+    assert_int_equal(run_line("profile stream 9000"), 0);
+    expect_output("profile stream: run %08x to 10.0.2.7:9000 for 2 s (cut to when the token of this unkeyed request "
+                  "expires), source tick, headroom 1.0 s at 1 kHz per cpu\n", id);
+    run_stream_task();
+    struct received r = parse_sent(0x0a000207, 9000, UINT32_MAX);
+    assert_int_equal(r.end.reason, PROFILE_STREAM_TIME);
+    origin.until_ns = fake_time_ns + 2500000000ll;
+    id = run_id_now();
+    assert_int_equal(run_line("profile stream 9000 1"), 0);
+    expect_output("profile stream: run %08x to 10.0.2.7:9000 for 1 s, source tick, headroom 1.0 s at 1 kHz per cpu\n",
+                  id);
+    run_stream_task();
+    /* keyed: the UDP shell gives no expiry */
+    origin.keyed = true;
+    origin.until_ns = 0;
+    assert_int_equal(run_line("profile stream 9000 600"), 0);
+    assert_non_null(strstr(output, " for 600 s, source tick"));
+    assert_int_equal(run_line("profile stream stop"), 0);
+}
+
 static void test_bad_words_start_nothing(void **state)
 {
     (void)state;
@@ -444,6 +473,7 @@ int main(void)
         cmocka_unit_test_setup(test_failed_sends_are_counted_unsent, setup),
         cmocka_unit_test_setup(test_the_network_going_away_ends_it, setup),
         cmocka_unit_test_setup(test_where_it_may_go_as_the_command_applies_it, setup),
+        cmocka_unit_test_setup(test_an_unkeyed_stream_is_cut_to_its_token, setup),
         cmocka_unit_test_setup(test_bad_words_start_nothing, setup),
     };
     return cmocka_run_group_tests(tests, setup_group, NULL);

@@ -15,6 +15,7 @@
 #include "kernel/lib/hmac.h"
 #include "kernel/net/keyed_service.h"
 #include "kernel/udpsh/auth.h"
+#include "udpsh_requests.h"
 
 #define SEC 1000000000ll
 #define WINDOW UDPSH_TOKEN_WINDOW_NS
@@ -200,18 +201,8 @@ static void test_keyed_refusals(void **state)
 /* A keyed request built the way a client builds it. */
 static void keyed(uint32_t ip, uint16_t port, uint64_t counter, const char *line, int64_t now)
 {
-    uint8_t token[16];
-    udpsh_token(&auth, ip, port, now / WINDOW, token);
-    char tok[33], mac_hex[65], msg[512], datagram[600];
-    for (int i = 0; i < 16; i++)
-        sprintf(tok + 2 * i, "%02x", token[i]);
-    snprintf(msg, sizeof msg, "%s %llu %s", tok, (unsigned long long)counter, line);
-    uint8_t mac[32];
-    hmac_sha256(key, sizeof key, msg, strlen(msg), mac);
-    for (int i = 0; i < 32; i++)
-        sprintf(mac_hex + 2 * i, "%02x", mac[i]);
-    snprintf(datagram, sizeof datagram, "token=%s counter=%llu mac=%s %s", tok, (unsigned long long)counter, mac_hex,
-             line);
+    char datagram[600];
+    udpsh_keyed_datagram(&auth, key, sizeof key, ip, port, now / WINDOW, counter, line, datagram, sizeof datagram);
     judge(ip, port, datagram, now);
 }
 
