@@ -160,13 +160,10 @@ static void start_auth(void)
         log_warn("udpsh: udpsh.key: %s; the UDP shell refuses every request", boot.key_error);
         auth.key_refused = true;
     }
-    bool hardware = boot.hardware;
+    /* Where the secret's entropy came from, and whether it is weak, the entropy pool said once at boot. */
     memset(&boot, 0, sizeof boot);
     if (auth.service.keyed)
         log_info("udpsh: keyed (%u bits): every request must carry its MAC", (unsigned)(auth.service.key_len * 8));
-    if (!hardware)
-        log_info("udpsh: no hardware random generator: the token secret comes from TSC jitter%s",
-                 auth.service.keyed ? " and the key" : "");
 }
 
 void udpsh_init(void)
