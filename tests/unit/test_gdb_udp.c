@@ -1,8 +1,9 @@
 /* tests/unit/test_gdb_udp.c: gdbstub/udp.c, the gdb transport over UDP, on a fake card: what asks a
  * running machine to stop (Ctrl-C, one good packet; never garbage), the one-peer rule and the allowlist, the
  * flush that turns the stub's bytes into datagrams no larger than gdb reads, a repeated packet answered
- * again instead of run again (and a refused one run again), reordered datagrams, ARP. The "peer" is a second
- * netpoll that builds gdb's datagrams and reads ours back. */
+ * again instead of run again (and a refused one run again), reordered datagrams, ARP. On the fake card of
+ * tests/unit/gdb_udp_fake_card.h, whose "gdb" is a second netpoll that builds gdb's datagrams and reads ours
+ * back; the insecure mode's rules for unproven senders are test_gdb_udp_unproven.c's. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,188 +17,8 @@
 #include "gdbstub/udp.h"
 #include "kernel/net/netpoll.h"
 #include "tests/unit/fake_neighbour.h"
+#include "tests/unit/gdb_udp_fake_card.h"
 #include "tests/unit/gdb_udp_seam.h"
-
-#define OUR_IP 0x0a00020f
-#define GDB_IP 0x0a000202
-#define OTHER_IP 0x0a000203
-#define BANNED_IP 0x0b000001
-#define GDB_PORT 1234
-
-static const uint8_t our_mac[6] = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 };
-static const uint8_t gdb_mac[6] = { 0x52, 0x55, 0x0a, 0x00, 0x02, 0x02 };
-
-/* ---- the fake card ---- */
-
-#define QUEUE 160
-static struct frames {
-    size_t count, next;
-    size_t len[QUEUE];
-    uint8_t bytes[QUEUE][NETPOLL_FRAME_MAX];
-} to_card, from_card; /* frames waiting for poll; frames transmitted */
-static int64_t clock_ns;
-static bool card_busy;
-static int64_t rx_busy_until; /* poll says NETDEV_POLL_BUSY until then (someone stopped inside it) */
-static bool neighbour_silent;  /* gdb's machine does not answer ARP */
-
-static bool push(struct frames *q, const uint8_t *frame, size_t len)
-{
-    assert_true(q->count < QUEUE);
-    memcpy(q->bytes[q->count], frame, len);
-    q->len[q->count++] = len;
-    return true;
-}
-
-static bool fake_transmit(const uint8_t *frame, size_t len)
-{
-    if (card_busy)
-        return false;
-    if (!neighbour_silent && fake_neighbour_answers(frame, len, gdb_mac, gdb_udp_frame))
-        return true; /* gdb's machine knows its address at once */
-    return push(&from_card, frame, len);
-}
-
-static int fake_poll(int budget)
-{
-    if (clock_ns < rx_busy_until)
-        return -1;
-    int n = 0;
-    while (n < budget && to_card.next < to_card.count) {
-        size_t i = to_card.next++;
-        gdb_udp_frame(to_card.bytes[i], to_card.len[i]);
-        n++;
-    }
-    return n;
-}
-
-static bool fake_permits(uint32_t ip) { return ip != BANNED_IP; }
-static int rx_interrupt_off; /* sessions the card's receive interrupt is off for */
-static void fake_session(bool begin) { rx_interrupt_off += begin ? 1 : -1; }
-static int64_t fake_now(void) { return clock_ns += 1000; }
-static void fake_relax(void) { clock_ns += 1000000; }
-
-static const struct gdb_udp_port fake_port = {
-    .transmit = fake_transmit, .poll = fake_poll, .permits = fake_permits, .now_ns = fake_now, .relax = fake_relax,
-    .session = fake_session,
-};
-
-/* ---- gdb's side ---- */
-
-static struct netpoll gdb_side;
-static uint8_t scratch[NETPOLL_FRAME_MAX];
-
-static bool to_card_emit(void *arg, const uint8_t *frame, size_t len)
-{
-    (void)arg;
-    return push(&to_card, frame, len);
-}
-
-/* A datagram from ip:port to the stub's port, queued on the card. */
-static void gdb_sends_from(uint32_t ip, uint16_t port, const char *bytes, size_t len)
-{
-    struct netpoll np;
-    netpoll_init(&np, gdb_mac, ip, port);
-    np.next_id = gdb_side.next_id++;
-    assert_true(netpoll_send_udp(&np, our_mac, OUR_IP, GDB_PORT, (const uint8_t *)bytes, len, scratch,
-                                 to_card_emit, 0));
-}
-
-static void gdb_sends(const char *text)
-{
-    gdb_sends_from(GDB_IP, 40000, text, strlen(text));
-}
-
-/* The next datagram the stub sent, as gdb receives it; NULL when there is none. */
-static char got[GDB_UDP_INNER_MAX + 1];
-static size_t got_len;
-static const char *next_reply(void)
-{
-    while (from_card.next < from_card.count) {
-        size_t i = from_card.next++;
-        struct netpoll_datagram dg;
-        uint8_t reply[NETPOLL_FRAME_MIN];
-        size_t rl;
-        if (netpoll_receive(&gdb_side, from_card.bytes[i], from_card.len[i], 0, &dg, reply, &rl) ==
-            NETPOLL_DATAGRAM) {
-            memcpy(got, dg.data, dg.len);
-            got[dg.len] = 0;
-            got_len = dg.len;
-            return got;
-        }
-    }
-    return NULL;
-}
-
-/* Everything the stub's getc gives now (polling the card once dry), as a string. */
-static char read_buf[GDB_UDP_RX_RING + 1];
-static const char *read_all(void)
-{
-    size_t n = 0;
-    int c;
-    while ((c = gdb_udp_transport.getc(0, 0)) >= 0)
-        read_buf[n++] = (char)c;
-    read_buf[n] = 0;
-    return read_buf;
-}
-
-static void stub_writes(const char *text)
-{
-    for (const char *p = text; *p; p++)
-        gdb_udp_transport.putc(0, *p);
-    gdb_udp_transport.flush(0);
-}
-
-static int setup(void **state)
-{
-    (void)state;
-    memset(&to_card, 0, sizeof to_card);
-    memset(&from_card, 0, sizeof from_card);
-    clock_ns = 1000000000;
-    card_busy = false;
-    rx_busy_until = 0;
-    rx_interrupt_off = 0;
-    neighbour_silent = false;
-    static const uint8_t zero[SHA256_DIGEST_SIZE];
-    gdb_udp_seam_key(zero, NULL, 0);
-    gdb_udp_seam_insecure(); /* gdb's raw bytes: what these tests drive the transport with */
-    gdb_udp_init(&fake_port, our_mac, GDB_PORT);
-    gdb_udp_set_address(OUR_IP);
-    netpoll_init(&gdb_side, gdb_mac, GDB_IP, 40000);
-    gdb_side.admit = fake_admit_any;
-    return 0;
-}
-
-/* The network task's view while the machine runs: frames handed over, then the stop they asked for. */
-static enum gdb_udp_stop running_delivers(void)
-{
-    while (to_card.next < to_card.count) {
-        size_t i = to_card.next++;
-        if (gdb_udp_wants(to_card.bytes[i], to_card.len[i]))
-            gdb_udp_frame(to_card.bytes[i], to_card.len[i]);
-    }
-    return gdb_udp_take_stop();
-}
-
-static void begin(void) { gdb_udp_transport.session(0, true, false); }
-static void end(bool gone) { gdb_udp_transport.session(0, false, gone); }
-
-/* gdb opens (`?`) and the machine stops for it: a session, the opener read. */
-static void attach(void)
-{
-    gdb_sends("$?#3f");
-    running_delivers();
-    begin();
-    read_all();
-}
-
-/* attach, and the stub answers the opener; gdb's ack of that answer waits on the card. */
-static void attach_and_answer(void)
-{
-    attach();
-    stub_writes("+");
-    stub_writes("$S05#b8");
-    gdb_sends("+");
-}
 
 /* ---- tests ---- */
 
@@ -616,89 +437,6 @@ static void test_under_the_stub_a_duplicated_step_steps_once(void **state)
     assert_int_equal(c.repeats_dropped, 1);
 }
 
-/* Insecure mode: nobody is proven. What looks like a stub's own reply -- a lone nak, `$OK`, `$Enn`, the empty
- * packet, after any acks -- is taken from nobody (newcomer or peer): two stubs, or a stub and an echo, would
- * answer each other for ever. A newcomer opens only as gdb does (Ctrl-C, `?`, a `q` query). */
-static void test_reply_looking_datagrams_are_never_answered(void **state)
-{
-    (void)state;
-    static const char *const replies[] = { "$#00", "+$#00", "$OK#9a", "+$OK#9a", "$E01#a6", "-", "+-", "+" };
-    for (size_t i = 0; i < sizeof replies / sizeof replies[0]; i++) {
-        gdb_sends(replies[i]);
-        assert_int_equal(running_delivers(), GDB_UDP_NO_STOP);
-    }
-    /* a well-formed packet gdb never opens with: another stub's stop reply, a memory read */
-    gdb_sends("$S05#b8");
-    gdb_sends("$m0,4#fd");
-    assert_int_equal(running_delivers(), GDB_UDP_NO_STOP);
-    uint32_t ip;
-    uint16_t port;
-    assert_false(gdb_udp_peer(&ip, &port));
-    assert_null(next_reply());
-    /* gdb's opener attaches; then, from the peer in a session, reply-looking datagrams reach nobody */
-    gdb_sends("$qSupported:multiprocess+#c6");
-    assert_int_equal(running_delivers(), GDB_UDP_STOP_ATTACH);
-    begin();
-    assert_string_equal(read_all(), "$qSupported:multiprocess+#c6");
-    gdb_sends("$#00");
-    gdb_sends("+$OK#9a");
-    gdb_sends("-");
-    gdb_sends("$E0f#db");
-    assert_string_equal(read_all(), "");
-    gdb_sends("+"); /* gdb's ack is what the stub waits for: it passes */
-    assert_string_equal(read_all(), "+");
-    struct gdb_udp_counts c;
-    struct netpoll_counts f;
-    gdb_udp_get_counts(&c, &f);
-    assert_int_equal(c.reply_looking, 7 + 4);
-    assert_null(next_reply());
-}
-
-/* Insecure mode: a repeat is answered from the remembered answer once at most, and only when that answer
- * keeps to 3x the repeat's datagram (headers counted). 100 forged copies of a short read buy nothing. */
-static void test_repeats_answered_once_and_within_the_budget(void **state)
-{
-    (void)state;
-    attach_and_answer();
-    read_all();
-    while (next_reply())
-        ;
-    /* a read whose answer is large: its repeats get nothing */
-    gdb_sends("$m0,40#2d");
-    assert_string_equal(read_all(), "$m0,40#2d");
-    static char big[1 + 128 + 4];
-    big[0] = '$';
-    memset(big + 1, '0', 128);
-    memcpy(big + 129, "#00", 4);
-    stub_writes("+");
-    stub_writes(big);
-    while (next_reply())
-        ;
-    for (int i = 0; i < 100; i++)
-        gdb_sends("$m0,40#2d");
-    assert_string_equal(read_all(), "");
-    assert_null(next_reply());
-    /* a packet whose answer is small: its first repeat is answered, the rest are not */
-    gdb_sends("+");
-    read_all();
-    gdb_sends("$qC#b4");
-    assert_string_equal(read_all(), "$qC#b4");
-    stub_writes("+");
-    stub_writes("$QC1#c5");
-    while (next_reply())
-        ;
-    for (int i = 0; i < 5; i++)
-        gdb_sends("$qC#b4");
-    assert_string_equal(read_all(), "");
-    assert_string_equal(next_reply(), "+$QC1#c5");
-    assert_null(next_reply());
-    struct gdb_udp_counts c;
-    struct netpoll_counts f;
-    gdb_udp_get_counts(&c, &f);
-    assert_int_equal(c.repeats, 1);
-    assert_int_equal(c.repeats_dropped, 100 + 4);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -719,8 +457,6 @@ int main(void)
         cmocka_unit_test_setup(test_without_a_port_a_session_has_no_link, setup),
         cmocka_unit_test_setup(test_in_a_session_without_a_peer_junk_does_not_attach, setup),
         cmocka_unit_test_setup(test_a_card_held_by_a_stopped_cpu_ends_the_session_instead_of_hanging, setup),
-        cmocka_unit_test_setup(test_reply_looking_datagrams_are_never_answered, setup),
-        cmocka_unit_test_setup(test_repeats_answered_once_and_within_the_budget, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
