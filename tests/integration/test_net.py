@@ -81,12 +81,23 @@ NET_LINES = [
 ]
 
 
+# When keyed under a weak boot secret (no RDRAND/RDSEED), one more line says so (kernel/net/boot_secret.h).
+WEAK_SECRET = re.compile(r"secret: keyed, but the boot secret is weak \((?P<weak_why>[^)]*)\)")
+
+
 def parse_net(out):
-    """`net`'s seven lines, each matched whole, as one dict (numbers as ints)."""
+    """`net`'s lines, each matched whole, as one dict (numbers as ints); the weak-secret line when it is there."""
     lines = out.split("\n")
+    got = {"weak_why": None}
+    secret = [line for line in lines if line.startswith("secret: ")]
+    if secret:
+        lines.remove(secret[0])
+        m = WEAK_SECRET.fullmatch(secret[0])
+        if not m:
+            raise KprofError("net's secret line is not in its form:\n%s" % out)
+        got["weak_why"] = m.group("weak_why")
     if len(lines) != len(NET_LINES):
         raise KprofError("net printed %d lines, want %d:\n%s" % (len(lines), len(NET_LINES), out))
-    got = {}
     for line, (what, rx) in zip(lines, NET_LINES):
         m = rx.fullmatch(line)
         if not m:
