@@ -131,9 +131,8 @@ void stub_writes(const char *text)
     gdb_udp_transport.flush(0);
 }
 
-int setup(void **state)
+void fake_card_start(const uint8_t secret[SHA256_DIGEST_SIZE], const uint8_t *key, size_t key_len, bool insecure)
 {
-    (void)state;
     memset(&to_card, 0, sizeof to_card);
     memset(&from_card, 0, sizeof from_card);
     clock_ns = 1000000000;
@@ -141,13 +140,20 @@ int setup(void **state)
     rx_busy_until = 0;
     rx_interrupt_off = 0;
     neighbour_silent = false;
-    static const uint8_t zero[SHA256_DIGEST_SIZE];
-    gdb_udp_seam_key(zero, NULL, 0);
-    gdb_udp_seam_insecure(); /* gdb's raw bytes: what these tests drive the transport with */
+    gdb_udp_seam_key(secret, key, key_len);
+    if (insecure)
+        gdb_udp_seam_insecure();
     gdb_udp_init(&fake_port, our_mac, GDB_PORT);
     gdb_udp_set_address(OUR_IP);
     netpoll_init(&gdb_side, gdb_mac, GDB_IP, 40000);
     gdb_side.admit = fake_admit_any;
+}
+
+int setup(void **state)
+{
+    (void)state;
+    static const uint8_t zero[SHA256_DIGEST_SIZE];
+    fake_card_start(zero, NULL, 0, true); /* gdb's raw bytes: what most tests drive the transport with */
     return 0;
 }
 

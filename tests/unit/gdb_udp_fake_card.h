@@ -1,7 +1,8 @@
 /* tests/unit/gdb_udp_fake_card.h: the fake machine the gdb UDP transport's host tests run on
  * (tests/unit/gdb_udp_fake_card.c) -- a card whose frames are queues, a clock that moves when read, and gdb's
  * side: a second netpoll that builds gdb's datagrams and reads the stub's back. Shared by test_gdb_udp.c (the
- * transport's rules) and test_gdb_udp_unproven.c (the insecure mode's rules for senders nothing proves). */
+ * transport's rules), test_gdb_udp_unproven.c (the insecure mode's rules for senders nothing proves) and
+ * test_gdb_udp_keyed.c (KPG1, keyed and plain). */
 #ifndef TESTS_UNIT_GDB_UDP_FAKE_CARD_H
 #define TESTS_UNIT_GDB_UDP_FAKE_CARD_H
 
@@ -45,7 +46,9 @@ const char *next_reply(void);
 /* Everything the stub's getc gives now (polling the card once dry), as a string. */
 const char *read_all(void);
 void stub_writes(const char *text);
-/* cmocka's setup: a fresh card, clock and transport in the insecure mode (gdb's raw bytes). */
+/* A fresh card, clock, transport and gdb side: the transport under secret and key (NULL, 0: plain KPG1), or
+ * in the insecure mode (raw gdb bytes). setup: cmocka's, the insecure mode. */
+void fake_card_start(const uint8_t secret[SHA256_DIGEST_SIZE], const uint8_t *key, size_t key_len, bool insecure);
 int setup(void **state);
 /* The network task's view while the machine runs: frames handed over, then the stop they asked for. */
 enum gdb_udp_stop running_delivers(void);

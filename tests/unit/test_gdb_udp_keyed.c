@@ -14,76 +14,17 @@
 #include "gdbstub/udp.h"
 #include "kernel/lib/hmac.h"
 #include "kernel/net/netpoll.h"
-#include "tests/unit/fake_neighbour.h"
+#include "tests/unit/gdb_udp_fake_card.h"
 #include "tests/unit/gdb_udp_seam.h"
 
-#define OUR_IP 0x0a00020f
-#define GDB_IP 0x0a000202
-#define GDB_PORT 1234
-#define RELAY_PORT 40000
-
-static const uint8_t our_mac[6] = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 };
-static const uint8_t gdb_mac[6] = { 0x52, 0x55, 0x0a, 0x00, 0x02, 0x02 };
+#define RELAY_PORT 40000 /* the fake card's gdb side: the relay */
 static uint8_t secret[32], key[16];
 static size_t key_len; /* 16 keyed, 0 plain */
-
-#define QUEUE 64
-static struct frames {
-    size_t count, next;
-    size_t len[QUEUE];
-    uint8_t bytes[QUEUE][NETPOLL_FRAME_MAX];
-} to_card, from_card;
-static int64_t clock_ns;
-
-static void push(struct frames *q, const uint8_t *frame, size_t len)
-{
-    assert_true(q->count < QUEUE);
-    memcpy(q->bytes[q->count], frame, len);
-    q->len[q->count++] = len;
-}
-
-static bool fake_transmit(const uint8_t *frame, size_t len)
-{
-    if (fake_neighbour_answers(frame, len, gdb_mac, gdb_udp_frame))
-        return true; /* the relay's machine knows its address at once */
-    push(&from_card, frame, len);
-    return true;
-}
-
-static int fake_poll(int budget)
-{
-    int n = 0;
-    while (n < budget && to_card.next < to_card.count) {
-        size_t i = to_card.next++;
-        gdb_udp_frame(to_card.bytes[i], to_card.len[i]);
-        n++;
-    }
-    return n;
-}
-
-static bool fake_permits(uint32_t ip) { (void)ip; return true; }
-static int64_t fake_now(void) { return clock_ns += 1000; }
-static void fake_relax(void) { clock_ns += 1000000; }
-
-static const struct gdb_udp_port fake_port = {
-    .transmit = fake_transmit, .poll = fake_poll, .permits = fake_permits, .now_ns = fake_now, .relax = fake_relax,
-};
-
-static struct netpoll relay_side;
-static uint8_t scratch[NETPOLL_FRAME_MAX];
 static uint64_t relay_counter = 100;
-
-static bool to_card_emit(void *arg, const uint8_t *frame, size_t len)
-{
-    (void)arg;
-    push(&to_card, frame, len);
-    return true;
-}
 
 static void relay_sends_raw(const uint8_t *bytes, size_t len)
 {
-    relay_side.next_id++;
-    assert_true(netpoll_send_udp(&relay_side, our_mac, OUR_IP, GDB_PORT, bytes, len, scratch, to_card_emit, 0));
+    gdb_sends_from(GDB_IP, RELAY_PORT, (const char *)bytes, len);
 }
 
 /* The datagram the relay makes for gdb's bytes (counter given, or the next); kept for a replay. */
@@ -111,25 +52,6 @@ static void relay_sends(const char *gdb)
     relay_seals(gdb, ++relay_counter, key);
 }
 
-static uint8_t got[GDB_UDP_INNER_MAX + GDB_UDP_SEAL_OVERHEAD];
-static size_t got_len;
-static bool next_reply(void)
-{
-    while (from_card.next < from_card.count) {
-        size_t i = from_card.next++;
-        struct netpoll_datagram dg;
-        uint8_t reply[NETPOLL_FRAME_MIN];
-        size_t rl;
-        if (netpoll_receive(&relay_side, from_card.bytes[i], from_card.len[i], 0, &dg, reply, &rl) ==
-            NETPOLL_DATAGRAM) {
-            memcpy(got, dg.data, dg.len);
-            got_len = dg.len;
-            return true;
-        }
-    }
-    return false;
-}
-
 /* The gdb bytes of the next sealed reply, checked as the relay checks them. */
 static const char *next_sealed(void)
 {
@@ -148,53 +70,18 @@ static const char *next_sealed(void)
     return inner;
 }
 
-static enum gdb_udp_stop running_delivers(void)
-{
-    while (to_card.next < to_card.count) {
-        size_t i = to_card.next++;
-        if (gdb_udp_wants(to_card.bytes[i], to_card.len[i]))
-            gdb_udp_frame(to_card.bytes[i], to_card.len[i]);
-    }
-    return gdb_udp_take_stop();
-}
-
-static char read_buf[GDB_UDP_RX_RING + 1];
-static const char *read_all(void)
-{
-    size_t n = 0;
-    int c;
-    while ((c = gdb_udp_transport.getc(0, 0)) >= 0)
-        read_buf[n++] = (char)c;
-    read_buf[n] = 0;
-    return read_buf;
-}
-
-static void stub_writes(const char *text)
-{
-    for (const char *p = text; *p; p++)
-        gdb_udp_transport.putc(0, *p);
-    gdb_udp_transport.flush(0);
-}
-
 static int setup_with(size_t with_key_len)
 {
     key_len = with_key_len;
-    memset(&to_card, 0, sizeof to_card);
-    memset(&from_card, 0, sizeof from_card);
-    clock_ns = 1000000000;
     for (int i = 0; i < 32; i++)
         secret[i] = (uint8_t)(7 * i);
     for (int i = 0; i < 16; i++)
         key[i] = (uint8_t)(0x40 + i);
-    gdb_udp_seam_key(secret, key_len ? key : NULL, key_len);
-    gdb_udp_init(&fake_port, our_mac, GDB_PORT);
-    gdb_udp_set_address(OUR_IP);
-    netpoll_init(&relay_side, gdb_mac, GDB_IP, RELAY_PORT);
-    relay_side.admit = fake_admit_any;
+    fake_card_start(secret, key_len ? key : NULL, key_len, false);
     return 0;
 }
 
-static int setup(void **state)
+static int setup_keyed(void **state)
 {
     (void)state;
     return setup_with(sizeof key);
@@ -291,10 +178,7 @@ static void test_sealed_packet_attaches_answer_sealed_replay_dropped_resend_answ
 static void send_hello_from(uint16_t port, uint8_t tag)
 {
     uint8_t hello[GDB_UDP_HELLO_LEN] = { 'K', 'P', 'G', '1', 'h', tag };
-    struct netpoll np;
-    netpoll_init(&np, gdb_mac, GDB_IP, port);
-    np.next_id = relay_side.next_id++;
-    assert_true(netpoll_send_udp(&np, our_mac, OUR_IP, GDB_PORT, hello, sizeof hello, scratch, to_card_emit, 0));
+    gdb_sends_from(GDB_IP, port, (const char *)hello, sizeof hello);
     running_delivers();
 }
 
@@ -337,10 +221,10 @@ static void test_hellos_share_a_small_budget_the_peer_has_its_own(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup(test_plain_and_forged_stop_nothing_and_get_nothing, setup),
-        cmocka_unit_test_setup(test_hello_gets_its_answer_and_claims_nothing, setup),
-        cmocka_unit_test_setup(test_sealed_packet_attaches_answer_sealed_replay_dropped_resend_answered, setup),
-        cmocka_unit_test_setup(test_hellos_share_a_small_budget_the_peer_has_its_own, setup),
+        cmocka_unit_test_setup(test_plain_and_forged_stop_nothing_and_get_nothing, setup_keyed),
+        cmocka_unit_test_setup(test_hello_gets_its_answer_and_claims_nothing, setup_keyed),
+        cmocka_unit_test_setup(test_sealed_packet_attaches_answer_sealed_replay_dropped_resend_answered, setup_keyed),
+        cmocka_unit_test_setup(test_hellos_share_a_small_budget_the_peer_has_its_own, setup_keyed),
         /* the plain mode (no udpsh.key=): the same, under the empty key -- raw gdb bytes are refused */
         cmocka_unit_test_setup(test_plain_and_forged_stop_nothing_and_get_nothing, setup_plain),
         cmocka_unit_test_setup(test_hello_gets_its_answer_and_claims_nothing, setup_plain),
