@@ -28,7 +28,16 @@ struct symbol_hit {
     uint64_t offset; /* addr - start */
 };
 
+/* Where the loadable segment holding the text is: its address, its size in the file, and its offset in the ELF
+ * file (build/kprof.elf) -- what a pprof mapping names so a host tool can find an address in the file. */
+struct kernel_segment {
+    uint64_t vaddr;
+    uint64_t filesz;
+    uint64_t file_offset;
+};
+
 /* Generated per link pass (build/syms.N.c). */
+extern const struct kernel_segment kernel_text_segment;
 extern const struct ksym kernel_symbols[];
 extern const uint32_t kernel_symbol_count;
 extern const char kernel_symbol_names[];

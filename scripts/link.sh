@@ -42,9 +42,20 @@ link_pass() { # N: links pass N with the table of pass N-1
      -o "$work/kprof.$1.elf" "${objs[@]}" "$work/syms.$(($1 - 1)).o"
 }
 
+# The loadable segment holding the text (flags R E), as VADDR,FILESZ,OFFSET for gensyms' --text-segment.
+text_segment_of() { # N
+  readelf -lW "$work/kprof.$1.elf" | awk '$1 == "LOAD" && $8 == "E" { print $3 "," $5 "," $2; exit }'
+}
+
 table_of() { # N: writes BUILD/syms.N.c describing the image of pass N
   nm -n -S --defined-only "$work/kprof.$1.elf" > "$work/nm.$1.txt"
-  python3 "$gensyms" < "$work/nm.$1.txt" > "$build/syms.$1.c"
+  local segment
+  segment=$(text_segment_of "$1")
+  if [ -z "$segment" ]; then
+    echo "link: pass $1 has no loadable R E segment (readelf -lW $work/kprof.$1.elf)" >&2
+    exit 1
+  fi
+  python3 "$gensyms" --text-segment "$segment" < "$work/nm.$1.txt" > "$build/syms.$1.c"
 }
 
 python3 "$gensyms" --empty > "$build/syms.0.c"
