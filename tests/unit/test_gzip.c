@@ -15,6 +15,7 @@
 #include <cmocka.h>
 #include <zlib.h>
 
+#include "gzip_reader.h"
 #include "kernel/lib/gzip.h"
 
 #define GUARD 64
@@ -34,6 +35,25 @@ static void fill_random(uint8_t *p, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         p[i] = (uint8_t)rng();
+}
+
+/* n bytes in which no 3 consecutive bytes occur twice and no byte equals its neighbour: the match finder finds
+ * nothing in them, and a copy of a piece of them matches only that piece. */
+static void fill_unique_trigrams(uint8_t *p, size_t n)
+{
+    static uint8_t seen[1u << 21];
+    assert_true(n >= 2 && n < (1u << 24) / 2);
+    memset(seen, 0, sizeof seen);
+    p[0] = (uint8_t)rng();
+    p[1] = (uint8_t)(p[0] + 1);
+    for (size_t i = 2; i < n; i++) {
+        uint32_t gram;
+        do {
+            p[i] = (uint8_t)rng();
+            gram = (uint32_t)p[i - 2] << 16 | (uint32_t)p[i - 1] << 8 | p[i];
+        } while (p[i] == p[i - 1] || (seen[gram / 8] >> (gram % 8) & 1));
+        seen[gram / 8] |= (uint8_t)(1u << (gram % 8));
+    }
 }
 
 /* Inflates a whole gzip member with zlib into a fresh buffer of want bytes (plus one, to see any excess), and
@@ -220,6 +240,14 @@ static void test_random_mebibyte_goes_stored_within_the_bound(void **state)
     assert_int_equal(first_btype(gz), 0);
     assert_true(n >= len);
     free(gz);
+    /* Bytes of 252 values: each block coded saves a little on its own stored form, but 64 blocks saving less
+     * than 5 bytes each, against stored blocks of 65535, end up over the bound; all of it goes out stored. */
+    for (size_t i = 0; i < len; i++)
+        buf[i] = (uint8_t)(rng() % 252);
+    gz = compress_checked(buf, len, &n);
+    assert_int_equal(n, gzip_bound(len));
+    assert_int_equal(first_btype(gz), 0);
+    free(gz);
     free(buf);
 }
 
@@ -236,26 +264,78 @@ static void test_runs(void **state)
     for (size_t i = 0; i < len; i++)
         buf[i] = (uint8_t)(i / 1000); /* runs of 1000 */
     round_trip(buf, len);
+    /* one run: a literal, then the longest matches at distance 1 */
+    memset(buf, 'z', 1000);
+    size_t n;
+    uint8_t *gz = compress_checked(buf, 1000, &n);
+    struct deflate_token tokens[8];
+    struct deflate_block blk;
+    read_first_coded_block(gz, n, &blk, tokens, 8);
+    assert_int_equal(blk.ntokens, 5);
+    static const struct deflate_token want[5] = { { 'z', 0 }, { 258, 1 }, { 258, 1 }, { 258, 1 }, { 225, 1 } };
+    for (size_t i = 0; i < 5; i++) {
+        assert_int_equal(tokens[i].value, want[i].value);
+        assert_int_equal(tokens[i].dist, want[i].dist);
+    }
+    free(gz);
     free(buf);
 }
 
-/* Random bytes repeated at a period: 32768 is the farthest DEFLATE can reach, 32769 just past it (a match found
- * there would make zlib refuse the stream). */
+/* Bytes repeated at a period: 32768 is the farthest DEFLATE reaches, and every match there is taken at that
+ * distance; at 32769, just past it, nothing matches (a match found there would make zlib refuse the stream).
+ * The first 32768 bytes are two blocks of literals (stored), so the first coded block is the repeat. */
 static void test_window_edge(void **state)
 {
     (void)state;
-    size_t len = 4 * 32769;
+    size_t len = 2 * 32769, n;
     uint8_t *buf = malloc(len);
     assert_non_null(buf);
-    fill_random(buf, 32768);
+    fill_unique_trigrams(buf, 32768);
     for (size_t i = 32768; i < len; i++)
         buf[i] = buf[i - 32768];
-    assert_true(round_trip(buf, len) < 32768 + 32768 / 8);
-    fill_random(buf, 32769);
+    uint8_t *gz = compress_checked(buf, len, &n);
+    static struct deflate_token tokens[200];
+    struct deflate_block blk;
+    read_first_coded_block(gz, n, &blk, tokens, 200);
+    assert_true(blk.ntokens > 127 && blk.ntokens < 200);
+    size_t covered = 0;
+    for (size_t i = 0; i < blk.ntokens; i++) {
+        if (tokens[i].dist) {
+            assert_int_equal(tokens[i].dist, 32768);
+            covered += tokens[i].value;
+        }
+    }
+    assert_true(covered >= 32768);
+    free(gz);
+
+    fill_unique_trigrams(buf, 32769);
     for (size_t i = 32769; i < len; i++)
         buf[i] = buf[i - 32769];
-    assert_true(round_trip(buf, len) >= len);
+    gz = compress_checked(buf, len, &n);
+    assert_int_equal(n, gzip_bound(len)); /* nothing matched: all stored */
+    free(gz);
     free(buf);
+}
+
+/* One byte of lookahead: at the second "abc" the longest match is "abc" (3 bytes), but one byte on,
+ * "bcdefghijk" (10) starts, so the "a" goes out as a literal and the 10 bytes as one match. */
+static void test_lazy_match_prefers_the_longer_one_a_byte_on(void **state)
+{
+    (void)state;
+    static const char in[] = "1abc2bcdefghijk3abcdefghijk";
+    size_t n;
+    uint8_t *gz = compress_checked((const uint8_t *)in, sizeof in - 1, &n);
+    struct deflate_token tokens[32];
+    struct deflate_block blk;
+    read_first_coded_block(gz, n, &blk, tokens, 32);
+    assert_int_equal(blk.ntokens, 18);
+    for (size_t i = 0; i < 17; i++) {
+        assert_int_equal(tokens[i].dist, 0);
+        assert_int_equal(tokens[i].value, (unsigned char)in[i]);
+    }
+    assert_int_equal(tokens[17].value, 10);
+    assert_int_equal(tokens[17].dist, 12);
+    free(gz);
 }
 
 /* Sizes around the block split (16384 symbols) and the stored block's 65535, in literal-only, matching and
@@ -281,91 +361,14 @@ static void test_block_boundaries(void **state)
             fill_random(buf + n, part);
         n += part;
     }
-    round_trip(buf, n);
+    size_t text_len = 43001 + 49003, z;
+    uint8_t *gz = compress_checked(buf, n, &z);
+    assert_int_equal(first_btype(gz), 0);
+    assert_true(z < n - text_len / 2); /* the text parts were coded, not stored with the rest */
+    free(gz);
 }
 
-/* ---- the 15-bit limit ------------------------------------------------------------------------------------ */
-
-struct bits {
-    const uint8_t *p;
-    size_t n, at;
-};
-
-static unsigned get_bits(struct bits *b, unsigned k)
-{
-    unsigned v = 0;
-    for (unsigned i = 0; i < k; i++, b->at++) {
-        assert_true(b->at / 8 < b->n);
-        v |= (unsigned)((b->p[b->at / 8] >> (b->at % 8)) & 1u) << i;
-    }
-    return v;
-}
-
-/* One symbol of the canonical code with lengths len[0..n) (RFC 1951 3.2.2), read a bit at a time. */
-static unsigned get_symbol(struct bits *b, const uint8_t *len, unsigned n)
-{
-    unsigned code = 0, first = 0, index = 0;
-    for (unsigned l = 1; l <= 15; l++) {
-        code |= get_bits(b, 1);
-        unsigned count = 0;
-        for (unsigned s = 0; s < n; s++)
-            count += len[s] == l;
-        if (code - first < count) {
-            unsigned k = code - first;
-            for (unsigned s = 0; s < n; s++)
-                if (len[s] == l && k-- == 0)
-                    return s;
-        }
-        index += count;
-        first = (first + count) << 1;
-        code <<= 1;
-    }
-    fail_msg("no symbol");
-    return 0;
-}
-
-/* The litlen code lengths of the first dynamic block in the gzip member, skipping stored blocks before it. */
-static unsigned longest_litlen_code(const uint8_t *gz, size_t n)
-{
-    struct bits b = { gz + 10, n - 10, 0 };
-    for (;;) {
-        get_bits(&b, 1);
-        unsigned type = get_bits(&b, 2);
-        if (type == 2)
-            break;
-        assert_int_equal(type, 0);
-        b.at = (b.at + 7) / 8 * 8;
-        unsigned len = get_bits(&b, 16);
-        get_bits(&b, 16);
-        b.at += 8 * (size_t)len;
-    }
-    unsigned hlit = get_bits(&b, 5) + 257, hdist = get_bits(&b, 5) + 1, hclen = get_bits(&b, 4) + 4;
-    static const uint8_t order[19] = { 16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15 };
-    uint8_t cl[19] = { 0 }, lens[286 + 30];
-    for (unsigned i = 0; i < hclen; i++)
-        cl[order[i]] = (uint8_t)get_bits(&b, 3);
-    for (unsigned i = 0; i < hlit + hdist;) {
-        unsigned s = get_symbol(&b, cl, 19), rep = 1, v = s;
-        if (s == 16) {
-            assert_true(i > 0);
-            v = lens[i - 1];
-            rep = 3 + get_bits(&b, 2);
-        } else if (s == 17) {
-            v = 0;
-            rep = 3 + get_bits(&b, 3);
-        } else if (s == 18) {
-            v = 0;
-            rep = 11 + get_bits(&b, 7);
-        }
-        assert_true(i + rep <= hlit + hdist);
-        while (rep--)
-            lens[i++] = (uint8_t)v;
-    }
-    unsigned longest = 0;
-    for (unsigned i = 0; i < hlit; i++)
-        longest = lens[i] > longest ? lens[i] : longest;
-    return longest;
-}
+/* ---- what the blocks hold ------------------------------------------------------------------------------ */
 
 /* A block of matches whose length codes have Fibonacci counts (1, 2, 3, 5, ... 1597, the rarest the longest):
  * with the end-of-block code (count 1) no two weights tie where Huffman pairs them, so its own code is a chain
@@ -378,7 +381,6 @@ static void test_lengths_limited_to_15_bits(void **state)
     (void)state;
     static const unsigned base[16] = { 3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 23, 27, 31 };
     static unsigned plan[4179];
-    static uint8_t seen[1u << 21];
     unsigned np = 0, a = 1597, b = 987;
     for (unsigned k = 0; k < 16; k++) {
         for (unsigned i = 0; i < a; i++)
@@ -395,17 +397,7 @@ static void test_lengths_limited_to_15_bits(void **state)
     }
     uint8_t *buf = malloc(2 * 32768);
     assert_non_null(buf);
-    memset(seen, 0, sizeof seen);
-    buf[0] = (uint8_t)rng();
-    buf[1] = (uint8_t)(buf[0] + 1);
-    for (size_t i = 2; i < 32768; i++) {
-        uint32_t gram;
-        do {
-            buf[i] = (uint8_t)rng();
-            gram = (uint32_t)buf[i - 2] << 16 | (uint32_t)buf[i - 1] << 8 | buf[i];
-        } while (buf[i] == buf[i - 1] || (seen[gram / 8] >> (gram % 8) & 1));
-        seen[gram / 8] |= (uint8_t)(1u << (gram % 8));
-    }
+    fill_unique_trigrams(buf, 32768);
     size_t len = 32768, from = 0;
     for (unsigned i = 0; i < np; i++) {
         memcpy(buf + len, buf + from, plan[i]);
@@ -415,7 +407,10 @@ static void test_lengths_limited_to_15_bits(void **state)
     assert_true(from <= 32768);
     size_t n;
     uint8_t *gz = compress_checked(buf, len, &n);
-    assert_int_equal(longest_litlen_code(gz, n), 15);
+    struct deflate_block blk;
+    read_first_coded_block(gz, n, &blk, NULL, 0);
+    assert_int_equal(blk.type, 2);
+    assert_int_equal(blk.longest_litlen, 15);
     free(gz);
     free(buf);
 }
@@ -522,6 +517,7 @@ int main(void)
         cmocka_unit_test(test_random_mebibyte_goes_stored_within_the_bound),
         cmocka_unit_test(test_runs),
         cmocka_unit_test(test_window_edge),
+        cmocka_unit_test(test_lazy_match_prefers_the_longer_one_a_byte_on),
         cmocka_unit_test(test_block_boundaries),
         cmocka_unit_test(test_lengths_limited_to_15_bits),
         cmocka_unit_test(test_cap_too_small_writes_nothing_past_it),
