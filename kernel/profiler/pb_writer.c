@@ -47,7 +47,7 @@ static bool reserve(struct pb_buf *b, size_t more)
     size_t cap = b->cap ? b->cap : 256;
     while (cap < need)
         cap = cap > b->limit / 2 ? b->limit : cap * 2;
-    uint8_t *data = kmalloc(cap);
+    uint8_t *data = kzalloc(cap);
     if (!data) {
         b->failed = true;
         return false;

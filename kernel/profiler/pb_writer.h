@@ -1,5 +1,5 @@
 /* kernel/profiler/pb_writer.h: a small protocol-buffers writer (kernel/profiler/pb_writer.c) -- varints,
- * length-delimited fields and nested messages, packed repeated varints -- into a heap buffer that grows up to
+ * length-delimited fields and nested messages, packed repeated varints -- into a (zeroed) heap buffer that grows up to
  * a stated limit, so the pprof encoder (kernel/profiler/pprof_encode.h) writes profile.proto without a
  * generated library. Only what profile.proto needs: wire types 0 (varint) and 2 (length-delimited); no
  * zigzag, no fixed-width fields. Task context (kmalloc). */

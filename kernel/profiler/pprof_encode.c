@@ -357,7 +357,7 @@ bool pprof_encode(const struct pprof_fold *fold, const struct pprof_run_info *in
     while (slots < 2 * e.max_strings)
         slots *= 2;
     e.string_mask = slots - 1;
-    e.refs = kmalloc(e.max_strings * sizeof *e.refs);
+    e.refs = kzalloc(e.max_strings * sizeof *e.refs);
     e.string_slots = kzalloc(slots * sizeof *e.string_slots);
     bool ok = e.refs && e.string_slots && id_table_init(&e.locations, frames + 1) &&
               id_table_init(&e.functions, frames + 1);
