@@ -3,7 +3,7 @@
  * claimed and started, the window drained into the fold (kernel/profiler/pprof_fold.c) every
  * PROFILE_DRAIN_MS with the caller's hook after each drain, the stop and the last drain, the profiler given
  * back, then the encoding (kernel/profiler/pprof_encode.c) against the baked symbols, with the kernel's text
- * as its mapping and its build id. Task context. */
+ * segment as its mapping and its build id. Task context. */
 #include "kernel/profiler/pprof.h"
 
 #include "kernel/heap.h"
@@ -18,13 +18,15 @@
 #include "kernel/profiler/stream_task.h"
 #include "kernel/symbols.h"
 
-/* Defined by arch/x86_64/linker.ld: the first loaded byte (the start of the text segment) and the text. */
-extern const char __kernel_start[], __text_start[], __text_end[];
+/* Defined by arch/x86_64/linker.ld: the first loaded byte, where the segment that holds the text begins. */
+extern const char __kernel_start[];
 
-/* Where ld puts the first loadable segment in kprof.elf: the page after the ELF headers (the segment at 1 MiB
- * is page aligned, so its file offset is a whole page). pprof finds the segment of a mapping by its file
- * offset and computes the ELF's load bias from it, so `go tool pprof build/kprof.elf URL` symbolises only
- * when this is right; tests/host/test_pprof_encode.py checks it against the built ELF. */
+/* The kernel's mapping is its first loadable segment, from its start (__kernel_start, 1 MiB) to the end of
+ * the text, at that segment's file offset in kprof.elf -- as scripts/profexport maps it from readelf. ld puts
+ * that segment in the page after the ELF headers. pprof finds the segment a mapping is of by its file offset
+ * and derives the ELF's load bias from it: `go tool pprof -symbolize=force build/kprof.elf URL` adds source
+ * lines only when these are right (a mapping that starts at the text itself, 0x1000 further in, gets every
+ * address named 0x1000 off, whatever its offset). tests/host/test_pprof_encode.py checks the built ELF. */
 #define PPROF_ELF_FIRST_SEGMENT_OFFSET 0x1000u
 
 /* The window's state: the fold it drains into and the caller's hook. */
@@ -82,9 +84,9 @@ static void run_info(const struct profile_run *run, char *source_word, size_t so
         .ring_drops = profiler_drops(run),
         .build_id = build_id,
         .time_nanos = 0, /* the kernel keeps no wall clock, only time since boot */
-        .memory_start = tab->text_start,
+        .memory_start = (uint64_t)(uintptr_t)__kernel_start,
         .memory_limit = tab->text_end,
-        .file_offset = tab->text_start - (uint64_t)(uintptr_t)__kernel_start + PPROF_ELF_FIRST_SEGMENT_OFFSET,
+        .file_offset = PPROF_ELF_FIRST_SEGMENT_OFFSET,
     };
 }
 
