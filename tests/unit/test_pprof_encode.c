@@ -19,6 +19,7 @@
 #include "kernel/labels.h"
 #include "kernel/profiler/pprof_encode.h"
 #include "kernel/profiler/pprof_fold.h"
+#include "pprof_records.h"
 #include "profiler_fold_fixture.h"
 
 /* ---- a protobuf reader, just enough for profile.proto ---------------------------------------------------- */
@@ -265,24 +266,6 @@ static const struct pprof_run_info tick_info = {
     .memory_start = 0x1000, .memory_limit = 0x10000, .file_offset = 0x2000,
 };
 
-static void push_full(unsigned cpu, uint32_t pid, const struct label_set *labels, uint64_t span, uint8_t flags,
-                      uint32_t held_off_us, uint32_t period, const uintptr_t *frames, unsigned n)
-{
-    struct profile_record *rec = profile_ring_reserve(&rings[cpu]);
-    assert_non_null(rec);
-    memset(rec, 0, sizeof *rec);
-    rec->cpu = (uint16_t)cpu;
-    rec->pid = pid;
-    rec->run = run.run;
-    rec->labels = labels;
-    rec->span = span;
-    rec->flags = flags;
-    rec->held_off_us = held_off_us;
-    rec->period = period;
-    rec->nframes = (uint8_t)n;
-    memcpy(rec->frames, frames, n * sizeof *frames);
-    profile_ring_commit(&rings[cpu]);
-}
 
 static struct profile_read profile;
 
@@ -311,13 +294,13 @@ static void test_tick_profile(void **state)
     const struct label_set *a = set_of("zone=x", "job=a");
     /* 0: Spin's code called from Main, labelled, with a span that sorts between the keys, three times */
     for (int i = 0; i < 3; i++)
-        push_full(2, 7, a, 42, 0, 0, 10000000, FRAMES(SPIN + 1, MAIN + 0x10));
+        push_full(2, 7, run.run, a, 42, 0, 0, 10000000, FRAMES(SPIN + 1, MAIN + 0x10));
     /* 1: a return address at the very end of Copy (Copy + size = Receive's start): Copy's call, by addr - 1;
      * and Main + 0x10 this time as a leaf: a location of its own */
-    push_full(0, 8, NULL, 0, PROFILE_REC_IRQS_OFF | PROFILE_REC_IN_IRQ, 0, 0, FRAMES(MAIN + 0x10, COPY + 0x100));
+    push_full(0, 8, run.run, NULL, 0, PROFILE_REC_IRQS_OFF | PROFILE_REC_IN_IRQ, 0, 0, FRAMES(MAIN + 0x10, COPY + 0x100));
     /* 2: a let-in tick in a gap of the text: an address without a line; held off 30 + 12 us */
-    push_full(1, 9, NULL, 0, PROFILE_REC_LET_IN, 30, 20000000, FRAMES(0x1950));
-    push_full(1, 9, NULL, 0, PROFILE_REC_LET_IN, 12, 20000000, FRAMES(0x1950));
+    push_full(1, 9, run.run, NULL, 0, PROFILE_REC_LET_IN, 30, 20000000, FRAMES(0x1950));
+    push_full(1, 9, run.run, NULL, 0, PROFILE_REC_LET_IN, 12, 20000000, FRAMES(0x1950));
     struct pprof_fold *fold = pprof_fold_create();
     pprof_fold_drain(fold, &run, NULL);
     fold->labels_dropped = 5;
@@ -399,7 +382,7 @@ static void test_counter_profile_and_not_tracked(void **state)
 {
     (void)state;
     struct pprof_fold *fold = pprof_fold_create();
-    push_full(3, 1, NULL, 0, 0, 0, 2000000, FRAMES(0x20000, SPIN + 4));
+    push_full(3, 1, run.run, NULL, 0, 0, 0, 2000000, FRAMES(0x20000, SPIN + 4));
     pprof_fold_drain(fold, &run, NULL);
     fold->not_tracked = 6;
     fold->not_tracked_weight = 12000000;
@@ -446,7 +429,7 @@ static void test_out_of_memory_at_every_step(void **state)
 {
     (void)state;
     for (int i = 0; i < 40; i++)
-        push_full(i % NCPUS, 1, NULL, 0, 0, 0, 1, FRAMES(FILLER + 7 * i, MAIN + i, RECEIVE + i));
+        push_full(i % NCPUS, 1, run.run, NULL, 0, 0, 0, 1, FRAMES(FILLER + 7 * i, MAIN + i, RECEIVE + i));
     struct pprof_fold *fold = pprof_fold_create();
     pprof_fold_drain(fold, &run, NULL);
     int baseline = live_allocations;

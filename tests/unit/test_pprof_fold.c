@@ -15,27 +15,9 @@
 #include "fake_hal.h"
 #include "kernel/labels.h"
 #include "kernel/profiler/pprof_fold.h"
+#include "pprof_records.h"
 #include "profiler_fold_fixture.h"
 
-/* One record of run `number` with every field a key is made of. */
-static void push_full(unsigned cpu, uint32_t pid, uint32_t number, const struct label_set *labels, uint64_t span,
-                      uint8_t flags, uint32_t held_off_us, uint32_t period, const uintptr_t *frames, unsigned n)
-{
-    struct profile_record *rec = profile_ring_reserve(&rings[cpu]);
-    assert_non_null(rec);
-    memset(rec, 0, sizeof *rec);
-    rec->cpu = (uint16_t)cpu;
-    rec->pid = pid;
-    rec->run = number;
-    rec->labels = labels;
-    rec->span = span;
-    rec->flags = flags;
-    rec->held_off_us = held_off_us;
-    rec->period = period;
-    rec->nframes = (uint8_t)n;
-    memcpy(rec->frames, frames, (n > PROFILE_MAX_FRAMES ? PROFILE_MAX_FRAMES : n) * sizeof *frames);
-    profile_ring_commit(&rings[cpu]);
-}
 
 static struct pprof_fold *fold_run(void)
 {
