@@ -126,6 +126,7 @@ debug: deps
 # ---- tests --------------------------------------------------------------------------------------------------
 # Host unit tests: tests/unit/test_NAME.c plus the portable sources its test_NAME.mk names in test_NAME_SRCS,
 # built twice: plain, and under AddressSanitizer + UndefinedBehaviorSanitizer.
+# test_NAME_LIBS: libraries it links besides cmocka (zlib, the reference test_gzip checks against).
 HCC        := gcc
 HCFLAGS    := -std=gnu11 -g -O1 -Wall -Wextra -Werror -I. -Itests/unit -DKPROF_HOST -fno-omit-frame-pointer
 SANFLAGS   := -fsanitize=address,undefined -fno-sanitize-recover=all
@@ -135,10 +136,10 @@ UNIT_NAMES := $(patsubst tests/unit/test_%.c,%,$(wildcard tests/unit/test_*.c))
 define unit_rules
 $(BUILD)/unit/plain/test_$(1): tests/unit/test_$(1).c $$(test_$(1)_SRCS) tests/unit/fake_hal.c $(wildcard tests/unit/*.h) $(wildcard kernel/*.h kernel/*/*.h hal/*.h gdbstub/*.h)
 	@mkdir -p $$(dir $$@)
-	$(HCC) $(HCFLAGS) $$(test_$(1)_CFLAGS) -o $$@ $$(filter %.c,$$^) -lcmocka -lpthread
+	$(HCC) $(HCFLAGS) $$(test_$(1)_CFLAGS) -o $$@ $$(filter %.c,$$^) $$(test_$(1)_LIBS) -lcmocka -lpthread
 $(BUILD)/unit/san/test_$(1): tests/unit/test_$(1).c $$(test_$(1)_SRCS) tests/unit/fake_hal.c $(wildcard tests/unit/*.h) $(wildcard kernel/*.h kernel/*/*.h hal/*.h gdbstub/*.h)
 	@mkdir -p $$(dir $$@)
-	$(HCC) $(HCFLAGS) $(SANFLAGS) $$(test_$(1)_CFLAGS) -o $$@ $$(filter %.c,$$^) -lcmocka -lpthread
+	$(HCC) $(HCFLAGS) $(SANFLAGS) $$(test_$(1)_CFLAGS) -o $$@ $$(filter %.c,$$^) $$(test_$(1)_LIBS) -lcmocka -lpthread
 endef
 $(foreach n,$(UNIT_NAMES),$(eval $(call unit_rules,$(n))))
 
