@@ -3,7 +3,7 @@
  * claimed and started, the window drained into the fold (kernel/profiler/pprof_fold.c) every
  * PROFILE_DRAIN_MS with the caller's hook after each drain, the stop and the last drain, the profiler given
  * back, then the encoding (kernel/profiler/pprof_encode.c) against the baked symbols, with the kernel's text
- * segment as its mapping and its build id. Task context. */
+ * segment as its mapping and its build id, gzipped when that makes it smaller. Task context. */
 #include "kernel/profiler/pprof.h"
 
 #include "kernel/heap.h"
@@ -137,7 +137,10 @@ int pprof_profile_take(uint32_t seconds, pprof_window_hook hook, void *hook_arg,
     }
     bool ok = pprof_encode(fold, &info, kernel_symtab(), &out->data, &out->len);
     pprof_fold_destroy(fold);
-    return ok ? PPROF_OK : PPROF_NO_MEMORY;
+    if (!ok)
+        return PPROF_NO_MEMORY;
+    out->gzipped = pprof_gzip(&out->data, &out->len);
+    return PPROF_OK;
 }
 
 void pprof_body_free(struct pprof_body *body)

@@ -7,6 +7,7 @@
 #include "kernel/profiler/pprof_encode.h"
 
 #include "kernel/heap.h"
+#include "kernel/lib/gzip.h"
 #include "kernel/lib/format.h"
 #include "kernel/lib/string.h"
 #include "kernel/profiler/pb_writer.h"
@@ -380,4 +381,20 @@ bool pprof_encode(const struct pprof_fold *fold, const struct pprof_run_info *in
     kfree(e.locations.slots);
     kfree(e.functions.slots);
     return ok;
+}
+
+bool pprof_gzip(uint8_t **data, size_t *len)
+{
+    void *work = kzalloc(GZIP_WORK_BYTES);
+    uint8_t *gz = work ? kzalloc(gzip_bound(*len)) : NULL;
+    size_t n = gz ? gzip_compress(*data, *len, gz, gzip_bound(*len), work) : 0;
+    kfree(work);
+    if (n == 0 || n >= *len) {
+        kfree(gz);
+        return false;
+    }
+    kfree(*data);
+    *data = gz;
+    *len = n;
+    return true;
 }

@@ -41,4 +41,9 @@ struct pprof_run_info {
 bool pprof_encode(const struct pprof_fold *fold, const struct pprof_run_info *info, const struct symtab *tab,
                   uint8_t **data, size_t *len);
 
+/* The encoded profile gzipped (kernel/lib/gzip.h) in place of *data, *len when that is smaller: true then (the
+ * old buffer given back); false, and *data untouched, when it would not be smaller or the scratch could not be
+ * allocated -- the profile goes uncompressed, which pprof reads as well. */
+bool pprof_gzip(uint8_t **data, size_t *len);
+
 #endif

@@ -12,7 +12,8 @@
  *   rec CPU PID LABEL|- SPAN FLAGS HELD_US PERIOD F...
  *                           one record of the run into CPU's ring (FLAGS: PROFILE_REC_* in decimal; F: hex
  *                           frames, leaf first); the rings are drained into the fold as they fill
- *   encode FILE             the rest drained, the profile encoded into FILE; prints "ok LEN KEYS" or "failed"
+ *   encode FILE [gzip]      the rest drained, the profile encoded into FILE (gzipped when that is smaller, with
+ *                           gzip); prints "ok LEN KEYS" (and " gzipped" when it was) or "failed"
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -138,11 +139,14 @@ int main(void)
                 printf("failed\n");
                 continue;
             }
-            FILE *out = fopen(strtok(NULL, " \n"), "wb");
+            const char *path = strtok(NULL, " \n");
+            const char *gzip = strtok(NULL, " \n");
+            bool gzipped = gzip && strcmp(gzip, "gzip") == 0 && pprof_gzip(&data, &len);
+            FILE *out = fopen(path, "wb");
             if (!out || fwrite(data, 1, len, out) != len || fclose(out) != 0)
                 die("cannot write", line);
             kfree(data);
-            printf("ok %zu %u\n", len, fold->used);
+            printf("ok %zu %u%s\n", len, fold->used, gzipped ? " gzipped" : "");
         } else {
             die("unknown command", line);
         }

@@ -8,6 +8,7 @@ Runs with /usr/bin/python3; needs gcc, protoc, python3-protobuf and golang-go (s
 """
 
 import collections
+import gzip
 import os
 import re
 import shutil
@@ -23,7 +24,7 @@ import kprof_profile as kp  # noqa: E402
 HOST_CFLAGS = ["-std=gnu11", "-O1", "-g", "-Wall", "-Wextra", "-Werror", "-I.", "-Itests/unit", "-DKPROF_HOST",
                "-fno-omit-frame-pointer", "-fsanitize=address,undefined", "-fno-sanitize-recover=all"]
 SOURCES = ["tests/host/pprof_harness.c", "kernel/profiler/pprof_encode.c", "kernel/profiler/pb_writer.c",
-           "kernel/profiler/pprof_fold.c", "kernel/profiler/run.c", "kernel/labels.c", "kernel/lib/parse.c",
+           "kernel/profiler/pprof_fold.c", "kernel/lib/gzip.c", "kernel/profiler/run.c", "kernel/labels.c", "kernel/lib/parse.c",
            "kernel/symbols.c", "kernel/lib/sink.c", "kernel/lib/format.c", "kernel/lib/string.c",
            "tests/unit/fake_hal.c"]
 
@@ -90,7 +91,7 @@ EXPECTED = {
 
 
 def run_lines(path, records=RECORDS, cycles=False, period=10 * MS, drops=2, build_id=BUILD_ID,
-              mapping=(0x100000, 0x110000, 0x1000), symbols=SYMBOLS, text=TEXT, time_nanos=0):
+              mapping=(0x100000, 0x110000, 0x1000), symbols=SYMBOLS, text=TEXT, time_nanos=0, gzip=False):
     lines = ["sym %x %d %s" % s for s in symbols] + ["text %x %x" % text] + LABELS
     lines.append("info %s %d %d 1500 4 %d %s %x %x %x %d" % ("pmu/nmi-intel-fixed-ctr1" if cycles else "tick",
                                                              cycles, period, drops, build_id or "-", *mapping,
@@ -98,14 +99,15 @@ def run_lines(path, records=RECORDS, cycles=False, period=10 * MS, drops=2, buil
     for r in records:
         lines.append("rec %d %d %s %d %d %d %d %s" % (r.cpu, r.pid, "-" if r.label is None else r.label, r.span,
                                                       r.flags, r.held, r.period, " ".join("%x" % f for f in r.frames)))
-    lines.append("encode " + path)
+    lines.append("encode " + path + (" gzip" if gzip else ""))
     return lines
 
 
 def decode(pb2, path):
     prof = pb2.Profile()
     with open(path, "rb") as f:
-        prof.ParseFromString(f.read())
+        data = f.read()
+    prof.ParseFromString(gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data)
     return prof
 
 
@@ -181,6 +183,25 @@ def test_go_tool_pprof_reads_it(harness, tmp_path):
     flat = {r[-1]: int(r[0]) for r in rows}
     assert flat["idle_loop"] == 3 and flat["memcpy"] == 2
     assert "18 total" in top
+
+
+def test_gzipped_when_it_pays(harness, pb2, tmp_path):
+    """The same run gzipped: smaller, a gzip member that inflates to the very profile, which go tool pprof
+    reads as it is."""
+    plain, packed = str(tmp_path / "plain.pb"), str(tmp_path / "packed.pb.gz")
+    records = RECORDS + [Rec(i % 4, 9, None, 0, 0, 0, 10 * MS, (0x100010 + i % 0x60, 0x100120, 0x100230))
+                         for i in range(300)]
+    assert not harness(run_lines(plain, records)).endswith(" gzipped\n")
+    out = harness(run_lines(packed, records, gzip=True))
+    assert out.endswith(" gzipped\n"), out
+    with open(plain, "rb") as f, open(packed, "rb") as g:
+        raw, gz = f.read(), g.read()
+    assert gz[:2] == b"\x1f\x8b" and len(gz) < len(raw)
+    assert gzip.decompress(gz) == raw
+    assert decode(pb2, packed) == decode(pb2, plain)
+    top = go_pprof(packed, "-top", "-sample_index=samples")
+    assert re.search(r"^\s+\d+\s+\d+\.\d+%.*burn_inner$", top, re.M), top
+    assert "%d total" % len(records) in top
 
 
 def test_counter_run(harness, pb2, tmp_path):

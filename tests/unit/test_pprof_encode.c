@@ -3,7 +3,8 @@
  * the string table (index 0 "", no string twice), the sample and period types of the tick and the counter,
  * locations (the leaf's own address, a caller's return address resolved at address - 1, a gap left without a
  * line, one address as leaf and as caller two locations), functions, every label kind, the "[not tracked]"
- * sample, values adding up to the fold, and the heap given back on success and on every failure.
+ * sample, values adding up to the fold, and the heap given back on success and on every failure; and the
+ * profile gzipped only when that makes it smaller, inflating (zlib) to the very bytes encoded.
  * tests/host/test_pprof_encode.py reads the same encoder's output with pprof's own schema and tools. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include <zlib.h>
 
 #include "fake_hal.h"
 #include "kernel/heap.h"
@@ -453,12 +455,77 @@ static void test_out_of_memory_at_every_step(void **state)
     pprof_fold_destroy(fold);
 }
 
+/* zlib's inflate of one gzip member into out; its length. */
+static size_t gunzip(const uint8_t *in, size_t len, uint8_t *out, size_t cap)
+{
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    assert_int_equal(inflateInit2(&z, 16 + MAX_WBITS), Z_OK);
+    z.next_in = (Bytef *)in;
+    z.avail_in = (uInt)len;
+    z.next_out = out;
+    z.avail_out = (uInt)cap;
+    assert_int_equal(inflate(&z, Z_FINISH), Z_STREAM_END);
+    size_t n = z.total_out;
+    inflateEnd(&z);
+    return n;
+}
+
+static void test_gzip_when_it_pays(void **state)
+{
+    (void)state;
+    for (int i = 0; i < 200; i++)
+        push_full(i % NCPUS, 1, run.run, NULL, 0, 0, 0, 1, FRAMES(FILLER + 7 * i, MAIN + 0x10, RECEIVE + 0x20));
+    struct pprof_fold *fold = pprof_fold_create();
+    pprof_fold_drain(fold, &run, NULL);
+    uint8_t *data;
+    size_t len;
+    assert_true(pprof_encode(fold, &tick_info, &tab, &data, &len));
+    uint8_t *plain = malloc(len);
+    memcpy(plain, data, len);
+    size_t plain_len = len;
+    int baseline = live_allocations;
+    assert_true(pprof_gzip(&data, &len));
+    assert_int_equal(live_allocations, baseline);
+    assert_true(len < plain_len);
+    assert_int_equal(data[0], 0x1f);
+    assert_int_equal(data[1], 0x8b);
+    uint8_t *back = malloc(plain_len + 1);
+    assert_int_equal(gunzip(data, len, back, plain_len + 1), plain_len);
+    assert_memory_equal(back, plain, plain_len);
+    kfree(data);
+    free(back);
+    free(plain);
+
+    /* A few bytes that do not shrink: left as they are. */
+    uint8_t tiny[] = { 0x08, 0x96, 0x01 };
+    data = tiny;
+    len = sizeof tiny;
+    assert_false(pprof_gzip(&data, &len));
+    assert_ptr_equal(data, tiny);
+    assert_int_equal(len, sizeof tiny);
+    /* No scratch, or no room for the output: left as they are, nothing leaked. */
+    assert_true(pprof_encode(fold, &tick_info, &tab, &data, &len));
+    uint8_t *before = data;
+    for (int allow = 0; allow < 2; allow++) {
+        allocations_after = allow;
+        assert_false(pprof_gzip(&data, &len));
+        allocations_after = -1;
+        assert_ptr_equal(data, before);
+        assert_int_equal(live_allocations, baseline);
+    }
+    kfree(data);
+    pprof_fold_destroy(fold);
+    assert_int_equal(live_allocations, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_tick_profile, setup),
         cmocka_unit_test_setup(test_counter_profile_and_not_tracked, setup),
         cmocka_unit_test_setup(test_out_of_memory_at_every_step, setup),
+        cmocka_unit_test_setup(test_gzip_when_it_pays, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
