@@ -289,7 +289,7 @@ static void value_type(struct encoder *e, uint32_t field, uint32_t type, uint32_
 static void comment(struct encoder *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void comment(struct encoder *e, const char *fmt, ...)
 {
-    char text[160];
+    char text[256]; /* the longest, the first: a 63-character source and five 20-digit numbers fit */
     va_list ap;
     va_start(ap, fmt);
     kvsnprintf(text, sizeof text, fmt, ap);
