@@ -35,10 +35,11 @@ struct pprof_body {
  * client is gone). */
 typedef bool (*pprof_window_hook)(void *arg);
 
-/* Task context. Claims the profiler, runs a window of seconds (1..PPROF_SECONDS_MAX) over every CPU, folding
- * as it drains, stops, encodes and gives the profiler back. PPROF_OK with *out filled (pprof_body_free gives
- * it back); otherwise *out is empty, and for PPROF_BUSY busy_text (when not NULL) holds one line saying what
- * holds the profiler. */
+/* Task context. Claims the profiler, runs a window of seconds (1..PPROF_SECONDS_MAX; 0 is taken as 1, more as
+ * the maximum: the caller refuses what it will not serve) over every CPU, folding as it drains, stops, gives
+ * the profiler back and encodes (kernel/profiler/pprof_fold.h, pprof_encode.h). PPROF_OK with *out filled
+ * (pprof_body_free gives it back); otherwise *out is empty, and for PPROF_BUSY busy_text (when not NULL)
+ * holds one line saying what holds the profiler. */
 int pprof_profile_take(uint32_t seconds, pprof_window_hook hook, void *hook_arg, struct pprof_body *out,
                        char *busy_text, size_t busy_cap);
 void pprof_body_free(struct pprof_body *body);

@@ -1,0 +1,533 @@
+/* tests/unit/test_pprof_encode.c: the pprof encoder (kernel/profiler/pprof_encode.c) over a synthetic fold and
+ * the fixture's symbol table (tests/unit/profiler_fold_fixture.c), read back by a small protobuf reader here:
+ * the string table (index 0 "", no string twice), the sample and period types of the tick and the counter,
+ * locations (the leaf's own address, a caller's return address resolved at address - 1, a gap left without a
+ * line, one address as leaf and as caller two locations), functions, every label kind, the "[not tracked]"
+ * sample, values adding up to the fold, and the heap given back on success and on every failure; and the
+ * profile gzipped only when that makes it smaller, inflating (zlib) to the very bytes encoded.
+ * tests/host/test_pprof_encode.py reads the same encoder's output with pprof's own schema and tools. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include <zlib.h>
+
+#include "fake_hal.h"
+#include "kernel/heap.h"
+#include "kernel/labels.h"
+#include "kernel/profiler/pprof_encode.h"
+#include "kernel/profiler/pprof_fold.h"
+#include "pprof_records.h"
+#include "profiler_fold_fixture.h"
+
+/* ---- a protobuf reader, just enough for profile.proto ---------------------------------------------------- */
+
+struct field {
+    uint32_t num;
+    unsigned wire;
+    uint64_t v;          /* wire 0 */
+    const uint8_t *body; /* wire 2 */
+    size_t len;
+};
+
+static uint64_t read_varint(const uint8_t **p, const uint8_t *end)
+{
+    uint64_t v = 0;
+    for (unsigned shift = 0;; shift += 7) {
+        assert_true(*p < end && shift < 64);
+        uint8_t byte = *(*p)++;
+        v |= (uint64_t)(byte & 0x7f) << shift;
+        if (!(byte & 0x80))
+            return v;
+    }
+}
+
+/* The next field of [*p, end); false at the end. Only wire types 0 and 2 are expected. */
+static bool next_field(const uint8_t **p, const uint8_t *end, struct field *f)
+{
+    if (*p == end)
+        return false;
+    uint64_t key = read_varint(p, end);
+    f->num = (uint32_t)(key >> 3);
+    f->wire = key & 7;
+    if (f->wire == 0) {
+        f->v = read_varint(p, end);
+    } else {
+        assert_int_equal(f->wire, 2);
+        f->len = read_varint(p, end);
+        assert_true(f->len <= (size_t)(end - *p));
+        f->body = *p;
+        *p += f->len;
+    }
+    return true;
+}
+
+/* The profile, read. */
+#define MAX_STR 256
+#define MAX_ITEMS 64
+struct label_read { uint64_t key, str, num, num_unit; };
+struct sample_read {
+    uint64_t locs[PROFILE_MAX_FRAMES + 1];
+    unsigned nlocs;
+    uint64_t values[4];
+    unsigned nvalues;
+    struct label_read labels[16];
+    unsigned nlabels;
+};
+struct location_read { uint64_t id, mapping, address, function; };
+struct function_read { uint64_t id, name, system_name; };
+struct profile_read {
+    char strings[MAX_STR][128];
+    unsigned nstrings;
+    uint64_t types[4][2], period_type[2], period, duration, time, default_type;
+    unsigned ntypes;
+    struct sample_read samples[MAX_ITEMS];
+    unsigned nsamples;
+    struct location_read locations[MAX_ITEMS];
+    unsigned nlocations;
+    struct function_read functions[MAX_ITEMS];
+    unsigned nfunctions;
+    uint64_t mapping[8]; /* fields 1..7 */
+    unsigned nmappings;
+    uint64_t comments[8];
+    unsigned ncomments;
+};
+
+static void read_pair(const struct field *f, uint64_t out[2])
+{
+    const uint8_t *p = f->body, *end = p + f->len;
+    struct field g;
+    while (next_field(&p, end, &g))
+        out[g.num - 1] = g.v;
+}
+
+static void read_packed(const struct field *f, uint64_t *out, unsigned *n, unsigned cap)
+{
+    const uint8_t *p = f->body, *end = p + f->len;
+    while (p < end) {
+        assert_true(*n < cap);
+        out[(*n)++] = read_varint(&p, end);
+    }
+}
+
+static void read_sample(const struct field *f, struct sample_read *s)
+{
+    const uint8_t *p = f->body, *end = p + f->len;
+    struct field g;
+    memset(s, 0, sizeof *s);
+    while (next_field(&p, end, &g)) {
+        if (g.num == 1)
+            read_packed(&g, s->locs, &s->nlocs, PROFILE_MAX_FRAMES + 1);
+        else if (g.num == 2)
+            read_packed(&g, s->values, &s->nvalues, 4);
+        else if (g.num == 3) {
+            assert_true(s->nlabels < 16);
+            struct label_read *l = &s->labels[s->nlabels++];
+            const uint8_t *q = g.body, *qend = q + g.len;
+            struct field h;
+            while (next_field(&q, qend, &h))
+                (&l->key)[h.num - 1] = h.v;
+        }
+    }
+}
+
+static void read_location(const struct field *f, struct location_read *l)
+{
+    const uint8_t *p = f->body, *end = p + f->len;
+    struct field g;
+    memset(l, 0, sizeof *l);
+    while (next_field(&p, end, &g)) {
+        if (g.num == 4) {
+            const uint8_t *q = g.body, *qend = q + g.len;
+            struct field h;
+            while (next_field(&q, qend, &h))
+                if (h.num == 1)
+                    l->function = h.v;
+        } else if (g.num <= 3) {
+            (&l->id)[g.num - 1] = g.v;
+        }
+    }
+}
+
+static void read_profile(const uint8_t *data, size_t len, struct profile_read *r)
+{
+    memset(r, 0, sizeof *r);
+    const uint8_t *p = data, *end = data + len;
+    struct field f;
+    while (next_field(&p, end, &f)) {
+        switch (f.num) {
+        case 1: assert_true(r->ntypes < 4); read_pair(&f, r->types[r->ntypes++]); break;
+        case 2: assert_true(r->nsamples < MAX_ITEMS); read_sample(&f, &r->samples[r->nsamples++]); break;
+        case 3: {
+            r->nmappings++;
+            const uint8_t *q = f.body, *qend = q + f.len;
+            struct field g;
+            while (next_field(&q, qend, &g))
+                if (g.num <= 7)
+                    r->mapping[g.num] = g.v;
+            break;
+        }
+        case 4: assert_true(r->nlocations < MAX_ITEMS); read_location(&f, &r->locations[r->nlocations++]); break;
+        case 5: {
+            assert_true(r->nfunctions < MAX_ITEMS);
+            struct function_read *fn = &r->functions[r->nfunctions++];
+            const uint8_t *q = f.body, *qend = q + f.len;
+            struct field g;
+            while (next_field(&q, qend, &g))
+                if (g.num <= 3)
+                    (&fn->id)[g.num - 1] = g.v;
+            break;
+        }
+        case 6:
+            assert_true(r->nstrings < MAX_STR && f.len < 128);
+            memcpy(r->strings[r->nstrings], f.body, f.len);
+            r->strings[r->nstrings++][f.len] = 0;
+            break;
+        case 9: r->time = f.v; break;
+        case 10: r->duration = f.v; break;
+        case 11: read_pair(&f, r->period_type); break;
+        case 12: r->period = f.v; break;
+        case 13: assert_true(r->ncomments < 8); r->comments[r->ncomments++] = f.v; break;
+        case 14: r->default_type = f.v; break;
+        default: fail_msg("unexpected field %u", f.num);
+        }
+    }
+}
+
+static const char *str(const struct profile_read *r, uint64_t i)
+{
+    assert_true(i < r->nstrings);
+    return r->strings[i];
+}
+
+static const struct location_read *location(const struct profile_read *r, uint64_t id)
+{
+    for (unsigned i = 0; i < r->nlocations; i++)
+        if (r->locations[i].id == id)
+            return &r->locations[i];
+    fail_msg("no location %llu", (unsigned long long)id);
+    return NULL;
+}
+
+/* The name of the function a location's line names, "" when it has none. */
+static const char *function_of(const struct profile_read *r, uint64_t location_id)
+{
+    const struct location_read *l = location(r, location_id);
+    if (!l->function)
+        return "";
+    for (unsigned i = 0; i < r->nfunctions; i++)
+        if (r->functions[i].id == l->function) {
+            assert_int_equal(r->functions[i].name, r->functions[i].system_name);
+            return str(r, r->functions[i].name);
+        }
+    fail_msg("no function %llu", (unsigned long long)l->function);
+    return NULL;
+}
+
+/* The sample's label key=value (numbers as "key=N unit") joined by spaces, in order. */
+static const char *labels_of(const struct profile_read *r, const struct sample_read *s, char *buf, size_t cap)
+{
+    size_t n = 0;
+    buf[0] = 0;
+    for (unsigned i = 0; i < s->nlabels; i++) {
+        const struct label_read *l = &s->labels[i];
+        if (l->str || !l->num_unit)
+            n += (size_t)snprintf(buf + n, cap - n, "%s%s=%s", i ? " " : "", str(r, l->key), str(r, l->str));
+        else
+            n += (size_t)snprintf(buf + n, cap - n, "%s%s=%llu %s", i ? " " : "", str(r, l->key),
+                                  (unsigned long long)l->num, str(r, l->num_unit));
+    }
+    return buf;
+}
+
+/* ---- a heap that refuses after a number of allocations ------------------------------------------------ */
+
+/* The fixture's counting heap, behind a countdown (test_pprof_encode.mk wraps kzalloc at link time): -1 never
+ * refuses; n >= 0 grants n more, then refuses. */
+static int allocations_after = -1;
+void *__real_kzalloc(size_t size);
+void *__wrap_kzalloc(size_t size);
+void *__wrap_kzalloc(size_t size)
+{
+    if (allocations_after == 0)
+        return NULL;
+    if (allocations_after > 0)
+        allocations_after--;
+    return __real_kzalloc(size);
+}
+
+/* ---- the synthetic run ------------------------------------------------------------------------------------ */
+
+static const struct pprof_run_info tick_info = {
+    .source = "tick", .cycles = false, .period = 10000000, .window_ms = 1500, .ncpus = 4, .ring_drops = 3,
+    .build_id = "0123456789abcdef", .time_nanos = 0,
+    .memory_start = 0x1000, .memory_limit = 0x10000, .file_offset = 0x2000,
+};
+
+
+static struct profile_read profile;
+
+static void encode(const struct pprof_fold *fold, const struct pprof_run_info *info)
+{
+    uint8_t *data;
+    size_t len;
+    assert_true(pprof_encode(fold, info, &tab, &data, &len));
+    read_profile(data, len, &profile);
+    kfree(data);
+}
+
+/* Every string once, "" first. */
+static void expect_string_table_sound(const struct profile_read *r)
+{
+    assert_true(r->nstrings > 0);
+    assert_string_equal(r->strings[0], "");
+    for (unsigned i = 0; i < r->nstrings; i++)
+        for (unsigned j = i + 1; j < r->nstrings; j++)
+            assert_string_not_equal(r->strings[i], r->strings[j]);
+}
+
+static void test_tick_profile(void **state)
+{
+    (void)state;
+    const struct label_set *a = set_of("zone=x", "job=a");
+    /* 0: Spin's code called from Main, labelled, with a span that sorts between the keys, three times */
+    for (int i = 0; i < 3; i++)
+        push_full(2, 7, run.run, a, 42, 0, 0, 10000000, FRAMES(SPIN + 1, MAIN + 0x10));
+    /* 1: a return address at the very end of Copy (Copy + size = Receive's start): Copy's call, by addr - 1;
+     * and Main + 0x10 this time as a leaf: a location of its own */
+    push_full(0, 8, run.run, NULL, 0, PROFILE_REC_IRQS_OFF | PROFILE_REC_IN_IRQ, 0, 0, FRAMES(MAIN + 0x10, COPY + 0x100));
+    /* 2: a let-in tick in a gap of the text: an address without a line; held off 30 + 12 us */
+    push_full(1, 9, run.run, NULL, 0, PROFILE_REC_LET_IN, 30, 20000000, FRAMES(0x1950));
+    push_full(1, 9, run.run, NULL, 0, PROFILE_REC_LET_IN, 12, 20000000, FRAMES(0x1950));
+    struct pprof_fold *fold = pprof_fold_create();
+    pprof_fold_drain(fold, &run, NULL);
+    fold->labels_dropped = 5;
+    encode(fold, &tick_info);
+    const struct profile_read *r = &profile;
+    expect_string_table_sound(r);
+
+    assert_int_equal(r->ntypes, 2);
+    assert_string_equal(str(r, r->types[0][0]), "samples");
+    assert_string_equal(str(r, r->types[0][1]), "count");
+    assert_string_equal(str(r, r->types[1][0]), "cpu");
+    assert_string_equal(str(r, r->types[1][1]), "nanoseconds");
+    assert_string_equal(str(r, r->period_type[0]), "cpu");
+    assert_string_equal(str(r, r->period_type[1]), "nanoseconds");
+    assert_string_equal(str(r, r->default_type), "cpu");
+    assert_int_equal(r->period, 10000000);
+    assert_int_equal(r->duration, 1500000000ull);
+    assert_int_equal(r->time, 0);
+
+    assert_int_equal(r->nmappings, 1);
+    assert_int_equal(r->mapping[1], 1);
+    assert_int_equal(r->mapping[2], 0x1000);
+    assert_int_equal(r->mapping[3], 0x10000);
+    assert_int_equal(r->mapping[4], 0x2000);
+    assert_string_equal(str(r, r->mapping[5]), "kprof.elf");
+    assert_string_equal(str(r, r->mapping[6]), "0123456789abcdef");
+    assert_int_equal(r->mapping[7], 1);
+
+    assert_int_equal(r->nsamples, 3);
+    char text[512];
+    /* In the drain's order, CPU by CPU: the records of CPU 0, 1, 2. */
+    const struct sample_read *s = &r->samples[2];
+    assert_int_equal(s->nlocs, 2);
+    assert_int_equal(s->nvalues, 2);
+    assert_int_equal(s->values[0], 3);
+    assert_int_equal(s->values[1], 30000000);
+    assert_string_equal(function_of(r, s->locs[0]), "Spin");
+    assert_int_equal(location(r, s->locs[0])->address, SPIN + 1);
+    assert_int_equal(location(r, s->locs[0])->mapping, 1);
+    assert_string_equal(function_of(r, s->locs[1]), "Main");
+    assert_int_equal(location(r, s->locs[1])->address, MAIN + 0x10);
+    assert_string_equal(labels_of(r, s, text, sizeof text), "job=a span=42 zone=x cpu=2 pid=7");
+
+    s = &r->samples[0];
+    assert_int_equal(s->values[0], 1);
+    assert_int_equal(s->values[1], 1); /* period 0 weighs 1 */
+    assert_string_equal(function_of(r, s->locs[0]), "Main");
+    assert_int_not_equal(s->locs[0], r->samples[2].locs[1]); /* a leaf and a caller at one address */
+    assert_int_equal(location(r, s->locs[0])->address, MAIN + 0x10);
+    assert_string_equal(function_of(r, s->locs[1]), "NetFrame::Copy");
+    assert_int_equal(location(r, s->locs[1])->address, COPY + 0x100);
+    assert_string_equal(labels_of(r, s, text, sizeof text), "context=irqs-off context=in-irq cpu=0 pid=8");
+
+    s = &r->samples[1];
+    assert_int_equal(s->values[0], 2);
+    assert_int_equal(s->values[1], 40000000);
+    assert_string_equal(function_of(r, s->locs[0]), "");
+    assert_int_equal(location(r, s->locs[0])->address, 0x1950);
+    assert_int_equal(location(r, s->locs[0])->mapping, 1);
+    assert_string_equal(labels_of(r, s, text, sizeof text), "context=let-in held_off_us=42 microseconds cpu=1 pid=9");
+
+    /* One function per symbol: Spin, Main, NetFrame::Copy. Five locations: Main + 0x10 twice. */
+    assert_int_equal(r->nfunctions, 3);
+    assert_int_equal(r->nlocations, 5);
+    assert_int_equal(r->ncomments, 4);
+    assert_string_equal(str(r, r->comments[0]), "kprof kernel: source=tick period_ns=10000000 window_ms=1500 cpus=4 "
+                                                "samples=6 dropped=3");
+    assert_string_equal(str(r, r->comments[1]), "kprof kernel: folded 3 keys of 4096, not_tracked=0 (samples of keys "
+                                                "past a full table)");
+    assert_string_equal(str(r, r->comments[2]), "kprof kernel: labels_dropped=5 (label sets the pool refused, full)");
+    assert_string_equal(str(r, r->comments[3]), "kprof kernel: build_id=0123456789abcdef");
+    pprof_fold_destroy(fold);
+    assert_int_equal(live_allocations, 0);
+}
+
+/* On the counter: cycles/count and its period; an address outside the mapping has no mapping id; the samples of
+ * a full table are one "[not tracked]" sample, and the values add up to the fold's. */
+static void test_counter_profile_and_not_tracked(void **state)
+{
+    (void)state;
+    struct pprof_fold *fold = pprof_fold_create();
+    push_full(3, 1, run.run, NULL, 0, 0, 0, 2000000, FRAMES(0x20000, SPIN + 4));
+    pprof_fold_drain(fold, &run, NULL);
+    fold->not_tracked = 6;
+    fold->not_tracked_weight = 12000000;
+    fold->samples += 6;
+    fold->weight += 12000000;
+    struct pprof_run_info info = tick_info;
+    info.cycles = true;
+    info.period = 2000000;
+    info.source = "pmu/nmi";
+    info.build_id = "";
+    info.time_nanos = 77;
+    encode(fold, &info);
+    const struct profile_read *r = &profile;
+    expect_string_table_sound(r);
+    assert_string_equal(str(r, r->types[1][0]), "cycles");
+    assert_string_equal(str(r, r->types[1][1]), "count");
+    assert_string_equal(str(r, r->period_type[0]), "cycles");
+    assert_int_equal(r->period, 2000000);
+    assert_int_equal(r->time, 77);
+    assert_int_equal(r->mapping[6], 0); /* no build id: the field left out */
+    assert_int_equal(r->nsamples, 2);
+    assert_int_equal(location(r, r->samples[0].locs[0])->mapping, 0);
+    assert_string_equal(function_of(r, r->samples[0].locs[1]), "Spin"); /* Spin + 4 as a return address */
+    const struct sample_read *s = &r->samples[1];
+    assert_int_equal(s->nlocs, 1);
+    assert_string_equal(function_of(r, s->locs[0]), PPROF_NOT_TRACKED);
+    assert_int_equal(location(r, s->locs[0])->mapping, 0);
+    assert_int_equal(s->nlabels, 0);
+    uint64_t count = 0, weight = 0;
+    for (unsigned i = 0; i < r->nsamples; i++) {
+        count += r->samples[i].values[0];
+        weight += r->samples[i].values[1];
+    }
+    assert_int_equal(count, fold->samples);
+    assert_int_equal(weight, fold->weight);
+    assert_string_equal(str(r, r->comments[0]), "kprof kernel: source=pmu/nmi period=2000000 unit=cycles "
+                                                "window_ms=1500 cpus=4 samples=7 dropped=3");
+    assert_string_equal(str(r, r->comments[3]), "kprof kernel: build_id=none");
+    pprof_fold_destroy(fold);
+}
+
+/* Every allocation the encoder makes refused in turn: false, nothing handed over, nothing leaked. */
+static void test_out_of_memory_at_every_step(void **state)
+{
+    (void)state;
+    for (int i = 0; i < 40; i++)
+        push_full(i % NCPUS, 1, run.run, NULL, 0, 0, 0, 1, FRAMES(FILLER + 7 * i, MAIN + i, RECEIVE + i));
+    struct pprof_fold *fold = pprof_fold_create();
+    pprof_fold_drain(fold, &run, NULL);
+    int baseline = live_allocations;
+    bool succeeded = false;
+    for (int allow = 0; !succeeded && allow < 64; allow++) {
+        allocations_after = allow;
+        uint8_t *data = (uint8_t *)1;
+        size_t len = 1;
+        succeeded = pprof_encode(fold, &tick_info, &tab, &data, &len);
+        allocations_after = -1;
+        if (succeeded) {
+            assert_true(allow > 4); /* it did need to grow */
+            kfree(data);
+        } else {
+            assert_null(data);
+            assert_int_equal(len, 0);
+        }
+        assert_int_equal(live_allocations, baseline);
+    }
+    assert_true(succeeded);
+    pprof_fold_destroy(fold);
+}
+
+/* zlib's inflate of one gzip member into out; its length. */
+static size_t gunzip(const uint8_t *in, size_t len, uint8_t *out, size_t cap)
+{
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    assert_int_equal(inflateInit2(&z, 16 + MAX_WBITS), Z_OK);
+    z.next_in = (Bytef *)in;
+    z.avail_in = (uInt)len;
+    z.next_out = out;
+    z.avail_out = (uInt)cap;
+    assert_int_equal(inflate(&z, Z_FINISH), Z_STREAM_END);
+    size_t n = z.total_out;
+    inflateEnd(&z);
+    return n;
+}
+
+static void test_gzip_when_it_pays(void **state)
+{
+    (void)state;
+    for (int i = 0; i < 200; i++)
+        push_full(i % NCPUS, 1, run.run, NULL, 0, 0, 0, 1, FRAMES(FILLER + 7 * i, MAIN + 0x10, RECEIVE + 0x20));
+    struct pprof_fold *fold = pprof_fold_create();
+    pprof_fold_drain(fold, &run, NULL);
+    uint8_t *data;
+    size_t len;
+    assert_true(pprof_encode(fold, &tick_info, &tab, &data, &len));
+    uint8_t *plain = malloc(len);
+    memcpy(plain, data, len);
+    size_t plain_len = len;
+    int baseline = live_allocations;
+    assert_true(pprof_gzip(&data, &len));
+    assert_int_equal(live_allocations, baseline);
+    assert_true(len < plain_len);
+    assert_int_equal(data[0], 0x1f);
+    assert_int_equal(data[1], 0x8b);
+    uint8_t *back = malloc(plain_len + 1);
+    assert_int_equal(gunzip(data, len, back, plain_len + 1), plain_len);
+    assert_memory_equal(back, plain, plain_len);
+    kfree(data);
+    free(back);
+    free(plain);
+
+    /* A few bytes that do not shrink: left as they are. */
+    uint8_t *tiny = kzalloc(3);
+    memcpy(tiny, (const uint8_t[]){ 0x08, 0x96, 0x01 }, 3);
+    data = tiny;
+    len = 3;
+    assert_false(pprof_gzip(&data, &len));
+    assert_ptr_equal(data, tiny);
+    assert_int_equal(len, 3);
+    kfree(tiny);
+    /* No scratch, or no room for the output: left as they are, nothing leaked. */
+    assert_true(pprof_encode(fold, &tick_info, &tab, &data, &len));
+    uint8_t *before = data;
+    for (int allow = 0; allow < 2; allow++) {
+        allocations_after = allow;
+        assert_false(pprof_gzip(&data, &len));
+        allocations_after = -1;
+        assert_ptr_equal(data, before);
+        assert_int_equal(live_allocations, baseline);
+    }
+    kfree(data);
+    pprof_fold_destroy(fold);
+    assert_int_equal(live_allocations, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup(test_tick_profile, setup),
+        cmocka_unit_test_setup(test_counter_profile_and_not_tracked, setup),
+        cmocka_unit_test_setup(test_out_of_memory_at_every_step, setup),
+        cmocka_unit_test_setup(test_gzip_when_it_pays, setup),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
