@@ -18,16 +18,12 @@
 #include "kernel/profiler/stream_task.h"
 #include "kernel/symbols.h"
 
-/* Defined by arch/x86_64/linker.ld: the first loaded byte, where the segment that holds the text begins. */
-extern const char __kernel_start[];
-
-/* The kernel's mapping is its first loadable segment, from its start (__kernel_start, 1 MiB) to the end of
- * the text, at that segment's file offset in kprof.elf -- as scripts/profexport maps it from readelf. ld puts
- * that segment in the page after the ELF headers. pprof finds the segment a mapping is of by its file offset
- * and derives the ELF's load bias from it: `go tool pprof -symbolize=force build/kprof.elf URL` adds source
- * lines only when these are right (a mapping that starts at the text itself, 0x1000 further in, gets every
- * address named 0x1000 off, whatever its offset). tests/host/test_pprof_encode.py checks the built ELF. */
-#define PPROF_ELF_FIRST_SEGMENT_OFFSET 0x1000u
+/* The kernel's mapping is the loadable segment that holds its text, from its first byte to the end of the
+ * text, at that segment's offset in kprof.elf (kernel_text_segment, which the link writes from readelf of the
+ * image itself: kernel/symbols.h) -- as scripts/profexport maps it. pprof finds the segment a mapping is of by
+ * its file offset and derives the ELF's load bias from its start: `go tool pprof build/kprof.elf URL` names
+ * the right source lines only when both are the segment's own (a mapping that starts at the text, a page
+ * further in, gets every address named a page off). tests/host/test_pprof_encode.py checks the built ELF. */
 
 /* The window's state: the fold it drains into and the caller's hook. */
 struct pprof_window {
@@ -84,9 +80,9 @@ static void run_info(const struct profile_run *run, char *source_word, size_t so
         .ring_drops = profiler_drops(run),
         .build_id = build_id,
         .time_nanos = 0, /* the kernel keeps no wall clock, only time since boot */
-        .memory_start = (uint64_t)(uintptr_t)__kernel_start,
+        .memory_start = kernel_text_segment.vaddr,
         .memory_limit = tab->text_end,
-        .file_offset = PPROF_ELF_FIRST_SEGMENT_OFFSET,
+        .file_offset = kernel_text_segment.file_offset,
     };
 }
 

@@ -320,7 +320,9 @@ static void write_header(struct encoder *e)
     pb_uint(&e->out, MAPPING_FILENAME, intern(e, "kprof.elf"));
     if (info->build_id[0])
         pb_uint(&e->out, MAPPING_BUILD_ID, intern(e, info->build_id));
-    pb_uint(&e->out, MAPPING_HAS_FUNCTIONS, 1);
+    /* has_functions (and filenames, line numbers) stay false although the locations carry the baked names: pprof
+     * re-symbolises only a mapping that says it is not, so `go tool pprof build/kprof.elf URL` replaces the
+     * names with the ELF's functions and source lines, and without the ELF the names here stand. */
     pb_end(&e->out, m);
 
     /* As profexport's comments read: the source and period, the window, the drops; then what only the

@@ -32,7 +32,7 @@ static const char names[] = "BurnInner\0BurnTask";
 static const struct ksym syms[] = { { 0x1000, 0x100, 0 }, { 0x1100, 0x100, 10 } };
 static const struct symtab tab = { syms, 2, names, 0x1000, 0x3000 };
 const struct symtab *kernel_symtab(void) { return &tab; }
-const char __kernel_start[16]; /* the linker's symbol in the kernel */
+const struct kernel_segment kernel_text_segment = { 0x100000, 0x1000, 0x1000 }; /* the link's, in the kernel */
 
 static const uint32_t build_id_note[] = { 4, 4, 3, 0x00554e47 /* "GNU\0" */, 0xefbeadde };
 const void *kernel_build_id_note(size_t *len)
