@@ -71,8 +71,12 @@ $(LWIP_OBJS): $(BUILD)/lwip/%.o: $(LWIP_SRC)/src/%.c $(BUILD)/lwipflags
 	@mkdir -p $(dir $@)
 	$(KCC) $(LWIP_CFLAGS) -c $< -o $@
 
-# kernel/net is the kernel side of lwIP: full warnings, and lwIP's headers behind ours.
+# kernel/net is the kernel side of lwIP: full warnings, and lwIP's headers behind ours. The HTTP server's TCP
+# side (kernel/httpd/httpd.c) runs in the network task and calls lwIP's TCP API too.
 $(BUILD)/k/kernel/net/%.c.o: kernel/net/%.c $(BUILD)/kflags | $(LWIP_SRCS)
+	@mkdir -p $(dir $@)
+	$(KCC) $(LWIP_INC) $(KCFLAGS) -c $< -o $@
+$(BUILD)/k/kernel/httpd/httpd.c.o: kernel/httpd/httpd.c $(BUILD)/kflags | $(LWIP_SRCS)
 	@mkdir -p $(dir $@)
 	$(KCC) $(LWIP_INC) $(KCFLAGS) -c $< -o $@
 
