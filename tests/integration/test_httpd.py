@@ -10,11 +10,11 @@ assertions marked LEAD accept 200 or 503 until the pprof branch lands, and shoul
 
 import os
 import re
+import select
 import shutil
 import socket
 import subprocess
 import sys
-import time
 from html.parser import HTMLParser
 from urllib.parse import urljoin
 
@@ -57,9 +57,12 @@ def exchange(k, data, timeout=HTTP_TIMEOUT, drip=None):
         if drip is None:
             s.sendall(data)
         else:
+            # A slow client reads what comes back between its bytes, and stops sending once the server answers
+            # (more bytes to a closed connection would be reset, and a reset may discard the answer unread).
             for i in range(len(data)):
                 s.sendall(data[i:i + 1])
-                time.sleep(drip)
+                if select.select([s], [], [], drip)[0]:
+                    break
         while True:
             chunk = s.recv(65536)
             if not chunk:
