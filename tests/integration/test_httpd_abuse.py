@@ -11,15 +11,7 @@ import pytest
 
 from kprof_qemu import heap_used, poll
 from test_httpd import HTTP_TIMEOUT, Response, assert_framed, assert_refused, boot_http, exchange, get, http_counts
-
-
-@pytest.fixture(scope="module")
-def http_kernel(request):
-    k = boot_http(request)
-    try:
-        yield k
-    finally:
-        k.kill()
+from test_httpd import http_kernel  # noqa: F401 -- the module's own kernel, as test_httpd.py boots it
 
 
 def settled(k):
