@@ -24,7 +24,6 @@
 #define HTTPD_REQUEST_NS (5 * 1000000000ll)   /* accept to the head's end: longer is 408 */
 #define HTTPD_STALL_NS (10 * 1000000000ll)    /* a response with no byte acknowledged for this long is aborted */
 #define HTTPD_WAIT_SLACK_S 30                 /* queued: a profile's longest window and this, then 503 */
-#define HTTPD_HOOK_MS 50                      /* how often a running profile lets the worker serve the queue */
 
 enum httpd_conn_state { CONN_FREE, CONN_READING, CONN_QUEUED, CONN_WORKING, CONN_SENDING };
 
