@@ -74,6 +74,10 @@ bool httpd_page(const struct http_request *req, struct httpd_response *out);
 bool httpd_worker_start(void);
 /* The network task hands a QUEUED slot over; false when HTTPD_QUEUE are waiting already. */
 bool httpd_queue_push(struct httpd_conn *c);
+/* The worker's side: the oldest waiting slot, or NULL. */
+struct httpd_conn *httpd_queue_pop(void);
+/* Answers one request taken off the queue (a profile runs here, serving the queue from its hook). */
+void httpd_serve(struct httpd_conn *c);
 
 /* ---- kernel/httpd/httpd.c ---- */
 /* The worker's answer for c is ready (c->resp): tells the network task. */

@@ -32,7 +32,7 @@ bool httpd_queue_push(struct httpd_conn *c)
     return ok;
 }
 
-static struct httpd_conn *queue_pop(void)
+struct httpd_conn *httpd_queue_pop(void)
 {
     struct httpd_conn *c = 0;
     unsigned long flags = spin_lock_irqsave(&queue_lock);
@@ -69,7 +69,7 @@ static void serve_while_profiling(struct httpd_conn *c);
 static bool profile_hook(void *arg)
 {
     struct httpd_conn *self = arg;
-    for (struct httpd_conn *c; (c = queue_pop());)
+    for (struct httpd_conn *c; (c = httpd_queue_pop());)
         serve_while_profiling(c);
     return atomic_load(&self->gone);
 }
@@ -126,34 +126,36 @@ static bool waited_too_long(struct httpd_conn *c, struct httpd_response *out)
     return true;
 }
 
+/* A request taken off the queue while a profile runs: pages as ever, another profile 429 with the seconds left. */
 static void serve_while_profiling(struct httpd_conn *c)
 {
     atomic_store(&c->state, CONN_WORKING);
     struct httpd_response out = { 0, 0, 0 };
-    if (waited_too_long(c, &out)) {
-    } else if (http_request_path_is(&c->req, "/debug/pprof/profile")) {
-        int64_t left = profile_ends_ns - time_ns();
-        unsigned seconds = left > 0 ? (unsigned)((left + 999999999) / 1000000000) : 1;
-        char extra[40], line[80];
-        ksnprintf(extra, sizeof extra, "Retry-After: %u\r\n", seconds);
-        ksnprintf(line, sizeof line, "a profile is running: try again in %u s", seconds);
-        text(&out, 429, extra, line);
-    } else {
-        answer(c, &out);
+    if (!waited_too_long(c, &out)) {
+        if (http_request_path_is(&c->req, "/debug/pprof/profile")) {
+            int64_t left = profile_ends_ns - time_ns();
+            unsigned seconds = left > 0 ? (unsigned)((left + 999999999) / 1000000000) : 1;
+            char extra[40], line[80];
+            ksnprintf(extra, sizeof extra, "Retry-After: %u\r\n", seconds);
+            ksnprintf(line, sizeof line, "a profile is running: try again in %u s", seconds);
+            text(&out, 429, extra, line);
+        } else {
+            answer(c, &out);
+        }
     }
     hand_back(c, &out);
 }
 
-static void serve(struct httpd_conn *c)
+void httpd_serve(struct httpd_conn *c)
 {
     atomic_store(&c->state, CONN_WORKING);
     struct httpd_response out = { 0, 0, 0 };
-    if (waited_too_long(c, &out))
-        ;
-    else if (http_request_path_is(&c->req, "/debug/pprof/profile"))
-        profile(c, &out);
-    else
-        answer(c, &out);
+    if (!waited_too_long(c, &out)) {
+        if (http_request_path_is(&c->req, "/debug/pprof/profile"))
+            profile(c, &out);
+        else
+            answer(c, &out);
+    }
     hand_back(c, &out);
 }
 
@@ -161,9 +163,9 @@ static void worker_task(void *arg)
 {
     (void)arg;
     for (;;) {
-        struct httpd_conn *c = queue_pop();
+        struct httpd_conn *c = httpd_queue_pop();
         if (c)
-            serve(c);
+            httpd_serve(c);
         else
             task_block();
     }
