@@ -267,3 +267,20 @@ def test_the_index_page_loads_in_headless_chromium(http_kernel):
     parser = Links()
     parser.feed(r.stdout)
     assert set(parser.hrefs) == INDEX_LINKS, r.stdout[:2000]
+
+
+@pytest.mark.parametrize("cmdline, line", [
+    ("pprof.http=70000", "httpd: pprof.http=70000 is not a port 1..65535: server off"),
+    ("pprof.http=0", "httpd: pprof.http=0 is not a port 1..65535: server off"),
+    ("pprof.http=%d udpsh.key=abc" % GUEST_PORT, "httpd: udpsh.key: "),
+])
+def test_a_bad_option_is_one_boot_line_and_no_server(request, cmdline, line):
+    k = _new_kernel(request.node.name, cmdline=cmdline, http=GUEST_PORT)
+    try:
+        k.boot()
+        said = [x for x in k.boot_log.split("\n") if "httpd:" in x]
+        assert len(said) == 1 and line in said[0] and said[0].endswith("server off"), said
+        assert [x for x in k.cmd_lines("net") if x.startswith("http: ")] == ["http: off"]
+        assert get(k, "/debug/pprof/", timeout=20).status is None  # nothing listens: no HTTP byte
+    finally:
+        k.kill()
