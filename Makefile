@@ -47,15 +47,15 @@ $(BUILD)/k/%.S.o: %.S
 
 # ---- lwIP ---------------------------------------------------------------------------------------------------
 # lwIP comes from Debian's source package, unpacked into build/lwip-src by scripts/deps.sh (never committed;
-# plain `make` runs it when the tree is missing). Built: the core, IPv4 (ARP, ICMP, DHCP, fragmentation) and
-# the Ethernet layer -- not TCP, DNS, raw sockets, IGMP, AutoIP, IPv6, the sequential/socket APIs or the apps,
-# which lwipopts.h turns off. The ABI flags are the kernel's (KCFLAGS less its warnings); our port headers
+# plain `make` runs it when the tree is missing). Built: the core, IPv4 (ARP, ICMP, DHCP, fragmentation), TCP
+# (for the pprof.http= server, kernel/httpd/) and the Ethernet layer -- not DNS, raw sockets, IGMP, AutoIP,
+# IPv6, the sequential/socket APIs or the apps, which lwipopts.h turns off. The ABI flags are the kernel's (KCFLAGS less its warnings); our port headers
 # (kernel/net/lwip/lwipopts.h, kernel/net/lwip/arch/cc.h and the libc shims in kernel/net/lwip/include) come first, and
 # -nostdinc keeps the host's C library out: only the compiler's freestanding headers remain. lwIP's own
 # warnings are not ours to fix, so its files build without -Wall -Werror; kernel/net/*.c keeps the full set.
 LWIP_SRC    := $(BUILD)/lwip-src
 LWIP_FILES  := core/def.c core/inet_chksum.c core/init.c core/ip.c core/mem.c core/memp.c core/netif.c \
-               core/pbuf.c core/stats.c core/sys.c core/timeouts.c core/udp.c \
+               core/pbuf.c core/stats.c core/sys.c core/timeouts.c core/udp.c core/tcp.c core/tcp_in.c core/tcp_out.c \
                core/ipv4/dhcp.c core/ipv4/etharp.c core/ipv4/icmp.c core/ipv4/ip4.c core/ipv4/ip4_addr.c \
                core/ipv4/ip4_frag.c netif/ethernet.c
 LWIP_SRCS   := $(addprefix $(LWIP_SRC)/src/,$(LWIP_FILES))
@@ -71,8 +71,12 @@ $(LWIP_OBJS): $(BUILD)/lwip/%.o: $(LWIP_SRC)/src/%.c $(BUILD)/lwipflags
 	@mkdir -p $(dir $@)
 	$(KCC) $(LWIP_CFLAGS) -c $< -o $@
 
-# kernel/net is the kernel side of lwIP: full warnings, and lwIP's headers behind ours.
+# kernel/net is the kernel side of lwIP: full warnings, and lwIP's headers behind ours. The HTTP server's TCP
+# side (kernel/httpd/httpd.c) runs in the network task and calls lwIP's TCP API too.
 $(BUILD)/k/kernel/net/%.c.o: kernel/net/%.c $(BUILD)/kflags | $(LWIP_SRCS)
+	@mkdir -p $(dir $@)
+	$(KCC) $(LWIP_INC) $(KCFLAGS) -c $< -o $@
+$(BUILD)/k/kernel/httpd/httpd.c.o: kernel/httpd/httpd.c $(BUILD)/kflags | $(LWIP_SRCS)
 	@mkdir -p $(dir $@)
 	$(KCC) $(LWIP_INC) $(KCFLAGS) -c $< -o $@
 

@@ -9,6 +9,7 @@
 #include "kernel/cmdline.h"
 #include "kernel/console.h"
 #include "kernel/heap.h"
+#include "kernel/httpd/httpd.h"
 #include "kernel/log.h"
 #include "kernel/net/net.h"
 #include "kernel/profiler.h"
@@ -39,6 +40,7 @@ __attribute__((noreturn)) void kmain(uintptr_t boot_info)
     gdb_init();                                 /* the gdb stub on COM2; gdb=wait stops here for gdb */
     net_init();                                 /* the NIC by PCI id, lwIP in the network task, DHCP or ip= */
     udpsh_init();                               /* the UDP shell on port 5555 (udpsh.port=) */
+    httpd_init();                               /* /debug/pprof/ over HTTP when pprof.http=PORT */
     console_start_shell();                      /* prints ready: and the first prompt */
     arch_start_tick();                          /* CPU 0's tick: scheduling begins */
     sched_idle_loop();                          /* this context is CPU 0's idle task */

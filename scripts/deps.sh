@@ -15,6 +15,7 @@ packages=(
   python3-pytest python3-pexpect
   libcmocka-dev zlib1g-dev valgrind libclang-rt-14-dev
   protobuf-compiler python3-protobuf golang-go golang-github-google-pprof-dev
+  chromium
 )
 
 missing=()

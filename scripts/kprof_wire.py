@@ -100,6 +100,16 @@ def load_key(key_file=None, environ=None):
         raise KeyProblem("%s: %s" % (KEY_ENV, e)) from None
 
 
+# The pprof.http= server's bearer token (kernel/httpd/http_token.h): what a scraper sends as
+# `Authorization: Bearer TOKEN` to a kernel booted with udpsh.key=.
+PPROF_TOKEN_LABEL = b"kprof pprof.http bearer v1"
+
+
+def pprof_bearer_token(key):
+    """The lowercase hex of HMAC-SHA256(key, PPROF_TOKEN_LABEL), as the kernel derives it."""
+    return hmac.new(key, PPROF_TOKEN_LABEL, hashlib.sha256).hexdigest()
+
+
 _last_counter = [0]
 
 

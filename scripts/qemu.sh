@@ -24,6 +24,10 @@
 #                   $KPROF_GDB_UDP_GUEST_PORT (default 1234): `target remote udp:127.0.0.1:P`
 #   --monitor PATH  a second QEMU monitor on the unix socket PATH (for scripts: `nmi`, `info registers`)
 #
+# A command line with pprof.http=P (the kernel's HTTP server, docs/http.md) also gets a NIC (as --udp-port) with
+# host TCP 127.0.0.1:P forwarded to the guest's port P: `make run CMDLINE=pprof.http=6060`, then
+# `curl http://127.0.0.1:6060/debug/pprof/`.
+#
 # The tests build the same command line in tests/integration/kprof_qemu.py; keep the two in step.
 # The script execs QEMU, so its pid is QEMU's. The exit device is always present: `outb(0xf4, v)` from the
 # kernel ends QEMU with status (v << 1) | 1; a triple fault ends it with status 0 (-no-reboot).
@@ -82,6 +86,16 @@ if [ -n "$cmdline" ]; then
   case " $cmdline " in *[[:space:]]udpsh.key=*) chmod 600 "$iso" ;; esac
   echo "qemu.sh: kernel command line: $(redact "$cmdline") ($iso)" >&2
 fi
+# pprof.http=P on the command line: the same port on the host, over TCP (the last such word counts, as the
+# kernel's cmdline_get takes it; a value the kernel refuses forwards nothing).
+http_port=""
+for word in $cmdline; do
+  case $word in pprof.http=*) http_port=${word#pprof.http=} ;; esac
+done
+if [ -n "$http_port" ] && ! { is_uint "$http_port" && [ "$http_port" -ge 1 ] && [ "$http_port" -le 65535 ]; }; then
+  echo "qemu.sh: pprof.http=$http_port is not a port: no TCP forward" >&2
+  http_port=""
+fi
 # UEFI: OVMF.fd (code and variables in one image) as -bios rather than the split OVMF_CODE.fd/OVMF_VARS.fd on
 # two pflash drives: QEMU maps it read-only, so OVMF keeps its variables in RAM -- nothing to copy per run or to
 # clean up, every boot starts from the same state -- and under TCG it reaches the kernel ~0.8 s sooner (3.3 s
@@ -116,8 +130,9 @@ args=(
 # COM2 for the gdb stub; nodelay: each packet is a small write, and Nagle would hold every one back.
 [ -z "$gdb_port" ] || args+=(-chardev "socket,id=gdb0,host=127.0.0.1,port=$gdb_port,server=on,wait=off,nodelay=on"
                              -serial chardev:gdb0)
-if [ -n "$udp_port" ] || [ -n "$gdb_udp_port" ]; then
+if [ -n "$udp_port" ] || [ -n "$gdb_udp_port" ] || [ -n "$http_port" ]; then
   fwds=()
+  [ -z "$http_port" ] || fwds+=("hostfwd=tcp:127.0.0.1:$http_port-:$http_port")
   [ -z "$udp_port" ] || fwds+=("hostfwd=udp:127.0.0.1:$udp_port-:${KPROF_UDP_GUEST_PORT:-5555}")
   [ -z "$udp_port" ] || [ -z "$netload_port" ] || fwds+=("hostfwd=udp:127.0.0.1:$netload_port-:$netload_port")
   [ -z "$gdb_udp_port" ] || fwds+=("hostfwd=udp:127.0.0.1:$gdb_udp_port-:${KPROF_GDB_UDP_GUEST_PORT:-1234}")
@@ -138,5 +153,6 @@ fi
 echo "qemu.sh: booting $(basename "$iso") with $smp CPUs and $mem MiB (firmware $firmware, $accel); quit with Ctrl-A X (Ctrl-A C: QEMU monitor)" >&2
 [ -z "$gdb_port" ] || echo "qemu.sh: gdb: target remote 127.0.0.1:$gdb_port (COM2)" >&2
 [ -z "$gdb_udp_port" ] || echo "qemu.sh: gdb: target remote udp:127.0.0.1:$gdb_udp_port (gdb.udp=)" >&2
+[ -z "$http_port" ] || echo "qemu.sh: pprof over HTTP: http://127.0.0.1:$http_port/debug/pprof/" >&2
 [ -z "$udp_port" ] || echo "qemu.sh: UDP shell: scripts/udpsh -p $udp_port 127.0.0.1 help${netload_port:+; netload port $netload_port}" >&2
 exec qemu-system-x86_64 "${args[@]}" ${extra[@]+"${extra[@]}"}

@@ -61,6 +61,8 @@ static struct binding bindings[MAX_BINDINGS];
 static unsigned binding_count; /* under queue_lock */
 static net_poll_fn poller;
 static void *poller_arg;
+static net_poll_fn service; /* net_set_service */
+static void *service_arg;
 static struct {
     uint64_t udp_in, udp_out, udp_out_failed, rx_no_pbuf;
     uint64_t queue_waits, queue_wait_ns; /* by the waiting senders: atomic adds */
@@ -287,6 +289,13 @@ void net_set_poller(net_poll_fn fn, void *arg)
         }
 }
 
+void net_set_service(net_poll_fn fn, void *arg)
+{
+    service_arg = arg;
+    __atomic_store_n(&service, fn, __ATOMIC_RELEASE);
+    net_kick();
+}
+
 /* Makes the pcbs for bindings other tasks asked for. */
 static void bind_pending(void)
 {
@@ -421,6 +430,10 @@ static void network_task(void *arg)
          * race for it, and a reply retried TX_RETRY_PASSES times in a few milliseconds would be dropped. The
          * sender just comes back on the next pass. */
         int64_t wanted = !fn ? 0 : queue_empty ? fn(poller_arg, now) : now;
+        net_poll_fn svc = __atomic_load_n(&service, __ATOMIC_ACQUIRE);
+        int64_t service_wants = svc ? svc(service_arg, now) : 0;
+        if (service_wants && (!wanted || service_wants - wanted < 0))
+            wanted = service_wants;
         __atomic_store_n(&loop_passes, loop_passes + 1, __ATOMIC_RELEASE);
         sys_check_timeouts();
         if (work >= RX_BUDGET)

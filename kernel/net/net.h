@@ -56,6 +56,9 @@ bool net_udp_bind(uint16_t port, net_udp_handler handler, void *arg);
  * to run, in time_ns(), or 0 for none. */
 typedef int64_t (*net_poll_fn)(void *arg, int64_t now_ns);
 void net_set_poller(net_poll_fn fn, void *arg);
+/* The one TCP service (the pprof.http= server, kernel/httpd/httpd.c): fn runs in the network task on every pass,
+ * as a poller does, from the pass after this call for the rest of the boot -- its first run sets it up. */
+void net_set_service(net_poll_fn fn, void *arg);
 /* `net wedge MS`: the network task sleeps MS milliseconds without polling the card -- a wedged network task
  * on purpose, to show what still gets through (the gdb UDP transport's tick fallback). */
 #define NET_WEDGE_MAX_MS 60000

@@ -3,6 +3,7 @@
  * stalls the network task on purpose. */
 #include "kernel/shell/commands.h"
 #include "gdbstub/udp_nic.h"
+#include "kernel/httpd/httpd.h"
 #include "kernel/net/boot_secret.h"
 #include "kernel/net/net.h"
 #include "kernel/net/netdev.h"
@@ -63,6 +64,7 @@ int cmd_net(int argc, char **argv, struct sink *out, const struct shell_origin *
                 (unsigned long long)st.lwip_heap_used, (unsigned long long)st.lwip_heap_avail,
                 (unsigned long long)st.lwip_pbufs_used, (unsigned long long)st.lwip_pbufs_avail);
     udpsh_report(out);
+    httpd_report(out); /* the pprof.http= server: its port, connections and answers by status, or off */
     boot_secret_note(out); /* keyed under a weak boot secret: say so */
     /* The debugger's peer is whom a forger would imitate: only the console and keyed UDP readers see it. */
     gdb_udp_nic_report(out, !from || !from->udp || from->keyed);

@@ -106,3 +106,21 @@ def test_architecture_page_names_every_source_file():
     stale = sorted(n for n in named if n.startswith(("arch/", "hal/", "kernel/", "gdbstub/"))
                    and not os.path.exists(os.path.join(TOP, n)))
     assert (missing, stale) == ([], [])
+
+
+def test_httpd_includes_what_its_room_allows_and_only_main_and_net_include_it():
+    # kernel/httpd/ sits with the shells (docs/architecture.md): lwIP only in httpd.c, the one file that runs in
+    # the network task; and the rest of the kernel reaches the server through kernel/main.c and `net` alone.
+    rooms = ("kernel/lib/", "kernel/httpd/", "kernel/net/", "hal/", "kernel/profiler/pprof.h",
+             "kernel/shell/commands.h", "kernel/heap.h", "kernel/log.h", "kernel/task.h", "kernel/cmdline.h")
+
+    def allowed(path, kind, name):
+        if kind == "<":
+            return name in FREESTANDING
+        return name.startswith(rooms) or (name.startswith("lwip/") and path == "kernel/httpd/httpd.c")
+    assert offences(tracked("kernel/httpd"), allowed) == []
+
+    def outside(path, kind, name):
+        return not name.startswith("kernel/httpd/") or path.startswith("kernel/httpd/") or \
+            path in ("kernel/main.c", "kernel/shell/cmd_net.c")
+    assert offences(tracked("arch", "hal", "kernel", "gdbstub"), outside) == []

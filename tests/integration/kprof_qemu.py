@@ -131,7 +131,7 @@ class Kprof:
 
     def __init__(self, smp=4, mem=256, cmdline="", iso=None, extra_args=(), gdb=False, udp=False,
                  udp_guest_port=UDP_GUEST_PORT, monitor=False, name="kprof", netload=False, firmware="bios",
-                 nic=None, accel="tcg", gdb_udp=None):
+                 nic=None, accel="tcg", gdb_udp=None, http=None):
         if firmware not in FIRMWARES:
             raise ValueError("firmware %r: want one of %s" % (firmware, ", ".join(FIRMWARES)))
         if nic is not None and nic not in NICS:
@@ -140,8 +140,12 @@ class Kprof:
         # command line), forwarded from a free host port (gdb_udp_host_port) -- gdb's `target remote udp:`.
         self.gdb_udp_guest_port = gdb_udp
         self.gdb_udp_port = free_port(socket.SOCK_DGRAM) if gdb_udp else None
+        # http=GUEST_PORT: the pprof.http= server's TCP port (the caller puts pprof.http= on the command line),
+        # forwarded from a free host TCP port (http_port): http://127.0.0.1:<http_port>/debug/pprof/.
+        self.http_guest_port = http
+        self.http_port = free_port(socket.SOCK_STREAM) if http else None
         # without a NIC named, the UDP shell gets virtio-net (as scripts/qemu.sh) and no UDP means no NIC
-        self.nic = nic if nic is not None else ("virtio-legacy" if (udp or gdb_udp) else None)
+        self.nic = nic if nic is not None else ("virtio-legacy" if (udp or gdb_udp or http) else None)
         self.firmware = firmware
         if accel not in ("tcg", "kvm"):
             raise ValueError("accel %r: want tcg or kvm" % accel)
@@ -204,6 +208,8 @@ class Kprof:
                 fwd.append("hostfwd=udp:127.0.0.1:%d-:%d" % (self.gdb_udp_port, self.gdb_udp_guest_port))
             if self.netload_port:
                 fwd.append("hostfwd=udp:127.0.0.1:%d-:%d" % (self.netload_port, self.netload_port))
+            if self.http_port:
+                fwd.append("hostfwd=tcp:127.0.0.1:%d-:%d" % (self.http_port, self.http_guest_port))
             subst = {"NETDEV": ",".join(["user,id=n0"] + fwd), "NIC": ",".join(["user"] + fwd)}
             args += [subst.get(a, a) for a in NICS[self.nic]]
         else:

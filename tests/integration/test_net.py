@@ -78,6 +78,8 @@ NET_LINES = [
                               r"(?P<key_refused>\d+) key refused, (?P<repeats>\d+) repeats answered, "
                               r"(?P<repeats_running>\d+) repeats while running, (?P<repeats_lost>\d+) repeats too "
                               r"long to keep, (?P<token_stops>\d+) token expiry stops")),
+    # The pprof.http= server's line (docs/http.md): "http: off" on these kernels; test_httpd.py reads it whole.
+    ("http", re.compile(r"http: (?P<http>off|port \d+, .*)")),
 ]
 
 

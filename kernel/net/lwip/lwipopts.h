@@ -1,8 +1,8 @@
 /* kernel/net/lwip/lwipopts.h: the lwIP configuration (lwIP's src/include/lwip/opt.h holds every option and its
  * default; only what we change is here). lwIP runs in mainloop mode (NO_SYS) inside one network task, which
  * feeds it received frames and calls sys_check_timeouts(); no interrupt handler ever calls it. It speaks IPv4
- * only: ARP, ICMP (answers pings), UDP and DHCP, with IP fragmentation and reassembly. No TCP, no sequential or
- * socket API. */
+ * only: ARP, ICMP (answers pings), UDP, DHCP and TCP (for the pprof.http= server, kernel/httpd/), with IP
+ * fragmentation and reassembly. No sequential or socket API. */
 #ifndef KPROF_LWIPOPTS_H
 #define KPROF_LWIPOPTS_H
 
@@ -24,7 +24,10 @@ void lwip_port_assert_core_locked(void);
 #define LWIP_ICMP 1
 #define LWIP_UDP 1
 #define LWIP_DHCP 1
-#define LWIP_TCP 0
+#define LWIP_TCP 1
+/* lwIP's hooks (kernel/net/lwip/lwip_hooks.h): TCP initial sequence numbers from the boot secret (RFC 6528),
+ * and segments from addresses net_peer_permitted refuses dropped before lwIP answers them. */
+#define LWIP_HOOK_FILENAME "kernel/net/lwip/lwip_hooks.h"
 #define IP_REASSEMBLY 1
 #define IP_FRAG 1
 /* A 65507-byte datagram arrives as 45 fragments of 1480 bytes. */
@@ -73,6 +76,27 @@ void lwip_port_assert_core_locked(void);
  * buffer panics at the next free instead of corrupting a neighbour silently. */
 #define MEMP_OVERFLOW_CHECK 1
 #define MEM_OVERFLOW_CHECK 1
+
+/* ---- TCP: one small HTTP server (pprof.http=), never a client ----
+ * One listening pcb, and at most MEMP_NUM_TCP_PCB connections at once, TIME_WAIT ones included: lwIP reuses
+ * the oldest TIME_WAIT pcb when a new connection finds none free, so a flood of connections costs the pool,
+ * not the heap. The server keeps as many connection slots as there are pcbs (kernel/httpd/httpd.c). */
+#define MEMP_NUM_TCP_PCB 8
+#define MEMP_NUM_TCP_PCB_LISTEN 1
+/* Ethernet's 1500-byte MTU less 40 bytes of IPv4 and TCP headers. */
+#define TCP_MSS 1460
+/* Eight segments each way: a whole request head (at most 8 KiB, kernel/httpd/http_request.h) fits in one
+ * receive window, and a response goes out eight segments per round trip. Sent data is copied into lwIP's heap
+ * (MEM_SIZE) until acknowledged: at most 8 connections x 11680 bytes = 93 KiB of it. */
+#define TCP_WND (8 * TCP_MSS)
+#define TCP_SND_BUF (8 * TCP_MSS)
+/* Segments queued for sending (lwIP's default TCP_SND_QUEUELEN is 4 x TCP_SND_BUF / TCP_MSS = 32 for one
+ * connection); 64 lets two connections fill their send buffers at once -- a quick page served while a profile
+ * is sent -- and a third's tcp_write waits for a tcp_sent (ERR_MEM is retried, not fatal). */
+#define MEMP_NUM_TCP_SEG 64
+/* A listening pcb takes one connection at a time off the SYN queue: the server refuses what it cannot hold. */
+#define TCP_LISTEN_BACKLOG 1
+#define TCP_DEFAULT_LISTEN_BACKLOG 4
 
 /* ---- statistics for `net` ---- */
 #define LWIP_STATS 1

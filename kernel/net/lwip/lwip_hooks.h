@@ -1,0 +1,30 @@
+/* kernel/net/lwip/lwip_hooks.h: the hooks lwIP's TCP calls (lwipopts.h names this file as
+ * LWIP_HOOK_FILENAME): initial sequence numbers from a secret drawn at boot (kernel/net/lwip/tcp_isn.h), and
+ * every TCP segment from an address net_peer_permitted refuses dropped before lwIP answers it -- no SYN-ACK, no
+ * RST, nothing. Included by lwIP's own files, so it names lwIP's types only as incomplete structs. */
+#ifndef KERNEL_NET_LWIP_LWIP_HOOKS_H
+#define KERNEL_NET_LWIP_LWIP_HOOKS_H
+
+#include <stdint.h>
+
+struct ip4_addr;
+struct tcp_pcb;
+struct pbuf;
+
+/* Draws the ISN secret from the boot's entropy pool under its own domain label (kernel/net/boot_secret.h).
+ * Task context, once, before any TCP pcb exists (the server's start, kernel/httpd/httpd.c). */
+void tcp_isn_secret_draw(void);
+
+/* The hooks themselves, in the network task (lwIP's types: ip_addr_t is struct ip4_addr, err_t signed char). */
+uint32_t lwip_hook_tcp_isn(const struct ip4_addr *local_ip, uint16_t local_port, const struct ip4_addr *remote_ip,
+                           uint16_t remote_port);
+signed char lwip_hook_tcp_inpacket(struct tcp_pcb *pcb, struct pbuf *p);
+
+/* TCP segments dropped because their source is not permitted, for `net`. */
+uint64_t tcp_refused_segments(void);
+
+#define LWIP_HOOK_TCP_ISN(local_ip, local_port, remote_ip, remote_port) \
+    lwip_hook_tcp_isn(local_ip, local_port, remote_ip, remote_port)
+#define LWIP_HOOK_TCP_INPACKET_PCB(pcb, hdr, optlen, opt1len, opt2, p) lwip_hook_tcp_inpacket(pcb, p)
+
+#endif
