@@ -44,4 +44,8 @@ int pprof_profile_take(uint32_t seconds, pprof_window_hook hook, void *hook_arg,
                        char *busy_text, size_t busy_cap);
 void pprof_body_free(struct pprof_body *body);
 
+/* While a profile's window runs: one line naming it and the seconds it has left ("an HTTP profile
+ * (/debug/pprof/profile), 4 s left"), for the console's `profile: busy: ...`; false when none runs. */
+bool pprof_profile_describe(char *buf, size_t cap);
+
 #endif

@@ -1,0 +1,325 @@
+"""/debug/pprof/profile over HTTP from the kernel (issue 25), with the clients people already use: `go tool pprof`
+on the URL while `burn` runs on 4 CPUs (burn on top, the samples what the CPUs took, label sets and marks as
+sample labels, the same shape as a console `profile` of the same load), `-symbolize=force` with the ELF giving
+source lines, three kernels scraped at once by three clients while their consoles answer, a second profile while
+one runs answered 429, and headless Chromium on the index page following its link to a profile go tool pprof
+opens.
+
+Each kernel is booted with pprof.http=6060, QEMU forwarding a free host TCP port to it.
+"""
+
+import gzip
+import html.parser
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+
+import pytest
+
+from kprof_qemu import ELF, TOP, Kprof, poll
+
+sys.path.insert(0, os.path.join(TOP, "scripts"))
+import kprof_profile as kp  # noqa: E402
+
+GUEST_PORT = 6060
+BURN_LEAF = "burn_inner"
+BURN_CALLERS = ["burn_middle", "burn_outer", "burn_task"]
+
+
+def boot(request, name, cmdline=""):
+    k = Kprof(smp=4, mem=256, http=GUEST_PORT, cmdline=("pprof.http=%d %s" % (GUEST_PORT, cmdline)).strip(),
+              name=name)
+    k.boot()
+    poll("the DHCP address", lambda: re.search(r"(?m)^eth0: .* address (?!0\.0\.0\.0/)[\d.]+/\d+ \(dhcp\)$",
+                                               k.cmd("net")), timeout=30, every=0.2)
+    return k
+
+
+@pytest.fixture(scope="module")
+def kernel(request):
+    k = boot(request, request.node.name)
+    try:
+        yield k
+    finally:
+        k.kill()
+
+
+@pytest.fixture(scope="module")
+def pb2():
+    subprocess.run(["make", "-s", "build/pprof/profile_pb2.py"], cwd=TOP, check=True, timeout=120)
+    return kp.load_profile_pb2()
+
+
+def url(k, path):
+    return "http://127.0.0.1:%d%s" % (k.http_port, path)
+
+
+def burn(k, ms, tasks, how=""):
+    poll("no burn run going", lambda: "running" not in k.cmd("burn"), timeout=60, every=0.1)
+    out = k.cmd(("burn %d %d %s" % (ms, tasks, how)).strip())
+    m = re.fullmatch(r"burn: started (\d+) tasks for \d+ ms(?: [^(]+)? \(pids((?: \d+)*)\)", out)
+    assert m, "burn said %r" % out
+    return [int(p) for p in m.group(2).split()]
+
+
+def label_jobs(k, pids):
+    for i, pid in enumerate(pids):
+        k.cmd("label %d job=%s" % (pid, "a" if i == 0 else "b"))
+
+
+def go_pprof(tmp, *args, timeout=180):
+    """go tool pprof with its home and its fetched-profile directory in tmp; returns (stdout, the saved files)."""
+    env = dict(os.environ, HOME=str(tmp), PPROF_TMPDIR=str(tmp))
+    before = set(os.listdir(str(tmp)))
+    done = subprocess.run(["go", "tool", "pprof"] + list(args), capture_output=True, text=True, timeout=timeout,
+                          env=env)
+    assert done.returncode == 0, "go tool pprof %s:\n%s" % (" ".join(args), done.stderr)
+    saved = sorted(os.path.join(str(tmp), f) for f in set(os.listdir(str(tmp))) - before if f.endswith(".pb.gz"))
+    return done.stdout, saved
+
+
+def load(pb2, path):
+    with open(path, "rb") as f:
+        data = f.read()
+    prof = pb2.Profile()
+    prof.ParseFromString(gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data)
+    return prof
+
+
+def strings(prof, i):
+    return prof.string_table[i]
+
+
+def sample_labels(prof, s):
+    """{key: [values]} of a sample: strings as they are, numbers as ints."""
+    out = {}
+    for lb in s.label:
+        out.setdefault(strings(prof, lb.key), []).append(strings(prof, lb.str) if lb.str else lb.num)
+    return out
+
+
+def leaf_names(prof, s):
+    """The function names of a sample's frames, leaf first (None for a location without a line)."""
+    locs = {l.id: l for l in prof.location}
+    funcs = {f.id: strings(prof, f.name) for f in prof.function}
+    names = []
+    for lid in s.location_id:
+        loc = locs[lid]
+        names.append(funcs[loc.line[0].function_id] if loc.line else None)
+    return names
+
+
+def top_rows(text):
+    """-top's rows: [(flat, flat%, name)]."""
+    rows = []
+    for line in text.splitlines():
+        f = line.split()
+        if len(f) >= 6 and re.fullmatch(r"[\d.]+%", f[1] or ""):
+            rows.append((f[0], f[1], f[-1]))
+    return rows
+
+
+def cpu_ticks(k):
+    """{cpu: ticks so far} from `cpus`."""
+    ticks = {}
+    for line in k.cmd("cpus").splitlines():
+        f = line.split()
+        if len(f) == 5 and f[0].isdigit() and f[2] in ("yes", "no"):
+            ticks[int(f[0])] = int(f[3])
+    return ticks
+
+
+def comment_fields(prof):
+    """key=value words of the profile's comments."""
+    fields = {}
+    for i in prof.comment:
+        for word in strings(prof, i).split():
+            key, sep, value = word.partition("=")
+            if sep:
+                fields[key] = value
+    return fields
+
+
+@pytest.fixture(scope="module")
+def burn_profile(kernel, pb2, tmp_path_factory):
+    """`go tool pprof -raw` on profile?seconds=5 while burn runs on 4 CPUs (the first task labelled job=a, the
+    others job=b), with `cpus` read before and after; the profile go tool pprof saved, decoded."""
+    tmp = tmp_path_factory.mktemp("burn")
+    label_jobs(kernel, burn(kernel, 20000, 4))
+    before = cpu_ticks(kernel)
+    raw, saved = go_pprof(tmp, "-raw", url(kernel, "/debug/pprof/profile?seconds=5"))
+    after = cpu_ticks(kernel)
+    assert len(saved) == 1, saved
+    return dict(raw=raw, path=saved[0], prof=load(pb2, saved[0]), before=before, after=after, tmp=tmp)
+
+
+def test_go_tool_pprof_raw_reads_every_cpus_samples(burn_profile):
+    prof, raw = burn_profile["prof"], burn_profile["raw"]
+    assert [(strings(prof, t.type), strings(prof, t.unit)) for t in prof.sample_type] == \
+        [("samples", "count"), ("cpu", "nanoseconds")]
+    assert re.search(r"(?m)^PeriodType: cpu nanoseconds$", raw) and re.search(r"(?m)^Period: 10000000$", raw), raw[:400]
+    fields = comment_fields(prof)
+    assert fields["source"] == "tick" and fields["dropped"] == "0" and fields["cpus"] == "4", fields
+    total = sum(s.value[0] for s in prof.sample)
+    assert total == int(fields["samples"]), (total, fields)
+    assert sum(s.value[1] for s in prof.sample) == total * 10000000
+    per_cpu = {}
+    for s in prof.sample:
+        cpu = int(sample_labels(prof, s)["cpu"][0])
+        per_cpu[cpu] = per_cpu.get(cpu, 0) + s.value[0]
+    assert set(per_cpu) == {0, 1, 2, 3}, per_cpu
+    for cpu, n in per_cpu.items():
+        # every sample is one of that CPU's ticks, all taken between the two `cpus` reads
+        assert 0 < n <= burn_profile["after"][cpu] - burn_profile["before"][cpu], (cpu, n, burn_profile)
+    assert prof.duration_nanos == int(fields["window_ms"]) * 1000000 and prof.duration_nanos >= 5000000000
+    # the kernel is the mapping, with this build's id
+    assert len(prof.mapping) == 1 and strings(prof, prof.mapping[0].build_id) == kp.elf_build_id(ELF)
+
+
+def test_burn_is_on_top_with_its_callers(burn_profile):
+    top, _ = go_pprof(burn_profile["tmp"], "-top", burn_profile["path"])
+    rows = top_rows(top)
+    assert rows and rows[0][2] == BURN_LEAF, top
+    prof = burn_profile["prof"]
+    chains = [leaf_names(prof, s) for s in prof.sample if leaf_names(prof, s)[:1] == [BURN_LEAF]]
+    assert any(c[1:4] == BURN_CALLERS for c in chains), chains[:5]
+
+
+def test_label_sets_are_sample_labels(burn_profile):
+    prof = burn_profile["prof"]
+    jobs = {}
+    for s in prof.sample:
+        labels = sample_labels(prof, s)
+        if leaf_names(prof, s)[:1] == [BURN_LEAF]:
+            assert len(labels.get("job", [])) == 1, labels
+            jobs[labels["job"][0]] = jobs.get(labels["job"][0], 0) + s.value[0]
+    assert set(jobs) == {"a", "b"}, jobs
+    tags, _ = go_pprof(burn_profile["tmp"], "-tags", burn_profile["path"])
+    assert re.search(r"(?m)^ job: Total ", tags) and re.search(r"(?m)^ cpu: Total ", tags), tags
+
+
+def test_the_shape_is_the_console_profiles(kernel, burn_profile):
+    """The same load profiled on the console after the HTTP profile: burn_inner on top in both, and the
+    functions each gives a tenth of its samples to are the same."""
+    poll("no burn run going", lambda: "running" not in kernel.cmd("burn"), timeout=60, every=0.2)
+    label_jobs(kernel, burn(kernel, 8000, 4))
+    text = kernel.cmd("profile 2000", timeout=60)
+    console = {}
+    for line in text.splitlines():
+        m = re.match(r"\s*([\d.]+)%\s+(\d+)\s+(\S+?)(?:\+0x[0-9a-f]+)?(?:\s|$)", line)
+        if m:
+                name = m.group(3).split("+")[0]
+                console[name] = console.get(name, 0) + float(m.group(1))
+    prof = burn_profile["prof"]
+    total = sum(s.value[0] for s in prof.sample)
+    http = {}
+    for s in prof.sample:
+        leaf = leaf_names(prof, s)[0]
+        http[leaf] = http.get(leaf, 0) + 100.0 * s.value[0] / total
+    assert max(console, key=console.get) == BURN_LEAF == max(http, key=http.get), (console, http)
+    assert {f for f, p in console.items() if p >= 10} == {f for f, p in http.items() if p >= 10}, (console, http)
+
+
+def test_the_elf_gives_source_lines(kernel, tmp_path):
+    """`go tool pprof build/kprof.elf URL`: the kernel's mapping is not marked symbolised, so pprof symbolises
+    it with the ELF, and -lines shows burn_inner's file and line."""
+    burn(kernel, 8000, 4)
+    top, _ = go_pprof(tmp_path, "-lines", "-top", ELF, url(kernel, "/debug/pprof/profile?seconds=2"))
+    assert re.search(r"burn_inner \S*kernel/shell/cmd_burn\.c:\d+", top), top
+
+
+def test_interrupts_off_time_is_marked(kernel, pb2, tmp_path):
+    """burn's irqsoff slices hold the tick off: those samples carry context=let-in and held_off_us."""
+    burn(kernel, 8000, 2, "irqsoff")
+    _, saved = go_pprof(tmp_path, "-raw", url(kernel, "/debug/pprof/profile?seconds=3"))
+    prof = load(pb2, saved[0])
+    marked = [sample_labels(prof, s) for s in prof.sample if "context" in sample_labels(prof, s)]
+    assert any(l["context"] == ["let-in"] and l.get("held_off_us", [0])[0] > 0 for l in marked), marked[:5]
+
+
+def test_a_second_profile_while_one_runs_is_429_and_pages_still_answer(kernel, tmp_path):
+    burn(kernel, 15000, 4)
+    first = {}
+
+    def fetch():
+        try:
+            with urllib.request.urlopen(url(kernel, "/debug/pprof/profile?seconds=6"), timeout=300) as r:
+                first["status"], first["body"] = r.status, r.read()
+        except Exception as e:  # reported below
+            first["error"] = e
+
+    t = threading.Thread(target=fetch)
+    t.start()
+    try:
+        poll("the first profile running", lambda: "; running an HTTP profile (/debug/pprof/profile)" in kernel.cmd("net"),
+             timeout=60, every=0.2)
+        assert re.fullmatch(r"profile: busy: an HTTP profile \(/debug/pprof/profile\), \d+ s left",
+                            kernel.cmd("profile 100"))
+        with pytest.raises(urllib.error.HTTPError) as busy:
+            urllib.request.urlopen(url(kernel, "/debug/pprof/profile?seconds=1"), timeout=60)
+        assert busy.value.code == 429 and int(busy.value.headers["Retry-After"]) >= 1
+        with urllib.request.urlopen(url(kernel, "/debug/pprof/lscpu"), timeout=60) as r:
+            assert r.status == 200 and r.read()
+        assert kernel.cmd("uptime").startswith("up ")
+    finally:
+        t.join(300)
+    assert first.get("status") == 200 and first["body"][:2] == b"\x1f\x8b", first
+
+
+def test_three_kernels_scraped_at_once(request, tmp_path):
+    """Three kernels, each burning, each profiled by its own go tool pprof at the same time; every console
+    answers while they run."""
+    kernels = []
+    try:
+        for i in range(3):
+            kernels.append(boot(request, "%s-%d" % (request.node.name, i)))
+        for k in kernels:
+            burn(k, 25000, 4)
+        procs = []
+        for i, k in enumerate(kernels):
+            d = tmp_path / ("k%d" % i)
+            d.mkdir()
+            env = dict(os.environ, HOME=str(d), PPROF_TMPDIR=str(d))
+            procs.append(subprocess.Popen(["go", "tool", "pprof", "-top", url(k, "/debug/pprof/profile?seconds=5")],
+                                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env))
+        for k in kernels:
+            poll("its profile running", lambda: "; running an HTTP profile" in k.cmd("net"), timeout=120, every=0.3)
+            assert k.cmd("uptime").startswith("up ")
+        for p in procs:
+            out, err = p.communicate(timeout=300)
+            assert p.returncode == 0, err
+            rows = top_rows(out)
+            assert rows and rows[0][2] == BURN_LEAF, out
+    finally:
+        for k in kernels:
+            k.kill()
+
+
+class _Links(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.hrefs = []
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "a":
+            self.hrefs += [v for n, v in attrs if n == "href"]
+
+
+def test_the_index_in_chromium_leads_to_a_profile_go_tool_pprof_opens(kernel, tmp_path):
+    index = url(kernel, "/debug/pprof/")
+    r = subprocess.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom", index],
+                       capture_output=True, text=True, timeout=180)
+    assert r.returncode == 0, r.stderr[-2000:]
+    links = _Links()
+    links.feed(r.stdout)
+    short = [h for h in links.hrefs if re.fullmatch(r"profile\?seconds=\d+", h)]
+    assert short, r.stdout[:2000]
+    burn(kernel, 15000, 4)
+    top, _ = go_pprof(tmp_path, "-top", urllib.parse.urljoin(index, short[0]))
+    assert top_rows(top)[0][2] == BURN_LEAF, top
