@@ -16,7 +16,11 @@
  *   armed_intel, armed_amd -- profiler_tick() of a busy CPU whose counter is armed (Intel v2, AMD Zen 2),
  *             three overflows between two ticks (their NMIs are not what is counted);
  *   tick   -- profiler_tick() of a CPU sampling on the tick (no PMU), each tick a period after the last;
- *   nmi_intel, nmi_amd -- profiler_nmi() for each overflow of an armed counter: the claim and the sample.
+ *   nmi_intel, nmi_amd -- profiler_nmi() for each overflow of an armed counter: the claim and the sample;
+ *   pprof_drain -- pprof_fold_drain() (/debug/pprof/profile's window) taking such records, labelled, 200 a
+ *             drain, out of the ring into the pprof fold, per record;
+ *   pprof_encode -- encode_one_profile(): one profile of N such records encoded and gzipped, as after the
+ *             stop; it also prints "pprof N KEYS ENCODED GZIPPED" (records, distinct keys, bytes).
  * It does the work; callgrind's --toggle-collect on the one function does the counting. Prints the number of
  * calls made, so the script can divide, and checks the work was real (every sample 8 frames, none dropped).
  * The last five also print "hw" and the hardware those calls touched in all, as the fakes count it: clock
@@ -35,6 +39,8 @@
 #include "kernel/labels.h"
 #include "kernel/profiler/capture.h"
 #include "kernel/profiler/report.h"
+#include "kernel/profiler/pprof_encode.h"
+#include "kernel/profiler/pprof_fold.h"
 #include "kernel/profiler/stream_codec.h"
 #include "kernel/stacktrace.h"
 #include "kernel/symbols.h"
@@ -507,16 +513,89 @@ static void run_stream(unsigned long n, unsigned per_drain)
     printf("calls %lu\n", n);
 }
 
+/* ---- the pprof profile (/debug/pprof/profile) ------------------------------------------------------------ */
+
+/* Weak: an older tree has no pprof (its driver is only run for the tick and NMI modes). */
+#pragma weak pprof_fold_create
+#pragma weak pprof_fold_drain
+#pragma weak pprof_fold_destroy
+#pragma weak pprof_encode
+#pragma weak pprof_gzip
+
+/* Records as profile stream's modes make them (labelled, in batches a drain's size at profile.hz=1000 on 4
+ * CPUs), drained into the pprof fold as the HTTP profile's window does: per record. */
+static struct pprof_fold *run_pprof_drains(unsigned long n, bool report)
+{
+    struct context ctx;
+    build_stack(0);
+    const struct label_set *labels = label_intern_one("job", "bench", NULL);
+    struct pprof_fold *fold = pprof_fold_create ? pprof_fold_create() : NULL;
+    struct profile_run run;
+    if (!labels || !fold || profiler_start(&run) != PROFILER_OK)
+        exit(1);
+    task_set_labels(&the_task, labels);
+    unsigned long done = 0, per_drain = 4 * 1000 * PROFILE_DRAIN_MS / 1000;
+    while (done < n) {
+        unsigned long batch = n - done < per_drain ? n - done : per_drain;
+        for (unsigned long i = 0; i < batch; i++) {
+            build_stack((unsigned)(done + i) % 7);
+            make_context(&ctx, (unsigned)(done + i));
+            profiler_sample(&ctx);
+        }
+        pprof_fold_drain(fold, &run, NULL);
+        done += batch;
+    }
+    profiler_stop(&run);
+    if (fold->samples != n || profile_ring_drops(&run.rings[0]) != 0) {
+        fprintf(stderr, "sample_cost: pprof folded %llu of %lu\n", (unsigned long long)fold->samples, n);
+        exit(1);
+    }
+    profiler_release();
+    if (report)
+        printf("calls %lu\n", n);
+    return fold;
+}
+
+/* One profile out of a fold of n records: encoded and gzipped, as pprof_profile_take does after the stop. */
+static size_t pprof_bytes, pprof_raw_bytes;
+
+__attribute__((noinline)) void encode_one_profile(const struct pprof_fold *fold)
+{
+    struct pprof_run_info info = { .source = "tick", .period = 1000000, .window_ms = 1000, .ncpus = 4,
+                                   .build_id = "43e78e68e5f92dac2debd9a86d0e9970aae625d5",
+                                   .memory_start = tab.text_start, .memory_limit = tab.text_end };
+    uint8_t *data;
+    size_t len;
+    if (!pprof_encode(fold, &info, &tab, &data, &len))
+        exit(1);
+    pprof_raw_bytes = len;
+    pprof_gzip(&data, &len);
+    pprof_bytes = len;
+    kfree(data);
+}
+
+static void run_pprof_encode(unsigned long n)
+{
+    struct pprof_fold *fold = run_pprof_drains(n, false);
+    encode_one_profile(fold);
+    fprintf(stderr, "sample_cost: pprof: %lu records in %u keys: %zu bytes encoded, %zu gzipped\n", n, fold->used,
+            pprof_raw_bytes, pprof_bytes);
+    printf("pprof %lu %u %zu %zu\n", n, fold->used, pprof_raw_bytes, pprof_bytes);
+    pprof_fold_destroy(fold);
+    printf("calls 1\n");
+}
+
 int main(int argc, char **argv)
 {
     static const char *const modes[] = { "sample",      "fold",      "drain", "capture",   "idle",   "stream_tick",
-                                         "stream_1000", "armed_intel", "armed_amd", "tick", "nmi_intel", "nmi_amd" };
+                                         "stream_1000", "armed_intel", "armed_amd", "tick", "nmi_intel", "nmi_amd",
+                                         "pprof_drain", "pprof_encode" };
     bool known = false;
     for (size_t i = 0; argc == 3 && i < sizeof modes / sizeof modes[0]; i++)
         known |= strcmp(argv[1], modes[i]) == 0;
     if (!known) {
         fprintf(stderr, "usage: sample_cost sample|fold|drain|capture|idle|stream_tick|stream_1000|armed_intel|armed_amd|"
-                        "tick|nmi_intel|nmi_amd N\n");
+                        "tick|nmi_intel|nmi_amd|pprof_drain|pprof_encode N\n");
         return 2;
     }
     unsigned long n = strtoul(argv[2], NULL, 10);
@@ -536,6 +615,10 @@ int main(int argc, char **argv)
         run_stream(n, 4 * 100 * PROFILE_DRAIN_MS / 1000);
     else if (strcmp(argv[1], "stream_1000") == 0)
         run_stream(n, 4 * 1000 * PROFILE_DRAIN_MS / 1000);
+    else if (strcmp(argv[1], "pprof_drain") == 0)
+        pprof_fold_destroy(run_pprof_drains(n, true));
+    else if (strcmp(argv[1], "pprof_encode") == 0)
+        run_pprof_encode(n);
     else if (strcmp(argv[1], "armed_intel") == 0)
         run_armed_ticks(n, fake_model_intel_v2);
     else if (strcmp(argv[1], "armed_amd") == 0)

@@ -37,6 +37,7 @@ build_driver() {
   local root=$1 dir=$2 objs=() src obj
   mkdir -p "$dir"
   for src in kernel/profiler.c kernel/stacktrace.c kernel/profiler/run.c kernel/profiler/fold.c kernel/profiler/report.c \
+             kernel/profiler/pprof_fold.c kernel/profiler/pprof_encode.c kernel/profiler/pb_writer.c kernel/lib/gzip.c \
              kernel/profiler/raw.c kernel/profiler/fields.c kernel/profiler/stream_codec.c kernel/profiler/capture.c \
              kernel/labels.c kernel/lib/parse.c kernel/symbols.c kernel/lib/sink.c \
              kernel/lib/format.c kernel/lib/string.c arch/x86_64/pmu.c arch/x86_64/pmu_intel.c arch/x86_64/pmu_amd.c arch/x86_64/cpu_identity.c; do
@@ -88,6 +89,18 @@ stream_1000=$(per_call profile_streamer_drain stream_1000 20000)
 packing=$(sed -n 's/^sample_cost: //p' "$OUT/callgrind.profile_streamer_drain.log" | tail -1)
 echo "profiler: stream: $stream_tick instructions per streamed sample drained and packed at the 100 Hz tick (20 a drain on 4 cpus), $stream_1000 at profile.hz=1000 (200 a drain); with the sample itself $((sample + stream_tick)) and $((sample + stream_1000))"
 echo "profiler: stream: ($packing; the copy into the network task's queue counted, lwIP's send after it not)"
+# /debug/pprof/profile: a record folded in the window, then one encode and gzip per profile. Against the stream
+# on the same records: the stream pays per sample for ever; the profile pays its fold per sample and its
+# encoding per distinct key.
+pprof_drain=$(per_call pprof_fold_drain pprof_drain 20000)
+for records in 20000 200000; do
+  encode=$(per_call encode_one_profile pprof_encode "$records")
+  read -r _ n keys raw gz < <(valgrind --tool=none "$OUT/sample_cost" pprof_encode "$records" 2>/dev/null | grep '^pprof ')
+  stream_total=$((records * stream_1000))
+  pprof_total=$((records * pprof_drain + encode))
+  echo "profiler: pprof: $records samples ($keys distinct keys): $pprof_drain instructions a sample folded in the window + $encode to encode and gzip the profile = $pprof_total, against $stream_total streamed ($stream_1000 a sample): ratio $(awk -v a="$pprof_total" -v b="$stream_total" 'BEGIN { printf "%.3f", a / b }')"
+  echo "profiler: pprof: $records samples: $gz bytes gzipped ($raw encoded), $(awk -v g="$gz" -v n="$records" 'BEGIN { printf "%.2f", g / n }') bytes a sample"
+done
 
 # ---- a tick and an NMI, here and on BASE ----------------------------------------------------------------------
 
