@@ -357,6 +357,67 @@ def stream_cost(seconds=10, tasks=4):
                  f["dropped"], f["unsent"], seconds, tasks), flush=True)
 
 
+# ---- /debug/pprof/profile against the stream ------------------------------------------------------------
+def _pprof_fetch(k, seconds):
+    """GET /debug/pprof/profile?seconds=N: (body bytes, samples in it, distinct keys folded, wall seconds)."""
+    import gzip
+    import urllib.request
+    sys.path.insert(0, os.path.join(TOP, "scripts"))
+    import kprof_profile as kp
+    subprocess.run(["make", "-s", "build/pprof/profile_pb2.py"], cwd=TOP, check=True, timeout=120)
+    pb2 = kp.load_profile_pb2()
+    t = time.monotonic()
+    with urllib.request.urlopen("http://127.0.0.1:%d/debug/pprof/profile?seconds=%d" % (k.http_port, seconds),
+                                timeout=seconds + 600) as r:
+        body = r.read()
+    wall = time.monotonic() - t
+    prof = pb2.Profile()
+    prof.ParseFromString(gzip.decompress(body) if body[:2] == b"\x1f\x8b" else body)
+    keys = re.search(r"folded (\d+) keys", " ".join(prof.string_table[i] for i in prof.comment))
+    return len(body), sum(s.value[0] for s in prof.sample), int(keys.group(1)) if keys else -1, wall
+
+
+@bench
+def pprof_http_cost(seconds=10, tasks=4):
+    """/debug/pprof/profile against `profile stream` on the same load in one boot (4 CPUs at profile.hz=1000,
+    burn on every CPU): the bytes each sends for the same seconds, per sample; then a 64-CPU boot at
+    profile.hz=1000 with 16 burn tasks, one 5 s profile: its bytes, samples and distinct keys. The instructions
+    are sample_cost.sh's (callgrind on host builds of the same code): a sample folded in the window, and one
+    encode and gzip per profile."""
+    from stream_rx import Receiver
+    k = Kprof(smp=4, mem=256, cmdline="profile.hz=1000 pprof.http=6060", udp=True, http=6060, name="bench-pprof")
+    try:
+        k.boot()
+        poll("the DHCP address", lambda: "address 10.0.2.15/24" in k.cmd("net"), timeout=30, every=0.1)
+        k.cmd("burn %d %d" % (2 * seconds * 1000 + 20000, tasks))
+        with Receiver() as rx:
+            out = k.cmd("profile stream 10.0.2.2:%d %d" % (rx.port, seconds))
+            m = re.match(r"profile stream: run ([0-9a-f]{8}) ", out)
+            if not m:
+                raise RuntimeError("profile stream said: %s" % out)
+            run = rx.wait_end(m.group(1), seconds + 60)
+            received, _, _, produced = rx.check_accounted(run)
+            stream_bytes = rx.bytes
+        poll("the stream's end", lambda: "idle" in k.cmd("profile stream"), timeout=60, every=0.2)
+        body, samples, keys, wall = _pprof_fetch(k, seconds)
+    finally:
+        k.kill()
+    print("pprof: %d s on %d busy cpus at profile.hz=1000: stream %d bytes for %d samples (%.1f a sample); "
+          "/debug/pprof/profile %d bytes for %d samples (%.2f a sample, %d keys): %.4f of the stream's bytes a sample"
+          % (seconds, tasks, stream_bytes, produced, stream_bytes / max(produced, 1), body, samples,
+             body / max(samples, 1), keys, (body / max(samples, 1)) / (stream_bytes / max(produced, 1))), flush=True)
+    k = Kprof(smp=64, mem=1024, cmdline="profile.hz=1000 pprof.http=6060", http=6060, name="bench-pprof-64")
+    try:
+        k.boot(timeout=600)
+        poll("the DHCP address", lambda: "address 10.0.2.15/24" in k.cmd("net"), timeout=120, every=0.5)
+        k.cmd("burn 60000 16")
+        body, samples, keys, wall = _pprof_fetch(k, 5)
+    finally:
+        k.kill()
+    print("pprof: 64 cpus at profile.hz=1000 (16 burning), 5 s: %d bytes for %d samples (%.3f a sample), %d keys, "
+          "answered in %.1f s wall under TCG" % (body, samples, body / max(samples, 1), keys, wall), flush=True)
+
+
 def _gdb_script(target, body, env=None, timeout=120):
     """Runs a gdb Python body in one batch gdb attached with `target` (a `target remote ...` line) and prof.py
     loaded; returns {name: [numbers]} of the `@@name n ...` lines it printed. gdb's start-up and the attach
