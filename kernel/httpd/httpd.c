@@ -18,7 +18,7 @@
 #include "kernel/net/keyed_service.h"
 #include "kernel/net/lwip/lwip_hooks.h"
 #include "kernel/net/net.h"
-#include "kernel/profiler/pprof.h"
+#include "kernel/profiler/run.h"
 #include "lwip/tcp.h"
 
 struct httpd_conn httpd_conns[HTTPD_CONNS];
@@ -338,7 +338,7 @@ void httpd_report(struct sink *out)
         }
     }
     char running[80];
-    if (pprof_profile_describe(running, sizeof running))
+    if (profiler_holder_describe(running, sizeof running))
         sink_printf(out, "%s; running %s\n", any ? "" : " none", running);
     else
         sink_puts(out, any ? "\n" : " none\n");

@@ -40,11 +40,9 @@ static struct entropy_pool *boot_pool(void)
     return &pool;
 }
 
-bool boot_secret_derive(const char *domain, const uint8_t *key, size_t key_len, uint8_t secret[SHA256_DIGEST_SIZE])
+void boot_secret_derive(const char *domain, const uint8_t *key, size_t key_len, uint8_t secret[SHA256_DIGEST_SIZE])
 {
-    struct entropy_pool *p = boot_pool();
-    entropy_pool_derive(p, cycles(), domain, key, key_len, secret);
-    return p->hardware;
+    entropy_pool_derive(boot_pool(), cycles(), domain, key, key_len, secret);
 }
 
 void keyed_boot_draw(const char *domain, struct keyed_boot *b)
@@ -55,7 +53,7 @@ void keyed_boot_draw(const char *domain, struct keyed_boot *b)
         b->key_refused = true;
         b->key_len = 0;
     }
-    b->hardware = boot_secret_derive(domain, b->key, b->key_len, b->secret);
+    boot_secret_derive(domain, b->key, b->key_len, b->secret);
     if (b->key_len)
         atomic_store(&keyed, true);
 }

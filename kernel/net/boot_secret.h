@@ -15,9 +15,8 @@
 /* The service's secret from the boot's entropy pool (gathered at the first call, kernel/net/entropy_pool.h: a
  * hardware generator, else timings, with a warning at boot when weak), the cycle counter now, domain (which
  * keeps two services' secrets apart) and the key (so a machine with a weak pool still has a secret nobody can
- * predict once it is keyed). Returns whether a working hardware generator went into the pool. Task context,
- * once per service. */
-bool boot_secret_derive(const char *domain, const uint8_t *key, size_t key_len, uint8_t secret[SHA256_DIGEST_SIZE]);
+ * predict once it is keyed). Task context, once per service. */
+void boot_secret_derive(const char *domain, const uint8_t *key, size_t key_len, uint8_t secret[SHA256_DIGEST_SIZE]);
 
 /* What one service's set-up found: the key, the secret, and what the service may want to say of them. */
 struct keyed_boot {
@@ -26,7 +25,6 @@ struct keyed_boot {
     bool key_refused;                    /* udpsh.key= was given and does not parse: key_error says why */
     char key_error[KEYED_KEY_ERROR_MAX];
     uint8_t secret[SHA256_DIGEST_SIZE];  /* boot_secret_derive(domain, key) */
-    bool hardware;                       /* a hardware random generator went into the secret */
 };
 
 /* Task context, once per service at boot: reads and parses udpsh.key= (keyed_key_parse) and draws the

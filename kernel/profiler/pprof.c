@@ -86,21 +86,6 @@ static void run_info(const struct profile_run *run, char *source_word, size_t so
     };
 }
 
-/* When the running profile's window ends (time_ns), 0 while none runs: written by the one task that runs it,
- * read a word at a time by the console's busy line. */
-static int64_t running_until_ns;
-
-bool pprof_profile_describe(char *buf, size_t cap)
-{
-    int64_t until = __atomic_load_n(&running_until_ns, __ATOMIC_RELAXED);
-    if (!until)
-        return false;
-    int64_t left = until - time_ns();
-    ksnprintf(buf, cap, "an HTTP profile (/debug/pprof/profile), %lld s left",
-              (long long)(left > 0 ? (left + 999999999) / 1000000000 : 0));
-    return true;
-}
-
 int pprof_profile_take(uint32_t seconds, pprof_window_hook hook, void *hook_arg, struct pprof_body *out,
                        char *busy_text, size_t busy_cap)
 {
@@ -130,10 +115,10 @@ int pprof_profile_take(uint32_t seconds, pprof_window_hook hook, void *hook_arg,
         return PPROF_NO_MEMORY;
     }
     struct pprof_window w = { &run, fold, hook, hook_arg, false };
-    __atomic_store_n(&running_until_ns, run.start_ns + (int64_t)seconds * 1000000000, __ATOMIC_RELAXED);
+    profiler_holder_set("an HTTP profile (/debug/pprof/profile)", run.start_ns + (int64_t)seconds * 1000000000);
     profiler_window(&run, seconds * 1000, window_should_stop, window_step, &w);
     profiler_stop(&run);
-    __atomic_store_n(&running_until_ns, 0, __ATOMIC_RELAXED);
+    profiler_holder_set(NULL, 0);
     pprof_fold_drain(fold, &run, NULL);
     struct label_stats labels_after;
     label_stats(&labels_after);

@@ -5,7 +5,8 @@
  * symbols and encoded with the kernel as the one mapping (its build id), functions, locations with their
  * addresses (so `go tool pprof build/kprof.elf URL` adds source lines), the label sets, the marks and `cpu`
  * as sample labels, sample types samples/count and cpu/nanoseconds (the counter's event and period on the
- * counter), and the duration, period, drops and source in the comments. */
+ * counter), and the duration, period, drops and source in the comments. While its window runs it is the
+ * profiler's holder (kernel/profiler/run.h): "an HTTP profile (/debug/pprof/profile), N s left". */
 #ifndef KERNEL_PROFILER_PPROF_H
 #define KERNEL_PROFILER_PPROF_H
 
@@ -43,9 +44,5 @@ typedef bool (*pprof_window_hook)(void *arg);
 int pprof_profile_take(uint32_t seconds, pprof_window_hook hook, void *hook_arg, struct pprof_body *out,
                        char *busy_text, size_t busy_cap);
 void pprof_body_free(struct pprof_body *body);
-
-/* While a profile's window runs: one line naming it and the seconds it has left ("an HTTP profile
- * (/debug/pprof/profile), 4 s left"), for the console's `profile: busy: ...`; false when none runs. */
-bool pprof_profile_describe(char *buf, size_t cap);
 
 #endif

@@ -12,7 +12,6 @@
 #include "kernel/profiler/args.h"
 #include "kernel/profiler/capture.h"
 #include "kernel/profiler/fold.h"
-#include "kernel/profiler/pprof.h"
 #include "kernel/profiler/raw.h"
 #include "kernel/profiler/report.h"
 #include "kernel/profiler/run.h"
@@ -88,7 +87,7 @@ int cmd_profile(int argc, char **argv, struct sink *out, const struct shell_orig
         char stream_text[80];
         if (status == PROFILER_BUSY && profile_stream_describe(stream_text, sizeof stream_text))
             sink_printf(out, "profile: busy: %s (profile stream stop ends it)\n", stream_text);
-        else if (status == PROFILER_BUSY && pprof_profile_describe(stream_text, sizeof stream_text))
+        else if (status == PROFILER_BUSY && profiler_holder_describe(stream_text, sizeof stream_text))
             sink_printf(out, "profile: busy: %s\n", stream_text);
         else
             sink_puts(out, status == PROFILER_BUSY ? "profile: busy\n" : "profile: out of memory\n");

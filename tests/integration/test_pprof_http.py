@@ -9,7 +9,6 @@ Each kernel is booted with pprof.http=6060, QEMU forwarding a free host TCP port
 """
 
 import gzip
-import html.parser
 import os
 import re
 import subprocess
@@ -23,6 +22,7 @@ import urllib.request
 import pytest
 
 from kprof_qemu import ELF, TOP, Kprof, poll
+from test_httpd import Links  # the index page's <a href> collector
 
 sys.path.insert(0, os.path.join(TOP, "scripts"))
 import kprof_profile as kp  # noqa: E402
@@ -301,22 +301,12 @@ def test_three_kernels_scraped_at_once(request, tmp_path):
             k.kill()
 
 
-class _Links(html.parser.HTMLParser):
-    def __init__(self):
-        super().__init__()
-        self.hrefs = []
-
-    def handle_starttag(self, tag, attrs):
-        if tag == "a":
-            self.hrefs += [v for n, v in attrs if n == "href"]
-
-
 def test_the_index_in_chromium_leads_to_a_profile_go_tool_pprof_opens(kernel, tmp_path):
     index = url(kernel, "/debug/pprof/")
     r = subprocess.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom", index],
                        capture_output=True, text=True, timeout=180)
     assert r.returncode == 0, r.stderr[-2000:]
-    links = _Links()
+    links = Links()
     links.feed(r.stdout)
     short = [h for h in links.hrefs if re.fullmatch(r"profile\?seconds=\d+", h)]
     assert short, r.stdout[:2000]

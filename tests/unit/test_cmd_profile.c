@@ -272,6 +272,22 @@ static void test_busy(void **state)
     assert_int_equal(sleeps, drains(10));
 }
 
+/* A holder with a window (an HTTP profile) is named, with the seconds its window has left; cleared, plain busy. */
+static void test_busy_names_the_holder(void **state)
+{
+    (void)state;
+    struct profile_run held;
+    assert_int_equal(profiler_start(&held), PROFILER_OK);
+    profiler_holder_set("an HTTP profile (/debug/pprof/profile)", time_ns() + 4500000000);
+    assert_int_equal(run_line("profile 10"), 1);
+    assert_string_equal(output, "profile: busy: an HTTP profile (/debug/pprof/profile), 5 s left\n");
+    profiler_holder_set(NULL, 0);
+    assert_int_equal(run_line("profile 10"), 1);
+    assert_string_equal(output, "profile: busy\n");
+    profiler_stop(&held);
+    profiler_release();
+}
+
 static void test_busy_from_another_console_during_the_window(void **state)
 {
     (void)state;
@@ -540,6 +556,7 @@ int main(void)
         cmocka_unit_test_setup(test_bad_arguments_print_one_usage_line, setup),
         cmocka_unit_test_setup(test_unknown_pid, setup),
         cmocka_unit_test_setup(test_busy, setup),
+        cmocka_unit_test_setup(test_busy_names_the_holder, setup),
         cmocka_unit_test_setup(test_busy_from_another_console_during_the_window, setup),
         cmocka_unit_test_setup(test_whole_report, setup),
         cmocka_unit_test_setup(test_pid_filter_and_chain_count, setup),

@@ -149,6 +149,10 @@ static bool hook(void *arg)
     struct hook_state *h = arg;
     h->calls++;
     assert_int_equal(lookups, 0);
+    /* while the window runs, the profiler's holder names it for the others' busy lines */
+    char holder[96];
+    assert_true(profiler_holder_describe(holder, sizeof holder));
+    assert_true(strncmp(holder, "an HTTP profile (/debug/pprof/profile), ", 40) == 0);
     return h->cancel_at && h->calls == h->cancel_at;
 }
 
@@ -258,6 +262,8 @@ static void test_a_profile_of_two_seconds(void **state)
     assert_int_equal(sleeps, 2000 / PROFILE_DRAIN_MS);
     assert_int_equal(slept_ms, 2000);
     assert_int_equal(h.calls, sleeps);
+    char holder[96];
+    assert_false(profiler_holder_describe(holder, sizeof holder)); /* cleared at the stop */
     assert_true(lookups > 0); /* the encoder's, after the stop */
     assert_non_null(body.data);
     assert_true(body.gzipped); /* its labels, repeated per key, shrink */
