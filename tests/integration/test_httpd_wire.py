@@ -8,7 +8,8 @@ send captured and parsed.
 - The two boots answer the SAME eight 4-tuples with ISNs whose differences, port by port, scatter over the 32-bit
   space: with one secret for both boots they would differ by the clocks' offset alone, nearly one number.
 - SYNs from the stranger (answering ARP, so any reply would really go out) get no frame at all back, not an ARP
-  request for it, no SYN-ACK, no RST, and `net`'s `segments refused` counts each one.
+  request for it, no SYN-ACK, no RST, and `net`'s `segments refused` counts each one -- to the server's port and
+  to a port nothing listens on (where the peer is answered a RST).
 - A blind forger's handshake (the ACK guessing the new ISN from the previous SYN-ACK's) completes nothing: no HTTP
   byte comes back and `accepted` does not move; the same exchange with the ISN the SYN-ACK really carried is
   answered (so the forged frames are right, and only the number stops them).
@@ -167,6 +168,25 @@ def test_a_stranger_gets_nothing_and_is_counted(wires):
     after = http_counts(w.k)
     assert after["refused_segments"] - before["refused_segments"] == 3, (before, after)
     assert (after["accepted"], after["not_allowed"]) == (before["accepted"], before["not_allowed"]), (before, after)
+
+
+def test_a_stranger_gets_nothing_from_a_closed_port_either(wires):
+    """A SYN to a port nothing listens on: the peer is answered a RST, as TCP wants; the stranger gets nothing (no
+    ARP request, no RST -- lwIP asks its TCP hook only when a pcb matches, so the door is at IPv4 input) and
+    `segments refused` counts it."""
+    w = wires[0]
+    before = http_counts(w.k)
+    mark = w.segment.mark()
+    for port, src in ((43200, (STRANGER_IP, STRANGER_MAC)), (43201, (PEER_IP, PEER_MAC))):
+        w.segment.inject(forge.tcp_frame(src[1], forge.GUEST_MAC, src[0], KERNEL_IP, port, PORT + 1, CLIENT_ISN, 0,
+                                         forge.TCP_SYN))
+    frames = w.handled(mark, 43300)
+    rst = [f for f in frames if f.kind == "tcp" and f.dst == PEER_IP and f.sport == PORT + 1 and f.dport == 43201]
+    assert len(rst) == 1 and rst[0].tcp_flags & forge.TCP_RST and rst[0].ack == CLIENT_ISN + 1, frames
+    stranger = [f for f in frames if f.dst == STRANGER_IP or f.dst_mac == STRANGER_MAC]
+    assert stranger == [], stranger
+    after = http_counts(w.k)
+    assert after["refused_segments"] - before["refused_segments"] == 1, (before, after)
 
 
 GET = b"GET /debug/pprof/cmdline HTTP/1.1\r\nHost: 10.0.2.15\r\n\r\n"
