@@ -78,11 +78,11 @@ class Wire:
         self.reset(sport)
         return f.seq
 
-    def handled(self, mark, sport):
+    def handled(self, mark, sport, quiet=1.0):
         """Returns once everything injected before now has been handled (a SYN sent now is answered, in turn);
-        then the frames sent since mark, after a quiet second."""
+        then the frames sent since mark, after `quiet` seconds without one (for what an ARP answer releases)."""
         self.isn(sport)
-        self.segment.wait_quiet(1.0, timeout=TIMEOUT)
+        self.segment.wait_quiet(quiet, timeout=TIMEOUT)
         return self.segment.since(mark)
 
     def close(self):
@@ -154,19 +154,21 @@ def test_two_boots_give_one_tuple_different_isns(wires):
 
 
 def test_a_stranger_gets_nothing_and_is_counted(wires):
-    """Three SYNs from an address off the allowlist (which answers ARP, so a reply would go out): not one frame
-    to it or about it -- no ARP request, no SYN-ACK, no RST -- and `segments refused` counts three; nothing is
-    accepted. Then the peer's SYN is answered, so the kernel was listening all along."""
+    """Three SYNs from an address off the allowlist (which answers ARP, so a reply would go out), and an ACK as
+    if to finish a handshake: not one frame to it or about it -- no ARP request, no SYN-ACK, no RST -- and
+    `segments refused` counts four; nothing is accepted. Then the peer's SYN is answered, so the kernel was
+    listening all along."""
     w = wires[0]
     before = http_counts(w.k)
     mark = w.segment.mark()
     for port in (43000, 43001, 43002):
         w.send(port, CLIENT_ISN, 0, forge.TCP_SYN, src=(STRANGER_IP, STRANGER_MAC))
-    frames = w.handled(mark, 43100)
+    w.send(43000, CLIENT_ISN + 1, 1, forge.TCP_ACK, src=(STRANGER_IP, STRANGER_MAC))
+    frames = w.handled(mark, 43100, quiet=3.0)
     stranger = [f for f in frames if f.dst == STRANGER_IP or f.dst_mac == STRANGER_MAC]
     assert stranger == [], stranger
     after = http_counts(w.k)
-    assert after["refused_segments"] - before["refused_segments"] == 3, (before, after)
+    assert after["refused_segments"] - before["refused_segments"] == 4, (before, after)
     assert (after["accepted"], after["not_allowed"]) == (before["accepted"], before["not_allowed"]), (before, after)
 
 
@@ -180,7 +182,7 @@ def test_a_stranger_gets_nothing_from_a_closed_port_either(wires):
     for port, src in ((43200, (STRANGER_IP, STRANGER_MAC)), (43201, (PEER_IP, PEER_MAC))):
         w.segment.inject(forge.tcp_frame(src[1], forge.GUEST_MAC, src[0], KERNEL_IP, port, PORT + 1, CLIENT_ISN, 0,
                                          forge.TCP_SYN))
-    frames = w.handled(mark, 43300)
+    frames = w.handled(mark, 43300, quiet=3.0)
     rst = [f for f in frames if f.kind == "tcp" and f.dst == PEER_IP and f.sport == PORT + 1 and f.dport == 43201]
     assert len(rst) == 1 and rst[0].tcp_flags & forge.TCP_RST and rst[0].ack == CLIENT_ISN + 1, frames
     stranger = [f for f in frames if f.dst == STRANGER_IP or f.dst_mac == STRANGER_MAC]
