@@ -3,7 +3,7 @@
 QEMU's `-netdev socket,id=n0,udp=127.0.0.1:A,localaddr=127.0.0.1:B` carries raw frames as UDP datagrams on the
 loopback: every frame the guest sends arrives at port A, and every datagram sent to port B enters the guest as a
 frame (docs: /work/shared/QEMU-FACTS.md). A Segment binds A, so it sees every frame the kernel sends and can
-count them; it injects frames built here (Ethernet II, IPv4, UDP, any source address and MAC); and it answers
+count them; it injects frames built here (Ethernet II, IPv4, UDP or TCP, any source address and MAC); and it answers
 the kernel's ARP requests for the addresses it is told to, so that a reply to a forged address really goes
 out and can be counted -- or not, to see what an address nobody holds costs. All traffic stays on 127.0.0.1;
 the 10.x addresses exist only inside the frames.
@@ -20,6 +20,8 @@ from collections import namedtuple
 
 BROADCAST = b"\xff" * 6
 ETH_IPV4, ETH_ARP = 0x0800, 0x0806
+IP_TCP, IP_UDP = 6, 17
+TCP_FIN, TCP_SYN, TCP_RST, TCP_PSH, TCP_ACK = 0x01, 0x02, 0x04, 0x08, 0x10
 GUEST_MAC = bytes.fromhex("525400123456")  # QEMU's first NIC
 
 
@@ -53,11 +55,12 @@ def udp_datagram(src_ip, dst_ip, src_port, dst_port, payload, udp_checksum=True)
     return udp[:6] + struct.pack("!H", csum) + udp[8:]
 
 
-def ipv4_frame(src_mac, dst_mac, src_ip, dst_ip, body, ident=0x1234, offset=0, more=False):
-    """One Ethernet II frame holding an IPv4 header (protocol UDP, checksum right) and body: a whole UDP
-    datagram, or the piece of one at byte offset (a multiple of 8) with `more` fragments to follow."""
+def ipv4_frame(src_mac, dst_mac, src_ip, dst_ip, body, ident=0x1234, offset=0, more=False, proto=IP_UDP):
+    """One Ethernet II frame holding an IPv4 header (protocol UDP unless told, checksum right) and body: a whole
+    UDP datagram (or TCP segment), or the piece of one at byte offset (a multiple of 8) with `more` fragments to
+    follow."""
     flags = (0x2000 if more else 0) | (offset // 8)
-    header = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(body), ident, flags, 64, 17, 0, ip_bytes(src_ip),
+    header = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(body), ident, flags, 64, proto, 0, ip_bytes(src_ip),
                          ip_bytes(dst_ip))
     header = header[:10] + struct.pack("!H", checksum(header)) + header[12:]
     return dst_mac + src_mac + struct.pack("!H", ETH_IPV4) + header + body
@@ -78,17 +81,27 @@ def udp_fragments(src_mac, dst_mac, src_ip, dst_ip, src_port, dst_port, payload,
             for at in range(0, len(udp), piece)]
 
 
+def tcp_frame(src_mac, dst_mac, src_ip, dst_ip, src_port, dst_port, seq, ack, flags, payload=b"", window=65535):
+    """One Ethernet II frame holding an IPv4 TCP segment with no options (so a SYN asks for no MSS: the peer
+    assumes 536), both checksums right; flags a sum of TCP_SYN, TCP_ACK, ..."""
+    header = struct.pack("!HHIIBBHHH", src_port, dst_port, seq & 0xFFFFFFFF, ack & 0xFFFFFFFF, 5 << 4, flags,
+                         window, 0, 0)
+    pseudo = ip_bytes(src_ip) + ip_bytes(dst_ip) + struct.pack("!BBH", 0, IP_TCP, len(header) + len(payload))
+    segment = header[:16] + struct.pack("!H", checksum(pseudo + header + payload)) + header[18:] + payload
+    return ipv4_frame(src_mac, dst_mac, src_ip, dst_ip, segment, proto=IP_TCP)
+
+
 def arp_frame(op, sender_mac, sender_ip, target_mac, target_ip, dst_mac):
     body = struct.pack("!HHBBH6s4s6s4s", 1, ETH_IPV4, 6, 4, op, sender_mac, ip_bytes(sender_ip), target_mac,
                        ip_bytes(target_ip))
     return dst_mac + sender_mac + struct.pack("!H", ETH_ARP) + body
 
 
-# One frame as the kernel sent it: kind "arp" (op, sender ip, target ip) or "udp" (addresses, ports, payload),
-# "ip" for other IPv4, "other"; frame_len the whole frame, ip_len the IPv4 datagram (0 for ARP); dst_mac the
-# Ethernet destination.
-Frame = namedtuple("Frame", "t kind frame_len ip_len src dst sport dport payload arp_op dst_mac")
-Frame.__new__.__defaults__ = (None,)
+# One frame as the kernel sent it: kind "arp" (op, sender ip, target ip), "udp" (addresses, ports, payload) or
+# "tcp" (as udp, and seq, ack and tcp_flags), "ip" for other IPv4, "other"; frame_len the whole frame, ip_len the
+# IPv4 datagram (0 for ARP); dst_mac the Ethernet destination.
+Frame = namedtuple("Frame", "t kind frame_len ip_len src dst sport dport payload arp_op dst_mac seq ack tcp_flags")
+Frame.__new__.__defaults__ = (None,) * 4
 
 
 def parse_frame(frame, t=0.0):
@@ -108,10 +121,16 @@ def parse_frame_body(frame, t):
         total = struct.unpack("!H", frame[16:18])[0]
         proto = frame[23]
         src, dst = ip_text(frame[26:30]), ip_text(frame[30:34])
-        if proto == 17 and len(frame) >= 14 + ihl + 8:
+        if proto == IP_UDP and len(frame) >= 14 + ihl + 8:
             u = 14 + ihl
             sport, dport, ulen = struct.unpack("!HHH", frame[u:u + 6])
             return Frame(t, "udp", len(frame), total, src, dst, sport, dport, frame[u + 8:u + ulen], None)
+        if proto == IP_TCP and len(frame) >= 14 + ihl + 20:
+            u = 14 + ihl
+            sport, dport, seq, ack, offset, flags = struct.unpack("!HHIIBB", frame[u:u + 14])
+            # the IPv4 total length, not the frame's: Ethernet pads short frames
+            return Frame(t, "tcp", len(frame), total, src, dst, sport, dport, frame[u + (offset >> 4) * 4:14 + total],
+                         None, None, seq, ack, flags)
         return Frame(t, "ip", len(frame), total, src, dst, None, None, b"", None)
     return Frame(t, "other", len(frame), 0, None, None, None, None, b"", None)
 

@@ -1,5 +1,6 @@
 /* kernel/net/lwip/lwip_hooks.c: lwIP's TCP hooks (kernel/net/lwip/lwip_hooks.h): the ISN secret and the
- * allowlist at the door. Both hooks run in the network task, the only caller of lwIP. */
+ * allowlist at the door (for a listening or connected pcb, and for every IPv4 packet as it arrives). The hooks
+ * run in the network task, the only caller of lwIP. */
 #include "kernel/net/lwip/lwip_hooks.h"
 
 #include "hal/cpu.h"
@@ -8,6 +9,8 @@
 #include "kernel/net/boot_secret.h"
 #include "kernel/net/lwip/tcp_isn.h"
 #include "lwip/ip.h"
+#include "lwip/pbuf.h"
+#include "lwip/prot/ip4.h"
 #include "lwip/tcp.h"
 
 static uint8_t isn_secret[SHA256_DIGEST_SIZE];
@@ -40,6 +43,21 @@ signed char lwip_hook_tcp_inpacket(struct tcp_pcb *pcb, struct pbuf *p)
         return ERR_OK;
     refused++;
     return ERR_ABRT;
+}
+
+int lwip_hook_ip4_input(struct pbuf *p, struct netif *inp)
+{
+    (void)inp;
+    /* Only the version is checked yet: a first piece too short for the addresses is left to lwIP's own checks,
+     * which drop it. Fragments of a stranger's TCP carry the protocol too, and go with the rest. */
+    if (p->len < IP_HLEN)
+        return 0;
+    const struct ip_hdr *h = (const struct ip_hdr *)p->payload;
+    if (IPH_PROTO(h) != IP_PROTO_TCP || net_peer_permitted(lwip_ntohl(ip4_addr_get_u32(&h->src))))
+        return 0;
+    refused++;
+    pbuf_free(p);
+    return 1;
 }
 
 uint64_t tcp_refused_segments(void)

@@ -10,6 +10,7 @@
 struct ip4_addr;
 struct tcp_pcb;
 struct pbuf;
+struct netif;
 
 /* Draws the ISN secret from the boot's entropy pool under its own domain label (kernel/net/boot_secret.h).
  * Task context, once, before any TCP pcb exists (the server's start, kernel/httpd/httpd.c). */
@@ -20,11 +21,18 @@ uint32_t lwip_hook_tcp_isn(const struct ip4_addr *local_ip, uint16_t local_port,
                            uint16_t remote_port);
 signed char lwip_hook_tcp_inpacket(struct tcp_pcb *pcb, struct pbuf *p);
 
+/* Every IPv4 packet as it arrives, before lwIP reads past the version: a TCP segment from an address
+ * net_peer_permitted refuses is eaten (freed, 1). The TCP hook above is asked only when some pcb matches; to a
+ * port nothing listens on, lwIP itself would answer the stranger a RST (and ARP for it first). Anything else
+ * goes on (0). */
+int lwip_hook_ip4_input(struct pbuf *p, struct netif *inp);
+
 /* TCP segments dropped because their source is not permitted, for `net`. */
 uint64_t tcp_refused_segments(void);
 
 #define LWIP_HOOK_TCP_ISN(local_ip, local_port, remote_ip, remote_port) \
     lwip_hook_tcp_isn(local_ip, local_port, remote_ip, remote_port)
 #define LWIP_HOOK_TCP_INPACKET_PCB(pcb, hdr, optlen, opt1len, opt2, p) lwip_hook_tcp_inpacket(pcb, p)
+#define LWIP_HOOK_IP4_INPUT(p, inp) lwip_hook_ip4_input(p, inp)
 
 #endif
