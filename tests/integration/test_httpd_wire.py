@@ -234,3 +234,18 @@ def test_a_blind_forger_completes_no_handshake(wires):
     assert after["accepted"] == before["accepted"], (before, after)
     assert {k: v for k, v in after.items() if isinstance(k, int)} == \
            {k: v for k, v in before.items() if isinstance(k, int)}, (before, after)
+
+
+def test_a_strangers_udp_to_a_closed_port_gets_nothing(wires):
+    """UDP to a port nothing is bound to: the peer is answered an ICMP port unreachable, as IP wants; the stranger
+    gets nothing -- no ARP request for it, no ICMP -- so a forged source address buys no reflection (the door is
+    at IPv4 input: kernel/net/lwip/lwip_hooks.c)."""
+    w = wires[0]
+    mark = w.segment.mark()
+    for sport, src in ((45000, (STRANGER_IP, STRANGER_MAC)), (45001, (PEER_IP, PEER_MAC))):
+        w.segment.inject(forge.udp_frame(src[1], forge.GUEST_MAC, src[0], KERNEL_IP, sport, 9999, b"anyone there?"))
+    frames = w.handled(mark, 45100, quiet=3.0)
+    to_peer = [f for f in frames if f.dst == PEER_IP and f.kind in ("ip", "udp")]
+    assert len(to_peer) == 1 and to_peer[0].kind == "ip", frames  # the ICMP port unreachable
+    stranger = [f for f in frames if f.dst == STRANGER_IP or f.dst_mac == STRANGER_MAC]
+    assert stranger == [], stranger

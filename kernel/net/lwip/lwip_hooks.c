@@ -1,5 +1,6 @@
 /* kernel/net/lwip/lwip_hooks.c: lwIP's TCP hooks (kernel/net/lwip/lwip_hooks.h): the ISN secret and the
- * allowlist at the door (for a listening or connected pcb, and for every IPv4 packet as it arrives). The hooks
+ * allowlist at the door (for a listening or connected pcb, and for every IPv4 packet as it arrives: a stranger's
+ * TCP, and its UDP to a port nothing is bound to, get nothing back). The hooks
  * run in the network task, the only caller of lwIP. */
 #include "kernel/net/lwip/lwip_hooks.h"
 
@@ -11,7 +12,9 @@
 #include "lwip/ip.h"
 #include "lwip/pbuf.h"
 #include "lwip/prot/ip4.h"
+#include "lwip/prot/udp.h"
 #include "lwip/tcp.h"
+#include "lwip/udp.h"
 
 static uint8_t isn_secret[SHA256_DIGEST_SIZE];
 static uint64_t refused;
@@ -45,6 +48,29 @@ signed char lwip_hook_tcp_inpacket(struct tcp_pcb *pcb, struct pbuf *p)
     return ERR_ABRT;
 }
 
+/* Whether a UDP socket is bound to port: lwIP answers a datagram to any other port with an ICMP port
+ * unreachable (after an ARP request for the sender). */
+static bool udp_port_bound(uint16_t port)
+{
+    for (const struct udp_pcb *pcb = udp_pcbs; pcb; pcb = pcb->next)
+        if (pcb->local_port == port)
+            return true;
+    return false;
+}
+
+/* A stranger's UDP datagram to a port nothing is bound to: dropped, so it gets no ICMP port unreachable (and
+ * causes no ARP request) -- a forged source buys no reflection. Datagrams to a bound port go on to their
+ * service, which refuses strangers itself and counts them (the UDP shell's `not allowed`); DHCP's answers come
+ * to its bound port 68 before the allowlist (the local subnet) is even known. */
+static bool stranger_udp_to_closed_port(const struct ip_hdr *h, const struct pbuf *p)
+{
+    uint16_t hlen = IPH_HL_BYTES(h);
+    if (IPH_OFFSET_BYTES(h) != 0 || p->len < hlen + UDP_HLEN)
+        return false; /* a later fragment, or a first piece too short: lwIP's own checks and reassembly rules */
+    const struct udp_hdr *u = (const struct udp_hdr *)((const uint8_t *)p->payload + hlen);
+    return !udp_port_bound(lwip_ntohs(u->dest));
+}
+
 int lwip_hook_ip4_input(struct pbuf *p, struct netif *inp)
 {
     (void)inp;
@@ -53,9 +79,13 @@ int lwip_hook_ip4_input(struct pbuf *p, struct netif *inp)
     if (p->len < IP_HLEN)
         return 0;
     const struct ip_hdr *h = (const struct ip_hdr *)p->payload;
-    if (IPH_PROTO(h) != IP_PROTO_TCP || net_peer_permitted(lwip_ntohl(ip4_addr_get_u32(&h->src))))
+    bool tcp = IPH_PROTO(h) == IP_PROTO_TCP;
+    if ((!tcp && IPH_PROTO(h) != IP_PROTO_UDP) || net_peer_permitted(lwip_ntohl(ip4_addr_get_u32(&h->src))))
         return 0;
-    refused++;
+    if (tcp)
+        refused++;
+    else if (!stranger_udp_to_closed_port(h, p))
+        return 0;
     pbuf_free(p);
     return 1;
 }
