@@ -247,7 +247,8 @@ class Kprof:
         if self._tmpdir is None:
             self._tmpdir = tempfile.mkdtemp(prefix="kprof-media-")
         image = os.path.join(self._tmpdir, "stick.img")
-        shutil.copyfile(iso, image)
+        if not os.path.exists(image):  # once: argv() may be asked again while QEMU runs from it
+            shutil.copyfile(iso, image)
         return [a.replace("IMAGE", image) for a in MEDIA[self.media]]
 
     def start(self):
