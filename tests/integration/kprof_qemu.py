@@ -19,6 +19,7 @@ import hashlib
 import os
 import re
 import select
+import shutil
 import signal
 import socket
 import subprocess
@@ -56,6 +57,21 @@ NICS = {
 # The driver the kernel should name for each (its `net: DRIVER (...)` boot line and `net`'s card: line).
 NIC_DRIVERS = {"virtio-legacy": "virtio-net-legacy", "virtio-modern": "virtio-net-modern", "e1000": "e1000",
                "e1000e": "e1000e"}
+
+# media=: how the ISO reaches the firmware. "cdrom" is what `make run` does; the others are the same bytes as a
+# disk, which is what `dd` of the hybrid ISO to a USB stick gives a PC: a USB mass-storage stick on an xHCI
+# controller (q35, as a PC of today), or a hard disk on virtio-blk or IDE (firmware that takes the stick for a
+# disk). Each boots a private copy of the ISO (IMAGE below), so a rebuild or another QEMU never shares it.
+MEDIA = {
+    "cdrom": ["-cdrom", "IMAGE", "-boot", "d"],
+    "usb-stick": ["-M", "q35", "-device", "qemu-xhci,id=xhci",
+                  "-drive", "if=none,id=stick,format=raw,readonly=on,file=IMAGE",
+                  "-device", "usb-storage,bus=xhci.0,drive=stick,bootindex=0"],
+    "virtio-disk": ["-drive", "if=none,id=disk0,format=raw,readonly=on,file=IMAGE",
+                    "-device", "virtio-blk-pci,drive=disk0,bootindex=0"],
+    "ide-disk": ["-drive", "if=none,id=disk0,format=raw,file=IMAGE",  # IDE takes no read-only disk: a copy
+                 "-device", "ide-hd,drive=disk0,bootindex=0"],
+}
 
 # Everything written to the serial port is latin-1 on our side: each byte is one character, both ways, so
 # binary garbage goes out and comes back unchanged.
@@ -131,9 +147,12 @@ class Kprof:
 
     def __init__(self, smp=4, mem=256, cmdline="", iso=None, extra_args=(), gdb=False, udp=False,
                  udp_guest_port=UDP_GUEST_PORT, monitor=False, name="kprof", netload=False, firmware="bios",
-                 nic=None, accel="tcg", gdb_udp=None, http=None):
+                 nic=None, accel="tcg", gdb_udp=None, http=None, media="cdrom"):
         if firmware not in FIRMWARES:
             raise ValueError("firmware %r: want one of %s" % (firmware, ", ".join(FIRMWARES)))
+        if media not in MEDIA:
+            raise ValueError("media %r: want one of %s" % (media, ", ".join(MEDIA)))
+        self.media = media
         if nic is not None and nic not in NICS:
             raise ValueError("nic %r: want one of %s" % (nic, ", ".join(NICS)))
         # gdb_udp=GUEST_PORT: the gdb stub's UDP port (the kernel's gdb.udp=, which the caller puts on the
@@ -185,7 +204,7 @@ class Kprof:
         if iso is None:
             iso = variant_iso(self.cmdline) if self.cmdline else ISO
         args = ["qemu-system-x86_64",
-                "-smp", str(self.smp), "-m", str(self.mem), "-cdrom", iso, "-boot", "d",
+                "-smp", str(self.smp), "-m", str(self.mem)] + self._media_args(iso) + [
                 "-display", "none", "-no-reboot",
                 "-chardev", "stdio,id=con0,signal=off", "-serial", "chardev:con0",
                 "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"]
@@ -219,6 +238,18 @@ class Kprof:
         else:
             args += ["-monitor", "none"]
         return args + self.extra_args
+
+    def _media_args(self, iso):
+        """The QEMU arguments that give the firmware the ISO as self.media says; all but "cdrom" boot a copy made
+        in this Kprof's own temporary directory (kill() removes it)."""
+        if self.media == "cdrom":
+            return [iso if a == "IMAGE" else a for a in MEDIA["cdrom"]]
+        if self._tmpdir is None:
+            self._tmpdir = tempfile.mkdtemp(prefix="kprof-media-")
+        image = os.path.join(self._tmpdir, "stick.img")
+        if not os.path.exists(image):  # once: argv() may be asked again while QEMU runs from it
+            shutil.copyfile(iso, image)
+        return [a.replace("IMAGE", image) for a in MEDIA[self.media]]
 
     def start(self):
         argv = self.argv()
