@@ -20,7 +20,7 @@ bool entropy_hardware_read(uint64_t *out);
  * in cycles (or, for the wall clock, the clock's own fields) whose low bits wander with what the cycle counter
  * cannot predict. */
 enum entropy_timing {
-    ENTROPY_PIT,      /* cycles across short one-shots of the PIT (a crystal of its own) */
+    ENTROPY_PIT,      /* cycles across short one-shots of the PIT (a crystal of its own), or the ACPI PM timer */
     ENTROPY_RTC,      /* cycles from a start until the RTC's seconds edge (the RTC follows the host's clock) */
     ENTROPY_TICKS,    /* cycles between timer interrupts seen so far (their arrival jitter), any CPU */
     ENTROPY_WALLCLOCK,/* the RTC's date and time, one reading: it differs every boot, it is not secret */

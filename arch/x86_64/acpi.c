@@ -147,6 +147,17 @@ static void parse_s5(const struct sdt_header *dsdt)
     }
 }
 
+/* The PM timer: X_PM_TMR_BLK (a generic address at 208) when it is in I/O space, else PM_TMR_BLK (76); the width
+ * from the flags' TMR_VAL_EXT (bit 8 at 112). A hardware-reduced FADT names none (both zero). */
+static void parse_pm_timer(const uint8_t *f, uint32_t length)
+{
+    uint64_t port = length >= 80 ? *(const uint32_t *)(f + 76) : 0;
+    if (length >= 220 && f[208] == 1 /* system I/O space */ && *(const uint64_t *)(f + 212) != 0)
+        port = *(const uint64_t *)(f + 212);
+    acpi.pm_timer_port = port <= 0xFFFC ? (uint16_t)port : 0;
+    acpi.pm_timer_32bit = length >= 116 && (*(const uint32_t *)(f + 112) & (1u << 8));
+}
+
 void acpi_init(void)
 {
     acpi.lapic_phys = 0xFEE00000u;
@@ -163,6 +174,7 @@ void acpi_init(void)
             const uint8_t *f = (const uint8_t *)fadt;
             acpi.pm1a_cnt = (uint16_t) * (const uint32_t *)(f + 64);
             acpi.pm1b_cnt = (uint16_t) * (const uint32_t *)(f + 68);
+            parse_pm_timer(f, fadt->length);
             const struct sdt_header *dsdt = table_at(*(const uint32_t *)(f + 40));
             if (dsdt)
                 parse_s5(dsdt);

@@ -66,6 +66,8 @@ struct acpi_info {
     struct { uint32_t id, phys, gsi_base; } ioapics[ACPI_MAX_IOAPICS];
     struct { uint32_t gsi; uint16_t flags; bool present; } isa_override[16];
     uint16_t pm1a_cnt, pm1b_cnt;
+    uint16_t pm_timer_port;                  /* the ACPI PM timer's I/O port, 0 if the FADT names none */
+    bool pm_timer_32bit;                     /* TMR_VAL_EXT: 32 bits wide, else 24 */
     uint16_t slp_typ_s5_a, slp_typ_s5_b;
     bool s5_known;
 };
@@ -94,10 +96,11 @@ void ioapic_route(uint32_t gsi, uint8_t vector, bool level, bool active_low, uin
 void irq_isa_deliver_to(unsigned isa_irq, unsigned cpu, bool as_wake);
 
 /* time.c */
-void time_init(void);                  /* boot CPU: TSC and LAPIC timer calibrated against the PIT */
+void time_init(void);                  /* boot CPU: TSC and LAPIC timer calibrated (PIT, else ACPI PM timer, else CPUID) */
 void time_start_tick(void);            /* each CPU: the LAPIC timer at tick_hz() */
 void pit2_arm(uint32_t count);          /* PIT channel 2 as a one-shot of count 1.193182 MHz periods, started */
 bool pit2_expired(void);               /* ... and whether it has run out (OUT2 high) */
+bool pit2_present(void);               /* whether PIT channel 2 ran out as armed at calibration */
 size_t entropy_tick_intervals(uint64_t *out, size_t cap); /* entropy.c: cycles between the pooled ticks */
 void delay_us(uint64_t us);
 

@@ -1,11 +1,12 @@
-/* arch/x86_64/entropy_timing.c: hal/entropy.h's timings on a PC -- the cycle counter against the PIT's own
- * crystal (channel 2 one-shots, armed as time.c's calibration arms them) and against the RTC (its seconds edge
- * and its date), plus the tick pool entropy.c keeps. Under QEMU the RTC follows the host's clock even under
- * deterministic execution (-icount), so the edge's position and the date differ from one boot to the next
- * where the cycle counter and the PIT repeat. */
+/* arch/x86_64/entropy_timing.c: hal/entropy.h's timings on a PC -- the cycle counter against a crystal of its own
+ * (PIT channel 2 one-shots, armed as time.c's calibration arms them, or the ACPI PM timer where there is no PIT)
+ * and against the RTC (its seconds edge and its date), plus the tick pool entropy.c keeps. Under QEMU the RTC
+ * follows the host's clock even under deterministic execution (-icount), so the edge's position and the date
+ * differ from one boot to the next where the cycle counter and the PIT repeat. */
 #include "hal/entropy.h"
 
 #include "arch/x86_64/arch.h"
+#include "arch/x86_64/time_ref.h"
 #include "arch/x86_64/x86.h"
 #include "hal/cpu.h"
 
@@ -13,8 +14,35 @@
 #define PIT_WINDOW_LIMIT_MS 5u   /* a PIT that never runs out ends the reading, not the boot */
 #define RTC_EDGE_LIMIT_MS 1100u  /* the seconds edge comes within a second; past that, no RTC */
 
+#define PM_WINDOW_COUNTS 179u     /* about 50 us of the ACPI PM timer a reading */
+
+/* Windows of the PM timer where there is no PIT channel 2: the same kind of reading, another crystal. */
+static size_t pm_timer_readings(uint64_t *out, size_t cap)
+{
+    if (!acpi.pm_timer_port)
+        return 0;
+    uint64_t limit = PIT_WINDOW_LIMIT_MS * cycles_per_ms();
+    size_t n = 0;
+    while (n < cap) {
+        uint32_t start = inl(acpi.pm_timer_port);
+        uint64_t t0 = rdtsc(), t1 = t0;
+        while (pm_timer_elapsed(start, inl(acpi.pm_timer_port), acpi.pm_timer_32bit) < PM_WINDOW_COUNTS &&
+               t1 - t0 < limit) {
+            pause();
+            t1 = rdtsc();
+        }
+        if (t1 - t0 >= limit)
+            break;
+        out[n++] = rdtsc() - t0;
+    }
+    return n;
+}
+
 static size_t pit_readings(uint64_t *out, size_t cap)
 {
+    /* An OUT2 that is always high (no PIT) would give readings of nothing but loop overhead. */
+    if (!pit2_present())
+        return pm_timer_readings(out, cap);
     uint64_t limit = PIT_WINDOW_LIMIT_MS * cycles_per_ms();
     size_t n = 0;
     while (n < cap) {

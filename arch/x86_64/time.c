@@ -1,20 +1,30 @@
-/* arch/x86_64/time.c: the kernel's one clock and its tick. The TSC is calibrated against PIT channel 2 (a
- * gate-driven one-shot whose rate, 1.193182 MHz, is the one fixed frequency every PC has), and the LAPIC
- * timer against the same window; then time_ns() is a multiply and a shift of the TSC, and every CPU runs
- * its LAPIC timer periodically at tick_hz() (TICK_HZ_DEFAULT, or profile.hz= from the command line). */
+/* arch/x86_64/time.c: the kernel's one clock and its tick. The TSC and the LAPIC timer are calibrated over one
+ * 20 ms window of a reference clock: PIT channel 2 (a gate-driven one-shot at 1.193182 MHz, the one fixed
+ * frequency every PC had); where it is not there or never runs out (a board with the 8254's clock gated off,
+ * QEMU's pit=off), the ACPI PM timer the FADT names (3.579545 MHz); where neither is, the rate CPUID 0x15/0x16
+ * states, with the LAPIC timer measured against the TSC. Every wait is bounded: a dead clock is one boot line,
+ * never a hang. Then time_ns() is a multiply and a shift of the TSC, and every CPU runs its LAPIC timer
+ * periodically at tick_hz() (TICK_HZ_DEFAULT, or profile.hz= from the command line). */
 #include "hal/compiler.h"
 #include "arch/x86_64/arch.h"
+#include "arch/x86_64/time_ref.h"
 #include "arch/x86_64/x86.h"
 #include "hal/cpu.h"
+#include "kernel/log.h"
 
 #define PIT_HZ 1193182u
 #define CALIBRATION_MS 20u
+/* A reference that has not moved after this many TSC cycles is dead: 0.7 s at 6 GHz, 4 s at 1 GHz, where the
+ * window is 20 ms. Cycles because the TSC is the one thing known to advance before anything is calibrated. */
+#define REFERENCE_DEADLINE_CYCLES (1ull << 32)
+#define ASSUMED_TSC_HZ 1000000000ull
 
 static uint64_t tsc_boot;
 static uint64_t tsc_per_ms;
 static uint64_t ns_mult;   /* ns = (tsc_delta * ns_mult) >> 32 */
 static uint32_t lapic_ticks_per_ms;
 static unsigned hz = TICK_HZ_DEFAULT;
+static bool pit_works;
 
 void pit2_arm(uint32_t count)
 {
@@ -31,24 +41,133 @@ void pit2_arm(uint32_t count)
 
 bool pit2_expired(void) { return (inb(0x61) & 0x20) != 0; }
 
-void time_init(void)
+bool pit2_present(void) { return pit_works; }
+
+/* One calibration window: cycles and LAPIC timer counts over a window of the reference, which the caller has
+ * started with the LAPIC timer. */
+struct window {
+    uint64_t tsc;
+    uint32_t lapic;
+    const char *failure; /* why the reference could not be used, or NULL */
+};
+
+static struct window window_pit(void)
 {
+    struct window w = {0};
     pit2_arm(PIT_HZ * CALIBRATION_MS / 1000);
+    /* In mode 0 OUT2 is low from the control word until the count runs out, 20 ms away: high now means no PIT
+     * drives it (an unassigned port 0x61 reads 0xff). */
+    if (pit2_expired()) {
+        w.failure = "PIT channel 2 is not there (OUT2 is high as it is armed)";
+        return w;
+    }
+    lapic_timer_calibrate_start();
+    uint64_t t0 = rdtsc(), t1 = t0;
+    while (!pit2_expired()) {
+        if (t1 - t0 >= REFERENCE_DEADLINE_CYCLES) {
+            (void)lapic_timer_calibrate_read();
+            w.failure = "PIT channel 2 never ran out (its clock gated off?)";
+            return w;
+        }
+        pause();
+        t1 = rdtsc();
+    }
+    t1 = rdtsc();
+    w.lapic = lapic_timer_calibrate_read();
+    w.tsc = t1 - t0;
+    return w;
+}
+
+static uint32_t pm_timer_read(void) { return inl(acpi.pm_timer_port); }
+
+static struct window window_pm_timer(void)
+{
+    struct window w = {0};
+    if (!acpi.pm_timer_port) {
+        w.failure = "no ACPI PM timer in the FADT";
+        return w;
+    }
+    bool wide = acpi.pm_timer_32bit;
+    const uint32_t counts = ACPI_PM_TIMER_HZ / 1000 * CALIBRATION_MS;
+    uint32_t start = pm_timer_read();
+    lapic_timer_calibrate_start();
+    uint64_t t0 = rdtsc(), t1 = t0;
+    while (pm_timer_elapsed(start, pm_timer_read(), wide) < counts) {
+        if (t1 - t0 >= REFERENCE_DEADLINE_CYCLES) {
+            (void)lapic_timer_calibrate_read();
+            w.failure = "the ACPI PM timer does not count";
+            return w;
+        }
+        pause();
+        t1 = rdtsc();
+    }
+    t1 = rdtsc();
+    w.lapic = lapic_timer_calibrate_read();
+    w.tsc = t1 - t0;
+    return w;
+}
+
+/* The LAPIC timer against a TSC whose rate is known: the last resort's window. */
+static uint32_t lapic_over_tsc_window(uint64_t tsc_cycles)
+{
     lapic_timer_calibrate_start();
     uint64_t t0 = rdtsc();
-    while (!pit2_expired())
+    while (rdtsc() - t0 < tsc_cycles)
         pause();
-    uint64_t t1 = rdtsc();
-    uint32_t lapic_elapsed = lapic_timer_calibrate_read();
+    return lapic_timer_calibrate_read();
+}
 
-    tsc_per_ms = (t1 - t0) / CALIBRATION_MS;
+static uint64_t cpuid_stated_tsc_hz(void)
+{
+    uint32_t leaf0[4], leaf15[4] = {0}, leaf16[4] = {0};
+    cpuid(0, 0, leaf0);
+    if (leaf0[0] >= 0x15)
+        cpuid(0x15, 0, leaf15);
+    if (leaf0[0] >= 0x16)
+        cpuid(0x16, 0, leaf16);
+    return cpuid_tsc_hz(leaf0[0], leaf15, leaf16);
+}
+
+void time_init(void)
+{
+    tsc_boot = rdtsc();
+    struct window w = window_pit();
+    pit_works = !w.failure;
+    const char *pit_failure = w.failure, *pm_failure = NULL, *reference = "PIT channel 2";
+    if (w.failure) {
+        w = window_pm_timer();
+        pm_failure = w.failure;
+        reference = "the ACPI PM timer";
+    }
+    if (w.failure) {
+        uint64_t stated = cpuid_stated_tsc_hz();
+        reference = "the rate CPUID 0x15/0x16 states";
+        if (!stated) {
+            stated = ASSUMED_TSC_HZ;
+            reference = NULL;
+        }
+        w.tsc = stated / 1000 * CALIBRATION_MS;
+        w.lapic = lapic_over_tsc_window(w.tsc);
+    }
+
+    tsc_per_ms = w.tsc / CALIBRATION_MS;
     if (tsc_per_ms == 0)
         tsc_per_ms = 1;
     ns_mult = (1000000ull << 32) / tsc_per_ms;
-    lapic_ticks_per_ms = lapic_elapsed / CALIBRATION_MS;
+    lapic_ticks_per_ms = w.lapic / CALIBRATION_MS;
     if (lapic_ticks_per_ms == 0)
         lapic_ticks_per_ms = 1;
-    tsc_boot = t0;
+
+    unsigned tsc_mhz = (unsigned)(tsc_per_ms / 1000);
+    if (!pit_failure)
+        log_info("time: TSC %u MHz, measured against PIT channel 2", tsc_mhz);
+    else if (!pm_failure)
+        log_warn("time: %s: TSC %u MHz, measured against %s", pit_failure, tsc_mhz, reference);
+    else if (reference)
+        log_warn("time: %s; %s: TSC %u MHz, %s", pit_failure, pm_failure, tsc_mhz, reference);
+    else
+        log_warn("time: %s; %s; CPUID states no TSC rate: assuming %u MHz, so times and rates are wrong",
+                 pit_failure, pm_failure, tsc_mhz);
 }
 
 void tick_set_hz(unsigned rate)
