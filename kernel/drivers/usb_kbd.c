@@ -33,7 +33,7 @@ size_t usb_kbd_usage_chars(uint8_t usage, uint8_t mods, char *out)
         if (ctrl)
             c = (char)(usage - USAGE_A + 1);
     } else if (usage >= FIRST_MAPPED && usage < FIRST_MAPPED + sizeof plain - 1) {
-        c = (shift ? shifted : plain)[usage - FIRST_MAPPED];
+        c = shift ? shifted[usage - FIRST_MAPPED] : plain[usage - FIRST_MAPPED];
     } else if (usage >= FIRST_KEYPAD && usage < FIRST_KEYPAD + sizeof keypad - 1) {
         c = keypad[usage - FIRST_KEYPAD];
     } else if (usage == USAGE_DELETE) {
