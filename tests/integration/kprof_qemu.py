@@ -16,6 +16,7 @@ end lines with "\\r\\n", and the pty adds its own); `k.log` keeps the raw bytes.
 """
 
 import hashlib
+import json
 import os
 import re
 import select
@@ -131,7 +132,7 @@ class Kprof:
 
     def __init__(self, smp=4, mem=256, cmdline="", iso=None, extra_args=(), gdb=False, udp=False,
                  udp_guest_port=UDP_GUEST_PORT, monitor=False, name="kprof", netload=False, firmware="bios",
-                 nic=None, accel="tcg", gdb_udp=None, http=None):
+                 nic=None, accel="tcg", gdb_udp=None, http=None, qmp=False):
         if firmware not in FIRMWARES:
             raise ValueError("firmware %r: want one of %s" % (firmware, ", ".join(FIRMWARES)))
         if nic is not None and nic not in NICS:
@@ -163,9 +164,14 @@ class Kprof:
         self.netload_port = free_port(socket.SOCK_DGRAM) if (udp and netload) else None
         self._tmpdir = None
         self.monitor_path = None
-        if monitor:
+        self.qmp_path = None
+        if monitor or qmp:
             self._tmpdir = tempfile.mkdtemp(prefix="kprof-mon-")
+        if monitor:
             self.monitor_path = os.path.join(self._tmpdir, "monitor.sock")
+        # qmp=True: QEMU's machine protocol on a second unix socket, beside the monitor (qmp()).
+        if qmp:
+            self.qmp_path = os.path.join(self._tmpdir, "qmp.sock")
         self.child = None
         self.pid = None
         self.t_spawn = None       # time.monotonic() just before QEMU was started
@@ -218,6 +224,8 @@ class Kprof:
             args += ["-monitor", "unix:%s,server=on,wait=off" % self.monitor_path]
         else:
             args += ["-monitor", "none"]
+        if self.qmp_path:
+            args += ["-qmp", "unix:%s,server=on,wait=off" % self.qmp_path]
         return args + self.extra_args
 
     def start(self):
@@ -395,6 +403,44 @@ class Kprof:
         text = re.sub(r"\x1b\[[0-9;]*[A-Za-z]|\r", "", got.decode(errors="replace"))
         lines = text.split("\n")
         return "\n".join(lines[1:-1]) if len(lines) > 1 else ""
+
+    # ---- QMP (qmp=True) ---------------------------------------------------------------------------------
+    def qmp(self, command, args=None, timeout=CMD_TIMEOUT):
+        """Runs one QMP command on its own connection (greeting, qmp_capabilities, the command) and returns its
+        "return" value; a QMP "error" raises KprofError. Events that arrive meanwhile are skipped."""
+        if not self.qmp_path:
+            raise KprofError("this Kprof was started without qmp=True")
+        deadline = time.monotonic() + timeout
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            while True:
+                try:
+                    s.connect(self.qmp_path)
+                    break
+                except (FileNotFoundError, ConnectionRefusedError):
+                    if time.monotonic() > deadline:
+                        raise KprofTimeout("no QMP socket at %s" % self.qmp_path)
+                    select.select([], [], [], 0.05)
+            pending = [b""]
+
+            def reply():
+                while True:
+                    while b"\n" not in pending[0]:
+                        pending[0] += _recv_until(s, b"\n", deadline)
+                    line, pending[0] = pending[0].split(b"\n", 1)
+                    msg = json.loads(line)
+                    if "event" not in msg:
+                        return msg
+
+            reply()  # the greeting
+            for cmd, cmd_args in (("qmp_capabilities", None), (command, args)):
+                req = {"execute": cmd}
+                if cmd_args is not None:
+                    req["arguments"] = cmd_args
+                s.sendall(json.dumps(req).encode() + b"\n")
+                msg = reply()
+                if "error" in msg:
+                    raise KprofError("QMP %s: %s" % (cmd, msg["error"].get("desc", msg["error"])))
+        return msg.get("return")
 
     # ---- ending -----------------------------------------------------------------------------------------
     def _reap(self, timeout):
