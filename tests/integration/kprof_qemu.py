@@ -388,15 +388,7 @@ class Kprof:
         if not self.monitor_path:
             raise KprofError("this Kprof was started without monitor=True")
         deadline = time.monotonic() + timeout
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-            while True:
-                try:
-                    s.connect(self.monitor_path)
-                    break
-                except (FileNotFoundError, ConnectionRefusedError):
-                    if time.monotonic() > deadline:
-                        raise KprofTimeout("no QEMU monitor at %s" % self.monitor_path)
-                    select.select([], [], [], 0.05)  # the socket appears as QEMU starts: poll for it
+        with _connect_unix(self.monitor_path, deadline, "QEMU monitor") as s:
             got = _recv_until(s, b"(qemu) ", deadline)
             s.sendall(command.encode() + b"\n")
             got = _recv_until(s, b"(qemu) ", deadline)
@@ -411,15 +403,7 @@ class Kprof:
         if not self.qmp_path:
             raise KprofError("this Kprof was started without qmp=True")
         deadline = time.monotonic() + timeout
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-            while True:
-                try:
-                    s.connect(self.qmp_path)
-                    break
-                except (FileNotFoundError, ConnectionRefusedError):
-                    if time.monotonic() > deadline:
-                        raise KprofTimeout("no QMP socket at %s" % self.qmp_path)
-                    select.select([], [], [], 0.05)
+        with _connect_unix(self.qmp_path, deadline, "QMP socket") as s:
             pending = [b""]
 
             def reply():
@@ -528,6 +512,20 @@ class _Match:
 
 def _short(line, n=60):
     return line if len(line) <= n else line[:n] + "...(%d chars)" % len(line)
+
+
+def _connect_unix(path, deadline, what):
+    """A connected unix stream socket to one of QEMU's servers; the socket appears as QEMU starts: poll for it."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    while True:
+        try:
+            s.connect(path)
+            return s
+        except (FileNotFoundError, ConnectionRefusedError):
+            if time.monotonic() > deadline:
+                s.close()
+                raise KprofTimeout("no %s at %s" % (what, path))
+            select.select([], [], [], 0.05)
 
 
 def _recv_until(s, token, deadline):
