@@ -4,21 +4,27 @@
  * context base array (with scratchpad pages when it asks), one command ring and one event ring, and run.
  * Root ports are enumerated by kernel/drivers/xhci_dev.c.
  *
- * All of it runs in one task on CPU 0, which polls the event ring every POLL_MS: the irq layer gives each
- * attach its own vector and points the IOAPIC pin at it, so attaching on a PCI line another device already
- * uses (q35 shares INTx lines) would take that device's interrupt away. Every wait on the controller is bounded
- * and ends in one log line; every event TRB is judged (kernel/drivers/xhci_trb.c) before it is used. */
+ * All of it runs in one task on CPU 0. The event ring's interrupt (INTx through the IOAPIC, IMAN/IMOD)
+ * only acknowledges the controller and wakes the task; the task also wakes for key repeat and, as a safety
+ * net for an edge missed, every SAFETY_MS. When the controller's interrupt line is one another PCI function
+ * also names, the task polls every POLL_MS instead: the irq layer gives each attach its own vector and points
+ * the IOAPIC pin at it, so a second attach on a shared line would take the first device's interrupt away.
+ * Every wait on the controller is bounded and ends in one log line; every event TRB is judged
+ * (kernel/drivers/xhci_trb.c) before it is used. */
 #include "kernel/drivers/xhci.h"
 
 #include <string.h>
 
 #include "hal/cpu.h"
+#include "hal/irq.h"
 #include "hal/kernel_entry.h"
 #include "kernel/heap.h"
 #include "kernel/log.h"
 #include "kernel/task.h"
 
 #define POLL_MS 10
+#define SAFETY_MS 1000
+#define IMOD_250NS 4000 /* at most one interrupt a millisecond */
 
 /* Capability registers. */
 #define CAP_LENGTH 0x00
@@ -38,10 +44,15 @@
 #define CMD_RESET (1u << 1)
 #define STS_HALTED (1u << 0)
 #define STS_HOST_ERROR (1u << 2)
+#define STS_EVENT (1u << 3)
+#define CMD_INTERRUPTS (1u << 2)
 #define STS_NOT_READY (1u << 11)
 #define STS_CONTROLLER_ERROR (1u << 12)
 /* Interrupter 0 (from RTSOFF). */
 #define IR0_IMAN 0x20
+#define IR0_IMOD 0x24
+#define IMAN_PENDING (1u << 0)
+#define IMAN_ENABLE (1u << 1)
 #define IR0_ERSTSZ 0x28
 #define IR0_ERSTBA 0x30
 #define IR0_ERDP 0x38
@@ -245,6 +256,37 @@ static void take_from_firmware(struct xhci *hc, uint32_t hccparams1)
     }
 }
 
+/* Interrupt context: acknowledge (IMAN.IP and USBSTS.EINT are write-1-to-clear, which also drops the line)
+ * and wake the task. A read of IMAN without IP set was not ours. */
+static void xhci_irq(void *arg)
+{
+    struct xhci *hc = arg;
+    uint32_t iman = pci_bar_read32(&hc->bar, hc->rt + IR0_IMAN);
+    if (!(iman & IMAN_PENDING))
+        return;
+    pci_bar_write32(&hc->bar, hc->op + OP_USBSTS, STS_EVENT);
+    pci_bar_write32(&hc->bar, hc->rt + IR0_IMAN, IMAN_PENDING | IMAN_ENABLE);
+    task_wake(hc->task);
+}
+
+/* The ISA line to take the interrupt on, or 0 (with *why) to poll instead. */
+static unsigned pick_line(struct xhci *hc, const char **why)
+{
+    uint8_t line = pci_interrupt_line(hc->pci);
+    if (hc->pci->interrupt_pin == 0 || hc->pci->interrupt_pin > 4 || line == 0 || line >= 16) {
+        *why = "the firmware routed it no ISA interrupt line";
+        return 0;
+    }
+    for (unsigned i = 0; i < pci_device_count(); i++) {
+        const struct pci_device *d = pci_device_at(i);
+        if (d != hc->pci && d->interrupt_pin && pci_interrupt_line(d) == line) {
+            *why = "its interrupt line is shared with another PCI function";
+            return 0;
+        }
+    }
+    return line;
+}
+
 static bool bring_up(struct xhci *hc, const char **why)
 {
     if (!pci_read_bar(hc->pci, 0, &hc->bar) || hc->bar.is_io || hc->bar.size < 0x1000) {
@@ -321,7 +363,18 @@ static bool bring_up(struct xhci *hc, const char **why)
     write64(hc, hc->rt + IR0_ERDP, pci_dma_address(hc->events));
     write64(hc, hc->rt + IR0_ERSTBA, pci_dma_address(erst)); /* last: this starts the event ring */
 
-    xhci_op_write(hc, OP_USBCMD, CMD_RUN);
+    /* Attached once the registers are mapped and placed, before the controller runs with interrupts on. */
+    hc->line = pick_line(hc, &hc->poll_why);
+    if (hc->line && !irq_attach_isa(hc->line, xhci_irq, hc)) {
+        hc->poll_why = "no interrupt vector was left";
+        hc->line = 0;
+    }
+    hc->irq = hc->line != 0;
+    if (hc->irq) {
+        pci_bar_write32(&hc->bar, hc->rt + IR0_IMOD, IMOD_250NS);
+        pci_bar_write32(&hc->bar, hc->rt + IR0_IMAN, IMAN_PENDING | IMAN_ENABLE);
+    }
+    xhci_op_write(hc, OP_USBCMD, CMD_RUN | (hc->irq ? CMD_INTERRUPTS : 0));
     if (!wait_op(hc, OP_USBSTS, STS_HALTED, 0, HALT_MS)) {
         *why = "it did not start running";
         return false;
@@ -357,13 +410,18 @@ static void xhci_task(void *arg)
 {
     struct xhci *hc = arg;
     const char *why = "";
+    hc->task = task_current();
     if (!bring_up(hc, &why)) {
         log_warn("usb: xHCI %04x:%04x: %s -- no USB keyboard", hc->pci->vendor, hc->pci->device, why);
         task_exit();
     }
     unsigned ports = hc->max_ports < XHCI_MAX_PORTS ? hc->max_ports : XHCI_MAX_PORTS;
-    log_info("usb: xHCI %04x:%04x: %u ports, %u slots, event ring polled every %u ms", hc->pci->vendor,
-             hc->pci->device, hc->max_ports, hc->max_slots, POLL_MS);
+    if (hc->irq)
+        log_info("usb: xHCI %04x:%04x: %u ports, %u slots, event ring interrupt on irq %u", hc->pci->vendor,
+                 hc->pci->device, hc->max_ports, hc->max_slots, hc->line);
+    else
+        log_info("usb: xHCI %04x:%04x: %u ports, %u slots, event ring polled every %u ms (%s)", hc->pci->vendor,
+                 hc->pci->device, hc->max_ports, hc->max_slots, POLL_MS, hc->poll_why);
     if (ports < hc->max_ports)
         log_warn("usb: xHCI: ports above %u are not driven", XHCI_MAX_PORTS);
     hc->port_changed = ports == 32 ? 0xFFFFFFFFu : (1u << ports) - 1; /* look at every port once */
@@ -376,15 +434,21 @@ static void xhci_task(void *arg)
             if (n <= ports)
                 port_look(hc, n);
         }
-        int64_t now = time_ns();
+        int64_t now = time_ns(), next = now + (int64_t)SAFETY_MS * 1000000;
         for (unsigned n = 1; n <= ports; n++) {
             char out[USB_KBD_OUT_MAX];
             if (hc->ports[n].keyboard) {
                 size_t k = usb_kbd_tick(&hc->ports[n].kbd, now, out);
                 xhci_keys_out(out, (unsigned)k);
+                int64_t due = usb_kbd_deadline(&hc->ports[n].kbd);
+                if (due - next < 0)
+                    next = due;
             }
         }
-        task_sleep_ms(POLL_MS);
+        if (hc->irq)
+            task_block_until(next); /* the interrupt, a repeat falling due, or the safety net */
+        else
+            task_sleep_ms(POLL_MS);
     }
 }
 

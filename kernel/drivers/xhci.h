@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "hal/pci.h"
+#include "kernel/task.h"
 #include "kernel/drivers/usb_kbd.h"
 #include "kernel/drivers/xhci_trb.h"
 
@@ -48,6 +49,10 @@ struct xhci {
     struct xhci_port ports[XHCI_MAX_PORTS + 1]; /* by port number, 1-based */
     uint32_t port_changed;      /* bit n: port n+1 had a status change event not yet looked at */
     uint64_t bad_events;
+    struct task *task;          /* the xHCI task, which the interrupt wakes */
+    bool irq;                   /* the event ring interrupts on INTx; false: polled */
+    unsigned line;              /* its ISA interrupt line, when irq */
+    const char *poll_why;       /* why not, when polled */
     uint64_t watch_trb;         /* a control transfer's data stage: its event is noted here */
     uint32_t watch_residual;
     uint8_t watch_code;         /* 0 until that event came */

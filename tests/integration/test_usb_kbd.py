@@ -54,9 +54,12 @@ def type_line(k, line):
 
 
 def wait_line(k, rx, what):
-    """A log line that may have come before `ready:` (then it is in the boot log) or after it."""
-    if not re.search(rx, k.boot_log + "\n"):
-        k.expect(rx, timeout=WAIT, what=what)
+    """A log line that may have come before `ready:` (then it is in the boot log) or after it. Returns the
+    text it was found in."""
+    if re.search(rx, k.boot_log + "\n"):
+        return k.boot_log + "\n"
+    m = k.expect(rx, timeout=WAIT, what=what)
+    return m.before + m.group(0)
 
 
 @pytest.fixture(scope="module", params=["uefi", "bios"])
@@ -65,7 +68,7 @@ def usb(request):
               name="%s-%s" % (request.node.name, request.param))
     try:
         k.boot()
-        wait_line(k, RX_KEYBOARD, "the USB keyboard's enumeration line")
+        k.usb_log = wait_line(k, RX_KEYBOARD, "the USB keyboard's enumeration line")
         yield k
     finally:
         k.kill()
@@ -73,6 +76,9 @@ def usb(request):
 
 def test_usb_keyboard_types_a_profile_that_runs(usb):
     assert "ps2kbd: no i8042 controller" in usb.boot_log, usb.boot_log
+    # the controller's line says how its event ring is served: its interrupt, or a poll and why
+    assert re.search(r"usb: xHCI 1b36:000d: 8 ports, \d+ slots, event ring (interrupt on irq \d+|polled every "
+                     r"10 ms \(.+\))\n", usb.usb_log), usb.usb_log
     out = type_line(usb, "profile 300 all 3")
     r = parse_report(out.strip("\n"), 300, 3, cpus=CPUS)
     assert r.samples > 0, out
