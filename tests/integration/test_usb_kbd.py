@@ -116,3 +116,18 @@ def test_no_xhci_controller_says_so_and_com1_works(kprof_factory):
     k = kprof_factory(smp=CPUS, mem=256, extra_args=["-M", "q35"])
     assert re.search(r"(?m)^usb: no xHCI controller: ", k.boot_log), k.boot_log
     assert k.cmd("uptime").startswith("up")
+
+
+def test_hub_and_other_devices_are_one_line_each_and_left_alone(kprof_factory):
+    """Hubs are not driven: a keyboard behind one is not used, and the hub says so in one line; a tablet is not a
+    boot keyboard: one line. COM1 stays the console."""
+    k = kprof_factory(smp=CPUS, mem=256, qmp=True, extra_args=[
+        "-M", "q35,i8042=off", "-device", "qemu-xhci,id=xhci",
+        "-device", "usb-hub,id=hub,bus=xhci.0,port=1", "-device", "usb-kbd,id=kbd,bus=xhci.0,port=1.1",
+        "-device", "usb-tablet,id=tab,bus=xhci.0,port=2"])
+    log = wait_line(k, r"usb: port \d+: hub 0409:55aa: hubs are not driven, nothing behind it is used\n",
+                    "the hub's line")
+    log += wait_line(k, r"usb: port \d+: device 0627:0001 \(class 00\) is not a boot keyboard: left alone\n",
+                     "the tablet's line")
+    assert "keyboard 0627:0001" not in log, log
+    assert k.cmd("uptime").startswith("up")
