@@ -78,13 +78,18 @@ void pci_enable(const struct pci_device *dev, bool io, bool memory, bool bus_mas
 uint8_t pci_interrupt_line(const struct pci_device *dev);
 
 /* Register access at offset bytes into a BAR: port I/O for an I/O BAR, a volatile load or store for a memory
- * BAR (which must be mapped: below 4 GiB here). No lock; safe in interrupt context. */
+ * BAR (which must be mapped: below 4 GiB, or through pci_map_bar). No lock; safe in interrupt context. */
 uint8_t pci_bar_read8(const struct pci_bar *bar, uint32_t offset);
 uint16_t pci_bar_read16(const struct pci_bar *bar, uint32_t offset);
 uint32_t pci_bar_read32(const struct pci_bar *bar, uint32_t offset);
 void pci_bar_write8(const struct pci_bar *bar, uint32_t offset, uint8_t value);
 void pci_bar_write16(const struct pci_bar *bar, uint32_t offset, uint16_t value);
 void pci_bar_write32(const struct pci_bar *bar, uint32_t offset, uint32_t value);
+
+/* Makes a memory BAR reachable by pci_bar_read/write and plain loads at its base address: nothing to do below
+ * 4 GiB; above, the architecture maps it uncached (arch/x86_64/mmio_map.c). False with *why when it cannot.
+ * Task context. */
+bool pci_map_bar(const struct pci_bar *bar, const char **why);
 
 /* The bus address a device must be given for kernel memory at ptr (the identity map: the same number). */
 uint64_t pci_dma_address(const void *ptr);

@@ -8,6 +8,7 @@
 #include "hal/pmu.h"
 #include "kernel/cmdline.h"
 #include "kernel/console.h"
+#include "kernel/drivers/xhci.h"
 #include "kernel/heap.h"
 #include "kernel/httpd/httpd.h"
 #include "kernel/log.h"
@@ -37,6 +38,7 @@ __attribute__((noreturn)) void kmain(uintptr_t boot_info)
     log_info("smp: %u cpus online", cpu_count());
     task_start_reaper();                        /* frees the stacks of tasks that exited */
     arch_console_init();                        /* VGA mirror, COM1 and keyboard input interrupts */
+    xhci_init();                                /* a USB keyboard on xHCI, enumerated by its own task */
     gdb_init();                                 /* the gdb stub on COM2; gdb=wait stops here for gdb */
     net_init();                                 /* the NIC by PCI id, lwIP in the network task, DHCP or ip= */
     udpsh_init();                               /* the UDP shell on port 5555 (udpsh.port=) */

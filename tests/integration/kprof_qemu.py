@@ -16,6 +16,7 @@ end lines with "\\r\\n", and the pty adds its own); `k.log` keeps the raw bytes.
 """
 
 import hashlib
+import json
 import os
 import re
 import select
@@ -147,7 +148,7 @@ class Kprof:
 
     def __init__(self, smp=4, mem=256, cmdline="", iso=None, extra_args=(), gdb=False, udp=False,
                  udp_guest_port=UDP_GUEST_PORT, monitor=False, name="kprof", netload=False, firmware="bios",
-                 nic=None, accel="tcg", gdb_udp=None, http=None, media="cdrom"):
+                 nic=None, accel="tcg", gdb_udp=None, http=None, media="cdrom", qmp=False):
         if firmware not in FIRMWARES:
             raise ValueError("firmware %r: want one of %s" % (firmware, ", ".join(FIRMWARES)))
         if media not in MEDIA:
@@ -182,9 +183,14 @@ class Kprof:
         self.netload_port = free_port(socket.SOCK_DGRAM) if (udp and netload) else None
         self._tmpdir = None
         self.monitor_path = None
-        if monitor:
+        self.qmp_path = None
+        if monitor or qmp:
             self._tmpdir = tempfile.mkdtemp(prefix="kprof-mon-")
+        if monitor:
             self.monitor_path = os.path.join(self._tmpdir, "monitor.sock")
+        # qmp=True: QEMU's machine protocol on a second unix socket, beside the monitor (qmp()).
+        if qmp:
+            self.qmp_path = os.path.join(self._tmpdir, "qmp.sock")
         self.child = None
         self.pid = None
         self.t_spawn = None       # time.monotonic() just before QEMU was started
@@ -237,6 +243,8 @@ class Kprof:
             args += ["-monitor", "unix:%s,server=on,wait=off" % self.monitor_path]
         else:
             args += ["-monitor", "none"]
+        if self.qmp_path:
+            args += ["-qmp", "unix:%s,server=on,wait=off" % self.qmp_path]
         return args + self.extra_args
 
     def _media_args(self, iso):
@@ -411,21 +419,43 @@ class Kprof:
         if not self.monitor_path:
             raise KprofError("this Kprof was started without monitor=True")
         deadline = time.monotonic() + timeout
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-            while True:
-                try:
-                    s.connect(self.monitor_path)
-                    break
-                except (FileNotFoundError, ConnectionRefusedError):
-                    if time.monotonic() > deadline:
-                        raise KprofTimeout("no QEMU monitor at %s" % self.monitor_path)
-                    select.select([], [], [], 0.05)  # the socket appears as QEMU starts: poll for it
+        with _connect_unix(self.monitor_path, deadline, "QEMU monitor") as s:
             got = _recv_until(s, b"(qemu) ", deadline)
             s.sendall(command.encode() + b"\n")
             got = _recv_until(s, b"(qemu) ", deadline)
         text = re.sub(r"\x1b\[[0-9;]*[A-Za-z]|\r", "", got.decode(errors="replace"))
         lines = text.split("\n")
         return "\n".join(lines[1:-1]) if len(lines) > 1 else ""
+
+    # ---- QMP (qmp=True) ---------------------------------------------------------------------------------
+    def qmp(self, command, args=None, timeout=CMD_TIMEOUT):
+        """Runs one QMP command on its own connection (greeting, qmp_capabilities, the command) and returns its
+        "return" value; a QMP "error" raises KprofError. Events that arrive meanwhile are skipped."""
+        if not self.qmp_path:
+            raise KprofError("this Kprof was started without qmp=True")
+        deadline = time.monotonic() + timeout
+        with _connect_unix(self.qmp_path, deadline, "QMP socket") as s:
+            pending = [b""]
+
+            def reply():
+                while True:
+                    while b"\n" not in pending[0]:
+                        pending[0] += _recv_until(s, b"\n", deadline)
+                    line, pending[0] = pending[0].split(b"\n", 1)
+                    msg = json.loads(line)
+                    if "event" not in msg:
+                        return msg
+
+            reply()  # the greeting
+            for cmd, cmd_args in (("qmp_capabilities", None), (command, args)):
+                req = {"execute": cmd}
+                if cmd_args is not None:
+                    req["arguments"] = cmd_args
+                s.sendall(json.dumps(req).encode() + b"\n")
+                msg = reply()
+                if "error" in msg:
+                    raise KprofError("QMP %s: %s" % (cmd, msg["error"].get("desc", msg["error"])))
+        return msg.get("return")
 
     # ---- ending -----------------------------------------------------------------------------------------
     def _reap(self, timeout):
@@ -513,6 +543,20 @@ class _Match:
 
 def _short(line, n=60):
     return line if len(line) <= n else line[:n] + "...(%d chars)" % len(line)
+
+
+def _connect_unix(path, deadline, what):
+    """A connected unix stream socket to one of QEMU's servers; the socket appears as QEMU starts: poll for it."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    while True:
+        try:
+            s.connect(path)
+            return s
+        except (FileNotFoundError, ConnectionRefusedError):
+            if time.monotonic() > deadline:
+                s.close()
+                raise KprofTimeout("no %s at %s" % (what, path))
+            select.select([], [], [], 0.05)
 
 
 def _recv_until(s, token, deadline):

@@ -1,0 +1,133 @@
+"""The USB keyboard on xHCI (kernel/drivers/xhci.c, docs/usb.md) on a PC as it is today: q35 with no i8042,
+a qemu-xhci controller and a usb-kbd on its root port, under OVMF (which puts the controller's 64-bit BAR above
+4 GiB and drives it before us) and under SeaBIOS (which drives it too). Keys are pressed on the USB keyboard
+through QMP's input-send-event -- never on COM1 -- and what they type is read back from COM1, where the console
+still writes: a `profile 300 all 3` typed there runs and reports; a held key repeats while it is held; unplugging
+the keyboard (device_del) and plugging another in (device_add) are each one log line and typing still works.
+Without an xHCI controller the boot log says so and COM1 is the console. Nothing here asserts a duration: the
+repeat is seen as a second copy of a held key's character, waited for generously.
+
+One kernel per firmware for the module (an OVMF boot under TCG takes seconds); the unplug test runs last in it.
+"""
+
+import re
+
+import pytest
+
+from kprof_qemu import PROMPT, Kprof
+from test_profile import parse_report
+
+CPUS = 2
+XHCI_ARGS = ["-M", "q35,i8042=off", "-device", "qemu-xhci,id=xhci", "-device", "usb-kbd,id=kbd,bus=xhci.0"]
+RX_KEYBOARD = r"usb: xHCI 1b36:000d: port (\d+): keyboard 0627:0001 \(boot protocol\), slot (\d+)\n"
+WAIT = 60.0  # generous: TCG on a loaded machine
+
+QCODES = {" ": "spc", "\r": "ret", "-": "minus", ".": "dot", "/": "slash"}
+
+
+def qcode(ch):
+    return QCODES.get(ch, ch)
+
+
+def key_event(k, name, down):
+    k.qmp("input-send-event", {"events": [{"type": "key", "data": {
+        "down": down, "key": {"type": "qcode", "data": name}}}]})
+
+
+def press(k, name):
+    k.qmp("input-send-event", {"events": [
+        {"type": "key", "data": {"down": True, "key": {"type": "qcode", "data": name}}},
+        {"type": "key", "data": {"down": False, "key": {"type": "qcode", "data": name}}}]})
+
+
+def type_line(k, line):
+    """Types line on the USB keyboard a key at a time, each waited for as its echo on COM1 (the keyboard's own
+    queue is short), then Enter. Returns the output up to the next prompt."""
+    k.drain()
+    k._buf = ""
+    for ch in line:
+        press(k, qcode(ch))
+        k.expect(re.escape(ch), timeout=WAIT, what="the echo of %r typed on the USB keyboard" % ch)
+    press(k, "ret")
+    m = k.expect(r"\n" + re.escape(PROMPT), timeout=WAIT, what="the prompt after %r typed on USB" % line)
+    return m.before[1:] if m.before.startswith("\n") else m.before
+
+
+def wait_line(k, rx, what):
+    """A log line that may have come before `ready:` (then it is in the boot log) or after it. Returns the
+    text it was found in."""
+    if re.search(rx, k.boot_log + "\n"):
+        return k.boot_log + "\n"
+    m = k.expect(rx, timeout=WAIT, what=what)
+    return m.before + m.group(0)
+
+
+@pytest.fixture(scope="module", params=["uefi", "bios"])
+def usb(request):
+    k = Kprof(smp=CPUS, mem=256, firmware=request.param, qmp=True, extra_args=XHCI_ARGS,
+              name="%s-%s" % (request.node.name, request.param))
+    try:
+        k.boot()
+        k.usb_log = wait_line(k, RX_KEYBOARD, "the USB keyboard's enumeration line")
+        yield k
+    finally:
+        k.kill()
+
+
+def test_usb_keyboard_types_a_profile_that_runs(usb):
+    assert "ps2kbd: no i8042 controller" in usb.boot_log, usb.boot_log
+    # the controller's line says how its event ring is served: its interrupt, or a poll and why
+    assert re.search(r"usb: xHCI 1b36:000d: 8 ports, \d+ slots, event ring (interrupt on irq \d+|polled every "
+                     r"10 ms \(.+\))\n", usb.usb_log), usb.usb_log
+    out = type_line(usb, "profile 300 all 3")
+    r = parse_report(out.strip("\n"), 300, 3, cpus=CPUS)
+    assert r.samples > 0, out
+    # COM1 is still the console beside it
+    assert usb.cmd("uptime").startswith("up")
+
+
+def test_held_key_repeats_until_released(usb):
+    usb.drain()
+    usb._buf = ""
+    key_event(usb, "x", True)
+    try:
+        usb.expect("x", timeout=WAIT, what="the held key's first character")
+        usb.expect("x", timeout=WAIT, what="a repeat of the held key")
+    finally:
+        key_event(usb, "x", False)
+    usb.sync()
+    # released: nothing else types, so a line typed now is exactly what it says
+    out = type_line(usb, "uptime")
+    assert out.strip().startswith("up"), out
+
+
+def test_unplug_and_plug_keyboard_console_keeps_working(usb):
+    usb.qmp("device_del", {"id": "kbd"})
+    usb.expect(r"usb: port (\d+): keyboard unplugged, slot (\d+) disabled\n", timeout=WAIT,
+               what="the unplug line")
+    assert usb.cmd("uptime").startswith("up")  # COM1 meanwhile
+    usb.qmp("device_add", {"driver": "usb-kbd", "id": "kbd2", "bus": "xhci.0"})
+    usb.expect(RX_KEYBOARD, timeout=WAIT, what="the new keyboard's enumeration line")
+    out = type_line(usb, "uptime")
+    assert out.strip().startswith("up"), out
+
+
+def test_no_xhci_controller_says_so_and_com1_works(kprof_factory):
+    k = kprof_factory(smp=CPUS, mem=256, extra_args=["-M", "q35"])
+    assert re.search(r"(?m)^usb: no xHCI controller: ", k.boot_log), k.boot_log
+    assert k.cmd("uptime").startswith("up")
+
+
+def test_hub_and_other_devices_are_one_line_each_and_left_alone(kprof_factory):
+    """Hubs are not driven: a keyboard behind one is not used, and the hub says so in one line; a tablet is not a
+    boot keyboard: one line. COM1 stays the console."""
+    k = kprof_factory(smp=CPUS, mem=256, qmp=True, extra_args=[
+        "-M", "q35,i8042=off", "-device", "qemu-xhci,id=xhci",
+        "-device", "usb-hub,id=hub,bus=xhci.0,port=1", "-device", "usb-kbd,id=kbd,bus=xhci.0,port=1.1",
+        "-device", "usb-tablet,id=tab,bus=xhci.0,port=2"])
+    log = wait_line(k, r"usb: port \d+: hub 0409:55aa: hubs are not driven, nothing behind it is used\n",
+                    "the hub's line")
+    log += wait_line(k, r"usb: port \d+: device 0627:0001 \(class 00\) is not a boot keyboard: left alone\n",
+                     "the tablet's line")
+    assert "keyboard 0627:0001" not in log, log
+    assert k.cmd("uptime").startswith("up")

@@ -1,0 +1,1 @@
+test_usb_desc_SRCS := kernel/drivers/usb_desc.c

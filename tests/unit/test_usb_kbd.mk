@@ -1,0 +1,1 @@
+test_usb_kbd_SRCS := kernel/drivers/usb_kbd.c
