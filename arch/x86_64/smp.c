@@ -1,7 +1,10 @@
 /* arch/x86_64/smp.c: starting the application processors the MADT listed, one at a time, with the
- * INIT-SIPI-SIPI sequence through a real-mode trampoline copied to 0x8000; and each AP's way from the
- * trampoline into the scheduler (its own GDT/TSS/GS, the shared IDT, its LAPIC and tick, an idle task). */
+ * INIT-SIPI-SIPI sequence through a real-mode trampoline copied to 0x8000 (APIC ids above 254 only in x2APIC
+ * mode, whose destinations are 32 bits); each AP's memory (its first stack, its interrupt stacks) allocated only
+ * when it is started; and each AP's way from the trampoline into the scheduler (its own GDT/TSS/GS, the shared
+ * IDT, its LAPIC in the boot CPU's mode and its tick, an idle task). */
 #include "arch/x86_64/arch.h"
+#include "arch/x86_64/lapic_regs.h"
 #include "arch/x86_64/percpu.h"
 #include "arch/x86_64/x86.h"
 #include "kernel/lib/format.h"
@@ -21,7 +24,8 @@ static uint8_t *ap_stacks[MAX_CPUS];
 
 __attribute__((noreturn)) static void ap_main(uint64_t index)
 {
-    percpu_install((unsigned)index, lapic_id());
+    /* The APIC id the boot CPU woke it by: lapic_id() would fault before lapic_init turns x2APIC on here. */
+    percpu_install((unsigned)index, percpu_area[index].apic_id);
     idt_load();
     lapic_init();
     sched_init_cpu(ap_stacks[index], ap_stacks[index] + AP_STACK_SIZE);
@@ -101,22 +105,26 @@ void smp_start_aps(void)
         uint32_t apic_id = acpi.cpu_apic_ids[i];
         if (apic_id == self)
             continue;
-        if (apic_id > 0xFE) {
+        if (apic_id > XAPIC_MAX_ID && !lapic_x2apic_mode()) {
             /* xAPIC mode reaches APIC ids 0..254 (255 is the broadcast): one above needs x2APIC. */
-            log_warn("smp: cpu with APIC id %u needs x2APIC, which kprof does not use: left in its reset state",
-                     apic_id);
+            log_warn("smp: cpu with APIC id %u needs x2APIC, and the APIC runs in %s: left in its reset state",
+                     apic_id, lapic_mode_text());
             failed++;
             continue;
         }
         /* The AP's first stack becomes its idle task's stack, painted so `stacks` can measure it. */
         uint8_t *stack = kmalloc_aligned(AP_STACK_SIZE, 16);
-        if (!stack) {
-            log_warn("smp: no memory for the stack of cpu with APIC id %u", apic_id);
+        uint8_t (*ist)[IST_STACK_SIZE] = kmalloc_aligned(IST_STACKS * IST_STACK_SIZE, 16);
+        if (!stack || !ist) {
+            log_warn("smp: no memory for the stacks of cpu with APIC id %u", apic_id);
+            kfree(stack);
+            kfree(ist);
             break;
         }
         for (size_t w = 0; w < AP_STACK_SIZE / 4; w++)
             ((uint32_t *)stack)[w] = STACK_PAINT;
         percpu_area[next_index].apic_id = apic_id;
+        percpu_area[next_index].ist_stacks = ist;
         ap_stacks[next_index] = stack;
         tramp_set(ap_tramp_cr3_off, read_cr3());
         tramp_set(ap_tramp_stack_off, (uint64_t)(stack + AP_STACK_SIZE));
@@ -131,7 +139,9 @@ void smp_start_aps(void)
             lapic_send_startup(apic_id, AP_TRAMPOLINE_ADDR >> 12);
             if (!wait_arrival(1000000)) {
                 log_warn("smp: cpu with APIC id %u did not start", apic_id);
+                percpu_area[next_index].ist_stacks = 0;
                 kfree(stack);
+                kfree(ist);
                 failed++;
                 continue;
             }
