@@ -6,8 +6,8 @@
 #include "arch/x86_64/arch.h"
 #include "arch/x86_64/lapic_regs.h"
 #include "arch/x86_64/percpu.h"
+#include "arch/x86_64/smp_left.h"
 #include "arch/x86_64/x86.h"
-#include "kernel/lib/format.h"
 #include "kernel/heap.h"
 #include "kernel/log.h"
 #include "kernel/lib/string.h"
@@ -50,35 +50,14 @@ static bool wait_arrival(uint64_t us)
     return atomic_load(&ap_arrived);
 }
 
-/* The boot log's account of the CPUs the firmware listed: how many started, and of the rest which were left in
- * their reset state and why -- the kernel is built for MAX_CPUS, or they did not come up. */
+/* The boot log's account of the CPUs the firmware listed (smp_left.c words it). */
 static void report_left(unsigned listed, unsigned started, unsigned failed, unsigned considered)
 {
-    unsigned remembered = listed < ACPI_MAX_CPUS ? listed : ACPI_MAX_CPUS;
-    unsigned over = listed - started - failed; /* never tried: past MAX_CPUS (or past what was remembered) */
-    if (started == listed) {
-        log_info("smp: the firmware listed %u cpus; all %u started", listed, started);
-        return;
-    }
-    log_info("smp: the firmware listed %u cpus; %u started, %u did not start, %u left over MAX_CPUS (%u)", listed,
-             started, failed, over, (unsigned)MAX_CPUS);
-    if (over == 0 || considered >= remembered)
-        return;
-    /* Which: the APIC ids never tried, as ranges on one line. */
-    char line[160];
-    size_t n = 0;
-    for (unsigned i = considered; i < remembered && n + 24 < sizeof line;) {
-        unsigned j = i;
-        while (j + 1 < remembered && acpi.cpu_apic_ids[j + 1] == acpi.cpu_apic_ids[j] + 1)
-            j++;
-        n += ksnprintf(line + n, sizeof line - n, j > i ? "%s%u-%u" : "%s%u", n ? "," : "", acpi.cpu_apic_ids[i],
-                       acpi.cpu_apic_ids[j]);
-        i = j + 1;
-        if (i < remembered && n + 24 >= sizeof line)
-            n += ksnprintf(line + n, sizeof line - n, ",...");
-    }
-    log_warn("smp: left in their reset state: APIC ids %s (this kernel starts at most MAX_CPUS=%u cpus)", line,
-             (unsigned)MAX_CPUS);
+    char info[160], warn[224];
+    smp_left_lines(acpi.cpu_apic_ids, listed, started, failed, considered, info, sizeof info, warn, sizeof warn);
+    log_info("%s", info);
+    if (warn[0])
+        log_warn("%s", warn);
 }
 
 void smp_start_aps(void)

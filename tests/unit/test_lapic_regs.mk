@@ -1,0 +1,1 @@
+test_lapic_regs_SRCS :=
