@@ -100,6 +100,18 @@ DEBUGGER_TEXT bool percpu_ist_bounds(uintptr_t sp, uintptr_t *lo, uintptr_t *hi)
     return false;
 }
 
+DEBUGGER_TEXT bool percpu_ist_overlaps(uintptr_t lo, uintptr_t hi)
+{
+    for (unsigned i = 0; i < configured_count; i++) {
+        if (!percpu_area[i].ist_stacks)
+            continue;
+        uintptr_t base = (uintptr_t)percpu_area[i].ist_stacks; /* the three are one allocation */
+        if (lo < base + IST_STACKS * IST_STACK_SIZE && hi > base)
+            return true;
+    }
+    return false;
+}
+
 /* ---- hal/cpu.h --------------------------------------------------------------------------------------- */
 
 DEBUGGER_TEXT unsigned cpu_index(void)

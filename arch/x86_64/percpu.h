@@ -57,5 +57,7 @@ int percpu_index_of_apic(uint32_t apic_id);
 
 /* Bounds of the interrupt stack that contains sp, for stack walks from NMI/#DF/#MC handlers. */
 bool percpu_ist_bounds(uintptr_t sp, uintptr_t *lo, uintptr_t *hi);
+/* Whether [lo, hi) overlaps any started CPU's interrupt stacks (the debugger refuses watchpoints there). */
+bool percpu_ist_overlaps(uintptr_t lo, uintptr_t hi);
 
 #endif
