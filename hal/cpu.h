@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define MAX_CPUS 64 /* CPUs started; the firmware may list more, and the boot log says which were left */
+#define MAX_CPUS 256 /* CPUs started; the firmware may list more, and the boot log says which were left */
 
 /* Index of the calling CPU, 0 .. cpu_count()-1 (0 is the boot CPU). Stable while interrupts are off. */
 unsigned cpu_index(void);

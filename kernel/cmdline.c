@@ -7,7 +7,7 @@
 
 /* Every option some part of the kernel reads. */
 static const char *const known_keys[] = {
-    "pmu", "gdb", "gdb.udp", "ip", "gw", "udpsh.port", "udpsh.allow", "udpsh.rate", "udpsh.key", "netload.port",
+    "pmu", "apic", "gdb", "gdb.udp", "ip", "gw", "udpsh.port", "udpsh.allow", "udpsh.rate", "udpsh.key", "netload.port",
     "quiet", "profile.hz", "profile.stream_slow_ms", "pprof.http",
     "gdb.udp.insecure", /* a bare flag: raw gdb datagrams (gdbstub/udp_key.c) */
 };

@@ -20,7 +20,7 @@
 #define LABEL_VALUE_MAX 23 /* printable ASCII other than space, ',' and '=' */
 #define LABEL_TABLE_SETS 255 /* sets in the pool at once: live, waiting to be freed, and the pinned cmd= sets */
 #define LABEL_SPAN_KEY "span" /* the numeric label: a task's span word, never an interned pair */
-#define LABEL_READER_MARKS 160 /* words of struct label_readers' marks (the profiler's: 2 per CPU, and a count) */
+#define LABEL_READER_MARKS 520 /* words of struct label_readers' marks (the profiler's: 2 per CPU, and a count) */
 /* The longest formatted set, "k=v,k=v,k=v,k=v", and its NUL. */
 #define LABEL_SET_TEXT_MAX (LABEL_MAX_PAIRS * (LABEL_KEY_MAX + 1 + LABEL_VALUE_MAX) + LABEL_MAX_PAIRS - 1 + 1)
 

@@ -12,7 +12,7 @@
 #include "kernel/panic.h"
 #include "kernel/lib/string.h"
 
-#define MAX_TASKS 256
+#define MAX_TASKS (MAX_CPUS + 256) /* every CPU's idle task, and as many more */
 
 struct sched_cpu {
     struct task *current;

@@ -75,8 +75,18 @@ extern struct acpi_info acpi;
 void acpi_init(void);
 
 /* lapic.c */
-void lapic_init(void);                 /* this CPU */
-uint32_t lapic_id(void);
+/* Boot CPU, once, before lapic_init anywhere: x2APIC where CPUID offers it, unless option (the kernel command
+ * line's apic=, NULL when absent) is "xapic"; any value but auto or xapic is reported and taken as auto. Logs
+ * the mode in one line ("apic: x2APIC"). */
+void lapic_select_mode(const char *option);
+bool lapic_x2apic_mode(void);
+const char *lapic_mode_text(void);     /* "x2APIC", "xAPIC (no x2APIC in CPUID)", "xAPIC (apic=xapic)" */
+void lapic_init(void);                 /* this CPU, in the chosen mode */
+uint32_t lapic_id(void);               /* 32 bits in x2APIC mode */
+/* This CPU's LVT performance-counter entry (NMI-safe), and the register's name in the chosen mode. */
+uint32_t lapic_lvt_perfcnt_read(void);
+void lapic_lvt_perfcnt_write(uint32_t value);
+const char *lapic_lvt_perfcnt_name(void); /* "x2APIC MSR 0x834" or "LAPIC 0x340" */
 void lapic_eoi(void);
 void lapic_timer_calibrate_start(void);
 uint32_t lapic_timer_calibrate_read(void);
@@ -92,8 +102,10 @@ bool lapic_wait_icr_idle(void);
 void ioapic_init(void);
 void ioapic_route(uint32_t gsi, uint8_t vector, bool level, bool active_low, uint32_t dest_apic);
 /* An ISA IRQ attached with irq_attach_isa goes to CPU `cpu` from now on (attached, it goes to CPU 0): at its
- * own vector, or as_wake at VEC_GDB_WAKE, which only wakes the CPU from HLT (the debugger's, while stopped). */
-void irq_isa_deliver_to(unsigned isa_irq, unsigned cpu, bool as_wake);
+ * own vector, or as_wake at VEC_GDB_WAKE, which only wakes the CPU from HLT (the debugger's, while stopped).
+ * Device interrupts are routed to the boot CPU, whose APIC id must be <= 254 (the I/O APIC's destination field
+ * is 8 bits); false when cpu's APIC id is above that: the IRQ then goes to the boot CPU at its own vector. */
+bool irq_isa_deliver_to(unsigned isa_irq, unsigned cpu, bool as_wake);
 
 /* time.c */
 void time_init(void);                  /* boot CPU: TSC and LAPIC timer calibrated (PIT, else ACPI PM timer, else CPUID) */

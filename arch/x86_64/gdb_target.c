@@ -170,8 +170,8 @@ static void t_debugger_code(uint64_t *start, uint64_t *end)
 
 /* The debugger's own data -- the .data and .bss of the objects whose code is the debugger's (linker.ld) -- and
  * what every interrupt and exception touches on its way in, before the debugger can disarm the debug
- * registers: the IDT and each CPU's percpu_area (its GDT and TSS, the IST stacks, the depth
- * interrupt_dispatch counts in). A watchpoint there fires inside the very entry that would report it, and
+ * registers: the IDT, each CPU's percpu_area (its GDT and TSS, the depth interrupt_dispatch counts in) and its
+ * IST stacks (apart from percpu_area: an AP's are allocated as it starts). A watchpoint there fires inside the very entry that would report it, and
  * again in that entry's entry, until the stack runs out -- Linux refuses its cpu_entry_area the same way. */
 static bool t_debugger_data(uint64_t addr, uint64_t len)
 {
@@ -185,7 +185,7 @@ static bool t_debugger_data(uint64_t addr, uint64_t len)
     for (unsigned i = 0; i < 4; i++)
         if (addr < ranges[i][1] && addr + len > ranges[i][0])
             return true;
-    return false;
+    return percpu_ist_overlaps((uintptr_t)addr, (uintptr_t)(addr + len));
 }
 
 static const struct gdb_target target = {

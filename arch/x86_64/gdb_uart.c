@@ -96,8 +96,8 @@ void gdb_uart_irq_disable(void)
     outb(COM2 + UART_IER, 0x00);
     outb(COM2 + UART_FCR, UART_FCR_ENABLE | UART_FCR_TRIGGER_14);
     if (irq_routed) {
-        irq_isa_deliver_to(COM2_IRQ, cpu_index(), true);
-        rx_wakes = true;
+        /* A CPU the I/O APIC cannot name (APIC id above 254) polls instead of sleeping for the wake. */
+        rx_wakes = irq_isa_deliver_to(COM2_IRQ, cpu_index(), true);
     }
 }
 

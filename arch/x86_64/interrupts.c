@@ -6,6 +6,7 @@
 #include <stdatomic.h>
 
 #include "arch/x86_64/arch.h"
+#include "arch/x86_64/lapic_regs.h"
 #include "arch/x86_64/fixup.h"
 #include "arch/x86_64/gdb.h"
 #include "arch/x86_64/nmi_owner.h"
@@ -108,14 +109,21 @@ static unsigned attach_vector(uint32_t gsi, bool level, bool active_low, irq_han
     return vector;
 }
 
-void irq_isa_deliver_to(unsigned isa_irq, unsigned cpu, bool as_wake)
+bool irq_isa_deliver_to(unsigned isa_irq, unsigned cpu, bool as_wake)
 {
     if (isa_irq >= 16 || isa_vectors[isa_irq] == 0 || cpu >= MAX_CPUS)
-        return;
+        return false;
     unsigned vector = isa_vectors[isa_irq];
     const struct device_irq *irq = &device_irqs[vector - VEC_DEVICE_BASE];
-    ioapic_route(irq->gsi, (uint8_t)(as_wake ? VEC_GDB_WAKE : vector), irq->level, irq->active_low,
-                 percpu_area[cpu].apic_id);
+    uint32_t dest = percpu_area[cpu].apic_id;
+    if (dest > XAPIC_MAX_ID) {
+        /* The redirection entry's destination is 8 bits (no interrupt remapping here): back to the boot CPU,
+         * at its own vector, which every device interrupt reaches. */
+        ioapic_route(irq->gsi, (uint8_t)vector, irq->level, irq->active_low, percpu_area[0].apic_id);
+        return false;
+    }
+    ioapic_route(irq->gsi, (uint8_t)(as_wake ? VEC_GDB_WAKE : vector), irq->level, irq->active_low, dest);
+    return true;
 }
 
 void cpu_send_profiler_stop(unsigned cpu)

@@ -9,6 +9,7 @@
 #include "kernel/lib/string.h"
 
 struct percpu percpu_area[MAX_CPUS];
+static uint8_t boot_ist_stacks[IST_STACKS][IST_STACK_SIZE] __attribute__((aligned(16)));
 static unsigned online_count = 1;
 static unsigned configured_count = 1;
 
@@ -24,6 +25,8 @@ void percpu_install(unsigned index, uint32_t apic_id)
     pc->self = pc;
     pc->index = index;
     pc->apic_id = apic_id;
+    if (index == 0)
+        pc->ist_stacks = boot_ist_stacks; /* an AP's were set by whoever started it */
 
     memset(&pc->tss, 0, sizeof pc->tss);
     pc->tss.ist[IST_NMI - 1] = (uint64_t)(pc->ist_stacks[0] + IST_STACK_SIZE);
@@ -85,7 +88,7 @@ int percpu_index_of_apic(uint32_t apic_id)
 DEBUGGER_TEXT bool percpu_ist_bounds(uintptr_t sp, uintptr_t *lo, uintptr_t *hi)
 {
     for (unsigned i = 0; i < configured_count; i++) {
-        for (int s = 0; s < 3; s++) {
+        for (int s = 0; s < IST_STACKS && percpu_area[i].ist_stacks; s++) {
             uintptr_t base = (uintptr_t)percpu_area[i].ist_stacks[s];
             if (sp >= base && sp < base + IST_STACK_SIZE) {
                 *lo = base;
@@ -93,6 +96,18 @@ DEBUGGER_TEXT bool percpu_ist_bounds(uintptr_t sp, uintptr_t *lo, uintptr_t *hi)
                 return true;
             }
         }
+    }
+    return false;
+}
+
+DEBUGGER_TEXT bool percpu_ist_overlaps(uintptr_t lo, uintptr_t hi)
+{
+    for (unsigned i = 0; i < configured_count; i++) {
+        if (!percpu_area[i].ist_stacks)
+            continue;
+        uintptr_t base = (uintptr_t)percpu_area[i].ist_stacks; /* the three are one allocation */
+        if (lo < base + IST_STACKS * IST_STACK_SIZE && hi > base)
+            return true;
     }
     return false;
 }

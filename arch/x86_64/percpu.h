@@ -9,6 +9,7 @@
 #include "hal/cpu.h"
 
 #define IST_STACK_SIZE 8192
+#define IST_STACKS 3
 #define IST_NMI 1
 #define IST_DOUBLE_FAULT 2
 #define IST_MACHINE_CHECK 3
@@ -39,7 +40,9 @@ struct percpu {
     atomic_bool port61_owed; /* boot CPU: an NMI a kprof source claimed may hide an external one (interrupts.c) */
     uint64_t gdt[5];     /* null, code, data, TSS (two slots) */
     struct tss tss;
-    uint8_t ist_stacks[3][IST_STACK_SIZE] __attribute__((aligned(16)));
+    /* NMI, double fault, machine check: the boot CPU's are static, an AP's are allocated when it is started,
+     * so MAX_CPUS costs nothing for CPUs that never start. */
+    uint8_t (*ist_stacks)[IST_STACK_SIZE];
 };
 
 extern struct percpu percpu_area[MAX_CPUS];
@@ -54,5 +57,7 @@ int percpu_index_of_apic(uint32_t apic_id);
 
 /* Bounds of the interrupt stack that contains sp, for stack walks from NMI/#DF/#MC handlers. */
 bool percpu_ist_bounds(uintptr_t sp, uintptr_t *lo, uintptr_t *hi);
+/* Whether [lo, hi) overlaps any started CPU's interrupt stacks (the debugger refuses watchpoints there). */
+bool percpu_ist_overlaps(uintptr_t lo, uintptr_t hi);
 
 #endif

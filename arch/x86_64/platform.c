@@ -7,6 +7,7 @@
 #include "arch/x86_64/x86.h"
 #include "hal/boot.h"
 #include "hal/platform.h"
+#include "kernel/cmdline.h"
 #include "kernel/lib/format.h"
 #include "kernel/log.h"
 #include "kernel/lib/string.h"
@@ -59,6 +60,7 @@ void arch_platform_init(void)
 {
     acpi_init();
     pic_disable();
+    lapic_select_mode(cmdline_get("apic")); /* x2APIC or xAPIC, once, before any CPU enables its APIC */
     lapic_init();
     percpu_area[0].apic_id = lapic_id();
     percpu_mark_online(0);

@@ -51,6 +51,9 @@ struct pmu_cpu {
     bool arm_failed;            /* arming faulted here: this CPU stays on the tick (tick context only) */
     uint64_t reload;            /* what this CPU's overflow reloads: the period's, or a throttled one's */
     uint64_t period;            /* that period, in counted cycles */
+    /* Reads and writes of the LVT performance-counter entry by this CPU's NMI claim: each is an exit under a
+     * hypervisor (an MMIO exit in xAPIC mode, a cheaper MSR exit in x2APIC mode). Written only by that NMI. */
+    _Atomic uint64_t nmi_lvt_accesses;
 } __attribute__((aligned(64)));
 
 /* Chosen once by pmu_select(), read-only afterwards (the NMI path reads live). */
@@ -486,6 +489,26 @@ uint64_t pmu_throttle_this_cpu(void)
 
 /* ---- the NMI ------------------------------------------------------------------------------------------ */
 
+/* The NMI claim's LVT accesses, counted for this CPU: a load and a store, no locked instruction, as the NMI is
+ * the counter's only writer and does not nest. */
+static inline NMI_TEXT void count_lvt_access(struct pmu_cpu *c)
+{
+    uint64_t n = atomic_load_explicit(&c->nmi_lvt_accesses, memory_order_relaxed);
+    atomic_store_explicit(&c->nmi_lvt_accesses, n + 1, memory_order_relaxed);
+}
+
+static inline NMI_TEXT uint32_t nmi_lvt_read(struct pmu_cpu *c)
+{
+    count_lvt_access(c);
+    return pmu_hw_lvtpc_read();
+}
+
+static inline NMI_TEXT void nmi_lvt_write(struct pmu_cpu *c, uint32_t value)
+{
+    count_lvt_access(c);
+    pmu_hw_lvtpc_write(value);
+}
+
 NMI_TEXT bool pmu_nmi_is_mine(void)
 {
     unsigned cpu = pmu_hw_cpu();
@@ -510,167 +533,42 @@ NMI_TEXT bool pmu_nmi_is_mine(void)
      * still on its way: this NMI is someone else's (a genuine one), and the PMI will follow as its own NMI. The
      * probe learns which kind of machine this is from its own NMI, so it does not ask. */
     if (probing) {
-        if (pmu_hw_lvtpc_read() & LVT_MASK_BIT)
+        if (nmi_lvt_read(c) & LVT_MASK_BIT)
             pmi_masks_lvt = true;
-    } else if (pmi_masks_lvt && !(pmu_hw_lvtpc_read() & LVT_MASK_BIT)) {
+    } else if (pmi_masks_lvt && !(nmi_lvt_read(c) & LVT_MASK_BIT)) {
         return false;
     }
     counter_reload_and_ack(c);
     /* The LAPIC may have masked the entry when it delivered the PMI; unmasked, in NMI mode, for the next. */
-    pmu_hw_lvtpc_write(LVT_DELIVERY_NMI);
+    nmi_lvt_write(c, LVT_DELIVERY_NMI);
     if (probing)
         atomic_fetch_add_explicit(&c->probe_nmis, 1, memory_order_relaxed);
     return true;
 }
 
-/* ---- the debugger's view of this CPU (monitor pmu) ---------------------------------------------------- */
+/* ---- what pmu_report.c reads ----------------------------------------------------------------------- */
 
-/* One "  name MSR 0x... = 0x..." line start; false (and the line ended) when the read faulted. */
-static bool show_msr(struct sink *out, const char *name, uint32_t msr, uint64_t *v)
+void pmu_report_view(struct pmu_view *v)
 {
-    if (!rdmsr_safe(msr, v)) {
-        sink_printf(out, "  %-14s MSR 0x%08x: #GP on read\n", name, msr);
-        return false;
-    }
-    sink_printf(out, "  %-14s MSR 0x%08x = 0x%016llx", name, msr, (unsigned long long)*v);
-    return true;
+    v->have_backend = have_backend;
+    v->live = &live;
+    v->vendor_id = vendor_id;
+    v->mode_name = mode == MODE_AUTO ? 0 : mode_name;
+    v->mode_off = mode == MODE_OFF;
+    v->pmi_masks_lvt = pmi_masks_lvt;
 }
 
-static const char *on_off(bool on) { return on ? "on" : "off"; }
-
-void pmu_describe_cpu(struct sink *out)
+NMI_TEXT bool pmu_cpu_view(unsigned cpu, struct pmu_cpu_view *v)
 {
-    unsigned cpu = pmu_hw_cpu();
     if (cpu >= MAX_CPUS)
-        return;
-    struct pmu_cpu *c = &cpus[cpu];
-    sink_printf(out, "cpu %u: armed %s%s%s%s\n", cpu, atomic_load(&c->armed) ? "yes" : "no",
-                atomic_load(&c->probing) ? ", probing" : "", c->arm_failed ? ", arming faulted" : "",
-                atomic_load(&c->late_pending) ? ", late overflow pending" : "");
-    if (!have_backend) {
-        sink_printf(out, "  no PMU backend for CPU vendor \"%s\"\n", vendor_id);
-    } else {
-        uint64_t v;
-        uint64_t mask = live.width == 0 || live.width >= 64 ? ~0ull : (1ull << live.width) - 1;
-        if (show_msr(out, "counter", live.counter_msr, &v)) {
-            sink_printf(out, ": value %llu", (unsigned long long)(v & mask));
-            if (live.width)
-                sink_printf(out, " of %u bits, %llu counts to overflow", live.width,
-                            (unsigned long long)((0 - v) & mask));
-            sink_puts(out, "\n");
-        }
-        if (show_msr(out, "control", live.control_msr, &v))
-            sink_printf(out, ": field 0x%llx, counting %s, pmi %s\n", (unsigned long long)(v & live.control_mask),
-                        on_off((v & live.control_count) == live.control_count),
-                        on_off(live.control_interrupt && (v & live.control_interrupt)));
-        if (live.global_ctrl_msr && show_msr(out, "global ctrl", live.global_ctrl_msr, &v))
-            sink_printf(out, ": counter %s\n", (v & live.global_bit) ? "enabled" : "disabled");
-        if (live.global_status_msr && show_msr(out, "global status", live.global_status_msr, &v))
-            sink_printf(out, ": overflow %s\n", (v & live.global_bit) ? "yes" : "no");
-        if (live.freeze_msr && show_msr(out, "freeze", live.freeze_msr, &v))
-            sink_printf(out, ": freeze on pmi %s\n", on_off(v & live.freeze_bit));
-    }
-    uint32_t lvt = pmu_hw_lvtpc_read();
-    sink_printf(out, "  %-14s LAPIC 0x340 = 0x%08x: delivery %s, %s\n", "lvt perfcnt", lvt,
-                (lvt & LVT_DELIVERY_MASK) == LVT_DELIVERY_NMI ? "nmi" : (lvt & LVT_DELIVERY_MASK) ? "other" : "fixed",
-                (lvt & LVT_MASK_BIT) ? "masked" : "unmasked");
-}
-
-static void snap(struct pmu_snapshot *s, const char *name, uint32_t msr, uint64_t *v)
-{
-    if (!msr || s->count == PMU_SNAPSHOT_REGS)
-        return;
-    s->regs[s->count].name = name;
-    s->regs[s->count].faulted = !rdmsr_safe(msr, &s->regs[s->count].value);
-    *v = s->regs[s->count].faulted ? 0 : s->regs[s->count].value;
-    s->count++;
-}
-
-void pmu_snapshot_this_cpu(struct pmu_snapshot *s)
-{
-    uint64_t v = 0;
-    memset(s, 0, sizeof *s);
-    if (!have_backend)
-        return;
-    snap(s, "counter", live.counter_msr, &v);
-    snap(s, "control", live.control_msr, &v);
-    s->counting = (v & live.control_count) == live.control_count;
-    s->pmi_enabled = live.control_interrupt && (v & live.control_interrupt);
-    s->globally_enabled = true;
-    if (live.global_ctrl_msr) {
-        snap(s, "global ctrl", live.global_ctrl_msr, &v);
-        s->globally_enabled = (v & live.global_bit) != 0;
-    }
-    if (live.global_status_msr)
-        snap(s, "global status", live.global_status_msr, &v);
-    if (live.freeze_msr) {
-        snap(s, "freeze", live.freeze_msr, &v);
-        s->frozen = (v & live.freeze_bit) != 0;
-    }
-    uint32_t lvt = pmu_hw_lvtpc_read();
-    if (s->count < PMU_SNAPSHOT_REGS) {
-        s->regs[s->count].name = "lvt perfcnt";
-        s->regs[s->count].value = lvt;
-        s->count++;
-    }
-    s->lvt_masked = (lvt & LVT_MASK_BIT) != 0;
-    s->lvt_nmi = (lvt & LVT_DELIVERY_MASK) == LVT_DELIVERY_NMI;
-}
-
-/* ---- lscpu -------------------------------------------------------------------------------------------- */
-
-static const char *probe_text(enum pmu_verdict v)
-{
-    switch (v) {
-    case PMU_COUNTS: return "counts";
-    case PMU_DOES_NOT_COUNT: return "does not count";
-    case PMU_NO_INTERRUPT: return "no interrupt";
-    case PMU_FAULTED: return "faulted";
-    default: return "not probed";
-    }
-}
-
-/* Which CPUs have their counter armed now: none outside a run, and none once a run has stopped. Each CPU's
- * flag is its own to write; this only looks. */
-static void describe_armed(struct sink *out)
-{
-    unsigned online = cpu_count() < MAX_CPUS ? cpu_count() : MAX_CPUS;
-    const char *sep = "armed now:  cpu ";
-    for (unsigned cpu = 0; cpu < online; cpu++)
-        if (atomic_load_explicit(&cpus[cpu].armed, memory_order_relaxed)) {
-            sink_printf(out, "%s%u", sep, cpu);
-            sep = ", ";
-        }
-    sink_puts(out, *sep == ',' ? "\n" : "armed now:  none\n");
-}
-
-void pmu_describe(struct sink *out)
-{
-    if (!selected)
-        pmu_select(0);
-    cpu_identity_describe(out);
-    if (have_backend)
-        live.describe(&live, out);
-    if (mode != MODE_AUTO)
-        sink_printf(out, "pmu mode:   %s%s\n", mode_name,
-                    mode == MODE_OFF ? "" : " (CPUID's PMU leaves answered as if the CPU claimed one)");
-
-    enum pmu_verdict v = pmu_verdict() == PMU_NOT_PROBED ? pmu_probe() : pmu_verdict();
-    if (v == PMU_DISABLED || v == PMU_NOT_CLAIMED)
-        sink_printf(out, "probe:      not probed (%s)\n", pmu_verdict_reason());
-    else
-        sink_printf(out, "probe:      %s: %s\n", probe_text(v), pmu_verdict_reason());
-    if (v == PMU_COUNTS) {
-        sink_printf(out, "profile:    %s\n", live.source);
-        sink_puts(out, pmi_masks_lvt ? "nmi claim:  overflow status and the LVT mask set by the PMI's delivery "
-                                       "(a genuine NMI while an overflow is on its way is told apart)\n"
-                                     : "nmi claim:  overflow status only (this machine leaves the LVT entry "
-                                       "unmasked on delivery: a genuine NMI while an overflow is on its way is "
-                                       "taken for the counter's, and the overflow's own NMI panics instead)\n");
-    } else {
-        sink_puts(out, "profile:    tick only\n");
-    }
-    describe_armed(out);
+        return false;
+    const struct pmu_cpu *c = &cpus[cpu];
+    v->armed = atomic_load_explicit(&c->armed, memory_order_relaxed);
+    v->probing = atomic_load_explicit(&c->probing, memory_order_relaxed);
+    v->late_pending = atomic_load_explicit(&c->late_pending, memory_order_relaxed);
+    v->arm_failed = c->arm_failed;
+    v->nmi_lvt_accesses = atomic_load_explicit(&c->nmi_lvt_accesses, memory_order_relaxed);
+    return true;
 }
 
 #ifdef KPROF_HOST

@@ -101,6 +101,24 @@ static inline uint32_t pmu_bits(uint32_t v, unsigned hi, unsigned lo)
     return (v >> lo) & (uint32_t)((2ull << (hi - lo)) - 1);
 }
 
+/* pmu.c's state as its report (pmu_report.c: monitor pmu, lscpu, the stopped counter's snapshot) reads it. */
+struct pmu_view {
+    bool have_backend;             /* a vendor init ran: *live says what CPUID claims */
+    const struct pmu_backend *live;
+    const char *vendor_id;
+    const char *mode_name;         /* pmu= when not auto ("off", "claim-intel"); NULL under auto */
+    bool mode_off;
+    bool pmi_masks_lvt;            /* the probe saw the PMI's delivery mask the LVT entry */
+};
+/* Any context; meaningful once pmu_select has run. */
+void pmu_report_view(struct pmu_view *v);
+struct pmu_cpu_view {
+    bool armed, probing, late_pending, arm_failed;
+    uint64_t nmi_lvt_accesses;     /* LVT entry reads and writes by this CPU's NMI claim */
+};
+/* One CPU's flags and counts, as another CPU may look at them; false past MAX_CPUS. Any context. */
+bool pmu_cpu_view(unsigned cpu, struct pmu_cpu_view *v);
+
 #ifdef KPROF_HOST
 /* Host tests run many machines in one process: forget the selection, the verdict and every CPU's state. */
 void pmu_reset_for_tests(void);

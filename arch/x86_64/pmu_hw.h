@@ -13,9 +13,13 @@
 /* CPUID leaf/subleaf into r[0..3] = EAX, EBX, ECX, EDX. */
 void pmu_hw_cpuid(uint32_t leaf, uint32_t sub, uint32_t r[4]);
 
-/* The LAPIC's LVT performance-counter entry (register 0x340) of this CPU. */
+/* The LAPIC's LVT performance-counter entry of this CPU: xAPIC register 0x340, or MSR 0x834 in x2APIC mode. */
 void pmu_hw_lvtpc_write(uint32_t value);
 uint32_t pmu_hw_lvtpc_read(void);
+/* Where that entry is read in the mode the APIC runs in ("x2APIC MSR 0x834", "LAPIC 0x340"), and the mode as
+ * the boot log says it ("x2APIC", "xAPIC (no x2APIC in CPUID)"), for lscpu and the debugger. */
+const char *pmu_hw_lvtpc_name(void);
+const char *pmu_hw_apic_mode(void);
 
 /* The LVT fields the backends use: delivery mode NMI (the vector field is ignored), and the mask bit. */
 #define LVT_DELIVERY_NMI 0x400u

@@ -1,10 +1,13 @@
 /* arch/x86_64/smp.c: starting the application processors the MADT listed, one at a time, with the
- * INIT-SIPI-SIPI sequence through a real-mode trampoline copied to 0x8000; and each AP's way from the
- * trampoline into the scheduler (its own GDT/TSS/GS, the shared IDT, its LAPIC and tick, an idle task). */
+ * INIT-SIPI-SIPI sequence through a real-mode trampoline copied to 0x8000 (APIC ids above 254 only in x2APIC
+ * mode, whose destinations are 32 bits); each AP's memory (its first stack, its interrupt stacks) allocated only
+ * when it is started; and each AP's way from the trampoline into the scheduler (its own GDT/TSS/GS, the shared
+ * IDT, its LAPIC in the boot CPU's mode and its tick, an idle task). */
 #include "arch/x86_64/arch.h"
+#include "arch/x86_64/lapic_regs.h"
 #include "arch/x86_64/percpu.h"
+#include "arch/x86_64/smp_left.h"
 #include "arch/x86_64/x86.h"
-#include "kernel/lib/format.h"
 #include "kernel/heap.h"
 #include "kernel/log.h"
 #include "kernel/lib/string.h"
@@ -21,7 +24,8 @@ static uint8_t *ap_stacks[MAX_CPUS];
 
 __attribute__((noreturn)) static void ap_main(uint64_t index)
 {
-    percpu_install((unsigned)index, lapic_id());
+    /* The APIC id the boot CPU woke it by: lapic_id() would fault before lapic_init turns x2APIC on here. */
+    percpu_install((unsigned)index, percpu_area[index].apic_id);
     idt_load();
     lapic_init();
     sched_init_cpu(ap_stacks[index], ap_stacks[index] + AP_STACK_SIZE);
@@ -46,35 +50,14 @@ static bool wait_arrival(uint64_t us)
     return atomic_load(&ap_arrived);
 }
 
-/* The boot log's account of the CPUs the firmware listed: how many started, and of the rest which were left in
- * their reset state and why -- the kernel is built for MAX_CPUS, or they did not come up. */
+/* The boot log's account of the CPUs the firmware listed (smp_left.c words it). */
 static void report_left(unsigned listed, unsigned started, unsigned failed, unsigned considered)
 {
-    unsigned remembered = listed < ACPI_MAX_CPUS ? listed : ACPI_MAX_CPUS;
-    unsigned over = listed - started - failed; /* never tried: past MAX_CPUS (or past what was remembered) */
-    if (started == listed) {
-        log_info("smp: the firmware listed %u cpus; all %u started", listed, started);
-        return;
-    }
-    log_info("smp: the firmware listed %u cpus; %u started, %u did not start, %u left over MAX_CPUS (%u)", listed,
-             started, failed, over, (unsigned)MAX_CPUS);
-    if (over == 0 || considered >= remembered)
-        return;
-    /* Which: the APIC ids never tried, as ranges on one line. */
-    char line[160];
-    size_t n = 0;
-    for (unsigned i = considered; i < remembered && n + 24 < sizeof line;) {
-        unsigned j = i;
-        while (j + 1 < remembered && acpi.cpu_apic_ids[j + 1] == acpi.cpu_apic_ids[j] + 1)
-            j++;
-        n += ksnprintf(line + n, sizeof line - n, j > i ? "%s%u-%u" : "%s%u", n ? "," : "", acpi.cpu_apic_ids[i],
-                       acpi.cpu_apic_ids[j]);
-        i = j + 1;
-        if (i < remembered && n + 24 >= sizeof line)
-            n += ksnprintf(line + n, sizeof line - n, ",...");
-    }
-    log_warn("smp: left in their reset state: APIC ids %s (this kernel starts at most MAX_CPUS=%u cpus)", line,
-             (unsigned)MAX_CPUS);
+    char info[160], warn[224];
+    smp_left_lines(acpi.cpu_apic_ids, listed, started, failed, considered, info, sizeof info, warn, sizeof warn);
+    log_info("%s", info);
+    if (warn[0])
+        log_warn("%s", warn);
 }
 
 void smp_start_aps(void)
@@ -101,22 +84,26 @@ void smp_start_aps(void)
         uint32_t apic_id = acpi.cpu_apic_ids[i];
         if (apic_id == self)
             continue;
-        if (apic_id > 0xFE) {
+        if (apic_id > XAPIC_MAX_ID && !lapic_x2apic_mode()) {
             /* xAPIC mode reaches APIC ids 0..254 (255 is the broadcast): one above needs x2APIC. */
-            log_warn("smp: cpu with APIC id %u needs x2APIC, which kprof does not use: left in its reset state",
-                     apic_id);
+            log_warn("smp: cpu with APIC id %u needs x2APIC, and the APIC runs in %s: left in its reset state",
+                     apic_id, lapic_mode_text());
             failed++;
             continue;
         }
         /* The AP's first stack becomes its idle task's stack, painted so `stacks` can measure it. */
         uint8_t *stack = kmalloc_aligned(AP_STACK_SIZE, 16);
-        if (!stack) {
-            log_warn("smp: no memory for the stack of cpu with APIC id %u", apic_id);
+        uint8_t (*ist)[IST_STACK_SIZE] = kmalloc_aligned(IST_STACKS * IST_STACK_SIZE, 16);
+        if (!stack || !ist) {
+            log_warn("smp: no memory for the stacks of cpu with APIC id %u", apic_id);
+            kfree(stack);
+            kfree(ist);
             break;
         }
         for (size_t w = 0; w < AP_STACK_SIZE / 4; w++)
             ((uint32_t *)stack)[w] = STACK_PAINT;
         percpu_area[next_index].apic_id = apic_id;
+        percpu_area[next_index].ist_stacks = ist;
         ap_stacks[next_index] = stack;
         tramp_set(ap_tramp_cr3_off, read_cr3());
         tramp_set(ap_tramp_stack_off, (uint64_t)(stack + AP_STACK_SIZE));
@@ -131,7 +118,9 @@ void smp_start_aps(void)
             lapic_send_startup(apic_id, AP_TRAMPOLINE_ADDR >> 12);
             if (!wait_arrival(1000000)) {
                 log_warn("smp: cpu with APIC id %u did not start", apic_id);
+                percpu_area[next_index].ist_stacks = 0;
                 kfree(stack);
+                kfree(ist);
                 failed++;
                 continue;
             }

@@ -175,7 +175,7 @@ static void print_source(struct sink *out, const struct profile_run *run)
 
 /* "per cpu: 0:1380 1:1391 2:1370/12 3:345 (throttled: every 8400000 cycles)": samples, drops after a '/'
  * where there were any, and the period of a CPU whose counter was throttled (its samples weigh that much
- * each), wrapped so 64 CPUs still fit a screen; a CPU whose source is not the header's gets it in its own
+ * each), wrapped at 100 columns (255 CPUs take about 20 lines); a CPU whose source is not the header's gets it in its own
  * line below. */
 static void print_per_cpu(struct sink *out, const struct profile_run *run, const struct profile_fold *fold)
 {

@@ -269,13 +269,14 @@ def test_watchpoints_stop_after_the_access_and_refuse_the_debuggers_data(kprof_f
     a typed byte, and gdb shows the old and new value where it happened. A read-only watchpoint (rwatch: x86
     has none), one on the debugger's own data (the COM2 transport's pushback byte) and one on what every trap
     touches before the debugger runs (a CPU's interrupt depth in percpu_area: armed, the machine hung in the
-    first interrupt's #DB and its #DB's) are refused at the continue, and the machine stays stopped for gdb
-    to go on."""
+    first interrupt's #DB and its #DB's; an AP's NMI stack, allocated apart from it) are refused at the continue,
+    and the machine stays stopped for gdb to go on."""
     k = kprof_factory(gdb=True)
     g = Gdb(k, ["awatch pushback", "continue", "delete", "rwatch input_head", "continue", "delete",
                 "watch percpu_area[1].irq_depth", "continue", "delete",
+                "watch -location *(long *)percpu_area[1].ist_stacks[0]", "continue", "delete",
                 "print input_tail", "watch input_tail", mark("resuming"), "continue", "bt 2",
-                "awatch input_tail", "delete 4", mark("again"), "continue", "delete", "detach"])
+                "awatch input_tail", "delete 5", mark("again"), "continue", "delete", "detach"])
     g.wait_mark("resuming")
     time.sleep(0.5)
     k.send("u")
@@ -283,12 +284,12 @@ def test_watchpoints_stop_after_the_access_and_refuse_the_debuggers_data(kprof_f
     time.sleep(0.5)
     k.send("ptime\r")
     text = g.finish()
-    assert text.count("Could not insert hardware watchpoint") == 3, "all three refusals:\n%s" % text
+    assert text.count("Could not insert hardware watchpoint") == 4, "all four refusals:\n%s" % text
     before = int(re.search(r"(?m)^\$1 = (\d+)", text).group(1))
-    m = re.search(r"hit Hardware watchpoint 4: input_tail\s+Old value = (\d+)\s+New value = (\d+)", text)
+    m = re.search(r"hit Hardware watchpoint 5: input_tail\s+Old value = (\d+)\s+New value = (\d+)", text)
     assert m and (int(m.group(1)), int(m.group(2))) == (before, before + 1), "no write stop:\n%s" % text
     assert re.search(r"(?m)^#0 +(0x[0-9a-f]+ in )?console_read_char \(", text), "not where it was written:\n%s" % text
-    assert re.search(r"hit Hardware access \(read/write\) watchpoint 5: input_tail\s+Value = %d" % (before + 1),
+    assert re.search(r"hit Hardware access \(read/write\) watchpoint 6: input_tail\s+Value = %d" % (before + 1),
                      text), "no access stop:\n%s" % text
     k.expect(r"up \d+\.\d{3} s\n", what="the uptime typed around the two stops")
     assert_running(k)

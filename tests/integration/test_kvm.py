@@ -6,6 +6,12 @@ then: ready, a profile of a known load (its samples spread over the loop body ra
 translated block; guest code is slow here -- about 0.5 M instructions a second measured under PVM, so nothing
 that needs CPU, such as a busy stream, is asserted), the UDP shell, gdb on COM2, and poweroff. Where /dev/kvm is
 not usable every test here is skipped, saying why -- the one skip the suite accepts (conftest.KVM_SKIP).
+
+KVM's CPU offers x2APIC (TCG's does not), and the machine is laid out so that its second CPU has APIC id 256,
+which only x2APIC can name (issue 26): QEMU derives APIC ids from the topology's bit widths -- 144 cores a socket
+need 8 bits, so socket 1's core 0 is APIC id 256 -- and that one CPU is added with -device; q35, because
+i440fx takes at most 255 CPUs. Every test of the module kernel runs with it: x2APIC named in lscpu, the profile's
+samples on both CPUs, gdb's two threads. One more boot with apic=xapic leaves it in its reset state and says why.
 """
 
 import re
@@ -13,12 +19,16 @@ import re
 import pytest
 
 from conftest import KVM_SKIP
-from kprof_qemu import kvm_usable
+from kprof_qemu import kvm_usable, cpus_table
 from test_profile import parse_report, burn_pids, wait_no_burn
 from test_net import udp_cmd, wait_dhcp
 from test_gdb import run_gdb, threads
 
 KVM_BOOT_TIMEOUT = 300  # SeaBIOS and GRUB are emulated slowly under PVM: about 60 s here
+# One CPU at boot plus socket 1's first core, APIC id 256 (see above).
+TOPOLOGY = "1,sockets=2,cores=144,threads=1,maxcpus=288"
+HIGH_APIC_CPU = ["-M", "q35", "-device", "host-x86_64-cpu,socket-id=1,core-id=0,thread-id=0"]
+HIGH_APIC_ID = 256
 
 why_not = kvm_usable()
 pytestmark = pytest.mark.skipif(why_not is not None, reason=KVM_SKIP + (why_not or ""))
@@ -27,7 +37,8 @@ pytestmark = pytest.mark.skipif(why_not is not None, reason=KVM_SKIP + (why_not 
 @pytest.fixture(scope="module")
 def kvm_kernel(request):
     from conftest import _new_kernel
-    k = _new_kernel(request.node.name, smp=2, mem=256, accel="kvm", udp=True, gdb=True)
+    k = _new_kernel(request.node.name, smp=TOPOLOGY, extra_args=HIGH_APIC_CPU, mem=256, accel="kvm", udp=True,
+                    gdb=True)
     try:
         k.boot(timeout=KVM_BOOT_TIMEOUT)
         wait_dhcp(k)  # its log lines would otherwise land inside a report
@@ -41,12 +52,25 @@ def test_boots_to_ready_with_every_cpu(kvm_kernel):
     assert "smp: 2 cpus online" in kvm_kernel.boot_log, kvm_kernel.boot_log
 
 
+def test_x2apic_wakes_apic_id_256_and_lscpu_names_it(kvm_kernel):
+    lines = kvm_kernel.boot_log.replace("\r", "").split("\n")
+    assert "apic: x2APIC" in lines, kvm_kernel.boot_log
+    assert "smp: the firmware listed 2 cpus; all 2 started" in lines, kvm_kernel.boot_log
+    table = cpus_table(kvm_kernel)
+    assert {cpu: row[:2] for cpu, row in table.items()} == {0: (0, "yes"), 1: (HIGH_APIC_ID, "yes")}, table
+    out = kvm_kernel.cmd("lscpu", timeout=30)
+    assert "\napic:       x2APIC\n" in out, out
+    # no vPMU here, so no counter NMIs: the count is 0, but named with the register of x2APIC mode
+    assert re.search(r"(?m)^lvt accesses: \d+ \(x2APIC MSR 0x834\) by the counter's NMIs on 2 cpus$", out), out
+
+
 def test_profile_of_burn(kvm_kernel):
     wait_no_burn(kvm_kernel)
     # long enough to outlast the console's round trips, which are slow here (every byte is an exit)
     assert len(burn_pids(kvm_kernel.cmd("burn 6000 2"))) == 2
-    r = parse_report(kvm_kernel.cmd("profile 1000 all 3", timeout=30), 1000, 3)
+    r = parse_report(kvm_kernel.cmd("profile 1000 all 3", timeout=30), 1000, 3, cpus=2)
     assert r.samples > 100, r.text
+    assert sorted(r.per_cpu) == [0, 1] and all(n > 0 for n, _ in r.per_cpu.values()), r.text  # APIC id 256 too
     hot = r.chains[0]
     assert hot.leaf == "burn_inner" and hot.caller_names()[:3] == ["burn_middle", "burn_outer", "burn_task"], r.text
     # native speed: the samples spread over the loop body, where TCG puts them all on one block's first byte
@@ -68,6 +92,20 @@ def test_gdb_sees_both_cpus_and_the_machine_goes_on(kvm_kernel):
     out = run_gdb(kvm_kernel, ["info threads"])
     assert len(threads(out)) == 2, out
     assert kvm_kernel.cmd("uptime").startswith("up ")
+
+
+def test_xapic_forced_leaves_apic_id_256_and_says_why(kprof_factory):
+    k = kprof_factory(boot=False, smp=TOPOLOGY, extra_args=HIGH_APIC_CPU, mem=256, accel="kvm", cmdline="apic=xapic")
+    k.boot(timeout=KVM_BOOT_TIMEOUT)
+    lines = k.boot_log.replace("\r", "").split("\n")
+    assert "apic: xAPIC (apic=xapic)" in lines, k.boot_log
+    assert "warning: smp: cpu with APIC id 256 needs x2APIC, and the APIC runs in xAPIC (apic=xapic): left in " \
+        "its reset state" in lines, k.boot_log
+    assert "smp: the firmware listed 2 cpus; 1 started, 1 did not start, 0 left over MAX_CPUS (256)" in lines, \
+        k.boot_log
+    assert k.cpus == 1, k.ready_line
+    out = k.cmd("lscpu", timeout=30)
+    assert "\napic:       xAPIC (apic=xapic)\n" in out and "(LAPIC 0x340)" in out, out
 
 
 def test_poweroff(kvm_kernel):

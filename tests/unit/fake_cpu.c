@@ -545,6 +545,7 @@ void pmu_hw_lvtpc_write(uint32_t value)
     fake.lvt_bad_writes += lvt_write_is_bad(value);
     here()->lvtpc = value & LVT_WRITABLE;
     fake.lvt_writes++;
+    here()->lvt_in_nmi += here()->in_nmi;
     record(FAKE_LVT, 0, value, false);
     deliver();
 }
@@ -554,9 +555,13 @@ uint32_t pmu_hw_lvtpc_read(void)
     advance_here(fake.cycles_per_call);
     uint32_t v = here()->lvtpc;
     fake.lvt_reads++;
+    here()->lvt_in_nmi += here()->in_nmi;
     deliver();
     return v;
 }
+
+const char *pmu_hw_lvtpc_name(void) { return fake.x2apic ? "x2APIC MSR 0x834" : "LAPIC 0x340"; }
+const char *pmu_hw_apic_mode(void) { return fake.x2apic ? "x2APIC" : "xAPIC (no x2APIC in CPUID)"; }
 
 uint64_t pmu_hw_cycles(void)
 {

@@ -55,6 +55,7 @@ struct fake_cpu_state {
     uint64_t legacy[8];
     /* LAPIC */
     uint32_t lvtpc;
+    unsigned lvt_in_nmi; /* LVT entry reads and writes made while this CPU handled an NMI */
     /* NMI: one can be latched while another is being handled */
     bool nmi_pending, in_nmi;
     bool pmi_waiting; /* a PMI held by fake.hold_pmis, not through the LVT entry yet */
@@ -76,6 +77,7 @@ struct fake_machine {
     bool hold_pmis;      /* a PMI raised waits before the LVT entry (the local APIC has not delivered it yet, the
                           * overflow status already shows) until fake_release_pmis() */
     bool log_off;        /* do not log (benchmarks) */
+    bool x2apic;         /* the APIC runs in x2APIC mode: the LVT entry is MSR 0x834 (names only; same behaviour) */
     /* The NMI handler the fake CPU runs for each NMI it delivers; NULL: pmu_nmi_is_mine() alone. Tests of the
      * profiler put the kernel's NMI path here (claim, then sample). Returns whether the NMI was claimed. */
     bool (*nmi_handler)(void);

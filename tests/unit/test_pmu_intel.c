@@ -304,13 +304,38 @@ static void intel_v2_describe(void **state)
                         "model name: Intel(R) Core(TM)2 Duo CPU     E8400  @ 3.00GHz\n"
                         "family:     0x6 model 0x17 stepping 10\n"
                         "hypervisor: none\n"
+                        "apic:       xAPIC (no x2APIC in CPUID)\n"
                         "perfmon:    arch perfmon v2, 2 general counters of 40 bits, 3 fixed of 40 bits\n"
                         "perfmon:    fixed counter 1 (unhalted core cycles): yes\n"
                         "probe:      counts: the counter counts and its overflow arrives as an NMI\n"
                         "profile:    pmu/nmi intel fixed-ctr1\n"
                         "nmi claim:  overflow status and the LVT mask set by the PMI's delivery (a genuine NMI "
                         "while an overflow is on its way is told apart)\n"
-                        "armed now:  none\n");
+                        "armed now:  none\n"
+                        "lvt accesses: 2 (LAPIC 0x340) by the counter's NMIs on 1 cpus\n");
+}
+
+/* The NMI claim's LVT accesses (an exit each under a hypervisor) counted per CPU, every one of them: the probe's
+ * NMI and each armed period's read the mask and write the entry back; the count is the fake's own count of LVT
+ * accesses made inside an NMI. lscpu names the register of the APIC's mode. */
+static void intel_nmi_lvt_accesses_counted(void **state)
+{
+    (void)state;
+    boot(fake_model_intel_v2, NULL);
+    fake.x2apic = true;
+    assert_int_equal(pmu_probe(), PMU_COUNTS);
+    assert_true(pmu_arm_this_cpu());
+    run_periods(10);
+    pmu_disarm_this_cpu();
+    struct pmu_cpu_view v;
+    assert_true(pmu_cpu_view(fake_cpu_index, &v));
+    assert_int_equal(v.nmi_lvt_accesses, fake.cpu[fake_cpu_index].lvt_in_nmi);
+    assert_int_equal(v.nmi_lvt_accesses, 2 * 11); /* the probe's NMI and ten periods' */
+    assert_true(fake.lvt_reads + fake.lvt_writes > v.nmi_lvt_accesses); /* arming and disarming are not counted */
+    describe_now();
+    expect_described("apic:       x2APIC\n");
+    expect_described("lvt accesses: 22 (x2APIC MSR 0x834) by the counter's NMIs on 1 cpus\n");
+    assert_false(pmu_cpu_view(MAX_CPUS, &v));
 }
 
 int main(void)
@@ -327,6 +352,7 @@ int main(void)
         T(intel_v5_bitmap_offers_fixed1),
         T(intel_hybrid_both_core_types),
         T(intel_v2_describe),
+        T(intel_nmi_lvt_accesses_counted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
