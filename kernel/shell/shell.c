@@ -8,6 +8,7 @@
 #include "kernel/console.h"
 #include "kernel/labels.h"
 #include "kernel/lib/parse.h"
+#include "kernel/log.h"
 #include "kernel/shell/commands.h"
 #include "kernel/shell/lineedit.h"
 #include "kernel/task.h"
@@ -95,5 +96,7 @@ void console_start_shell(void)
     /* Every command's cmd= set, made now and never freed: however full the pool gets, they are there. */
     for (const struct shell_command *c = shell_commands; c->name; c++)
         label_release(label_intern_pinned("cmd", c->name, 0));
-    task_spawn("shell", console_shell, 0, 0);
+    /* A kernel with no shell would boot to nothing: say so where the console's reader can see it. */
+    if (!task_spawn("shell", console_shell, 0, 0))
+        log_warn("shell: could not start the console shell (no task slot or memory): no prompt");
 }
