@@ -113,6 +113,14 @@ void time_start_tick(void);            /* each CPU: the LAPIC timer at tick_hz()
 void pit2_arm(uint32_t count);          /* PIT channel 2 as a one-shot of count 1.193182 MHz periods, started */
 bool pit2_expired(void);               /* ... and whether it has run out (OUT2 high) */
 bool pit2_present(void);               /* whether PIT channel 2 ran out as armed at calibration */
+/* Cycles until over(ctx) says a reference's window is over, or 0 once deadline_cycles pass without it: every wait
+ * on a clock that may be dead (the calibration's, the entropy readings') goes through this one loop. */
+uint64_t reference_window_cycles(bool (*over)(void *ctx), void *ctx, uint64_t deadline_cycles);
+bool pit2_over(void *ctx);             /* pit2_expired() as reference_window_cycles asks it */
+/* The ACPI PM timer (acpi.pm_timer_port must be set): its count, and a window of `counts` from `start`. */
+struct pm_timer_window { uint32_t start, counts; };
+uint32_t pm_timer_read(void);
+bool pm_timer_over(void *window);      /* a struct pm_timer_window's counts have passed */
 size_t entropy_tick_intervals(uint64_t *out, size_t cap); /* entropy.c: cycles between the pooled ticks */
 void delay_us(uint64_t us);
 

@@ -6,7 +6,6 @@
 #include "hal/entropy.h"
 
 #include "arch/x86_64/arch.h"
-#include "arch/x86_64/time_ref.h"
 #include "arch/x86_64/x86.h"
 #include "hal/cpu.h"
 
@@ -16,45 +15,26 @@
 
 #define PM_WINDOW_COUNTS 179u     /* about 50 us of the ACPI PM timer a reading */
 
-/* Windows of the PM timer where there is no PIT channel 2: the same kind of reading, another crystal. */
-static size_t pm_timer_readings(uint64_t *out, size_t cap)
+/* Cycles across short windows of a crystal of its own: PIT one-shots, or where there is no PIT channel 2 (an OUT2
+ * always high would give readings of nothing but loop overhead) the ACPI PM timer's counts. */
+static size_t pit_readings(uint64_t *out, size_t cap)
 {
-    if (!acpi.pm_timer_port)
+    bool pit = pit2_present();
+    if (!pit && !acpi.pm_timer_port)
         return 0;
     uint64_t limit = PIT_WINDOW_LIMIT_MS * cycles_per_ms();
     size_t n = 0;
     while (n < cap) {
-        uint32_t start = inl(acpi.pm_timer_port);
-        uint64_t t0 = rdtsc(), t1 = t0;
-        while (pm_timer_elapsed(start, inl(acpi.pm_timer_port), acpi.pm_timer_32bit) < PM_WINDOW_COUNTS &&
-               t1 - t0 < limit) {
-            pause();
-            t1 = rdtsc();
-        }
-        if (t1 - t0 >= limit)
+        struct pm_timer_window pm = { 0, PM_WINDOW_COUNTS };
+        if (pit)
+            pit2_arm(PIT_WINDOW_COUNTS);
+        else
+            pm.start = pm_timer_read();
+        uint64_t cycles = pit ? reference_window_cycles(pit2_over, 0, limit)
+                              : reference_window_cycles(pm_timer_over, &pm, limit);
+        if (!cycles)
             break;
-        out[n++] = rdtsc() - t0;
-    }
-    return n;
-}
-
-static size_t pit_readings(uint64_t *out, size_t cap)
-{
-    /* An OUT2 that is always high (no PIT) would give readings of nothing but loop overhead. */
-    if (!pit2_present())
-        return pm_timer_readings(out, cap);
-    uint64_t limit = PIT_WINDOW_LIMIT_MS * cycles_per_ms();
-    size_t n = 0;
-    while (n < cap) {
-        pit2_arm(PIT_WINDOW_COUNTS);
-        uint64_t t0 = rdtsc(), t1 = t0;
-        while (!pit2_expired() && t1 - t0 < limit) {
-            pause();
-            t1 = rdtsc();
-        }
-        if (t1 - t0 >= limit)
-            break;
-        out[n++] = rdtsc() - t0;
+        out[n++] = cycles;
     }
     return n;
 }

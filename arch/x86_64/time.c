@@ -43,68 +43,65 @@ bool pit2_expired(void) { return (inb(0x61) & 0x20) != 0; }
 
 bool pit2_present(void) { return pit_works; }
 
-/* One calibration window: cycles and LAPIC timer counts over a window of the reference, which the caller has
- * started with the LAPIC timer. */
+uint64_t reference_window_cycles(bool (*over)(void *ctx), void *ctx, uint64_t deadline_cycles)
+{
+    uint64_t t0 = rdtsc();
+    while (!over(ctx)) {
+        if (rdtsc() - t0 >= deadline_cycles)
+            return 0;
+        pause();
+    }
+    return rdtsc() - t0;
+}
+
+bool pit2_over(void *ctx)
+{
+    (void)ctx;
+    return pit2_expired();
+}
+
+uint32_t pm_timer_read(void) { return inl(acpi.pm_timer_port); }
+
+bool pm_timer_over(void *window)
+{
+    const struct pm_timer_window *w = window;
+    return pm_timer_elapsed(w->start, pm_timer_read(), acpi.pm_timer_32bit) >= w->counts;
+}
+
+/* One calibration window: cycles and LAPIC timer counts over a window of the reference. */
 struct window {
     uint64_t tsc;
     uint32_t lapic;
     const char *failure; /* why the reference could not be used, or NULL */
 };
 
-static struct window window_pit(void)
+static struct window measure(bool (*over)(void *ctx), void *ctx, const char *dead)
 {
     struct window w = {0};
-    pit2_arm(PIT_HZ * CALIBRATION_MS / 1000);
-    /* In mode 0 OUT2 is low from the control word until the count runs out, 20 ms away: high now means no PIT
-     * drives it (an unassigned port 0x61 reads 0xff). */
-    if (pit2_expired()) {
-        w.failure = "PIT channel 2 is not there (OUT2 is high as it is armed)";
-        return w;
-    }
     lapic_timer_calibrate_start();
-    uint64_t t0 = rdtsc(), t1 = t0;
-    while (!pit2_expired()) {
-        if (t1 - t0 >= REFERENCE_DEADLINE_CYCLES) {
-            (void)lapic_timer_calibrate_read();
-            w.failure = "PIT channel 2 never ran out (its clock gated off?)";
-            return w;
-        }
-        pause();
-        t1 = rdtsc();
-    }
-    t1 = rdtsc();
+    w.tsc = reference_window_cycles(over, ctx, REFERENCE_DEADLINE_CYCLES);
     w.lapic = lapic_timer_calibrate_read();
-    w.tsc = t1 - t0;
+    if (!w.tsc)
+        w.failure = dead;
     return w;
 }
 
-static uint32_t pm_timer_read(void) { return inl(acpi.pm_timer_port); }
+static struct window window_pit(void)
+{
+    pit2_arm(PIT_HZ * CALIBRATION_MS / 1000);
+    /* In mode 0 OUT2 is low from the control word until the count runs out, 20 ms away: high now means no PIT
+     * drives it (an unassigned port 0x61 reads 0xff). */
+    if (pit2_expired())
+        return (struct window){ .failure = "PIT channel 2 is not there (OUT2 is high as it is armed)" };
+    return measure(pit2_over, 0, "PIT channel 2 never ran out (its clock gated off?)");
+}
 
 static struct window window_pm_timer(void)
 {
-    struct window w = {0};
-    if (!acpi.pm_timer_port) {
-        w.failure = "no ACPI PM timer in the FADT";
-        return w;
-    }
-    bool wide = acpi.pm_timer_32bit;
-    const uint32_t counts = ACPI_PM_TIMER_HZ / 1000 * CALIBRATION_MS;
-    uint32_t start = pm_timer_read();
-    lapic_timer_calibrate_start();
-    uint64_t t0 = rdtsc(), t1 = t0;
-    while (pm_timer_elapsed(start, pm_timer_read(), wide) < counts) {
-        if (t1 - t0 >= REFERENCE_DEADLINE_CYCLES) {
-            (void)lapic_timer_calibrate_read();
-            w.failure = "the ACPI PM timer does not count";
-            return w;
-        }
-        pause();
-        t1 = rdtsc();
-    }
-    t1 = rdtsc();
-    w.lapic = lapic_timer_calibrate_read();
-    w.tsc = t1 - t0;
-    return w;
+    if (!acpi.pm_timer_port)
+        return (struct window){ .failure = "no ACPI PM timer in the FADT" };
+    struct pm_timer_window pm = { pm_timer_read(), ACPI_PM_TIMER_HZ / 1000 * CALIBRATION_MS };
+    return measure(pm_timer_over, &pm, "the ACPI PM timer does not count");
 }
 
 /* The LAPIC timer against a TSC whose rate is known: the last resort's window. */
