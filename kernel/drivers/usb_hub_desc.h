@@ -11,7 +11,6 @@
 #include <stdint.h>
 
 #define USB_DESC_HUB 0x29
-#define USB_HUB_DESC_MIN 9     /* 7 fixed bytes, DeviceRemovable and PortPwrCtrlMask one byte each at least */
 #define USB_HUB_MAX_PORTS 15   /* a route string tier is 4 bits */
 #define USB_HUB_MAX_TIERS 5    /* hubs below a root port the route string can name */
 #define USB_HUB_PATH_MAX 18    /* "99.15.15.15.15.15" and its NUL: root ports are named by two digits at most */

@@ -11,9 +11,9 @@
 
 #include "kernel/drivers/usb_hub_desc.h"
 
-/* A hub like QEMU's usb-hub: 8 ports (so two-byte DeviceRemovable and PortPwrCtrlMask), per-port power
- * switching, bPwrOn2PwrGood 10 (20 ms). */
-static const uint8_t hub_desc[11] = { 11, 0x29, 8, 0x0A, 0x00, 10, 0, 0x00, 0x00, 0xFF, 0xFF };
+/* QEMU's usb-hub as it answers: 8 ports, so a two-byte DeviceRemovable, and a PortPwrCtrlMask sized by the
+ * ports alone (one byte); bPwrOn2PwrGood 10 here (20 ms). */
+static const uint8_t hub_desc[10] = { 10, 0x29, 8, 0x0A, 0x00, 10, 0, 0x00, 0x00, 0xFF };
 
 static void test_hub_descriptor_read(void **state)
 {
@@ -24,8 +24,8 @@ static void test_hub_descriptor_read(void **state)
     assert_int_equal(h.ports, 8);
     assert_int_equal(h.power_on_ms, 20);
     assert_int_equal(h.think_time, 0);
-    uint8_t d[12] = { 11, 0x29, 15, 0x60, 0, 200, 0, 0, 0, 0xFF, 0xFF }; /* 15 ports: two-byte bitmaps */
-    assert_true(usb_hub_desc_parse(d, 11, &h, &why));
+    uint8_t d[12] = { 9, 0x29, 15, 0x60, 0, 200, 0, 0, 0 }; /* 15 ports, no PortPwrCtrlMask at all */
+    assert_true(usb_hub_desc_parse(d, 9, &h, &why));
     assert_int_equal(h.ports, 15);
     assert_int_equal(h.power_on_ms, 254);
     assert_int_equal(h.think_time, 3);
@@ -35,19 +35,19 @@ static void test_bad_hub_descriptors_refused(void **state)
 {
     (void)state;
     struct usb_hub_info h = { 0 };
-    uint8_t d[12];
+    uint8_t d[12] = { 0 };
     const char *why = 0;
     assert_false(usb_hub_desc_parse(hub_desc, 2, &h, &why)); /* short */
     assert_non_null(why);
     why = 0;
-    assert_false(usb_hub_desc_parse(hub_desc, 10, &h, &why)); /* bLength says 11, 10 came */
+    assert_false(usb_hub_desc_parse(hub_desc, 9, &h, &why)); /* bLength says 10, 9 came */
     assert_non_null(why);
-    memcpy(d, hub_desc, 11);
+    memcpy(d, hub_desc, 10);
     d[1] = 0x2A; /* wrong type (the USB 3 hub's) */
     why = 0;
     assert_false(usb_hub_desc_parse(d, 11, &h, &why));
     assert_non_null(why);
-    memcpy(d, hub_desc, 11);
+    memcpy(d, hub_desc, 10);
     d[2] = 0; /* no ports */
     why = 0;
     assert_false(usb_hub_desc_parse(d, 11, &h, &why));
@@ -57,22 +57,22 @@ static void test_bad_hub_descriptors_refused(void **state)
     why = 0;
     assert_false(usb_hub_desc_parse(d, 11, &h, &why));
     assert_non_null(why);
-    memcpy(d, hub_desc, 11);
+    memcpy(d, hub_desc, 10);
     d[0] = 12; /* bLength past the bytes received */
     why = 0;
     assert_false(usb_hub_desc_parse(d, 11, &h, &why));
     assert_non_null(why);
-    memcpy(d, hub_desc, 11);
-    d[0] = 9; /* bLength too short for 8 ports' bitmaps: 11 are due */
+    memcpy(d, hub_desc, 10);
+    d[0] = 8; /* bLength too short for 8 ports' DeviceRemovable: 9 are due */
     why = 0;
     assert_false(usb_hub_desc_parse(d, 11, &h, &why));
     assert_non_null(why);
-    memcpy(d, hub_desc, 11);
-    d[0] = 9; d[2] = 7; /* 7 ports fit one-byte bitmaps: 9 bytes do */
+    memcpy(d, hub_desc, 10);
+    d[0] = 8; d[2] = 7; /* 7 ports fit a one-byte DeviceRemovable: 8 bytes do */
     assert_true(usb_hub_desc_parse(d, 11, &h, &why));
     h.ports = 0;
-    memcpy(d, hub_desc, 11);
-    d[0] = 13; d[2] = 8; /* 12 and 13 bytes announced, 11 received */
+    memcpy(d, hub_desc, 10);
+    d[0] = 13; d[2] = 8; /* 13 bytes announced, 11 received */
     why = 0;
     assert_false(usb_hub_desc_parse(d, 11, &h, &why));
     assert_non_null(why);
