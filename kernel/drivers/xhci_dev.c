@@ -13,6 +13,7 @@
 #include "hal/cpu.h"
 #include "kernel/drivers/usb_desc.h"
 #include "kernel/heap.h"
+#include "kernel/lib/format.h"
 #include "kernel/log.h"
 #include "kernel/task.h"
 
@@ -68,23 +69,11 @@ void xhci_dev_path(const struct xhci_port *p, char *out)
 }
 
 /* " (behind hub vvvv:pppp)" for a device behind a hub, "" on a root port. */
-static const char *behind(const struct xhci_port *p, char *out)
+static const char *behind(const struct xhci_port *p, char *out, size_t cap)
 {
     out[0] = 0;
-    if (p->parent) {
-        static const char hex[] = "0123456789abcdef";
-        char *o = out;
-        for (const char *c = " (behind hub "; *c; c++)
-            *o++ = *c;
-        unsigned id = (unsigned)p->parent->vendor << 16 | p->parent->product;
-        for (int b = 28; b >= 0; b -= 4) {
-            *o++ = hex[(id >> b) & 0xF];
-            if (b == 16)
-                *o++ = ':';
-        }
-        *o++ = ')';
-        *o = 0;
-    }
+    if (p->parent)
+        ksnprintf(out, cap, " (behind hub %04x:%04x)", p->parent->vendor, p->parent->product);
     return out;
 }
 
@@ -279,7 +268,8 @@ static bool enumerate(struct xhci *hc, struct xhci_port *p, const char *path, co
         if (!usb_hub_start(hc, p, report_len(&kb), why))
             return false;
         log_info("usb: xHCI %04x:%04x: port %s%s: hub %04x:%04x, %u ports, slot %u", hc->pci->vendor,
-                 hc->pci->device, path, behind(p, hub_id), info.vendor, info.product, p->hub_ports, slot);
+                 hc->pci->device, path, behind(p, hub_id, sizeof hub_id), info.vendor, info.product, p->hub_ports,
+                 slot);
         return true;
     }
     if (!xhci_control(hc, p, 0x21, REQ_SET_PROTOCOL, 0, kb.interface, 0, 0, why))
@@ -291,7 +281,7 @@ static bool enumerate(struct xhci *hc, struct xhci_port *p, const char *path, co
     p->keyboard = true;
     xhci_dev_queue_report(hc, p, report_len(&kb));
     log_info("usb: xHCI %04x:%04x: port %s%s: keyboard %04x:%04x (boot protocol), slot %u", hc->pci->vendor,
-             hc->pci->device, path, behind(p, hub_id), info.vendor, info.product, slot);
+             hc->pci->device, path, behind(p, hub_id, sizeof hub_id), info.vendor, info.product, slot);
     return true;
 }
 

@@ -4,8 +4,9 @@
  * configuration descriptor set, a device descriptor, a hub descriptor, a hub port status and status-change
  * report, a route string's parts, a run of event TRBs and a run of boot reports. Whatever the bytes: a hub is
  * only taken with 1..15 ports and a bLength covering them within the bytes; a change report names only ports
- * the hub has whose bits are set; a route string never holds more than five tiers; a keyboard is only reported with an interrupt IN endpoint 1..15, a packet size 1..2047 and a non-zero interval found inside
- * the bytes; every event handed back has its slot, endpoint and port in range; a report never yields more
+ * the hub has whose bits are set; a route string never holds more than five tiers; a keyboard is only
+ * reported with an interrupt IN endpoint 1..15, a packet size 1..2047 and a non-zero interval found inside the
+ * bytes; every event handed back has its slot, endpoint and port in range; a report never yields more
  * characters than USB_KBD_OUT_MAX, and the repeat deadline only ever moves forward. */
 #include <stdbool.h>
 #include <stdlib.h>
