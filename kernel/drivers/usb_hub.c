@@ -150,13 +150,10 @@ static bool attach(struct xhci *hc, struct xhci_port *hub, unsigned n, const cha
     p->tier = (uint8_t)(hub->tier + 1);
     p->route = route;
     p->speed = st.speed;
-    if (st.speed != SPEED_HIGH && hub->speed == SPEED_HIGH) { /* the hub's transaction translator serves it */
-        p->tt_slot = hub->slot;
-        p->tt_port = (uint8_t)n;
-    } else if (st.speed != SPEED_HIGH) { /* behind a full-speed hub: the translator further up, if any */
-        p->tt_slot = hub->tt_slot;
-        p->tt_port = hub->tt_port;
-    }
+    struct usb_hub_tt tt = usb_hub_tt_for(st.speed, hub->speed, hub->slot, n,
+                                          (struct usb_hub_tt){ hub->tt_slot, hub->tt_port });
+    p->tt_slot = tt.slot;
+    p->tt_port = tt.port;
     *why = 0;
     return xhci_dev_enumerate(hc, p); /* logs its own failure, and releases p */
 }

@@ -90,3 +90,13 @@ void usb_hub_path(unsigned root, uint32_t route, unsigned tiers, char *out)
     }
     *o = 0;
 }
+
+struct usb_hub_tt usb_hub_tt_for(unsigned dev_speed, unsigned hub_speed, uint8_t hub_slot, unsigned port,
+                                 struct usb_hub_tt hub_tt)
+{
+    if (dev_speed != SPEED_FULL && dev_speed != SPEED_LOW)
+        return (struct usb_hub_tt){ 0, 0 };
+    if (hub_speed == SPEED_HIGH)
+        return (struct usb_hub_tt){ hub_slot, (uint8_t)port };
+    return hub_tt;
+}

@@ -47,6 +47,16 @@ uint16_t usb_hub_change_bits(const uint8_t *buf, size_t len, unsigned ports);
  * than the route string can say. */
 bool usb_hub_route(uint32_t parent_route, unsigned parent_tier, unsigned port, uint32_t *route);
 
+/* The transaction translator a device of speed dev_speed on port `port` of a hub goes through: a low- or
+ * full-speed device behind a high-speed hub uses that hub's (its slot, that port); behind a full- or low-speed
+ * hub, the one its hub goes through (hub_tt_slot/port, 0 when none); a high-speed device none. Speeds are xHCI
+ * codes (1 full, 2 low, 3 high). */
+struct usb_hub_tt {
+    uint8_t slot, port;
+};
+struct usb_hub_tt usb_hub_tt_for(unsigned dev_speed, unsigned hub_speed, uint8_t hub_slot, unsigned port,
+                                 struct usb_hub_tt hub_tt);
+
 /* "R.a.b" for root port root and a route string of `tiers` tiers, into out[USB_HUB_PATH_MAX]. */
 void usb_hub_path(unsigned root, uint32_t route, unsigned tiers, char *out);
 

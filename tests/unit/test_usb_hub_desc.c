@@ -1,7 +1,8 @@
 /* tests/unit/test_usb_hub_desc.c: what a USB hub hands back, judged before the xHCI driver's hub code uses it
  * (kernel/drivers/usb_hub_desc.c): QEMU's hub descriptor is read right; a short one, one whose bLength lies, or
  * one with 0 or 16 ports is refused with a reason; a port status decodes to its speed and changes; a
- * status-change bitmap names only ports the hub has; and route strings compose tier by tier up to five hubs. */
+ * status-change bitmap names only ports the hub has; route strings compose tier by tier up to five hubs; and a
+ * low- or full-speed device gets the nearest high-speed hub's transaction translator. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -146,6 +147,27 @@ static void test_route_strings_compose_by_tier(void **state)
     assert_string_equal(path, "5");
 }
 
+static void test_transaction_translator_chosen(void **state)
+{
+    (void)state;
+    const struct usb_hub_tt none = { 0, 0 }, up = { 4, 7 };
+    struct usb_hub_tt t = usb_hub_tt_for(1, 3, 9, 2, none); /* full speed behind a high-speed hub */
+    assert_int_equal(t.slot, 9);
+    assert_int_equal(t.port, 2);
+    t = usb_hub_tt_for(2, 3, 9, 5, up); /* low speed: the nearest high-speed hub, not one further up */
+    assert_int_equal(t.slot, 9);
+    assert_int_equal(t.port, 5);
+    t = usb_hub_tt_for(2, 1, 9, 5, up); /* behind a full-speed hub: the translator that hub goes through */
+    assert_int_equal(t.slot, 4);
+    assert_int_equal(t.port, 7);
+    t = usb_hub_tt_for(1, 1, 9, 5, none); /* QEMU's: full speed behind a full-speed hub on a root port */
+    assert_int_equal(t.slot, 0);
+    assert_int_equal(t.port, 0);
+    t = usb_hub_tt_for(3, 3, 9, 5, up); /* high speed needs none */
+    assert_int_equal(t.slot, 0);
+    assert_int_equal(t.port, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -154,6 +176,7 @@ int main(void)
         cmocka_unit_test(test_port_status_decoded),
         cmocka_unit_test(test_change_bitmap_names_only_the_hubs_ports),
         cmocka_unit_test(test_route_strings_compose_by_tier),
+        cmocka_unit_test(test_transaction_translator_chosen),
     };
     return cmocka_run_group_tests(tests, 0, 0);
 }
