@@ -199,3 +199,28 @@ def test_hub_unplugged_disables_everything_behind_it(hubbed):
                   r"\(boot protocol\), slot \d+\n", timeout=WAIT, what="the keyboard plugged back")
     out = type_line(hubbed, "uptime")
     assert out.strip().startswith("up"), out
+
+
+def test_keyboard_five_hubs_deep_types_and_goes_with_the_first_hub(kprof_factory):
+    """Five of QEMU's hubs in a chain (as deep as QEMU nests them, and as deep as a route string names a
+    device): the keyboard at the end, port R.1.1.1.1.1, types; the first hub unplugged disables all six slots
+    behind and on it, deepest first, one line each."""
+    args = ["-M", "q35,i8042=off", "-device", "qemu-xhci,id=xhci"]
+    path = "1"
+    for i in range(5):
+        args += ["-device", "usb-hub,id=chain%d,bus=xhci.0,port=%s" % (i, path)]
+        path += ".1"
+    args += ["-device", "usb-kbd,id=kbd,bus=xhci.0,port=" + path]
+    k = kprof_factory(smp=CPUS, mem=256, qmp=True, extra_args=args)
+    rx = (r"usb: xHCI 1b36:000d: port (\d+)\.1\.1\.1\.1\.1 \(behind hub 0409:55aa\): keyboard 0627:0001 "
+          r"\(boot protocol\), slot \d+\n")
+    log = wait_all(k, [rx], "the keyboard five hubs deep")
+    root = re.search(rx, log).group(1)
+    out = type_line(k, "uptime")
+    assert out.strip().startswith("up"), out
+    k.qmp("device_del", {"id": "chain0"})
+    m = k.expect(r"usb: port " + root + r": hub unplugged, slot \d+ disabled\n", timeout=WAIT,
+                 what="the first hub's unplug line")
+    gone = re.findall(r"usb: port ([\d.]+): (hub|keyboard) unplugged, slot \d+ disabled\n", m.before)
+    assert gone == [(root + ".1" * 5, "keyboard")] + [(root + ".1" * t, "hub") for t in range(4, 0, -1)], m.before
+    assert k.cmd("uptime").startswith("up")  # COM1 still the console
