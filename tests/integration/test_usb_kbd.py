@@ -162,6 +162,17 @@ def hubbed(request):
         k.kill()
 
 
+def plug_behind_hub_and_type(k, kid, port):
+    """A usb-kbd plugged at QEMU bus port `port` ("1.3.2"): its line names the root port as the boot log does,
+    then the hub ports; and it types."""
+    k.qmp("device_add", {"driver": "usb-kbd", "id": kid, "bus": "xhci.0", "port": port})
+    path = re.escape(k.root + "." + port.split(".", 1)[1])
+    k.expect(r"usb: xHCI 1b36:000d: port " + path + r" \(behind hub 0409:55aa\): keyboard 0627:0001 "
+             r"\(boot protocol\), slot \d+\n", timeout=WAIT, what="the line of the keyboard plugged at " + port)
+    out = type_line(k, "uptime")
+    assert out.strip().startswith("up"), out
+
+
 def test_keyboard_behind_a_hub_types_a_profile_that_runs(hubbed):
     assert re.search(RX_HUB_KEYBOARD, hubbed.usb_log).groups()[:2] == (hubbed.root, "1"), hubbed.usb_log
     out = type_line(hubbed, "profile 300 all 3")
@@ -179,11 +190,7 @@ def test_keyboard_behind_two_hubs_replaces_one_unplugged(hubbed):
     hubbed.expect(r"usb: port " + hubbed.root + r"\.1: keyboard unplugged, slot \d+ disabled\n", timeout=WAIT,
                   what="the unplug line")
     assert hubbed.cmd("uptime").startswith("up")  # COM1 meanwhile
-    hubbed.qmp("device_add", {"driver": "usb-kbd", "id": "kbd2", "bus": "xhci.0", "port": "1.3.2"})
-    hubbed.expect(r"usb: xHCI 1b36:000d: port " + hubbed.root + r"\.3\.2 \(behind hub 0409:55aa\): keyboard 0627:0001 "
-                  r"\(boot protocol\), slot \d+\n", timeout=WAIT, what="the new keyboard's line")
-    out = type_line(hubbed, "uptime")
-    assert out.strip().startswith("up"), out
+    plug_behind_hub_and_type(hubbed, "kbd2", "1.3.2")
 
 
 def test_hub_unplugged_disables_everything_behind_it(hubbed):
@@ -194,11 +201,7 @@ def test_hub_unplugged_disables_everything_behind_it(hubbed):
                       what="the hub's unplug line")
     gone = r"usb: port " + hubbed.root + r"\.3\.2: keyboard unplugged, slot \d+ disabled\n"
     assert re.search(gone, m.before), m.before
-    hubbed.qmp("device_add", {"driver": "usb-kbd", "id": "kbd3", "bus": "xhci.0", "port": "1.2"})
-    hubbed.expect(r"usb: xHCI 1b36:000d: port " + hubbed.root + r"\.2 \(behind hub 0409:55aa\): keyboard 0627:0001 "
-                  r"\(boot protocol\), slot \d+\n", timeout=WAIT, what="the keyboard plugged back")
-    out = type_line(hubbed, "uptime")
-    assert out.strip().startswith("up"), out
+    plug_behind_hub_and_type(hubbed, "kbd3", "1.2")
 
 
 def test_keyboard_five_hubs_deep_types_and_goes_with_the_first_hub(kprof_factory):
