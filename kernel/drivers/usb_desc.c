@@ -51,8 +51,10 @@ uint16_t usb_config_total_length(const uint8_t *buf, size_t len, const char **wh
     return total;
 }
 
-enum usb_config_verdict usb_config_find_keyboard(const uint8_t *buf, size_t len, struct usb_kbd_iface *out,
-                                                 const char **why)
+/* The walk: the first interface of class cls, subclass sub and (protocol >= 0) that protocol with an interrupt IN
+ * endpoint among its own. */
+static enum usb_config_verdict find_interface(const uint8_t *buf, size_t len, uint8_t cls, uint8_t sub,
+                                              int protocol, struct usb_kbd_iface *out, const char **why)
 {
     uint16_t total = usb_config_total_length(buf, len, why);
     if (total == 0)
@@ -62,7 +64,7 @@ enum usb_config_verdict usb_config_find_keyboard(const uint8_t *buf, size_t len,
         return USB_CONFIG_BAD;
     }
     struct usb_kbd_iface found = { .config_value = buf[5] };
-    bool in_keyboard = false, have = false;
+    bool in_match = false, have = false;
     unsigned endpoints_left = 0;
     for (size_t at = buf[0]; at < total;) {
         if (total - at < 2) {
@@ -80,10 +82,9 @@ enum usb_config_verdict usb_config_find_keyboard(const uint8_t *buf, size_t len,
                 *why = "an interface descriptor is shorter than 9 bytes";
                 return USB_CONFIG_BAD;
             }
-            in_keyboard = !have && d[5] == USB_CLASS_HID && d[6] == HID_SUBCLASS_BOOT &&
-                          d[7] == HID_PROTOCOL_KEYBOARD;
+            in_match = !have && d[5] == cls && d[6] == sub && (protocol < 0 || d[7] == protocol);
             endpoints_left = d[4];
-            if (in_keyboard)
+            if (in_match)
                 found.interface = d[2];
         } else if (type == USB_DESC_ENDPOINT) {
             if (blen < ENDPOINT_DESC_LEN) {
@@ -101,10 +102,10 @@ enum usb_config_verdict usb_config_find_keyboard(const uint8_t *buf, size_t len,
                 *why = "an endpoint descriptor names endpoint 0 or sets reserved address bits";
                 return USB_CONFIG_BAD;
             }
-            if (in_keyboard && !have && (addr & ENDPOINT_IN) &&
+            if (in_match && !have && (addr & ENDPOINT_IN) &&
                 (d[3] & ENDPOINT_XFER_MASK) == ENDPOINT_XFER_INTERRUPT) {
                 if (mps == 0 || d[6] == 0) {
-                    *why = "the keyboard's interrupt endpoint has a zero packet size or interval";
+                    *why = "the interface's interrupt endpoint has a zero packet size or interval";
                     return USB_CONFIG_BAD;
                 }
                 found.endpoint = addr;
@@ -119,4 +120,16 @@ enum usb_config_verdict usb_config_find_keyboard(const uint8_t *buf, size_t len,
         return USB_CONFIG_NO_KEYBOARD;
     *out = found;
     return USB_CONFIG_KEYBOARD;
+}
+
+enum usb_config_verdict usb_config_find_keyboard(const uint8_t *buf, size_t len, struct usb_kbd_iface *out,
+                                                 const char **why)
+{
+    return find_interface(buf, len, USB_CLASS_HID, HID_SUBCLASS_BOOT, HID_PROTOCOL_KEYBOARD, out, why);
+}
+
+enum usb_config_verdict usb_config_find_hub(const uint8_t *buf, size_t len, struct usb_kbd_iface *out,
+                                            const char **why)
+{
+    return find_interface(buf, len, USB_CLASS_HUB, 0, -1, out, why); /* any protocol: single or multi TT */
 }

@@ -1,6 +1,6 @@
 /* kernel/drivers/usb_desc.h: USB descriptors as a device hands them back, judged -- the device descriptor, and a
- * configuration descriptor set searched for a HID boot keyboard and its interrupt IN endpoint. Pure functions
- * over bytes, no hardware behind them, so the host can feed them garbage (tests/unit/test_usb_desc.c,
+ * configuration descriptor set searched for a HID boot keyboard (or a hub) and its interrupt IN endpoint. Pure
+ * functions over bytes, no hardware behind them, so the host can feed them garbage (tests/unit/test_usb_desc.c,
  * tests/fuzz/fuzz_usb_desc.c). Nothing a device sends is trusted: every length is checked against both the
  * descriptor's own bLength and the bytes actually received. */
 #ifndef KERNEL_DRIVERS_USB_DESC_H
@@ -54,5 +54,10 @@ uint16_t usb_config_total_length(const uint8_t *buf, size_t len, const char **wh
  * reported. */
 enum usb_config_verdict usb_config_find_keyboard(const uint8_t *buf, size_t len, struct usb_kbd_iface *out,
                                                  const char **why);
+
+/* The same walk for a hub: the first interface of class 9 (hub), subclass 0, any protocol, and its interrupt
+ * IN (status-change) endpoint; USB_CONFIG_NO_KEYBOARD means no such interface. */
+enum usb_config_verdict usb_config_find_hub(const uint8_t *buf, size_t len, struct usb_kbd_iface *out,
+                                            const char **why);
 
 #endif

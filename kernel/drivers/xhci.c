@@ -434,13 +434,15 @@ static void xhci_task(void *arg)
             if (n <= ports)
                 port_look(hc, n);
         }
+        usb_hubs_look(hc);
         int64_t now = time_ns(), next = now + (int64_t)SAFETY_MS * 1000000;
-        for (unsigned n = 1; n <= ports; n++) {
+        for (unsigned i = 0; i < XHCI_DEVS; i++) { /* keyboards on root ports and behind hubs */
             char out[USB_KBD_OUT_MAX];
-            if (hc->ports[n].keyboard) {
-                size_t k = usb_kbd_tick(&hc->ports[n].kbd, now, out);
+            struct xhci_port *d = xhci_dev_at(hc, i);
+            if (d->keyboard) {
+                size_t k = usb_kbd_tick(&d->kbd, now, out);
                 xhci_keys_out(out, (unsigned)k);
-                int64_t due = usb_kbd_deadline(&hc->ports[n].kbd);
+                int64_t due = usb_kbd_deadline(&d->kbd);
                 if (due - next < 0)
                     next = due;
             }

@@ -1,9 +1,11 @@
-/* kernel/drivers/xhci_dev.c: a device on an xHCI root port (see kernel/drivers/xhci.h) -- port reset, Enable
- * Slot, Address Device, the device and configuration descriptors (judged by kernel/drivers/usb_desc.c), and
+/* kernel/drivers/xhci_dev.c: a device on an xHCI root port or behind hubs (see kernel/drivers/xhci.h) -- root
+ * port reset, Enable Slot, Address Device (its slot context naming its root port, route string, speed and
+ * transaction translator), the device and configuration descriptors (judged by kernel/drivers/usb_desc.c), and
  * for a boot keyboard: Configure Endpoint, SET_CONFIGURATION, SET_PROTOCOL(boot), SET_IDLE(0), and one
- * transfer always queued on its interrupt IN endpoint, whose reports go to kernel/drivers/usb_kbd.c. Anything
- * else -- a hub, another kind of device, one that does not answer -- is one log line and the port is left
- * alone until it is unplugged. */
+ * transfer always queued on its interrupt IN endpoint, whose reports go to kernel/drivers/usb_kbd.c; for a hub
+ * the same with the Hub flag and its port count, the rest in kernel/drivers/usb_hub.c. Anything else --
+ * another kind of device, one that does not answer -- is one log line and the port is left alone until it is
+ * unplugged. */
 #include "kernel/drivers/xhci.h"
 
 #include <string.h>
@@ -11,6 +13,7 @@
 #include "hal/cpu.h"
 #include "kernel/drivers/usb_desc.h"
 #include "kernel/heap.h"
+#include "kernel/lib/format.h"
 #include "kernel/log.h"
 #include "kernel/task.h"
 
@@ -30,7 +33,7 @@
 #define EP_TYPE_CONTROL 4
 #define EP_TYPE_INTERRUPT_IN 7
 #define DATA_AT 0        /* control transfer data in p->buf */
-#define REPORT_AT 3072   /* the report buffer in p->buf */
+#define REPORT_AT XHCI_REPORT_AT
 #define REPORT_MAX 64
 #define DATA_MAX 3072    /* the longest configuration descriptor set taken */
 
@@ -55,9 +58,36 @@ static unsigned report_len(const struct usb_kbd_iface *kb)
     return kb->max_packet < REPORT_MAX ? kb->max_packet : REPORT_MAX;
 }
 
-/* One control transfer on endpoint 0, data (if any) in p->buf; *got the bytes that came back. */
-static bool control(struct xhci *hc, struct xhci_port *p, uint8_t type, uint8_t request, uint16_t value,
-                    uint16_t index, uint16_t length, uint32_t *got, const char **why)
+struct xhci_port *xhci_dev_at(struct xhci *hc, unsigned i)
+{
+    return i < XHCI_MAX_PORTS ? &hc->ports[i + 1] : &hc->behind[i - XHCI_MAX_PORTS];
+}
+
+void xhci_dev_path(const struct xhci_port *p, char *out)
+{
+    usb_hub_path(p->root_port, p->route, p->tier, out);
+}
+
+/* " (behind hub vvvv:pppp)" for a device behind a hub, "" on a root port. */
+static const char *behind(const struct xhci_port *p, char *out, size_t cap)
+{
+    out[0] = 0;
+    if (p->parent)
+        ksnprintf(out, cap, " (behind hub %04x:%04x)", p->parent->vendor, p->parent->product);
+    return out;
+}
+
+/* The slot context (input context entry 1): where the device sits and how many endpoint contexts follow. */
+static void slot_context(struct xhci *hc, struct xhci_port *p, unsigned entries)
+{
+    uint32_t *sl = ctx(hc, p->in_ctx, 1);
+    sl[0] = (p->route & 0xFFFFF) | (uint32_t)p->speed << 20 | (p->hub ? 1u << 26 : 0) | entries << 27;
+    sl[1] = (uint32_t)p->root_port << 16 | (p->hub ? (uint32_t)p->hub_ports << 24 : 0);
+    sl[2] = p->tt_slot | (uint32_t)p->tt_port << 8 | (p->hub ? (uint32_t)p->hub_think << 16 : 0);
+}
+
+bool xhci_control(struct xhci *hc, struct xhci_port *p, uint8_t type, uint8_t request, uint16_t value,
+                  uint16_t index, uint16_t length, uint32_t *got, const char **why)
 {
     bool in = type & 0x80;
     memset(p->buf + DATA_AT, 0, DATA_MAX);
@@ -91,7 +121,7 @@ static bool control(struct xhci *hc, struct xhci_port *p, uint8_t type, uint8_t 
 static bool get_descriptor(struct xhci *hc, struct xhci_port *p, uint8_t kind, uint16_t length, uint32_t *got,
                            const char **why)
 {
-    return control(hc, p, 0x80, REQ_GET_DESCRIPTOR, (uint16_t)(kind << 8), 0, length, got, why);
+    return xhci_control(hc, p, 0x80, REQ_GET_DESCRIPTOR, (uint16_t)(kind << 8), 0, length, got, why);
 }
 
 /* The xHCI interval exponent (2^n x 125 us) for an interrupt endpoint's bInterval. */
@@ -130,7 +160,7 @@ static void release(struct xhci *hc, struct xhci_port *p)
     memset(p, 0, sizeof *p);
 }
 
-static void queue_report(struct xhci *hc, struct xhci_port *p, unsigned len)
+void xhci_dev_queue_report(struct xhci *hc, struct xhci_port *p, unsigned len)
 {
     p->report_len = (uint16_t)len;
     p->report_trb = xhci_ring_push(&p->intr, pci_dma_address(p->buf + REPORT_AT), len,
@@ -139,13 +169,15 @@ static void queue_report(struct xhci *hc, struct xhci_port *p, unsigned len)
 }
 
 /* Everything after the port reset; false with *why, or with *why NULL when the failure was already logged. */
-static bool enumerate(struct xhci *hc, unsigned n, struct xhci_port *p, unsigned speed, const char **why)
+static bool enumerate(struct xhci *hc, struct xhci_port *p, const char *path, const char **why)
 {
     uint8_t slot = 0;
+    unsigned speed = p->speed;
+    char hub_id[32];
     if (!xhci_command(hc, 0, TRB_TYPE(TRB_ENABLE_SLOT), &slot, why))
         return false;
-    for (unsigned m = 1; m <= XHCI_MAX_PORTS; m++)
-        if (slot == 0 || (m != n && hc->ports[m].slot == slot)) {
+    for (unsigned i = 0; i < XHCI_DEVS; i++)
+        if (slot == 0 || (xhci_dev_at(hc, i) != p && xhci_dev_at(hc, i)->slot == slot)) {
             *why = "the controller handed out a slot id that is zero or already in use";
             return false;
         }
@@ -163,8 +195,7 @@ static bool enumerate(struct xhci *hc, unsigned n, struct xhci_port *p, unsigned
 
     unsigned mps0 = speed == SPEED_HIGH ? 64 : speed >= 4 ? 512 : 8;
     ctx(hc, p->in_ctx, 0)[1] = 0x3; /* add the slot and endpoint 0 */
-    ctx(hc, p->in_ctx, 1)[0] = speed << 20 | 1u << 27;
-    ctx(hc, p->in_ctx, 1)[1] = n << 16;
+    slot_context(hc, p, 1);
     uint32_t *ep0 = ctx(hc, p->in_ctx, 2);
     ep0[1] = 3u << 1 | EP_TYPE_CONTROL << 3 | mps0 << 16;
     put64(ep0 + 2, pci_dma_address(p->ep0.trbs) | 1);
@@ -187,12 +218,9 @@ static bool enumerate(struct xhci *hc, unsigned n, struct xhci_port *p, unsigned
     if (!get_descriptor(hc, p, USB_DESC_DEVICE, USB_DEVICE_DESC_LEN, &got, why) ||
         !usb_device_desc_parse(p->buf + DATA_AT, got, &info, why))
         return false;
-    if (info.device_class == USB_CLASS_HUB) {
-        log_info("usb: port %u: hub %04x:%04x: hubs are not driven, nothing behind it is used", n, info.vendor,
-                 info.product);
-        *why = 0;
-        return false;
-    }
+    p->vendor = info.vendor;
+    p->product = info.product;
+    bool hub = info.device_class == USB_CLASS_HUB;
     if (!get_descriptor(hc, p, USB_DESC_CONFIG, USB_CONFIG_DESC_LEN, &got, why))
         return false;
     uint16_t total = usb_config_total_length(p->buf + DATA_AT, got, why);
@@ -205,21 +233,28 @@ static bool enumerate(struct xhci *hc, unsigned n, struct xhci_port *p, unsigned
     if (!get_descriptor(hc, p, USB_DESC_CONFIG, total, &got, why))
         return false;
     struct usb_kbd_iface kb;
-    enum usb_config_verdict v = usb_config_find_keyboard(p->buf + DATA_AT, got, &kb, why);
+    enum usb_config_verdict v = hub ? usb_config_find_hub(p->buf + DATA_AT, got, &kb, why)
+                                    : usb_config_find_keyboard(p->buf + DATA_AT, got, &kb, why);
     if (v == USB_CONFIG_BAD)
         return false;
+    if (v == USB_CONFIG_NO_KEYBOARD && hub) {
+        *why = "the hub has no hub interface with a status-change endpoint";
+        return false;
+    }
     if (v == USB_CONFIG_NO_KEYBOARD) {
-        log_info("usb: port %u: device %04x:%04x (class %02x) is not a boot keyboard: left alone", n, info.vendor,
-                 info.product, info.device_class);
+        log_info("usb: port %s: device %04x:%04x (class %02x) is not a boot keyboard: left alone", path,
+                 info.vendor, info.product, info.device_class);
         *why = 0;
         return false;
     }
 
+    if (hub && !usb_hub_describe(hc, p, why))
+        return false;
     p->dci = (uint8_t)((kb.endpoint & 0xF) * 2 + 1);
     memset(p->in_ctx, 0, 4096);
     ctx(hc, p->in_ctx, 0)[1] = 1u | 1u << p->dci;
-    ctx(hc, p->in_ctx, 1)[0] = speed << 20 | (uint32_t)p->dci << 27;
-    ctx(hc, p->in_ctx, 1)[1] = n << 16;
+    p->hub = hub; /* the slot context says Hub and its port count from here on */
+    slot_context(hc, p, p->dci);
     uint32_t *ep = ctx(hc, p->in_ctx, 1 + p->dci);
     ep[0] = interval_exponent(speed, kb.interval) << 16;
     ep[1] = 3u << 1 | EP_TYPE_INTERRUPT_IN << 3 | (uint32_t)kb.max_packet << 16;
@@ -227,18 +262,44 @@ static bool enumerate(struct xhci *hc, unsigned n, struct xhci_port *p, unsigned
     ep[4] = 8u | (uint32_t)kb.max_packet << 16;
     if (!xhci_command(hc, pci_dma_address(p->in_ctx), TRB_TYPE(TRB_CONFIGURE_ENDPOINT) | TRB_SLOT(slot), 0, why))
         return false;
-    if (!control(hc, p, 0x00, REQ_SET_CONFIGURATION, kb.config_value, 0, 0, 0, why) ||
-        !control(hc, p, 0x21, REQ_SET_PROTOCOL, 0, kb.interface, 0, 0, why))
+    if (!xhci_control(hc, p, 0x00, REQ_SET_CONFIGURATION, kb.config_value, 0, 0, 0, why))
+        return false;
+    if (hub) {
+        if (!usb_hub_start(hc, p, report_len(&kb), why))
+            return false;
+        log_info("usb: xHCI %04x:%04x: port %s%s: hub %04x:%04x, %u ports, slot %u", hc->pci->vendor,
+                 hc->pci->device, path, behind(p, hub_id, sizeof hub_id), info.vendor, info.product, p->hub_ports,
+                 slot);
+        return true;
+    }
+    if (!xhci_control(hc, p, 0x21, REQ_SET_PROTOCOL, 0, kb.interface, 0, 0, why))
         return false;
     const char *idle_why;
-    (void)control(hc, p, 0x21, REQ_SET_IDLE, 0, kb.interface, 0, 0, &idle_why); /* optional: some stall it */
+    (void)xhci_control(hc, p, 0x21, REQ_SET_IDLE, 0, kb.interface, 0, 0, &idle_why); /* optional: some stall it */
 
     usb_kbd_init(&p->kbd);
     p->keyboard = true;
-    queue_report(hc, p, report_len(&kb));
-    log_info("usb: xHCI %04x:%04x: port %u: keyboard %04x:%04x (boot protocol), slot %u", hc->pci->vendor,
-             hc->pci->device, n, info.vendor, info.product, slot);
+    xhci_dev_queue_report(hc, p, report_len(&kb));
+    log_info("usb: xHCI %04x:%04x: port %s%s: keyboard %04x:%04x (boot protocol), slot %u", hc->pci->vendor,
+             hc->pci->device, path, behind(p, hub_id, sizeof hub_id), info.vendor, info.product, slot);
     return true;
+}
+
+bool xhci_dev_enumerate(struct xhci *hc, struct xhci_port *p)
+{
+    char path[USB_HUB_PATH_MAX];
+    const char *why = "";
+    xhci_dev_path(p, path);
+    if (enumerate(hc, p, path, &why))
+        return true;
+    if (why)
+        log_warn("usb: port %s: %s: left alone", path, why);
+    if (p->slot) {
+        const char *ignored;
+        xhci_command(hc, 0, TRB_TYPE(TRB_DISABLE_SLOT) | TRB_SLOT(p->slot), 0, &ignored);
+    }
+    release(hc, p);
+    return false;
 }
 
 void xhci_port_attach(struct xhci *hc, unsigned n)
@@ -253,51 +314,60 @@ void xhci_port_attach(struct xhci *hc, unsigned n)
         return;
     }
     unsigned speed = PORT_SPEED(sc);
-    const char *why = "";
     if (speed == 0 || speed > 5) {
         log_warn("usb: port %u: unknown port speed %u: left alone", n, speed);
         p->failed = true;
         return;
     }
-    if (enumerate(hc, n, p, speed, &why))
-        return;
-    if (why)
-        log_warn("usb: port %u: %s: left alone", n, why);
-    if (p->slot) {
-        const char *ignored;
-        xhci_command(hc, 0, TRB_TYPE(TRB_DISABLE_SLOT) | TRB_SLOT(p->slot), 0, &ignored);
-    }
-    release(hc, p);
-    p->failed = true;
+    p->root_port = (uint8_t)n;
+    p->speed = (uint8_t)speed;
+    if (!xhci_dev_enumerate(hc, p))
+        p->failed = true;
 }
 
-void xhci_port_detach(struct xhci *hc, unsigned n)
+/* Depth-first, children before their hub; depth is bounded by the route string's tiers. */
+static void detach_tree(struct xhci *hc, struct xhci_port *p, unsigned depth)
 {
-    struct xhci_port *p = &hc->ports[n];
+    if (p->hub_ports && depth <= USB_HUB_MAX_TIERS)
+        for (unsigned i = 0; i < XHCI_BEHIND_HUBS; i++)
+            if (hc->behind[i].used && hc->behind[i].parent == p)
+                detach_tree(hc, &hc->behind[i], depth + 1);
     if (p->slot) {
+        char path[USB_HUB_PATH_MAX];
         const char *why = "";
         uint8_t slot = p->slot;
+        xhci_dev_path(p, path);
         bool ok = xhci_command(hc, 0, TRB_TYPE(TRB_DISABLE_SLOT) | TRB_SLOT(slot), 0, &why);
-        log_info("usb: port %u: %s unplugged, slot %u %s", n, p->keyboard ? "keyboard" : "device", slot,
-                 ok ? "disabled" : why);
+        log_info("usb: port %s: %s unplugged, slot %u %s", path,
+                 p->keyboard ? "keyboard" : p->hub_ports ? "hub" : "device", slot, ok ? "disabled" : why);
     }
     release(hc, p);
 }
+
+void xhci_dev_detach(struct xhci *hc, struct xhci_port *p) { detach_tree(hc, p, 0); }
+
+void xhci_port_detach(struct xhci *hc, unsigned n) { detach_tree(hc, &hc->ports[n], 0); }
 
 void xhci_port_transfer(struct xhci *hc, const struct xhci_event *ev)
 {
-    for (unsigned n = 1; n <= XHCI_MAX_PORTS; n++) {
-        struct xhci_port *p = &hc->ports[n];
-        if (!p->keyboard || p->slot != ev->slot || p->dci != ev->endpoint)
+    for (unsigned i = 0; i < XHCI_DEVS; i++) {
+        struct xhci_port *p = xhci_dev_at(hc, i);
+        if (!(p->keyboard || (p->hub && !p->hub_stopped)) || p->slot != ev->slot || p->dci != ev->endpoint)
             continue;
+        char path[USB_HUB_PATH_MAX];
+        xhci_dev_path(p, path);
         if (ev->trb != p->report_trb) {
             if (hc->bad_events++ < 3)
-                log_warn("usb: port %u: a transfer event for a TRB never queued: ignored", n);
+                log_warn("usb: port %s: a transfer event for a TRB never queued: ignored", path);
+            return;
+        }
+        if (p->hub) {
+            usb_hub_transfer(hc, p, ev);
             return;
         }
         unsigned len = p->report_len;
         if (ev->code != CC_SUCCESS && ev->code != CC_SHORT_PACKET) {
-            log_warn("usb: port %u: keyboard endpoint stopped (completion code %u)", n, ev->code);
+            log_warn("usb: port %s: keyboard endpoint stopped (completion code %u)", path, ev->code);
             p->keyboard = false;
             return;
         }
@@ -306,7 +376,7 @@ void xhci_port_transfer(struct xhci *hc, const struct xhci_event *ev)
             size_t k = usb_kbd_report(&p->kbd, p->buf + REPORT_AT, len - ev->residual, time_ns(), out);
             xhci_keys_out(out, (unsigned)k);
         }
-        queue_report(hc, p, len);
+        xhci_dev_queue_report(hc, p, len);
         return;
     }
 }

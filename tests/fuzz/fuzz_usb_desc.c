@@ -1,9 +1,12 @@
 /* tests/fuzz/fuzz_usb_desc.c: what a USB device and an xHCI controller hand back, as arbitrary bytes
- * (kernel/drivers/usb_desc.c, kernel/drivers/xhci_trb.c, kernel/drivers/usb_kbd.c). The input, copied into a
- * buffer of exactly its size so AddressSanitizer sees any read past it, is taken as a configuration descriptor
- * set, a device descriptor, a run of event TRBs and a run of boot reports. Whatever the bytes: a keyboard is
- * only reported with an interrupt IN endpoint 1..15, a packet size 1..2047 and a non-zero interval found inside
- * the bytes; every event handed back has its slot, endpoint and port in range; a report never yields more
+ * (kernel/drivers/usb_desc.c, kernel/drivers/usb_hub_desc.c, kernel/drivers/xhci_trb.c, kernel/drivers/usb_kbd.c).
+ * The input, copied into a buffer of exactly its size so AddressSanitizer sees any read past it, is taken as a
+ * configuration descriptor set, a device descriptor, a hub descriptor, a hub port status and status-change
+ * report, a route string's parts, a run of event TRBs and a run of boot reports. Whatever the bytes: a hub is
+ * only taken with 1..15 ports and a bLength covering them within the bytes; a change report names only ports
+ * the hub has whose bits are set; a route string never holds more than five tiers; a keyboard is only
+ * reported with an interrupt IN endpoint 1..15, a packet size 1..2047 and a non-zero interval found inside the
+ * bytes; every event handed back has its slot, endpoint and port in range; a report never yields more
  * characters than USB_KBD_OUT_MAX, and the repeat deadline only ever moves forward. */
 #include <stdbool.h>
 #include <stdlib.h>
@@ -11,6 +14,7 @@
 
 #include "fuzz.h"
 #include "kernel/drivers/usb_desc.h"
+#include "kernel/drivers/usb_hub_desc.h"
 #include "kernel/drivers/usb_kbd.h"
 #include "kernel/drivers/xhci_trb.h"
 
@@ -49,6 +53,46 @@ static void check_device(const uint8_t *buf, size_t len)
         CHECK(info.configurations > 0);
     } else {
         CHECK(why != 0);
+    }
+}
+
+/* The same bytes as a hub descriptor, a port status and a status-change report; the first byte also picks a
+ * route string's parent tier and port. */
+static void check_hub(const uint8_t *buf, size_t len)
+{
+    struct usb_hub_info h = { 0 };
+    const char *why = 0;
+    if (usb_hub_desc_parse(buf, len, &h, &why)) {
+        CHECK(h.ports >= 1 && h.ports <= USB_HUB_MAX_PORTS && buf[0] <= len && buf[1] == USB_DESC_HUB);
+        CHECK(buf[0] >= 7 + (h.ports + 1 + 7) / 8);
+    } else {
+        CHECK(why != 0 && h.ports == 0);
+    }
+    struct usb_hub_port st;
+    why = 0;
+    if (usb_hub_port_status(buf, len, &st, &why))
+        CHECK(len >= 4 && st.speed >= 1 && st.speed <= 3 && !(st.changes & ~USB_HUB_C_DEFINED));
+    else
+        CHECK(why != 0 && len < 4);
+    unsigned ports = len ? buf[0] : 0;
+    uint16_t bits = usb_hub_change_bits(buf, len, ports);
+    CHECK(!(bits & 1));
+    CHECK(ports >= USB_HUB_MAX_PORTS || bits >> (ports + 1) == 0);
+    for (unsigned n = 1; n <= USB_HUB_MAX_PORTS; n++)
+        CHECK(!(bits & (1u << n)) || (n / 8 < len && (buf[n / 8] >> (n % 8) & 1)));
+    if (len >= 4) {
+        uint32_t parent = (uint32_t)buf[1] | (uint32_t)buf[2] << 8 | (uint32_t)buf[3] << 16, route = 0xDEAD;
+        unsigned tier = buf[0] & 7, port = buf[0] >> 3;
+        if (usb_hub_route(parent, tier, port, &route)) {
+            CHECK(tier < USB_HUB_MAX_TIERS && port >= 1 && port <= 15 && route < (1u << 20));
+            CHECK((route >> (4 * tier)) == port);
+            char path[USB_HUB_PATH_MAX + 1];
+            path[USB_HUB_PATH_MAX] = 0x5A;
+            usb_hub_path(buf[1] % 100, route, tier + 1, path);
+            CHECK(path[USB_HUB_PATH_MAX] == 0x5A && strlen(path) < USB_HUB_PATH_MAX);
+        } else {
+            CHECK(route == 0xDEAD && (tier >= USB_HUB_MAX_TIERS || port == 0 || port > 15));
+        }
     }
 }
 
@@ -113,6 +157,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memcpy(copy, data, size);
     check_config(copy, size);
     check_device(copy, size);
+    check_hub(copy, size);
     if (size >= 2)
         check_events(copy, size);
     check_reports(copy, size);

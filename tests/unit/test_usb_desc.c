@@ -88,6 +88,37 @@ static void test_not_a_keyboard(void **state)
     assert_int_equal(kb.endpoint, 0); /* nothing handed back */
 }
 
+/* QEMU's usb-hub's configuration: one interface of class 9 and its status-change endpoint (2 bytes, 255 ms). */
+static const uint8_t hub_config[25] = {
+    9, 2, 25, 0, 1, 1, 0, 0xE0, 0,
+    9, 4, 0, 0, 1, 9, 0, 0, 0,
+    7, 5, 0x81, 0x03, 2, 0, 0xFF,
+};
+
+static void test_hub_interface_found(void **state)
+{
+    (void)state;
+    struct usb_kbd_iface h = { 0 };
+    const char *why = 0;
+    assert_int_equal(usb_config_find_hub(hub_config, sizeof hub_config, &h, &why), USB_CONFIG_KEYBOARD);
+    assert_int_equal(h.endpoint, 0x81);
+    assert_int_equal(h.max_packet, 2);
+    assert_int_equal(h.interval, 255);
+    /* a hub is not a keyboard, nor a keyboard a hub */
+    assert_int_equal(usb_config_find_keyboard(hub_config, sizeof hub_config, &h, &why), USB_CONFIG_NO_KEYBOARD);
+    struct usb_kbd_iface k = { 0 };
+    assert_int_equal(usb_config_find_hub(kbd_config, sizeof kbd_config, &k, &why), USB_CONFIG_NO_KEYBOARD);
+    assert_int_equal(k.endpoint, 0);
+    uint8_t c[25];
+    memcpy(c, hub_config, sizeof c);
+    c[9 + 7] = 2; /* a multi-TT hub's protocol is still a hub */
+    assert_int_equal(usb_config_find_hub(c, sizeof c, &h, &why), USB_CONFIG_KEYBOARD);
+    c[18 + 4] = 0; /* a zero packet size on its status-change endpoint */
+    why = 0;
+    assert_int_equal(usb_config_find_hub(c, sizeof c, &k, &why), USB_CONFIG_BAD);
+    assert_non_null(why);
+}
+
 static void expect_bad(const uint8_t *c, size_t len)
 {
     struct usb_kbd_iface kb = { 0 };
@@ -147,6 +178,7 @@ int main(void)
         cmocka_unit_test(test_bad_device_descriptors_refused),
         cmocka_unit_test(test_keyboard_found),
         cmocka_unit_test(test_not_a_keyboard),
+        cmocka_unit_test(test_hub_interface_found),
         cmocka_unit_test(test_bad_configurations_refused),
     };
     return cmocka_run_group_tests(tests, 0, 0);

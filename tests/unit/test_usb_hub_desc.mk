@@ -1,0 +1,1 @@
+test_usb_hub_desc_SRCS := kernel/drivers/usb_hub_desc.c
