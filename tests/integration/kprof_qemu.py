@@ -314,6 +314,16 @@ class Kprof:
         except KprofEOF:
             pass
 
+    def wait_log_line(self, pattern, timeout=CMD_TIMEOUT, what=None):
+        """A log line that may have come before `ready:` (then it is in the boot log) or after it, as a device
+        found by a task (a USB device, DHCP's address) comes when it comes. Returns the text it was found in; after
+        it, the console's output holds no such line to trip a command's echo check."""
+        rx = re.compile(pattern) if isinstance(pattern, str) else pattern
+        if rx.search(self.boot_log + "\n"):
+            return self.boot_log + "\n"
+        m = self.expect(rx, timeout=timeout, what=what)
+        return m.before + m.group(0)
+
     def expect(self, pattern, timeout=CMD_TIMEOUT, what=None):
         """Waits until pattern (a regex, searched in the unconsumed output with carriage returns removed)
         matches, consumes the output up to the end of the match and returns the match; its `before` is the

@@ -55,22 +55,13 @@ def type_line(k, line):
     return m.before[1:] if m.before.startswith("\n") else m.before
 
 
-def wait_line(k, rx, what):
-    """A log line that may have come before `ready:` (then it is in the boot log) or after it. Returns the
-    text it was found in."""
-    if re.search(rx, k.boot_log + "\n"):
-        return k.boot_log + "\n"
-    m = k.expect(rx, timeout=WAIT, what=what)
-    return m.before + m.group(0)
-
-
 @pytest.fixture(scope="module", params=["uefi", "bios"])
 def usb(request):
     k = Kprof(smp=CPUS, mem=256, firmware=request.param, qmp=True, extra_args=XHCI_ARGS,
               name="%s-%s" % (request.node.name, request.param))
     try:
         k.boot()
-        k.usb_log = wait_line(k, RX_KEYBOARD, "the USB keyboard's enumeration line")
+        k.usb_log = k.wait_log_line(RX_KEYBOARD, timeout=WAIT, what="the USB keyboard's enumeration line")
         yield k
     finally:
         k.kill()
