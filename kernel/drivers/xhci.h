@@ -50,8 +50,10 @@ struct xhci {
     uint32_t port_changed;      /* bit n: port n+1 had a status change event not yet looked at */
     uint64_t bad_events;
     struct task *task;          /* the xHCI task, which the interrupt wakes */
-    bool irq;                   /* the event ring interrupts on INTx; false: polled */
-    unsigned line;              /* its ISA interrupt line, when irq */
+    bool irq;                   /* the event ring interrupts (MSI or INTx); false: polled */
+    unsigned msi_vector;        /* its MSI vector, when irq by MSI; 0: by INTx or polled */
+    const char *no_msi;         /* why not by MSI, when msi_vector is 0 */
+    unsigned line;              /* its ISA interrupt line, when irq by INTx */
     const char *poll_why;       /* why not, when polled */
     uint64_t watch_trb;         /* a control transfer's data stage: its event is noted here */
     uint32_t watch_residual;
