@@ -15,10 +15,12 @@ bool irq_attach_isa(unsigned isa_irq, irq_handler_fn handler, void *arg);
 bool irq_attach_gsi_level(unsigned gsi, irq_handler_fn handler, void *arg);
 
 struct pci_device;
-/* The function's own vector, delivered by Message Signalled Interrupts (one message, edge, to the boot CPU):
- * no interrupt line, so no sharing and no firmware routing needed. The vector (for the log), or 0 with *why
- * when the function has no MSI capability, the boot CPU cannot be named in a message or no vector is left; the
- * driver then takes its INTx path. Call it after pci_enable, which would turn INTx back on. Task context. */
-unsigned irq_attach_msi(const struct pci_device *dev, irq_handler_fn handler, void *arg, const char **why);
+/* The function's own vector, delivered by a Message Signalled Interrupt (one message, edge, to the boot CPU)
+ * through its MSI capability, or failing that entry 0 of its MSI-X table: no interrupt line, so no sharing
+ * and no firmware routing needed. The vector, with *kind "MSI" or "MSI-X" (for the log); or 0 with *kind
+ * saying why not -- the function has neither capability, the boot CPU cannot be named in a message, no vector
+ * is left, the MSI-X table cannot be reached -- and the driver takes its INTx path. Call it after pci_enable,
+ * which would turn INTx back on, and before the device runs. Task context. */
+unsigned irq_attach_msi(const struct pci_device *dev, irq_handler_fn handler, void *arg, const char **kind);
 
 #endif

@@ -35,6 +35,7 @@
 #define PCI_STATUS_CAP_LIST (1u << 4)
 
 #define PCI_CAP_ID_MSI 0x05
+#define PCI_CAP_ID_MSIX 0x11
 
 #define PCI_MAX_DEVICES 64 /* functions remembered by the scan; more are counted and logged, not kept */
 
@@ -91,6 +92,11 @@ uint8_t pci_find_capability(const struct pci_device *dev, uint8_t id);
  * capability or its 32-bit variant cannot hold the address. Called by the architecture's irq_attach_msi,
  * which composes the message; task context. */
 bool pci_msi_enable(const struct pci_device *dev, uint64_t address, uint16_t data, const char **why);
+/* The same through the MSI-X capability: its table's BAR mapped, entry 0 given the message and unmasked (the
+ * others stay masked, as reset leaves them), MSI-X enabled, INTx disabled. False with *why, changing nothing,
+ * when there is no MSI-X capability or its table cannot be reached. Task context, before the device runs:
+ * sizing the table's BAR turns its decoding off for a moment. */
+bool pci_msix_enable(const struct pci_device *dev, uint64_t address, uint16_t data, const char **why);
 
 /* Register access at offset bytes into a BAR: port I/O for an I/O BAR, a volatile load or store for a memory
  * BAR (which must be mapped: below 4 GiB, or through pci_map_bar). No lock; safe in interrupt context. */

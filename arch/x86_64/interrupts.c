@@ -169,13 +169,16 @@ bool irq_attach_gsi_level(unsigned gsi, irq_handler_fn handler, void *arg)
     return attach_vector(gsi, true, true, handler, arg) != 0;
 }
 
-unsigned irq_attach_msi(const struct pci_device *dev, irq_handler_fn handler, void *arg, const char **why)
+unsigned irq_attach_msi(const struct pci_device *dev, irq_handler_fn handler, void *arg, const char **kind)
 {
     /* Judged before a vector is taken, so a refusal spends none. The dispatch path needs nothing more: it calls
-     * the handler and EOIs the local APIC, all an edge-triggered message wants (no IOAPIC to acknowledge). */
+     * the handler and EOIs the local APIC, all an edge-triggered message wants (no IOAPIC to acknowledge).
+     * MSI first: the same message, without a table in a BAR to map. */
+    const char **why = kind;
     struct msi_message msg;
-    if (!pci_find_capability(dev, PCI_CAP_ID_MSI)) {
-        *why = "it has no MSI capability";
+    bool msi = pci_find_capability(dev, PCI_CAP_ID_MSI) != 0;
+    if (!msi && !pci_find_capability(dev, PCI_CAP_ID_MSIX)) {
+        *why = "it has neither the MSI nor the MSI-X capability";
         return 0;
     }
     if (!msi_compose(VEC_DEVICE_BASE, percpu_area[0].apic_id, &msg)) {
@@ -188,10 +191,11 @@ unsigned irq_attach_msi(const struct pci_device *dev, irq_handler_fn handler, vo
         return 0;
     }
     msi_compose((uint8_t)vector, percpu_area[0].apic_id, &msg);
-    if (!pci_msi_enable(dev, msg.address, msg.data, why)) {
+    if (!(msi ? pci_msi_enable : pci_msix_enable)(dev, msg.address, msg.data, why)) {
         device_irqs[vector - VEC_DEVICE_BASE].handler = 0; /* the vector stays spent, never raised */
         return 0;
     }
+    *kind = msi ? "MSI" : "MSI-X";
     return vector;
 }
 

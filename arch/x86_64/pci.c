@@ -397,6 +397,34 @@ bool pci_msi_enable(const struct pci_device *dev, uint64_t address, uint16_t dat
     return true;
 }
 
+bool pci_msix_enable(const struct pci_device *dev, uint64_t address, uint16_t data, const char **why)
+{
+    uint8_t cap = pci_find_capability(dev, PCI_CAP_ID_MSIX);
+    if (!cap) {
+        *why = "it has no MSI-X capability";
+        return false;
+    }
+    uint16_t control = pci_config_read16(dev, (uint16_t)(cap + 2));
+    uint32_t table = pci_config_read32(dev, (uint16_t)(cap + 4));
+    struct pci_bar bar;
+    bool usable = (table & 7) <= 5 && pci_read_bar(dev, table & 7, &bar) && !bar.is_io;
+    struct msix_place place;
+    if (!msix_place(control, table, usable ? bar.size : 0, &place, why) || !pci_map_bar(&bar, why))
+        return false;
+    /* Enabled with the function masked while entry 0 is written: nothing is sent from a half-written entry. */
+    control &= (uint16_t)~MSIX_CONTROL_ENABLE;
+    pci_config_write16(dev, (uint16_t)(cap + 2), control | MSIX_CONTROL_ENABLE | MSIX_CONTROL_FUNCTION_MASK);
+    pci_bar_write32(&bar, place.offset + MSIX_ENTRY_ADDRESS_LOW, (uint32_t)address);
+    pci_bar_write32(&bar, place.offset + MSIX_ENTRY_ADDRESS_HIGH, (uint32_t)(address >> 32));
+    pci_bar_write32(&bar, place.offset + MSIX_ENTRY_DATA, data);
+    pci_bar_write32(&bar, place.offset + MSIX_ENTRY_VECTOR_CONTROL,
+                    pci_bar_read32(&bar, place.offset + MSIX_ENTRY_VECTOR_CONTROL) & ~1u);
+    pci_config_write16(dev, PCI_COMMAND, pci_config_read16(dev, PCI_COMMAND) | PCI_COMMAND_INTX_DISABLE);
+    pci_config_write16(dev, (uint16_t)(cap + 2),
+                       (uint16_t)((control | MSIX_CONTROL_ENABLE) & ~MSIX_CONTROL_FUNCTION_MASK));
+    return true;
+}
+
 /* ---- BAR register access --------------------------------------------------------------------------------- */
 
 static volatile void *mmio(const struct pci_bar *bar, uint32_t offset)

@@ -52,6 +52,27 @@ struct msi_layout msi_layout(uint8_t cap, uint16_t control)
     return l;
 }
 
+bool msix_place(uint16_t control, uint32_t table_reg, uint64_t bar_size, struct msix_place *p, const char **why)
+{
+    p->bar = table_reg & 7;
+    p->offset = table_reg & ~7u;
+    p->entries = (control & MSIX_CONTROL_TABLE_SIZE) + 1u;
+    if (p->bar > 5) {
+        *why = "its MSI-X table names a BAR that does not exist";
+        return false;
+    }
+    if (!bar_size) {
+        *why = "its MSI-X table's BAR is not an implemented memory BAR";
+        return false;
+    }
+    /* Entry 0 is the one used; the whole table must still fit, or the device described a table it lacks. */
+    if ((uint64_t)p->offset + (uint64_t)p->entries * MSIX_ENTRY_SIZE > bar_size) {
+        *why = "its MSI-X table runs past the end of its BAR";
+        return false;
+    }
+    return true;
+}
+
 bool msi_compose(uint8_t vector, uint32_t apic_id, struct msi_message *msg)
 {
     if (apic_id > XAPIC_MAX_ID || vector < 0x10)

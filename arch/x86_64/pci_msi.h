@@ -37,6 +37,26 @@ struct msi_layout {
 };
 struct msi_layout msi_layout(uint8_t cap, uint16_t control);
 
+/* MSI-X: the Message Control word's fields and where the table is. */
+#define MSIX_CONTROL_TABLE_SIZE 0x07FFu /* entries minus one */
+#define MSIX_CONTROL_FUNCTION_MASK (1u << 14)
+#define MSIX_CONTROL_ENABLE (1u << 15)
+#define MSIX_ENTRY_SIZE 16
+#define MSIX_ENTRY_ADDRESS_LOW 0
+#define MSIX_ENTRY_ADDRESS_HIGH 4
+#define MSIX_ENTRY_DATA 8
+#define MSIX_ENTRY_VECTOR_CONTROL 12 /* bit 0: masked */
+
+/* Where the MSI-X table lies, from the capability's Message Control word and its Table Offset/BIR dword (cap + 4),
+ * judged against the size of the BAR it names (bar_size 0: that BAR is absent or not memory): the BAR index
+ * 0..5 and the table inside it, 8-byte aligned. False with *why when it cannot be used. */
+struct msix_place {
+    unsigned bar;     /* BAR index */
+    uint32_t offset;  /* the table's offset in it */
+    unsigned entries;
+};
+bool msix_place(uint16_t control, uint32_t table_reg, uint64_t bar_size, struct msix_place *p, const char **why);
+
 /* The message for a fixed, edge-triggered interrupt at vector on the local APIC with this id, physical
  * destination mode (no interrupt remapping: the id is 8 bits). False when the id is above 254 (0xFF is the
  * broadcast) or the vector is one of the exceptions' (below 0x10 a local APIC refuses it). */

@@ -7,8 +7,8 @@
  * Both are driven the same way, through the 8254x register set both keep: the memory-mapped registers in BAR0,
  * legacy receive and transmit descriptors (kernel/drivers/e1000_desc.c judges what the card writes back), one
  * ring of each, 2048-byte buffers, the frame check sequence stripped on receive and inserted on transmit, and for
- * the receive interrupt an MSI where the card has the capability (the 82574L), else the INTx line (MSI-X is
- * left off). The models differ only in how the EEPROM read
+ * the receive interrupt an MSI where the card has the capability (the 82574L: MSI is preferred to its MSI-X),
+ * else the INTx line. The models differ only in how the EEPROM read
  * register (EERD) places its done bit and word address. The layers:
  *
  *   bring-up    reset (CTRL.RST, waited for), interrupts masked, the MAC from the EEPROM -- or, when the EEPROM
@@ -299,8 +299,8 @@ static bool e1000_probe(const struct pci_device *pci, struct netdev *dev)
         return fail("BAR0 lies above the 4 GiB the kernel maps", false);
     uint8_t line = pci_interrupt_line(pci);
     bool has_line = pci->interrupt_pin && pci->interrupt_pin <= 4 && line && line < 16;
-    if (!has_line && !pci_find_capability(pci, PCI_CAP_ID_MSI))
-        return fail("the card has neither MSI nor an ISA interrupt line from the firmware", false);
+    if (!has_line && !pci_find_capability(pci, PCI_CAP_ID_MSI) && !pci_find_capability(pci, PCI_CAP_ID_MSIX))
+        return fail("the card has neither MSI, MSI-X nor an ISA interrupt line from the firmware", false);
     pci_enable(pci, false, true, true);
 
     wr(REG_IMC, 0xFFFFFFFFu);
@@ -353,14 +353,15 @@ static bool e1000_probe(const struct pci_device *pci, struct netdev *dev)
     wr(REG_TIPG, TIPG_DEFAULT);
     wr(REG_TCTL, TCTL_EN | TCTL_PSP | TCTL_CT | TCTL_COLD);
 
-    /* MSI first: its own vector, where an INTx line may be shared (q35 puts the e1000e and an xHCI on one). */
-    const char *no_msi = "";
-    unsigned vector = irq_attach_msi(pci, e1000_irq, dev, &no_msi);
+    /* A message first: its own vector, where an INTx line may be shared (q35 puts the e1000e and an xHCI on
+     * one). */
+    const char *msi_kind = "";
+    unsigned vector = irq_attach_msi(pci, e1000_irq, dev, &msi_kind);
     if (vector) {
-        ksnprintf(dev->interrupt, sizeof dev->interrupt, "msi vector 0x%x", vector);
+        ksnprintf(dev->interrupt, sizeof dev->interrupt, "%s vector 0x%x", msi_kind, vector);
     } else {
         if (!has_line)
-            return fail(no_msi, true);
+            return fail(msi_kind, true);
         if (!irq_attach_isa(line, e1000_irq, dev))
             return fail("no interrupt vector left for it", true);
         ksnprintf(dev->interrupt, sizeof dev->interrupt, "irq %u pin %c", line, 'A' + pci->interrupt_pin - 1);
@@ -371,8 +372,8 @@ static bool e1000_probe(const struct pci_device *pci, struct netdev *dev)
     wr(REG_IMS, INT_RECEIVE);
 
     log_info("%s: %s, registers at 0x%llx, %s, mac from %s, link %s, rx %u x %u bytes, tx %u",
-             nic.model->driver, nic.model->chip, (unsigned long long)nic.regs.base, dev->interrupt, mac_from, rd(REG_STATUS) & STATUS_LU ? "up" : "down", RX_RING,
-             BUFFER_SIZE, TX_RING);
+             nic.model->driver, nic.model->chip, (unsigned long long)nic.regs.base, dev->interrupt, mac_from,
+             rd(REG_STATUS) & STATUS_LU ? "up" : "down", RX_RING, BUFFER_SIZE, TX_RING);
     return true;
 }
 

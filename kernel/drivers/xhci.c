@@ -4,10 +4,10 @@
  * context base array (with scratchpad pages when it asks), one command ring and one event ring, and run.
  * Root ports are enumerated by kernel/drivers/xhci_dev.c.
  *
- * All of it runs in one task on CPU 0. The event ring's interrupt (an MSI where the controller has the
- * capability, else INTx through the IOAPIC; IMAN/IMOD either way) only acknowledges the controller and wakes
+ * All of it runs in one task on CPU 0. The event ring's interrupt (an MSI or MSI-X where the controller has
+ * either capability, else INTx through the IOAPIC; IMAN/IMOD either way) only acknowledges the controller and wakes
  * the task; the task also wakes for key repeat and, as a safety net for an edge missed, every SAFETY_MS. With
- * no MSI and an interrupt line another PCI function also names, the task polls every POLL_MS instead: the irq
+ * no message and an interrupt line another PCI function also names, the task polls every POLL_MS instead: the irq
  * layer gives each attach its own vector and points the IOAPIC pin at it, so a second attach on a shared line
  * would take the first device's interrupt away.
  * Every wait on the controller is bounded and ends in one log line; every event TRB is judged
@@ -364,10 +364,10 @@ static bool bring_up(struct xhci *hc, const char **why)
     write64(hc, hc->rt + IR0_ERDP, pci_dma_address(hc->events));
     write64(hc, hc->rt + IR0_ERSTBA, pci_dma_address(erst)); /* last: this starts the event ring */
 
-    /* Attached once the registers are mapped and placed, before the controller runs with interrupts on: MSI
-     * first (its own vector, no line to share), else the INTx line, else the poll. */
-    hc->no_msi = "";
-    hc->msi_vector = irq_attach_msi(hc->pci, xhci_irq, hc, &hc->no_msi);
+    /* Attached once the registers are mapped and placed, before the controller runs with interrupts on: a
+     * message first (MSI or MSI-X: its own vector, no line to share), else the INTx line, else the poll. */
+    hc->msi_kind = "";
+    hc->msi_vector = irq_attach_msi(hc->pci, xhci_irq, hc, &hc->msi_kind);
     hc->line = 0;
     if (!hc->msi_vector) {
         hc->line = pick_line(hc, &hc->poll_why);
@@ -424,14 +424,14 @@ static void xhci_task(void *arg)
     }
     unsigned ports = hc->max_ports < XHCI_MAX_PORTS ? hc->max_ports : XHCI_MAX_PORTS;
     if (hc->msi_vector)
-        log_info("usb: xHCI %04x:%04x: %u ports, %u slots, event ring interrupt on MSI vector 0x%x",
-                 hc->pci->vendor, hc->pci->device, hc->max_ports, hc->max_slots, hc->msi_vector);
+        log_info("usb: xHCI %04x:%04x: %u ports, %u slots, event ring interrupt on %s vector 0x%x",
+                 hc->pci->vendor, hc->pci->device, hc->max_ports, hc->max_slots, hc->msi_kind, hc->msi_vector);
     else if (hc->irq)
         log_info("usb: xHCI %04x:%04x: %u ports, %u slots, event ring interrupt on irq %u (no MSI: %s)",
-                 hc->pci->vendor, hc->pci->device, hc->max_ports, hc->max_slots, hc->line, hc->no_msi);
+                 hc->pci->vendor, hc->pci->device, hc->max_ports, hc->max_slots, hc->line, hc->msi_kind);
     else
         log_info("usb: xHCI %04x:%04x: %u ports, %u slots, event ring polled every %u ms (no MSI: %s; %s)",
-                 hc->pci->vendor, hc->pci->device, hc->max_ports, hc->max_slots, POLL_MS, hc->no_msi, hc->poll_why);
+                 hc->pci->vendor, hc->pci->device, hc->max_ports, hc->max_slots, POLL_MS, hc->msi_kind, hc->poll_why);
     if (ports < hc->max_ports)
         log_warn("usb: xHCI: ports above %u are not driven", XHCI_MAX_PORTS);
     hc->port_changed = ports == 32 ? 0xFFFFFFFFu : (1u << ports) - 1; /* look at every port once */

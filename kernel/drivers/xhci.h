@@ -51,8 +51,8 @@ struct xhci {
     uint64_t bad_events;
     struct task *task;          /* the xHCI task, which the interrupt wakes */
     bool irq;                   /* the event ring interrupts (MSI or INTx); false: polled */
-    unsigned msi_vector;        /* its MSI vector, when irq by MSI; 0: by INTx or polled */
-    const char *no_msi;         /* why not by MSI, when msi_vector is 0 */
+    unsigned msi_vector;        /* its MSI or MSI-X vector, when irq by message; 0: by INTx or polled */
+    const char *msi_kind;       /* "MSI" or "MSI-X" when msi_vector; else why neither */
     unsigned line;              /* its ISA interrupt line, when irq by INTx */
     const char *poll_why;       /* why not, when polled */
     uint64_t watch_trb;         /* a control transfer's data stage: its event is noted here */

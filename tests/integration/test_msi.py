@@ -1,8 +1,9 @@
-"""Message Signalled Interrupts (hal/irq.h irq_attach_msi, arch/x86_64/pci.c pci_msi_enable): on q35, whose
-default NIC (the e1000e, an 82574L) and an xHCI share INTx line 11, both take an MSI of their own -- the
+"""Message Signalled Interrupts (hal/irq.h irq_attach_msi; arch/x86_64/pci.c pci_msi_enable, pci_msix_enable):
+on q35, whose default NIC (the e1000e, an 82574L) and an xHCI share INTx line 11, each takes a message of its
+own -- the e1000e by MSI, QEMU's qemu-xhci by MSI-X (the only one it offers), its nec-usb-xhci by MSI -- and the
 boot log and `net` say so, the network answers over the UDP shell and the USB keyboard types, with neither
-polled. An xHCI with its MSI switched off (msi=off,msix=off) falls back to its INTx line or the poll and the
-log says which and why; -M pc's e1000 (an 82540EM, no MSI capability) keeps its INTx line. Three boots; nothing
+polled. An xHCI with both switched off (msi=off,msix=off) falls back to its INTx line or the poll and the log
+says which and why; -M pc's e1000 (an 82540EM, neither capability) keeps its INTx line. Four boots; nothing
 here asserts a duration."""
 
 import re
@@ -14,13 +15,21 @@ from test_net import DHCP_LOGGED, net_status, udp_cmd, wait_dhcp
 from test_usb_kbd import type_line
 
 CPUS = 2
-# QEMU 7.2's qemu-xhci offers MSI-X alone (it has no msi property), which this kernel does not drive; its
-# nec-usb-xhci (1033:0194) offers MSI, as a PC's xHCI does, and msi=off,msix=off takes it away.
-XHCI = ["-M", "q35,i8042=off", "-device", "nec-usb-xhci,id=xhci", "-device", "usb-kbd,id=kbd,bus=xhci.0"]
-XHCI_NO_MSI = ["-M", "q35,i8042=off", "-device", "nec-usb-xhci,id=xhci,msi=off,msix=off",
-               "-device", "usb-kbd,id=kbd,bus=xhci.0"]
-RX_XHCI = r"usb: xHCI 1033:0194: 8 ports, \d+ slots, event ring ([^\n]*)\n"
-RX_KEYBOARD = r"usb: xHCI 1033:0194: port (\d+): keyboard 0627:0001 \(boot protocol\), slot (\d+)\n"
+KBD = ["-device", "usb-kbd,id=kbd,bus=xhci.0"]
+# xHCI device line -> (PCI id, what the boot log must say of its event ring's interrupt)
+XHCIS = {
+    "qemu-xhci": ("1b36:000d", r"interrupt on MSI-X vector (0x[0-9a-f]+)"),
+    "nec-usb-xhci": ("1033:0194", r"interrupt on MSI vector (0x[0-9a-f]+)"),
+}
+NO_MESSAGE = "no MSI: it has neither the MSI nor the MSI-X capability"
+
+
+def rx_xhci(pci_id):
+    return r"usb: xHCI %s: 8 ports, \d+ slots, event ring ([^\n]*)\n" % pci_id
+
+
+def rx_keyboard(pci_id):
+    return r"usb: xHCI %s: port (\d+): keyboard 0627:0001 \(boot protocol\), slot (\d+)\n" % pci_id
 
 
 def boot(name, nic, extra):
@@ -48,44 +57,42 @@ def card_line(log, driver):
     return lines[0]
 
 
-@pytest.fixture
-def q35_msi(request):
-    k = boot(request.node.name, "e1000e", XHCI)
+@pytest.mark.parametrize("xhci", sorted(XHCIS))
+def test_q35_nic_and_xhci_each_take_a_message(request, xhci):
+    pci_id, want = XHCIS[xhci]
+    k = boot(request.node.name, "e1000e", ["-M", "q35,i8042=off", "-device", xhci + ",id=xhci"] + KBD)
     try:
-        yield k
+        log = log_lines(k, rx_xhci(pci_id), rx_keyboard(pci_id), DHCP_LOGGED)
+        nic_how = card_line(log, "e1000e")
+        assert re.fullmatch(r"MSI vector 0x[0-9a-f]+", nic_how), nic_how
+        how = re.search(rx_xhci(pci_id), log).group(1)
+        m = re.fullmatch(want, how)
+        assert m, how
+        assert m.group(1) != nic_how.split()[-1], "two functions on one vector: %s, %s" % (how, nic_how)
+        # the USB keyboard types a command, its output read back on COM1
+        out = type_line(k, "uptime")
+        assert out.startswith("up"), out
+        # the network answers, and the card's interrupts came as its message (INTx is disabled while MSI is on)
+        assert udp_cmd(k.udp_port, "uptime").startswith("up")
+        n = net_status(k)
+        assert n["interrupt_by"] == nic_how and n["interrupts"] >= 1, n
     finally:
         k.kill()
 
 
-def test_q35_nic_and_xhci_each_take_an_msi(q35_msi):
-    k = q35_msi
-    log = log_lines(k, RX_XHCI, RX_KEYBOARD, DHCP_LOGGED)
-    nic_how = card_line(log, "e1000e")
-    assert re.fullmatch(r"msi vector 0x[0-9a-f]+", nic_how), nic_how
-    how = re.search(RX_XHCI, log).group(1)
-    m = re.fullmatch(r"interrupt on MSI vector (0x[0-9a-f]+)", how)
-    assert m, how
-    assert m.group(1) != nic_how.split()[-1], "two functions on one vector: %s, %s" % (how, nic_how)
-    # the USB keyboard types a command, its output read back on COM1
-    out = type_line(k, "uptime")
-    assert out.startswith("up"), out
-    # the network answers, and the card's interrupts came as its message (INTx is disabled while MSI is on)
-    assert udp_cmd(k.udp_port, "uptime").startswith("up")
-    n = net_status(k)
-    assert n["interrupt_by"] == nic_how and n["interrupts"] >= 1, n
-
-
-def test_xhci_without_msi_falls_back_and_says_why(request):
-    k = boot(request.node.name, "e1000e", XHCI_NO_MSI)
+def test_xhci_without_messages_falls_back_and_says_why(request):
+    pci_id = XHCIS["nec-usb-xhci"][0]
+    k = boot(request.node.name, "e1000e",
+             ["-M", "q35,i8042=off", "-device", "nec-usb-xhci,id=xhci,msi=off,msix=off"] + KBD)
     try:
-        log = log_lines(k, RX_XHCI, RX_KEYBOARD, DHCP_LOGGED)
-        how = re.search(RX_XHCI, log).group(1)
+        log = log_lines(k, rx_xhci(pci_id), rx_keyboard(pci_id), DHCP_LOGGED)
+        how = re.search(rx_xhci(pci_id), log).group(1)
         # its line 11 is also the e1000e's: the poll; were it alone on a line, that line
-        assert re.fullmatch(r"polled every 10 ms \(no MSI: it has no MSI capability; .+\)"
-                            r"|interrupt on irq \d+ \(no MSI: it has no MSI capability\)", how), how
+        assert re.fullmatch(r"polled every 10 ms \(%s; .+\)|interrupt on irq \d+ \(%s\)"
+                            % (NO_MESSAGE, NO_MESSAGE), how), how
         assert type_line(k, "uptime").startswith("up")
         # the NIC beside it still has its own message
-        assert re.fullmatch(r"msi vector 0x[0-9a-f]+", card_line(log, "e1000e"))
+        assert re.fullmatch(r"MSI vector 0x[0-9a-f]+", card_line(log, "e1000e"))
     finally:
         k.kill()
 
