@@ -1,7 +1,8 @@
 /* tests/unit/test_pci_msi.c: arch/x86_64/pci_msi.c over fake configuration spaces -- the capability walk
  * finds what a well-formed list holds and stops, finding nothing, at a loop, a pointer below 0x40, an
  * unaligned pointer or a list longer than 256 bytes can hold; the MSI register layout of the 32- and 64-bit
- * variants, with and without per-vector masking; and the x86 message for a vector and an APIC id. */
+ * variants, with and without per-vector masking; where an MSI-X table lies and when it cannot be used; and the
+ * x86 message for a vector and an APIC id. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -181,6 +182,43 @@ static void test_layout_32_and_64_bit(void **state)
     assert_int_equal(l.mask, 0xE0);
 }
 
+static void test_msix_table_place(void **state)
+{
+    (void)state;
+    struct msix_place p;
+    const char *why = NULL;
+    /* qemu-xhci: 16 entries (size field 15), the table at 0x3000 in BAR0 of 16 KiB */
+    assert_true(msix_place(15, 0x3000, 0x4000, &p, &why));
+    assert_int_equal(p.bar, 0);
+    assert_int_equal(p.offset, 0x3000);
+    assert_int_equal(p.entries, 16);
+    /* BIR 3, offset 0x800 */
+    assert_true(msix_place(0, 0x803, 0x1000, &p, &why));
+    assert_int_equal(p.bar, 3);
+    assert_int_equal(p.offset, 0x800);
+    assert_int_equal(p.entries, 1);
+    /* the control word's enable and mask bits are not part of the size */
+    assert_true(msix_place(MSIX_CONTROL_ENABLE | MSIX_CONTROL_FUNCTION_MASK | 1, 0, 0x20, &p, &why));
+    assert_int_equal(p.entries, 2);
+    /* a table that ends exactly at the BAR's end fits; one byte further does not */
+    assert_true(msix_place(15, 0x3F00, 0x4000, &p, &why));
+    why = NULL;
+    assert_false(msix_place(15, 0x3F08, 0x4000, &p, &why));
+    assert_non_null(strstr(why, "past the end"));
+    /* an offset near 4 GiB must not wrap */
+    why = NULL;
+    assert_false(msix_place(0, 0xFFFFFFF8u, 0x4000, &p, &why)); /* 32-bit sum: 0x8, "fits" */
+    assert_non_null(why);
+    /* BIR 6 and 7 are reserved */
+    why = NULL;
+    assert_false(msix_place(0, 0x006, 0x4000, &p, &why));
+    assert_non_null(strstr(why, "does not exist"));
+    /* the BAR it names is absent or not memory */
+    why = NULL;
+    assert_false(msix_place(0, 0x000, 0, &p, &why));
+    assert_non_null(strstr(why, "not an implemented memory BAR"));
+}
+
 static void test_message(void **state)
 {
     (void)state;
@@ -211,6 +249,7 @@ int main(void)
         cmocka_unit_test(test_more_than_48_entries_stops),
         cmocka_unit_test(test_endless_list_stops_at_48),
         cmocka_unit_test(test_layout_32_and_64_bit),
+        cmocka_unit_test(test_msix_table_place),
         cmocka_unit_test(test_message),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
