@@ -258,13 +258,15 @@ static void take_from_firmware(struct xhci *hc, uint32_t hccparams1)
 }
 
 /* Interrupt context: acknowledge (IMAN.IP and USBSTS.EINT are write-1-to-clear, which also drops the line)
- * and wake the task. A read of IMAN without IP set was not ours. */
+ * and wake the task. On INTx a read of IMAN without IP set was not ours; a message is always ours, and the
+ * controller clears IP itself as it sends one (xHCI 5.5.2.1), so IP says nothing then. */
 static void xhci_irq(void *arg)
 {
     struct xhci *hc = arg;
     uint32_t iman = pci_bar_read32(&hc->bar, hc->rt + IR0_IMAN);
-    if (!(iman & IMAN_PENDING))
+    if (!hc->msi_vector && !(iman & IMAN_PENDING))
         return;
+    hc->interrupts++;
     pci_bar_write32(&hc->bar, hc->op + OP_USBSTS, STS_EVENT);
     pci_bar_write32(&hc->bar, hc->rt + IR0_IMAN, IMAN_PENDING | IMAN_ENABLE);
     task_wake(hc->task);
@@ -438,6 +440,11 @@ static void xhci_task(void *arg)
     for (;;) {
         struct xhci_event none;
         drain_events(hc, 0, &none);
+        if (hc->interrupts && !hc->told_interrupt) {
+            /* Once: that the interrupt chosen at bring-up is delivered, not just programmed. */
+            hc->told_interrupt = true;
+            log_info("usb: xHCI %04x:%04x: first event ring interrupt taken", hc->pci->vendor, hc->pci->device);
+        }
         while (hc->port_changed) {
             unsigned n = (unsigned)__builtin_ctz(hc->port_changed) + 1;
             hc->port_changed &= ~(1u << (n - 1));

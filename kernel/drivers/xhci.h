@@ -53,6 +53,8 @@ struct xhci {
     bool irq;                   /* the event ring interrupts (MSI or INTx); false: polled */
     unsigned msi_vector;        /* its MSI or MSI-X vector, when irq by message; 0: by INTx or polled */
     const char *msi_kind;       /* "MSI" or "MSI-X" when msi_vector; else why neither */
+    volatile uint32_t interrupts; /* the event ring's interrupts taken (written by xhci_irq alone) */
+    bool told_interrupt;        /* the first one has had its log line */
     unsigned line;              /* its ISA interrupt line, when irq by INTx */
     const char *poll_why;       /* why not, when polled */
     uint64_t watch_trb;         /* a control transfer's data stage: its event is noted here */
