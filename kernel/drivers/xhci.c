@@ -259,7 +259,8 @@ static void take_from_firmware(struct xhci *hc, uint32_t hccparams1)
 
 /* Interrupt context: acknowledge (IMAN.IP and USBSTS.EINT are write-1-to-clear, which also drops the line)
  * and wake the task. On INTx a read of IMAN without IP set was not ours; a message is always ours, and the
- * controller clears IP itself as it sends one (xHCI 5.5.2.1), so IP says nothing then. */
+ * controller clears IP itself as it sends one (as the xHCI specification has it, and QEMU does), so IP says
+ * nothing then. */
 static void xhci_irq(void *arg)
 {
     struct xhci *hc = arg;
