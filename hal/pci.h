@@ -24,6 +24,7 @@
 #define PCI_SECONDARY_BUS 0x19 /* type 1 (PCI-to-PCI bridge) */
 #define PCI_SUBSYSTEM_VENDOR_ID 0x2C
 #define PCI_SUBSYSTEM_ID 0x2E
+#define PCI_CAP_POINTER 0x34 /* types 0 and 1: the first capability's offset, when PCI_STATUS_CAP_LIST */
 #define PCI_INTERRUPT_LINE 0x3C
 #define PCI_INTERRUPT_PIN 0x3D
 
@@ -31,6 +32,10 @@
 #define PCI_COMMAND_MEMORY (1u << 1)
 #define PCI_COMMAND_BUS_MASTER (1u << 2)
 #define PCI_COMMAND_INTX_DISABLE (1u << 10)
+#define PCI_STATUS_CAP_LIST (1u << 4)
+
+#define PCI_CAP_ID_MSI 0x05
+#define PCI_CAP_ID_MSIX 0x11
 
 #define PCI_MAX_DEVICES 64 /* functions remembered by the scan; more are counted and logged, not kept */
 
@@ -76,6 +81,22 @@ bool pci_read_bar(const struct pci_device *dev, unsigned index, struct pci_bar *
 void pci_enable(const struct pci_device *dev, bool io, bool memory, bool bus_master);
 /* The firmware's interrupt line register (0xFF or 0 when it routed nothing). */
 uint8_t pci_interrupt_line(const struct pci_device *dev);
+
+/* The offset of the function's first capability with this id (PCI_CAP_ID_*), 0 when it has none. The list is
+ * device input, walked bounded: a broken one (a loop, a pointer out of 0x40..0xFC or unaligned, too many
+ * entries) is one warning and counts as no capability. Task context. */
+uint8_t pci_find_capability(const struct pci_device *dev, uint8_t id);
+/* Programs the function's MSI capability to send one message (Multiple Message Enable 0, per-vector mask, if
+ * any, cleared), address and data as given, enables it and disables INTx (the command register's bit 10) so
+ * the pin stays quiet while MSI is on. False with *why, changing nothing, when the function has no MSI
+ * capability or its 32-bit variant cannot hold the address. Called by the architecture's irq_attach_msi,
+ * which composes the message; task context. */
+bool pci_msi_enable(const struct pci_device *dev, uint64_t address, uint16_t data, const char **why);
+/* The same through the MSI-X capability: its table's BAR mapped, entry 0 given the message and unmasked (the
+ * others stay masked, as reset leaves them), MSI-X enabled, INTx disabled. False with *why, changing nothing,
+ * when there is no MSI-X capability or its table cannot be reached. Task context, before the device runs:
+ * sizing the table's BAR turns its decoding off for a moment. */
+bool pci_msix_enable(const struct pci_device *dev, uint64_t address, uint16_t data, const char **why);
 
 /* Register access at offset bytes into a BAR: port I/O for an I/O BAR, a volatile load or store for a memory
  * BAR (which must be mapped: below 4 GiB, or through pci_map_bar). No lock; safe in interrupt context. */

@@ -16,7 +16,7 @@
  * CPU the debugger parked takes it as it is released, before it runs anything else. */
 #define VEC_PROFILER_STOP 0xE8
 #define VEC_PIC_BASE 0x30      /* the 8259s, remapped here and masked: only spurious ones arrive */
-#define VEC_DEVICE_BASE 0x40   /* IOAPIC-routed device interrupts, allocated upwards */
+#define VEC_DEVICE_BASE 0x40   /* device interrupts (IOAPIC-routed or MSI), allocated upwards */
 #define VEC_DEVICE_LAST 0x7F
 #define VEC_YIELD 0x81         /* int $0x81: a task gives up the CPU */
 #define VEC_GDB_WAKE 0xF0      /* wakes a CPU the debugger stopped (gdb_nmi.c); above any TPR it parks at */

@@ -2,7 +2,7 @@
  * with registers and a backtrace; breakpoints and steps go to the gdb stub), NMIs (a stop request from a
  * panicking CPU or the debugger, a counter overflow, or a genuine NMI), the LAPIC
  * timer (profiler tick, then the scheduler), the profiler's stop request (cpu_send_profiler_stop), the yield
- * vector, and device IRQs routed through the IOAPIC. */
+ * vector, and device IRQs routed through the IOAPIC or sent by a PCI function as an MSI. */
 #include <stdatomic.h>
 
 #include "arch/x86_64/arch.h"
@@ -10,6 +10,7 @@
 #include "arch/x86_64/fixup.h"
 #include "arch/x86_64/gdb.h"
 #include "arch/x86_64/nmi_owner.h"
+#include "arch/x86_64/pci_msi.h"
 #include "hal/pmu.h"
 #include "arch/x86_64/percpu.h"
 #include "arch/x86_64/x86.h"
@@ -37,9 +38,10 @@ extern const uint64_t isr_stub_table[256];
 struct device_irq {
     irq_handler_fn handler;
     void *arg;
-    uint32_t gsi;
+    uint32_t gsi; /* NO_GSI for an MSI: nothing to route */
     bool level, active_low;
 };
+#define NO_GSI 0xFFFFFFFFu
 static struct device_irq device_irqs[VEC_DEVICE_LAST - VEC_DEVICE_BASE + 1];
 static atomic_uint next_device_vector = VEC_DEVICE_BASE;
 static uint8_t isa_vectors[16]; /* the vector each ISA IRQ was attached at, 0 when none */
@@ -98,14 +100,22 @@ void pic_disable(void)
     outb(0xA1, 0xFF);
 }
 
-/* The vector allocated, 0 when none is left. */
-static unsigned attach_vector(uint32_t gsi, bool level, bool active_low, irq_handler_fn handler, void *arg)
+/* The vector allocated, its handler in place, 0 when none is left. */
+static unsigned claim_vector(uint32_t gsi, bool level, bool active_low, irq_handler_fn handler, void *arg)
 {
     unsigned vector = atomic_fetch_add(&next_device_vector, 1);
     if (vector > VEC_DEVICE_LAST)
         return 0;
     device_irqs[vector - VEC_DEVICE_BASE] = (struct device_irq){ handler, arg, gsi, level, active_low };
-    ioapic_route(gsi, (uint8_t)vector, level, active_low, percpu_area[0].apic_id);
+    return vector;
+}
+
+/* The vector allocated and routed to the boot CPU, 0 when none is left. */
+static unsigned attach_vector(uint32_t gsi, bool level, bool active_low, irq_handler_fn handler, void *arg)
+{
+    unsigned vector = claim_vector(gsi, level, active_low, handler, arg);
+    if (vector)
+        ioapic_route(gsi, (uint8_t)vector, level, active_low, percpu_area[0].apic_id);
     return vector;
 }
 
@@ -157,6 +167,36 @@ bool irq_attach_isa(unsigned isa_irq, irq_handler_fn handler, void *arg)
 bool irq_attach_gsi_level(unsigned gsi, irq_handler_fn handler, void *arg)
 {
     return attach_vector(gsi, true, true, handler, arg) != 0;
+}
+
+unsigned irq_attach_msi(const struct pci_device *dev, irq_handler_fn handler, void *arg, const char **kind)
+{
+    /* Judged before a vector is taken, so a refusal spends none. The dispatch path needs nothing more: it calls
+     * the handler and EOIs the local APIC, all an edge-triggered message wants (no IOAPIC to acknowledge).
+     * MSI first: the same message, without a table in a BAR to map. */
+    const char **why = kind;
+    struct msi_message msg;
+    bool msi = pci_find_capability(dev, PCI_CAP_ID_MSI) != 0;
+    if (!msi && !pci_find_capability(dev, PCI_CAP_ID_MSIX)) {
+        *why = "it has neither the MSI nor the MSI-X capability";
+        return 0;
+    }
+    if (!msi_compose(VEC_DEVICE_BASE, percpu_area[0].apic_id, &msg)) {
+        *why = "the boot CPU's APIC id is above what a message names without interrupt remapping";
+        return 0;
+    }
+    unsigned vector = claim_vector(NO_GSI, false, false, handler, arg);
+    if (!vector) {
+        *why = "no interrupt vector was left";
+        return 0;
+    }
+    msi_compose((uint8_t)vector, percpu_area[0].apic_id, &msg);
+    if (!(msi ? pci_msi_enable : pci_msix_enable)(dev, msg.address, msg.data, why)) {
+        device_irqs[vector - VEC_DEVICE_BASE].handler = 0; /* the vector stays spent, never raised */
+        return 0;
+    }
+    *kind = msi ? "MSI" : "MSI-X";
+    return vector;
 }
 
 static const char *const exception_names[32] = {

@@ -12,6 +12,7 @@
 #include "hal/compiler.h"
 #include "arch/x86_64/x86.h"
 #include "hal/pci.h"
+#include "arch/x86_64/pci_msi.h"
 #include "hal/spinlock.h"
 #include "kernel/log.h"
 #include "hal/kernel_entry.h"
@@ -353,6 +354,76 @@ void pci_enable(const struct pci_device *dev, bool io, bool memory, bool bus_mas
 }
 
 uint8_t pci_interrupt_line(const struct pci_device *dev) { return pci_config_read8(dev, PCI_INTERRUPT_LINE); }
+
+/* ---- capabilities and MSI -------------------------------------------------------------------------------- */
+
+static uint8_t cap_read8(void *ctx, uint16_t offset) { return pci_config_read8(ctx, offset); }
+
+uint8_t pci_find_capability(const struct pci_device *dev, uint8_t id)
+{
+    if (!(pci_config_read16(dev, PCI_STATUS) & PCI_STATUS_CAP_LIST) || dev->header_type > 1)
+        return 0; /* no list (a CardBus header keeps its pointer elsewhere, and no driver here wants one) */
+    const char *why;
+    uint8_t at = pci_cap_find(cap_read8, (void *)dev, id, &why);
+    if (why)
+        log_warn("pci %02x:%02x.%u: %s: its capabilities are not used", dev->bus, dev->slot, dev->func, why);
+    return at;
+}
+
+bool pci_msi_enable(const struct pci_device *dev, uint64_t address, uint16_t data, const char **why)
+{
+    uint8_t cap = pci_find_capability(dev, PCI_CAP_ID_MSI);
+    if (!cap) {
+        *why = "it has no MSI capability";
+        return false;
+    }
+    uint16_t control = pci_config_read16(dev, (uint16_t)(cap + 2));
+    struct msi_layout l = msi_layout(cap, control);
+    if (!l.address_high && address >> 32) {
+        *why = "its MSI capability has 32-bit addresses only";
+        return false;
+    }
+    /* Off while the message changes, so no half-written message is ever sent. */
+    control &= (uint16_t)~(MSI_CONTROL_ENABLE | MSI_CONTROL_MME_MASK);
+    pci_config_write16(dev, l.control, control);
+    pci_config_write32(dev, l.address_low, (uint32_t)address);
+    if (l.address_high)
+        pci_config_write32(dev, l.address_high, (uint32_t)(address >> 32));
+    pci_config_write16(dev, l.data, data);
+    if (l.mask)
+        pci_config_write32(dev, l.mask, pci_config_read32(dev, l.mask) & ~1u); /* message 0 unmasked */
+    pci_config_write16(dev, PCI_COMMAND, pci_config_read16(dev, PCI_COMMAND) | PCI_COMMAND_INTX_DISABLE);
+    pci_config_write16(dev, l.control, control | MSI_CONTROL_ENABLE);
+    return true;
+}
+
+bool pci_msix_enable(const struct pci_device *dev, uint64_t address, uint16_t data, const char **why)
+{
+    uint8_t cap = pci_find_capability(dev, PCI_CAP_ID_MSIX);
+    if (!cap) {
+        *why = "it has no MSI-X capability";
+        return false;
+    }
+    uint16_t control = pci_config_read16(dev, (uint16_t)(cap + 2));
+    uint32_t table = pci_config_read32(dev, (uint16_t)(cap + 4));
+    struct pci_bar bar;
+    bool usable = (table & 7) <= 5 && pci_read_bar(dev, table & 7, &bar) && !bar.is_io;
+    struct msix_place place;
+    if (!msix_place(control, table, usable ? bar.size : 0, &place, why) || !pci_map_bar(&bar, why))
+        return false;
+    /* Enabled with the function masked while entry 0 is written: nothing is sent from a half-written entry. */
+    control &= (uint16_t)~MSIX_CONTROL_ENABLE;
+    pci_config_write16(dev, (uint16_t)(cap + 2), control | MSIX_CONTROL_ENABLE | MSIX_CONTROL_FUNCTION_MASK);
+    pci_bar_write32(&bar, place.offset + MSIX_ENTRY_ADDRESS_LOW, (uint32_t)address);
+    pci_bar_write32(&bar, place.offset + MSIX_ENTRY_ADDRESS_HIGH, (uint32_t)(address >> 32));
+    pci_bar_write32(&bar, place.offset + MSIX_ENTRY_DATA, data);
+    pci_bar_write32(&bar, place.offset + MSIX_ENTRY_VECTOR_CONTROL,
+                    pci_bar_read32(&bar, place.offset + MSIX_ENTRY_VECTOR_CONTROL) & ~1u);
+    pci_config_write16(dev, PCI_COMMAND, pci_config_read16(dev, PCI_COMMAND) | PCI_COMMAND_INTX_DISABLE);
+    pci_config_write16(dev, (uint16_t)(cap + 2),
+                       (uint16_t)((control | MSIX_CONTROL_ENABLE) & ~MSIX_CONTROL_FUNCTION_MASK));
+    return true;
+}
 
 /* ---- BAR register access --------------------------------------------------------------------------------- */
 

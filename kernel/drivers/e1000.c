@@ -6,8 +6,9 @@
  *
  * Both are driven the same way, through the 8254x register set both keep: the memory-mapped registers in BAR0,
  * legacy receive and transmit descriptors (kernel/drivers/e1000_desc.c judges what the card writes back), one
- * ring of each, 2048-byte buffers, the frame check sequence stripped on receive and inserted on transmit, and the
- * INTx line for the receive interrupt (MSI and MSI-X left off). The models differ only in how the EEPROM read
+ * ring of each, 2048-byte buffers, the frame check sequence stripped on receive and inserted on transmit, and for
+ * the receive interrupt an MSI where the card has the capability (the 82574L: MSI is preferred to its MSI-X),
+ * else the INTx line. The models differ only in how the EEPROM read
  * register (EERD) places its done bit and word address. The layers:
  *
  *   bring-up    reset (CTRL.RST, waited for), interrupts masked, the MAC from the EEPROM -- or, when the EEPROM
@@ -25,6 +26,7 @@
 #include "hal/pci.h"
 #include "kernel/drivers/e1000_desc.h"
 #include "kernel/heap.h"
+#include "kernel/lib/format.h"
 #include "kernel/log.h"
 #include "kernel/net/netdev.h"
 #include "kernel/lib/string.h"
@@ -159,7 +161,8 @@ DEBUGGER_TEXT static int e1000_poll(struct netdev *dev, netdev_deliver_fn delive
     return taken;
 }
 
-/* The card's interrupt (level-triggered, maybe shared: a read of 0 was not ours). */
+/* The card's interrupt (an MSI, or the INTx line: level-triggered, maybe shared, where a read of 0 was not
+ * ours). */
 static void e1000_irq(void *arg)
 {
     if (rd(REG_ICR)) /* reading acknowledges every cause */
@@ -295,8 +298,9 @@ static bool e1000_probe(const struct pci_device *pci, struct netdev *dev)
     if (nic.regs.base + nic.regs.size > MAPPED_LIMIT)
         return fail("BAR0 lies above the 4 GiB the kernel maps", false);
     uint8_t line = pci_interrupt_line(pci);
-    if (pci->interrupt_pin == 0 || pci->interrupt_pin > 4 || line == 0 || line >= 16)
-        return fail("the card has no ISA interrupt line from the firmware", false);
+    bool has_line = pci->interrupt_pin && pci->interrupt_pin <= 4 && line && line < 16;
+    if (!has_line && !pci_find_capability(pci, PCI_CAP_ID_MSI) && !pci_find_capability(pci, PCI_CAP_ID_MSIX))
+        return fail("the card has neither MSI, MSI-X nor an ISA interrupt line from the firmware", false);
     pci_enable(pci, false, true, true);
 
     wr(REG_IMC, 0xFFFFFFFFu);
@@ -349,17 +353,27 @@ static bool e1000_probe(const struct pci_device *pci, struct netdev *dev)
     wr(REG_TIPG, TIPG_DEFAULT);
     wr(REG_TCTL, TCTL_EN | TCTL_PSP | TCTL_CT | TCTL_COLD);
 
-    if (!irq_attach_isa(line, e1000_irq, dev))
-        return fail("no interrupt vector left for it", true);
+    /* A message first: its own vector, where an INTx line may be shared (q35 puts the e1000e and an xHCI on
+     * one). */
+    const char *msi_kind = "";
+    unsigned vector = irq_attach_msi(pci, e1000_irq, dev, &msi_kind);
+    if (vector) {
+        ksnprintf(dev->interrupt, sizeof dev->interrupt, "%s vector 0x%x", msi_kind, vector);
+    } else {
+        if (!has_line)
+            return fail(msi_kind, true);
+        if (!irq_attach_isa(line, e1000_irq, dev))
+            return fail("no interrupt vector left for it", true);
+        ksnprintf(dev->interrupt, sizeof dev->interrupt, "irq %u pin %c", line, 'A' + pci->interrupt_pin - 1);
+    }
     dev->ops = &e1000_ops;
     dev->priv = &nic;
     wr(REG_RCTL, RCTL_EN | RCTL_BAM | RCTL_SECRC);
     wr(REG_IMS, INT_RECEIVE);
 
-    log_info("%s: %s, registers at 0x%llx, irq %u pin %c, mac from %s, link %s, rx %u x %u bytes, tx %u",
-             nic.model->driver, nic.model->chip, (unsigned long long)nic.regs.base, line,
-             'A' + pci->interrupt_pin - 1, mac_from, rd(REG_STATUS) & STATUS_LU ? "up" : "down", RX_RING,
-             BUFFER_SIZE, TX_RING);
+    log_info("%s: %s, registers at 0x%llx, %s, mac from %s, link %s, rx %u x %u bytes, tx %u",
+             nic.model->driver, nic.model->chip, (unsigned long long)nic.regs.base, dev->interrupt, mac_from,
+             rd(REG_STATUS) & STATUS_LU ? "up" : "down", RX_RING, BUFFER_SIZE, TX_RING);
     return true;
 }
 

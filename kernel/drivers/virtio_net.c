@@ -28,6 +28,7 @@
 #include "kernel/drivers/virtio_pci.h"
 #include "kernel/drivers/virtqueue.h"
 #include "kernel/heap.h"
+#include "kernel/lib/format.h"
 #include "kernel/log.h"
 #include "kernel/net/netdev.h"
 #include "kernel/lib/string.h"
@@ -294,6 +295,9 @@ static bool virtio_net_bring_up(const struct pci_device *pci, struct netdev *dev
 
     dev->ops = &virtio_net_ops;
     dev->priv = &nic;
+    /* INTx always: QEMU's virtio devices offer MSI-X alone, and with MSI-X on, a virtio device wants its vectors
+     * named in its own registers (and moves the legacy device config), which this driver does not do. */
+    ksnprintf(dev->interrupt, sizeof dev->interrupt, "irq %u pin %s", line, pin_names[pci->interrupt_pin]);
     const struct pci_bar *regs = modern ? &nic.vp.common : &nic.vp.legacy;
     log_info("%s: %s 0x%llx, irq %u pin %s, features 0x%llx of 0x%llx, rx %u x %u bytes (ring %u), tx %u "
              "(ring %u), header %zu bytes",

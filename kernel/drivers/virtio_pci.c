@@ -34,8 +34,6 @@
 #define COM_QUEUE_DEVICE 0x30
 #define COM_LENGTH 0x38
 
-#define PCI_STATUS_CAP_LIST 0x10
-#define PCI_CAP_POINTER 0x34
 #define PCI_CAP_VENDOR 0x09
 #define CAP_COMMON 1
 #define CAP_NOTIFY 2

@@ -4,11 +4,12 @@
  * context base array (with scratchpad pages when it asks), one command ring and one event ring, and run.
  * Root ports are enumerated by kernel/drivers/xhci_dev.c.
  *
- * All of it runs in one task on CPU 0. The event ring's interrupt (INTx through the IOAPIC, IMAN/IMOD)
- * only acknowledges the controller and wakes the task; the task also wakes for key repeat and, as a safety
- * net for an edge missed, every SAFETY_MS. When the controller's interrupt line is one another PCI function
- * also names, the task polls every POLL_MS instead: the irq layer gives each attach its own vector and points
- * the IOAPIC pin at it, so a second attach on a shared line would take the first device's interrupt away.
+ * All of it runs in one task on CPU 0. The event ring's interrupt (an MSI or MSI-X where the controller has
+ * either capability, else INTx through the IOAPIC; IMAN/IMOD either way) only acknowledges the controller and wakes
+ * the task; the task also wakes for key repeat and, as a safety net for an edge missed, every SAFETY_MS. With
+ * no message and an interrupt line another PCI function also names, the task polls every POLL_MS instead: the irq
+ * layer gives each attach its own vector and points the IOAPIC pin at it, so a second attach on a shared line
+ * would take the first device's interrupt away.
  * Every wait on the controller is bounded and ends in one log line; every event TRB is judged
  * (kernel/drivers/xhci_trb.c) before it is used. */
 #include "kernel/drivers/xhci.h"
@@ -257,19 +258,22 @@ static void take_from_firmware(struct xhci *hc, uint32_t hccparams1)
 }
 
 /* Interrupt context: acknowledge (IMAN.IP and USBSTS.EINT are write-1-to-clear, which also drops the line)
- * and wake the task. A read of IMAN without IP set was not ours. */
+ * and wake the task. On INTx a read of IMAN without IP set was not ours; a message is always ours, and the
+ * controller clears IP itself as it sends one (as the xHCI specification has it, and QEMU does), so IP says
+ * nothing then. */
 static void xhci_irq(void *arg)
 {
     struct xhci *hc = arg;
     uint32_t iman = pci_bar_read32(&hc->bar, hc->rt + IR0_IMAN);
-    if (!(iman & IMAN_PENDING))
+    if (!hc->msi_vector && !(iman & IMAN_PENDING))
         return;
+    hc->interrupts++;
     pci_bar_write32(&hc->bar, hc->op + OP_USBSTS, STS_EVENT);
     pci_bar_write32(&hc->bar, hc->rt + IR0_IMAN, IMAN_PENDING | IMAN_ENABLE);
     task_wake(hc->task);
 }
 
-/* The ISA line to take the interrupt on, or 0 (with *why) to poll instead. */
+/* The ISA line to take the interrupt on when there is no MSI, or 0 (with *why) to poll instead. */
 static unsigned pick_line(struct xhci *hc, const char **why)
 {
     uint8_t line = pci_interrupt_line(hc->pci);
@@ -363,13 +367,19 @@ static bool bring_up(struct xhci *hc, const char **why)
     write64(hc, hc->rt + IR0_ERDP, pci_dma_address(hc->events));
     write64(hc, hc->rt + IR0_ERSTBA, pci_dma_address(erst)); /* last: this starts the event ring */
 
-    /* Attached once the registers are mapped and placed, before the controller runs with interrupts on. */
-    hc->line = pick_line(hc, &hc->poll_why);
-    if (hc->line && !irq_attach_isa(hc->line, xhci_irq, hc)) {
-        hc->poll_why = "no interrupt vector was left";
-        hc->line = 0;
+    /* Attached once the registers are mapped and placed, before the controller runs with interrupts on: a
+     * message first (MSI or MSI-X: its own vector, no line to share), else the INTx line, else the poll. */
+    hc->msi_kind = "";
+    hc->msi_vector = irq_attach_msi(hc->pci, xhci_irq, hc, &hc->msi_kind);
+    hc->line = 0;
+    if (!hc->msi_vector) {
+        hc->line = pick_line(hc, &hc->poll_why);
+        if (hc->line && !irq_attach_isa(hc->line, xhci_irq, hc)) {
+            hc->poll_why = "no interrupt vector was left";
+            hc->line = 0;
+        }
     }
-    hc->irq = hc->line != 0;
+    hc->irq = hc->msi_vector || hc->line;
     if (hc->irq) {
         pci_bar_write32(&hc->bar, hc->rt + IR0_IMOD, IMOD_250NS);
         pci_bar_write32(&hc->bar, hc->rt + IR0_IMAN, IMAN_PENDING | IMAN_ENABLE);
@@ -416,18 +426,26 @@ static void xhci_task(void *arg)
         task_exit();
     }
     unsigned ports = hc->max_ports < XHCI_MAX_PORTS ? hc->max_ports : XHCI_MAX_PORTS;
-    if (hc->irq)
-        log_info("usb: xHCI %04x:%04x: %u ports, %u slots, event ring interrupt on irq %u", hc->pci->vendor,
-                 hc->pci->device, hc->max_ports, hc->max_slots, hc->line);
+    if (hc->msi_vector)
+        log_info("usb: xHCI %04x:%04x: %u ports, %u slots, event ring interrupt on %s vector 0x%x",
+                 hc->pci->vendor, hc->pci->device, hc->max_ports, hc->max_slots, hc->msi_kind, hc->msi_vector);
+    else if (hc->irq)
+        log_info("usb: xHCI %04x:%04x: %u ports, %u slots, event ring interrupt on irq %u (no MSI: %s)",
+                 hc->pci->vendor, hc->pci->device, hc->max_ports, hc->max_slots, hc->line, hc->msi_kind);
     else
-        log_info("usb: xHCI %04x:%04x: %u ports, %u slots, event ring polled every %u ms (%s)", hc->pci->vendor,
-                 hc->pci->device, hc->max_ports, hc->max_slots, POLL_MS, hc->poll_why);
+        log_info("usb: xHCI %04x:%04x: %u ports, %u slots, event ring polled every %u ms (no MSI: %s; %s)",
+                 hc->pci->vendor, hc->pci->device, hc->max_ports, hc->max_slots, POLL_MS, hc->msi_kind, hc->poll_why);
     if (ports < hc->max_ports)
         log_warn("usb: xHCI: ports above %u are not driven", XHCI_MAX_PORTS);
     hc->port_changed = ports == 32 ? 0xFFFFFFFFu : (1u << ports) - 1; /* look at every port once */
     for (;;) {
         struct xhci_event none;
         drain_events(hc, 0, &none);
+        if (hc->interrupts && !hc->told_interrupt) {
+            /* Once: that the interrupt chosen at bring-up is delivered, not just programmed. */
+            hc->told_interrupt = true;
+            log_info("usb: xHCI %04x:%04x: first event ring interrupt taken", hc->pci->vendor, hc->pci->device);
+        }
         while (hc->port_changed) {
             unsigned n = (unsigned)__builtin_ctz(hc->port_changed) + 1;
             hc->port_changed &= ~(1u << (n - 1));

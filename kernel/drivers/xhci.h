@@ -70,8 +70,12 @@ struct xhci {
     uint32_t port_changed;      /* bit n: port n+1 had a status change event not yet looked at */
     uint64_t bad_events;
     struct task *task;          /* the xHCI task, which the interrupt wakes */
-    bool irq;                   /* the event ring interrupts on INTx; false: polled */
-    unsigned line;              /* its ISA interrupt line, when irq */
+    bool irq;                   /* the event ring interrupts (MSI or INTx); false: polled */
+    unsigned msi_vector;        /* its MSI or MSI-X vector, when irq by message; 0: by INTx or polled */
+    const char *msi_kind;       /* "MSI" or "MSI-X" when msi_vector; else why neither */
+    volatile uint32_t interrupts; /* the event ring's interrupts taken (written by xhci_irq alone) */
+    bool told_interrupt;        /* the first one has had its log line */
+    unsigned line;              /* its ISA interrupt line, when irq by INTx */
     const char *poll_why;       /* why not, when polled */
     uint64_t watch_trb;         /* a control transfer's data stage: its event is noted here */
     uint32_t watch_residual;

@@ -81,6 +81,7 @@ struct netdev {
     uint8_t bus, slot, func;
     uint8_t mac[6];
     bool mac_made_up;            /* the card offered none: a locally administered one of our own */
+    char interrupt[24];          /* how the card interrupts, for `net`: "MSI vector 0x41", "irq 11 pin A" */
     struct netdev_counters counters;
     spinlock_t tx_lock;          /* the transmit ring's: held across ops->transmit_locked */
     _Atomic(struct task *) waiter;

@@ -42,9 +42,10 @@ int cmd_net(int argc, char **argv, struct sink *out, const struct shell_origin *
                 mac[3], mac[4], mac[5], ipv4_text(a).s, prefix, st.use_dhcp ? "dhcp" : "static");
     struct netdev_stats s;
     netdev_get_stats(dev, &s);
-    sink_printf(out, "card: %s %04x:%04x at %02x:%02x.%x, link %s, %llu interrupts\n", dev->driver, dev->vendor,
-                dev->device, dev->bus, dev->slot, dev->func, dev->ops->link_up((struct netdev *)dev) ? "up" : "down",
-                (unsigned long long)s.interrupts);
+    sink_printf(out, "card: %s %04x:%04x at %02x:%02x.%x, link %s, %llu interrupts%s%s\n", dev->driver,
+                dev->vendor, dev->device, dev->bus, dev->slot, dev->func,
+                dev->ops->link_up((struct netdev *)dev) ? "up" : "down", (unsigned long long)s.interrupts,
+                dev->interrupt[0] ? " by " : "", dev->interrupt);
     sink_printf(out, "rx: %llu packets, %llu bytes, %llu errors, %llu dropped\n", (unsigned long long)s.rx_packets,
                 (unsigned long long)s.rx_bytes, (unsigned long long)s.rx_errors,
                 (unsigned long long)(s.rx_dropped + st.rx_no_pbuf));

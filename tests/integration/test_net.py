@@ -57,7 +57,8 @@ NET_LINES = [
                          r"(?P<address>\d+\.\d+\.\d+\.\d+)/(?P<prefix>\d+) \((?P<how>dhcp|static)\)")),
     ("card", re.compile(r"card: (?P<driver>[a-z0-9-]+) (?P<pci_id>[0-9a-f]{4}:[0-9a-f]{4}) at "
                         r"(?P<pci_at>[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]), link (?P<link>up|down), "
-                        r"(?P<interrupts>\d+) interrupts")),
+                        r"(?P<interrupts>\d+) interrupts(?: by (?P<interrupt_by>MSI(?:-X)? vector 0x[0-9a-f]+|"
+                        r"irq \d+ pin [A-D]))?")),
     ("rx", re.compile(r"rx: (?P<rx_packets>\d+) packets, (?P<rx_bytes>\d+) bytes, (?P<rx_errors>\d+) errors, "
                       r"(?P<rx_dropped>\d+) dropped")),
     ("tx", re.compile(r"tx: (?P<tx_packets>\d+) packets, (?P<tx_bytes>\d+) bytes, (?P<tx_errors>\d+) errors, "
