@@ -189,7 +189,7 @@ host: $(BUILD)/pprof/profile_pb2.py
 	$(PY) -m pytest -q -p no:cacheprovider tests/host
 
 integration: all $(BUILD)/pprof/profile_pb2.py
-	$(PY) -m pytest -q -p no:cacheprovider tests/integration
+	$(PY) -m pytest -q -p no:cacheprovider --durations=12 tests/integration
 
 # The breakpoint sweep in full (tests/integration/test_gdb_safety.py): every function of the debugger's own
 # code through breakpoint, continue, stepi, read and Ctrl-C, and a larger sample of the rest; `make test`
