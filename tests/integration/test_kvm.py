@@ -73,7 +73,8 @@ def test_profile_of_burn(kvm_kernel):
     assert sorted(r.per_cpu) == [0, 1] and all(n > 0 for n, _ in r.per_cpu.values()), r.text  # APIC id 256 too
     hot = r.chains[0]
     assert hot.leaf == "burn_inner" and hot.caller_names()[:3] == ["burn_middle", "burn_outer", "burn_task"], r.text
-    # native speed: the samples spread over the loop body, where TCG puts them all on one block's first byte
+    # KVM's emulator runs each instruction on its own (docs/kvm.md): the samples spread over the loop body, where
+    # TCG puts them all on one translated block's first byte
     assert hot.lo < hot.hi, r.text
     wait_no_burn(kvm_kernel)
 
