@@ -21,7 +21,7 @@ import urllib.request
 
 import pytest
 
-from kprof_qemu import ELF, TOP, Kprof, poll
+from kprof_qemu import ELF, TOP, Kprof, KprofError, poll
 from test_httpd import Links  # the index page's <a href> collector
 
 sys.path.insert(0, os.path.join(TOP, "scripts"))
@@ -244,12 +244,12 @@ def test_interrupts_off_time_is_marked(kernel, pb2, tmp_path):
 
 
 def test_a_second_profile_while_one_runs_is_429_and_pages_still_answer(kernel, tmp_path):
-    burn(kernel, 15000, 4)
+    burn(kernel, 25000, 4)
     first = {}
 
     def fetch():
         try:
-            with urllib.request.urlopen(url(kernel, "/debug/pprof/profile?seconds=6"), timeout=300) as r:
+            with urllib.request.urlopen(url(kernel, "/debug/pprof/profile?seconds=20"), timeout=300) as r:
                 first["status"], first["body"] = r.status, r.read()
         except Exception as e:  # reported below
             first["error"] = e
@@ -274,29 +274,50 @@ def test_a_second_profile_while_one_runs_is_429_and_pages_still_answer(kernel, t
 
 def test_three_kernels_scraped_at_once(request, tmp_path):
     """Three kernels, each burning, each profiled by its own go tool pprof at the same time; every console
-    answers while they run."""
-    kernels = []
+    answers while they run.
+
+    The consoles are asked in turn, round and round, until each has said its profile is running: asking one
+    kernel until it answers and only then the next let a short profile on the third end before it was asked
+    (a loaded host takes seconds per command). Each profile lasts profile_s seconds of the kernel's clock, so
+    only three commands taking that long in all could miss one, and then the message says so."""
+    profile_s = 20
+    kernels, procs, seen = [], [], set()
     try:
         for i in range(3):
             kernels.append(boot(request, "%s-%d" % (request.node.name, i)))
         for k in kernels:
-            burn(k, 25000, 4)
-        procs = []
+            burn(k, 25000 + 1000 * profile_s, 4)
         for i, k in enumerate(kernels):
             d = tmp_path / ("k%d" % i)
             d.mkdir()
             env = dict(os.environ, HOME=str(d), PPROF_TMPDIR=str(d))
-            procs.append(subprocess.Popen(["go", "tool", "pprof", "-top", url(k, "/debug/pprof/profile?seconds=5")],
+            procs.append(subprocess.Popen(["go", "tool", "pprof", "-top",
+                                           url(k, "/debug/pprof/profile?seconds=%d" % profile_s)],
                                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env))
-        for k in kernels:
-            poll("its profile running", lambda: "; running an HTTP profile" in k.cmd("net"), timeout=120, every=0.3)
-            assert k.cmd("uptime").startswith("up ")
+
+        def each_seen_running():
+            for i, k in enumerate(kernels):
+                if i in seen:
+                    continue
+                if "; running an HTTP profile" in k.cmd("net"):
+                    assert k.cmd("uptime").startswith("up ")
+                    seen.add(i)
+                elif procs[i].poll() is not None:
+                    out, err = procs[i].communicate()
+                    raise KprofError("kernel %d: its go tool pprof ended (exit %d) before its console was seen "
+                                     "answering during the profile:\n%s%s" % (i, procs[i].returncode, out, err))
+            return len(seen) == len(kernels)
+        poll("each console answering while its profile runs", each_seen_running, timeout=120, every=0.3)
         for p in procs:
             out, err = p.communicate(timeout=300)
             assert p.returncode == 0, err
             rows = top_rows(out)
             assert rows and rows[0][2] == BURN_LEAF, out
     finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.communicate()
         for k in kernels:
             k.kill()
 
