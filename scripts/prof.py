@@ -366,9 +366,11 @@ def irq_enable_site(pc):
 # ---- label sets -------------------------------------------------------------------------------------------------
 
 def labels_of(pointer):
-    """A record's label set (kernel/labels.h) as ((key, value), ...): () for NULL. Sets are immutable and never
-    freed, so each is read once. A kernel without struct label_set, or a set that cannot be read, gives the
-    pointer itself, as (("set", "0x..."),)."""
+    """A record's label set (kernel/labels.h) as ((key, value), ...): () for NULL. Sets are immutable, and the
+    pool frees one only once no undrained record points at it, so each is read once per stop. A drained run's
+    records (a finished run's) may point at a set freed since: that reads as (("set", "0x...(freed)"),), never
+    as no labels. A kernel without struct label_set, or a set that cannot be read, gives the pointer itself,
+    as (("set", "0x..."),)."""
     if pointer == 0:
         return ()
     got = _cache.label_sets.get(pointer)
@@ -391,6 +393,9 @@ def _read_label_set(pointer):
         pairs = s["pairs"]
         lo, hi = pairs.type.strip_typedefs().range()
         n = int(s["npairs"])
+        if n == 0:
+            # The pool holds no empty set (no labels is NULL): a set freeing zeroed, after its records drained.
+            return (("set", "0x%x(freed)" % pointer),)
         if not 0 <= n <= hi - lo + 1:
             return (("set", "0x%x(npairs %d)" % (pointer, n)),)
         return tuple((c_string(pairs[i]["key"]), c_string(pairs[i]["value"])) for i in range(n))

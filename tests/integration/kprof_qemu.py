@@ -15,6 +15,7 @@ conftest.py can save it when a test fails. Output is matched with carriage retur
 end lines with "\\r\\n", and the pty adds its own); `k.log` keeps the raw bytes.
 """
 
+import bisect
 import hashlib
 import json
 import os
@@ -184,13 +185,13 @@ class Kprof:
         self._tmpdir = None
         self.monitor_path = None
         self.qmp_path = None
-        if monitor or qmp:
-            self._tmpdir = tempfile.mkdtemp(prefix="kprof-mon-")
+        self._tmpdir = tempfile.mkdtemp(prefix="kprof-mon-")
         if monitor:
             self.monitor_path = os.path.join(self._tmpdir, "monitor.sock")
-        # qmp=True: QEMU's machine protocol on a second unix socket, beside the monitor (qmp()).
-        if qmp:
-            self.qmp_path = os.path.join(self._tmpdir, "qmp.sock")
+        # QEMU's machine protocol on a unix socket of its own (qmp()): always there, so that a command whose
+        # prompt never comes can say where each vCPU was (whereabouts()); qmp=True says a test drives it.
+        self.qmp_wanted = qmp
+        self.qmp_path = os.path.join(self._tmpdir, "qmp.sock")
         self.child = None
         self.pid = None
         self.t_spawn = None       # time.monotonic() just before QEMU was started
@@ -403,7 +404,10 @@ class Kprof:
             self.unsolicited.append(self._buf)
             self._buf = ""
         self.send_line(line, timeout)
-        m = self.expect(r"\n%s" % re.escape(PROMPT), timeout, what="the prompt after %r" % _short(line))
+        try:
+            m = self.expect(r"\n%s" % re.escape(PROMPT), timeout, what="the prompt after %r" % _short(line))
+        except KprofTimeout as e:
+            raise KprofTimeout("%s\n%s" % (e, self.whereabouts())) from None
         echo, _, out = m.before.partition("\n")
         if _printable(line) and line.strip() and len(line) <= LINE_MAX and line not in echo:
             raise KprofError("the kernel echoed %r for the line %r" % (echo, line))
@@ -437,12 +441,28 @@ class Kprof:
         lines = text.split("\n")
         return "\n".join(lines[1:-1]) if len(lines) > 1 else ""
 
-    # ---- QMP (qmp=True) ---------------------------------------------------------------------------------
+    # ---- QMP ------------------------------------------------------------------------------------------------
+    def whereabouts(self):
+        """One line for a failure's message: QEMU's run state and each vCPU's instruction pointer with the kernel
+        symbol it falls in (a machine parked in the debugger, spinning, or halted shows here); a line saying why
+        not when QEMU cannot be asked."""
+        try:
+            status = self.qmp("query-status", timeout=5).get("status")
+            regs = self.qmp("human-monitor-command", {"command-line": "info registers -a"}, timeout=10)
+        except (KprofError, OSError, ValueError) as e:
+            return "QEMU could not be asked where its vCPUs are: %s" % e
+        syms = sorted((addr, size, name) for name, (addr, size) in nm_symbols().items())
+        where = []
+        for cpu, rip in re.findall(r"(?ms)^CPU#(\d+).*?RIP=([0-9a-f]+)", regs):
+            pc = int(rip, 16)
+            i = bisect.bisect_right(syms, (pc, float("inf"), "")) - 1
+            name = "%s+%#x" % (syms[i][2], pc - syms[i][0]) if i >= 0 and pc < syms[i][0] + max(syms[i][1], 1) \
+                else "?"
+            where.append("cpu %s %s (%s)" % (cpu, rip, name))
+        return "QEMU: %s; %s" % (status, ", ".join(where) or "no CPU in `info registers -a`")
     def qmp(self, command, args=None, timeout=CMD_TIMEOUT):
         """Runs one QMP command on its own connection (greeting, qmp_capabilities, the command) and returns its
         "return" value; a QMP "error" raises KprofError. Events that arrive meanwhile are skipped."""
-        if not self.qmp_path:
-            raise KprofError("this Kprof was started without qmp=True")
         deadline = time.monotonic() + timeout
         with _connect_unix(self.qmp_path, deadline, "QMP socket") as s:
             pending = [b""]
@@ -491,6 +511,7 @@ class Kprof:
     def kill(self):
         """Ends QEMU by its pid: SIGTERM, then SIGKILL if it has not gone within 5 s."""
         if self.child is None:
+            self._remove_tmpdir()
             return
         for sig in (signal.SIGTERM, signal.SIGKILL):
             if not self.child.isalive():
@@ -507,10 +528,11 @@ class Kprof:
             pass
         self._reap(1.0)
         self.child.close(force=False)
+        self._remove_tmpdir()
+
+    def _remove_tmpdir(self):
         if self._tmpdir:
-            for f in os.listdir(self._tmpdir):
-                os.unlink(os.path.join(self._tmpdir, f))
-            os.rmdir(self._tmpdir)
+            shutil.rmtree(self._tmpdir, ignore_errors=True)
             self._tmpdir = None
 
     def _status_text(self):

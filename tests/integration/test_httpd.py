@@ -19,7 +19,7 @@ from urllib.parse import urljoin
 import pytest
 
 from conftest import _new_kernel
-from kprof_qemu import TOP
+from kprof_qemu import TOP, poll
 
 sys.path.insert(0, os.path.join(TOP, "scripts"))
 import kprof_wire  # noqa: E402
@@ -149,7 +149,8 @@ def test_the_index_page_links_each_answer(http_kernel):
     parser = Links()
     parser.feed(r.text())
     assert set(parser.hrefs) == INDEX_LINKS
-    for href in sorted(set(parser.hrefs)):
+    # The bare `profile` link is Go's default, 30 s: what it starts, and its client leaving, are the next test's.
+    for href in sorted(set(parser.hrefs) - {"profile"}):
         url = urljoin("/debug/pprof/", href)
         page = get(http_kernel, url)
         if href.startswith("profile"):
@@ -160,6 +161,32 @@ def test_the_index_page_links_each_answer(http_kernel):
         else:
             assert_framed(page, 200)
             assert page.headers["content-type"].startswith("text/plain")
+
+
+def test_the_default_profile_is_30_s_and_ends_when_its_client_leaves(http_kernel):
+    """The index's bare `profile` link: a profile of Go's default 30 s (the console's busy line counts down from
+    it). Its client closing the connection ends it at the window's next drain: nothing is sent, `net` counts it
+    cancelled, and the profiler is free again for the console."""
+    k = http_kernel
+    before = http_counts(k)
+    s = socket.create_connection(("127.0.0.1", k.http_port), timeout=HTTP_TIMEOUT)
+    try:
+        s.sendall(b"GET /debug/pprof/profile HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        poll("the default profile running", lambda: "; running an HTTP profile (/debug/pprof/profile)" in k.cmd("net"),
+             timeout=HTTP_TIMEOUT, every=0.2)
+        busy = k.cmd("profile 100")
+        m = re.fullmatch(r"profile: busy: an HTTP profile \(/debug/pprof/profile\), (\d+) s left", busy)
+        # Above 5 s (the index's other profile link) and at most 30: only a host that held this test for 24 s
+        # between the two commands could see less.
+        assert m and 5 < int(m.group(1)) <= 30, busy
+    finally:
+        s.close()
+    poll("the profile ended", lambda: "; running an HTTP profile" not in k.cmd("net"), timeout=HTTP_TIMEOUT, every=0.2)
+    after = poll("the connection closed", lambda: (lambda c: c if c["open"] == 0 else None)(http_counts(k)),
+                 timeout=HTTP_TIMEOUT, every=0.2)
+    assert after["cancelled"] == before["cancelled"] + 1, (before, after)
+    assert after.get(200, 0) == before.get(200, 0), (before, after)
+    assert k.cmd("profile 100 all 1").startswith("profiled "), "the profiler is not free again"
 
 
 def test_the_lscpu_page_is_the_consoles_lscpu(http_kernel):
