@@ -128,53 +128,114 @@ debug: deps
 	@scripts/debug.sh --smp $(SMP) --mem $(MEM) --cmdline "$(CMDLINE)" --gdb-port $(GDB_PORT) --firmware $(FIRMWARE) --transport $(GDB)
 
 # ---- tests --------------------------------------------------------------------------------------------------
-# Host unit tests: tests/unit/test_NAME.c plus the portable sources its test_NAME.mk names in test_NAME_SRCS,
-# built twice: plain, and under AddressSanitizer + UndefinedBehaviorSanitizer.
-# test_NAME_LIBS: libraries it links besides cmocka (zlib, the reference test_gzip checks against).
+# Every host program (unit tests, fuzz targets, the host tools' harnesses, the benchmarks' drivers) links kernel
+# sources compiled for the host ONCE per variant into build/host/VARIANT/<path>.o, with the dependency files the
+# compiler writes (a change to one kernel file rebuilds its object and relinks what uses it):
+#   plain  gcc, the unit tests' flags            san    the same under AddressSanitizer + UndefinedBehaviorSanitizer
+#   fuzz   clang with libFuzzer, ASan + UBSan    bench  the kernel's own compiler and code generation (KCFLAGS)
+# Each variant also has build/host/VARIANT/libcore.a: kernel/lib/ and the fakes of hal/ (HOST_CORE). A program
+# links its own list first and the core archive last, so it takes from the core only what it still needs and a
+# fake of its own wins. A list (NAME_SRCS in its .mk) names what it needs beyond the core, through the groups of
+# tests/unit/groups.mk where several programs need the same set. NAME_CFLAGS are compile flags that change the
+# code (a -D, an -include): that program gets objects of its own (build/host/VARIANT-NAME/); NAME_LDFLAGS are
+# link flags (--wrap); NAME_LIBS libraries (zlib, cmocka for fuzz targets that report through it).
 HCC        := gcc
 HCFLAGS    := -std=gnu11 -g -O1 -Wall -Wextra -Werror -I. -Itests/unit -DKPROF_HOST -fno-omit-frame-pointer
 SANFLAGS   := -fsanitize=address,undefined -fno-sanitize-recover=all
+FCC        := clang
+FCFLAGS    := -std=gnu11 -g -O1 -Wall -Wextra -Werror -I. -Itests/unit -Itests/fuzz -DKPROF_HOST \
+              -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+# The benchmarks measure the kernel's own code generation: its compiler and flags (less dependency files), with
+# KPROF_HOST so the sources use their host fallbacks, and DWARF 4, which Debian 12's valgrind reads (clang's
+# default DWARF 5 it cannot; the code is the same). Their drivers and the fakes are built the same way.
+BCFLAGS    := $(filter-out -MMD -MP,$(KCFLAGS)) -DKPROF_HOST -Itests/unit -gdwarf-4
+HOST_CC_plain := $(HCC)
+HOST_CC_san   := $(HCC)
+HOST_CC_fuzz  := $(FCC)
+HOST_CC_bench := $(KCC)
+HOST_FLAGS_plain := $(HCFLAGS)
+HOST_FLAGS_san   := $(HCFLAGS) $(SANFLAGS)
+HOST_FLAGS_fuzz  := $(FCFLAGS)
+HOST_FLAGS_bench := $(BCFLAGS)
+# Linking: the sanitizers' and libFuzzer's runtimes come with their flags; the bench's objects are not PIE.
+HOST_LD_plain := $(HCC)
+HOST_LD_san   := $(HCC) $(SANFLAGS)
+HOST_LD_fuzz  := $(FCC) -fsanitize=fuzzer,address,undefined
+HOST_LD_bench := $(HCC) -no-pie
+# In the bench variant the drivers and fakes (tests/) are host code: the C library, the host's compiler.
+BENCH_HOST_FLAGS := -std=gnu11 -O2 -gdwarf-4 -Wall -Wextra -Werror -DKPROF_HOST -I. -Itests/unit \
+                    -fno-omit-frame-pointer -fno-pie
+HOST_CORE := $(wildcard kernel/lib/*.c) tests/unit/fake_hal.c
+HOST_VARIANTS := plain san fuzz bench
+
+# host_objs VARIANT-DIR SOURCES: the objects of SOURCES in build/host/VARIANT-DIR.
+host_objs = $(patsubst %.c,$(BUILD)/host/$(1)/%.o,$(filter %.c,$(2)))
+
+include tests/unit/groups.mk
+
+define host_variant_rules
+$(BUILD)/host/$(1)/%.o: %.c $(BUILD)/host/$(1).flags
+	@mkdir -p $$(dir $$@)
+	$(HOST_CC_$(1)) $(HOST_FLAGS_$(1)) -MMD -MP -c $$< -o $$@
+ifeq ($(1),bench)
+$(BUILD)/host/bench/tests/%.o: tests/%.c $(BUILD)/host/bench.flags
+	@mkdir -p $$(dir $$@)
+	$(HCC) $(BENCH_HOST_FLAGS) -MMD -MP -c $$< -o $$@
+endif
+$(BUILD)/host/$(1)/libcore.a: $(call host_objs,$(1),$(HOST_CORE))
+	@rm -f $$@
+	ar rcs $$@ $$^
+$(BUILD)/host/$(1).flags: FORCE
+	@mkdir -p $$(dir $$@)
+	@echo '$(HOST_CC_$(1)) $(HOST_FLAGS_$(1)) $(HOST_LD_$(1))' | cmp -s - $$@ || \
+	  echo '$(HOST_CC_$(1)) $(HOST_FLAGS_$(1)) $(HOST_LD_$(1))' > $$@
+endef
+$(foreach v,$(HOST_VARIANTS),$(eval $(call host_variant_rules,$(v))))
+
+# host_program OUTPUT VARIANT NAME PREFIX MAIN: OUTPUT linked from MAIN, $(PREFIX_NAME_SRCS) and the core, in
+# VARIANT; with PREFIX_NAME_CFLAGS set, from objects of its own compiled with them.
+define host_program
+$(eval $(call host_program_dir,$(1),$(2),$(if $($(4)_$(3)_CFLAGS),$(2)-$(3),$(2)),$(4)_$(3),$(5)))
+endef
+define host_program_dir
+ifneq ($(3),$(2))
+$(BUILD)/host/$(3)/%.o: %.c $(BUILD)/host/$(2).flags
+	@mkdir -p $$(dir $$@)
+	$(HOST_CC_$(2)) $(HOST_FLAGS_$(2)) $$($(4)_CFLAGS) -MMD -MP -c $$< -o $$@
+$(BUILD)/host/$(3)/libcore.a: $(call host_objs,$(3),$(HOST_CORE))
+	@rm -f $$@
+	ar rcs $$@ $$^
+endif
+$(1): $(call host_objs,$(3),$(5) $($(4)_SRCS)) $(BUILD)/host/$(3)/libcore.a
+	@mkdir -p $$(dir $$@)
+	$(HOST_LD_$(2)) $$($(4)_LDFLAGS) -o $$@ $$^ $$($(4)_LIBS)
+endef
+
+-include $(shell find $(BUILD)/host -name '*.d' 2>/dev/null)
+
+# Host unit tests: tests/unit/test_NAME.c plus test_NAME_SRCS (tests/unit/test_NAME.mk), built plain and
+# sanitised.
 UNIT_NAMES := $(patsubst tests/unit/test_%.c,%,$(wildcard tests/unit/test_*.c))
 -include $(wildcard tests/unit/test_*.mk)
-
-define unit_rules
-$(BUILD)/unit/plain/test_$(1): tests/unit/test_$(1).c $$(test_$(1)_SRCS) tests/unit/fake_hal.c $(wildcard tests/unit/*.h) $(wildcard kernel/*.h kernel/*/*.h hal/*.h gdbstub/*.h)
-	@mkdir -p $$(dir $$@)
-	$(HCC) $(HCFLAGS) $$(test_$(1)_CFLAGS) -o $$@ $$(filter %.c,$$^) $$(test_$(1)_LIBS) -lcmocka -lpthread
-$(BUILD)/unit/san/test_$(1): tests/unit/test_$(1).c $$(test_$(1)_SRCS) tests/unit/fake_hal.c $(wildcard tests/unit/*.h) $(wildcard kernel/*.h kernel/*/*.h hal/*.h gdbstub/*.h)
-	@mkdir -p $$(dir $$@)
-	$(HCC) $(HCFLAGS) $(SANFLAGS) $$(test_$(1)_CFLAGS) -o $$@ $$(filter %.c,$$^) $$(test_$(1)_LIBS) -lcmocka -lpthread
-endef
-$(foreach n,$(UNIT_NAMES),$(eval $(call unit_rules,$(n))))
-
+$(foreach n,$(UNIT_NAMES),$(eval test_$(n)_LIBS += -lcmocka -lpthread))
+$(foreach n,$(UNIT_NAMES),$(foreach v,plain san,\
+  $(call host_program,$(BUILD)/unit/$(v)/test_$(n),$(v),$(n),test,tests/unit/test_$(n).c)))
 UNIT_BINS := $(foreach n,$(UNIT_NAMES),$(BUILD)/unit/plain/test_$(n) $(BUILD)/unit/san/test_$(n))
 
 unit: $(UNIT_BINS)
 	@scripts/run-unit.sh $(UNIT_BINS)
 
-# Fuzz targets: tests/fuzz/fuzz_NAME.c plus the kernel sources its fuzz_NAME.mk names in fuzz_NAME_SRCS, built
-# for the host with clang's libFuzzer under AddressSanitizer + UndefinedBehaviorSanitizer (the real parsers,
-# fakes only for what they call). `make fuzz` fuzzes each for FUZZ_SECONDS; new inputs it finds go to
+# Fuzz targets: tests/fuzz/fuzz_NAME.c plus fuzz_NAME_SRCS (tests/fuzz/fuzz_NAME.mk), the real parsers with
+# fakes only for what they call. `make fuzz` fuzzes each for FUZZ_SECONDS; new inputs it finds go to
 # build/fuzz/corpus/NAME, never into the committed seeds (tests/fuzz/corpus/NAME). `make fuzz-regress` (part
 # of `make test`) replays the seeds and every input that once crashed (tests/fuzz/regressions/NAME) and then
 # fuzzes a fixed number of runs from a fixed seed, so it is deterministic and short enough for every CI run.
-FCC         := clang
-FCFLAGS     := -std=gnu11 -g -O1 -Wall -Wextra -Werror -I. -Itests/unit -Itests/fuzz -DKPROF_HOST \
-               -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+# A kernel source a fake #includes (to reach its statics) is rebuilt through the dependency files.
 FUZZ_NAMES  := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_SECONDS ?= 60
 FUZZ_RUNS   ?= 50000
 -include $(wildcard tests/fuzz/fuzz_*.mk)
-
-# fuzz_NAME_INCLUDED: kernel sources a fake #includes (to reach their statics) -- rebuilt on change, not
-# compiled on their own. fuzz_NAME_LIBS: libraries (fake_target.c reports through cmocka).
-define fuzz_rules
-$(BUILD)/fuzz/fuzz_$(1): tests/fuzz/fuzz_$(1).c $$(fuzz_$(1)_SRCS) tests/unit/fake_hal.c $$(fuzz_$(1)_INCLUDED) $(wildcard tests/unit/*.h tests/fuzz/*.h) $(wildcard kernel/*.h kernel/*/*.h hal/*.h gdbstub/*.h arch/x86_64/*.h)
-	@mkdir -p $$(dir $$@)
-	$(FCC) $(FCFLAGS) $$(fuzz_$(1)_CFLAGS) -o $$@ $$(filter-out $$(fuzz_$(1)_INCLUDED),$$(filter %.c,$$^)) $$(fuzz_$(1)_LIBS)
-endef
-$(foreach n,$(FUZZ_NAMES),$(eval $(call fuzz_rules,$(n))))
-
+$(foreach n,$(FUZZ_NAMES),$(call host_program,$(BUILD)/fuzz/fuzz_$(n),fuzz,$(n),fuzz,tests/fuzz/fuzz_$(n).c))
 FUZZ_BINS := $(foreach n,$(FUZZ_NAMES),$(BUILD)/fuzz/fuzz_$(n))
 
 # Under nice: the fuzzers would otherwise take every core from whoever else uses the machine.
@@ -184,8 +245,32 @@ fuzz: $(FUZZ_BINS)
 fuzz-regress: $(FUZZ_BINS)
 	@nice -n 10 scripts/run-fuzz.sh regress $(FUZZ_RUNS) $(FUZZ_BINS)
 
+# The host tools' tests drive kernel code through small harnesses (tests/host/NAME.c, harness_NAME_SRCS in
+# tests/host/harnesses.mk), built plain or sanitised as each test needs, from the same objects.
+include tests/host/harnesses.mk
+$(foreach n,$(HARNESS_NAMES),$(call host_program,$(BUILD)/harness/$(n),$(harness_$(n)_VARIANT),$(n),harness,tests/host/$(n).c))
+HARNESS_BINS := $(foreach n,$(HARNESS_NAMES),$(BUILD)/harness/$(n))
+harnesses: $(HARNESS_BINS)
+
+# The benchmarks' host drivers (tests/bench/NAME.c, bench_NAME_SRCS in tests/bench/drivers.mk), in the kernel's
+# own code generation. `make test` builds them and runs each once on a small input (bench-smoke), figures not
+# judged, so a driver that no longer builds or runs fails the suite; `make bench` measures with them.
+include tests/bench/drivers.mk
+$(foreach n,$(BENCH_NAMES),$(call host_program,$(BUILD)/bench/$(n),bench,$(n),bench,tests/bench/$(n).c))
+BENCH_BINS := $(foreach n,$(BENCH_NAMES),$(BUILD)/bench/$(n))
+bench-drivers: $(BENCH_BINS)
+# For tests/bench/sample_cost.sh, which builds the same driver over an older tree to compare: a driver's list
+# (the core's included) and the two sets of flags.
+bench-srcs-%:
+	@echo $(bench_$*_SRCS) $(HOST_CORE)
+bench-flags:
+	@echo 'kernel: $(KCC) $(BCFLAGS)'
+	@echo 'host: $(BENCH_HOST_FLAGS)'
+bench-smoke: $(BENCH_BINS)
+	@scripts/bench-smoke.sh $(BENCH_BINS)
+
 # Host tests of the Python tools (prof.py's and profexport's logic), no QEMU.
-host: $(BUILD)/pprof/profile_pb2.py
+host: $(BUILD)/pprof/profile_pb2.py harnesses
 	$(PY) -m pytest -q -p no:cacheprovider tests/host
 
 integration: all $(BUILD)/pprof/profile_pb2.py
@@ -216,16 +301,13 @@ soak-short: all
 	SOAK_SEED=$(SOAK_SEED) $(PY) tests/soak/soak.py --rounds $(SOAK_SHORT_ROUNDS)
 	SOAK_SEED=$(SOAK_SEED) $(PY) tests/soak/stream_soak.py --seconds $(SOAK_SHORT_STREAM_SECONDS)
 
-# The builds under each stage run JOBS at a time (one per core); the tests themselves run one at a time, as
-# their timings assume.
+# The builds under each phase run JOBS at a time (one per core); integration modules run in INTEGRATION_WORKERS
+# processes (tests/integration/conftest.py). scripts/test-phases.sh runs the phases in order, times each and ends
+# with their runners' summaries.
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-test: deps
-	@$(MAKE) --no-print-directory -j$(JOBS) unit
-	@$(MAKE) --no-print-directory -j$(JOBS) fuzz-regress
-	@$(MAKE) --no-print-directory -j$(JOBS) host
-	@$(MAKE) --no-print-directory -j$(JOBS) integration
-	@$(MAKE) --no-print-directory -j$(JOBS) soak-short
+test:
+	@JOBS=$(JOBS) scripts/test-phases.sh
 
 bench: deps
 	@$(MAKE) --no-print-directory all
@@ -251,4 +333,4 @@ help:
 	@echo "make bench      print the benchmark figures"
 	@echo "make pmu-check  the counter path end to end under KVM -cpu host (real counters only; 77 without one)"
 
-.PHONY: all deps run debug unit fuzz fuzz-regress host integration gdb-sweep soak soak-short test bench pmu-check clean help
+.PHONY: all deps run debug unit fuzz fuzz-regress host harnesses bench-drivers bench-smoke bench-flags integration gdb-sweep soak soak-short test bench pmu-check clean help

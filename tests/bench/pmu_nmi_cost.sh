@@ -2,7 +2,7 @@
 # tests/bench/pmu_nmi_cost.sh: instructions per PMU NMI -- pmu_nmi_is_mine() claiming an overflow,
 # acknowledging it, reloading the counter and unmasking the LVT entry -- on the fake Intel v2 and AMD Zen 2
 # CPUs, counted exactly by callgrind. arch/x86_64/pmu*.c are built for the host with the kernel's
-# code-generation flags and driven by tests/bench/pmu_nmi_cost.c against tests/unit/fake_cpu.c; callgrind
+# compiler and code-generation flags and driven by tests/bench/pmu_nmi_cost.c against tests/unit/fake_cpu.c; callgrind
 # collects only inside pmu_nmi_is_mine(). The figure is the self cost of the kernel's own PMU code there
 # (arch/x86_64/pmu*.c), not of the fake hardware it calls -- each pmu_hw_* of the fake models counters, status
 # bits and NMI delivery, which on a real part is one RDMSR, WRMSR or MMIO store. Those accesses are printed
@@ -12,26 +12,9 @@ set -euo pipefail
 
 OUT=build/bench
 mkdir -p "$OUT"
-
-KFLAGS="-std=gnu11 -O2 -g -ffreestanding -mno-red-zone -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer
-        -mgeneral-regs-only -fno-stack-protector -fcf-protection=none -fno-asynchronous-unwind-tables
-        -Wall -Wextra -Werror -DKPROF_HOST -I. -Itests/unit"
-HFLAGS="-std=gnu11 -O2 -g -Wall -Wextra -Werror -DKPROF_HOST -I. -Itests/unit -fno-omit-frame-pointer"
-objs=()
-for src in arch/x86_64/pmu.c arch/x86_64/pmu_intel.c arch/x86_64/pmu_amd.c arch/x86_64/cpu_identity.c kernel/lib/sink.c kernel/lib/format.c \
-           kernel/lib/string.c; do
-  obj="$OUT/pmu_$(basename "$src" .c).o"
-  # shellcheck disable=SC2086
-  gcc $KFLAGS -c "$src" -o "$obj"
-  objs+=("$obj")
-done
-for src in tests/unit/fake_cpu.c tests/unit/fake_cpu_models.c tests/unit/fake_hal.c tests/bench/pmu_nmi_cost.c; do
-  obj="$OUT/pmu_$(basename "$src" .c).o"
-  # shellcheck disable=SC2086
-  gcc $HFLAGS -c "$src" -o "$obj"
-  objs+=("$obj")
-done
-gcc -o "$OUT/pmu_nmi_cost" "${objs[@]}"
+# The driver is a make target (tests/bench/drivers.mk): the PMU code in the kernel's own code generation, the
+# driver and fakes as host code.
+make -s --no-print-directory "$OUT/pmu_nmi_cost"
 
 # measure MODEL N NAME: runs N NMIs of MODEL under callgrind and prints the two lines for NAME.
 measure() {

@@ -18,46 +18,34 @@ set -euo pipefail
 OUT=build/bench
 mkdir -p "$OUT"
 
-# The kernel's own compiler and code-generation flags, asked of the Makefile so the two cannot drift apart
-# (frame pointers everywhere, no red zone, no stack protector, -O2 ...), minus dependency files, plus
-# KPROF_HOST so the sources use their host fallbacks (the libc string functions, no linker-made symbols).
-flags=$(make -s --no-print-directory -f Makefile -f - sample-cost-kflags <<'MK'
-sample-cost-kflags: ; @echo '$(KCC) $(KCFLAGS)'
-MK
-)
-read -r KCC KCFLAGS <<<"$flags"
-KCFLAGS=$(printf '%s\n' $KCFLAGS | grep -vx -e -MMD -e -MP | tr '\n' ' ')
-# DWARF 4: the valgrind of Debian 12 cannot read clang's default DWARF 5 (the code is the same either way).
-KCFLAGS="$KCFLAGS -DKPROF_HOST -Itests/unit -gdwarf-4"
-HOSTFLAGS="-std=gnu11 -O2 -gdwarf-4 -Wall -Wextra -Werror -DKPROF_HOST -I. -Itests/unit -fno-omit-frame-pointer -fno-pie"
+# The driver over this tree is a make target (tests/bench/drivers.mk), linked from the objects the unit tests'
+# lists share, in the kernel's own compiler and code generation; `make test` builds and runs it once too.
+make -s --no-print-directory "$OUT/sample_cost"
 
-# build_driver ROOT DIR: the driver at DIR/sample_cost, over the kernel sources of the tree at ROOT (its headers
-# first) and this tree's driver and fakes.
-build_driver() {
-  local root=$1 dir=$2 objs=() src obj
+# build_base_driver ROOT DIR: the driver at DIR/sample_cost over the kernel sources of the tree at ROOT (its
+# headers first), from the same list (asked of make), with this tree's driver and fakes; the same flags.
+build_base_driver() {
+  local root=$1 dir=$2 objs=() src obj flags kcc kcflags hostflags
+  flags=$(make -s --no-print-directory bench-flags)
+  kcc=$(sed -n 's/^kernel: \([^ ]*\) .*/\1/p' <<<"$flags")
+  kcflags=$(sed -n 's/^kernel: [^ ]* //p' <<<"$flags")
+  hostflags=$(sed -n 's/^host: //p' <<<"$flags")
   mkdir -p "$dir"
-  for src in kernel/profiler.c kernel/stacktrace.c kernel/profiler/run.c kernel/profiler/fold.c kernel/profiler/report.c \
-             kernel/profiler/pprof_fold.c kernel/profiler/pprof_encode.c kernel/profiler/pb_writer.c kernel/lib/gzip.c \
-             kernel/profiler/raw.c kernel/profiler/fields.c kernel/profiler/stream_codec.c kernel/profiler/capture.c \
-             kernel/labels.c kernel/lib/parse.c kernel/symbols.c kernel/lib/sink.c \
-             kernel/lib/format.c kernel/lib/string.c arch/x86_64/pmu.c arch/x86_64/pmu_intel.c arch/x86_64/pmu_amd.c arch/x86_64/cpu_identity.c; do
-    [ -f "$root/$src" ] || continue # a file an older tree does not have yet
-    obj="$dir/$(basename "$src" .c).o"
-    # shellcheck disable=SC2086
-    $KCC -I"$root" $KCFLAGS -c "$root/$src" -o "$obj"
-    objs+=("$obj")
-  done
-  # The driver and the fakes of hal/ are host code: the C library's headers, the host's flags. The profiler asks
-  # the PMU layer for its source; the fake CPU answers (no PMU unless a mode picks a model).
-  for src in tests/unit/fake_hal.c tests/unit/fake_cpu.c tests/unit/fake_cpu_models.c tests/bench/sample_cost.c; do
-    obj="$dir/host_$(basename "$src" .c).o"
-    # shellcheck disable=SC2086
-    gcc -I"$root" $HOSTFLAGS -c "$src" -o "$obj"
+  for src in $(make -s --no-print-directory bench-srcs-sample_cost) tests/bench/sample_cost.c; do
+    obj="$dir/$(echo "$src" | tr / _ | sed 's/\.c$/.o/')"
+    case $src in
+      tests/*)
+        # shellcheck disable=SC2086
+        gcc -I"$root" $hostflags -c "$src" -o "$obj" ;;
+      *)
+        [ -f "$root/$src" ] || continue # a file an older tree does not have yet
+        # shellcheck disable=SC2086
+        $kcc -I"$root" $kcflags -c "$root/$src" -o "$obj" ;;
+    esac
     objs+=("$obj")
   done
   gcc -no-pie -o "$dir/sample_cost" "${objs[@]}"
 }
-build_driver . "$OUT"
 
 # per_call FUNCTION MODE N: callgrind's collected instruction total over the driver's count of calls.
 per_call() {
@@ -111,7 +99,7 @@ if git rev-parse --verify -q "$BASE^{commit}" >/dev/null; then
   rm -rf "$base_dir/src"
   mkdir -p "$base_dir/src"
   git archive "$BASE" kernel arch hal | tar -x -C "$base_dir/src"
-  if build_driver "$base_dir/src" "$base_dir" 2>"$base_dir/build.log"; then
+  if build_base_driver "$base_dir/src" "$base_dir" 2>"$base_dir/build.log"; then
     have_base=1
   else
     echo "profiler: tick and NMI: $BASE did not build with this tree's driver (see $base_dir/build.log)" >&2

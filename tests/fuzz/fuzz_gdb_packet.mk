@@ -1,1 +1,1 @@
-fuzz_gdb_packet_SRCS := gdbstub/packet.c kernel/lib/string.c
+fuzz_gdb_packet_SRCS := gdbstub/packet.c

@@ -1,1 +1,1 @@
-fuzz_http_request_SRCS := kernel/httpd/http_request.c kernel/lib/format.c kernel/lib/string.c
+fuzz_http_request_SRCS := kernel/httpd/http_request.c

@@ -1,1 +1,1 @@
-fuzz_multiboot_SRCS := arch/x86_64/multiboot.c kernel/lib/string.c
+fuzz_multiboot_SRCS := arch/x86_64/multiboot.c

@@ -1,1 +1,1 @@
-fuzz_netload_proto_SRCS := kernel/net/netload_proto.c kernel/lib/sink.c kernel/lib/format.c kernel/lib/string.c
+fuzz_netload_proto_SRCS := kernel/net/netload_proto.c

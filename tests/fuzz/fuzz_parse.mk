@@ -1,1 +1,1 @@
-fuzz_parse_SRCS := kernel/lib/parse.c
+fuzz_parse_SRCS :=

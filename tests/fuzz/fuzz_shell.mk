@@ -1,11 +1,11 @@
 # The shell and every command in its table, with what they act on faked (fake_shell_env.c).
-fuzz_shell_SRCS := kernel/shell/shell.c kernel/shell/command_table.c kernel/shell/lineedit.c kernel/lib/parse.c \
-                   kernel/shell/cmd_label.c kernel/shell/cmd_profile.c kernel/profiler/capture.c kernel/profiler/args.c kernel/shell/cmd_system.c \
-                   kernel/shell/cmd_netload.c kernel/shell/cmd_burn.c kernel/profiler.c kernel/profiler/run.c \
-                   kernel/profiler/fold.c kernel/profiler/report.c kernel/profiler/raw.c kernel/profiler/fields.c \
-                   kernel/heap.c kernel/symbols.c kernel/net/netload_proto.c kernel/lib/sink.c kernel/lib/format.c \
-                   kernel/lib/string.c arch/x86_64/pmu.c arch/x86_64/pmu_report.c arch/x86_64/pmu_intel.c arch/x86_64/pmu_amd.c \
-                   arch/x86_64/cpu_identity.c tests/unit/fake_cpu.c tests/unit/fake_cpu_models.c kernel/udpsh/wire.c kernel/shell/cmd_profile_stream.c \
-                   kernel/profiler/stream_task.c kernel/profiler/stream_codec.c tests/fuzz/fake_shell_env.c
+fuzz_shell_SRCS := kernel/shell/shell.c kernel/shell/command_table.c kernel/shell/lineedit.c \
+                   kernel/shell/cmd_label.c kernel/shell/cmd_profile.c kernel/profiler/capture.c \
+                   kernel/profiler/args.c kernel/shell/cmd_system.c kernel/shell/cmd_netload.c \
+                   kernel/shell/cmd_burn.c kernel/profiler.c kernel/profiler/run.c kernel/profiler/fold.c \
+                   kernel/profiler/report.c kernel/profiler/raw.c kernel/profiler/fields.c kernel/heap.c \
+                   kernel/symbols.c kernel/net/netload_proto.c $(PMU_SRCS) kernel/udpsh/wire.c \
+                   kernel/shell/cmd_profile_stream.c kernel/profiler/stream_task.c kernel/profiler/stream_codec.c \
+                   tests/fuzz/fake_shell_env.c
 # fake_shell_env.c includes these itself, to empty their kernel-lifetime tables between inputs.
 fuzz_shell_INCLUDED := kernel/labels.c kernel/net/netload.c

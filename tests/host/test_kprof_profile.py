@@ -26,17 +26,14 @@ import threading
 
 import pytest
 
+import host_build  # noqa: E402
+
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(TOP, "scripts"))
 import kprof_profile as kp  # noqa: E402
 import kprof_wire  # noqa: E402
 
 PROFEXPORT = os.path.join(TOP, "scripts", "profexport")
-HOST_CFLAGS = ["-std=gnu11", "-O1", "-g", "-Wall", "-Wextra", "-Werror", "-I.", "-Itests/unit", "-DKPROF_HOST",
-               "-fno-omit-frame-pointer"]
-KERNEL_SRCS = ["kernel/profiler/report.c", "kernel/profiler/fold.c", "kernel/profiler/run.c", "kernel/profiler/raw.c",
-               "kernel/profiler/fields.c", "kernel/labels.c", "kernel/lib/parse.c", "kernel/symbols.c",
-               "kernel/lib/sink.c", "kernel/lib/format.c", "kernel/lib/string.c", "tests/unit/fake_hal.c"]
 
 
 # ---- a synthetic symbol table ----------------------------------------------------------------------------------
@@ -223,9 +220,7 @@ def test_empty_reports_say_why(tab):
 @pytest.fixture(scope="module")
 def kernel_report(tmp_path_factory):
     """tests/host/kernel_report.c built against the kernel's report, running; send(text) -> its outputs."""
-    exe = str(tmp_path_factory.mktemp("kreport") / "kernel_report")
-    subprocess.run(["gcc"] + HOST_CFLAGS + ["-o", exe, "tests/host/kernel_report.c"] + KERNEL_SRCS,
-                   cwd=TOP, check=True, timeout=120)
+    exe = host_build.harness("kernel_report")
 
     def send(text):
         done = subprocess.run([exe], input=text, capture_output=True, text=True, timeout=120)

@@ -17,16 +17,12 @@ import sys
 
 import pytest
 
+import host_build  # noqa: E402
+
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(TOP, "scripts"))
 import kprof_profile as kp  # noqa: E402
 
-HOST_CFLAGS = ["-std=gnu11", "-O1", "-g", "-Wall", "-Wextra", "-Werror", "-I.", "-Itests/unit", "-DKPROF_HOST",
-               "-fno-omit-frame-pointer", "-fsanitize=address,undefined", "-fno-sanitize-recover=all"]
-SOURCES = ["tests/host/pprof_harness.c", "kernel/profiler/pprof_encode.c", "kernel/profiler/pb_writer.c",
-           "kernel/profiler/pprof_fold.c", "kernel/lib/gzip.c", "kernel/profiler/run.c", "kernel/labels.c", "kernel/lib/parse.c",
-           "kernel/symbols.c", "kernel/lib/sink.c", "kernel/lib/format.c", "kernel/lib/string.c",
-           "tests/unit/fake_hal.c"]
 
 IRQS_OFF, IN_IRQ, LET_IN = 1, 2, 4
 MS = 1000000
@@ -35,8 +31,7 @@ MS = 1000000
 @pytest.fixture(scope="module")
 def harness(tmp_path_factory):
     """The harness built (under the sanitizers), running: run(lines) -> its output."""
-    exe = str(tmp_path_factory.mktemp("pprof") / "pprof_harness")
-    subprocess.run(["gcc"] + HOST_CFLAGS + ["-o", exe] + SOURCES, cwd=TOP, check=True, timeout=120)
+    exe = host_build.harness("pprof_harness")
 
     def run(lines):
         done = subprocess.run([exe], input="".join(l + "\n" for l in lines), capture_output=True, text=True,

@@ -25,6 +25,8 @@ import time
 
 import pytest
 
+import host_build  # noqa: E402
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from test_kprof_profile import PROFEXPORT, TOP, Tiny, go_pprof  # noqa: E402
 
@@ -168,18 +170,12 @@ def test_intervals_follow_the_kernel_clock():
 
 # ---- the kernel's own packer, parsed here --------------------------------------------------------------------
 
-STREAM_SRCS = ["kernel/profiler/stream_codec.c", "kernel/profiler/run.c", "kernel/profiler/raw.c", "kernel/profiler/fields.c",
-               "kernel/labels.c", "kernel/heap.c", "kernel/symbols.c", "kernel/lib/parse.c", "kernel/lib/sink.c", "kernel/lib/format.c",
-               "kernel/lib/string.c", "tests/unit/fake_hal.c"]
 
 
 @pytest.fixture(scope="module")
 def kernel_stream(tmp_path_factory):
     """tests/host/kernel_stream.c built against the kernel's packer; run(script) -> ([(bytes, ok)], end)."""
-    from test_kprof_profile import HOST_CFLAGS
-    exe = str(tmp_path_factory.mktemp("kstream") / "kernel_stream")
-    subprocess.run(["gcc"] + HOST_CFLAGS + ["-o", exe, "tests/host/kernel_stream.c"] + STREAM_SRCS, cwd=TOP,
-                   check=True, timeout=120)
+    exe = host_build.harness("kernel_stream")
 
     def run(script):
         done = subprocess.run([exe], input="\n".join(script).encode() + b"\n", capture_output=True, timeout=60)

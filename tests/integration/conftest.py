@@ -4,6 +4,11 @@
 - `fresh_kernel`: a kprof booted for one test, for tests that end it (panic, poweroff).
 - `kprof_factory`: make_kernel(**Kprof options) for tests that need their own options (gdb, UDP, cmdline);
   every kernel it made is killed after the test.
+Each module declares the kernels it boots, `BOOTS = N` (with a comment naming the tests that need a fresh one); a
+boot past N fails the test that made it, so a module cannot quietly grow boots (a count, which cannot flake). The
+run ends with each module's boots and wall time. Modules run in INTEGRATION_WORKERS processes (pytest-xdist,
+--dist loadfile: a module's tests stay together, in order, in one process): ports are picked free, variant ISOs
+are made under a lock, and each kernel's files are its own.
 Every QEMU is killed by its pid after use. When a test fails, the serial log of every kernel it used is
 saved to build/test-logs/<module>.<test>.log. A missing or stale build/kprof.iso stops the run at once, and a
 skipped test fails the run: a suite that quietly ran less than it claims must not pass.
@@ -19,6 +24,39 @@ from kprof_qemu import Kprof
 
 _owned = {}        # test nodeid -> kernels started during that test's setup or call
 _current = [None]  # nodeid of the test being set up or run
+_module_boots = {}  # module file -> kernels booted so far in this process
+_test_boots = {}    # test nodeid -> kernels booted during its setup or call
+
+
+def _module_of(nodeid):
+    return nodeid.split("::")[0]
+
+
+def _declared_boots(module_file):
+    import sys
+    name = os.path.splitext(os.path.basename(module_file))[0]
+    mod = sys.modules.get(name)
+    return getattr(mod, "BOOTS", None) if mod is not None else None
+
+
+def _count_boot(k):
+    """BOOT_LISTENERS: a kernel is starting for the test now set up or run; past its module's BOOTS it fails."""
+    nodeid = _current[0]
+    if nodeid is None:
+        return
+    module = _module_of(nodeid)
+    n = _module_boots[module] = _module_boots.get(module, 0) + 1
+    _test_boots[nodeid] = _test_boots.get(nodeid, 0) + 1
+    declared = _declared_boots(module)
+    if declared is None:
+        raise kprof_qemu.KprofError("%s boots a kernel and declares no BOOTS (how many kernels the module boots)"
+                                    % module)
+    if n > declared:
+        raise kprof_qemu.KprofError("%s declares BOOTS = %d and this is its boot %d (in %s): share a kernel, or "
+                                    "declare the boot and say which test needs it" % (module, declared, n, nodeid))
+
+
+kprof_qemu.BOOT_LISTENERS.append(_count_boot)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -70,6 +108,21 @@ def pytest_runtest_makereport(item, call):
             rep.sections.append(("serial log", "saved to %s" % os.path.relpath(path, kprof_qemu.TOP)))
     if rep.when == "teardown":
         _owned.pop(item.nodeid, None)
+        rep.user_properties.append(("kprof_boots", _test_boots.pop(item.nodeid, 0)))
+        rep.user_properties.append(("kprof_declared", _declared_boots(_module_of(item.nodeid))))
+
+
+_module_stats = {}  # module file -> [boots, declared, seconds], from every test's reports (xdist's workers' too)
+
+
+def pytest_runtest_logreport(report):
+    stats = _module_stats.setdefault(_module_of(report.nodeid), [0, None, 0.0])
+    stats[2] += report.duration
+    for key, value in report.user_properties:
+        if key == "kprof_boots":
+            stats[0] += value
+        elif key == "kprof_declared" and value is not None:
+            stats[1] = value
 
 
 # The one skip that is not a failure: a test that needs a usable /dev/kvm, on a machine without one. It says so.
@@ -87,6 +140,13 @@ def _bad_skips(stats):
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    if _module_stats:
+        terminalreporter.write_line("integration: per module, kernels booted (declared) and wall time:")
+        for module, (boots, declared, seconds) in sorted(_module_stats.items(), key=lambda kv: -kv[1][2]):
+            terminalreporter.write_line("  %-44s %3d boots (%s) %6.1f s" % (
+                os.path.basename(module), boots, "-" if declared is None else declared, seconds))
+        terminalreporter.write_line("integration: %d kernels booted in %d modules" % (
+            sum(s[0] for s in _module_stats.values()), len(_module_stats)))
     kvm = [r for r in terminalreporter.stats.get("skipped", []) if KVM_SKIP in _skip_reason(r)]
     if kvm:
         terminalreporter.write_line("integration: %d KVM tests skipped: %s" % (len(kvm), _skip_reason(kvm[0])))

@@ -80,6 +80,10 @@ MEDIA = {
 ENCODING = "latin-1"
 
 
+# Called with each Kprof as its QEMU is started: tests/integration/conftest.py counts a module's boots here.
+BOOT_LISTENERS = []
+
+
 class KprofError(AssertionError):
     """The kernel did not do what a test waited for (an AssertionError so pytest reports it as a failure)."""
 
@@ -106,9 +110,19 @@ def variant_iso(cmdline, elf=ELF, out_dir=VARIANT_DIR):
     digest = hashlib.sha256(cmdline.encode()).hexdigest()[:12]
     iso = os.path.join(out_dir, "kprof-%s.iso" % digest)
     inputs = [elf, os.path.join(TOP, "grub.cfg"), os.path.join(TOP, "scripts", "mkiso.sh")]
-    if not os.path.exists(iso) or any(os.path.getmtime(p) > os.path.getmtime(iso) for p in inputs):
-        subprocess.run([os.path.join(TOP, "scripts", "mkiso.sh"), elf, iso, cmdline],
-                       check=True, timeout=120)
+    def stale():
+        return not os.path.exists(iso) or any(os.path.getmtime(p) > os.path.getmtime(iso) for p in inputs)
+    if stale():
+        # Tests run in several processes at once: one makes it under a lock, into a file of its own that is then
+        # renamed into place, so no QEMU ever opens half an ISO.
+        import fcntl
+        with open(iso + ".lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if stale():
+                part = "%s.%d.part" % (iso, os.getpid())
+                subprocess.run([os.path.join(TOP, "scripts", "mkiso.sh"), elf, part, cmdline],
+                               check=True, timeout=120)
+                os.replace(part, iso)
     return iso
 
 
@@ -262,6 +276,8 @@ class Kprof:
 
     def start(self):
         argv = self.argv()
+        for listener in BOOT_LISTENERS:
+            listener(self)
         self.command_line = " ".join(argv)
         self.t_spawn = time.monotonic()
         self.child = pexpect.spawn(argv[0], argv[1:], cwd=TOP, encoding=ENCODING, echo=False,

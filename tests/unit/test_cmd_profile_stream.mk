@@ -1,8 +1,2 @@
 # The command and its task over the real profiler (tick source on the fake CPU), the network faked.
-test_cmd_profile_stream_SRCS := kernel/shell/command_table.c tests/unit/fake_commands.c kernel/shell/cmd_profile_stream.c \
-                                kernel/shell/cmd_profile.c kernel/profiler/capture.c kernel/profiler/stream_codec.c \
-                                kernel/profiler/stream_task.c kernel/profiler/run.c kernel/profiler/fold.c \
-                                kernel/profiler/args.c kernel/profiler.c kernel/profiler/report.c kernel/profiler/raw.c kernel/profiler/fields.c \
-                                kernel/labels.c kernel/lib/parse.c kernel/heap.c kernel/symbols.c kernel/lib/sink.c \
-                                kernel/lib/format.c kernel/lib/string.c arch/x86_64/pmu.c arch/x86_64/pmu_report.c arch/x86_64/pmu_intel.c \
-                                arch/x86_64/pmu_amd.c arch/x86_64/cpu_identity.c tests/unit/fake_cpu.c tests/unit/fake_cpu_models.c tests/unit/fake_net.c
+test_cmd_profile_stream_SRCS := $(CMD_PROFILE_SRCS)

@@ -1,1 +1,1 @@
-test_format_SRCS := kernel/lib/format.c kernel/lib/sink.c kernel/lib/string.c
+test_format_SRCS :=

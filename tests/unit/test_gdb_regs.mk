@@ -1,2 +1,2 @@
-test_gdb_regs_SRCS := gdbstub/regs.c gdbstub/breakpoints.c gdbstub/packet.c tests/unit/fake_target.c kernel/lib/format.c kernel/lib/string.c \
-                      $(wildcard gdbstub/*.h)
+test_gdb_regs_SRCS := gdbstub/regs.c gdbstub/breakpoints.c gdbstub/packet.c tests/unit/fake_target.c $(wildcard \
+                      gdbstub/*.h)

@@ -1,6 +1,4 @@
 # The transport alone, and under the whole stub against the fake machine (a duplicated `s` steps once).
-test_gdb_udp_SRCS := gdbstub/udp.c kernel/net/ratelimit.c gdbstub/udp_auth.c kernel/lib/sha256.c kernel/lib/hmac.c \
-                     kernel/net/keyed_service.c tests/unit/gdb_udp_seam.c tests/unit/gdb_udp_fake_card.c tests/unit/fake_neighbour.c kernel/net/netpoll.c kernel/lib/string.c \
-                     gdbstub/stub.c gdbstub/commands.c gdbstub/monitor.c gdbstub/regs.c gdbstub/breakpoints.c \
-                     gdbstub/packet.c tests/unit/fake_target.c kernel/lib/parse.c kernel/lib/format.c kernel/lib/sink.c \
-                     $(wildcard gdbstub/*.h)
+test_gdb_udp_SRCS := gdbstub/udp.c kernel/net/ratelimit.c gdbstub/udp_auth.c kernel/net/keyed_service.c \
+                     tests/unit/gdb_udp_seam.c tests/unit/gdb_udp_fake_card.c tests/unit/fake_neighbour.c \
+                     kernel/net/netpoll.c $(GDBSTUB_SRCS) $(wildcard gdbstub/*.h)

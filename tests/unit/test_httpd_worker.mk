@@ -1,2 +1,1 @@
-test_httpd_worker_SRCS := kernel/httpd/httpd_worker.c kernel/httpd/pages.c kernel/httpd/http_request.c \
-                          kernel/lib/parse.c kernel/lib/sink.c kernel/lib/format.c kernel/lib/string.c
+test_httpd_worker_SRCS := kernel/httpd/httpd_worker.c kernel/httpd/pages.c kernel/httpd/http_request.c

@@ -1,1 +1,2 @@
-test_labels_SRCS := kernel/shell/command_table.c tests/unit/fake_commands.c kernel/labels.c kernel/shell/cmd_label.c kernel/lib/parse.c kernel/lib/sink.c kernel/lib/format.c kernel/lib/string.c
+test_labels_SRCS := kernel/shell/command_table.c tests/unit/fake_commands.c kernel/labels.c \
+                    kernel/shell/cmd_label.c

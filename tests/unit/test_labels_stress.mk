@@ -1,1 +1,1 @@
-test_labels_stress_SRCS := kernel/lib/sink.c kernel/lib/format.c kernel/lib/parse.c kernel/labels.c kernel/lib/string.c
+test_labels_stress_SRCS := kernel/labels.c

@@ -1,1 +1,1 @@
-test_multiboot_SRCS := arch/x86_64/multiboot.c kernel/lib/string.c
+test_multiboot_SRCS := arch/x86_64/multiboot.c

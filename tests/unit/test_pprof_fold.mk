@@ -1,4 +1,3 @@
-test_pprof_fold_SRCS := kernel/profiler/pprof_fold.c kernel/lib/parse.c kernel/profiler/report.c kernel/profiler/fold.c \
+test_pprof_fold_SRCS := kernel/profiler/pprof_fold.c kernel/profiler/report.c kernel/profiler/fold.c \
                         kernel/profiler/run.c kernel/profiler/raw.c kernel/profiler/fields.c kernel/labels.c \
-                        kernel/symbols.c kernel/lib/sink.c kernel/lib/format.c kernel/lib/string.c \
-                        tests/unit/profiler_fold_fixture.c
+                        kernel/symbols.c tests/unit/profiler_fold_fixture.c

@@ -1,1 +1,1 @@
-test_pprof_pb_SRCS := kernel/profiler/pb_writer.c kernel/lib/string.c
+test_pprof_pb_SRCS := kernel/profiler/pb_writer.c

@@ -1,1 +1,1 @@
-test_profiler_args_SRCS := kernel/lib/sink.c kernel/lib/format.c kernel/profiler/args.c kernel/labels.c kernel/lib/parse.c kernel/lib/string.c
+test_profiler_args_SRCS := kernel/profiler/args.c kernel/labels.c

@@ -1,3 +1,2 @@
 # The raw format's codec; raw.c's output of a run (tested in test_profiler_fold) needs run control's drain and the sink.
-test_profiler_raw_SRCS := kernel/lib/parse.c kernel/profiler/raw.c kernel/profiler/run.c kernel/profiler/fields.c kernel/labels.c \
-                          kernel/lib/sink.c kernel/lib/format.c kernel/lib/string.c
+test_profiler_raw_SRCS := kernel/profiler/raw.c kernel/profiler/run.c kernel/profiler/fields.c kernel/labels.c

@@ -1,1 +1,1 @@
-test_profiler_sample_SRCS := kernel/labels.c kernel/profiler.c kernel/lib/parse.c kernel/stacktrace.c kernel/lib/sink.c kernel/lib/format.c kernel/lib/string.c arch/x86_64/pmu.c arch/x86_64/pmu_report.c arch/x86_64/pmu_intel.c arch/x86_64/pmu_amd.c arch/x86_64/cpu_identity.c tests/unit/fake_cpu.c tests/unit/fake_cpu_models.c
+test_profiler_sample_SRCS := kernel/labels.c kernel/profiler.c kernel/stacktrace.c $(PMU_SRCS)

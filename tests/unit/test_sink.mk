@@ -1,1 +1,1 @@
-test_sink_SRCS := kernel/lib/sink.c kernel/lib/format.c kernel/lib/string.c
+test_sink_SRCS :=

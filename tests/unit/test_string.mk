@@ -1,1 +1,1 @@
-test_string_SRCS := kernel/lib/string.c
+test_string_SRCS :=

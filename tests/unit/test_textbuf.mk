@@ -1,1 +1,1 @@
-test_textbuf_SRCS := kernel/lib/string.c
+test_textbuf_SRCS :=

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# `make test`: every suite, one phase after another, each phase's whole output shown as it runs and kept in
+# build/test-logs/phase-NAME.log. At the end: each phase's wall time, then each runner's own summary lines
+# (cmocka's total, the fuzzers', the benchmark drivers', the soak's, pytest's), so the last lines say what ran.
+# Every phase runs even when an earlier one failed (a red unit suite should not hide a red integration suite);
+# the exit status is 1 if any failed. KPROF_DEPS_SECONDS: the deps phase's time when .ci/run ran it before make.
+set -u
+cd "$(dirname "$0")/.."
+make_="${MAKE:-make} --no-print-directory -j${JOBS:-$(nproc 2>/dev/null || echo 2)}"
+logs=build/test-logs
+mkdir -p "$logs"
+
+# phase NAME SUMMARY-REGEX COMMAND...: runs COMMAND with its output shown and logged; remembers its time, its
+# status and the lines of its log that match SUMMARY-REGEX (the runner's summary).
+names=() times=() states=() summaries=()
+failed=0
+phase() {
+  local name=$1 summary=$2 log="$logs/phase-$1.log" start rc
+  shift 2
+  echo "==== $name: $*"
+  start=$(date +%s)
+  "$@" 2>&1 | tee "$log"
+  rc=${PIPESTATUS[0]}
+  names+=("$name")
+  times+=($(( $(date +%s) - start )))
+  if [ "$rc" -eq 0 ]; then states+=(ok); else states+=("FAILED (exit $rc)"); failed=1; fi
+  summaries+=("$(grep -E "$summary" "$log" | tail -n 3)")
+}
+
+if [ -n "${KPROF_DEPS_SECONDS:-}" ]; then
+  names+=(deps); times+=("$KPROF_DEPS_SECONDS"); states+=("ok (.ci/run)"); summaries+=("")
+else
+  phase deps '^deps:' scripts/deps.sh
+fi
+phase unit '^unit: ' $make_ unit
+phase fuzz-regress '^make fuzz-regress: ' $make_ fuzz-regress
+phase host '^=+ .*(passed|failed|error).* in [0-9.]+s' $make_ host
+phase bench-smoke '^bench-smoke: ' $make_ bench-smoke
+phase integration '^=+ .*(passed|failed|error).* in [0-9.]+s|^integration: ' $make_ integration
+phase soak '^(stream )?soak: (seed|FAIL|.*figures)|^(stream )?soak: .*(passed|failed)' $make_ soak-short
+
+echo
+echo "==== phase times"
+total=0
+for i in "${!names[@]}"; do
+  printf '%-14s %5d s  %s\n' "${names[$i]}" "${times[$i]}" "${states[$i]}"
+  total=$((total + times[i]))
+done
+printf '%-14s %5d s\n' total "$total"
+echo "==== summaries"
+# pytest's integration summary last: the line a reader (and CI) looks at first.
+for i in "${!names[@]}"; do
+  [ "${names[$i]}" != integration ] && [ -n "${summaries[$i]}" ] && printf '%s\n' "${summaries[$i]}"
+done
+for i in "${!names[@]}"; do
+  [ "${names[$i]}" = integration ] && [ -n "${summaries[$i]}" ] && printf '%s\n' "${summaries[$i]}"
+done
+exit $failed

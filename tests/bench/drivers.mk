@@ -1,0 +1,14 @@
+# The benchmarks' host drivers: tests/bench/NAME.c plus bench_NAME_SRCS, built in the bench variant (the kernel's
+# own compiler and code generation for kernel sources; the host's for the drivers and fakes) by the Makefile's
+# host_program. `make bench` measures with them under callgrind (tests/bench/NAME.sh); `make test` runs each once
+# on a small input (scripts/bench-smoke.sh), so a list that no longer links fails the suite.
+BENCH_NAMES := sample_cost pmu_nmi_cost
+
+# The sample path and its frame walk, the drain, the fold, the stream's packer and the pprof fold and encoder, on
+# the fake CPU.
+bench_sample_cost_SRCS := $(PROFILER_SRCS) kernel/stacktrace.c kernel/profiler/pprof_fold.c \
+                          kernel/profiler/pprof_encode.c kernel/profiler/pb_writer.c kernel/profiler/stream_codec.c \
+                          kernel/profiler/capture.c $(PMU_SRCS)
+
+# The PMU's NMI claim on the fake Intel v2 and AMD Zen 2 CPUs.
+bench_pmu_nmi_cost_SRCS := $(PMU_SRCS)

@@ -1,0 +1,26 @@
+# Sets of kernel sources (and the fakes that stand under them) that several host programs link together: the unit
+# tests' lists (tests/unit/*.mk), the fuzz targets' (tests/fuzz/*.mk), the host tools' harnesses
+# (tests/host/harnesses.mk) and the benchmarks' drivers (tests/bench/drivers.mk) name a group instead of
+# repeating it. kernel/lib/ and the fakes of hal/ are in every program's core archive (HOST_CORE in the Makefile)
+# and in no list.
+
+# The PMU layer: the backend choice, its report, the Intel and AMD backends and CPU identification, over the
+# stateful fake CPU and its models.
+PMU_SRCS := arch/x86_64/pmu.c arch/x86_64/pmu_report.c arch/x86_64/pmu_intel.c arch/x86_64/pmu_amd.c \
+            arch/x86_64/cpu_identity.c tests/unit/fake_cpu.c tests/unit/fake_cpu_models.c
+
+# The profiler: the sample path and run control, the fold and its report, raw lines and their fields, label
+# sets and the symbol table.
+PROFILER_SRCS := kernel/profiler.c kernel/profiler/run.c kernel/profiler/fold.c kernel/profiler/report.c \
+                 kernel/profiler/raw.c kernel/profiler/fields.c kernel/labels.c kernel/symbols.c
+
+# The gdb stub's protocol engine over the fake target (fake_target.c: the machine it reads and stops).
+GDBSTUB_SRCS := gdbstub/stub.c gdbstub/commands.c gdbstub/monitor.c gdbstub/regs.c gdbstub/breakpoints.c \
+                gdbstub/packet.c tests/unit/fake_target.c
+
+# The profile command with its stream form and their tasks, over the real profiler (tick source on the fake CPU),
+# with the network and the rest of the command table faked.
+CMD_PROFILE_SRCS := kernel/shell/command_table.c tests/unit/fake_commands.c kernel/shell/cmd_profile.c \
+                    kernel/shell/cmd_profile_stream.c kernel/profiler/capture.c kernel/profiler/stream_codec.c \
+                    kernel/profiler/stream_task.c kernel/profiler/args.c $(PROFILER_SRCS) kernel/heap.c \
+                    $(PMU_SRCS) tests/unit/fake_net.c
