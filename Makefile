@@ -269,16 +269,28 @@ bench-flags:
 bench-smoke: $(BENCH_BINS)
 	@scripts/bench-smoke.sh $(BENCH_BINS)
 
-# Host tests of the Python tools (prof.py's and profexport's logic), no QEMU.
+# Host tests of the Python tools (prof.py's and profexport's logic), no QEMU, in HOST_WORKERS processes: most of
+# their time is a tool's own timeout running out (a silent host, a relay's resend), not the CPU.
+HOST_WORKERS ?= 3
 host: $(BUILD)/pprof/profile_pb2.py harnesses
-	$(PY) -m pytest -q -p no:cacheprovider tests/host
+	$(PY) -m pytest -q -p no:cacheprovider $(if $(filter-out 0 1,$(HOST_WORKERS)),-n $(HOST_WORKERS) --dist load) \
+	  tests/host
 
+# Integration modules run in INTEGRATION_WORKERS processes (pytest-xdist, a module's tests together in one), the
+# slowest named at the end. `make test` leaves out the full_only tests and runs the scaled ones short;
+# `make test-full` runs those two kinds in their full forms (tests/integration/conftest.py says which is which).
+INTEGRATION_WORKERS ?= 2
+PYTEST_WORKERS = $(if $(filter-out 0 1,$(INTEGRATION_WORKERS)),-n $(INTEGRATION_WORKERS) --dist loadfile)
 integration: all $(BUILD)/pprof/profile_pb2.py
-	$(PY) -m pytest -q -p no:cacheprovider --durations=12 tests/integration
+	$(PY) -m pytest -q -p no:cacheprovider $(PYTEST_WORKERS) --durations=12 -m "not full_only" tests/integration
+
+test-full: all $(BUILD)/pprof/profile_pb2.py
+	KPROF_FULL=1 $(PY) -m pytest -q -p no:cacheprovider $(PYTEST_WORKERS) --durations=12 -m "full_only or scaled" \
+	  tests/integration
 
 # The breakpoint sweep in full (tests/integration/test_gdb_safety.py): every function of the debugger's own
-# code through breakpoint, continue, stepi, read and Ctrl-C, and a larger sample of the rest; `make test`
-# runs the short version. Several minutes under TCG.
+# code through breakpoint, continue, stepi, read and Ctrl-C, the whole edge and a larger sample of the rest;
+# `make test` runs the short version, `make test-full` this one among the others. Several minutes under TCG.
 gdb-sweep: all
 	KPROF_GDB_SWEEP=full $(PY) -m pytest -q -p no:cacheprovider tests/integration/test_gdb_safety.py
 
@@ -333,4 +345,4 @@ help:
 	@echo "make bench      print the benchmark figures"
 	@echo "make pmu-check  the counter path end to end under KVM -cpu host (real counters only; 77 without one)"
 
-.PHONY: all deps run debug unit fuzz fuzz-regress host harnesses bench-drivers bench-smoke bench-flags integration gdb-sweep soak soak-short test bench pmu-check clean help
+.PHONY: test-full all deps run debug unit fuzz fuzz-regress host harnesses bench-drivers bench-smoke bench-flags integration gdb-sweep soak soak-short test bench pmu-check clean help

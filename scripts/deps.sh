@@ -7,12 +7,13 @@ set -euo pipefail
 # from UEFI (mtools builds its EFI system partition image); ovmf is the UEFI firmware QEMU boots it with
 # (scripts/qemu.sh --firmware uefi). lldb is the second debugger client the stub is tested against
 # (tests/integration/test_lldb.py); python3-lldb-14 quiets the traceback lldb prints without its module.
+# python3-pytest-xdist runs the integration modules in two processes (make integration).
 # zlib1g-dev: zlib is the reference the gzip unit test and fuzz target check kernel/lib/gzip.c against.
 packages=(
   gcc clang make binutils python3 dpkg-dev
   grub-pc-bin grub-efi-amd64-bin grub-common xorriso mtools
   qemu-system-x86 ovmf gdb lldb python3-lldb-14
-  python3-pytest python3-pexpect
+  python3-pytest python3-pytest-xdist python3-pexpect
   libcmocka-dev zlib1g-dev valgrind libclang-rt-14-dev
   protobuf-compiler python3-protobuf golang-go golang-github-google-pprof-dev
   chromium

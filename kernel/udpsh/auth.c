@@ -20,6 +20,15 @@ void udpsh_auth_init(struct udpsh_auth *a, const uint8_t secret[SHA256_DIGEST_SI
 {
     memset(a, 0, sizeof *a);
     keyed_service_init(&a->service, secret, key, key_len);
+    a->token_window_ns = UDPSH_TOKEN_WINDOW_NS;
+}
+
+bool udpsh_auth_set_token_window_ms(struct udpsh_auth *a, uint64_t ms)
+{
+    if (ms < UDPSH_TOKEN_WINDOW_MS_MIN || ms > UDPSH_TOKEN_WINDOW_MS_MAX)
+        return false;
+    a->token_window_ns = (int64_t)ms * 1000000;
+    return true;
 }
 
 bool udpsh_looks_like_reply(const uint8_t *data, size_t len)
@@ -143,9 +152,10 @@ bool udpsh_prefix_parse(const uint8_t *data, size_t len, struct udpsh_request_pr
     return true;
 }
 
-static int64_t window_of(int64_t now_ns)
+static int64_t window_of(const struct udpsh_auth *a, int64_t now_ns)
 {
-    return now_ns >= 0 ? now_ns / UDPSH_TOKEN_WINDOW_NS : -((-now_ns - 1) / UDPSH_TOKEN_WINDOW_NS) - 1;
+    int64_t w = a->token_window_ns;
+    return now_ns >= 0 ? now_ns / w : -((-now_ns - 1) / w) - 1;
 }
 
 /* Whether token is ip:port's in now_ns's window or the one before; *expires_ns is then when it stops being
@@ -153,13 +163,13 @@ static int64_t window_of(int64_t now_ns)
 static bool token_good(const struct udpsh_auth *a, uint32_t ip, uint16_t port, const uint8_t token[UDPSH_TOKEN_BYTES],
                        int64_t now_ns, int64_t *expires_ns)
 {
-    int64_t window = window_of(now_ns);
+    int64_t window = window_of(a, now_ns);
     uint8_t want[UDPSH_TOKEN_BYTES];
     udpsh_token(a, ip, port, window, want);
     bool current = equal_in_constant_time(want, token, UDPSH_TOKEN_BYTES);
     udpsh_token(a, ip, port, window - 1, want);
     bool previous = equal_in_constant_time(want, token, UDPSH_TOKEN_BYTES);
-    *expires_ns = (window + (current ? 2 : 1)) * UDPSH_TOKEN_WINDOW_NS;
+    *expires_ns = (window + (current ? 2 : 1)) * a->token_window_ns;
     return current | previous;
 }
 
@@ -167,7 +177,7 @@ static void give_token(struct udpsh_auth *a, uint32_t ip, uint16_t port, size_t 
                        struct udpsh_judgement *j)
 {
     uint8_t token[UDPSH_TOKEN_BYTES];
-    udpsh_token(a, ip, port, window_of(now_ns), token);
+    udpsh_token(a, ip, port, window_of(a, now_ns), token);
     char *out = j->token_reply;
     size_t n = sizeof UDPSH_TOKEN_PREFIX - 1;
     memcpy(out, UDPSH_TOKEN_PREFIX, n);
@@ -228,7 +238,7 @@ static const char *accept_counter(struct udpsh_auth *a, uint32_t ip, uint64_t co
     }
     for (unsigned i = 0; !slot && i < UDPSH_KEYED_SENDERS; i++) {
         struct udpsh_keyed_sender *s = &a->senders[i];
-        if (!s->used || now_ns - s->last_ns > 2 * UDPSH_TOKEN_WINDOW_NS)
+        if (!s->used || now_ns - s->last_ns > 2 * a->token_window_ns)
             slot = s;
     }
     if (!slot) {

@@ -44,7 +44,11 @@
 #define UDPSH_TOKEN_BYTES 16                    /* 128 bits of the MAC: unguessable, short enough for 3x */
 #define UDPSH_TOKEN_HEX (2 * UDPSH_TOKEN_BYTES)
 #define UDPSH_MAC_HEX (2 * SHA256_DIGEST_SIZE)
-#define UDPSH_TOKEN_WINDOW_NS 30000000000ll     /* a token lives 30 to 60 s */
+#define UDPSH_TOKEN_WINDOW_NS 30000000000ll     /* a token lives 30 to 60 s (by default; see below) */
+/* udpsh.token_window_ms=: a shorter window, a test knob, so that what ends with a token (an unkeyed netload send
+ * or profile stream to the asker) can be seen ending in seconds instead of a minute; never longer. */
+#define UDPSH_TOKEN_WINDOW_MS_MIN 1000
+#define UDPSH_TOKEN_WINDOW_MS_MAX 30000
 #define UDPSH_KEYED_SENDERS 16                  /* addresses whose last counter is remembered */
 #define UDPSH_REMEMBERED 4                      /* senders (address and port) whose last answer is kept */
 #define UDPSH_REMEMBERED_BYTES 4096             /* the longest answer kept, its datagrams and trailer together */
@@ -114,6 +118,7 @@ struct udpsh_auth {
     struct udpsh_auth_counts counts;
     struct ratelimit rate;        /* zeroed by udpsh_auth_init: no limit until ratelimit_init sets one */
     bool key_refused;             /* udpsh.key= was given and does not parse: refuse every request */
+    int64_t token_window_ns;      /* UDPSH_TOKEN_WINDOW_NS unless udpsh.token_window_ms= shortened it */
     struct udpsh_remembered remembered[UDPSH_REMEMBERED];
 };
 
@@ -121,6 +126,9 @@ struct udpsh_auth {
  * (kernel/net/keyed_service.h: the key's grammar, and the set-up shared with the gdb transport). */
 void udpsh_auth_init(struct udpsh_auth *a, const uint8_t secret[SHA256_DIGEST_SIZE], const uint8_t *key,
                      size_t key_len);
+
+/* Shortens the token window to ms (UDPSH_TOKEN_WINDOW_MS_MIN..MAX); false, and nothing changed, outside that. */
+bool udpsh_auth_set_token_window_ms(struct udpsh_auth *a, uint64_t ms);
 
 /* True when data begins like the final line of a UDP shell's reply: "# udpsh ", possibly after one "\n". */
 bool udpsh_looks_like_reply(const uint8_t *data, size_t len);

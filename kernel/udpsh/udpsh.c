@@ -185,6 +185,15 @@ void udpsh_init(void)
         per_second = RATELIMIT_DEFAULT;
     }
     start_auth();
+    const char *window_opt = cmdline_get("udpsh.token_window_ms");
+    uint64_t window_ms;
+    if (window_opt && !(parse_u64(window_opt, &window_ms) && udpsh_auth_set_token_window_ms(&auth, window_ms)))
+        log_warn("udpsh: udpsh.token_window_ms=%s is not %u..%u ms; tokens live %u to %u s", window_opt,
+                 UDPSH_TOKEN_WINDOW_MS_MIN, UDPSH_TOKEN_WINDOW_MS_MAX,
+                 (unsigned)(UDPSH_TOKEN_WINDOW_NS / 1000000000), (unsigned)(2 * UDPSH_TOKEN_WINDOW_NS / 1000000000));
+    else if (window_opt)
+        log_info("udpsh: a token lives %u to %u ms (udpsh.token_window_ms=, a test knob)", (unsigned)window_ms,
+                 (unsigned)(2 * window_ms));
     ratelimit_init(&auth.rate, (uint32_t)per_second, time_ns());
     net_peers_init(); /* udpsh.allow=, which every UDP service goes by (kernel/net/allowlist.h) */
     shell_task = task_spawn("udpsh", udp_shell, 0, 0);

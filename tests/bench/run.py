@@ -18,6 +18,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 
 from kprof_qemu import NICS, TOP, Kprof, free_port, poll  # noqa: E402
+from kprof_net import wait_dhcp  # noqa: E402
 
 BENCHES = []
 
@@ -223,7 +224,7 @@ def _net_kernel(name, netload=False, cmdline="", nic=None):
     k = Kprof(smp=4, mem=256, cmdline=cmdline, udp=True, netload=netload, name=name, nic=nic)
     try:
         k.boot()
-        poll("the DHCP address", lambda: "address 10.0.2.15/24" in k.cmd("net"), timeout=30, every=0.1)
+        wait_dhcp(k)
     except BaseException:
         k.kill()
         raise
@@ -417,10 +418,8 @@ def _pprof_fetch(k, seconds):
     """GET /debug/pprof/profile?seconds=N: (body bytes, samples in it, distinct keys folded, wall seconds)."""
     import gzip
     import urllib.request
-    sys.path.insert(0, os.path.join(TOP, "scripts"))
-    import kprof_profile as kp
-    subprocess.run(["make", "-s", "build/pprof/profile_pb2.py"], cwd=TOP, check=True, timeout=120)
-    pb2 = kp.load_profile_pb2()
+    from kprof_pprof import pprof_schema
+    pb2 = pprof_schema()
     t = time.monotonic()
     with urllib.request.urlopen("http://127.0.0.1:%d/debug/pprof/profile?seconds=%d" % (k.http_port, seconds),
                                 timeout=seconds + 600) as r:
@@ -443,7 +442,7 @@ def pprof_http_cost(seconds=10, tasks=4):
     k = Kprof(smp=4, mem=256, cmdline="profile.hz=1000 pprof.http=6060", udp=True, http=6060, name="bench-pprof")
     try:
         k.boot()
-        poll("the DHCP address", lambda: "address 10.0.2.15/24" in k.cmd("net"), timeout=30, every=0.1)
+        wait_dhcp(k)
         k.cmd("burn %d %d" % (2 * seconds * 1000 + 20000, tasks))
         with Receiver() as rx:
             out = k.cmd("profile stream 10.0.2.2:%d %d" % (rx.port, seconds))
@@ -464,7 +463,7 @@ def pprof_http_cost(seconds=10, tasks=4):
     k = Kprof(smp=64, mem=1024, cmdline="profile.hz=1000 pprof.http=6060", http=6060, name="bench-pprof-64")
     try:
         k.boot(timeout=600)
-        poll("the DHCP address", lambda: "address 10.0.2.15/24" in k.cmd("net"), timeout=120, every=0.5)
+        wait_dhcp(k, timeout=120)
         k.cmd("burn 60000 16")
         body, samples, keys, wall = _pprof_fetch(k, 5)
     finally:

@@ -33,6 +33,7 @@
 
 #include "fake_cpu.h"
 #include "fake_hal.h"
+#include "fake_kernel.h"
 #include "arch/x86_64/pmu_backend.h"
 #include "hal/pmu.h"
 #include "kernel/heap.h"
@@ -57,8 +58,6 @@ static struct ksym syms[NSYMS];
 static char names[NSYMS * 8];
 static struct symtab tab;
 
-const struct symtab *kernel_symtab(void) { return &tab; }
-
 static void build_symbols(void)
 {
     size_t at = 0;
@@ -73,11 +72,7 @@ static void build_symbols(void)
         syms[i].name_offset = (uint32_t)at;
         at += (size_t)sprintf(&names[at], "f%u", i) + 1;
     }
-    tab.syms = syms;
-    tab.count = NSYMS;
-    tab.names = names;
-    tab.text_start = (uintptr_t)text;
-    tab.text_end = (uintptr_t)text + sizeof text;
+    fake_image(&tab, syms, NSYMS, names, text, sizeof text); /* kernel_symtab()'s */
 }
 
 static uintptr_t code(unsigned fn, unsigned offset)
@@ -88,25 +83,15 @@ static uintptr_t code(unsigned fn, unsigned offset)
 /* ---- a task with a deep frame-pointer chain --------------------------------------------------------------- */
 
 #define DEPTH 12 /* frames on the stack: more than the walk takes, so it always stops at its limit */
-static struct task the_task;
-static _Alignas(16) uint64_t stack[256];
+/* The task is the fake kernel's on CPU 0 (tests/unit/fake_kernel.c), its stack fake_stack[0]. */
 
-struct task *task_current(void) { return &the_task; }
-
-struct stack_bounds task_stack_bounds(const struct task *task)
-{
-    (void)task;
-    struct stack_bounds b = { (uintptr_t)stack, (uintptr_t)(stack + 256) };
-    return b;
-}
-
-/* Frame i lives at stack[16 + 8 * i]: [saved rbp of frame i+1][return address into its caller]. The return
+/* Frame i lives at fake_stack[0][16 + 8 * i]: [saved rbp of frame i+1][return address into its caller]. The return
  * addresses vary with variant, so folding sees a handful of distinct chains, as a real profile does. */
 static void build_stack(unsigned variant)
 {
     for (unsigned i = 0; i < DEPTH; i++) {
-        uint64_t *frame = &stack[16 + 8 * i];
-        frame[0] = i + 1 < DEPTH ? (uint64_t)(uintptr_t)&stack[16 + 8 * (i + 1)] : 0;
+        uint64_t *frame = &fake_stack[0][16 + 8 * i];
+        frame[0] = i + 1 < DEPTH ? (uint64_t)(uintptr_t)&fake_stack[0][16 + 8 * (i + 1)] : 0;
         frame[1] = code(100 + 37 * i + (i == 2 ? variant % 4 : 0), 0x10 + (i == 1 ? variant % 3 : 0) * 5);
     }
 }
@@ -115,8 +100,8 @@ static void make_context(struct context *ctx, unsigned variant)
 {
     memset(ctx, 0, sizeof *ctx);
     ctx->rip = code(7 * (variant % 5), 0x8 + (variant * 4) % 48); /* inside a body, never its first bytes */
-    ctx->rbp = (uintptr_t)&stack[16];
-    ctx->rsp = (uintptr_t)&stack[8];
+    ctx->rbp = (uintptr_t)&fake_stack[0][16];
+    ctx->rsp = (uintptr_t)&fake_stack[0][8];
 }
 
 /* ---- the heap, from the C library ------------------------------------------------------------------------ */
@@ -212,7 +197,7 @@ static void run_folds(unsigned long n)
         struct context ctx;
         build_stack(v);
         make_context(&ctx, v);
-        struct stack_bounds sb = task_stack_bounds(&the_task);
+        struct stack_bounds sb = task_stack_bounds(&fake_task[0]);
         struct text_bounds tb = { (uintptr_t)tab.text_start, (uintptr_t)tab.text_end };
         recs[v].nframes = (uint16_t)stack_trace_from(ctx.rip, ctx.rsp, ctx.rbp, &sb, &tb, recs[v].frames,
                                                      PROFILE_MAX_FRAMES);
@@ -235,13 +220,14 @@ static void run_folds(unsigned long n)
     printf("calls %lu\n", n);
 }
 
-/* The stop waits for the CPU to let go of the run on its next tick: here, the tick comes at once. */
-void task_sleep_ms(uint32_t ms)
+/* The stop waits for the CPU to let go of the run on its next tick (the fake kernel's sleep, which ticks each
+ * CPU through this hook): here, the tick comes at once. */
+static void tick_at_once(unsigned cpu)
 {
+    (void)cpu;
     struct context ctx;
     make_context(&ctx, 0);
     profiler_tick(&ctx);
-    fake_time_ns += (int64_t)ms * 1000000;
 }
 
 static void run_drains(unsigned long n)
@@ -307,23 +293,34 @@ static void run_captures(unsigned long n)
     printf("calls %lu\n", n);
 }
 
-static void run_idle_ticks(unsigned long n)
+/* A run on model (its log off, NMIs to nmi), started on the counter -- and armed by its first tick -- or on the
+ * tick, as on_counter says, over the deep stack with *ctx in it. */
+static void start_on(void (*model)(void), bool on_counter, bool (*nmi)(void), struct profile_run *run,
+                     struct context *ctx)
 {
-    fake_model_intel_v2();
+    model();
     fake.log_off = true;
     pmu_reset_for_tests();
     pmu_select(NULL);
-    struct context ctx;
+    fake.nmi_handler = nmi;
     build_stack(0);
-    make_context(&ctx, 0);
-    struct profile_run run;
-    if (profiler_start(&run) != PROFILER_OK || run.tick_reason) {
-        fprintf(stderr, "sample_cost: the counter run did not start on the counter\n");
+    make_context(ctx, 0);
+    if (profiler_start(run) != PROFILER_OK || !run->tick_reason != on_counter) {
+        fprintf(stderr, "sample_cost: the run did not start on the %s\n", on_counter ? "counter" : "tick");
         exit(1);
     }
-    profiler_tick(&ctx); /* arms */
+    if (!on_counter)
+        return;
+    profiler_tick(ctx); /* arms */
     if (!pmu_armed_this_cpu())
         exit(1);
+}
+
+static void run_idle_ticks(unsigned long n)
+{
+    struct context ctx;
+    struct profile_run run;
+    start_on(fake_model_intel_v2, true, NULL, &run, &ctx);
     profiler_stop(&run); /* its tick disarms */
     profiler_release();
     if (pmu_armed_this_cpu())
@@ -355,24 +352,6 @@ static bool counter_nmi(void)
     return mine;
 }
 
-static void start_armed(void (*model)(void), struct profile_run *run, struct context *ctx)
-{
-    model();
-    fake.log_off = true;
-    pmu_reset_for_tests();
-    pmu_select(NULL);
-    fake.nmi_handler = counter_nmi;
-    build_stack(0);
-    make_context(ctx, 0);
-    if (profiler_start(run) != PROFILER_OK || run->tick_reason) {
-        fprintf(stderr, "sample_cost: the counter run did not start on the counter\n");
-        exit(1);
-    }
-    profiler_tick(ctx); /* arms */
-    if (!pmu_armed_this_cpu())
-        exit(1);
-}
-
 /* One counter period on this CPU: one overflow, one NMI. */
 static void one_period(void)
 {
@@ -398,7 +377,7 @@ static void run_armed_ticks(unsigned long n, void (*model)(void))
 {
     struct profile_run run;
     struct context ctx;
-    start_armed(model, &run, &ctx);
+    start_on(model, true, counter_nmi, &run, &ctx);
     struct hw ticks = { 0, 0, 0, 0, 0 };
     for (unsigned long i = 0; i < n; i++) {
         for (int p = 0; p < 3; p++)
@@ -422,7 +401,7 @@ static void run_nmis(unsigned long n, void (*model)(void))
 {
     struct profile_run run;
     struct context ctx;
-    start_armed(model, &run, &ctx);
+    start_on(model, true, counter_nmi, &run, &ctx);
     nmi_calls = 0;
     nmi_hw = (struct hw){ 0, 0, 0, 0, 0 };
     for (unsigned long i = 0; i < n; i++) {
@@ -441,16 +420,9 @@ static void run_nmis(unsigned long n, void (*model)(void))
 
 static void run_sampling_ticks(unsigned long n)
 {
-    fake_model_no_pmu();
-    fake.log_off = true;
-    pmu_reset_for_tests();
-    pmu_select(NULL);
     struct context ctx;
-    build_stack(0);
-    make_context(&ctx, 0);
     struct profile_run run;
-    if (profiler_start(&run) != PROFILER_OK || !run.tick_reason)
-        exit(1);
+    start_on(fake_model_no_pmu, false, NULL, &run, &ctx);
     struct hw ticks = { 0, 0, 0, 0, 0 };
     for (unsigned long i = 0; i < n; i++) {
         fake_time_ns += 10000000;
@@ -484,7 +456,7 @@ static void run_stream(unsigned long n, unsigned per_drain)
     const struct label_set *labels = label_intern_one("job", "bench", NULL);
     if (!labels)
         exit(1);
-    task_set_labels(&the_task, labels);
+    task_set_labels(&fake_task[0], labels);
     struct profile_run run;
     if (profiler_start(&run) != PROFILER_OK)
         exit(1);
@@ -533,7 +505,7 @@ static struct pprof_fold *run_pprof_drains(unsigned long n, bool report)
     struct profile_run run;
     if (!labels || !fold || profiler_start(&run) != PROFILER_OK)
         exit(1);
-    task_set_labels(&the_task, labels);
+    task_set_labels(&fake_task[0], labels);
     unsigned long done = 0, per_drain = 4 * 1000 * PROFILE_DRAIN_MS / 1000;
     while (done < n) {
         unsigned long batch = n - done < per_drain ? n - done : per_drain;
@@ -602,7 +574,8 @@ int main(int argc, char **argv)
     build_symbols();
     fake_cpu_count = 1;
     fake_cpu_index = 0;
-    the_task.pid = 42;
+    fake_tick_hook = tick_at_once;
+    fake_task[0].pid = 42;
     if (strcmp(argv[1], "sample") == 0)
         run_samples(n);
     else if (strcmp(argv[1], "fold") == 0)

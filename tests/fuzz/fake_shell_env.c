@@ -1,13 +1,15 @@
 /* tests/fuzz/fake_shell_env.c: what the shell's commands call outside the code fuzz_shell fuzzes -- tasks,
- * console, platform, network -- as fakes whose actions do nothing lasting, so any line can run any command:
- * tasks never start (burn says so), a profile window takes three ticks per CPU, netload's window delivers a
- * few datagrams and polls its sender twice, poweroff fails. The label table and netload's session are kernel
- * statics kept for the kernel's life; their sources are included here, unchanged, so that each input can
- * start from them empty and a crash replays alone. */
+ * console, platform, network -- as fakes whose actions do nothing lasting, so any line can run any command
+ * (the current task, the sleep, the stacks and their walk, the symbol table and the log's console are the
+ * fake kernel's, tests/unit/fake_kernel.c): tasks never start (burn says so), a profile window takes three
+ * ticks per CPU, netload's window delivers a few datagrams and polls its sender twice, poweroff fails. The
+ * label table and netload's session are kernel statics kept for the kernel's life; their sources are included
+ * here, unchanged, so that each input can start from them empty and a crash replays alone. */
 #include "kernel/labels.c"
 #include "kernel/net/netload.c"
 
 #include "fake_hal.h"
+#include "fake_kernel.h"
 #include "fake_shell_env.h"
 #include "fuzz.h"
 #include "hal/cpu.h"
@@ -46,11 +48,14 @@ void fake_shell_env_reset(void)
     memset(&session, 0, sizeof session);
     bound_count = 0;
     atomic_store(&claimed, false);
+    /* The fake kernel's: the shell is the current task on every CPU, and its stack holds one caller,
+     * BurnTask+0x30, so each sample has a chain of two to fold. */
+    fake_current = &fake_tasks[0];
+    fake_stack[0][0] = FAKE_BURN_TASK + 0x30;
 }
 
 /* ---- tasks ---- */
 
-struct task *task_current(void) { return &fake_tasks[0]; }
 struct task *task_spawn(const char *name, void (*entry)(void *arg), void *arg, int cpu)
 {
     (void)name, (void)entry, (void)arg, (void)cpu;
@@ -83,44 +88,13 @@ void task_for_each(void (*fn)(struct task *task, void *arg), void *arg)
 
 size_t task_stack_used(const struct task *task) { return task->stack_size / 3; }
 
-static uint64_t stack_words[MAX_CPUS][4];
-struct stack_bounds task_stack_bounds(const struct task *task)
-{
-    struct stack_bounds b = { (uintptr_t)stack_words[task->cpu], (uintptr_t)(stack_words[task->cpu] + 4) };
-    return b;
-}
-
-/* The profile window: three ticks on each CPU, in the known text, so that the report has chains to fold. The
- * command sleeps its window in drain steps (task_sleep_until), and the stop waits for the CPUs to let go of
- * the run (task_sleep_ms): every sleep brings the ticks. */
+/* The profile window: three rounds of ticks on every CPU (the fake kernel's, in its image's BurnInner), so
+ * that the report has chains to fold. The command sleeps its window in drain steps (task_sleep_until), and the
+ * stop waits for the CPUs to let go of the run (the fake kernel's task_sleep_ms, a round of its own). */
 static void ticks_on_every_cpu(void)
 {
-    for (unsigned t = 0; t < 3; t++) {
-        for (unsigned cpu = 0; cpu < fake_cpu_count; cpu++) {
-            struct context ctx;
-            memset(&ctx, 0, sizeof ctx);
-            ctx.rip = 0x1000 + 0x10 + t * 0x8 + cpu * 0x100;
-            fake_cpu_index = cpu;
-            profiler_tick(&ctx);
-        }
-    }
-    fake_cpu_index = 0;
-}
-
-void task_sleep_ms(uint32_t ms)
-{
-    ticks_on_every_cpu();
-    fake_time_ns += (int64_t)ms * 1000000;
-}
-
-int stack_trace_from(uintptr_t pc, uintptr_t sp, uintptr_t rbp, const struct stack_bounds *stack,
-                     const struct text_bounds *text, uintptr_t *out, int max)
-{
-    (void)sp, (void)rbp, (void)stack, (void)text;
-    CHECK(max >= 2);
-    out[0] = pc;
-    out[1] = 0x1130;
-    return 2;
+    for (unsigned t = 0; t < 3; t++)
+        fake_tick_every_cpu(t);
 }
 
 void sched_cpu_ticks(unsigned cpu, uint64_t *ticks, uint64_t *busy)
@@ -205,7 +179,7 @@ static void console_sink_write(struct sink *sink, const char *text, size_t len)
     (void)sink, (void)text, (void)len;
 }
 struct sink console_sink = { console_sink_write };
-void console_write(const char *text, size_t len) { (void)text, (void)len; }
+/* console_write is the fake kernel's (what the log writes is kept, cut at its buffer's end). */
 char console_read_char(void)
 {
     CHECK(!"the fuzz target never runs the console shell task");
@@ -221,10 +195,7 @@ const char *platform_boot_summary(void) { return "BIOS, fuzz target, console ser
 
 /* ---- the kernel image ---- */
 
-static const char names[] = "BurnInner\0BurnTask";
-static const struct ksym syms[] = { { 0x1000, 0x100, 0 }, { 0x1100, 0x100, 10 } };
-static const struct symtab tab = { syms, 2, names, 0x1000, 0x3000 };
-const struct symtab *kernel_symtab(void) { return &tab; }
+/* The symbol table is the fake kernel's default image: BurnInner, called from BurnTask. */
 
 static const uint32_t build_id_note[] = { 4, 4, 3, 0x00554e47 /* "GNU\0" */, 0xefbeadde };
 const void *kernel_build_id_note(size_t *len)

@@ -16,6 +16,7 @@
 #include "gdbstub/udp.h"
 #include "kernel/net/netpoll.h"
 #include "tests/unit/fake_neighbour.h"
+#include "tests/unit/gdb_udp_frames.h"
 #include "tests/unit/gdb_udp_seam.h"
 
 #define OUR_IP 0x0a00020f
@@ -34,12 +35,7 @@ static bool busy;
 static size_t bytes_carried, bytes_read;
 static struct netpoll checker; /* reads back what the transport sends */
 
-#define QUEUE 64
-static struct {
-    size_t count, next;
-    size_t len[QUEUE];
-    uint8_t bytes[QUEUE][NETPOLL_FRAME_MAX];
-} card;
+static struct frames card;
 
 static bool fake_transmit(const uint8_t *frame, size_t len)
 {
@@ -72,13 +68,7 @@ static bool fake_transmit(const uint8_t *frame, size_t len)
 
 static int fake_poll(int budget)
 {
-    int n = 0;
-    while (n < budget && card.next < card.count) {
-        size_t i = card.next++;
-        gdb_udp_frame(card.bytes[i], card.len[i]);
-        n++;
-    }
-    return n;
+    return frames_poll(&card, budget);
 }
 
 static bool fake_permits(uint32_t ip) { return ip != BANNED_IP; }
@@ -92,11 +82,7 @@ static const struct gdb_udp_port port = {
 static bool queue_frame(void *arg, const uint8_t *frame, size_t len)
 {
     (void)arg;
-    if (card.count >= QUEUE)
-        return false;
-    memcpy(card.bytes[card.count], frame, len);
-    card.len[card.count++] = len;
-    return true;
+    return frames_push(&card, frame, len);
 }
 
 /* The frames queued from first on, in an order the input picks. */
@@ -183,7 +169,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         case 0: /* a raw frame on the card */
             check_netpoll(arg, len);
             raw_frames = true;
-            if (card.count < QUEUE && len <= NETPOLL_FRAME_MAX && queue_frame(0, arg, len))
+            if (frames_push(&card, arg, len))
                 bytes_carried += len; /* more than any payload it can hold */
             break;
         case 1: { /* a well-formed datagram: sender, port, shuffle in the first two bytes */
@@ -204,12 +190,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             }
             if (!in_session) {
                 /* the network task's hand-over, then the stop it may ask for */
-                while (card.next < card.count) {
-                    size_t i = card.next++;
-                    if (gdb_udp_wants(card.bytes[i], card.len[i]))
-                        gdb_udp_frame(card.bytes[i], card.len[i]);
-                }
-                enum gdb_udp_stop stop = gdb_udp_take_stop();
+                enum gdb_udp_stop stop = frames_hand_over(&card);
                 if (stop != GDB_UDP_NO_STOP && only_this)
                     CHECK(good_packet(arg + 2, len - 2));
             }

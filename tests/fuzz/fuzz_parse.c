@@ -1,10 +1,13 @@
 /* tests/fuzz/fuzz_parse.c: the word splitter and strict number parsers every parser of outside input is
- * built from (kernel/lib/parse.c), against models written here the plain way: split_words keeps every byte of
- * every word and nothing else, refuses exactly when there are too many words; parse_u64 takes exactly
- * decimal or 0x-hex that fits in 64 bits; parse_ipv4 exactly four dot-separated decimal parts of 1 to 3
- * digits, each at most 255. */
+ * built from (kernel/lib/parse.c), against models written here another way (parse_u64's through the C
+ * library): split_words keeps every byte of every word and nothing else, refuses exactly when there are too
+ * many words; parse_u64 takes exactly decimal or 0x-hex that fits in 64 bits; parse_ipv4 exactly four
+ * dot-separated decimal parts of 1 to 3 digits, each at most 255. */
+#include <errno.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "fuzz.h"
 #include "kernel/lib/parse.h"
@@ -13,27 +16,14 @@ static char text[1024], copy[1024];
 
 static bool model_u64(const char *s, uint64_t *out)
 {
-    unsigned base = 10;
-    if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-        base = 16;
-        s += 2;
-    }
-    if (*s == '\0')
+    bool hex = strncasecmp(s, "0x", 2) == 0;
+    const char *digits = hex ? s + 2 : s;
+    if (*digits == '\0' || digits[strspn(digits, hex ? "0123456789abcdefABCDEF" : "0123456789")] != '\0')
         return false;
-    uint64_t v = 0;
-    for (; *s; s++) {
-        unsigned d;
-        if (*s >= '0' && *s <= '9')
-            d = (unsigned)(*s - '0');
-        else if (base == 16 && *s >= 'a' && *s <= 'f')
-            d = (unsigned)(*s - 'a' + 10);
-        else if (base == 16 && *s >= 'A' && *s <= 'F')
-            d = (unsigned)(*s - 'A' + 10);
-        else
-            return false;
-        if (__builtin_mul_overflow(v, base, &v) || __builtin_add_overflow(v, d, &v))
-            return false;
-    }
+    errno = 0;
+    unsigned long long v = strtoull(digits, NULL, hex ? 16 : 10); /* digits alone: no sign, no space */
+    if (errno == ERANGE)
+        return false;
     *out = v;
     return true;
 }

@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "fake_hal.h"
+#include "harness_input.h"
 #include "kernel/heap.h"
 #include "kernel/labels.h"
 #include "kernel/profiler/raw.h"
@@ -40,18 +41,10 @@
 #include "kernel/symbols.h"
 
 #define NCPUS 16 /* at most; each case says how many */
-#define MAX_SYMS 4096
-#define MAX_LABELS 64
 
 void *kzalloc(size_t size) { return calloc(1, size); }
 void kfree(void *ptr) { free(ptr); }
 
-static struct ksym syms[MAX_SYMS];
-static char names[MAX_SYMS * 64];
-static size_t names_len;
-static struct symtab tab = { syms, 0, names, 0, 0 };
-
-static const struct label_set *label_sets[MAX_LABELS];
 static struct profile_record storage[NCPUS][PROFILE_RING_RECORDS];
 static struct profile_ring rings[NCPUS];
 static struct profile_run run;
@@ -62,38 +55,13 @@ static char site[16];
 static char reg_names[NCPUS][PMU_SNAPSHOT_REGS][32];
 static char out[1 << 20];
 
-static void die(const char *what, const char *line)
-{
-    fprintf(stderr, "kernel_report: %s: %s", what, line);
-    exit(2);
-}
-
 static void flush_sink(struct buffer_sink *bs, const char *line)
 {
     if (bs->truncated)
-        die("output too long", line);
+        harness_die("output too long", line);
     fputs(out, stdout);
     fputs("@@end\n", stdout);
     fflush(stdout);
-}
-
-static void do_label(char *args, const char *line)
-{
-    unsigned id;
-    char text[256];
-    if (sscanf(args, "%u %255s", &id, text) != 2 || id >= MAX_LABELS)
-        die("bad label", line);
-    struct label_pair pairs[LABEL_MAX_PAIRS];
-    unsigned n = 0;
-    for (char *word = strtok(text, ","); word; word = strtok(NULL, ",")) {
-        if (n == LABEL_MAX_PAIRS || !label_parse_pair(word, &pairs[n]))
-            die("bad label pair", line);
-        n++;
-    }
-    const char *why = NULL;
-    label_sets[id] = label_intern(pairs, n, &why);
-    if (!label_sets[id])
-        die(why ? why : "label refused", line);
 }
 
 static void do_case(char *args, const char *line)
@@ -103,28 +71,20 @@ static void do_case(char *args, const char *line)
     int used = 0;
     if (sscanf(args, "%u %u %u %u %llu %llu %n", &number, &window, &ncpus, &hz, &period_ns, &cycles, &used) != 6
         || used == 0 || ncpus == 0 || ncpus > NCPUS)
-        die("bad case", line);
+        harness_die("bad case", line);
     snprintf(source, sizeof source, "%s", args + used);
     source[strcspn(source, "\n")] = 0;
     for (unsigned i = 0; i < NCPUS; i++)
         profile_ring_init(&rings[i], storage[i], PROFILE_RING_RECORDS, UINT32_MAX - 5 - 100 * i);
-    memset(&run, 0, sizeof run);
     memset(cpu_runs, 0, sizeof cpu_runs);
-    run.rings = rings;
-    run.ncpus = ncpus;
-    run.run = number;
-    run.source = source;
-    run.source_name = source;
-    run.tick_reason = NULL;
-    run.tick_hz = hz;
-    run.period_ns = period_ns;
-    run.period_cycles = cycles;
-    run.window_ms = window;
-    run.cpu = cpu_runs;
+    run = (struct profile_run){ .rings = rings, .ncpus = ncpus, .run = number, .source = source,
+                                .source_name = source, .tick_reason = NULL, .tick_hz = hz, .period_ns = period_ns,
+                                .period_cycles = cycles, .window_ms = window, .cpu = cpu_runs };
 }
 
-static void do_reason(char *args)
+static void do_reason(char *args, const char *line)
 {
+    (void)line;
     snprintf(reason, sizeof reason, "%s", args);
     reason[strcspn(reason, "\n")] = 0;
     run.tick_reason = reason;
@@ -137,7 +97,7 @@ static void do_cpu(char *args, const char *line)
     long long stopped;
     if (sscanf(args, "%u %u %u %u %llu %lld %llu %llx %llu", &n, &number, &src, &throttled, &period, &stopped,
                &held, &pc, &elsewhere) != 9 || n >= run.ncpus || src > PROFILER_CPU_TICK_STOPPED)
-        die("bad cpu", line);
+        harness_die("bad cpu", line);
     struct profiler_cpu_run *c = &cpu_runs[n];
     c->run = number;
     c->source = (uint8_t)src;
@@ -151,19 +111,13 @@ static void do_cpu(char *args, const char *line)
 
 static void do_snap(char *args, const char *line)
 {
-    char *save = NULL;
-    char *word[7 + PMU_SNAPSHOT_REGS + 1];
-    unsigned n = 0;
-    for (char *w = strtok_r(args, " \n", &save); w; w = strtok_r(NULL, " \n", &save)) {
-        if (n == sizeof word / sizeof word[0])
-            die("too many fields", line);
-        word[n++] = w;
-    }
+    char *word[7 + PMU_SNAPSHOT_REGS];
+    unsigned n = harness_words(args, word, sizeof word / sizeof word[0], line);
     if (n < 7)
-        die("short snap", line);
+        harness_die("short snap", line);
     unsigned cpu = (unsigned)strtoul(word[0], NULL, 10);
     if (cpu >= NCPUS)
-        die("bad cpu", line);
+        harness_die("bad cpu", line);
     struct pmu_snapshot *snap = &cpu_runs[cpu].stopped_msrs;
     memset(snap, 0, sizeof *snap);
     bool *flags[] = { &snap->counting, &snap->pmi_enabled, &snap->globally_enabled, &snap->frozen,
@@ -173,7 +127,7 @@ static void do_snap(char *args, const char *line)
     for (unsigned i = 7; i < n; i++) {
         char *eq = strchr(word[i], '=');
         if (!eq || eq - word[i] >= 32)
-            die("bad register", line);
+            harness_die("bad register", line);
         char *name = reg_names[cpu][snap->count];
         memcpy(name, word[i], (size_t)(eq - word[i]));
         name[eq - word[i]] = 0;
@@ -195,16 +149,17 @@ static void do_busy(char *args, const char *line)
     unsigned n = 0;
     for (char *w = strtok_r(args, " \n", &save); w; w = strtok_r(NULL, " \n", &save)) {
         if (n == NCPUS)
-            die("too many busy times", line);
+            harness_die("too many busy times", line);
         busy[n++] = strtoull(w, NULL, 10);
     }
     if (n != run.ncpus)
-        die("a busy time per cpu", line);
+        harness_die("a busy time per cpu", line);
     run.busy_ns = busy;
 }
 
-static void do_site(char *args)
+static void do_site(char *args, const char *line)
 {
+    (void)line;
     snprintf(site, sizeof site, "%s", args);
     site[strcspn(site, "\n")] = 0;
     fake_irq_enable_site = strcmp(site, "-") == 0 ? NULL : site;
@@ -212,19 +167,13 @@ static void do_site(char *args)
 
 static void do_rec(char *args, const char *line)
 {
-    char *save = NULL;
-    char *word[7 + PROFILE_MAX_FRAMES + 1];
-    unsigned n = 0;
-    for (char *w = strtok_r(args, " \n", &save); w; w = strtok_r(NULL, " \n", &save)) {
-        if (n == sizeof word / sizeof word[0])
-            die("too many fields", line);
-        word[n++] = w;
-    }
+    char *word[4 + 3 + PROFILE_MAX_FRAMES];
+    unsigned n = harness_words(args, word, sizeof word / sizeof word[0], line);
     if (n < 8)
-        die("short rec", line);
+        harness_die("short rec", line);
     unsigned cpu = (unsigned)strtoul(word[0], NULL, 10);
     if (cpu >= run.ncpus)
-        die("bad cpu", line);
+        harness_die("bad cpu", line);
     struct profile_record *rec = profile_ring_reserve(&rings[cpu]);
     if (!rec)
         return; /* full: a drop, as in the sampler */
@@ -232,13 +181,8 @@ static void do_rec(char *args, const char *line)
     rec->cpu = (uint16_t)cpu;
     rec->pid = (uint32_t)strtoul(word[1], NULL, 10);
     rec->run = (uint32_t)strtoul(word[2], NULL, 10);
-    rec->labels = strcmp(word[3], "-") == 0 ? NULL : label_sets[strtoul(word[3], NULL, 10) % MAX_LABELS];
-    rec->flags = (uint8_t)strtoul(word[4], NULL, 10);
-    rec->held_off_us = (uint32_t)strtoul(word[5], NULL, 10);
-    rec->period = (uint32_t)strtoul(word[6], NULL, 10);
-    rec->nframes = (uint8_t)(n - 7);
-    for (unsigned i = 7; i < n; i++)
-        rec->frames[i - 7] = (uintptr_t)strtoull(word[i], NULL, 16);
+    rec->labels = harness_label_set(word[3], line);
+    harness_record_tail(rec, word + 4, n - 4, line);
     profile_ring_commit(&rings[cpu]);
 }
 
@@ -247,7 +191,7 @@ static void do_report(char *args, const char *line)
     unsigned chains;
     char pid[32], label[64];
     if (sscanf(args, "%u %31s %63s", &chains, pid, label) != 3)
-        die("bad report", line);
+        harness_die("bad report", line);
     struct profile_filter filter = { 0 };
     if (strcmp(pid, "-") != 0) {
         filter.by_pid = true;
@@ -255,13 +199,13 @@ static void do_report(char *args, const char *line)
     }
     if (strcmp(label, "-") != 0) {
         if (!label_parse_pair(label, &filter.label))
-            die("bad label filter", line);
+            harness_die("bad label filter", line);
         filter.by_label = true;
     }
     struct buffer_sink bs;
     buffer_sink_init(&bs, out, sizeof out);
-    if (profile_report(&run, &filter, chains, &tab, &bs.sink) != 0)
-        die("report failed", line);
+    if (profile_report(&run, &filter, chains, &harness_symtab, &bs.sink) != 0)
+        harness_die("report failed", line);
     flush_sink(&bs, line);
 }
 
@@ -269,7 +213,7 @@ static void do_raw(char *args, const char *line)
 {
     char build_id[80];
     if (sscanf(args, "%79s", build_id) != 1)
-        die("bad raw", line);
+        harness_die("bad raw", line);
     struct buffer_sink bs;
     buffer_sink_init(&bs, out, sizeof out);
     profile_report_raw(&run, NULL, build_id, &bs.sink);
@@ -278,54 +222,12 @@ static void do_raw(char *args, const char *line)
 
 int main(void)
 {
-    static char line[4096];
+    static const struct harness_command commands[] = {
+        { "case", do_case }, { "reason", do_reason }, { "cpu", do_cpu },       { "snap", do_snap },
+        { "busy", do_busy }, { "site", do_site },     { "rec", do_rec },       { "report", do_report },
+        { "raw", do_raw },
+    };
     fake_cpu_count = NCPUS;
-    while (fgets(line, sizeof line, stdin)) {
-        char copy[sizeof line];
-        memcpy(copy, line, sizeof line);
-        char *args = strchr(copy, ' ');
-        args = args ? args + 1 : copy + strlen(copy);
-        if (strncmp(line, "sym ", 4) == 0) {
-            unsigned long long addr;
-            unsigned size;
-            char name[64];
-            if (tab.count == MAX_SYMS || sscanf(args, "%llx %u %63s", &addr, &size, name) != 3)
-                die("bad sym", line);
-            syms[tab.count].addr = addr;
-            syms[tab.count].size = size;
-            syms[tab.count].name_offset = (uint32_t)names_len;
-            memcpy(names + names_len, name, strlen(name) + 1);
-            names_len += strlen(name) + 1;
-            tab.count++;
-        } else if (strncmp(line, "text ", 5) == 0) {
-            unsigned long long start, end;
-            if (sscanf(args, "%llx %llx", &start, &end) != 2)
-                die("bad text", line);
-            tab.text_start = start;
-            tab.text_end = end;
-        } else if (strncmp(line, "label ", 6) == 0) {
-            do_label(args, line);
-        } else if (strncmp(line, "case ", 5) == 0) {
-            do_case(args, line);
-        } else if (strncmp(line, "reason ", 7) == 0) {
-            do_reason(args);
-        } else if (strncmp(line, "cpu ", 4) == 0) {
-            do_cpu(args, line);
-        } else if (strncmp(line, "snap ", 5) == 0) {
-            do_snap(args, line);
-        } else if (strncmp(line, "busy ", 5) == 0) {
-            do_busy(args, line);
-        } else if (strncmp(line, "site ", 5) == 0) {
-            do_site(args);
-        } else if (strncmp(line, "rec ", 4) == 0) {
-            do_rec(args, line);
-        } else if (strncmp(line, "report ", 7) == 0) {
-            do_report(args, line);
-        } else if (strncmp(line, "raw ", 4) == 0) {
-            do_raw(args, line);
-        } else {
-            die("unknown command", line);
-        }
-    }
+    harness_run("kernel_report", commands, sizeof commands / sizeof commands[0]);
     return 0;
 }

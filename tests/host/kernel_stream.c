@@ -20,12 +20,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "harness_input.h"
 #include "kernel/labels.h"
 #include "kernel/profiler/stream_codec.h"
 
-#define LABEL_IDS 16
-
-static const struct label_set *label_ids[LABEL_IDS];
+static struct profile_streamer s;
+static struct profile_run run;
 static unsigned failing;
 
 static bool send_out(void *arg, const char *data, size_t len)
@@ -39,93 +39,88 @@ static bool send_out(void *arg, const char *data, size_t len)
     return ok;
 }
 
-static const struct label_set *intern(char *text)
+/* The one word that follows a command. */
+static const char *word_of(char *args, const char *line)
 {
-    struct label_pair pairs[LABEL_MAX_PAIRS];
-    unsigned n = 0;
-    for (char *pair = strtok(text, ","); pair && n < LABEL_MAX_PAIRS; pair = strtok(NULL, ","), n++) {
-        char *eq = strchr(pair, '=');
-        if (!eq)
-            return NULL;
-        *eq = 0;
-        snprintf(pairs[n].key, sizeof pairs[n].key, "%s", pair);
-        snprintf(pairs[n].value, sizeof pairs[n].value, "%s", eq + 1);
-    }
-    return label_intern(pairs, n, NULL);
+    char *word[1];
+    if (harness_words(args, word, 1, line) != 1)
+        harness_die("one word", line);
+    return word[0];
 }
 
-static enum profile_stream_reason reason_of(const char *word)
+static void do_init(char *args, const char *line)
 {
-    if (strcmp(word, "time") == 0)
-        return PROFILE_STREAM_TIME;
-    if (strcmp(word, "error") == 0)
-        return PROFILE_STREAM_ERROR;
-    return PROFILE_STREAM_STOPPED;
+    static char source[64];
+    unsigned id, ncpus;
+    unsigned long long period;
+    char build_id[80];
+    int used = 0;
+    if (sscanf(args, "%x %u %llu %79s %n", &id, &ncpus, &period, build_id, &used) != 4 || used == 0)
+        harness_die("bad init", line);
+    snprintf(source, sizeof source, "%s", args + used);
+    bool tick = strcmp(source, "tick") == 0;
+    run = (struct profile_run){ .ncpus = ncpus, .source = source, .source_name = source,
+                                .tick_reason = tick ? "a synthetic run" : NULL, .period_ns = tick ? period : 0,
+                                .period_cycles = tick ? 0 : period };
+    profile_streamer_init(&s, id, &run, strcmp(build_id, "-") ? build_id : "", send_out, NULL, 0);
+}
+
+static void do_rec(char *args, const char *line)
+{
+    char *word[5 + 3 + PROFILE_MAX_FRAMES];
+    unsigned n = harness_words(args, word, sizeof word / sizeof word[0], line);
+    if (n < 8)
+        harness_die("short rec", line);
+    struct profile_record rec;
+    memset(&rec, 0, sizeof rec);
+    rec.cpu = (uint16_t)strtoul(word[1], NULL, 10);
+    rec.pid = (uint32_t)strtoul(word[2], NULL, 10);
+    rec.time_ns = strtoll(word[3], NULL, 10);
+    rec.labels = harness_label_set(word[4], line);
+    harness_record_tail(&rec, word + 5, n - 5, line);
+    profile_streamer_add(&s, &rec, strtoll(word[0], NULL, 10));
+}
+
+static void do_dropped(char *args, const char *line)
+{
+    s.ring_dropped = strtoull(word_of(args, line), NULL, 10);
+}
+
+static void do_fail(char *args, const char *line)
+{
+    failing = (unsigned)strtoul(word_of(args, line), NULL, 10);
+}
+
+static void do_flush(char *args, const char *line)
+{
+    profile_streamer_flush(&s, strtoll(word_of(args, line), NULL, 10));
+}
+
+static void do_heartbeat(char *args, const char *line)
+{
+    profile_streamer_heartbeat(&s, strtoll(word_of(args, line), NULL, 10));
+}
+
+static void do_finish(char *args, const char *line)
+{
+    char *word[2];
+    if (harness_words(args, word, 2, line) != 2)
+        harness_die("bad finish", line);
+    enum profile_stream_reason reason = strcmp(word[0], "time") == 0    ? PROFILE_STREAM_TIME
+                                        : strcmp(word[0], "error") == 0 ? PROFILE_STREAM_ERROR
+                                                                        : PROFILE_STREAM_STOPPED;
+    struct profile_stream_end end;
+    profile_streamer_finish(&s, reason, strtoll(word[1], NULL, 10), &end);
+    printf("@@end %llu %llu %llu\n", (unsigned long long)end.produced, (unsigned long long)s.sent,
+           (unsigned long long)s.unsent);
 }
 
 int main(void)
 {
-    static struct profile_streamer s;
-    static char line[4096];
-    struct profile_run run;
-    memset(&run, 0, sizeof run);
-    while (fgets(line, sizeof line, stdin)) {
-        line[strcspn(line, "\n")] = 0;
-        char *word = strtok(line, " ");
-        if (!word)
-            continue;
-        if (strcmp(word, "init") == 0) {
-            uint32_t id = (uint32_t)strtoul(strtok(NULL, " "), NULL, 16);
-            run.ncpus = (unsigned)strtoul(strtok(NULL, " "), NULL, 10);
-            uint64_t period = strtoull(strtok(NULL, " "), NULL, 10);
-            char *build_id = strtok(NULL, " ");
-            static char source[64];
-            snprintf(source, sizeof source, "%s", strtok(NULL, ""));
-            run.source = run.source_name = source;
-            bool tick = strcmp(source, "tick") == 0;
-            run.tick_reason = tick ? "a synthetic run" : NULL;
-            run.period_ns = tick ? period : 0;
-            run.period_cycles = tick ? 0 : period;
-            profile_streamer_init(&s, id, &run, strcmp(build_id, "-") ? build_id : "", send_out, NULL, 0);
-        } else if (strcmp(word, "label") == 0) {
-            unsigned id = (unsigned)strtoul(strtok(NULL, " "), NULL, 10);
-            if (id >= LABEL_IDS || !(label_ids[id] = intern(strtok(NULL, " ")))) {
-                fprintf(stderr, "bad label line\n");
-                return 1;
-            }
-        } else if (strcmp(word, "rec") == 0) {
-            int64_t now = strtoll(strtok(NULL, " "), NULL, 10);
-            struct profile_record rec;
-            memset(&rec, 0, sizeof rec);
-            rec.cpu = (uint16_t)strtoul(strtok(NULL, " "), NULL, 10);
-            rec.pid = (uint32_t)strtoul(strtok(NULL, " "), NULL, 10);
-            rec.time_ns = strtoll(strtok(NULL, " "), NULL, 10);
-            char *label = strtok(NULL, " ");
-            rec.labels = strcmp(label, "-") ? label_ids[strtoul(label, NULL, 10) % LABEL_IDS] : NULL;
-            rec.flags = (uint8_t)strtoul(strtok(NULL, " "), NULL, 10);
-            rec.held_off_us = (uint32_t)strtoul(strtok(NULL, " "), NULL, 10);
-            rec.period = (uint32_t)strtoul(strtok(NULL, " "), NULL, 10);
-            for (char *f = strtok(NULL, " "); f && rec.nframes < PROFILE_MAX_FRAMES; f = strtok(NULL, " "))
-                rec.frames[rec.nframes++] = (uintptr_t)strtoull(f, NULL, 16);
-            profile_streamer_add(&s, &rec, now);
-        } else if (strcmp(word, "dropped") == 0) {
-            s.ring_dropped = strtoull(strtok(NULL, " "), NULL, 10);
-        } else if (strcmp(word, "fail") == 0) {
-            failing = (unsigned)strtoul(strtok(NULL, " "), NULL, 10);
-        } else if (strcmp(word, "flush") == 0) {
-            profile_streamer_flush(&s, strtoll(strtok(NULL, " "), NULL, 10));
-        } else if (strcmp(word, "heartbeat") == 0) {
-            profile_streamer_heartbeat(&s, strtoll(strtok(NULL, " "), NULL, 10));
-        } else if (strcmp(word, "finish") == 0) {
-            enum profile_stream_reason reason = reason_of(strtok(NULL, " "));
-            struct profile_stream_end end;
-            profile_streamer_finish(&s, reason, strtoll(strtok(NULL, " "), NULL, 10), &end);
-            printf("@@end %llu %llu %llu\n", (unsigned long long)end.produced, (unsigned long long)s.sent,
-                   (unsigned long long)s.unsent);
-        } else {
-            fprintf(stderr, "unknown command %s\n", word);
-            return 1;
-        }
-    }
+    static const struct harness_command commands[] = {
+        { "init", do_init },   { "rec", do_rec },             { "dropped", do_dropped }, { "fail", do_fail },
+        { "flush", do_flush }, { "heartbeat", do_heartbeat }, { "finish", do_finish },
+    };
+    harness_run("kernel_stream", commands, sizeof commands / sizeof commands[0]);
     return 0;
 }

@@ -17,7 +17,6 @@ import gzip
 import os
 import random
 import re
-import shutil
 import socket
 import struct
 import subprocess
@@ -27,13 +26,18 @@ import threading
 import pytest
 
 import host_build  # noqa: E402
+from host_build import PROFEXPORT  # noqa: E402
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(TOP, "scripts"))
 import kprof_profile as kp  # noqa: E402
+sys.path.insert(0, os.path.join(TOP, "tests", "integration"))
+from kprof_pprof import go_pprof, pb2  # noqa: E402,F401 -- pb2 is a fixture
 import kprof_wire  # noqa: E402
 
-PROFEXPORT = os.path.join(TOP, "scripts", "profexport")
+kernel_report = host_build.kernel_report  # module fixtures (host_build.py): the kernel's report as a program
+tiny = host_build.tiny                    # and a small ELF
+
 
 
 # ---- a synthetic symbol table ----------------------------------------------------------------------------------
@@ -216,20 +220,6 @@ def test_empty_reports_say_why(tab):
 
 
 # ---- the fold and the report, against the kernel's ------------------------------------------------------------
-
-@pytest.fixture(scope="module")
-def kernel_report(tmp_path_factory):
-    """tests/host/kernel_report.c built against the kernel's report, running; send(text) -> its outputs."""
-    exe = host_build.harness("kernel_report")
-
-    def send(text):
-        done = subprocess.run([exe], input=text, capture_output=True, text=True, timeout=120)
-        assert done.returncode == 0, done.stderr
-        outs = done.stdout.split("@@end\n")
-        assert outs[-1] == ""
-        return outs[:-1]
-    return send
-
 
 LABEL_SETS = [(("job", "a"),), (("cmd", "x"), ("job", "b")), (("aa", "2"), ("mm", "3"), ("zz", "1"))]
 LABEL_DECLS = ["label 0 job=a", "label 1 job=b,cmd=x", "label 2 zz=1,aa=2,mm=3"]  # interned sorted by key
@@ -786,90 +776,6 @@ def test_build_id_note_decodes():
 
 # ---- a small ELF: folded stacks and pprof ----------------------------------------------------------------------
 
-TINY_C = r"""
-__asm__(".text\n.globl __text_start\n__text_start:\n");
-
-__attribute__((noinline)) unsigned long burn_inner(unsigned long x)
-{
-    for (int i = 0; i < 100; i++) {
-        x = x * 3 + 1;
-        __asm__ volatile("" : "+r"(x));
-    }
-    return x;
-}
-
-__attribute__((noinline)) unsigned long burn_middle(unsigned long x)
-{
-    return burn_inner(x) + 1;
-}
-
-__attribute__((noinline)) unsigned long burn_outer(unsigned long x)
-{
-    return burn_middle(x) + 2;
-}
-
-static inline __attribute__((always_inline)) unsigned long helper(unsigned long x)
-{
-    return burn_outer(x) * 5;
-}
-
-void _start(void)
-{
-    volatile unsigned long v = helper(7);
-    (void)v;
-    for (;;) {
-    }
-}
-
-__asm__(".text\n.globl __text_end\n__text_end:\n");
-"""
-
-
-class Tiny:
-    """An ELF with a known call chain and its return addresses (from objdump), its build id and symbols."""
-
-    def __init__(self, directory):
-        src = os.path.join(directory, "tiny.c")
-        self.elf = os.path.join(directory, "tiny.elf")
-        with open(src, "w") as f:
-            f.write(TINY_C)
-        subprocess.run(["gcc", "-g", "-O1", "-fno-toplevel-reorder", "-fno-pie", "-no-pie", "-nostdlib", "-static",
-                        "-Wl,--build-id=sha1", "-o", self.elf, src], check=True, timeout=60)
-        self.build_id = kp.elf_build_id(self.elf)
-        self.symtab = kp.Symtab.from_elf(self.elf)
-        dis = subprocess.run(["objdump", "-d", "--no-show-raw-insn", self.elf], check=True, capture_output=True,
-                             text=True).stdout.splitlines()
-        self.ret = {}  # callee -> the return address of its call
-        for i, line in enumerate(dis):
-            m = re.search(r"call\s+[0-9a-f]+ <(\w+)>", line)
-            if m:
-                self.ret[m.group(1)] = int(dis[i + 1].split(":")[0], 16)
-        self.inner = self.symtab.find("burn_inner")
-        # _start's own last instruction: the jump of its endless loop, to itself
-        self.loop = next(int(m.group(1), 16) for m in (re.match(r"\s*([0-9a-f]+):\s+jmp\s+([0-9a-f]+) <_start", l)
-                                                        for l in dis) if m and m.group(1) == m.group(2))
-        self.chain = (self.inner + 4, self.ret["burn_inner"], self.ret["burn_middle"], self.ret["burn_outer"])
-
-    def raw(self, samples, build_id=None, window_ms=1000, origin=None):
-        return kp.RawProfile("tick", 10000000, window_ms, 4, build_id or self.build_id, samples, 0, origin)
-
-    def samples(self):
-        burn = [kp.Sample(i % 4, 7, i, (("job", "a"),), self.chain) for i in range(30)]
-        idle = [kp.Sample(1, 0, i, (), (self.loop,)) for i in range(10)]
-        return burn + idle
-
-
-@pytest.fixture(scope="module")
-def tiny(tmp_path_factory):
-    return Tiny(str(tmp_path_factory.mktemp("tiny")))
-
-
-@pytest.fixture(scope="module")
-def pb2():
-    subprocess.run(["make", "-s", "build/pprof/profile_pb2.py"], cwd=TOP, check=True, timeout=120)
-    return kp.load_profile_pb2()
-
-
 def test_plain_make_builds_the_pprof_schema(tmp_path):
     """`make` alone (the all target) builds build/pprof/profile_pb2.py: profexport works after it."""
     build = str(tmp_path / "build")
@@ -891,16 +797,6 @@ def test_a_missing_schema_module_is_built_on_demand(tmp_path):
     with pytest.raises(kp.ProfileError, match=r"nowhere/profile\.proto is missing: pprof's schema comes with "
                        r"golang-github-google-pprof-dev"):
         kp.load_profile_pb2(str(tmp_path / "other"), proto_dir=str(tmp_path / "nowhere"))
-
-
-def go_pprof(path, *flags):
-    go = shutil.which("go")
-    assert go, "golang-go is not installed (scripts/deps.sh installs it)"
-    env = dict(os.environ, HOME=os.path.dirname(path), GOFLAGS="", PPROF_TMPDIR=os.path.dirname(path))
-    done = subprocess.run([go, "tool", "pprof", "-symbolize=none"] + list(flags) + [path], capture_output=True,
-                          text=True, timeout=120, env=env)
-    assert done.returncode == 0, done.stderr
-    return done.stdout
 
 
 def test_lines_come_from_dwarf_with_inlined_frames(tiny):

@@ -4,7 +4,7 @@ what each sample weighs (the period it was taken at, doubled on a throttled CPU)
 kernel_report.c over kernel/profiler/*.c), the raw text through scripts/profexport into pprof -- read back by
 the real `go tool pprof`: -tagfocus=context=irqs-off keeps the interrupts-off chains, -tags counts the marks and
 the held-off time -- and into folded stacks, where a mark is one more frame past the leaf. The addresses are a
-tiny ELF's (tests/host/test_kprof_profile.py's Tiny), so every frame resolves with its lines.
+tiny ELF's (tests/host/host_build.py's Tiny), so every frame resolves with its lines.
 """
 
 import os
@@ -15,9 +15,15 @@ import sys
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_kprof_profile import PROFEXPORT, go_pprof, kernel_report, pb2, tiny  # noqa: E402,F401
+import host_build  # noqa: E402
+from host_build import PROFEXPORT, TOP  # noqa: E402
+sys.path.insert(0, os.path.join(TOP, "tests", "integration"))
+from kprof_pprof import go_pprof, pb2  # noqa: E402,F401 -- pb2 is a fixture
 
 import kprof_profile as kp  # noqa: E402
+
+kernel_report = host_build.kernel_report  # module fixtures (host_build.py)
+tiny = host_build.tiny
 
 CYCLES = 2100000  # the counter's nominal period in the counter case
 TICK_NS = 1000000  # the tick's period (1000 Hz) in the tick case

@@ -11,7 +11,6 @@ import collections
 import gzip
 import os
 import re
-import shutil
 import subprocess
 import sys
 
@@ -22,6 +21,8 @@ import host_build  # noqa: E402
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(TOP, "scripts"))
 import kprof_profile as kp  # noqa: E402
+sys.path.insert(0, os.path.join(TOP, "tests", "integration"))
+from kprof_pprof import go_pprof, pb2  # noqa: E402,F401 -- pb2 is a fixture
 
 
 IRQS_OFF, IN_IRQ, LET_IN = 1, 2, 4
@@ -39,22 +40,6 @@ def harness(tmp_path_factory):
         assert done.returncode == 0, done.stderr
         return done.stdout
     return run
-
-
-@pytest.fixture(scope="module")
-def pb2():
-    subprocess.run(["make", "-s", "build/pprof/profile_pb2.py"], cwd=TOP, check=True, timeout=120)
-    return kp.load_profile_pb2()
-
-
-def go_pprof(path, *flags, symbolize="none"):
-    go = shutil.which("go")
-    assert go, "golang-go is not installed (scripts/deps.sh installs it)"
-    env = dict(os.environ, HOME=os.path.dirname(path), GOFLAGS="", PPROF_TMPDIR=os.path.dirname(path))
-    done = subprocess.run([go, "tool", "pprof", "-symbolize=" + symbolize] + list(flags) + [path],
-                          capture_output=True, text=True, timeout=120, env=env)
-    assert done.returncode == 0, done.stderr
-    return done.stdout
 
 
 # ---- a synthetic run ---------------------------------------------------------------------------------------

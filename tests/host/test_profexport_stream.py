@@ -26,14 +26,14 @@ import time
 import pytest
 
 import host_build  # noqa: E402
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_kprof_profile import PROFEXPORT, TOP, Tiny, go_pprof  # noqa: E402
+from host_build import PROFEXPORT, TOP, Tiny  # noqa: E402
 
 sys.path.insert(0, os.path.join(TOP, "scripts"))
 import kprof_profile as kp  # noqa: E402
 import kprof_stream as ks  # noqa: E402
 import kprof_wire  # noqa: E402
+sys.path.insert(0, os.path.join(TOP, "tests", "integration"))
+from kprof_pprof import go_pprof, pprof_schema  # noqa: E402
 
 PERIOD_NS = 10000000
 CPUS = 4
@@ -47,7 +47,7 @@ def tiny(tmp_path_factory):
 
 @pytest.fixture(scope="module", autouse=True)
 def pb2():
-    subprocess.run(["make", "-s", "build/pprof/profile_pb2.py"], cwd=TOP, check=True, timeout=120)
+    return pprof_schema()
 
 
 # ---- the format --------------------------------------------------------------------------------------------------

@@ -1,9 +1,12 @@
 """scripts/qemu.sh forwards the pprof.http= server's port: a command line with pprof.http=P gets a NIC and
 host TCP 127.0.0.1:P forwarded to the guest's P (as `make run CMDLINE=pprof.http=6060` promises), beside any
 UDP forwards; without it, or with a value that is no port, no TCP forward. Over the faked QEMU of
-test_qemu_sh_key.py: nothing boots."""
+host_build.py's tree: nothing boots."""
 
-from test_qemu_sh_key import run, tree  # noqa: F401 -- tree is a fixture
+import host_build
+from host_build import run
+
+tree = host_build.tree  # the fixture: qemu.sh over a faked QEMU
 
 
 def qemu_args(tree):  # noqa: F811

@@ -2,51 +2,19 @@
 print shows `udpsh.key=<redacted>` wherever the key stood, and an ISO made for a keyed command line (whose
 grub.cfg holds the key) is readable by its owner only (0600), even one made earlier with wider permissions,
 while an unkeyed one keeps the ordinary umask's. Run over a copy of the two scripts with QEMU and grub-mkrescue
-faked on PATH: nothing boots, nothing under build/ is touched."""
+faked on PATH (host_build.py's tree and run): nothing boots, nothing under build/ is touched."""
 
 import os
-import shutil
 import stat
-import subprocess
 
 import pytest
 
+import host_build
+from host_build import run
+
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 KEY = "5ec7e75ec7e75ec7e75ec7e75ec7e75e"
-
-FAKE_QEMU = """#!/bin/sh
-printf '%s\\n' "$@" > "$FAKE_LOG"
-"""
-# grub-mkrescue -o OUT STAGE: the ISO is the staged grub.cfg, so a test can read what went in.
-FAKE_MKRESCUE = """#!/bin/sh
-out=$2 stage=$3
-cat "$stage/boot/grub/grub.cfg" > "$out"
-"""
-
-
-@pytest.fixture
-def tree(tmp_path):
-    top = tmp_path / "top"
-    (top / "scripts").mkdir(parents=True)
-    (top / "build").mkdir()
-    for name in ("qemu.sh", "mkiso.sh"):
-        shutil.copy(os.path.join(TOP, "scripts", name), top / "scripts" / name)
-    shutil.copy(os.path.join(TOP, "grub.cfg"), top / "grub.cfg")
-    (top / "build" / "kprof.elf").write_bytes(b"\x7fELF not really")
-    (top / "build" / "kprof.iso").write_bytes(b"iso")
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    for name, text in (("qemu-system-x86_64", FAKE_QEMU), ("grub-mkrescue", FAKE_MKRESCUE)):
-        (bin_dir / name).write_text(text)
-        (bin_dir / name).chmod(0o755)
-    return top, bin_dir, tmp_path / "qemu-args"
-
-
-def run(tree, *args):
-    top, bin_dir, log = tree
-    env = dict(os.environ, PATH="%s:%s" % (bin_dir, os.environ["PATH"]), FAKE_LOG=str(log))
-    return subprocess.run([str(top / "scripts" / "qemu.sh")] + list(args), env=env, capture_output=True,
-                          text=True, timeout=60, preexec_fn=lambda: os.umask(0o022))
+tree = host_build.tree  # the fixture: a copy of scripts/qemu.sh and mkiso.sh over a faked QEMU
 
 
 def isos(top):

@@ -5,7 +5,8 @@
 - `kprof_factory`: make_kernel(**Kprof options) for tests that need their own options (gdb, UDP, cmdline);
   every kernel it made is killed after the test.
 Each module declares the kernels it boots, `BOOTS = N` (with a comment naming the tests that need a fresh one); a
-boot past N fails the test that made it, so a module cannot quietly grow boots (a count, which cannot flake). The
+boot past N fails the test that made it, so a module cannot quietly grow boots (a count, which cannot flake;
+KPROF_BOOTS_MEASURE=1 counts without failing, to find N for a new module). The
 run ends with each module's boots and wall time. Modules run in INTEGRATION_WORKERS processes (pytest-xdist,
 --dist loadfile: a module's tests stay together, in order, in one process): ports are picked free, variant ISOs
 are made under a lock, and each kernel's files are its own.
@@ -48,6 +49,8 @@ def _count_boot(k):
     n = _module_boots[module] = _module_boots.get(module, 0) + 1
     _test_boots[nodeid] = _test_boots.get(nodeid, 0) + 1
     declared = _declared_boots(module)
+    if os.environ.get("KPROF_BOOTS_MEASURE"):  # writing a module: count its boots, fail none (the summary says)
+        return
     if declared is None:
         raise kprof_qemu.KprofError("%s boots a kernel and declares no BOOTS (how many kernels the module boots)"
                                     % module)
@@ -66,6 +69,12 @@ def pytest_runtest_setup(item):
 
 def pytest_configure(config):
     config.option.reportchars = "fEs"  # name failures, errors and skips in the summary
+    # `make integration` (in `make test`) deselects full_only; `make test-full` runs full_only and scaled tests
+    # with KPROF_FULL=1 (and the whole breakpoint sweep): the long forms that a short test in `make test` stands for.
+    config.addinivalue_line("markers", "full_only: runs only under `make test-full`; a shorter test in `make test` "
+                                       "fails on the same broken behaviour")
+    config.addinivalue_line("markers", "scaled: shorter in `make test` than under `make test-full` (KPROF_FULL=1), "
+                                       "with the same checks")
 
 
 def pytest_sessionstart(session):
@@ -115,14 +124,30 @@ def pytest_runtest_makereport(item, call):
 _module_stats = {}  # module file -> [boots, declared, seconds], from every test's reports (xdist's workers' too)
 
 
+_test_boot_counts = {}  # test nodeid -> kernels it booted (the module's shared kernel counts for its first user)
+
+
 def pytest_runtest_logreport(report):
     stats = _module_stats.setdefault(_module_of(report.nodeid), [0, None, 0.0])
     stats[2] += report.duration
     for key, value in report.user_properties:
         if key == "kprof_boots":
             stats[0] += value
+            if value:
+                _test_boot_counts[report.nodeid] = value
         elif key == "kprof_declared" and value is not None:
             stats[1] = value
+
+
+def _write_boots_by_test():
+    """build/test-logs/boots.txt: each test that booted kernels, and how many, module by module -- what a module's
+    BOOTS comment names."""
+    path = os.path.join(kprof_qemu.LOG_DIR, "boots.txt")
+    os.makedirs(kprof_qemu.LOG_DIR, exist_ok=True)
+    with open(path, "w") as f:
+        for nodeid in sorted(_test_boot_counts):
+            f.write("%d %s\n" % (_test_boot_counts[nodeid], nodeid))
+    return path
 
 
 # The one skip that is not a failure: a test that needs a usable /dev/kvm, on a machine without one. It says so.
@@ -145,8 +170,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         for module, (boots, declared, seconds) in sorted(_module_stats.items(), key=lambda kv: -kv[1][2]):
             terminalreporter.write_line("  %-44s %3d boots (%s) %6.1f s" % (
                 os.path.basename(module), boots, "-" if declared is None else declared, seconds))
-        terminalreporter.write_line("integration: %d kernels booted in %d modules" % (
-            sum(s[0] for s in _module_stats.values()), len(_module_stats)))
+        terminalreporter.write_line("integration: %d kernels booted in %d modules (by test: %s)" % (
+            sum(s[0] for s in _module_stats.values()), len(_module_stats),
+            os.path.relpath(_write_boots_by_test(), kprof_qemu.TOP)))
     kvm = [r for r in terminalreporter.stats.get("skipped", []) if KVM_SKIP in _skip_reason(r)]
     if kvm:
         terminalreporter.write_line("integration: %d KVM tests skipped: %s" % (len(kvm), _skip_reason(kvm[0])))

@@ -18,121 +18,14 @@ import re
 import signal
 import select
 import socket
-import subprocess
 import time
 
-from kprof_qemu import ELF, KprofError, poll
+from kprof_qemu import KprofError, poll
+from kprof_rsp import checksum, packet
+from kprof_gdb import Gdb, assert_running, mark, run_gdb, threads
 
-GDB_TIMEOUT = 60          # the whole gdb run, enforced by timeout(1)
-MARK_TIMEOUT = 45.0       # gdb start and attach, to a marker
-RX_THREAD = re.compile(r"(?m)^[* ] +(\d+) +Thread (\d+) \(cpu (\d+)(?:, task (\S+) \(pid (\d+)\))?\)")
-
-
-def mark(name):
-    """A gdb command that prints @@name and flushes it at once (batch gdb's own output is buffered)."""
-    return "python import sys; sys.stdout.write('@@%s\\n'); sys.stdout.flush()" % name
-
-
-class Gdb:
-    """One `gdb -batch` run against a kernel's COM2: the commands run in order after `target remote`."""
-
-    def __init__(self, k, commands, timeout=GDB_TIMEOUT):
-        argv = ["timeout", "-k", "3", str(timeout), "gdb", "-batch", "-nx",
-                "-ex", "set pagination off", "-ex", "set confirm off", "-ex", "set width 0",
-                "-ex", "target remote 127.0.0.1:%d" % k.gdb_port]
-        for c in commands:
-            argv += ["-ex", c]
-        argv.append(ELF)
-        self.argv = argv
-        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.STDOUT)
-        self.out = b""
-
-    def _read(self, timeout):
-        r, _, _ = select.select([self.proc.stdout], [], [], max(0.0, timeout))
-        if not r:
-            return True
-        data = os.read(self.proc.stdout.fileno(), 65536)
-        self.out += data
-        return bool(data)
-
-    @property
-    def text(self):
-        return self.out.decode("latin-1")
-
-    def wait_mark(self, name, timeout=MARK_TIMEOUT):
-        deadline = time.monotonic() + timeout
-        token = ("@@%s\n" % name).encode()
-        while token not in self.out:
-            left = deadline - time.monotonic()
-            if left <= 0 or not self._read(left):
-                raise KprofError("gdb did not reach @@%s within %.0f s; it said:\n%s" % (name, timeout, self.text))
-
-    def finish(self, timeout=GDB_TIMEOUT + 5):
-        """Waits for gdb to exit; returns everything it printed. Fails if it timed out or failed."""
-        deadline = time.monotonic() + timeout
-        while self._read(deadline - time.monotonic()):
-            if time.monotonic() > deadline:
-                break
-        try:
-            rc = self.proc.wait(max(0.0, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            self.kill()
-            raise KprofError("gdb did not exit; it said:\n%s" % self.text)
-        self.proc.stdin.close()
-        assert rc == 0, "gdb exited with %d (124: timed out); it said:\n%s" % (rc, self.text)
-        return self.text
-
-    def gdb_pid(self):
-        """The pid of gdb itself (the child of timeout(1))."""
-        def child():
-            try:
-                with open("/proc/%d/task/%d/children" % (self.proc.pid, self.proc.pid)) as f:
-                    pids = f.read().split()
-            except OSError:
-                return None
-            return int(pids[0]) if pids else None
-        return poll("gdb's pid under timeout %d" % self.proc.pid, child, timeout=10)
-
-    def kill(self):
-        """SIGKILL to gdb by its pid (timeout(1) then exits too)."""
-        if self.proc.poll() is None:
-            try:
-                os.kill(self.gdb_pid(), signal.SIGKILL)
-            except (ProcessLookupError, KprofError):
-                pass
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
-        self.proc.stdin.close()
-
-
-def run_gdb(k, commands):
-    return Gdb(k, commands).finish()
-
-
-def threads(text):
-    """[(gdb thread number, cpu, task name or None)] from `info threads`."""
-    return [(int(m.group(1)), int(m.group(3)), m.group(4)) for m in RX_THREAD.finditer(text)]
-
-
-def assert_running(k):
-    """The shell answers at once: the machine runs (and is not waiting for a debugger)."""
-    out = k.cmd("uptime")
-    assert re.fullmatch(r"up \d+\.\d{3} s", out.strip()), "uptime said %r" % out
-
-
-def checksum(payload):
-    return "%02x" % (sum(payload) & 0xFF)
-
-
-def packet(payload):
-    if isinstance(payload, str):
-        payload = payload.encode()
-    return b"$" + payload + b"#" + checksum(payload).encode()
-
+# Kernels this module boots; conftest.py fails a boot past it (build/test-logs/boots.txt: by test).
+BOOTS = 12
 
 class Wire:
     """A raw TCP connection to COM2, for bytes gdb would never send."""

@@ -25,9 +25,12 @@ import time
 import pytest
 
 import forge
-from kprof_qemu import ELF, Kprof, poll
-from test_gdb import assert_running, packet, threads
-from test_gdb_udp import UdpGdb, boot_udp, counter, gdb_udp_line, received, udp_socket
+from kprof_qemu import ELF, boot_kernel, poll
+from kprof_rsp import packet
+from kprof_gdb import UdpGdb, assert_running, boot_udp, counter, gdb_udp_line, received, threads, udp_socket
+
+# Kernels this module boots; conftest.py fails a boot past it (build/test-logs/boots.txt: by test).
+BOOTS = 4
 
 KERNEL_IP, PORT = "10.0.2.15", 1234
 PEER_IP, PEER_MAC = "10.0.2.66", forge.mac_of("02:00:00:00:00:66")       # answers ARP
@@ -69,11 +72,8 @@ def frames_line(k):
 
 def boot_on(segment, request, cmdline=""):
     # gdb.udp.insecure: these tests drive the port with gdb's raw bytes (the frames' rules hold in every mode)
-    k = Kprof(smp=2, mem=256,
-              cmdline="ip=%s/24 gw=%s gdb.udp=%d gdb.udp.insecure %s" % (KERNEL_IP, GATEWAY_IP, PORT, cmdline),
-              extra_args=segment.netdev_args(), name=request.node.name + "-frames")
-    k.boot()
-    return k
+    return boot_kernel("ip=%s/24 gw=%s gdb.udp=%d gdb.udp.insecure" % (KERNEL_IP, GATEWAY_IP, PORT), cmdline, smp=2,
+                       mem=256, extra_args=segment.netdev_args(), name=request.node.name + "-frames")
 
 
 def replies(segment, mark, ip):

@@ -11,149 +11,48 @@ the breakpoint removed as gdb removes it before stepping, stepi, a memory read o
 costly, so many functions share one boot; a failure boots a fresh kernel for the rest, and every failure is
 reported at the end.
 
-The short sweep (part of `make test`) takes a sample of the debugger's own functions through the whole cycle;
-KPROF_GDB_SWEEP=full (`make gdb-sweep`) takes all of them and a larger sample of the rest.
+The short sweep (part of `make test`) takes a seeded sample through the whole cycle: two of the debugger's own
+functions, two of the edge and one other; KPROF_GDB_SWEEP=full (`make gdb-sweep`, several minutes) takes every own
+function, the whole edge and sixty others. The full form asks every own function's Z0 and Z1 (and is refused); the
+short form asks the eight functions at each end of the section and a seeded forty of the rest, and checks that the
+nearest function outside each end takes a breakpoint.
 
 Also here: a 4096-byte write (X, and M held to 3x) takes no more than twice a 4096-byte read (m), each at its best
 of 11 interleaved rounds on one boot (the medians are printed: on a loaded host they mostly measure the host).
 """
 
-import collections
 import os
 import random
 import re
-import select
-import socket
 import statistics
 import struct
 import subprocess
 import time
 
-from kprof_qemu import ELF, KprofError, host_steal_ticks, nm_symbols
-from test_gdb import checksum, packet
+import pytest
 
-FULL = os.environ.get("KPROF_GDB_SWEEP") == "full"
+from kprof_qemu import ELF, KprofError, host_steal_ticks, nm_symbols
+from kprof_rsp import Rsp
+
+# Kernels this module boots; conftest.py fails a boot past it (build/test-logs/boots.txt: by test).
+BOOTS = 6
+
+FULL = os.environ.get("KPROF_GDB_SWEEP") == "full" or bool(os.environ.get("KPROF_FULL"))
 SEED = 15                           # issue 15: the sample is the same on every run
-OTHERS_SAMPLED = 60 if FULL else 8
-OWN_CYCLED = None if FULL else 8    # own functions taken through the whole cycle (None: all)
+# What goes through the whole cycle (breakpoint, continue, stepi, read, console, Ctrl-C), about 3 s a function
+# under TCG. `make gdb-sweep` (FULL): every function of the debugger's own code, every function its code calls
+# outside its section (the edge: what a breakpoint can really break), and 60 others. `make test` (short): a seeded
+# sample of each kind, so a cycle that breaks the machine for every function, or for the edge, fails here too.
+OTHERS_SAMPLED = 60 if FULL else 1
+OWN_CYCLED = None if FULL else 2    # own functions taken through the whole cycle (None: all)
+EDGE_CYCLED = None if FULL else 2   # edge callees taken through it (None: all)
+# Whose Z0 and Z1 are asked (a request each, ~0.1 s over COM2 under TCG): every own function in the full form; in
+# the short, the eight at each end of the section (where an off-by-one in its bounds would show) and a seeded 40
+# of the rest, beside the nearest function outside each end, which must take a breakpoint.
+OWN_ASKED = None if FULL else 40
 HIT_WAIT = 0.6                      # how long a continue may run before Ctrl-C stops it
 RW_ROUNDS = 11                      # reads and writes interleaved, each judged at its best round
 RW_BUDGET_S = 60                    # for rounds the host steals nothing from, while it keeps stealing
-STOP_WAIT = 20.0                    # a stop reply after Ctrl-C or a step, under TCG on a loaded machine
-
-
-class Rsp:
-    """The remote protocol over COM2's TCP socket, as gdb speaks it (ack mode)."""
-
-    def __init__(self, port):
-        self.s = socket.create_connection(("127.0.0.1", port), timeout=10)
-        self.buf = b""
-        self.naks = 0
-        self.t0 = time.monotonic()
-        self.log = collections.deque(maxlen=40)    # the last packets each way, for a failure's message
-
-    def _note(self, way, what):
-        self.log.append("%8.3f %s %r" % (time.monotonic() - self.t0, way, what[:60]))
-
-    def transcript(self):
-        return "\n".join(self.log)
-
-    def _fill(self, deadline, what):
-        left = deadline - time.monotonic()
-        if left <= 0:
-            raise KprofError("COM2: no %s in time; last bytes %r" % (what, self.buf[-200:]))
-        r, _, _ = select.select([self.s], [], [], left)
-        if r:
-            data = self.s.recv(65536)
-            if not data:
-                raise KprofError("COM2 closed waiting for %s" % what)
-            self.buf += data
-
-    def _packet(self, deadline, what):
-        """The next $...#cs the stub sends (acks skipped), acknowledged."""
-        while True:
-            m = re.search(rb"\$([^#$]*)#([0-9a-f]{2})", self.buf)
-            if m:
-                self.buf = self.buf[m.end():]
-                self._note("<-", m.group(1))
-                assert checksum(m.group(1)) == m.group(2).decode(), "bad checksum on %r" % m.group(0)
-                self.s.sendall(b"+")
-                return m.group(1)
-            self._fill(deadline, what)
-
-    def _packet_or_nak(self, deadline, what):
-        """As _packet, or None when the stub's next byte is '-' (it asks for the packet again, as gdb resends)."""
-        while True:
-            at = 0
-            while at < len(self.buf) and self.buf[at:at + 1] == b"+":
-                at += 1
-            if self.buf[at:at + 1] == b"-":
-                self.buf = self.buf[at + 1:]
-                return None
-            if re.search(rb"\$([^#$]*)#([0-9a-f]{2})", self.buf[at:]):
-                return self._packet(deadline, what)
-            self._fill(deadline, what)
-
-    def request(self, payload, timeout=STOP_WAIT):
-        """Sends a packet and returns the reply's payload, `O` output packets (monitor text) joined in front.
-        A '-' from the stub (a byte of the packet lost on the way, which COM2 does now and then under a loaded
-        host) sends it again, as gdb does; such resends are counted in self.naks."""
-        raw = packet(payload)
-        self._note("->", payload)
-        self.s.sendall(raw)
-        deadline = time.monotonic() + timeout
-        out = b""
-        while True:
-            reply = self._packet_or_nak(deadline, "reply to %r" % payload[:40])
-            if reply is None:
-                self.naks += 1
-                self.s.sendall(raw)
-                continue
-            if reply.startswith(b"O") and reply != b"OK" and payload.startswith("qRcmd"):
-                out += bytes.fromhex(reply[1:].decode())
-                continue
-            return out + reply if out else reply
-
-    def resume(self, payload):
-        """A packet after which the stub owes a stop reply: only its ack comes now."""
-        self._note("->", payload)
-        self.s.sendall(packet(payload))
-        deadline = time.monotonic() + STOP_WAIT
-        while b"+" not in self.buf:
-            self._fill(deadline, "ack of %r" % payload)
-        self.buf = self.buf[self.buf.index(b"+") + 1:]
-
-    def stop_reply(self, timeout=STOP_WAIT):
-        reply = self._packet(time.monotonic() + timeout, "stop reply")
-        m = re.match(rb"T([0-9a-f]{2})thread:([0-9a-f]+);", reply)
-        assert m, "not a stop reply: %r" % reply
-        return int(m.group(1), 16), int(m.group(2), 16)
-
-    def stop_reply_within(self, timeout):
-        """A stop reply if one comes within timeout, else None (the machine still runs)."""
-        try:
-            return self.stop_reply(timeout)
-        except KprofError:
-            return None
-
-    def pending_bytes(self, wait=1.0):
-        """What the stub sent that nothing read yet, after up to `wait` seconds more."""
-        try:
-            self._fill(time.monotonic() + wait, "anything")
-        except KprofError:
-            pass
-        return self.buf[-200:]
-
-    def interrupt(self):
-        self._note("->", "^C")
-        self.s.sendall(b"\x03")
-        return self.stop_reply()
-
-    def monitor(self, line):
-        return self.request("qRcmd," + line.encode().hex()).decode("latin-1")
-
-    def close(self):
-        self.s.close()
 
 
 # ---- what to break on ---------------------------------------------------------------------------------------
@@ -306,7 +205,8 @@ def chosen():
     rng = random.Random(SEED)
     edge = [(n, a) for n, a in others if n in set(edge_callees(lo, hi))]
     rest = [f for f in others if f not in edge]
-    sample = edge + rng.sample(rest, OTHERS_SAMPLED)
+    edge_cycled = edge if EDGE_CYCLED is None else rng.sample(edge, EDGE_CYCLED)
+    sample = edge_cycled + rng.sample(rest, OTHERS_SAMPLED)
     cycled = own if OWN_CYCLED is None else rng.sample(own, OWN_CYCLED)
     return own, cycled, sample
 
@@ -328,15 +228,34 @@ def test_the_section_holds_the_stubs_path():
         assert fn in other_names, "%s should be outside the debugger's section" % fn
 
 
+@pytest.mark.scaled
+def asked_for_refusal(own):
+    """The own functions whose Z0/Z1 refusal is asked: all (full), or both ends of the section and a sample."""
+    if OWN_ASKED is None:
+        return own
+    ends = own[:8] + own[-8:]
+    middle = [f for f in own if f not in ends]
+    return ends + random.Random(SEED).sample(middle, OWN_ASKED)
+
+
 def test_every_own_function_refuses_breakpoints_and_a_sample_survives_the_cycle(kprof_factory):
     own, cycled, sample = chosen()
+    _own, others, lo, hi = function_sets()
     k = kprof_factory(gdb=True)
     rsp = Rsp(k.gdb_port)
     rsp.request("qSupported:swbreak+;hwbreak+")
-    for name, addr in own:
+    for name, addr in asked_for_refusal(own):
         for z in ("Z0", "Z1"):
             reply = rsp.request("%s,%x,1" % (z, addr))
             assert reply == b"E01", "%s on %s (the debugger's own, %#x) answered %r" % (z, name, addr, reply)
+    # the nearest function outside each end of the section (where the text has one) takes a breakpoint: the
+    # bounds are not too wide
+    below = [f for f in others if f[1] < lo][-1:]
+    above = [f for f in others if f[1] >= hi][:1]
+    assert below + above, "no function outside the debugger's section %#x-%#x" % (lo, hi)
+    for name, addr in below + above:
+        assert rsp.request("Z0,%x,1" % addr) == b"OK", "Z0 on %s (%#x), outside the debugger's code" % (name, addr)
+        assert rsp.request("z0,%x,1" % addr) == b"OK"
     text = rsp.monitor("nobreak")
     assert re.search(r"no breakpoints in the debugger's own code, 0x%x-0x[0-9a-f]+" % own[0][1], text), text
     assert rsp.request("D") == b"OK"

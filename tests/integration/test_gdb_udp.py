@@ -16,70 +16,26 @@ insecure mode (issue 24; without the flag, test_gdb_relay.py and test_gdb_forged
   text read over UDP (replies of many datagrams, each of several fragments) equals the ELF's bytes.
 - Bad gdb.udp= values: one boot-log line each, the option ignored.
 
-gdb runs as `timeout -k 3 N gdb -batch -nx` (test_gdb.py's Gdb, pointed at the UDP target).
+gdb runs as `timeout -k 3 N gdb -batch -nx` (kprof_gdb.py's UdpGdb: its Gdb pointed at the UDP target).
 """
 
 import os
 import re
-import socket
 import subprocess
-import time
 
 import pytest
 
-from kprof_qemu import ELF, NICS, TOP, KprofError, poll
-import test_gdb
-from test_gdb import Gdb, assert_running, mark, packet, threads
-from test_prof_py import WRAPPER, burn_labelled, console_report, wait_no_burn
+from kprof_qemu import NICS, TOP, poll
+from kprof_rsp import packet
+from kprof_gdb import (WRAPPER, UdpGdb, assert_running, boot_udp, counter, gdb_udp_line, mark, received, run_gdb,
+                       threads, udp_socket)
+from kprof_report import burn_labelled, console_report, wait_no_burn
+
+# Kernels this module boots; conftest.py fails a boot past it (build/test-logs/boots.txt: by test).
+BOOTS = 16
 
 PROF_PY = os.path.join(TOP, "scripts", "prof.py")
 UDPSH = os.path.join(TOP, "scripts", "udpsh")
-GUEST_PORT = 1234
-
-
-class UdpGdb(Gdb):
-    """test_gdb.Gdb with `target remote udp:127.0.0.1:P` in place of COM2's TCP."""
-
-    def __init__(self, k, commands, timeout=test_gdb.GDB_TIMEOUT, pre=()):
-        """pre: commands run before `target remote` (gdb then reads memory from the ELF itself)."""
-        argv = ["timeout", "-k", "3", str(timeout), "gdb", "-batch", "-nx",
-                "-ex", "set pagination off", "-ex", "set confirm off", "-ex", "set width 0"]
-        for c in pre:
-            argv += ["-ex", c]
-        argv += ["-ex", "target remote udp:127.0.0.1:%d" % k.gdb_udp_port]
-        for c in commands:
-            argv += ["-ex", c]
-        argv.append(ELF)
-        import subprocess
-        self.argv = argv
-        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        self.out = b""
-
-
-INSECURE_WARNING = ("warning: gdb: gdb.udp.insecure: raw gdb datagrams taken; anyone who can forge an allowlisted "
-                    "address, without receiving, controls the machine")
-
-
-def boot_udp(kprof_factory, cmdline="", **kw):
-    k = kprof_factory(cmdline=("gdb.udp=%d gdb.udp.insecure %s" % (GUEST_PORT, cmdline)).strip(), gdb_udp=GUEST_PORT,
-                      **kw)
-    assert INSECURE_WARNING in k.boot_log, k.boot_log
-    # the transport is up once DHCP has given the address
-    poll("the DHCP address", lambda: "address 10.0.2.15/" in k.cmd("net"), timeout=30)
-    return k
-
-
-def gdb_udp_line(k, lines=1):
-    """`net`'s "gdb udp:" line (lines=2: and the "gdb unproven:" line after it)."""
-    m = re.search(r"(?m)^gdb udp: .*$" + (r"\n^gdb unproven: .*$" if lines == 2 else ""), k.cmd("net"))
-    assert m, "net has no gdb udp line"
-    return m.group(0)
-
-
-def counter(line, name):
-    m = re.search(r"(\d+) %s" % re.escape(name), line)
-    assert m, "no %r in %r" % (name, line)
-    return int(m.group(1))
 
 
 def test_threads_bt_breakpoint_step_detach_over_udp(kprof_factory):
@@ -140,25 +96,6 @@ def test_net_wedge_refuses_bad_times(kprof_factory):
     assert k.cmd("net wedge").startswith("usage: net | net wedge MS")
 
 
-def udp_socket():
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    s.bind(("127.0.0.1", 0))
-    s.settimeout(0.2)
-    return s
-
-
-def received(s, seconds):
-    """Every datagram s gets within seconds, joined."""
-    got = b""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        try:
-            got += s.recv(65536)
-        except socket.timeout:
-            pass
-    return got
-
-
 def test_a_second_peer_is_ignored_while_the_first_is_attached(kprof_factory):
     k = boot_udp(kprof_factory)
     g = UdpGdb(k, ["info threads", mark("attached"), "python import time; time.sleep(4)", "detach"])
@@ -216,11 +153,11 @@ def test_garbage_to_the_port_changes_nothing(kprof_factory):
 
 def test_com2_and_udp_sessions_on_one_boot(kprof_factory):
     k = boot_udp(kprof_factory, gdb=True)
-    text = test_gdb.run_gdb(k, ["info threads", "detach"])
+    text = run_gdb(k, ["info threads", "detach"])
     assert len(threads(text)) == 4, "COM2:\n%s" % text
     text = UdpGdb(k, ["info threads", "detach"]).finish()
     assert len(threads(text)) == 4, "UDP after COM2:\n%s" % text
-    text = test_gdb.run_gdb(k, ["info threads", "detach"])
+    text = run_gdb(k, ["info threads", "detach"])
     assert len(threads(text)) == 4, "COM2 after UDP:\n%s" % text
     assert_running(k)
 

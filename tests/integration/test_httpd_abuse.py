@@ -1,8 +1,10 @@
 """The pprof.http= server against bad clients (issue 25's "Bad requests"): garbage bytes, a 64 KiB header, a
-slow drip of bytes, an address off the allowlist, a thousand connection attempts -- each gets a refusal or
-nothing, never a panic or a hang, and afterwards the server still answers, no connection is left open, the
-kernel heap is back at its baseline and the console answers. Statuses are asserted, never times."""
+slow drip of bytes, an address off the allowlist, a flood of connection attempts (200; a thousand under `make
+test-full`) -- each gets a refusal or nothing, never a panic or a hang, and afterwards the server still answers,
+no connection is left open, the kernel heap is back at its baseline and the console answers. Statuses are
+asserted, never times."""
 
+import os
 import random
 import socket
 import threading
@@ -10,8 +12,13 @@ import threading
 import pytest
 
 from kprof_qemu import heap_used, poll
-from test_httpd import HTTP_TIMEOUT, Response, assert_framed, assert_refused, boot_http, exchange, get, http_counts
-from test_httpd import http_kernel  # noqa: F401 -- the module's own kernel, as test_httpd.py boots it
+from kprof_httpd import HTTP_TIMEOUT, Response, assert_framed, assert_refused, boot_http, exchange, get, http_counts
+import kprof_httpd
+
+# Kernels this module boots; conftest.py fails a boot past it (build/test-logs/boots.txt: by test).
+BOOTS = 2
+
+http_kernel = kprof_httpd.http_kernel  # the module's own kernel (a fixture), as test_httpd.py boots it
 
 
 def settled(k):
@@ -102,10 +109,16 @@ def attempt(k, i):
         s.close()
 
 
-def test_a_thousand_connection_attempts_then_it_still_answers(http_kernel, baseline):
+# `make test` makes 200 attempts, twenty at a time (the server has 8 slots, HTTPD_CONNS); `make test-full` the
+# thousand of the issue that asked for it (KPROF_FULL=1).
+FLOOD_ATTEMPTS = 1000 if os.environ.get("KPROF_FULL") else 200
+
+
+@pytest.mark.scaled
+def test_a_flood_of_connection_attempts_then_it_still_answers(http_kernel, baseline):
     before = http_counts(http_kernel)
     threads = []
-    for batch in range(0, 1000, 20):  # twenty at a time
+    for batch in range(0, FLOOD_ATTEMPTS, 20):  # twenty at a time
         threads = [threading.Thread(target=attempt, args=(http_kernel, i)) for i in range(batch, batch + 20)]
         for t in threads:
             t.start()
@@ -131,25 +144,29 @@ def test_after_everything_the_heap_is_at_its_baseline(http_kernel, baseline):
 def test_an_address_off_the_allowlist_gets_nothing(request):
     # QEMU's user network has the host at 10.0.2.2; this list leaves it out. QEMU accepts the host's connection
     # itself and forwards the SYN, which the kernel drops before lwIP answers: not one HTTP byte comes back.
+    # The wait ends on the kernel's word, not a timer: once it has refused the SYN (and QEMU's resend of it), no
+    # connection exists for a byte to come back on; what the socket holds then is read without waiting.
     k = boot_http(request, "udpsh.allow=10.9.9.0/24")
     try:
         s = socket.create_connection(("127.0.0.1", k.http_port), timeout=HTTP_TIMEOUT)
         got = b""
         try:
-            s.settimeout(20.0)
             s.sendall(b"GET /debug/pprof/ HTTP/1.1\r\nHost: a\r\n\r\n")
+            poll("the kernel refusing the connection's SYN twice", lambda: http_counts(k)["refused_segments"] >= 2,
+                 timeout=30, every=0.2)
+            s.setblocking(False)
             while True:
                 chunk = s.recv(4096)
                 if not chunk:
                     break
                 got += chunk
-        except (socket.timeout, ConnectionResetError, BrokenPipeError):
+        except (BlockingIOError, ConnectionResetError, BrokenPipeError):
             pass
         finally:
             s.close()
         assert got == b""
         counts = http_counts(k)
-        assert counts["refused_segments"] > 0 and counts["accepted"] == 0, counts
+        assert counts["refused_segments"] >= 2 and counts["accepted"] == 0, counts
         assert "CPU APIC ONLINE" in k.cmd("cpus")
     finally:
         k.kill()

@@ -17,8 +17,10 @@ import subprocess
 import time
 
 from kprof_qemu import ELF, KprofError
-from test_gdb import Gdb, assert_running
-from test_gdb_udp import GUEST_PORT, boot_udp
+from kprof_gdb import Gdb, assert_running, boot_udp
+
+# Kernels this module boots; conftest.py fails a boot past it (build/test-logs/boots.txt: by test).
+BOOTS = 2
 
 LLDB_TIMEOUT = 90  # the whole lldb run, enforced by timeout(1)
 CPUS = 4
@@ -42,7 +44,7 @@ def lldb_bytes(text):
 
 
 class Lldb(Gdb):
-    """test_gdb.Gdb's reading, waiting and exit check, around `lldb --batch` with these commands."""
+    """kprof_gdb.Gdb's reading, waiting and exit check, around `lldb --batch` with these commands."""
 
     def __init__(self, connect, commands, timeout=LLDB_TIMEOUT):
         argv = ["timeout", "-k", "3", str(timeout), "lldb", "--batch", "--no-lldbinit",

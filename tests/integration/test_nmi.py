@@ -7,7 +7,7 @@ panics with "a genuine NMI" and a symbolised backtrace.
 
 import re
 
-from test_pmu import assert_nmi_panic
+from kprof_pmu import assert_nmi_panic
 
 SELFTEST_OK = re.compile(r"selftest nmi: ok: a #GP fixed up inside the NMI handler kept NMIs blocked; the NMI "
                          r"sent meanwhile arrived after the handler returned\. The external-NMI check costs "
@@ -40,8 +40,8 @@ def test_selftest_nmi_then_a_genuine_nmi_still_panics(kprof_factory):
 import os
 import signal
 
-from test_gdb import Gdb, mark, threads
-from test_pmu import lscpu, one, profile
+from kprof_gdb import Gdb, mark, threads
+from kprof_pmu import lscpu, one, profile
 
 CLAIM_INTEL = dict(cmdline="pmu=claim-intel", extra_args=["-cpu", "Skylake-Client"])
 RX_MONITOR_PMU_CPU = re.compile(r"(?m)^cpu (\d+): armed (yes|no)")
@@ -101,7 +101,10 @@ def test_gdb_ctrl_c_during_a_profile_stops_and_monitor_pmu_shows_every_cpu_disar
 import subprocess
 
 from kprof_qemu import ELF, nm_symbols
-from test_gdb_safety import Rsp
+from kprof_rsp import Rsp
+
+# Kernels this module boots; conftest.py fails a boot past it (build/test-logs/boots.txt: by test).
+BOOTS = 6
 
 NMI_ENTRIES = ("nmi", "counter_source", "selftest_source", "debugger_source", "port61")
 # A panic never returns to the NMI: what it runs is outside the question.

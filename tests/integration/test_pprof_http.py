@@ -21,11 +21,15 @@ import urllib.request
 
 import pytest
 
-from kprof_qemu import ELF, TOP, Kprof, KprofError, poll
-from test_httpd import Links  # the index page's <a href> collector
+from kprof_qemu import ELF, TOP, KprofError, boot_kernel, cpu_ticks, poll
+from kprof_pprof import go_pprof, pb2  # noqa: F401 -- pb2 is a fixture
+from kprof_httpd import Links  # the index page's <a href> collector
 
 sys.path.insert(0, os.path.join(TOP, "scripts"))
 import kprof_profile as kp  # noqa: E402
+
+# Kernels this module boots; conftest.py fails a boot past it (build/test-logs/boots.txt: by test).
+BOOTS = 5
 
 GUEST_PORT = 6060
 BURN_LEAF = "burn_inner"
@@ -33,12 +37,7 @@ BURN_CALLERS = ["burn_middle", "burn_outer", "burn_task"]
 
 
 def boot(request, name, cmdline=""):
-    k = Kprof(smp=4, mem=256, http=GUEST_PORT, cmdline=("pprof.http=%d %s" % (GUEST_PORT, cmdline)).strip(),
-              name=name)
-    k.boot()
-    poll("the DHCP address", lambda: re.search(r"(?m)^eth0: .* address (?!0\.0\.0\.0/)[\d.]+/\d+ \(dhcp\)$",
-                                               k.cmd("net")), timeout=30, every=0.2)
-    return k
+    return boot_kernel("pprof.http=%d" % GUEST_PORT, cmdline, smp=4, mem=256, http=GUEST_PORT, name=name, dhcp=True)
 
 
 @pytest.fixture(scope="module")
@@ -48,12 +47,6 @@ def kernel(request):
         yield k
     finally:
         k.kill()
-
-
-@pytest.fixture(scope="module")
-def pb2():
-    subprocess.run(["make", "-s", "build/pprof/profile_pb2.py"], cwd=TOP, check=True, timeout=120)
-    return kp.load_profile_pb2()
 
 
 def url(k, path):
@@ -73,15 +66,10 @@ def label_jobs(k, pids):
         k.cmd("label %d job=%s" % (pid, "a" if i == 0 else "b"))
 
 
-def go_pprof(tmp, *args, timeout=180):
-    """go tool pprof with its home and its fetched-profile directory in tmp; returns (stdout, the saved files)."""
-    env = dict(os.environ, HOME=str(tmp), PPROF_TMPDIR=str(tmp))
-    before = set(os.listdir(str(tmp)))
-    done = subprocess.run(["go", "tool", "pprof"] + list(args), capture_output=True, text=True, timeout=timeout,
-                          env=env)
-    assert done.returncode == 0, "go tool pprof %s:\n%s" % (" ".join(args), done.stderr)
-    saved = sorted(os.path.join(str(tmp), f) for f in set(os.listdir(str(tmp))) - before if f.endswith(".pb.gz"))
-    return done.stdout, saved
+def fetch_into(tmp):
+    """go_pprof's options here: pprof's home and the profiles it fetches in tmp, its own symbolization, 180 s;
+    it returns (stdout, the profiles saved)."""
+    return dict(home=tmp, symbolize=None, timeout=180, fetched=True)
 
 
 def load(pb2, path):
@@ -125,16 +113,6 @@ def top_rows(text):
     return rows
 
 
-def cpu_ticks(k):
-    """{cpu: ticks so far} from `cpus`."""
-    ticks = {}
-    for line in k.cmd("cpus").splitlines():
-        f = line.split()
-        if len(f) == 5 and f[0].isdigit() and f[2] in ("yes", "no"):
-            ticks[int(f[0])] = int(f[3])
-    return ticks
-
-
 def comment_fields(prof):
     """key=value words of the profile's comments."""
     fields = {}
@@ -152,9 +130,9 @@ def burn_profile(kernel, pb2, tmp_path_factory):
     others job=b), with `cpus` read before and after; the profile go tool pprof saved, decoded."""
     tmp = tmp_path_factory.mktemp("burn")
     label_jobs(kernel, burn(kernel, 20000, 4))
-    before = cpu_ticks(kernel)
-    raw, saved = go_pprof(tmp, "-raw", url(kernel, "/debug/pprof/profile?seconds=5"))
-    after = cpu_ticks(kernel)
+    before = cpu_ticks(kernel)[1]  # {cpu: ticks so far}
+    raw, saved = go_pprof(url(kernel, "/debug/pprof/profile?seconds=5"), "-raw", **fetch_into(tmp))
+    after = cpu_ticks(kernel)[1]
     assert len(saved) == 1, saved
     return dict(raw=raw, path=saved[0], prof=load(pb2, saved[0]), before=before, after=after, tmp=tmp)
 
@@ -183,7 +161,7 @@ def test_go_tool_pprof_raw_reads_every_cpus_samples(burn_profile):
 
 
 def test_burn_is_on_top_with_its_callers(burn_profile):
-    top, _ = go_pprof(burn_profile["tmp"], "-top", burn_profile["path"])
+    top, _ = go_pprof(burn_profile["path"], "-top", **fetch_into(burn_profile["tmp"]))
     rows = top_rows(top)
     assert rows and rows[0][2] == BURN_LEAF, top
     prof = burn_profile["prof"]
@@ -200,7 +178,7 @@ def test_label_sets_are_sample_labels(burn_profile):
             assert len(labels.get("job", [])) == 1, labels
             jobs[labels["job"][0]] = jobs.get(labels["job"][0], 0) + s.value[0]
     assert set(jobs) == {"a", "b"}, jobs
-    tags, _ = go_pprof(burn_profile["tmp"], "-tags", burn_profile["path"])
+    tags, _ = go_pprof(burn_profile["path"], "-tags", **fetch_into(burn_profile["tmp"]))
     assert re.search(r"(?m)^ job: Total ", tags) and re.search(r"(?m)^ cpu: Total ", tags), tags
 
 
@@ -230,26 +208,28 @@ def test_the_elf_gives_source_lines(kernel, tmp_path):
     """`go tool pprof build/kprof.elf URL`: the kernel's mapping is not marked symbolised, so pprof symbolises
     it with the ELF, and -lines shows burn_inner's file and line."""
     burn(kernel, 8000, 4)
-    top, _ = go_pprof(tmp_path, "-lines", "-top", ELF, url(kernel, "/debug/pprof/profile?seconds=2"))
+    top, _ = go_pprof(url(kernel, "/debug/pprof/profile?seconds=2"), "-lines", "-top", ELF, **fetch_into(tmp_path))
     assert re.search(r"burn_inner \S*kernel/shell/cmd_burn\.c:\d+", top), top
 
 
 def test_interrupts_off_time_is_marked(kernel, pb2, tmp_path):
     """burn's irqsoff slices hold the tick off: those samples carry context=let-in and held_off_us."""
     burn(kernel, 8000, 2, "irqsoff")
-    _, saved = go_pprof(tmp_path, "-raw", url(kernel, "/debug/pprof/profile?seconds=3"))
+    _, saved = go_pprof(url(kernel, "/debug/pprof/profile?seconds=3"), "-raw", **fetch_into(tmp_path))
     prof = load(pb2, saved[0])
     marked = [sample_labels(prof, s) for s in prof.sample if "context" in sample_labels(prof, s)]
     assert any(l["context"] == ["let-in"] and l.get("held_off_us", [0])[0] > 0 for l in marked), marked[:5]
 
 
 def test_a_second_profile_while_one_runs_is_429_and_pages_still_answer(kernel, tmp_path):
-    burn(kernel, 25000, 4)
+    # 12 s: the four requests below, each a second or two on a loaded host, fit in it with room to spare once the
+    # profile is seen running
+    burn(kernel, 17000, 4)
     first = {}
 
     def fetch():
         try:
-            with urllib.request.urlopen(url(kernel, "/debug/pprof/profile?seconds=20"), timeout=300) as r:
+            with urllib.request.urlopen(url(kernel, "/debug/pprof/profile?seconds=12"), timeout=300) as r:
                 first["status"], first["body"] = r.status, r.read()
         except Exception as e:  # reported below
             first["error"] = e
@@ -272,18 +252,30 @@ def test_a_second_profile_while_one_runs_is_429_and_pages_still_answer(kernel, t
     assert first.get("status") == 200 and first["body"][:2] == b"\x1f\x8b", first
 
 
+@pytest.mark.full_only
 def test_three_kernels_scraped_at_once(request, tmp_path):
-    """Three kernels, each burning, each profiled by its own go tool pprof at the same time; every console
+    """Three kernels, each burning, each profiled by its own go tool pprof at the same time for 20 s; every
+    console answers while they run (`make test-full`; `make test` scrapes one kernel, below)."""
+    scraped_at_once(request, tmp_path, 3, profile_s=20)
+
+
+def test_a_kernel_scraped_while_its_console_answers(request, tmp_path):
+    """One kernel burning, profiled by go tool pprof for 8 s; its console answers while the profile runs and the
+    profile's top is the burn: what the three kernels of `make test-full` each do."""
+    scraped_at_once(request, tmp_path, 1, profile_s=8)
+
+
+def scraped_at_once(request, tmp_path, count, profile_s):
+    """count kernels, each burning, each profiled by its own go tool pprof at the same time; every console
     answers while they run.
 
     The consoles are asked in turn, round and round, until each has said its profile is running: asking one
     kernel until it answers and only then the next let a short profile on the third end before it was asked
     (a loaded host takes seconds per command). Each profile lasts profile_s seconds of the kernel's clock, so
-    only three commands taking that long in all could miss one, and then the message says so."""
-    profile_s = 20
+    only count commands taking that long in all could miss one, and then the message says so."""
     kernels, procs, seen = [], [], set()
     try:
-        for i in range(3):
+        for i in range(count):
             kernels.append(boot(request, "%s-%d" % (request.node.name, i)))
         for k in kernels:
             burn(k, 25000 + 1000 * profile_s, 4)
@@ -332,5 +324,5 @@ def test_the_index_in_chromium_leads_to_a_profile_go_tool_pprof_opens(kernel, tm
     short = [h for h in links.hrefs if re.fullmatch(r"profile\?seconds=\d+", h)]
     assert short, r.stdout[:2000]
     burn(kernel, 15000, 4)
-    top, _ = go_pprof(tmp_path, "-top", urllib.parse.urljoin(index, short[0]))
+    top, _ = go_pprof(urllib.parse.urljoin(index, short[0]), "-top", **fetch_into(tmp_path))
     assert top_rows(top)[0][2] == BURN_LEAF, top

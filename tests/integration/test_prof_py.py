@@ -27,28 +27,20 @@ import time
 
 import pytest
 
-from kprof_qemu import ELF, TOP, Kprof, free_port, poll
+from kprof_pprof import go_pprof
+from kprof_qemu import ELF, TOP, Kprof, booted, free_port, poll
+from kprof_report import burn_labelled, console_report, wait_no_burn
+from kprof_gdb import WRAPPER
 
 sys.path.insert(0, os.path.join(TOP, "scripts"))
 import kprof_profile as kp  # noqa: E402
 
+# Kernels this module boots; conftest.py fails a boot past it (build/test-logs/boots.txt: by test).
+BOOTS = 1
+
 PROF_PY = os.path.join(TOP, "scripts", "prof.py")
 GDB_TIMEOUT = 60
 BURN_CALLERS = ["burn_middle", "burn_outer", "burn_task", "task_entry_trampoline"]
-
-WRAPPER = r"""
-import sys
-def kp_run(name, command):
-    try:
-        out, status = gdb.execute(command, to_string=True), "ok"
-    except gdb.error as e:
-        out, status = str(e) + "\n", "error"
-    if out and not out.endswith("\n"):
-        out += "\n"
-    sys.stdout.write("@@begin %s %s\n%s@@end %s\n" % (name, status, out, name))
-    sys.stdout.flush()
-"""
-
 
 GATE = "@@gate"
 
@@ -121,27 +113,7 @@ def both(request):
     k = Kprof(smp=4, mem=256, gdb=True, name=request.node.name)
     k.qemu_gdb_port = other_free_port(k.gdb_port)
     k.extra_args += ["-gdb", "tcp:127.0.0.1:%d" % k.qemu_gdb_port]
-    try:
-        k.boot()
-        yield k
-    finally:
-        k.kill()
-
-
-def burn_labelled(k, ms, tasks):
-    """Starts burn tasks, labels the first job=a and the others job=b; returns their pids."""
-    out = k.cmd("burn %d %d" % (ms, tasks))
-    m = re.fullmatch(r"burn: started (\d+) tasks for \d+ ms \(pids((?: \d+)*)\)", out)
-    assert m, "burn said %r" % out
-    pids = [int(p) for p in m.group(2).split()]
-    for i, pid in enumerate(pids):
-        assert k.cmd("label %d job=%s" % (pid, "a" if i == 0 else "b")) == "pid %d labels job=%s" \
-            % (pid, "a" if i == 0 else "b")
-    return pids
-
-
-def wait_no_burn(k):
-    poll("no burn run going", lambda: "running" not in k.cmd("burn"), timeout=30, every=0.1)
+    yield from booted(k)
 
 
 def test_before_any_profile(both, tmp_path):
@@ -203,21 +175,6 @@ def test_a_recording_run_seen_mid_window(both, tmp_path):
     m = both.expect(r"(?m)^(\d+) samples on \d+ cpus", timeout=30, what="the report of the recording run")
     assert int(m.group(1)) >= sum(per_ring)
     both.expect(r"\n> ", what="the prompt after the recording run")
-
-
-def console_report(k, line, timeout=30):
-    """Runs one shell line and returns the console's output between its echo and the next prompt exactly as
-    the serial line carried it, only its line ends made \n (kprof_qemu's cmd() drops every \r and the last
-    newline). The console ends each line with \r\n, and the pty QEMU's serial is read through adds a \r of
-    its own: \r\r\n; no other \r may be left."""
-    k.cmd("")                       # the unconsumed output is the prompt's: the next bytes are the line's
-    start = len(k._raw)
-    k.cmd(line, timeout=timeout)
-    raw = "".join(k._raw[start:]).replace("\r\r\n", "\n").replace("\r\n", "\n")
-    assert "\r" not in raw, "a carriage return that is not a line end: %r" % raw
-    echo = raw.index(line + "\n") + len(line) + 1
-    end = raw.rindex("\n> ") + 1
-    return raw[echo:end]
 
 
 def test_prof_report_prints_the_console_report_byte_for_byte(both, tmp_path):
@@ -328,14 +285,6 @@ def test_prof_report_is_the_kernels_report(both, tmp_path):
     top = go_pprof(pprof, "-top")
     first = [l.split() for l in top.splitlines() if re.match(r"\s+\d", l)][0]
     assert first[-1] == "burn_inner", top
-
-
-def go_pprof(path, *flags):
-    env = dict(os.environ, HOME=os.path.dirname(path), PPROF_TMPDIR=os.path.dirname(path))
-    done = subprocess.run(["go", "tool", "pprof", "-symbolize=none"] + list(flags) + [path], capture_output=True,
-                          text=True, timeout=120, env=env)
-    assert done.returncode == 0, done.stderr
-    return done.stdout
 
 
 def test_prof_pmu_through_kprofs_stub_and_qemus(both, tmp_path):

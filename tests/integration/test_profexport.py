@@ -14,10 +14,16 @@ import sys
 
 import pytest
 
+from kprof_pprof import go_pprof, pb2  # noqa: F401 -- pb2 is a fixture
+from kprof_net import wait_dhcp
 from kprof_qemu import ELF, TOP, Kprof, poll
+from kprof_report import burn_labelled
 
 sys.path.insert(0, os.path.join(TOP, "scripts"))
 import kprof_profile as kp  # noqa: E402
+
+# Kernels this module boots; conftest.py fails a boot past it (build/test-logs/boots.txt: by test).
+BOOTS = 1
 
 PROFEXPORT = os.path.join(TOP, "scripts", "profexport")
 UDPSH = os.path.join(TOP, "scripts", "udpsh")
@@ -30,41 +36,15 @@ def kernel_udp(request):
     try:
         k.boot()
         # DHCP logs its address on the console when it binds: before any command whose output is kept
-        poll("the DHCP address", lambda: re.search(r"(?m)^eth0: .* address (?!0\.0\.0\.0/)[\d.]+/\d+ \(dhcp\)$",
-                                                   k.cmd("net")), timeout=30, every=0.2)
+        wait_dhcp(k)
         k.cmd("uptime")
         yield k
     finally:
         k.kill()
 
 
-@pytest.fixture(scope="module")
-def pb2():
-    subprocess.run(["make", "-s", "build/pprof/profile_pb2.py"], cwd=TOP, check=True, timeout=120)
-    return kp.load_profile_pb2()
-
-
-def burn_labelled(k, ms, tasks):
-    poll("no burn run going", lambda: "running" not in k.cmd("burn"), timeout=30, every=0.1)
-    out = k.cmd("burn %d %d" % (ms, tasks))
-    m = re.fullmatch(r"burn: started (\d+) tasks for \d+ ms \(pids((?: \d+)*)\)", out)
-    assert m, "burn said %r" % out
-    pids = [int(p) for p in m.group(2).split()]
-    for i, pid in enumerate(pids):
-        k.cmd("label %d job=%s" % (pid, "a" if i == 0 else "b"))
-    return pids
-
-
 def profexport(*args):
     return subprocess.run([PROFEXPORT] + list(args), capture_output=True, timeout=120)
-
-
-def go_pprof(path, *flags):
-    env = dict(os.environ, HOME=os.path.dirname(path), PPROF_TMPDIR=os.path.dirname(path))
-    done = subprocess.run(["go", "tool", "pprof", "-symbolize=none"] + list(flags) + [path], capture_output=True,
-                          text=True, timeout=120, env=env)
-    assert done.returncode == 0, done.stderr
-    return done.stdout
 
 
 def folded_counts(text):
@@ -79,7 +59,7 @@ def folded_counts(text):
 @pytest.fixture(scope="module")
 def console_raw(kernel_udp, tmp_path_factory):
     """`profile 1000 all raw` over the console, with three labelled burn tasks, saved to a file."""
-    burn_labelled(kernel_udp, 2500, 3)
+    burn_labelled(kernel_udp, 2500, 3, wait_idle=True)
     text = kernel_udp.cmd("profile 1000 all raw", timeout=60) + "\n"
     path = str(tmp_path_factory.mktemp("raw") / "console.raw")
     with open(path, "w") as f:
@@ -158,7 +138,7 @@ def test_udp_profile_by_profexport_itself(kernel_udp, pb2, tmp_path):
     poll("the UDP shell answering", lambda: subprocess.run(
         [UDPSH, "-t", "1", "-p", str(k.udp_port), "127.0.0.1", "help"], capture_output=True).returncode == 0,
         timeout=30, every=0.2)
-    burn_labelled(k, 2500, 3)
+    burn_labelled(k, 2500, 3, wait_idle=True)
     spec = "127.0.0.1:%d" % k.udp_port
     out = str(tmp_path / "udp.pb.gz")
     r = profexport("-o", out, "--ms", "600", "--udp", spec)

@@ -55,11 +55,11 @@ sys.path.insert(0, os.path.join(TOP, "scripts"))
 
 import kprof_profile  # noqa: E402
 import kprof_wire as wire  # noqa: E402
-from kprof_qemu import ELF, LOG_DIR, Kprof, KprofError, parse_table, poll, ps_rows, uptime  # noqa: E402
-from test_gdb import Gdb, threads  # noqa: E402
-from test_net import (HOST_INSIDE, NETLOAD, exchange, finish_host_sink, free_port, net_status,  # noqa: E402
-                      start_host_sink, start_request, token_for, wait_dhcp)
-from test_profile import (RX_CALLER, RX_HEADER, RX_LABEL_SHARE, RX_LEAF, RX_MORE, RX_TABLE_FULL,  # noqa: E402
+from kprof_qemu import ELF, LOG_DIR, Kprof, KprofError, free_port, parse_table, poll, ps_rows, uptime  # noqa: E402
+from kprof_gdb import Gdb, threads  # noqa: E402
+from kprof_net import (HOST_INSIDE, NETLOAD, exchange, finish_host_sink, net_status, start_host_sink,  # noqa: E402
+                       start_request, token_for, wait_dhcp)
+from kprof_report import (RX_CALLER, RX_HEADER, RX_LABEL_SHARE, RX_LEAF, RX_MORE, RX_TABLE_FULL,  # noqa: E402
                           RX_WINDOW, burn_pids, wait_no_burn)
 
 CPUS = 4

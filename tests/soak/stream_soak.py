@@ -27,8 +27,8 @@ sys.path.insert(0, os.path.join(TOP, "scripts"))
 from kprof_qemu import LOG_DIR, Kprof, KprofError, poll, uptime  # noqa: E402
 from span_check import SpanLog, check_samples, label_pool, span_burn, span_of  # noqa: E402
 from stream_rx import Receiver, StreamProblem  # noqa: E402
-from test_net import HOST_INSIDE, udp_cmd, wait_dhcp  # noqa: E402
-from test_profile import wait_no_burn  # noqa: E402
+from kprof_net import HOST_INSIDE, udp_cmd, wait_dhcp  # noqa: E402
+from kprof_report import wait_no_burn  # noqa: E402
 
 CPUS = 4
 HZ = 1000

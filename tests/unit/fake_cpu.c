@@ -1,24 +1,27 @@
-/* tests/unit/fake_cpu.c: the stateful fake CPU of tests/unit/fake_cpu.h -- arch/x86_64/pmu_hw.h and msr.h answered from
- * a model of CPUID, the PMU MSRs of Intel arch perfmon and of AMD's core extension (with PerfMonV2), the
- * legacy AMD counters, the LVT performance-counter entry and NMI delivery -- and log_info/log_warn captured
- * for the tests. Time advances only when the code under test touches the fake (each pmu_hw call takes
- * fake.cycles_per_call cycles) or a test says so; counters count only on the CPU whose time advances. The MSR
- * file is as strict as the manuals (Intel SDM vol. 3B "Performance Monitoring", AMD APM vol. 2 "Performance
- * Counters" and the Zen 4 PPR's PerfMonV2): an MSR the CPU does not have, a reserved bit set, or a write to a
- * read-only status register is a #GP, and an overflow stays in the status until the clear register clears it.
- * Which counters exist and how wide they are is read from the model's own CPUID (tests/unit/fake_cpu_models.c).
- * The machines themselves are tests/unit/fake_cpu_models.c. */
+/* tests/unit/fake_cpu.c: the stateful fake CPU of tests/unit/fake_cpu.h -- arch/x86_64/pmu_hw.h and msr.h
+ * answered from a model of CPUID, the PMU MSRs of Intel arch perfmon and of AMD's core extension (with
+ * PerfMonV2), the legacy AMD counters, the LVT performance-counter entry and NMI delivery. (The kernel's log
+ * goes to the fake kernel's console, tests/unit/fake_kernel.c; fake_reset() empties it.) Time advances only when
+ * the code under test touches the fake (each pmu_hw call takes fake.cycles_per_call cycles) or a test says so;
+ * counters count only on the CPU whose time advances. The MSR file is as strict as the manuals (Intel SDM vol.
+ * 3B "Performance Monitoring", AMD APM vol. 2 "Performance Counters" and the Zen 4 PPR's PerfMonV2): an MSR the
+ * CPU does not have, a reserved bit set, or a write to a read-only status register is a #GP, and an overflow
+ * stays in the status until the clear register clears it. Which counters exist and how wide they are is read
+ * from the model's own CPUID (tests/unit/fake_cpu_models.c). The machines themselves are
+ * tests/unit/fake_cpu_models.c. */
 #include "fake_cpu.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "arch/x86_64/pmu_backend.h"
 #include "arch/x86_64/pmu_hw.h"
 #include "fake_hal.h"
 #include "hal/cpu.h"
 #include "hal/pmu.h"
 #include "kernel/log.h"
+#include "fake_kernel.h"
 
 struct fake_machine fake;
 
@@ -27,10 +30,24 @@ struct fake_machine fake;
 void fake_reset(void)
 {
     memset(&fake, 0, sizeof fake);
+    fake_log_reset(); /* the log is the fake kernel's console now, reset with the machine as before */
     fake.cycles_per_call = 100;
     for (unsigned i = 0; i < FAKE_CPUS; i++)
         fake.cpu[i].lvtpc = LVT_MASK_BIT; /* the reset value: masked */
     fake_cpu_index = 0;
+}
+
+void fake_boot(void (*model)(void), bool (*nmi_handler)(void))
+{
+    fake_reset();
+    model();
+    pmu_reset_for_tests();
+    pmu_select(NULL);
+    fake.nmi_handler = nmi_handler;
+    fake_cpu_count = FAKE_CPUS;
+    fake_cpu_index = 0;
+    fake_tick_hz = TICK_HZ_DEFAULT;
+    memset(fake_idle_waits, 0, sizeof fake_idle_waits);
 }
 
 /* ---- the log ------------------------------------------------------------------------------------------- */
@@ -310,6 +327,15 @@ void fake_release_pmis(void)
 
 /* ---- the MSR file: false is a #GP ---------------------------------------------------------------------- */
 
+/* A read-only status register: a write is a #GP. */
+static bool read_only(uint64_t r, bool write, uint64_t *v)
+{
+    if (write)
+        return false;
+    *v = r;
+    return true;
+}
+
 /* A register that stores what is written, with valid the bits a write may set: any other bit set is a #GP. */
 static bool reg(uint64_t *r, bool write, uint64_t *v, uint64_t valid)
 {
@@ -373,10 +399,7 @@ static bool intel_msr(struct fake_cpu_state *s, uint32_t msr, bool write, uint64
         return reg(&s->fixed_ctrl, write, v, valid);
     }
     case FAKE_MSR_GLOBAL_STATUS:
-        if (write)
-            return false; /* read-only */
-        *v = s->global_status;
-        return true;
+        return read_only(s->global_status, write, v);
     case FAKE_MSR_GLOBAL_CTRL:
         return reg(&s->global_ctrl, write, v, counters);
     case FAKE_MSR_GLOBAL_OVF_CTRL: /* v4: IA32_PERF_GLOBAL_STATUS_RESET, the same address and bits, and more */
@@ -422,10 +445,7 @@ static bool amd_msr(struct fake_cpu_state *s, uint32_t msr, bool write, uint64_t
     uint64_t counters = bits_below(n);
     switch (msr) {
     case FAKE_MSR_AMD_GLOBAL_STATUS:
-        if (write)
-            return false; /* read-only */
-        *v = s->amd_global_status;
-        return true;
+        return read_only(s->amd_global_status, write, v);
     case FAKE_MSR_AMD_GLOBAL_CTL:
         return reg(&s->amd_global_ctl, write, v, counters);
     case FAKE_MSR_AMD_GLOBAL_STATUS_CLR:
@@ -572,31 +592,3 @@ uint64_t pmu_hw_cycles(void)
 }
 
 unsigned pmu_hw_cpu(void) { return fake_cpu_index; }
-
-/* ---- kernel/log.h ---------------------------------------------------------------------------------------- */
-
-static void log_line(const char *prefix, const char *fmt, va_list ap)
-{
-    char line[256];
-    size_t n = (size_t)snprintf(line, sizeof line, "%s", prefix);
-    vsnprintf(line + n, sizeof line - n, fmt, ap);
-    size_t used = strlen(fake.log_text);
-    snprintf(fake.log_text + used, sizeof fake.log_text - used, "%s\n", line);
-    fake.log_lines++;
-}
-
-void log_info(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    log_line("", fmt, ap);
-    va_end(ap);
-}
-
-void log_warn(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    log_line("warning: ", fmt, ap);
-    va_end(ap);
-}

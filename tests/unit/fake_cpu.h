@@ -5,7 +5,8 @@
  * have and on writes to read-only status, a hypervisor that swallows everything -- and a LAPIC LVT performance-counter entry through which an overflow with the interrupt bit
  * becomes an NMI, delivered by calling pmu_nmi_is_mine() at the next instruction boundary (the end of a
  * pmu_hw call). Every MSR and LVT write, and every NMI, is logged in order with the CPU's armed flag at the
- * time. Each fake_model_*() configures one machine from scratch. Also captures log_info/log_warn. */
+ * time. Each fake_model_*() configures one machine from scratch. log_info/log_warn
+ * are kernel/log.c's, onto the fake kernel's console (fake_log_text, tests/unit/fake_kernel.h). */
 #ifndef TESTS_UNIT_FAKE_CPU_H
 #define TESTS_UNIT_FAKE_CPU_H
 
@@ -101,8 +102,6 @@ struct fake_machine {
     unsigned pmis_not_nmi;     /* PMIs raised with the LVT entry not in NMI mode */
     unsigned lvt_bad_writes;   /* LVT writes with reserved bits, an unsupported mode, or an illegal vector */
     unsigned freezes;          /* PMIs that froze the counters (DEBUGCTL.FREEZE_PERFMON_ON_PMI set) */
-    unsigned log_lines;        /* log_info/log_warn calls ... */
-    char log_text[2048];       /* ... and their lines, each ending in a newline ("warning: " before log_warn's) */
 };
 
 extern struct fake_machine fake;
@@ -127,6 +126,10 @@ extern struct fake_machine fake;
 
 /* Forgets everything: no CPUID leaves, no PMU, every MSR #GP, 100 cycles per call, CPU 0. */
 void fake_reset(void);
+/* The machine the profiler's tests run on: fake_reset(), model() configuring it, the PMU layer forgotten and
+ * selected afresh as at boot (no pmu= value), NMIs to nmi_handler; every one of the FAKE_CPUS online, CPU 0
+ * current, the tick at TICK_HZ_DEFAULT, no idle waits counted. */
+void fake_boot(void (*model)(void), bool (*nmi_handler)(void));
 /* Adds (or replaces) an answer. cpu = FAKE_ANY_CPU for all CPUs. */
 void fake_cpuid_set(uint32_t leaf, uint32_t sub, unsigned cpu, uint32_t eax, uint32_t ebx, uint32_t ecx,
                     uint32_t edx);

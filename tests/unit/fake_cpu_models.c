@@ -66,6 +66,28 @@ static void set_brand(const char *name)
                        word(b + 16 * i + 8), word(b + 16 * i + 12));
 }
 
+/* What every model starts from: a fresh fake answering vendor's CPUID -- its highest basic and extended leaves,
+ * the signature (family, model, stepping) -- and, when hypervisor is given, a hypervisor's signature (and
+ * leaf 1's bit that says there is one). */
+static void machine(const char *vendor, uint32_t max_basic, uint32_t max_ext, unsigned family, unsigned model,
+                    unsigned stepping, const char *hypervisor)
+{
+    fake_reset();
+    set_max_basic(max_basic, vendor);
+    set_leaf1(family, model, stepping, hypervisor != NULL);
+    if (hypervisor)
+        fake_set_hypervisor(hypervisor);
+    fake_cpuid_set(0x80000000u, 0, FAKE_ANY_CPU, max_ext, 0, 0, 0);
+}
+
+/* An Intel part (family 6, extended leaves up to 0x80000008) whose PMU leaf 0xA answers eax, ecx and edx. */
+static void intel(uint32_t max_basic, unsigned model, unsigned stepping, const char *hypervisor, uint32_t eax,
+                  uint32_t ecx, uint32_t edx)
+{
+    machine("GenuineIntel", max_basic, 0x80000008u, 6, model, stepping, hypervisor);
+    fake_cpuid_set(0xA, 0, FAKE_ANY_CPU, eax, 0, ecx, edx);
+}
+
 /* ---- the models ---------------------------------------------------------------------------------------- */
 
 /* An Intel PMU that counts and interrupts. How many counters, how wide, which version: CPUID leaf 0xA's
@@ -90,25 +112,17 @@ static void amd_pmu(bool v2)
 
 void fake_model_intel_v2(void)
 {
-    fake_reset();
-    set_max_basic(0xD, "GenuineIntel");
-    set_leaf1(6, 0x17, 10, false);
-    set_brand("Intel(R) Core(TM)2 Duo CPU     E8400  @ 3.00GHz");
     /* v2, 2 general counters of 40 bits; 3 fixed counters of 40 bits */
-    fake_cpuid_set(0xA, 0, FAKE_ANY_CPU, 0x07280202u, 0, 0, 3u | 40u << 5);
-    fake_cpuid_set(0x80000000u, 0, FAKE_ANY_CPU, 0x80000008u, 0, 0, 0);
+    intel(0xD, 0x17, 10, NULL, 0x07280202u, 0, 3u | 40u << 5);
+    set_brand("Intel(R) Core(TM)2 Duo CPU     E8400  @ 3.00GHz");
     intel_pmu();
 }
 
 void fake_model_intel_v1(void)
 {
-    fake_reset();
-    set_max_basic(0xA, "GenuineIntel");
-    set_leaf1(6, 0x0E, 8, false);
-    set_brand("Genuine Intel(R) CPU           T2500  @ 2.00GHz");
     /* Core Duo: v1, 2 general counters of 40 bits, no fixed counters and no global registers (EDX reserved) */
-    fake_cpuid_set(0xA, 0, FAKE_ANY_CPU, 0x07280201u, 0, 0, 0);
-    fake_cpuid_set(0x80000000u, 0, FAKE_ANY_CPU, 0x80000008u, 0, 0, 0);
+    intel(0xA, 0x0E, 8, NULL, 0x07280201u, 0, 0);
+    set_brand("Genuine Intel(R) CPU           T2500  @ 2.00GHz");
     intel_pmu();
 }
 
@@ -121,11 +135,7 @@ void fake_model_intel_narrow_fixed(unsigned width)
 
 void fake_model_intel_v4_freeze(void)
 {
-    fake_reset();
-    set_max_basic(0x16, "GenuineIntel");
-    set_leaf1(6, 0x5E, 3, false);
-    fake_cpuid_set(0xA, 0, FAKE_ANY_CPU, 0x07300404u, 0, 0, 3u | 48u << 5);
-    fake_cpuid_set(0x80000000u, 0, FAKE_ANY_CPU, 0x80000008u, 0, 0, 0);
+    intel(0x16, 0x5E, 3, NULL, 0x07300404u, 0, 3u | 48u << 5);
     intel_pmu();
     for (unsigned i = 0; i < FAKE_CPUS; i++)
         fake.cpu[i].debugctl = 1u << 12; /* FREEZE_PERFMON_ON_PMI, left set by firmware */
@@ -133,21 +143,14 @@ void fake_model_intel_v4_freeze(void)
 
 void fake_model_intel_v5_no_fixed1(void)
 {
-    fake_reset();
-    set_max_basic(0x20, "GenuineIntel");
-    set_leaf1(6, 0x8F, 8, true);
-    fake_set_hypervisor("KVMKVMKVM\0\0\0");
     /* v5, 8 general counters; EDX: 1 contiguous fixed counter (0) of 48 bits; ECX bitmap: counters 0 and 2 */
-    fake_cpuid_set(0xA, 0, FAKE_ANY_CPU, 0x07300805u, 0, 0x5, 1u | 48u << 5);
-    fake_cpuid_set(0x80000000u, 0, FAKE_ANY_CPU, 0x80000008u, 0, 0, 0);
+    intel(0x20, 0x8F, 8, "KVMKVMKVM\0\0\0", 0x07300805u, 0x5, 1u | 48u << 5);
     intel_pmu();
 }
 
 void fake_model_intel_hybrid(void)
 {
-    fake_reset();
-    set_max_basic(0x20, "GenuineIntel");
-    set_leaf1(6, 0x97, 2, false);
+    machine("GenuineIntel", 0x20, 0x80000008u, 6, 0x97, 2, NULL);
     fake_cpuid_set(7, 0, FAKE_ANY_CPU, 0, 0, 0, 1u << 15); /* Hybrid */
     /* CPU 0 is a Core (performance) core, the others Atoms: different general counters, same fixed ones. */
     fake_cpuid_set(0x1A, 0, 0, 0x40000001u, 0, 0, 0);
@@ -156,26 +159,19 @@ void fake_model_intel_hybrid(void)
         fake_cpuid_set(0x1A, 0, cpu, 0x20000001u, 0, 0, 0);
         fake_cpuid_set(0xA, 0, cpu, 0x07300605u, 0, 0x7, 0x8603u);
     }
-    fake_cpuid_set(0x80000000u, 0, FAKE_ANY_CPU, 0x80000008u, 0, 0, 0);
     intel_pmu();
 }
 
 void fake_model_amd_zen2(void)
 {
-    fake_reset();
-    set_max_basic(0x10, "AuthenticAMD");
-    set_leaf1(0x17, 0x31, 0, false);
-    fake_cpuid_set(0x80000000u, 0, FAKE_ANY_CPU, 0x8000001Fu, 0, 0, 0);
+    machine("AuthenticAMD", 0x10, 0x8000001Fu, 0x17, 0x31, 0, NULL);
     fake_cpuid_set(0x80000001u, 0, FAKE_ANY_CPU, 0, 0, 1u << 23, 0); /* PerfCtrExtCore */
     amd_pmu(false);
 }
 
 void fake_model_amd_zen4(void)
 {
-    fake_reset();
-    set_max_basic(0x10, "AuthenticAMD");
-    set_leaf1(0x19, 0x11, 1, false);
-    fake_cpuid_set(0x80000000u, 0, FAKE_ANY_CPU, 0x80000028u, 0, 0, 0);
+    machine("AuthenticAMD", 0x10, 0x80000028u, 0x19, 0x11, 1, NULL);
     fake_cpuid_set(0x80000001u, 0, FAKE_ANY_CPU, 0, 0, 1u << 23, 0);
     fake_cpuid_set(0x80000022u, 0, FAKE_ANY_CPU, 0x1, 0x6, 0, 0); /* PerfMonV2, 6 core counters */
     amd_pmu(true);
@@ -183,11 +179,7 @@ void fake_model_amd_zen4(void)
 
 void fake_model_amd_legacy_only(void)
 {
-    fake_reset();
-    set_max_basic(0x10, "AuthenticAMD");
-    set_leaf1(0x17, 0x31, 0, true);
-    fake_set_hypervisor("KVMKVMKVM\0\0\0");
-    fake_cpuid_set(0x80000000u, 0, FAKE_ANY_CPU, 0x8000001Fu, 0, 0, 0);
+    machine("AuthenticAMD", 0x10, 0x8000001Fu, 0x17, 0x31, 0, "KVMKVMKVM\0\0\0");
     fake_cpuid_set(0x80000001u, 0, FAKE_ANY_CPU, 0, 0, 0, 0); /* no PerfCtrExtCore */
     fake.pmu = FAKE_PMU_NONE;                                   /* the extension MSRs #GP too */
     fake.legacy_gp = true;
@@ -195,25 +187,16 @@ void fake_model_amd_legacy_only(void)
 
 void fake_model_hypervisor_swallows(void)
 {
-    fake_reset();
-    set_max_basic(0x16, "GenuineIntel");
-    set_leaf1(6, 0x5E, 3, true);
-    fake_set_hypervisor("KVMKVMKVM\0\0\0");
-    fake_cpuid_set(0xA, 0, FAKE_ANY_CPU, 0x07300402u, 0, 0, 3u | 48u << 5);
-    fake_cpuid_set(0x80000000u, 0, FAKE_ANY_CPU, 0x80000008u, 0, 0, 0);
+    intel(0x16, 0x5E, 3, "KVMKVMKVM\0\0\0", 0x07300402u, 0, 3u | 48u << 5);
     fake.swallow = true;
 }
 
 void fake_model_qemu_amd_max(void)
 {
-    fake_reset();
     /* The highest basic leaf is 0xD, whose EAX (XCR0's supported bits) is 0x21f: what every leaf above the
      * maximum answers, 0x80000022 included -- where bit 0 would read as PerfMonV2. */
-    set_max_basic(0xD, "AuthenticAMD");
-    set_leaf1(0xF, 0x6B, 1, true);
-    fake_set_hypervisor("TCGTCGTCGTCG");
+    machine("AuthenticAMD", 0xD, 0x8000000Au, 0xF, 0x6B, 1, "TCGTCGTCGTCG");
     fake_cpuid_set(0xD, 0, FAKE_ANY_CPU, 0x21F, 0x240, 0x988, 0);
-    fake_cpuid_set(0x80000000u, 0, FAKE_ANY_CPU, 0x8000000Au, 0, 0, 0);
     fake_cpuid_set(0x80000001u, 0, FAKE_ANY_CPU, 0, 0, 0x1u, 0); /* LAHF, no PerfCtrExtCore */
     set_brand("QEMU TCG CPU version 2.5+");
     fake.swallow = true;
@@ -229,12 +212,7 @@ void fake_model_no_interrupt(void)
 
 void fake_model_no_pmu(void)
 {
-    fake_reset();
-    set_max_basic(0xD, "GenuineIntel");
-    set_leaf1(6, 0x5E, 3, true);
-    fake_set_hypervisor("TCGTCGTCGTCG");
-    fake_cpuid_set(0xA, 0, FAKE_ANY_CPU, 0, 0, 0, 0);
-    fake_cpuid_set(0x80000000u, 0, FAKE_ANY_CPU, 0x80000008u, 0, 0, 0);
+    intel(0xD, 0x5E, 3, "TCGTCGTCGTCG", 0, 0, 0);
     fake.swallow = true;
 }
 

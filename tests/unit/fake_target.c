@@ -530,3 +530,31 @@ const char *fake_link_output(size_t *len)
     *len = output_len;
     return output != NULL ? output : "";
 }
+
+void refuse_vconts(void (*exchange)(const char *packet, const char *reply))
+{
+    static const char *const malformed[] = {
+        "vCont;",                /* no action */
+        "vCont;s",               /* every CPU stepping */
+        "vCont;s:-1",            /* the same */
+        "vCont;s:1;s:2",         /* two CPUs stepping */
+        "vCont;c:1;c:2;c:3",     /* one left out */
+        "vCont;c:1;c:1;c:2;c:3", /* CPU 4 left out */
+        "vCont;c:1;c:2",         /* two running, two held */
+        "vCont;s:1;c:2",         /* one stepping, one running, two held */
+        "vCont;t",               /* stop: not offered */
+        "vCont;t:1",
+        "vCont;r1000,2000",      /* range step: not offered */
+        "vCont;x",
+        "vCont;C",               /* signal missing */
+        "vCont;c:",
+        "vCont;c:zz",
+        "vCont;c;",
+        "vCont;cc",
+        "vCont;s:1x",
+    };
+    for (size_t i = 0; i < sizeof malformed / sizeof malformed[0]; i++)
+        exchange(malformed[i], "E22");
+    exchange("vCont;c:9", "E03");
+    exchange("vCont;s:5;c", "E03");
+}

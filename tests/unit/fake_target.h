@@ -91,11 +91,23 @@ void fake_expect_reply(const char *reply);
 /* The usual exchange: gdb sends the packet, the stub acknowledges it and replies, gdb acknowledges that. */
 void fake_exchange(const char *packet, const char *reply);
 
+/* Plays the vCont packets the stub must refuse on FAKE_CPUS CPUs through exchange (the fixture's own exchange of
+ * a packet and its reply): E22 for a malformed one or one asking what the stub does not offer, E03 for a thread
+ * there is not. */
+void refuse_vconts(void (*exchange)(const char *packet, const char *reply));
+
 extern const struct gdb_transport fake_transport;
 
 /* Checks the output written after the last read against what remains of the script, and that the whole
  * script was played. Returns NULL when all matched, or a description of the first mismatch. */
 const char *fake_link_finish(void);
+/* Fails the (cmocka) test unless the link played the script to its end. */
+#define SCRIPT_PLAYED()                              \
+    do {                                             \
+        const char *mismatch_ = fake_link_finish();  \
+        if (mismatch_ != NULL)                       \
+            fail_msg("%s", mismatch_);               \
+    } while (0)
 /* Everything the stub wrote, for tests that look at it themselves. */
 const char *fake_link_output(size_t *len);
 

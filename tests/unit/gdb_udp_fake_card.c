@@ -26,9 +26,7 @@ bool neighbour_silent;  /* gdb's machine does not answer ARP */
 
 static bool push(struct frames *q, const uint8_t *frame, size_t len)
 {
-    assert_true(q->count < QUEUE);
-    memcpy(q->bytes[q->count], frame, len);
-    q->len[q->count++] = len;
+    assert_true(frames_push(q, frame, len));
     return true;
 }
 
@@ -45,13 +43,7 @@ static int fake_poll(int budget)
 {
     if (clock_ns < rx_busy_until)
         return -1;
-    int n = 0;
-    while (n < budget && to_card.next < to_card.count) {
-        size_t i = to_card.next++;
-        gdb_udp_frame(to_card.bytes[i], to_card.len[i]);
-        n++;
-    }
-    return n;
+    return frames_poll(&to_card, budget);
 }
 
 static bool fake_permits(uint32_t ip) { return ip != BANNED_IP; }
@@ -160,16 +152,49 @@ int setup(void **state)
 /* The network task's view while the machine runs: frames handed over, then the stop they asked for. */
 enum gdb_udp_stop running_delivers(void)
 {
-    while (to_card.next < to_card.count) {
-        size_t i = to_card.next++;
-        if (gdb_udp_wants(to_card.bytes[i], to_card.len[i]))
-            gdb_udp_frame(to_card.bytes[i], to_card.len[i]);
-    }
-    return gdb_udp_take_stop();
+    return frames_hand_over(&to_card);
 }
 
 void begin(void) { gdb_udp_transport.session(0, true, false); }
 void end(bool gone) { gdb_udp_transport.session(0, false, gone); }
+
+enum gdb_udp_stop running_delivers_from(uint32_t ip, const char *text)
+{
+    gdb_sends_from(ip, 40000, text, strlen(text));
+    return running_delivers();
+}
+
+struct gdb_udp_counts udp_counts(void)
+{
+    struct gdb_udp_counts c;
+    struct netpoll_counts f;
+    gdb_udp_get_counts(&c, &f);
+    return c;
+}
+
+uint32_t peer_ip(uint16_t *port)
+{
+    uint32_t ip;
+    uint16_t p;
+    if (!gdb_udp_peer(&ip, &p))
+        return 0;
+    assert_int_not_equal(ip, 0); /* 0 stands for nobody: no test's peer may have it */
+    if (port != NULL)
+        *port = p;
+    return ip;
+}
+
+void drain_replies(void)
+{
+    while (next_reply() != NULL)
+        ;
+}
+
+void gdb_sends_and_stub_reads(const char *text)
+{
+    gdb_sends(text);
+    assert_string_equal(read_all(), text);
+}
 
 /* gdb opens (`?`) and the machine stops for it: a session, the opener read. */
 void attach(void)

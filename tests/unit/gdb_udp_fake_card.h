@@ -12,6 +12,7 @@
 
 #include "gdbstub/udp.h"
 #include "kernel/net/netpoll.h"
+#include "tests/unit/gdb_udp_frames.h"
 
 #define OUR_IP 0x0a00020f
 #define GDB_IP 0x0a000202
@@ -21,12 +22,6 @@
 
 extern const uint8_t our_mac[6], gdb_mac[6];
 
-#define QUEUE 160
-struct frames {
-    size_t count, next;
-    size_t len[QUEUE];
-    uint8_t bytes[QUEUE][NETPOLL_FRAME_MAX];
-};
 extern struct frames to_card, from_card; /* frames waiting for poll; frames transmitted */
 extern int64_t clock_ns;
 extern bool card_busy;
@@ -54,6 +49,16 @@ int setup(void **state);
 enum gdb_udp_stop running_delivers(void);
 void begin(void);
 void end(bool gone);
+/* While the machine runs, ip (port 40000) sends text: the stop the transport then asks for. */
+enum gdb_udp_stop running_delivers_from(uint32_t ip, const char *text);
+/* The transport's counters now. */
+struct gdb_udp_counts udp_counts(void);
+/* The attached peer's address (its port in *port unless NULL); 0 when nobody is attached. */
+uint32_t peer_ip(uint16_t *port);
+/* Drops every datagram the stub has sent so far, unread. */
+void drain_replies(void);
+/* gdb sends text in a session; the stub's getc must give exactly it. */
+void gdb_sends_and_stub_reads(const char *text);
 /* gdb opens (`?`) and the machine stops for it: a session, the opener read. */
 void attach(void);
 /* attach, and the stub answers the opener; gdb's ack of that answer waits on the card. */

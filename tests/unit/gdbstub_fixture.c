@@ -36,21 +36,39 @@ enum gdb_session_end run(enum stop_reason reason, unsigned cpu)
     return gdb_stub_session(&fake_target, &fake_transport, reason, cpu);
 }
 
+void play(enum stop_reason reason, unsigned cpu, enum gdb_session_end end)
+{
+    assert_int_equal(run(reason, cpu), end);
+    SCRIPT_PLAYED();
+}
+
 /* A session that answers the script and then loses the link, as most tests end. */
 void run_to_link_loss(void)
 {
-    assert_int_equal(run(GDB_STOP_ATTACH, 0), GDB_END_LINK_LOST);
-    SCRIPT_PLAYED();
+    play(GDB_STOP_ATTACH, 0, GDB_END_LINK_LOST);
+}
+
+void play_then_continue(enum stop_reason reason, unsigned cpu)
+{
+    fake_send_packet("c", 1);
+    fake_expect_raw("+", 1);
+    play(reason, cpu, GDB_END_CONTINUE);
 }
 
 /* Plays the script so far in a session that gdb ends with `c`, which keeps the breakpoints in. */
 void continue_session(void)
 {
-    fake_send_packet("c", 1);
-    fake_expect_raw("+", 1);
-    assert_int_equal(run(GDB_STOP_ATTACH, 0), GDB_END_CONTINUE);
-    SCRIPT_PLAYED();
+    play_then_continue(GDB_STOP_ATTACH, 0);
     fake_link_reset();
+}
+
+void expect_resumed_clean(void)
+{
+    assert_int_equal(fake_sw_break_count(), 0);
+    assert_int_equal(fake_hw_break_count(), 0);
+    assert_int_equal(fake_resume_calls, 1);
+    assert_int_equal(fake_resume_step_cpu, -1);
+    assert_false(fake_resume_others_stay);
 }
 
 static char scratch[4 * GDB_PACKET_SIZE];

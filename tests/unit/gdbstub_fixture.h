@@ -21,19 +21,18 @@ int teardown(void **state);
 /* One session of the stub on the fake machine and link, stopped for `reason` on `cpu`. */
 enum gdb_session_end run(enum stop_reason reason, unsigned cpu);
 
-/* Fails the test unless the link played the script to its end. */
-#define SCRIPT_PLAYED()                              \
-    do {                                             \
-        const char *mismatch_ = fake_link_finish();  \
-        if (mismatch_ != NULL)                       \
-            fail_msg("%s", mismatch_);               \
-    } while (0)
-
-
+/* A session stopped for `reason` on `cpu` that must end as `end` having played the whole script. */
+void play(enum stop_reason reason, unsigned cpu, enum gdb_session_end end);
 /* A session that answers the script and then loses the link, as most tests end. */
 void run_to_link_loss(void);
+/* The script so far, then gdb's `c` (acknowledged), in a session stopped for `reason` on `cpu`; the link's
+ * output is kept for the test to read. */
+void play_then_continue(enum stop_reason reason, unsigned cpu);
 /* Plays the script so far in a session that gdb ends with `c`, which keeps the breakpoints in. */
 void continue_session(void);
+
+/* The machine was resumed once, whole and running (no CPU stepping, none held), with no breakpoint left. */
+void expect_resumed_clean(void);
 
 /* The hex of a string, in a static buffer. */
 const char *hex_of(const char *text);

@@ -4,10 +4,13 @@
 # repeating it. kernel/lib/ and the fakes of hal/ are in every program's core archive (HOST_CORE in the Makefile)
 # and in no list.
 
+# The fake kernel (tasks, the sleep, the symbol table, the stack walk, the console) under the kernel's own log.
+FAKE_KERNEL_SRCS := tests/unit/fake_kernel.c kernel/log.c
+
 # The PMU layer: the backend choice, its report, the Intel and AMD backends and CPU identification, over the
-# stateful fake CPU and its models.
+# stateful fake CPU and its models, which log through the fake kernel.
 PMU_SRCS := arch/x86_64/pmu.c arch/x86_64/pmu_report.c arch/x86_64/pmu_intel.c arch/x86_64/pmu_amd.c \
-            arch/x86_64/cpu_identity.c tests/unit/fake_cpu.c tests/unit/fake_cpu_models.c
+            arch/x86_64/cpu_identity.c tests/unit/fake_cpu.c tests/unit/fake_cpu_models.c $(FAKE_KERNEL_SRCS)
 
 # The profiler: the sample path and run control, the fold and its report, raw lines and their fields, label
 # sets and the symbol table.

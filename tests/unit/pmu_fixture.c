@@ -46,6 +46,13 @@ void boot(void (*model)(void), const char *mode)
     pmu_select(mode);
 }
 
+void boot_armed(void (*model)(void))
+{
+    boot(model, NULL);
+    assert_int_equal(pmu_probe(), PMU_COUNTS);
+    assert_true(pmu_arm_this_cpu());
+}
+
 void expect_write(unsigned i, uint32_t msr, uint64_t value)
 {
     if (i >= fake.log_len || fake.log[i].kind != FAKE_WRMSR || fake.log[i].msr != msr ||

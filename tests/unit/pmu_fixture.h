@@ -24,6 +24,8 @@ int teardown(void **state);
 
 /* A fresh machine, and the boot-time selection with the given pmu= value (NULL: none given). */
 void boot(void (*model)(void), const char *mode);
+/* A fresh machine (no pmu= value) whose counter the probe finds counting, armed on CPU 0. */
+void boot_armed(void (*model)(void));
 
 /* The fake's log entry i is this wrmsr, this LVT PC write, this NMI (the counter's or a genuine one). */
 void expect_write(unsigned i, uint32_t msr, uint64_t value);

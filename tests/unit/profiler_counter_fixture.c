@@ -1,6 +1,6 @@
 /* tests/unit/profiler_counter_fixture.c: the machine the profiler's counter tests run on
  * (tests/unit/profiler_counter_fixture.h) -- the kernel's services the profiler calls (text, tasks, stacks,
- * the heap, the stop's sleep and its cross-CPU request), the NMI path, and the models. Shared by
+ * the heap, the stop's sleep and its cross-CPU request) over the fake kernel, the NMI path, and the models. Shared by
  * test_profiler_counter.c (the handshake), test_profiler_lifecycle.c (the stop) and test_profiler_weights.c
  * (what each sample weighs). */
 #include <setjmp.h>
@@ -26,40 +26,18 @@
 
 /* ---- the kernel around the profiler ------------------------------------------------------------------ */
 
+/* Tasks, their stacks, the walk (pc alone: the stacks hold no caller) and the stop's sleep are the fake
+ * kernel's (tests/unit/fake_kernel.c); the image is this file's, the sleep's ticks (stop_tick) too. */
 unsigned char text[64];
 struct symtab tab;
-const struct symtab *kernel_symtab(void) { return &tab; }
 
-struct task tasks[FAKE_CPUS];
-struct task *task_current(void) { return &tasks[fake_cpu_index % FAKE_CPUS]; }
-struct stack_bounds task_stack_bounds(const struct task *task)
-{
-    (void)task;
-    struct stack_bounds none = { 0, 0 };
-    return none;
-}
-void (*sample_walk_hook)(void);
-int stack_trace_from(uintptr_t pc, uintptr_t sp, uintptr_t rbp, const struct stack_bounds *stack,
-                     const struct text_bounds *text_bounds, uintptr_t *out, int max)
-{
-    (void)sp, (void)rbp, (void)stack, (void)text_bounds, (void)max;
-    if (sample_walk_hook)
-        sample_walk_hook();
-    out[0] = pc;
-    return 1;
-}
 void *kmalloc(size_t size) { return malloc(size); }
 void *kzalloc(size_t size) { return calloc(1, size); }
 void kfree(void *p) { free(p); }
 
 struct context busy_ctx(void)
 {
-    struct context ctx;
-    memset(&ctx, 0, sizeof ctx);
-    ctx.rip = (uintptr_t)&text[16];
-    ctx.rflags = 0x202;
-    ctx.vector = 2;
-    return ctx;
+    return fake_interrupt((uintptr_t)&text[16], 2);
 }
 
 uint64_t nmi_cost;
@@ -94,21 +72,15 @@ void run_periods(unsigned cpu, unsigned n)
 }
 
 bool overflow_before_disarm;
-unsigned stop_waits;
 unsigned away_cpus;
-void task_sleep_ms(uint32_t ms)
+/* Each CPU's tick in the stop's wait (fake_tick_hook): none on a CPU away; a last overflow first when asked. */
+static void stop_tick(unsigned cpu)
 {
-    stop_waits++;
-    unsigned caller = fake_cpu_index;
-    for (unsigned cpu = 0; cpu < fake_cpu_count; cpu++) {
-        if (away_cpus & (1u << cpu))
-            continue;
-        if (overflow_before_disarm && pmu_usable())
-            run_periods(cpu, 1);
-        tick(cpu);
-    }
-    fake_cpu_index = caller;
-    fake_time_ns += (int64_t)ms * 1000000;
+    if (away_cpus & (1u << cpu))
+        return;
+    if (overflow_before_disarm && pmu_usable())
+        run_periods(cpu, 1);
+    tick(cpu);
 }
 
 unsigned slow_request_cpus;
@@ -184,30 +156,52 @@ const unsigned model_count = sizeof models / sizeof models[0];
 
 void boot(const struct model *m)
 {
-    fake_reset();
-    m->setup();
-    pmu_reset_for_tests();
-    pmu_select(NULL);
-    fake.nmi_handler = nmi_path;
-    fake_cpu_count = FAKE_CPUS;
-    fake_cpu_index = 0;
-    fake_tick_hz = TICK_HZ_DEFAULT;
-    memset(fake_idle_waits, 0, sizeof fake_idle_waits);
+    fake_boot(m->setup, nmi_path);
     nmi_cost = 0;
     nmis_claimed = 0;
     overflow_before_disarm = false;
-    stop_waits = 0;
+    fake_sleeps = 0;
+    fake_tick_hook = stop_tick;
     away_cpus = 0;
     slow_request_cpus = 0;
     memset(requests_sent, 0, sizeof requests_sent);
     memset(request_held, 0, sizeof request_held);
 }
 
+static const struct model *boot_next(unsigned *next, bool counting_only)
+{
+    for (; *next < model_count; (*next)++) {
+        const struct model *m = &models[*next];
+        if (counting_only && m->verdict != PMU_COUNTS)
+            continue;
+        (*next)++;
+        print_message("model: %s\n", m->name);
+        boot(m);
+        return m;
+    }
+    return NULL;
+}
+
+const struct model *boot_next_model(unsigned *next) { return boot_next(next, false); }
+const struct model *boot_next_counting_model(unsigned *next) { return boot_next(next, true); }
+
 bool run_active;
 void start_run(void)
 {
     assert_int_equal(profiler_start(&run), PROFILER_OK);
     run_active = true;
+}
+
+void start_run_from(unsigned cpu)
+{
+    start_run();
+    tick(cpu);
+}
+
+void start_armed_on_intel(void)
+{
+    boot(&models[0]);
+    start_run_from(0);
 }
 
 void stop_run(void)
@@ -231,15 +225,8 @@ int setup_group(void **state)
     static struct ksym syms[1];
     syms[0] = (struct ksym){ (uint64_t)(uintptr_t)text, sizeof text, 0 };
     memset(text, 0x90, sizeof text);
-    tab.syms = syms;
-    tab.count = 1;
-    tab.names = "fn";
-    tab.text_start = (uintptr_t)text;
-    tab.text_end = (uintptr_t)text + sizeof text;
-    for (unsigned i = 0; i < FAKE_CPUS; i++) {
-        tasks[i].pid = 20 + i;
-        tasks[i].is_idle = false;
-    }
+    fake_image(&tab, syms, 1, "fn", text, sizeof text);
+    fake_tasks_reset(20); /* busy tasks, pids 20 and up */
     fake_time_ns = 1000000000;
     return 0;
 }

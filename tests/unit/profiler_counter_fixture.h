@@ -15,6 +15,7 @@
 #include "arch/x86_64/pmu_hw.h"
 #include "fake_cpu.h"
 #include "fake_hal.h"
+#include "fake_kernel.h"
 #include "hal/context.h"
 #include "hal/pmu.h"
 #include "kernel/heap.h"
@@ -29,8 +30,7 @@
 /* Text: one function, "fn", so every sample folds into one chain. */
 extern unsigned char text[64];
 extern struct symtab tab;
-/* A busy task per CPU. */
-extern struct task tasks[FAKE_CPUS];
+/* A busy task per CPU: the fake kernel's fake_task[] (tests/unit/fake_kernel.h). */
 
 /* The interrupted context: busy code in the one function, interrupts on. */
 struct context busy_ctx(void);
@@ -39,20 +39,17 @@ struct context busy_ctx(void);
 extern uint64_t nmi_cost;
 extern unsigned nmis_claimed;
 bool nmi_path(void);
-/* Called from the stack walk of every sample when set: inside the record, between its slot's reserve and its
- * commit (an NMI arriving in the middle of a tick's sample). */
-extern void (*sample_walk_hook)(void);
+/* An NMI arriving in the middle of a tick's sample: the fake kernel's fake_walk_hook. */
 
 /* A tick on cpu (which becomes the current CPU). */
 void tick(unsigned cpu);
 /* Time passing on cpu: n periods of the counter, each raising (at most) one overflow. */
 void run_periods(unsigned cpu, unsigned n);
 
-/* The stop's wait (task_sleep_ms): each CPU overflows once more when overflow_before_disarm, then ticks --
- * except the CPUs in away_cpus (bit per CPU: a descheduled vCPU, a CPU parked by the debugger), which do
- * neither. stop_waits counts the sleeps. */
+/* The stop's wait (the fake kernel's task_sleep_ms): each CPU overflows once more when overflow_before_disarm,
+ * then ticks -- except the CPUs in away_cpus (bit per CPU: a descheduled vCPU, a CPU parked by the debugger),
+ * which do neither. fake_sleeps counts the sleeps. */
 extern bool overflow_before_disarm;
-extern unsigned stop_waits;
 extern unsigned away_cpus;
 /* The stop's request to a CPU (cpu_send_profiler_stop): taken at once by a CPU that is not away, held for one
  * that is until cpu_comes_back(); held too, while its ticks go on, for a CPU in slow_request_cpus (the
@@ -83,9 +80,18 @@ extern const unsigned model_count; /* PROFILER_COUNTER_MODELS */
 
 /* A fresh machine of model m, booted, every CPU online, nothing away. */
 void boot(const struct model *m);
+/* Every model (or those whose counter counts) in turn: each booted and named in the test's output; *next (0 to
+ * begin) moves past it. NULL after the last. */
+const struct model *boot_next_model(unsigned *next);
+const struct model *boot_next_counting_model(unsigned *next);
 extern bool run_active; /* between start_run and stop_run */
 void start_run(void);
 void stop_run(void);
+/* A run started and its first tick on cpu, which arms cpu's counter (or, on the tick source, samples). */
+void start_run_from(unsigned cpu);
+/* The machine most tests need: models[0] (Intel v2) booted, a run started, CPU 0's counter armed by its first
+ * tick. */
+void start_armed_on_intel(void);
 
 /* The group's setup (the text and its symbol table, the tasks, the clock) and each test's teardown. */
 int setup_group(void **state);

@@ -18,26 +18,7 @@
 #include "kernel/symbols.h"
 #include "profiler_fold_fixture.h"
 
-/* ---- a heap that counts, and can be made to fail ---------------------------------------------------- */
-
-int live_allocations;
-bool allocations_fail;
-
-void *kzalloc(size_t size)
-{
-    if (allocations_fail)
-        return NULL;
-    live_allocations++;
-    return calloc(1, size);
-}
-
-void kfree(void *ptr)
-{
-    if (ptr) {
-        live_allocations--;
-        free(ptr);
-    }
-}
+/* The counting heap is counting_heap.c's. */
 
 /* ---- a symbol table ---------------------------------------------------------------------------------- */
 
@@ -177,8 +158,7 @@ const char *report(unsigned chains)
 int setup(void **state)
 {
     (void)state;
-    live_allocations = 0;
-    allocations_fail = false;
+    counting_heap_reset();
     next_labels = NULL;
     new_run(7, "tick");
     return 0;

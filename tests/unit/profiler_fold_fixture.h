@@ -14,9 +14,14 @@
 #include "kernel/profiler/report.h"
 #include "kernel/symbols.h"
 
-/* The counting heap: kzalloc and kfree are defined in profiler_fold_fixture.c in place of kernel/heap.c. */
-extern int live_allocations;
-extern bool allocations_fail;
+/* The counting heap (tests/unit/counting_heap.c, which every program of this fixture links). */
+#include "counting_heap.h"
+
+/* The first two lines of the report of new_run's synthetic tick run (the one setup makes): samples counted on
+ * cpus CPUs, dropped dropped. A string literal, to begin an expected report. */
+#define TICK_RUN_HEADER(samples, cpus, dropped)                                                              \
+    "profiled 1000 ms\n" #samples " samples on " #cpus " cpus, " #dropped                                    \
+    " dropped, source tick at 100 Hz (a synthetic run)\n"
 
 /* The symbol table and the start addresses of its symbols. */
 extern const struct symtab tab;

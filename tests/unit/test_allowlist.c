@@ -4,6 +4,7 @@
  * net_peer_permitted, the one question every UDP service asks, over a faked command line, log and address. */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -96,20 +97,35 @@ static void test_eight_entries(void **state)
                         "1.0.0.0/8,2.2.0.0/16,3.3.3.0/24,4.4.4.4/32,0.0.0.0/1,6.6.6.6/31,7.7.7.7/32,0.0.0.0/0");
 }
 
+/* What allowlist_permits must answer for one address. */
+struct verdict {
+    uint32_t ip;
+    bool permitted;
+};
+
+/* Fails naming the address unless list answers each of the count verdicts as given. */
+static void expect_verdicts(const struct allowlist *list, const struct verdict *v, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        if (allowlist_permits(list, v[i].ip) != v[i].permitted)
+            fail_msg("%u.%u.%u.%u is %s, expected %s", v[i].ip >> 24, v[i].ip >> 16 & 0xff, v[i].ip >> 8 & 0xff,
+                     v[i].ip & 0xff, v[i].permitted ? "refused" : "permitted", v[i].permitted ? "permitted" : "refused");
+}
+
+#define EXPECT_VERDICTS(list, ...)                                                                              \
+    do {                                                                                                       \
+        static const struct verdict verdicts_[] = { __VA_ARGS__ };                                             \
+        expect_verdicts((list), verdicts_, sizeof verdicts_ / sizeof verdicts_[0]);                            \
+    } while (0)
+
 static void test_permits_by_prefix(void **state)
 {
     (void)state;
     struct allowlist list = parsed("10.0.2.0/24,192.168.1.7");
-    assert_true(allowlist_permits(&list, IP(10, 0, 2, 2)));
-    assert_true(allowlist_permits(&list, IP(10, 0, 2, 0)));
-    assert_true(allowlist_permits(&list, IP(10, 0, 2, 255)));
-    assert_false(allowlist_permits(&list, IP(10, 0, 3, 2)));
-    assert_false(allowlist_permits(&list, IP(10, 0, 1, 255)));
-    assert_true(allowlist_permits(&list, IP(192, 168, 1, 7)));
-    assert_false(allowlist_permits(&list, IP(192, 168, 1, 6)));
-    assert_false(allowlist_permits(&list, IP(192, 168, 1, 8)));
-    assert_false(allowlist_permits(&list, 0));
-    assert_false(allowlist_permits(&list, 0xffffffffu));
+    EXPECT_VERDICTS(&list, { IP(10, 0, 2, 2), true }, { IP(10, 0, 2, 0), true }, { IP(10, 0, 2, 255), true },
+                    { IP(10, 0, 3, 2), false }, { IP(10, 0, 1, 255), false }, { IP(192, 168, 1, 7), true },
+                    { IP(192, 168, 1, 6), false }, { IP(192, 168, 1, 8), false }, { 0, false },
+                    { 0xffffffffu, false });
 }
 
 static void test_slash_zero_permits_everyone(void **state)
@@ -125,26 +141,20 @@ static void test_slash_thirty_two_permits_one(void **state)
 {
     (void)state;
     struct allowlist list = parsed("127.0.0.1/32");
-    assert_true(allowlist_permits(&list, IP(127, 0, 0, 1)));
-    assert_false(allowlist_permits(&list, IP(127, 0, 0, 0)));
-    assert_false(allowlist_permits(&list, IP(127, 0, 0, 2)));
-    assert_false(allowlist_permits(&list, IP(255, 0, 0, 1)));
+    EXPECT_VERDICTS(&list, { IP(127, 0, 0, 1), true }, { IP(127, 0, 0, 0), false }, { IP(127, 0, 0, 2), false },
+                    { IP(255, 0, 0, 1), false });
     /* /31 is two addresses, /1 half the space. */
     list = parsed("10.0.0.5/31");
-    assert_true(allowlist_permits(&list, IP(10, 0, 0, 4)));
-    assert_true(allowlist_permits(&list, IP(10, 0, 0, 5)));
-    assert_false(allowlist_permits(&list, IP(10, 0, 0, 6)));
+    EXPECT_VERDICTS(&list, { IP(10, 0, 0, 4), true }, { IP(10, 0, 0, 5), true }, { IP(10, 0, 0, 6), false });
     list = parsed("200.0.0.0/1");
-    assert_true(allowlist_permits(&list, IP(128, 0, 0, 0)));
-    assert_false(allowlist_permits(&list, IP(127, 255, 255, 255)));
+    EXPECT_VERDICTS(&list, { IP(128, 0, 0, 0), true }, { IP(127, 255, 255, 255), false });
 }
 
 static void test_empty_list_permits_nobody(void **state)
 {
     (void)state;
     struct allowlist list = {.count = 0};
-    assert_false(allowlist_permits(&list, IP(10, 0, 2, 2)));
-    assert_false(allowlist_permits(&list, 0));
+    EXPECT_VERDICTS(&list, { IP(10, 0, 2, 2), false }, { 0, false });
     assert_string_equal(formatted(&list), "nobody");
 }
 
@@ -245,8 +255,7 @@ static void test_local_subnet(void **state)
     assert_true(allowlist_local_subnet(&list, IP(10, 0, 2, 15), 0xffffff00u));
     assert_int_equal(list.count, 1);
     assert_string_equal(formatted(&list), "10.0.2.0/24");
-    assert_true(allowlist_permits(&list, IP(10, 0, 2, 2)));
-    assert_false(allowlist_permits(&list, IP(10, 0, 3, 2)));
+    EXPECT_VERDICTS(&list, { IP(10, 0, 2, 2), true }, { IP(10, 0, 3, 2), false });
 
     assert_true(allowlist_local_subnet(&list, IP(192, 168, 7, 130), 0xffffff80u));
     assert_string_equal(formatted(&list), "192.168.7.128/25");

@@ -2,8 +2,9 @@
  * and nothing started for bad arguments, an unknown pid, `profile: busy` while another run holds the profiler,
  * the measured window, a whole report of samples taken by ticks during the sleep, and the rings kept (not
  * leaked) across many runs; the window only copies records (no symbol lookup, no output until the stop), and
- * a full copy counts and tells its drops. Tasks, the sleep and the stack walk are faked here; the heap is the
- * kernel's own, over a static region; symbol lookups are counted through the linker's --wrap (the .mk).
+ * a full copy counts and tells its drops. Tasks, the sleep and the stack walk are the fake kernel's
+ * (profiler_burn_fixture.h); the heap is the kernel's own, over a static region; symbol lookups are counted
+ * through the linker's --wrap (the .mk).
  * (Split from test_profiler_args.c, which tests the parser alone.) */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,6 +15,8 @@
 #include <cmocka.h>
 
 #include "fake_hal.h"
+#include "profiler_burn_fixture.h"
+#include "shell_line.h"
 #include "kernel/profiler/build_id.h"
 #include "kernel/shell/commands.h"
 #include "kernel/heap.h"
@@ -29,58 +32,9 @@
 
 /* ---- fakes for the command ------------------------------------------------------------------------------ */
 
-/* Text [0x1000, 0x3000): Burn's inner loop and its caller. */
-static const char names[] = "BurnInner\0BurnTask";
-static const struct ksym syms[] = { { 0x1000, 0x100, 0 }, { 0x1100, 0x100, 10 } };
-static const struct symtab tab = { syms, 2, names, 0x1000, 0x3000 };
-const struct symtab *kernel_symtab(void) { return &tab; }
-
-static struct task tasks[MAX_CPUS]; /* the task running on each CPU */
-static uint64_t stack_words[MAX_CPUS][64];
-
-struct task *task_current(void) { return &tasks[fake_cpu_index]; }
-
-struct stack_bounds task_stack_bounds(const struct task *task)
-{
-    unsigned cpu = (unsigned)(task - tasks);
-    struct stack_bounds b = { (uintptr_t)stack_words[cpu], (uintptr_t)(stack_words[cpu] + 64) };
-    return b;
-}
-
-bool task_exists(uint32_t pid)
-{
-    for (unsigned i = 0; i < MAX_CPUS; i++)
-        if (tasks[i].pid == pid)
-            return true;
-    return false;
-}
-
-/* The walk is kernel/stacktrace.c's, tested on its own; here every interrupted context has one caller, taken
- * from the first word of its stack, so the command's report has a known shape. */
-int stack_trace_from(uintptr_t pc, uintptr_t sp, uintptr_t rbp, const struct stack_bounds *stack,
-                     const struct text_bounds *text, uintptr_t *out, int max)
-{
-    (void)sp, (void)rbp, (void)text;
-    assert_int_equal(max, PROFILE_MAX_FRAMES);
-    out[0] = pc;
-    out[1] = *(const uint64_t *)stack->lo;
-    return 2;
-}
-
-/* Symbol lookups, the fold's and the report's, counted on their way to kernel/symbols.c. */
-static unsigned lookups;
-bool __real_symtab_lookup(const struct symtab *tab, uint64_t addr, struct symbol_hit *hit);
-bool __real_symtab_lookup_return(const struct symtab *tab, uint64_t addr, struct symbol_hit *hit);
-bool __wrap_symtab_lookup(const struct symtab *tab, uint64_t addr, struct symbol_hit *hit)
-{
-    lookups++;
-    return __real_symtab_lookup(tab, addr, hit);
-}
-bool __wrap_symtab_lookup_return(const struct symtab *tab, uint64_t addr, struct symbol_hit *hit)
-{
-    lookups++;
-    return __real_symtab_lookup_return(tab, addr, hit);
-}
+/* The image, the tasks, the heap, the window's sleeps and the counted lookups are profiler_burn_fixture.c's;
+ * every interrupted context has one caller, the first word of its stack (the fake kernel's walk, which
+ * also checks it is asked for PROFILE_MAX_FRAMES), so the command's report has a known shape. */
 
 static char output[65536];
 
@@ -90,58 +44,33 @@ static unsigned lookups_by_stop;
 static size_t output_by_stop;
 
 /* The window: the command sleeps in steps of PROFILE_DRAIN_MS, draining the rings after each; every step moves
- * the clock (to its end, plus sleep_extra_ns) and, meanwhile, each CPU takes ticks_per_sleep ticks. slept_ms
- * adds up the steps; sleeps counts them. The stop's wait for the CPUs to let go of the run sleeps too: that
- * gives each CPU one tick, and is counted apart (stop_waits). */
-static int sleeps;
-static uint32_t slept_ms;
+ * the clock (to its end, plus sleep_extra_ns) and, meanwhile, each CPU takes burn_ticks_per_sleep ticks. The
+ * stop's wait for the CPUs to let go of the run sleeps too (task_sleep_ms): that gives each CPU one tick, and
+ * is counted apart (stop_waits). */
 static int64_t sleep_extra_ns;
-static unsigned ticks_per_sleep;
 static int stop_waits;
 static char *nested_line; /* a command run from inside the window, as another console would */
 static char nested_output[256];
 static const struct shell_origin console = { 0 }; /* every line here is the console's */
 
-static void tick_every_cpu(unsigned t)
-{
-    for (unsigned cpu = 0; cpu < fake_cpu_count; cpu++) {
-        struct context ctx;
-        memset(&ctx, 0, sizeof ctx);
-        ctx.rip = 0x1000 + 0x10 + (t % 3) * 0x8; /* BurnInner+0x10..0x20 */
-        ctx.rflags = 0x202;
-        fake_cpu_index = cpu;
-        profiler_tick(&ctx);
-    }
-    fake_cpu_index = 0;
-}
-
 void task_sleep_until(int64_t when_ns)
 {
-    sleeps++;
-    slept_ms += (uint32_t)((when_ns - fake_time_ns) / 1000000);
-    for (unsigned t = 0; t < ticks_per_sleep; t++)
-        tick_every_cpu(t);
+    burn_window_sleep(when_ns);
     if (nested_line) {
-        struct buffer_sink bs;
-        buffer_sink_init(&bs, nested_output, sizeof nested_output);
-        char *argv[8];
-        int argc = 0;
-        for (char *word = strtok(nested_line, " "); word; word = strtok(NULL, " "))
-            argv[argc++] = word;
-        assert_int_equal(cmd_profile(argc, argv, &bs.sink, &console), 1);
+        assert_int_equal(shell_line_run(cmd_profile, nested_line, nested_output, sizeof nested_output, &console),
+                         1);
         nested_line = NULL;
     }
     fake_time_ns = when_ns + sleep_extra_ns;
 }
 
-void task_sleep_ms(uint32_t ms)
+static void stop_wait(uint32_t ms)
 {
+    (void)ms;
     if (stop_waits++ == 0) {
-        lookups_by_stop = lookups;
+        lookups_by_stop = burn_lookups;
         output_by_stop = strlen(output);
     }
-    tick_every_cpu(0);
-    fake_time_ns += (int64_t)ms * 1000000;
 }
 
 /* `profile stream` is linked in (cmd_profile hands it its words) and tested in test_cmd_profile_stream.c;
@@ -161,79 +90,45 @@ void sched_cpu_ticks(unsigned cpu, uint64_t *ticks, uint64_t *busy)
 /* The steps a window of ms takes. */
 static int drains(uint32_t ms) { return (int)((ms + PROFILE_DRAIN_MS - 1) / PROFILE_DRAIN_MS); }
 
-/* The kernel's build-id note: a GNU note of type 3 holding 4 bytes. */
-static const uint32_t build_id_note[] = { 4, 4, 3, 0x00554e47 /* "GNU\0" */, 0xefbeadde };
-const void *kernel_build_id_note(size_t *len)
-{
-    *len = sizeof build_id_note;
-    return build_id_note;
-}
-
-static _Alignas(16) unsigned char heap_region[4 << 20];
-
-static int run_line(const char *line)
-{
-    static char copy[256];
-    char *argv[16];
-    int argc = 0;
-    strncpy(copy, line, sizeof copy - 1);
-    for (char *word = strtok(copy, " "); word; word = strtok(NULL, " "))
-        argv[argc++] = word;
-    struct buffer_sink bs;
-    buffer_sink_init(&bs, output, sizeof output);
-    return cmd_profile(argc, argv, &bs.sink, &console);
-}
-
-static int setup_group(void **state)
-{
-    (void)state;
-    heap_init(heap_region, sizeof heap_region);
-    return 0;
-}
+static int run_line(const char *line) { return shell_line_run(cmd_profile, line, output, sizeof output, &console); }
 
 static int setup(void **state)
 {
     (void)state;
-    fake_cpu_count = 2;
-    fake_cpu_index = 0;
-    fake_time_ns = 5000000000;
-    /* A tick slower than the drain: the fake's ticks, bunched at each step's start, are never late. */
-    fake_tick_hz = 10;
-    memset(tasks, 0, sizeof tasks);
-    for (unsigned i = 0; i < MAX_CPUS; i++) {
-        tasks[i].pid = 100 + i;
-        stack_words[i][0] = 0x1100 + 0x30 + i; /* BurnTask+0x30 (CPU 0), +0x31 (CPU 1) */
-    }
-    sleeps = 0;
+    burn_setup(1); /* BurnTask+0x30 (CPU 0), +0x31 (CPU 1) */
+    fake_sleep_hook = stop_wait;
     stop_waits = 0;
-    slept_ms = 0;
     sleep_extra_ns = 0;
-    ticks_per_sleep = 0;
     nested_line = NULL;
     return 0;
 }
 
 /* ---- the command ---------------------------------------------------------------------------------------- */
 
+/* line, run with ticks_per_sleep ticks on every CPU in each step of its window, succeeds. */
+static void run_with_ticks(const char *line, unsigned ticks_per_sleep)
+{
+    burn_ticks_per_sleep = ticks_per_sleep;
+    assert_int_equal(run_line(line), 0);
+}
+
+/* line, with ticks_per_sleep ticks on every CPU in each step of its window, succeeds and its output begins
+ * with expected. */
+static void expect_report_start(const char *line, unsigned ticks_per_sleep, const char *expected)
+{
+    run_with_ticks(line, ticks_per_sleep);
+    assert_memory_equal(output, expected, strlen(expected));
+}
+
 /* Nothing more was started than the sleeps counted, and the profiler is free to claim. */
 static void expect_nothing_started_after_sleeps(int expected_sleeps)
 {
-    assert_int_equal(sleeps, expected_sleeps);
-    struct profile_run run;
-    assert_int_equal(profiler_start(&run), PROFILER_OK);
-    profiler_stop(&run);
-    profiler_release();
+    assert_int_equal(burn_sleeps, expected_sleeps);
+    burn_expect_profiler_free();
 }
 
 /* Nothing was started: no sleep, and the profiler is free to claim. */
-static void expect_nothing_started(void)
-{
-    assert_int_equal(sleeps, 0);
-    struct profile_run run;
-    assert_int_equal(profiler_start(&run), PROFILER_OK);
-    profiler_stop(&run);
-    profiler_release();
-}
+static void expect_nothing_started(void) { expect_nothing_started_after_sleeps(0); }
 
 static void test_bad_arguments_print_one_usage_line(void **state)
 {
@@ -265,11 +160,11 @@ static void test_busy(void **state)
     assert_int_equal(profiler_start(&held), PROFILER_OK);
     assert_int_equal(run_line("profile 10"), 1);
     assert_string_equal(output, "profile: busy\n");
-    assert_int_equal(sleeps, 0);
+    assert_int_equal(burn_sleeps, 0);
     profiler_stop(&held);
     profiler_release();
     assert_int_equal(run_line("profile 10"), 0);
-    assert_int_equal(sleeps, drains(10));
+    assert_int_equal(burn_sleeps, drains(10));
 }
 
 /* A holder with a window (an HTTP profile) is named, with the seconds its window has left; cleared, plain busy. */
@@ -295,16 +190,15 @@ static void test_busy_from_another_console_during_the_window(void **state)
     nested_line = line;
     assert_int_equal(run_line("profile 10"), 0);
     assert_string_equal(nested_output, "profile: busy\n");
-    assert_int_equal(sleeps, drains(10)); /* the nested command did not sleep a window of its own */
+    assert_int_equal(burn_sleeps, drains(10)); /* the nested command did not sleep a window of its own */
 }
 
 static void test_whole_report(void **state)
 {
     (void)state;
-    ticks_per_sleep = 6;
-    assert_int_equal(run_line("profile 2000 all 3"), 0);
-    assert_int_equal(slept_ms, 2000);
-    assert_int_equal(sleeps, drains(2000));
+    run_with_ticks("profile 2000 all 3", 6);
+    assert_int_equal(burn_slept_ms, 2000);
+    assert_int_equal(burn_sleeps, drains(2000));
     /* 6 ticks in each of the 40 steps, on each CPU: more than a ring holds, and none dropped. */
     assert_string_equal(output,
                         "profiled 2000 ms\n"
@@ -319,9 +213,8 @@ static void test_whole_report(void **state)
 static void test_pid_filter_and_chain_count(void **state)
 {
     (void)state;
-    ticks_per_sleep = 3;
-    assert_int_equal(run_line("profile 500 101 1"), 0);
-    assert_int_equal(slept_ms, 500);
+    run_with_ticks("profile 500 101 1", 3);
+    assert_int_equal(burn_slept_ms, 500);
     assert_string_equal(output,
                         "profiled 500 ms\n"
                         "30 samples on 1 cpus, 0 dropped, source tick at 10 Hz (no PMU backend for CPU vendor \"\")\n"
@@ -333,8 +226,8 @@ static void test_pid_filter_and_chain_count(void **state)
 static void test_pid_asleep(void **state)
 {
     (void)state;
-    ticks_per_sleep = 3;
-    tasks[5].pid = 12; /* exists, but runs on a CPU that is not online, so it is never sampled */
+    burn_ticks_per_sleep = 3;
+    fake_task[5].pid = 12; /* exists, but runs on a CPU that is not online, so it is never sampled */
     assert_int_equal(run_line("profile 500 12"), 0);
     assert_string_equal(output,
                         "profiled 500 ms\n"
@@ -360,12 +253,10 @@ static void test_full_rings_count_drops(void **state)
     /* More ticks in one step than a ring holds, on one CPU (the window's copy holds at least a ring's worth):
      * the reader fell behind, and the step drops 10. */
     fake_cpu_count = 1;
-    ticks_per_sleep = PROFILE_RING_RECORDS + 10;
-    assert_int_equal(run_line("profile 50 all 1"), 0);
-    static const char expected[] = "profiled 50 ms\n"
-                                   "1024 samples on 1 cpus, 10 dropped, source tick at 10 Hz (no PMU backend for CPU vendor \"\")\n"
-                                   "per cpu: 0:1024/10 1:0\n";
-    assert_memory_equal(output, expected, strlen(expected));
+    expect_report_start("profile 50 all 1", PROFILE_RING_RECORDS + 10,
+                        "profiled 50 ms\n"
+                        "1024 samples on 1 cpus, 10 dropped, source tick at 10 Hz (no PMU backend for CPU vendor \"\")\n"
+                        "per cpu: 0:1024/10 1:0\n");
     assert_null(strstr(output, "copy of the rings"));
 }
 
@@ -374,13 +265,11 @@ static void test_full_rings_count_drops(void **state)
 static void test_a_full_copy_counts_and_tells_its_drops(void **state)
 {
     (void)state;
-    ticks_per_sleep = 600;
-    assert_int_equal(run_line("profile 100 all 1"), 0);
     /* First step: CPU 0's 600, then 424 of CPU 1's; second step: nothing more fits. */
-    static const char expected[] = "profiled 100 ms\n"
-                                   "1024 samples on 2 cpus, 1376 dropped, source tick at 10 Hz (no PMU backend for CPU vendor \"\")\n"
-                                   "per cpu: 0:600/600 1:424/776\n";
-    assert_memory_equal(output, expected, strlen(expected));
+    expect_report_start("profile 100 all 1", 600,
+                        "profiled 100 ms\n"
+                        "1024 samples on 2 cpus, 1376 dropped, source tick at 10 Hz (no PMU backend for CPU vendor \"\")\n"
+                        "per cpu: 0:600/600 1:424/776\n");
     assert_non_null(strstr(output, "\ndropped 1376 samples: the window's copy of the rings (1024 records) was full\n"));
     /* raw: the trailer counts them too */
     assert_int_equal(run_line("profile 100 all raw"), 0);
@@ -426,10 +315,10 @@ static void test_the_capture_is_sized_for_the_window(void **state)
 static void test_the_window_only_copies(void **state)
 {
     (void)state;
-    ticks_per_sleep = 5;
+    burn_ticks_per_sleep = 5;
     static const char *const lines[] = { "profile 500 all 3", "profile 500 all raw" };
     for (unsigned i = 0; i < 2; i++) {
-        lookups = 0;
+        burn_lookups = 0;
         stop_waits = 0;
         lookups_by_stop = output_by_stop = 12345;
         assert_int_equal(run_line(lines[i]), 0);
@@ -437,7 +326,7 @@ static void test_the_window_only_copies(void **state)
         assert_int_equal(lookups_by_stop, 0); /* drained 10 times, 100 records, none looked up */
         assert_int_equal(output_by_stop, 0);  /* nor printed */
         if (i == 0) {
-            assert_true(lookups >= 100); /* the fold, after the stop */
+            assert_true(burn_lookups >= 100); /* the fold, after the stop */
             assert_memory_equal(output, "profiled 500 ms\n100 samples on 2 cpus, 0 dropped", 48);
         } else {
             assert_non_null(strstr(output, "\n# kprof raw end samples=100 dropped=0\n"));
@@ -451,12 +340,10 @@ static void test_no_drops_at_the_counter_rate(void **state)
     /* 1 kHz on every CPU (50 samples a step) for the longest window: twice what a ring holds, none dropped. */
     fake_cpu_count = 4;
     fake_tick_hz = 1000;
-    ticks_per_sleep = 50;
-    assert_int_equal(run_line("profile 2000 all 1"), 0);
-    static const char expected[] = "profiled 2000 ms\n"
-                                   "8000 samples on 4 cpus, 0 dropped, source tick at 1000 Hz (no PMU backend for CPU vendor \"\")\n"
-                                   "per cpu: 0:2000 1:2000 2:2000 3:2000\n";
-    assert_memory_equal(output, expected, strlen(expected));
+    expect_report_start("profile 2000 all 1", 50,
+                        "profiled 2000 ms\n"
+                        "8000 samples on 4 cpus, 0 dropped, source tick at 1000 Hz (no PMU backend for CPU vendor \"\")\n"
+                        "per cpu: 0:2000 1:2000 2:2000 3:2000\n");
 }
 
 static void test_runs_keep_their_rings(void **state)
@@ -464,8 +351,7 @@ static void test_runs_keep_their_rings(void **state)
     (void)state;
     /* The rings are allocated once and kept: after the first run the heap is back at the same point after
      * every run, and the report's table was given back each time. */
-    ticks_per_sleep = 2;
-    assert_int_equal(run_line("profile 1"), 0);
+    run_with_ticks("profile 1", 2);
     struct heap_stats before, after;
     heap_get_stats(&before);
     for (int i = 0; i < 200; i++)
@@ -480,8 +366,8 @@ static void test_runs_keep_their_rings(void **state)
 static void test_label_filter_and_breakdown(void **state)
 {
     (void)state;
-    ticks_per_sleep = 4;
-    task_set_labels(&tasks[1], label_intern_one("job", "b", NULL));
+    burn_ticks_per_sleep = 4;
+    task_set_labels(&fake_task[1], label_intern_one("job", "b", NULL));
     assert_int_equal(run_line("profile 2000 all 3 job=b"), 0);
     assert_string_equal(output,
                         "profiled 2000 ms\n"
@@ -511,11 +397,11 @@ static void test_label_filter_and_breakdown(void **state)
 static void test_raw_command(void **state)
 {
     (void)state;
-    ticks_per_sleep = 2;
+    burn_ticks_per_sleep = 2;
     fake_time_ns = 7000000000;
-    task_set_labels(&tasks[0], label_intern_one("job", "a", NULL));
+    task_set_labels(&fake_task[0], label_intern_one("job", "a", NULL));
     assert_int_equal(run_line("profile 50 all raw"), 0);
-    assert_int_equal(slept_ms, 50);
+    assert_int_equal(burn_slept_ms, 50);
     /* One drain step each: the fake ticks before its clock moves, so every sample carries the window's start;
      * each stop waits 1 ms for the CPUs to let go of the run, so the next window starts 51 ms later. */
     assert_string_equal(output,
@@ -544,7 +430,7 @@ static void test_raw_command(void **state)
 static void test_more_cpus_later_get_rings(void **state)
 {
     (void)state;
-    ticks_per_sleep = 1;
+    burn_ticks_per_sleep = 1;
     fake_cpu_count = 3;
     assert_int_equal(run_line("profile 1"), 0);
     assert_memory_equal(output, "profiled 1 ms\n3 samples on 3 cpus", 33);
@@ -574,5 +460,5 @@ int main(void)
         /* after the 3-CPU test: rings, once allocated, stay for every later run */
         cmocka_unit_test_setup(test_no_drops_at_the_counter_rate, setup),
     };
-    return cmocka_run_group_tests(tests, setup_group, NULL);
+    return cmocka_run_group_tests(tests, burn_setup_group, NULL);
 }

@@ -16,6 +16,8 @@
 #include <cmocka.h>
 
 #include "fake_hal.h"
+#include "profiler_burn_fixture.h"
+#include "shell_line.h"
 #include "fake_net.h"
 #include "kernel/profiler/build_id.h"
 #include "kernel/shell/commands.h"
@@ -27,71 +29,17 @@
 #include "kernel/symbols.h"
 #include "kernel/task.h"
 
-static const char names[] = "BurnInner\0BurnTask";
-static const struct ksym syms[] = { { 0x1000, 0x100, 0 }, { 0x1100, 0x100, 10 } };
-static const struct symtab tab = { syms, 2, names, 0x1000, 0x3000 };
-const struct symtab *kernel_symtab(void) { return &tab; }
-
-static struct task tasks[MAX_CPUS];
-static uint64_t stack_words[MAX_CPUS][64];
-
-struct task *task_current(void) { return &tasks[fake_cpu_index]; }
-
-struct stack_bounds task_stack_bounds(const struct task *task)
-{
-    unsigned cpu = (unsigned)(task - tasks);
-    struct stack_bounds b = { (uintptr_t)stack_words[cpu], (uintptr_t)(stack_words[cpu] + 64) };
-    return b;
-}
-
-bool task_exists(uint32_t pid)
-{
-    for (unsigned i = 0; i < MAX_CPUS; i++)
-        if (tasks[i].pid == pid)
-            return true;
-    return false;
-}
-
-int stack_trace_from(uintptr_t pc, uintptr_t sp, uintptr_t rbp, const struct stack_bounds *stack,
-                     const struct text_bounds *text, uintptr_t *out, int max)
-{
-    (void)sp, (void)rbp, (void)text, (void)max;
-    out[0] = pc;
-    out[1] = *(const uint64_t *)stack->lo;
-    return 2;
-}
-
-static const uint32_t build_id_note[] = { 4, 4, 3, 0x00554e47 /* "GNU\0" */, 0xefbeadde };
-const void *kernel_build_id_note(size_t *len)
-{
-    *len = sizeof build_id_note;
-    return build_id_note;
-}
+/* The image, the tasks and the heap are profiler_burn_fixture.c's; every interrupted context has one caller,
+ * the first word of its stack (the fake kernel's walk). */
 
 /* ---- the stream's task, run here -------------------------------------------------------------------------- */
 
-static unsigned ticks_taken;        /* ticks given to every CPU so far */
-static unsigned ticks_per_sleep;    /* ticks every CPU takes during one of the task's sleeps */
+/* Every CPU's ticks so far are the fake kernel's rounds of ticks (fake_tick_rounds); the scheduler says so. */
 static void (*pending_entry)(void *arg);
 static void *pending_arg;
 static jmp_buf task_left;
 static struct task stream_task_struct;
 static bool net_goes_down_at_sleep; /* the network goes away at the task's next sleep */
-
-static void tick_every_cpu(void)
-{
-    for (unsigned cpu = 0; cpu < fake_cpu_count; cpu++) {
-        struct context ctx;
-        memset(&ctx, 0, sizeof ctx);
-        ctx.rip = 0x1000 + 0x10 + (ticks_taken % 3) * 0x8;
-        ctx.rflags = 0x202;
-        fake_cpu_index = cpu;
-        tasks[cpu].ticks++;
-        profiler_tick(&ctx);
-    }
-    fake_cpu_index = 0;
-    ticks_taken++;
-}
 
 struct task *task_spawn(const char *name, void (*entry)(void *arg), void *arg, int cpu)
 {
@@ -111,7 +59,7 @@ void task_exit(void)
 void sched_cpu_ticks(unsigned cpu, uint64_t *ticks, uint64_t *busy)
 {
     (void)cpu;
-    *ticks = *busy = (uint64_t)ticks_taken;
+    *ticks = *busy = (uint64_t)fake_tick_rounds;
 }
 
 /* Runs the spawned task until it exits. */
@@ -128,46 +76,29 @@ static void run_stream_task(void)
 
 void task_sleep_until(int64_t when_ns)
 {
-    for (unsigned t = 0; t < ticks_per_sleep; t++)
-        tick_every_cpu();
+    burn_window_sleep(when_ns);
     if (net_goes_down_at_sleep)
         fake_net_up = false;
     if (when_ns > fake_time_ns)
         fake_time_ns = when_ns;
 }
 
-/* The stop's wait (for the CPUs to let go of the run, or for the stream's task to end): a tick, and the
- * stream's task gets to run if it has not yet. */
-static unsigned stop_ticks; /* ticks given in task_sleep_ms: the stop's wait, when no run takes samples */
-
-void task_sleep_ms(uint32_t ms)
+/* The stop's wait (for the CPUs to let go of the run, or for the stream's task to end): the fake kernel's
+ * tick on every CPU, counted in fake_sleeps, and the stream's task gets to run if it has not yet. */
+static void stop_wait(uint32_t ms)
 {
-    stop_ticks++;
-    tick_every_cpu();
-    fake_time_ns += (int64_t)ms * 1000000;
+    (void)ms;
     if (pending_entry)
         run_stream_task();
 }
 
 /* ---- running lines and reading what was sent ------------------------------------------------------------- */
 
-static _Alignas(16) unsigned char heap_region[4 << 20];
 static char output[8192];
 /* Where the lines run come from: the console unless a test says the UDP shell (udp, from ip, keyed or not). */
 static struct shell_origin origin;
 
-static int run_line(const char *line)
-{
-    static char copy[256];
-    char *argv[16];
-    int argc = 0;
-    strncpy(copy, line, sizeof copy - 1);
-    for (char *word = strtok(copy, " "); word; word = strtok(NULL, " "))
-        argv[argc++] = word;
-    struct buffer_sink bs;
-    buffer_sink_init(&bs, output, sizeof output);
-    return cmd_profile(argc, argv, &bs.sink, &origin);
-}
+static int run_line(const char *line) { return shell_line_run(cmd_profile, line, output, sizeof output, &origin); }
 
 struct received {
     unsigned data, ends, heartbeats;
@@ -225,40 +156,17 @@ static size_t heap_used(void)
     return st.used_bytes;
 }
 
-static int setup_group(void **state)
-{
-    (void)state;
-    heap_init(heap_region, sizeof heap_region);
-    return 0;
-}
-
 static int setup(void **state)
 {
     (void)state;
-    fake_cpu_count = 2;
-    fake_cpu_index = 0;
-    fake_time_ns = 5000000000;
-    fake_tick_hz = 10;
-    memset(tasks, 0, sizeof tasks);
-    for (unsigned i = 0; i < MAX_CPUS; i++) {
-        tasks[i].pid = 100 + i;
-        stack_words[i][0] = 0x1100 + 0x30 + i;
-    }
-    ticks_per_sleep = 2;
-    ticks_taken = 0;
+    burn_setup(1);
+    fake_sleep_hook = stop_wait;
+    burn_ticks_per_sleep = 2;
     pending_entry = NULL;
     net_goes_down_at_sleep = false;
     fake_net_reset();
     origin = (struct shell_origin){ 0 };
     return 0;
-}
-
-static void expect_profiler_free(void)
-{
-    struct profile_run run;
-    assert_int_equal(profiler_start(&run), PROFILER_OK);
-    profiler_stop(&run);
-    profiler_release();
 }
 
 static const uint32_t HOST = 0x0a000202; /* 10.0.2.2 */
@@ -295,11 +203,11 @@ static void test_a_timed_stream_sends_every_sample(void **state)
                   "0 datagrams, task 0.0%% of cpu 0\n", id);
     assert_int_equal(fake_net_binds, 1);
 
-    unsigned ticks_from = ticks_taken;
-    stop_ticks = 0;
+    unsigned ticks_from = fake_tick_rounds;
+    fake_sleeps = 0; /* the stop's waits and the task's own sleeps (task_sleep_ms): a round of ticks each */
     run_stream_task();
-    unsigned ticks = ticks_taken - ticks_from - stop_ticks;
-    assert_true(stop_ticks >= 1);
+    unsigned ticks = fake_tick_rounds - ticks_from - fake_sleeps;
+    assert_true(fake_sleeps >= 1);
     struct received r = parse_sent(HOST, 9000, UINT32_MAX);
     assert_int_equal(r.ends, PROFILE_STREAM_END_COPIES);
     assert_int_equal(r.end.reason, PROFILE_STREAM_TIME);
@@ -323,7 +231,7 @@ static void test_a_timed_stream_sends_every_sample(void **state)
     assert_non_null(strstr(output, want));
     assert_non_null(strstr(output, ", produced "));
     assert_non_null(strstr(output, ", ended: time\n"));
-    expect_profiler_free();
+    burn_expect_profiler_free();
     assert_int_equal(heap_used(), heap_before);
     /* a second stream binds nothing more */
     assert_int_equal(run_line("profile stream 10.0.2.2:9001 1"), 0);
@@ -337,7 +245,7 @@ static void test_stop_ends_it(void **state)
     assert_int_equal(run_line("profile stream 10.0.2.9:7000"), 0);
     assert_non_null(strstr(output, " until profile stream stop, source tick, headroom 1.0 s at 1 kHz per cpu\n"));
     for (int i = 0; i < 5; i++)
-        tick_every_cpu(); /* samples waiting in the rings: the stop's last drain sends them */
+        fake_tick_every_cpu(fake_tick_rounds); /* samples waiting in the rings: the stop's last drain sends them */
     assert_int_equal(run_line("profile stream stop"), 0);
     assert_memory_equal(output, "profile stream: stopped: run ", 29);
     struct received r = parse_sent(0x0a000209, 7000, UINT32_MAX);
@@ -347,7 +255,7 @@ static void test_stop_ends_it(void **state)
     char produced[64];
     snprintf(produced, sizeof produced, ", produced %llu\n", (unsigned long long)r.samples);
     assert_non_null(strstr(output, produced));
-    expect_profiler_free();
+    burn_expect_profiler_free();
     assert_int_equal(run_line("profile stream stop"), 1);
     assert_string_equal(output, "profile stream: not streaming\n");
 }
@@ -355,7 +263,7 @@ static void test_stop_ends_it(void **state)
 static void test_failed_sends_are_counted_unsent(void **state)
 {
     (void)state;
-    ticks_per_sleep = 40; /* several datagrams a drain */
+    burn_ticks_per_sleep = 40; /* several datagrams a drain */
     assert_int_equal(run_line("profile stream 10.0.2.2:9000 1"), 0);
     fake_net_fail_from = 3;
     run_stream_task();
@@ -378,7 +286,7 @@ static void test_the_network_going_away_ends_it(void **state)
     run_stream_task();
     assert_int_equal(run_line("profile stream"), 0);
     assert_non_null(strstr(output, ", ended: error\n"));
-    expect_profiler_free();
+    burn_expect_profiler_free();
     /* and a start while it is down starts nothing */
     assert_int_equal(run_line("profile stream 10.0.2.2:9000"), 1);
     assert_string_equal(output, "profile stream: no network interface\n");
@@ -462,7 +370,7 @@ static void test_bad_words_start_nothing(void **state)
     assert_string_equal(output, "profile stream: no task with pid 4242\n");
     assert_null(pending_entry);
     assert_int_equal(fake_net_nsent, 0);
-    expect_profiler_free();
+    burn_expect_profiler_free();
 }
 
 int main(void)
@@ -476,5 +384,5 @@ int main(void)
         cmocka_unit_test_setup(test_an_unkeyed_stream_is_cut_to_its_token, setup),
         cmocka_unit_test_setup(test_bad_words_start_nothing, setup),
     };
-    return cmocka_run_group_tests(tests, setup_group, NULL);
+    return cmocka_run_group_tests(tests, burn_setup_group, NULL);
 }

@@ -283,23 +283,30 @@ static void flush_mark(void *ctx)
     flush_putc(ctx, '|');
 }
 
-static void test_every_ack_and_packet_ends_in_a_flush(void **state)
+/* A link on transport t reads input (which must give gdb's `qC`) and answers QC1: what went out, flushes
+ * marked '|', must be log. */
+static void expect_qc_exchange_flushed(const struct gdb_transport *t, const char *input, const char *log)
 {
-    (void)state;
-    static const struct gdb_transport recording = { .getc = flush_getc, .putc = flush_putc, .flush = flush_mark };
     struct gdb_link *l = malloc(sizeof *l);
     assert_non_null(l);
-    gdb_link_init(l, &recording);
+    gdb_link_init(l, t);
     flush_log_len = 0;
-    /* a bad checksum, then the packet again, our reply refused once, then acknowledged */
-    flush_input = "$qC#00$qC#b4-+";
+    flush_input = input;
     assert_int_equal(gdb_link_receive(l), GDB_EVENT_PACKET);
     gdb_out_reset(l);
     gdb_out_str(l, "QC1");
     assert_true(gdb_link_send(l));
     flush_log[flush_log_len] = 0;
-    assert_string_equal(flush_log, "-|+|$QC1#c5|$QC1#c5|");
+    assert_string_equal(flush_log, log);
     free(l);
+}
+
+static void test_every_ack_and_packet_ends_in_a_flush(void **state)
+{
+    (void)state;
+    static const struct gdb_transport recording = { .getc = flush_getc, .putc = flush_putc, .flush = flush_mark };
+    /* a bad checksum, then the packet again, our reply refused once, then acknowledged */
+    expect_qc_exchange_flushed(&recording, "$qC#00$qC#b4-+", "-|+|$QC1#c5|$QC1#c5|");
 }
 
 /* A transport with a bulk write: the payload arrives in one write call, framed by putc, the wire unchanged. */
@@ -317,20 +324,9 @@ static void test_a_transport_with_write_gets_the_payload_in_one_call_and_the_sam
     (void)state;
     static const struct gdb_transport bulk = { .getc = flush_getc, .putc = flush_putc, .write = flush_write,
                                                .flush = flush_mark };
-    struct gdb_link *l = malloc(sizeof *l);
-    assert_non_null(l);
-    gdb_link_init(l, &bulk);
-    flush_log_len = 0;
     flush_writes = 0;
-    flush_input = "$qC#b4-+";
-    assert_int_equal(gdb_link_receive(l), GDB_EVENT_PACKET);
-    gdb_out_reset(l);
-    gdb_out_str(l, "QC1");
-    assert_true(gdb_link_send(l));
-    flush_log[flush_log_len] = 0;
-    assert_string_equal(flush_log, "+|$QC1#c5|$QC1#c5|");
+    expect_qc_exchange_flushed(&bulk, "$qC#b4-+", "+|$QC1#c5|$QC1#c5|");
     assert_int_equal(flush_writes, 2); /* once per transmission, not per byte */
-    free(l);
 }
 
 static void test_receive_oversized_packet(void **state)

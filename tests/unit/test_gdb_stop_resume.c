@@ -124,23 +124,7 @@ static void test_refused_vcont_forms_resume_nothing(void **state)
 {
     (void)state;
     attach();
-    static const char *const malformed[] = {
-        "vCont;c:1;c:2;c:3",   /* one left out */
-        "vCont;c:1;c:2",       /* two running, two held */
-        "vCont;s:1;c:2",       /* one stepping, one running, two held */
-        "vCont;t",             /* stop: not offered */
-        "vCont;t:1",
-        "vCont;s",             /* every CPU stepping */
-        "vCont;s:-1",
-        "vCont;s:1;s:2",       /* two stepping */
-        "vCont;",
-        "vCont;c:zz",
-        "vCont;r1000,2000",
-    };
-    for (size_t i = 0; i < sizeof malformed / sizeof malformed[0]; i++)
-        gdb_exchange(malformed[i], "E22");
-    gdb_exchange("vCont;c:9", "E03");
-    gdb_exchange("vCont;s:5;c", "E03");
+    refuse_vconts(gdb_exchange);
     gdb_exchange("cz", "E22");
     gdb_exchange("S", "E22");
     expect_all_stopped();

@@ -25,23 +25,18 @@
 static void test_a_good_packet_attaches_and_ctrl_c_interrupts(void **state)
 {
     (void)state;
-    gdb_sends("+");
-    assert_int_equal(running_delivers(), GDB_UDP_NO_STOP); /* a lone ack is no request */
-    gdb_sends("$qSupported:multiprocess+#c6");
-    assert_int_equal(running_delivers(), GDB_UDP_STOP_ATTACH);
+    assert_int_equal(running_delivers_from(GDB_IP, "+"), GDB_UDP_NO_STOP); /* a lone ack is no request */
+    assert_int_equal(running_delivers_from(GDB_IP, "$qSupported:multiprocess+#c6"), GDB_UDP_STOP_ATTACH);
     assert_int_equal(gdb_udp_take_stop(), GDB_UDP_NO_STOP); /* taken once */
-    uint32_t ip;
     uint16_t port;
-    assert_true(gdb_udp_peer(&ip, &port));
-    assert_int_equal(ip, GDB_IP);
+    assert_int_equal(peer_ip(&port), GDB_IP);
     assert_int_equal(port, 40000);
     begin();
     assert_string_equal(read_all(), "$qSupported:multiprocess+#c6");
     assert_int_equal(rx_interrupt_off, 1); /* polled: the card's receive interrupt is off */
     end(false);
     assert_int_equal(rx_interrupt_off, 0);
-    gdb_sends("\x03");
-    assert_int_equal(running_delivers(), GDB_UDP_STOP_INTERRUPT);
+    assert_int_equal(running_delivers_from(GDB_IP, "\x03"), GDB_UDP_STOP_INTERRUPT);
     begin();
     assert_string_equal(read_all(), "\x03");
 }
@@ -55,14 +50,10 @@ static void test_garbage_to_a_running_machine_changes_nothing(void **state)
         gdb_sends_from(GDB_IP, 40000, junk[i], strlen(junk[i]));
         assert_int_equal(running_delivers(), GDB_UDP_NO_STOP);
     }
-    uint32_t ip;
-    uint16_t port;
-    assert_false(gdb_udp_peer(&ip, &port)); /* nobody attached by sending junk */
+    assert_int_equal(peer_ip(NULL), 0); /* nobody attached by sending junk */
     begin();
     assert_string_equal(read_all(), ""); /* and none of it waits for the stub */
-    struct gdb_udp_counts c;
-    struct netpoll_counts f;
-    gdb_udp_get_counts(&c, &f);
+    struct gdb_udp_counts c = udp_counts();
     assert_int_equal(c.dropped_idle, sizeof junk / sizeof junk[0]);
     assert_int_equal(c.stops, 0);
 }
@@ -70,10 +61,8 @@ static void test_garbage_to_a_running_machine_changes_nothing(void **state)
 static void test_allowlist_and_one_peer_at_a_time(void **state)
 {
     (void)state;
-    gdb_sends_from(BANNED_IP, 40000, "$?#3f", 5);
-    assert_int_equal(running_delivers(), GDB_UDP_NO_STOP);
-    gdb_sends("$?#3f");
-    assert_int_equal(running_delivers(), GDB_UDP_STOP_ATTACH);
+    assert_int_equal(running_delivers_from(BANNED_IP, "$?#3f"), GDB_UDP_NO_STOP);
+    assert_int_equal(running_delivers_from(GDB_IP, "$?#3f"), GDB_UDP_STOP_ATTACH);
     begin();
     assert_string_equal(read_all(), "$?#3f");
     /* another address, and another port of the same address, are not the peer */
@@ -84,39 +73,26 @@ static void test_allowlist_and_one_peer_at_a_time(void **state)
     assert_non_null(next_reply()); /* replies go to the peer */
     assert_null(next_reply());
     end(false);
-    gdb_sends_from(OTHER_IP, 40000, "$?#3f", 5);
-    assert_int_equal(running_delivers(), GDB_UDP_NO_STOP); /* still attached while running */
-    struct gdb_udp_counts c;
-    struct netpoll_counts f;
-    gdb_udp_get_counts(&c, &f);
+    assert_int_equal(running_delivers_from(OTHER_IP, "$?#3f"), GDB_UDP_NO_STOP); /* still attached while running */
+    struct gdb_udp_counts c = udp_counts();
     assert_int_equal(c.not_allowed, 1);
     assert_int_equal(c.not_peer, 3);
     /* the peer detaches: the next one may attach */
     begin();
     end(true);
-    gdb_sends_from(OTHER_IP, 40000, "$?#3f", 5);
-    assert_int_equal(running_delivers(), GDB_UDP_STOP_ATTACH);
-    uint32_t ip;
-    uint16_t port;
-    assert_true(gdb_udp_peer(&ip, &port));
-    assert_int_equal(ip, OTHER_IP);
+    assert_int_equal(running_delivers_from(OTHER_IP, "$?#3f"), GDB_UDP_STOP_ATTACH);
+    assert_int_equal(peer_ip(NULL), OTHER_IP);
 }
 
 static void test_a_silent_peer_is_replaced_after_the_idle_time(void **state)
 {
     (void)state;
-    gdb_sends("$?#3f");
-    assert_int_equal(running_delivers(), GDB_UDP_STOP_ATTACH);
+    assert_int_equal(running_delivers_from(GDB_IP, "$?#3f"), GDB_UDP_STOP_ATTACH);
     clock_ns += GDB_UDP_PEER_IDLE_NS - 1000000;
-    gdb_sends_from(OTHER_IP, 40000, "$?#3f", 5);
-    assert_int_equal(running_delivers(), GDB_UDP_NO_STOP);
+    assert_int_equal(running_delivers_from(OTHER_IP, "$?#3f"), GDB_UDP_NO_STOP);
     clock_ns += 2000000;
-    gdb_sends_from(OTHER_IP, 40000, "$?#3f", 5);
-    assert_int_equal(running_delivers(), GDB_UDP_STOP_ATTACH);
-    uint32_t ip;
-    uint16_t port;
-    assert_true(gdb_udp_peer(&ip, &port));
-    assert_int_equal(ip, OTHER_IP);
+    assert_int_equal(running_delivers_from(OTHER_IP, "$?#3f"), GDB_UDP_STOP_ATTACH);
+    assert_int_equal(peer_ip(NULL), OTHER_IP);
 }
 
 static void test_flush_sends_each_ack_and_packet_as_a_datagram_split_at_gdbs_buffer(void **state)
@@ -196,26 +172,19 @@ static void test_a_repeated_packet_is_answered_again_not_run_again(void **state)
     attach_and_answer();
     assert_string_equal(read_all(), "+");
     /* `s`, answered; then the same `s` again before gdb acked the reply (it never saw it) */
-    gdb_sends("$s#73");
-    assert_string_equal(read_all(), "$s#73");
+    gdb_sends_and_stub_reads("$s#73");
     stub_writes("+");
     stub_writes("$T05thread:p01.01;#00");
-    while (next_reply())
-        ;
+    drain_replies();
     gdb_sends("$s#73");
     assert_string_equal(read_all(), ""); /* not given to the stub: it would step twice */
     /* the ack and the reply again, in one datagram */
     assert_string_equal(next_reply(), "+$T05thread:p01.01;#00");
     assert_null(next_reply());
     /* gdb acks; a later identical `s` is a new request and runs */
-    gdb_sends("+");
-    assert_string_equal(read_all(), "+");
-    gdb_sends("$s#73");
-    assert_string_equal(read_all(), "$s#73");
-    struct gdb_udp_counts c;
-    struct netpoll_counts f;
-    gdb_udp_get_counts(&c, &f);
-    assert_int_equal(c.repeats, 1);
+    gdb_sends_and_stub_reads("+");
+    gdb_sends_and_stub_reads("$s#73");
+    assert_int_equal(udp_counts().repeats, 1);
 }
 
 static void test_a_duplicate_still_waiting_is_dropped_and_a_refused_packet_runs_again(void **state)
@@ -233,11 +202,9 @@ static void test_a_duplicate_still_waiting_is_dropped_and_a_refused_packet_runs_
     stub_writes("$OK#9a");
     gdb_sends("+");
     read_all();
-    gdb_sends("$M100,1:00#ff");
-    assert_string_equal(read_all(), "$M100,1:00#ff");
+    gdb_sends_and_stub_reads("$M100,1:00#ff");
     stub_writes("-");
-    gdb_sends("$M100,1:00#ff");
-    assert_string_equal(read_all(), "$M100,1:00#ff");
+    gdb_sends_and_stub_reads("$M100,1:00#ff");
 }
 
 static void test_reordered_datagrams_are_read_in_arrival_order(void **state)
@@ -311,8 +278,7 @@ static void test_arp_is_answered_and_nothing_sent_without_an_address(void **stat
     gdb_udp_set_address(0);
     gdb_udp_frame(f, 60);
     assert_int_equal(from_card.count, 1);
-    gdb_sends("$?#3f");
-    assert_int_equal(running_delivers(), GDB_UDP_NO_STOP);
+    assert_int_equal(running_delivers_from(GDB_IP, "$?#3f"), GDB_UDP_NO_STOP);
 }
 
 static void test_a_busy_card_gives_up_after_its_wait_and_the_next_flush_goes_out(void **state)
@@ -322,10 +288,7 @@ static void test_a_busy_card_gives_up_after_its_wait_and_the_next_flush_goes_out
     card_busy = true;
     stub_writes("+");
     assert_null(next_reply());
-    struct gdb_udp_counts c;
-    struct netpoll_counts f;
-    gdb_udp_get_counts(&c, &f);
-    assert_int_equal(c.tx_failed, 1);
+    assert_int_equal(udp_counts().tx_failed, 1);
     card_busy = false;
     stub_writes("$OK#9a");
     assert_string_equal(next_reply(), "$OK#9a");
@@ -351,10 +314,7 @@ static void test_a_card_held_by_a_stopped_cpu_ends_the_session_instead_of_hangin
     for (int i = 0; i < GDB_UDP_TX_STUCK_DATAGRAMS; i++)
         stub_writes("$OK#9a");
     assert_int_equal(gdb_udp_transport.getc(0, -1), -1);
-    struct gdb_udp_counts c;
-    struct netpoll_counts f;
-    gdb_udp_get_counts(&c, &f);
-    assert_int_equal(c.card_stuck, 2);
+    assert_int_equal(udp_counts().card_stuck, 2);
 }
 
 /* A session with nobody attached (the last peer detached; a panic's session): a newcomer's junk neither
@@ -366,12 +326,9 @@ static void test_in_a_session_without_a_peer_junk_does_not_attach(void **state)
     gdb_sends("hello");
     gdb_sends("+");
     assert_string_equal(read_all(), "");
-    uint32_t ip;
-    uint16_t port;
-    assert_false(gdb_udp_peer(&ip, &port));
-    gdb_sends("$?#3f");
-    assert_string_equal(read_all(), "$?#3f");
-    assert_true(gdb_udp_peer(&ip, &port));
+    assert_int_equal(peer_ip(NULL), 0);
+    gdb_sends_and_stub_reads("$?#3f");
+    assert_int_not_equal(peer_ip(NULL), 0);
     end(false);
     assert_int_equal(gdb_udp_take_stop(), GDB_UDP_NO_STOP); /* nothing asked of the running machine */
 }
@@ -398,8 +355,7 @@ static void test_under_the_stub_a_duplicated_step_steps_once(void **state)
     (void)state;
     fake_target_reset();
     gdb_stub_reset();
-    gdb_sends("$?#3f");
-    assert_int_equal(running_delivers(), GDB_UDP_STOP_ATTACH);
+    assert_int_equal(running_delivers_from(GDB_IP, "$?#3f"), GDB_UDP_STOP_ATTACH);
     gdb_sends("+");
     gdb_sends("$s#73");
     begin();
@@ -411,8 +367,7 @@ static void test_under_the_stub_a_duplicated_step_steps_once(void **state)
     assert_non_null(next_reply()); /* the answer to `?` */
     assert_string_equal(next_reply(), "+");
     /* the copy arrives while the CPU steps: answered with the ack again, no new stop */
-    gdb_sends("$s#73");
-    assert_int_equal(running_delivers(), GDB_UDP_NO_STOP);
+    assert_int_equal(running_delivers_from(GDB_IP, "$s#73"), GDB_UDP_NO_STOP);
     assert_string_equal(next_reply(), "+");
     /* the step's trap: the stub owes gdb the stop reply; another copy comes before gdb's ack of it */
     begin();
@@ -430,9 +385,7 @@ static void test_under_the_stub_a_duplicated_step_steps_once(void **state)
     assert_string_equal(next_reply(), "+");
     assert_string_equal(next_reply(), "$OK#9a");
     assert_null(next_reply());
-    struct gdb_udp_counts c;
-    struct netpoll_counts f;
-    gdb_udp_get_counts(&c, &f);
+    struct gdb_udp_counts c = udp_counts();
     assert_int_equal(c.repeats, 1);
     assert_int_equal(c.repeats_dropped, 1);
 }

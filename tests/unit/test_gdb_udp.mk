@@ -1,4 +1,4 @@
 # The transport alone, and under the whole stub against the fake machine (a duplicated `s` steps once).
 test_gdb_udp_SRCS := gdbstub/udp.c kernel/net/ratelimit.c gdbstub/udp_auth.c kernel/net/keyed_service.c \
-                     tests/unit/gdb_udp_seam.c tests/unit/gdb_udp_fake_card.c tests/unit/fake_neighbour.c \
-                     kernel/net/netpoll.c $(GDBSTUB_SRCS) $(wildcard gdbstub/*.h)
+                     tests/unit/gdb_udp_seam.c tests/unit/gdb_udp_frames.c tests/unit/gdb_udp_fake_card.c \
+                     tests/unit/fake_neighbour.c kernel/net/netpoll.c $(GDBSTUB_SRCS) $(wildcard gdbstub/*.h)

@@ -95,9 +95,7 @@ static int setup_plain(void **state)
 
 static void assert_nobody_attached(void)
 {
-    uint32_t ip;
-    uint16_t port;
-    assert_false(gdb_udp_peer(&ip, &port));
+    assert_int_equal(peer_ip(NULL), 0);
 }
 
 static void test_plain_and_forged_stop_nothing_and_get_nothing(void **state)
@@ -140,9 +138,8 @@ static void test_sealed_packet_attaches_answer_sealed_replay_dropped_resend_answ
     (void)state;
     relay_sends("$qSupported:multiprocess+#c6");
     assert_int_equal(running_delivers(), GDB_UDP_STOP_ATTACH);
-    uint32_t ip;
     uint16_t port;
-    assert_true(gdb_udp_peer(&ip, &port));
+    assert_int_not_equal(peer_ip(&port), 0);
     assert_int_equal(port, RELAY_PORT);
     gdb_udp_transport.session(0, true, false);
     assert_string_equal(read_all(), "$qSupported:multiprocess+#c6");
@@ -198,10 +195,7 @@ static void test_hellos_share_a_small_budget_the_peer_has_its_own(void **state)
     for (int i = 0; i < 3 * GDB_UDP_HELLO_RATE; i++)
         send_hello_from((uint16_t)(50000 + i), (uint8_t)i);
     assert_int_equal(count_replies(), GDB_UDP_HELLO_RATE);
-    struct gdb_udp_counts c;
-    struct netpoll_counts f;
-    gdb_udp_get_counts(&c, &f);
-    assert_int_equal(c.hellos_limited, 2 * GDB_UDP_HELLO_RATE);
+    assert_int_equal(udp_counts().hellos_limited, 2 * GDB_UDP_HELLO_RATE);
     assert_int_equal(gdb_udp_seam_auth()->counts.macs, 2 * GDB_UDP_HELLO_RATE);
     assert_nobody_attached();
     relay_sends("$qSupported:multiprocess+#c6");

@@ -24,15 +24,11 @@ static void test_reply_looking_datagrams_are_never_answered(void **state)
     }
     /* a well-formed packet gdb never opens with: another stub's stop reply, a memory read */
     gdb_sends("$S05#b8");
-    gdb_sends("$m0,4#fd");
-    assert_int_equal(running_delivers(), GDB_UDP_NO_STOP);
-    uint32_t ip;
-    uint16_t port;
-    assert_false(gdb_udp_peer(&ip, &port));
+    assert_int_equal(running_delivers_from(GDB_IP, "$m0,4#fd"), GDB_UDP_NO_STOP);
+    assert_int_equal(peer_ip(NULL), 0);
     assert_null(next_reply());
     /* gdb's opener attaches; then, from the peer in a session, reply-looking datagrams reach nobody */
-    gdb_sends("$qSupported:multiprocess+#c6");
-    assert_int_equal(running_delivers(), GDB_UDP_STOP_ATTACH);
+    assert_int_equal(running_delivers_from(GDB_IP, "$qSupported:multiprocess+#c6"), GDB_UDP_STOP_ATTACH);
     begin();
     assert_string_equal(read_all(), "$qSupported:multiprocess+#c6");
     gdb_sends("$#00");
@@ -42,10 +38,7 @@ static void test_reply_looking_datagrams_are_never_answered(void **state)
     assert_string_equal(read_all(), "");
     gdb_sends("+"); /* gdb's ack is what the stub waits for: it passes */
     assert_string_equal(read_all(), "+");
-    struct gdb_udp_counts c;
-    struct netpoll_counts f;
-    gdb_udp_get_counts(&c, &f);
-    assert_int_equal(c.reply_looking, 7 + 4);
+    assert_int_equal(udp_counts().reply_looking, 7 + 4);
     assert_null(next_reply());
 }
 
@@ -56,19 +49,16 @@ static void test_repeats_answered_once_and_within_the_budget(void **state)
     (void)state;
     attach_and_answer();
     read_all();
-    while (next_reply())
-        ;
+    drain_replies();
     /* a read whose answer is large: its repeats get nothing */
-    gdb_sends("$m0,40#2d");
-    assert_string_equal(read_all(), "$m0,40#2d");
+    gdb_sends_and_stub_reads("$m0,40#2d");
     static char big[1 + 128 + 4];
     big[0] = '$';
     memset(big + 1, '0', 128);
     memcpy(big + 129, "#00", 4);
     stub_writes("+");
     stub_writes(big);
-    while (next_reply())
-        ;
+    drain_replies();
     for (int i = 0; i < 100; i++)
         gdb_sends("$m0,40#2d");
     assert_string_equal(read_all(), "");
@@ -76,20 +66,16 @@ static void test_repeats_answered_once_and_within_the_budget(void **state)
     /* a packet whose answer is small: its first repeat is answered, the rest are not */
     gdb_sends("+");
     read_all();
-    gdb_sends("$qC#b4");
-    assert_string_equal(read_all(), "$qC#b4");
+    gdb_sends_and_stub_reads("$qC#b4");
     stub_writes("+");
     stub_writes("$QC1#c5");
-    while (next_reply())
-        ;
+    drain_replies();
     for (int i = 0; i < 5; i++)
         gdb_sends("$qC#b4");
     assert_string_equal(read_all(), "");
     assert_string_equal(next_reply(), "+$QC1#c5");
     assert_null(next_reply());
-    struct gdb_udp_counts c;
-    struct netpoll_counts f;
-    gdb_udp_get_counts(&c, &f);
+    struct gdb_udp_counts c = udp_counts();
     assert_int_equal(c.repeats, 1);
     assert_int_equal(c.repeats_dropped, 100 + 4);
 }

@@ -175,10 +175,7 @@ static void test_software_breakpoints_stay_across_a_continue(void **state)
     fake_exchange("Z0,ffffffff80001000,1", "OK");
     fake_exchange("Z0,1010,1", "OK");
     fake_exchange("z0,1010,1", "OK");
-    fake_send_packet("c", 1);
-    fake_expect_raw("+", 1);
-    assert_int_equal(run(GDB_STOP_ATTACH, 0), GDB_END_CONTINUE);
-    SCRIPT_PLAYED();
+    play_then_continue(GDB_STOP_ATTACH, 0);
     assert_true(fake_sw_break_at(HIGH(0x1000)));
     assert_false(fake_sw_break_at(0x1010));
     assert_int_equal(fake_sw_break_count(), 1);
@@ -200,10 +197,7 @@ static void test_hardware_breakpoints(void **state)
     /* Software and hardware breakpoints at one address are two different things. */
     fake_exchange("Z0,ffffffff80001000,1", "OK");
     fake_exchange("z1,ffffffff80001000,1", "OK");
-    fake_send_packet("c", 1);
-    fake_expect_raw("+", 1);
-    assert_int_equal(run(GDB_STOP_ATTACH, 0), GDB_END_CONTINUE);
-    SCRIPT_PLAYED();
+    play_then_continue(GDB_STOP_ATTACH, 0);
     assert_true(fake_sw_break_at(HIGH(0x1000)));
     assert_false(fake_hw_break_at(HIGH(0x1000)));
     assert_true(fake_hw_break_at(0x3000));
@@ -238,10 +232,7 @@ static void test_watchpoints(void **state)
     fake_exchange("z4,2008,8", "OK");
     fake_exchange("Z2,4000,2", "OK");
     fake_exchange("Z4,5000,1", "E28");
-    fake_send_packet("c", 1);
-    fake_expect_raw("+", 1);
-    assert_int_equal(run(GDB_STOP_ATTACH, 0), GDB_END_CONTINUE);
-    SCRIPT_PLAYED();
+    play_then_continue(GDB_STOP_ATTACH, 0);
     struct gdb_hw_slot h[4];
     for (unsigned i = 0; i < 4; i++)
         assert_true(gdb_break_hw_slot(i, &h[i]));
@@ -263,19 +254,16 @@ static void test_a_watchpoint_stop_reports_its_address(void **state)
     (void)state;
     gdb_break_note_watch_hit(&(struct gdb_hw_slot){ .type = GDB_WATCH_WRITE, .addr = 0x1000, .len = 4 });
     fake_exchange("?", "T05thread:2;watch:1000;");
-    assert_int_equal(run(GDB_STOP_WATCH, 1), GDB_END_LINK_LOST);
-    SCRIPT_PLAYED();
+    play(GDB_STOP_WATCH, 1, GDB_END_LINK_LOST);
     fake_link_reset();
     gdb_break_note_watch_hit(&(struct gdb_hw_slot){ .type = GDB_WATCH_ACCESS, .addr = HIGH(0x10), .len = 8 });
     fake_exchange("?", "T05thread:1;awatch:ffffffff80000010;");
-    assert_int_equal(run(GDB_STOP_WATCH, 0), GDB_END_LINK_LOST);
-    SCRIPT_PLAYED();
+    play(GDB_STOP_WATCH, 0, GDB_END_LINK_LOST);
     /* Another kind of stop says nothing of a watchpoint. */
     fake_link_reset();
     gdb_break_note_watch_hit(0);
     fake_exchange("?", "T05thread:1;");
-    assert_int_equal(run(GDB_STOP_STEP, 0), GDB_END_LINK_LOST);
-    SCRIPT_PLAYED();
+    play(GDB_STOP_STEP, 0, GDB_END_LINK_LOST);
 }
 
 static void test_breakpoint_table_full(void **state)
@@ -291,8 +279,7 @@ static void test_breakpoint_table_full(void **state)
     fake_exchange("z0,1000,1", "OK");
     fake_exchange(packet, "OK");
     fake_exchange("D", "OK");
-    assert_int_equal(run(GDB_STOP_ATTACH, 0), GDB_END_DETACH);
-    SCRIPT_PLAYED();
+    play(GDB_STOP_ATTACH, 0, GDB_END_DETACH);
     assert_int_equal(fake_sw_break_count(), 0);
 }
 

@@ -85,6 +85,15 @@ static void fill_registers(unsigned generation)
                 fake_regs[cpu][layout[r].target] = distinct_value(cpu, (unsigned)r, generation, layout[r].size);
 }
 
+/* The registers as fill_registers(0) left them, for what a test expects them to be after. */
+static uint64_t before[FAKE_CPUS][GDB_REG_COUNT];
+
+static void fill_registers_kept(void)
+{
+    fill_registers(0);
+    memcpy(before, fake_regs, sizeof before);
+}
+
 static void test_g_reads_every_register_of_every_cpu(void **state)
 {
     (void)state;
@@ -103,9 +112,7 @@ static void test_g_reads_every_register_of_every_cpu(void **state)
 static void test_G_writes_every_register_and_g_reads_it_back(void **state)
 {
     (void)state;
-    fill_registers(0);
-    uint64_t before[FAKE_CPUS][GDB_REG_COUNT];
-    memcpy(before, fake_regs, sizeof before);
+    fill_registers_kept();
 
     for (unsigned cpu = 0; cpu < FAKE_CPUS; cpu++) {
         /* G for this CPU with generation-1 values; the x87 bytes gdb sends along are ignored. */
@@ -126,8 +133,7 @@ static void test_G_writes_every_register_and_g_reads_it_back(void **state)
         snprintf(select, sizeof select, "Hg%x", cpu + 1);
         fake_exchange(select, "OK");
         fake_exchange(packet, "OK");
-        assert_int_equal(run(GDB_STOP_ATTACH, 0), GDB_END_LINK_LOST);
-        SCRIPT_PLAYED();
+        play(GDB_STOP_ATTACH, 0, GDB_END_LINK_LOST);
 
         for (size_t r = 0; r < LAYOUT_REGS; r++)
             if (layout[r].target >= 0)
@@ -138,8 +144,7 @@ static void test_G_writes_every_register_and_g_reads_it_back(void **state)
         fake_link_reset();
         fake_exchange(select, "OK");
         fake_exchange("g", expected_g(cpu));
-        assert_int_equal(run(GDB_STOP_ATTACH, 0), GDB_END_LINK_LOST);
-        SCRIPT_PLAYED();
+        play(GDB_STOP_ATTACH, 0, GDB_END_LINK_LOST);
     }
 }
 
@@ -180,8 +185,7 @@ static void test_p_and_P_round_trip_every_register(void **state)
                 fake_exchange(packet, "E05");
             }
         }
-        assert_int_equal(run(GDB_STOP_ATTACH, 0), GDB_END_LINK_LOST);
-        SCRIPT_PLAYED();
+        play(GDB_STOP_ATTACH, 0, GDB_END_LINK_LOST);
         assert_memory_equal(fake_regs[cpu], want, sizeof want);
     }
 }
@@ -213,9 +217,7 @@ static void test_register_failures(void **state)
 static void test_G_malformed_or_refused(void **state)
 {
     (void)state;
-    fill_registers(0);
-    uint64_t before[FAKE_CPUS][GDB_REG_COUNT];
-    memcpy(before, fake_regs, sizeof before);
+    fill_registers_kept();
     static char packet[2 * GDB_G_BYTES + 4];
     packet[0] = 'G';
     memset(packet + 1, '0', 2 * GDB_G_BYTES);
@@ -231,8 +233,7 @@ static void test_G_malformed_or_refused(void **state)
     packet[1 + 2 * GDB_G_BYTES] = '\0';
     packet[100] = 'q';
     fake_exchange(packet, "E22");
-    assert_int_equal(run(GDB_STOP_ATTACH, 0), GDB_END_LINK_LOST);
-    SCRIPT_PLAYED();
+    play(GDB_STOP_ATTACH, 0, GDB_END_LINK_LOST);
     assert_memory_equal(fake_regs, before, sizeof before);
 
     /* A register the target refuses: E05, the others written. */

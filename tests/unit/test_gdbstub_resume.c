@@ -123,28 +123,7 @@ static void test_vcont(void **state)
 static void test_vcont_refusals(void **state)
 {
     (void)state;
-    const char *refused[] = {
-        "vCont;",             /* no action */
-        "vCont;s",            /* every CPU stepping */
-        "vCont;s:-1",         /* the same */
-        "vCont;s:1;s:2",      /* two CPUs stepping */
-        "vCont;c:1;c:1;c:2;c:3", /* CPU 4 left out */
-        "vCont;c:1;c:2",      /* two running, two held */
-        "vCont;s:1;c:2",      /* one stepping, one running, two held */
-        "vCont;t",            /* stop: not offered */
-        "vCont;r1000,2000",   /* range step: not offered */
-        "vCont;x",
-        "vCont;C",            /* signal missing */
-        "vCont;c:",
-        "vCont;c:zz",
-        "vCont;c;",
-        "vCont;cc",
-        "vCont;s:1x",
-    };
-    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
-        fake_exchange(refused[i], "E22");
-    fake_exchange("vCont;c:9", "E03");
-    fake_exchange("vCont;s:5;c", "E03");
+    refuse_vconts(fake_exchange);
     run_to_link_loss();
     assert_int_equal(fake_resume_calls, 1); /* only the final loss of the link */
 }
@@ -157,21 +136,15 @@ static void test_detach(void **state)
     fake_exchange("Dx", "E22");
     fake_exchange("D;", "E22");
     fake_exchange("D;1", "OK");
-    assert_int_equal(run(GDB_STOP_ATTACH, 0), GDB_END_DETACH);
-    SCRIPT_PLAYED();
-    assert_int_equal(fake_sw_break_count(), 0);
-    assert_int_equal(fake_hw_break_count(), 0);
-    assert_int_equal(fake_resume_calls, 1);
-    assert_int_equal(fake_resume_step_cpu, -1);
-    assert_false(fake_resume_others_stay);
+    play(GDB_STOP_ATTACH, 0, GDB_END_DETACH);
+    expect_resumed_clean();
 
     /* Detach whose OK is never acknowledged: the machine resumes all the same. */
     fake_target_reset();
     fake_link_reset();
     fake_send_packet("D", 1);
     fake_expect_ack_reply("OK");
-    assert_int_equal(run(GDB_STOP_ATTACH, 0), GDB_END_DETACH);
-    SCRIPT_PLAYED();
+    play(GDB_STOP_ATTACH, 0, GDB_END_DETACH);
     assert_int_equal(fake_resume_calls, 1);
 }
 
@@ -182,8 +155,7 @@ static void test_kill(void **state)
     fake_exchange("kx", "E22");
     fake_send_packet("k", 1);
     fake_expect_raw("+", 1);
-    assert_int_equal(run(GDB_STOP_ATTACH, 0), GDB_END_KILL);
-    SCRIPT_PLAYED();
+    play(GDB_STOP_ATTACH, 0, GDB_END_KILL);
     assert_int_equal(fake_kill_calls, 1);
     assert_int_equal(fake_resume_calls, 0);
     assert_int_equal(fake_sw_break_count(), 0);

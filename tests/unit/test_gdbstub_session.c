@@ -121,14 +121,9 @@ static void test_disconnect_mid_packet_ends_the_session(void **state)
     fake_exchange("Z0,ffffffff80000010,1", "OK");
     fake_exchange("Z1,ffffffff80000020,1", "OK");
     fake_send_raw("$m10", 4);
-    assert_int_equal(run(GDB_STOP_ATTACH, 1), GDB_END_LINK_LOST);
-    SCRIPT_PLAYED();
+    play(GDB_STOP_ATTACH, 1, GDB_END_LINK_LOST);
     /* Nothing is left to stop the machine for a debugger that is gone, and the machine runs. */
-    assert_int_equal(fake_sw_break_count(), 0);
-    assert_int_equal(fake_hw_break_count(), 0);
-    assert_int_equal(fake_resume_calls, 1);
-    assert_int_equal(fake_resume_step_cpu, -1);
-    assert_false(fake_resume_others_stay);
+    expect_resumed_clean();
 }
 
 static void test_disconnect_waiting_for_an_ack(void **state)
@@ -136,8 +131,7 @@ static void test_disconnect_waiting_for_an_ack(void **state)
     (void)state;
     fake_send_packet("qC", 2);
     fake_expect_ack_reply("QC1");
-    assert_int_equal(run(GDB_STOP_ATTACH, 0), GDB_END_LINK_LOST);
-    SCRIPT_PLAYED();
+    play(GDB_STOP_ATTACH, 0, GDB_END_LINK_LOST);
     assert_int_equal(fake_resume_calls, 1);
 }
 
@@ -185,30 +179,24 @@ static void test_swbreak_and_hwbreak_once_gdb_supports_them(void **state)
     fake_exchange("qSupported:multiprocess+;swbreak+;hwbreak+;xmlRegisters=i386",
                   "PacketSize=ff00;qXfer:features:read+;vContSupported+;swbreak+;hwbreak+");
     fake_exchange("?", "T05thread:2;swbreak:;");
-    assert_int_equal(run(GDB_STOP_SW_BREAK, 1), GDB_END_LINK_LOST);
-    SCRIPT_PLAYED();
+    play(GDB_STOP_SW_BREAK, 1, GDB_END_LINK_LOST);
 
     fake_link_reset();
     fake_exchange("?", "T05thread:1;hwbreak:;");
-    assert_int_equal(run(GDB_STOP_HW_BREAK, 0), GDB_END_LINK_LOST);
-    SCRIPT_PLAYED();
+    play(GDB_STOP_HW_BREAK, 0, GDB_END_LINK_LOST);
 
     /* A gdb that lists only one of them gets only that one. */
     fake_link_reset();
     fake_exchange("qSupported:hwbreak+", "PacketSize=ff00;qXfer:features:read+;vContSupported+;swbreak+;hwbreak+");
     fake_exchange("?", "T05thread:1;");
-    assert_int_equal(run(GDB_STOP_SW_BREAK, 0), GDB_END_LINK_LOST);
-    SCRIPT_PLAYED();
+    play(GDB_STOP_SW_BREAK, 0, GDB_END_LINK_LOST);
 }
 
 static void test_stop_reply_sent_when_gdb_waits_for_it(void **state)
 {
     (void)state;
     fake_exchange("qSupported:swbreak+", "PacketSize=ff00;qXfer:features:read+;vContSupported+;swbreak+;hwbreak+");
-    fake_send_packet("c", 1);
-    fake_expect_raw("+", 1);
-    assert_int_equal(run(GDB_STOP_ATTACH, 0), GDB_END_CONTINUE);
-    SCRIPT_PLAYED();
+    play_then_continue(GDB_STOP_ATTACH, 0);
 
     /* The breakpoint is hit: gdb hears of it unasked. */
     fake_link_reset();
@@ -216,8 +204,7 @@ static void test_stop_reply_sent_when_gdb_waits_for_it(void **state)
     fake_send_raw("+", 1);
     fake_send_packet("vCont;s:3;c", 11);
     fake_expect_raw("+", 1);
-    assert_int_equal(run(GDB_STOP_SW_BREAK, 2), GDB_END_STEP);
-    SCRIPT_PLAYED();
+    play(GDB_STOP_SW_BREAK, 2, GDB_END_STEP);
 
     /* The step completes. A NAK of the stop reply gets it again. */
     fake_link_reset();
@@ -225,33 +212,25 @@ static void test_stop_reply_sent_when_gdb_waits_for_it(void **state)
     fake_send_raw("-", 1);
     fake_expect_reply("T05thread:3;");
     fake_send_raw("+", 1);
-    fake_send_packet("c", 1);
-    fake_expect_raw("+", 1);
-    assert_int_equal(run(GDB_STOP_STEP, 2), GDB_END_CONTINUE);
-    SCRIPT_PLAYED();
+    play_then_continue(GDB_STOP_STEP, 2);
 
     /* Ctrl-C. */
     fake_link_reset();
     fake_expect_reply("T02thread:1;");
     fake_send_raw("+", 1);
     fake_exchange("D", "OK");
-    assert_int_equal(run(GDB_STOP_INTERRUPT, 0), GDB_END_DETACH);
-    SCRIPT_PLAYED();
+    play(GDB_STOP_INTERRUPT, 0, GDB_END_DETACH);
 
     /* After a detach nobody waits: the next stop says nothing until asked. */
     fake_link_reset();
     fake_exchange("?", "T05thread:1;swbreak:;");
-    assert_int_equal(run(GDB_STOP_SW_BREAK, 0), GDB_END_LINK_LOST);
-    SCRIPT_PLAYED();
+    play(GDB_STOP_SW_BREAK, 0, GDB_END_LINK_LOST);
 }
 
 static void test_no_stop_reply_to_a_new_debugger(void **state)
 {
     (void)state;
-    fake_send_packet("c", 1);
-    fake_expect_raw("+", 1);
-    assert_int_equal(run(GDB_STOP_ATTACH, 0), GDB_END_CONTINUE);
-    SCRIPT_PLAYED();
+    play_then_continue(GDB_STOP_ATTACH, 0);
     /* That gdb went away; a new one attaches by sending a packet while the machine runs. */
     fake_link_reset();
     fake_exchange("qSupported", "PacketSize=ff00;qXfer:features:read+;vContSupported+;swbreak+;hwbreak+");
@@ -276,10 +255,7 @@ static void test_supported_forgets_breakpoints_of_a_previous_debugger(void **sta
     (void)state;
     fake_exchange("Z0,1000,1", "OK");
     fake_exchange("Z1,2000,1", "OK");
-    fake_send_packet("c", 1);
-    fake_expect_raw("+", 1);
-    assert_int_equal(run(GDB_STOP_ATTACH, 0), GDB_END_CONTINUE);
-    SCRIPT_PLAYED();
+    play_then_continue(GDB_STOP_ATTACH, 0);
     assert_int_equal(fake_sw_break_count(), 1);
     assert_int_equal(fake_hw_break_count(), 1);
 
@@ -318,8 +294,7 @@ static void test_threads_are_cpus(void **state)
     fake_exchange("T", "E22");
     fake_exchange("Tz", "E22");
     fake_exchange("T1,", "E22");
-    assert_int_equal(run(GDB_STOP_ATTACH, 2), GDB_END_LINK_LOST);
-    SCRIPT_PLAYED();
+    play(GDB_STOP_ATTACH, 2, GDB_END_LINK_LOST);
 }
 
 static void test_select_thread(void **state)

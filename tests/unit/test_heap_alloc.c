@@ -3,6 +3,7 @@
  * coalescing back to one block, and exhaustion. Arena and shared checks: heap_fixture.c. */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -149,11 +150,13 @@ static void free_slot(int i)
     slots[i] = NULL;
 }
 
-static void test_fill_free_ascending(void **state)
+/* Every slot filled, then freed in order (slot n of SLOTS is freed n-th, or SLOTS - 1 - n-th when descending),
+ * the heap sound every 16 slots and back to a fresh heap at the end. */
+static void fill_then_free_in_order(bool descending)
 {
-    (void)state;
     fill_all();
-    for (int i = 0; i < SLOTS; i++) {
+    for (int n = 0; n < SLOTS; n++) {
+        int i = descending ? SLOTS - 1 - n : n;
         free_slot(i);
         if (i % 16 == 0)
             expect_sound();
@@ -161,16 +164,16 @@ static void test_fill_free_ascending(void **state)
     expect_baseline();
 }
 
+static void test_fill_free_ascending(void **state)
+{
+    (void)state;
+    fill_then_free_in_order(false);
+}
+
 static void test_fill_free_descending(void **state)
 {
     (void)state;
-    fill_all();
-    for (int i = SLOTS - 1; i >= 0; i--) {
-        free_slot(i);
-        if (i % 16 == 0)
-            expect_sound();
-    }
-    expect_baseline();
+    fill_then_free_in_order(true);
 }
 
 static void test_fill_free_interleaved(void **state)

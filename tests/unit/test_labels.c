@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "fake_hal.h"
+#include "shell_line.h"
 #include "kernel/shell/commands.h"
 #include "kernel/labels.h"
 #include "kernel/lib/sink.h"
@@ -249,11 +250,6 @@ bool task_set_span_by_pid(uint32_t pid, uint64_t span)
     return false;
 }
 
-void task_sleep_ms(uint32_t ms)
-{
-    (void)ms;
-}
-
 bool task_set_labels_by_pid(uint32_t pid, const struct label_set *set)
 {
     for (unsigned i = 0; i < 3; i++) {
@@ -269,16 +265,8 @@ static char output[512];
 
 static int run_line(const char *line)
 {
-    static char copy[256];
-    char *argv[16];
-    int argc = 0;
-    strncpy(copy, line, sizeof copy - 1);
-    for (char *word = strtok(copy, " "); word; word = strtok(NULL, " "))
-        argv[argc++] = word;
-    struct buffer_sink bs;
-    buffer_sink_init(&bs, output, sizeof output);
     static const struct shell_origin console = { 0 };
-    return cmd_label(argc, argv, &bs.sink, &console);
+    return shell_line_run(cmd_label, line, output, sizeof output, &console);
 }
 
 static int setup_tasks(void **state)

@@ -2,6 +2,7 @@
  * and the exact bytes echoed (captured with a buffer_sink). */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -64,129 +65,125 @@ static void expect_line(struct fixture *fx, const char *line)
     assert_string_equal(fx->ed.buf, line);
 }
 
+/* One step of a scripted session: the keys fed, the event the last of them must return and, where not NULL,
+ * the line the editor then holds and everything echoed since the capture last started. The tests are such
+ * scripts, so a failure names the step it happened at. */
+struct step {
+    const char *keys;
+    enum line_event event;
+    const char *line;
+    const char *echo;
+    bool clear_echo; /* restart the echo capture before feeding */
+};
+
+static void run_steps(struct fixture *fx, const struct step *steps, size_t count)
+{
+    for (size_t i = 0; i < count; i++) {
+        const struct step *s = &steps[i];
+        if (s->clear_echo)
+            clear_echo(fx);
+        enum line_event event = feed(fx, s->keys);
+        if (event != s->event)
+            fail_msg("step %zu: event %d, expected %d", i, (int)event, (int)s->event);
+        if (s->line != NULL && (fx->ed.len != strlen(s->line) || strcmp(fx->ed.buf, s->line) != 0))
+            fail_msg("step %zu: line \"%.*s\" (length %zu), expected \"%s\"", i, (int)fx->ed.len, fx->ed.buf,
+                     fx->ed.len, s->line);
+        if (s->echo != NULL && strcmp(fx->echo_buf, s->echo) != 0)
+            fail_msg("step %zu: echo \"%s\", expected \"%s\"", i, fx->echo_buf, s->echo);
+    }
+}
+
+/* A step, and one that first restarts the echo capture. */
+#define STEP(keys, event, line, echo) { (keys), (event), (line), (echo), false }
+#define FRESH_STEP(keys, event, line, echo) { (keys), (event), (line), (echo), true }
+
+#define RUN_STEPS(fx, ...)                                                                                      \
+    do {                                                                                                       \
+        static const struct step steps_[] = { __VA_ARGS__ };                                                   \
+        run_steps((fx), steps_, sizeof steps_ / sizeof steps_[0]);                                             \
+    } while (0)
+
+/* Types count copies of c, none of which may finish the line: the overlong lines of the tests below. */
+static void feed_repeated(struct fixture *fx, char c, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        if (line_editor_feed(&fx->ed, c, &fx->echo.sink) != LINE_NONE)
+            fail_msg("copy %zu of 0x%02x finished the line", i, (unsigned char)c);
+}
+
 static void test_printable_is_stored_and_echoed(void **state)
 {
-    struct fixture *fx = *state;
-    assert_int_equal(feed(fx, "ps all\r"), LINE_READY);
-    expect_line(fx, "ps all");
-    assert_string_equal(fx->echo_buf, "ps all\n");
+    RUN_STEPS(*state, STEP("ps all\r", LINE_READY, "ps all", "ps all\n"));
 }
 
 static void test_newline_alone_is_enter(void **state)
 {
-    struct fixture *fx = *state;
-    assert_int_equal(feed(fx, "help\n"), LINE_READY);
-    expect_line(fx, "help");
-    assert_string_equal(fx->echo_buf, "help\n");
+    RUN_STEPS(*state, STEP("help\n", LINE_READY, "help", "help\n"));
 }
 
 static void test_empty_line_is_ready_and_empty(void **state)
 {
-    struct fixture *fx = *state;
-    assert_int_equal(feed(fx, "\r"), LINE_READY);
-    expect_line(fx, "");
-    assert_string_equal(fx->echo_buf, "\n");
+    RUN_STEPS(*state, STEP("\r", LINE_READY, "", "\n"));
 }
 
 static void test_backspace_and_delete_erase_one(void **state)
 {
-    struct fixture *fx = *state;
-    assert_int_equal(feed(fx, "abc\b"), LINE_NONE);
-    assert_string_equal(fx->echo_buf, "abc\b \b");
-    assert_int_equal(feed(fx, "\x7f" "d\r"), LINE_READY);
-    expect_line(fx, "ad");
-    assert_string_equal(fx->echo_buf, "abc\b \b\b \bd\n");
+    RUN_STEPS(*state, STEP("abc\b", LINE_NONE, NULL, "abc\b \b"),
+              STEP("\x7f" "d\r", LINE_READY, "ad", "abc\b \b\b \bd\n"));
 }
 
 static void test_backspace_on_empty_line_echoes_nothing(void **state)
 {
-    struct fixture *fx = *state;
-    assert_int_equal(feed(fx, "\b\x7f\b"), LINE_NONE);
-    assert_string_equal(fx->echo_buf, "");
-    assert_int_equal(feed(fx, "x\b\b\by\r"), LINE_READY);
-    expect_line(fx, "y");
-    assert_string_equal(fx->echo_buf, "x\b \by\n");
+    RUN_STEPS(*state, STEP("\b\x7f\b", LINE_NONE, NULL, ""), STEP("x\b\b\by\r", LINE_READY, "y", "x\b \by\n"));
 }
 
 static void test_ctrl_u_erases_the_visible_line(void **state)
 {
     struct fixture *fx = *state;
-    assert_int_equal(feed(fx, "abc\x15"), LINE_NONE);
-    assert_string_equal(fx->echo_buf, "abc\b \b\b \b\b \b");
+    RUN_STEPS(fx, STEP("abc\x15", LINE_NONE, NULL, "abc\b \b\b \b\b \b"));
     assert_int_equal(fx->ed.len, 0);
-    clear_echo(fx);
-    assert_int_equal(feed(fx, "\x15" "ok\r"), LINE_READY);
-    expect_line(fx, "ok");
-    assert_string_equal(fx->echo_buf, "ok\n");
+    RUN_STEPS(fx, FRESH_STEP("\x15" "ok\r", LINE_READY, "ok", "ok\n"));
 }
 
 static void test_ctrl_c_cancels_and_resets(void **state)
 {
     struct fixture *fx = *state;
-    assert_int_equal(feed(fx, "burn 100\x03"), LINE_CANCEL);
-    assert_string_equal(fx->echo_buf, "burn 100^C\n");
+    RUN_STEPS(fx, STEP("burn 100\x03", LINE_CANCEL, NULL, "burn 100^C\n"));
     assert_int_equal(fx->ed.len, 0);
-    clear_echo(fx);
-    assert_int_equal(feed(fx, "ps\r"), LINE_READY);
-    expect_line(fx, "ps");
-    assert_string_equal(fx->echo_buf, "ps\n");
+    RUN_STEPS(fx, FRESH_STEP("ps\r", LINE_READY, "ps", "ps\n"));
 }
 
 static void test_ctrl_c_on_empty_line(void **state)
 {
-    struct fixture *fx = *state;
-    assert_int_equal(feed(fx, "\x03"), LINE_CANCEL);
-    assert_string_equal(fx->echo_buf, "^C\n");
+    RUN_STEPS(*state, STEP("\x03", LINE_CANCEL, NULL, "^C\n"));
 }
 
 static void test_crlf_is_one_enter(void **state)
 {
-    struct fixture *fx = *state;
-    assert_int_equal(feed(fx, "one\r"), LINE_READY);
-    expect_line(fx, "one");
     /* The '\n' of the CRLF is swallowed: no event, no echo, and the delivered line is left alone. */
-    assert_int_equal(feed(fx, "\n"), LINE_NONE);
-    expect_line(fx, "one");
-    assert_int_equal(feed(fx, "two\r"), LINE_READY);
-    assert_int_equal(feed(fx, "\n"), LINE_NONE);
-    expect_line(fx, "two");
-    assert_string_equal(fx->echo_buf, "one\ntwo\n");
+    RUN_STEPS(*state, STEP("one\r", LINE_READY, "one", NULL), STEP("\n", LINE_NONE, "one", NULL),
+              STEP("two\r", LINE_READY, NULL, NULL), STEP("\n", LINE_NONE, "two", "one\ntwo\n"));
 }
 
 static void test_lf_lf_is_two_enters_and_cr_cr_too(void **state)
 {
-    struct fixture *fx = *state;
-    assert_int_equal(feed(fx, "a\n"), LINE_READY);
-    assert_int_equal(feed(fx, "\n"), LINE_READY);
-    expect_line(fx, "");
     /* LF then CR is also two Enters: only CR followed by LF pairs up. */
-    assert_int_equal(feed(fx, "\r"), LINE_READY);
-    assert_int_equal(feed(fx, "\r"), LINE_READY);
-    expect_line(fx, "");
-    assert_int_equal(feed(fx, "b\r"), LINE_READY);
-    expect_line(fx, "b");
-    assert_string_equal(fx->echo_buf, "a\n\n\n\nb\n");
+    RUN_STEPS(*state, STEP("a\n", LINE_READY, NULL, NULL), STEP("\n", LINE_READY, "", NULL),
+              STEP("\r", LINE_READY, NULL, NULL), STEP("\r", LINE_READY, "", NULL),
+              STEP("b\r", LINE_READY, "b", "a\n\n\n\nb\n"));
 }
 
 static void test_cr_then_other_key_then_lf_is_another_enter(void **state)
 {
-    struct fixture *fx = *state;
-    assert_int_equal(feed(fx, "x\r"), LINE_READY);
-    assert_int_equal(feed(fx, "y"), LINE_NONE);
-    assert_int_equal(feed(fx, "\n"), LINE_READY);
-    expect_line(fx, "y");
+    RUN_STEPS(*state, STEP("x\r", LINE_READY, NULL, NULL), STEP("y", LINE_NONE, NULL, NULL),
+              STEP("\n", LINE_READY, "y", NULL));
 }
 
 static void test_next_char_after_ready_starts_fresh(void **state)
 {
-    struct fixture *fx = *state;
-    assert_int_equal(feed(fx, "longer line\n"), LINE_READY);
-    assert_int_equal(feed(fx, "ab\n"), LINE_READY);
-    expect_line(fx, "ab");
     /* A backspace right after Enter must not erase into the delivered line. */
-    assert_int_equal(feed(fx, "\bz\n"), LINE_READY);
-    expect_line(fx, "z");
-    assert_string_equal(fx->echo_buf, "longer line\nab\nz\n");
+    RUN_STEPS(*state, STEP("longer line\n", LINE_READY, NULL, NULL), STEP("ab\n", LINE_READY, "ab", NULL),
+              STEP("\bz\n", LINE_READY, "z", "longer line\nab\nz\n"));
 }
 
 static void test_other_bytes_are_ignored(void **state)
@@ -205,11 +202,8 @@ static void test_other_bytes_are_ignored(void **state)
 static void test_exactly_line_max_is_accepted(void **state)
 {
     struct fixture *fx = *state;
-    char line[LINE_MAX + 2];
-    memset(line, 'k', LINE_MAX);
-    line[LINE_MAX] = '\r';
-    line[LINE_MAX + 1] = '\0';
-    assert_int_equal(feed(fx, line), LINE_READY);
+    feed_repeated(fx, 'k', LINE_MAX);
+    assert_int_equal(feed(fx, "\r"), LINE_READY);
     assert_int_equal(fx->ed.len, LINE_MAX);
     assert_int_equal(strlen(fx->ed.buf), LINE_MAX);
     assert_int_equal(fx->echo.len, LINE_MAX + 1);
@@ -227,40 +221,28 @@ static void test_ten_thousand_chars_refused_then_next_line_works(void **state)
     for (int i = 0; i < LINE_MAX; i++)
         assert_int_equal(fx->echo_buf[i], 'a' + i % 26);
 
-    assert_int_equal(feed(fx, "\r"), LINE_TOO_LONG);
-    assert_int_equal(feed(fx, "\n"), LINE_NONE);
+    RUN_STEPS(fx, STEP("\r", LINE_TOO_LONG, NULL, NULL), STEP("\n", LINE_NONE, NULL, NULL));
     assert_int_equal(fx->echo.len, LINE_MAX + 1);
     assert_int_equal(fx->echo_buf[LINE_MAX], '\n');
-
-    clear_echo(fx);
-    assert_int_equal(feed(fx, "uptime\r"), LINE_READY);
-    expect_line(fx, "uptime");
-    assert_string_equal(fx->echo_buf, "uptime\n");
+    RUN_STEPS(fx, FRESH_STEP("uptime\r", LINE_READY, "uptime", "uptime\n"));
 }
 
 static void test_too_long_is_the_event_on_enter(void **state)
 {
     struct fixture *fx = *state;
-    char line[LINE_MAX + 2];
-    memset(line, 'q', LINE_MAX + 1);
-    line[LINE_MAX + 1] = '\0';
-    assert_int_equal(feed(fx, line), LINE_NONE);
+    feed_repeated(fx, 'q', LINE_MAX + 1);
     assert_int_equal(feed(fx, "\n"), LINE_TOO_LONG);
     assert_int_equal(fx->ed.len, 0);
-    assert_int_equal(feed(fx, "\n"), LINE_READY);
-    expect_line(fx, "");
+    RUN_STEPS(fx, STEP("\n", LINE_READY, "", NULL));
 }
 
 static void test_backspace_does_not_rescue_an_overlong_line(void **state)
 {
     struct fixture *fx = *state;
-    char line[LINE_MAX + 6];
-    memset(line, 'w', LINE_MAX + 5);
-    line[LINE_MAX + 5] = '\0';
-    assert_int_equal(feed(fx, line), LINE_NONE);
+    feed_repeated(fx, 'w', LINE_MAX + 5);
     clear_echo(fx);
     /* The visible characters are erased on screen, but the line typed was longer than shown. */
-    assert_int_equal(feed(fx, "\b\b\b\b\b\b\b\b\b\b"), LINE_NONE);
+    feed_repeated(fx, '\b', 10);
     assert_int_equal(fx->echo.len, 10 * 3);
     assert_int_equal(fx->ed.len, LINE_MAX - 10);
     assert_int_equal(feed(fx, "\r"), LINE_TOO_LONG);
@@ -269,27 +251,18 @@ static void test_backspace_does_not_rescue_an_overlong_line(void **state)
 static void test_ctrl_u_clears_an_overlong_line(void **state)
 {
     struct fixture *fx = *state;
-    char line[LINE_MAX + 6];
-    memset(line, 'w', LINE_MAX + 5);
-    line[LINE_MAX + 5] = '\0';
-    assert_int_equal(feed(fx, line), LINE_NONE);
+    feed_repeated(fx, 'w', LINE_MAX + 5);
     clear_echo(fx);
-    assert_int_equal(feed(fx, "\x15"), LINE_NONE);
+    feed_repeated(fx, '\x15', 1);
     assert_int_equal(fx->echo.len, LINE_MAX * 3);
-    assert_int_equal(feed(fx, "mem\r"), LINE_READY);
-    expect_line(fx, "mem");
+    RUN_STEPS(fx, STEP("mem\r", LINE_READY, "mem", NULL));
 }
 
 static void test_ctrl_c_clears_an_overlong_line(void **state)
 {
     struct fixture *fx = *state;
-    char line[LINE_MAX + 6];
-    memset(line, 'w', LINE_MAX + 5);
-    line[LINE_MAX + 5] = '\0';
-    assert_int_equal(feed(fx, line), LINE_NONE);
-    assert_int_equal(feed(fx, "\x03"), LINE_CANCEL);
-    assert_int_equal(feed(fx, "cpus\r"), LINE_READY);
-    expect_line(fx, "cpus");
+    feed_repeated(fx, 'w', LINE_MAX + 5);
+    RUN_STEPS(fx, STEP("\x03", LINE_CANCEL, NULL, NULL), STEP("cpus\r", LINE_READY, "cpus", NULL));
 }
 
 static void test_zeroed_editor_works_like_an_initialised_one(void **state)

@@ -47,6 +47,14 @@ static uint8_t *info_end(struct info *b)
     return exact;
 }
 
+/* Finishes the structure, has multiboot_parse read it, and frees it: what every test does once it is built. */
+static void info_end_and_parse(struct info *b)
+{
+    uint8_t *info = info_end(b);
+    multiboot_parse((uintptr_t)info);
+    free(info);
+}
+
 static void mmap_tag(struct info *b, const uint64_t (*ranges)[3], unsigned count)
 {
     uint8_t data[8 + 24 * 8];
@@ -91,6 +99,15 @@ static const uint64_t bios_map[][3] = {
 };
 
 /* ---- the tests ------------------------------------------------------------------------------------------ */
+/* A structure holding nothing but the BIOS memory map, parsed. */
+static void parse_bios_map_only(void)
+{
+    struct info b;
+    info_begin(&b);
+    mmap_tag(&b, bios_map, 4);
+    info_end_and_parse(&b);
+}
+
 static void test_bios_boot(void **state)
 {
     (void)state;
@@ -103,9 +120,7 @@ static void test_bios_boot(void **state)
     uint8_t rsdp[36] = "RSD PTR ";
     rsdp[15] = 2;
     tag(&b, 15, rsdp, 36, 0);
-    uint8_t *info = info_end(&b);
-    multiboot_parse((uintptr_t)info);
-    free(info);
+    info_end_and_parse(&b);
 
     assert_string_equal(boot_info.cmdline, "pmu=off");
     assert_string_equal(boot_info.loader, "GRUB 2.06-13+deb12u2");
@@ -132,9 +147,7 @@ static void test_uefi_boot(void **state)
     static const uint64_t efi_map[][3] = { { 0x0, 0xa0000, 1 }, { 0x100000, 0x700000, 1 }, { 0x800000, 0x8000, 4 } };
     mmap_tag(&b, efi_map, 3);
     fb_tag(&b, 0x80000000u, 5120, 1280, 800, 32, BOOT_FB_RGB, 0);
-    uint8_t *info = info_end(&b);
-    multiboot_parse((uintptr_t)info);
-    free(info);
+    info_end_and_parse(&b);
 
     assert_int_equal(boot_info.efi, 64);
     assert_int_equal(boot_info.efi_system_table, system_table);
@@ -162,9 +175,7 @@ static void test_efi32_tags_say_uefi_32(void **state)
     uint32_t table = 0x7f000000;
     tag(&b, 11, &table, 4, 0);
     tag(&b, 18, "", 0, 0); /* boot services left running */
-    uint8_t *info = info_end(&b);
-    multiboot_parse((uintptr_t)info);
-    free(info);
+    info_end_and_parse(&b);
     assert_int_equal(boot_info.efi, 32);
     assert_true(boot_info.efi_boot_services);
     assert_false(boot_info.fb.present);
@@ -173,12 +184,7 @@ static void test_efi32_tags_say_uefi_32(void **state)
 static void test_boot_ram_usable(void **state)
 {
     (void)state;
-    struct info b;
-    info_begin(&b);
-    mmap_tag(&b, bios_map, 4);
-    uint8_t *info = info_end(&b);
-    multiboot_parse((uintptr_t)info);
-    free(info);
+    parse_bios_map_only();
     assert_true(boot_ram_usable(0x8000, 0x1000));       /* the AP trampoline's page */
     assert_true(boot_ram_usable(0x9ec00, 0x1000));      /* ends exactly where the range does */
     assert_false(boot_ram_usable(0x9f000, 0x1000));     /* runs into the EBDA */
@@ -192,12 +198,7 @@ static void test_boot_ram_usable(void **state)
 static void test_boot_ram_usable_never_wraps(void **state)
 {
     (void)state;
-    struct info b;
-    info_begin(&b);
-    mmap_tag(&b, bios_map, 4);
-    uint8_t *info = info_end(&b);
-    multiboot_parse((uintptr_t)info);
-    free(info);
+    parse_bios_map_only();
     assert_false(boot_ram_usable(UINT64_MAX, 2));
     assert_false(boot_ram_usable(UINT64_MAX - 0xfff, 0x2000));
     assert_false(boot_ram_usable(0x100000, UINT64_MAX));
@@ -222,9 +223,7 @@ static void test_memory_map_entries_of_an_odd_size_are_read(void **state)
         memcpy(data + 8 + 25 * i + 16, &type, 4);
     }
     tag(&b, 6, data, sizeof data, 0);
-    uint8_t *info = info_end(&b);
-    multiboot_parse((uintptr_t)info);
-    free(info);
+    info_end_and_parse(&b);
     assert_int_equal(boot_info.usable_count, 2);
     assert_int_equal(boot_info.usable[0].base, 0x100000);
     assert_int_equal(boot_info.usable[0].length, 0x1000);
@@ -239,9 +238,7 @@ static void test_unterminated_name_is_bounded_by_its_tag(void **state)
     info_begin(&b);
     tag(&b, 2, "GRUBGRUB", 8, 0); /* no NUL inside the tag; the next tag's type (1) follows at once */
     tag(&b, 1, "x", 2, 0);
-    uint8_t *info = info_end(&b);
-    multiboot_parse((uintptr_t)info);
-    free(info);
+    info_end_and_parse(&b);
     assert_string_equal(boot_info.loader, "GRUBGRUB");
     assert_string_equal(boot_info.cmdline, "x");
 }
@@ -255,9 +252,7 @@ static void test_long_command_line_is_truncated(void **state)
     struct info b;
     info_begin(&b);
     tag(&b, 1, line, sizeof line, 0);
-    uint8_t *info = info_end(&b);
-    multiboot_parse((uintptr_t)info);
-    free(info);
+    info_end_and_parse(&b);
     assert_int_equal(strlen(boot_info.cmdline), sizeof boot_info.cmdline - 1);
 }
 
@@ -269,9 +264,7 @@ static void test_tag_running_past_the_end_stops_the_walk(void **state)
     tag(&b, 2, "GRUB", 5, 0);
     uint64_t table = 0x1234;
     tag(&b, 12, &table, 8, 4000); /* claims 4000 bytes: past the end of the structure */
-    uint8_t *info = info_end(&b);
-    multiboot_parse((uintptr_t)info);
-    free(info);
+    info_end_and_parse(&b);
     assert_string_equal(boot_info.loader, "GRUB");
     assert_int_equal(boot_info.efi, 0);
 }
@@ -282,9 +275,7 @@ static void test_truncated_framebuffer_tag_is_ignored(void **state)
     struct info b;
     info_begin(&b);
     fb_tag(&b, 0x80000000u, 5120, 1280, 800, 32, BOOT_FB_RGB, 24); /* shorter than the common part */
-    uint8_t *info = info_end(&b);
-    multiboot_parse((uintptr_t)info);
-    free(info);
+    info_end_and_parse(&b);
     assert_false(boot_info.fb.present);
 }
 
@@ -294,9 +285,7 @@ static void test_rgb_framebuffer_without_colour_info_keeps_zero_fields(void **st
     struct info b;
     info_begin(&b);
     fb_tag(&b, 0x80000000u, 5120, 1280, 800, 32, BOOT_FB_RGB, 32); /* common part only */
-    uint8_t *info = info_end(&b);
-    multiboot_parse((uintptr_t)info);
-    free(info);
+    info_end_and_parse(&b);
     assert_true(boot_info.fb.present);
     assert_int_equal(boot_info.fb.red_size, 0);
     assert_int_equal(boot_info.fb.green_size, 0);
@@ -310,9 +299,7 @@ static void test_memory_map_with_zero_entry_size_is_ignored(void **state)
     uint8_t data[8] = { 0 };
     tag(&b, 6, data, 8, 0);
     tag(&b, 6, data, 0, 8); /* too short to hold even the entry size */
-    uint8_t *info = info_end(&b);
-    multiboot_parse((uintptr_t)info);
-    free(info);
+    info_end_and_parse(&b);
     assert_int_equal(boot_info.usable_count, 0);
 }
 

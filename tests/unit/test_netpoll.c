@@ -433,29 +433,39 @@ static void test_oversize_and_inconsistent_sets_are_refused(void **state)
     assert_true(us.counts.malformed >= 3);
 }
 
+/* The three fragments of a 3000-byte datagram (filled from seed) the peer sent, kept aside from `sent`. */
+struct fragments {
+    uint8_t bytes[3][NETPOLL_FRAME_MAX];
+    size_t len[3];
+};
+
+static void peer_sends_kept(struct fragments *kept, unsigned seed)
+{
+    fill(big, 3000, seed);
+    peer_sends(big, 3000);
+    for (int i = 0; i < 3; i++)
+        memcpy(kept->bytes[i], sent.bytes[i], kept->len[i] = sent.len[i]);
+}
+
 static void test_a_newer_set_replaces_an_older_one_and_stale_sets_time_out(void **state)
 {
     (void)state;
-    fill(big, 3000, 7);
-    peer_sends(big, 3000);
-    uint8_t first[3][NETPOLL_FRAME_MAX];
-    size_t first_len[3];
-    for (int i = 0; i < 3; i++)
-        memcpy(first[i], sent.bytes[i], first_len[i] = sent.len[i]);
+    struct fragments first;
+    peer_sends_kept(&first, 7);
     struct netpoll_datagram dg;
     uint8_t reply[NETPOLL_FRAME_MIN];
     size_t rl;
-    assert_int_equal(netpoll_receive(&us, first[0], first_len[0], 0, &dg, reply, &rl), NETPOLL_HELD);
+    assert_int_equal(netpoll_receive(&us, first.bytes[0], first.len[0], 0, &dg, reply, &rl), NETPOLL_HELD);
     peer_sends(big, 3000); /* a new identification */
     assert_int_equal(give(0, &dg), NETPOLL_HELD);
     assert_int_equal(us.counts.reassembly_dropped, 1);
     assert_int_equal(give(1, &dg), NETPOLL_HELD);
     assert_int_equal(give(2, &dg), NETPOLL_DATAGRAM);
     /* a set whose rest comes too late starts again */
-    assert_int_equal(netpoll_receive(&us, first[0], first_len[0], 0, &dg, reply, &rl), NETPOLL_HELD);
-    assert_int_equal(netpoll_receive(&us, first[1], first_len[1], NETPOLL_REASSEMBLY_NS + 1, &dg, reply, &rl),
+    assert_int_equal(netpoll_receive(&us, first.bytes[0], first.len[0], 0, &dg, reply, &rl), NETPOLL_HELD);
+    assert_int_equal(netpoll_receive(&us, first.bytes[1], first.len[1], NETPOLL_REASSEMBLY_NS + 1, &dg, reply, &rl),
                      NETPOLL_HELD);
-    assert_int_equal(netpoll_receive(&us, first[2], first_len[2], NETPOLL_REASSEMBLY_NS + 2, &dg, reply, &rl),
+    assert_int_equal(netpoll_receive(&us, first.bytes[2], first.len[2], NETPOLL_REASSEMBLY_NS + 2, &dg, reply, &rl),
                      NETPOLL_HELD);
     assert_int_equal(us.counts.reassembly_dropped, 2);
 }
@@ -522,13 +532,9 @@ static void test_hostile_sources_are_dropped(void **state)
 static void test_unadmitted_fragments_neither_start_nor_cancel_the_peers_reassembly(void **state)
 {
     (void)state;
-    fill(big, 3000, 9);
-    peer_sends(big, 3000);
-    uint8_t mine[3][NETPOLL_FRAME_MAX];
-    size_t mine_len[3];
-    for (int i = 0; i < 3; i++)
-        memcpy(mine[i], sent.bytes[i], mine_len[i] = sent.len[i]);
-    assert_int_equal(receive_at(mine[0], mine_len[0], 0), NETPOLL_HELD);
+    struct fragments mine;
+    peer_sends_kept(&mine, 9);
+    assert_int_equal(receive_at(mine.bytes[0], mine.len[0], 0), NETPOLL_HELD);
     /* another (allowlisted, even) address sends fragments: a first one, a middle one with the peer's id */
     struct netpoll other;
     netpoll_init(&other, forger_mac, PEER_IP + 1, PEER_PORT);
@@ -541,10 +547,10 @@ static void test_unadmitted_fragments_neither_start_nor_cancel_the_peers_reassem
     assert_int_equal(us.counts.reassembly_dropped, 0);
     assert_false(netpoll_wants(&us, sent.bytes[1], sent.len[1])); /* not the set being reassembled */
     struct netpoll_datagram dg;
-    assert_int_equal(receive_at(mine[1], mine_len[1], 0), NETPOLL_HELD);
+    assert_int_equal(receive_at(mine.bytes[1], mine.len[1], 0), NETPOLL_HELD);
     uint8_t reply[NETPOLL_FRAME_MIN];
     size_t rl;
-    assert_int_equal(netpoll_receive(&us, mine[2], mine_len[2], 0, &dg, reply, &rl), NETPOLL_DATAGRAM);
+    assert_int_equal(netpoll_receive(&us, mine.bytes[2], mine.len[2], 0, &dg, reply, &rl), NETPOLL_DATAGRAM);
     assert_datagram(&dg, big, 3000);
     /* no admission at all (no owner's answer): nobody reassembles */
     us.admit = 0;

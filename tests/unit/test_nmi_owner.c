@@ -147,9 +147,9 @@ static bool kernel_nmi(void)
     return last_owner == NMI_KPROF || last_owner == NMI_KPROF_CHECK_LATER;
 }
 
-static void boot_e2e(const struct model *m)
+/* The kernel's NMI path over the booted machine, nothing asked or read yet. */
+static void wire_e2e(void)
 {
-    boot(m);
     fake.nmi_handler = kernel_nmi;
     stop_request = stopped = false;
     stops = port61_reads = genuine = 0;
@@ -158,116 +158,114 @@ static void boot_e2e(const struct model *m)
 
 static bool masks_on_delivery(void) { return fake.lvt_automask; }
 
-static void a_genuine_nmi_beside_an_overflow_on_its_way_is_genuine(void **state)
+/* The scenario on every model whose counter counts: booted, wired, a run started, and after it the run stopped
+ * and the profiler released. */
+static void on_every_counting_model(void (*scenario)(void))
 {
-    (void)state;
-    for (unsigned i = 0; i < model_count; i++) {
-        const struct model *m = &models[i];
-        if (m->verdict != PMU_COUNTS)
-            continue;
-        print_message("model: %s\n", m->name);
-        boot_e2e(m);
+    for (unsigned next = 0; boot_next_counting_model(&next);) {
+        wire_e2e();
         start_run();
-        tick(1);
-        run_periods(1, 2);
-        assert_int_equal(ring_count(1), 2);
-        /* The counter overflows; its PMI has not reached the CPU yet when a genuine NMI comes. */
-        fake.hold_pmis = true;
-        run_periods(1, 1);
-        assert_true(fake.cpu[1].pmi_waiting);
-        fake_inject_nmi();
-        if (masks_on_delivery()) {
-            assert_int_equal(last_owner, NMI_GENUINE); /* panic with this NMI's backtrace */
-            assert_int_equal(genuine, 1);
-            assert_int_equal(ring_count(1), 2);
-            /* The PMI arrives: the counter's, sampled, and the counter goes on. */
-            fake_release_pmis();
-            assert_int_equal(last_owner, NMI_KPROF);
-        } else {
-            /* This machine cannot tell (lscpu says so): the genuine NMI is taken for the overflow, and the
-             * overflow's own NMI, finding nothing, is the one that panics -- one NMI late, never swallowed. */
-            assert_int_equal(last_owner, NMI_KPROF);
-            assert_int_equal(genuine, 0);
-            fake_release_pmis();
-            assert_int_equal(last_owner, NMI_GENUINE);
-        }
-        assert_int_equal(genuine, 1);
-        assert_int_equal(ring_count(1), 3);
-        run_periods(1, 3);
-        assert_int_equal(ring_count(1), 6);
-        assert_int_equal(genuine, 1);
+        scenario();
         stop_run();
         profiler_release();
     }
+}
+
+static void a_genuine_nmi_beside_an_overflow_on_its_way_is_genuine_on(void)
+{
+    tick(1);
+    run_periods(1, 2);
+    assert_int_equal(ring_count(1), 2);
+    /* The counter overflows; its PMI has not reached the CPU yet when a genuine NMI comes. */
+    fake.hold_pmis = true;
+    run_periods(1, 1);
+    assert_true(fake.cpu[1].pmi_waiting);
+    fake_inject_nmi();
+    if (masks_on_delivery()) {
+        assert_int_equal(last_owner, NMI_GENUINE); /* panic with this NMI's backtrace */
+        assert_int_equal(genuine, 1);
+        assert_int_equal(ring_count(1), 2);
+        /* The PMI arrives: the counter's, sampled, and the counter goes on. */
+        fake_release_pmis();
+        assert_int_equal(last_owner, NMI_KPROF);
+    } else {
+        /* This machine cannot tell (lscpu says so): the genuine NMI is taken for the overflow, and the
+         * overflow's own NMI, finding nothing, is the one that panics -- one NMI late, never swallowed. */
+        assert_int_equal(last_owner, NMI_KPROF);
+        assert_int_equal(genuine, 0);
+        fake_release_pmis();
+        assert_int_equal(last_owner, NMI_GENUINE);
+    }
+    assert_int_equal(genuine, 1);
+    assert_int_equal(ring_count(1), 3);
+    run_periods(1, 3);
+    assert_int_equal(ring_count(1), 6);
+    assert_int_equal(genuine, 1);
+}
+
+static void a_genuine_nmi_beside_an_overflow_on_its_way_is_genuine(void **state)
+{
+    (void)state;
+    on_every_counting_model(a_genuine_nmi_beside_an_overflow_on_its_way_is_genuine_on);
+}
+
+static void a_debugger_stop_merged_with_an_overflow_stops_and_the_counter_goes_on_on(void)
+{
+    tick(2);
+    run_periods(2, 2);
+    /* The overflow's NMI and the debugger's stop NMI raised together: one NMI. */
+    fake.hold_nmis = true;
+    run_periods(2, 1);
+    assert_true(fake.cpu[2].nmi_pending);
+    stop_request = true;
+    fake_release_nmis();
+    assert_int_equal(stops, 1);
+    assert_int_equal(last_owner, NMI_KPROF);
+    assert_int_equal(ring_count(2), 3);
+    /* Acknowledged while the CPU stopped: the next overflows still arrive. */
+    run_periods(2, 4);
+    assert_int_equal(ring_count(2), 7);
+    assert_int_equal(genuine, 0);
 }
 
 static void a_debugger_stop_merged_with_an_overflow_stops_and_the_counter_goes_on(void **state)
 {
     (void)state;
-    for (unsigned i = 0; i < model_count; i++) {
-        const struct model *m = &models[i];
-        if (m->verdict != PMU_COUNTS)
-            continue;
-        print_message("model: %s\n", m->name);
-        boot_e2e(m);
-        start_run();
-        tick(2);
-        run_periods(2, 2);
-        /* The overflow's NMI and the debugger's stop NMI raised together: one NMI. */
-        fake.hold_nmis = true;
-        run_periods(2, 1);
-        assert_true(fake.cpu[2].nmi_pending);
-        stop_request = true;
-        fake_release_nmis();
-        assert_int_equal(stops, 1);
-        assert_int_equal(last_owner, NMI_KPROF);
-        assert_int_equal(ring_count(2), 3);
-        /* Acknowledged while the CPU stopped: the next overflows still arrive. */
-        run_periods(2, 4);
-        assert_int_equal(ring_count(2), 7);
-        assert_int_equal(genuine, 0);
-        stop_run();
-        profiler_release();
-    }
+    on_every_counting_model(a_debugger_stop_merged_with_an_overflow_stops_and_the_counter_goes_on_on);
+}
+
+static void an_external_nmi_merged_with_an_overflow_is_left_to_the_tick_on(void)
+{
+    tick(0);
+    /* The boot CPU's counter NMIs read no port: the claim is decided by the counter's status. */
+    run_periods(0, 5);
+    assert_int_equal(ring_count(0), 5);
+    assert_int_equal(port61_reads, 0);
+    assert_int_equal(last_owner, NMI_KPROF_CHECK_LATER);
+    /* An external NMI merged with the next overflow: claimed, and port 0x61 left for the tick. */
+    port61_now = 0x80;
+    fake.hold_nmis = true;
+    run_periods(0, 1);
+    fake_inject_nmi();
+    fake_release_nmis();
+    assert_int_equal(last_owner, NMI_KPROF_CHECK_LATER);
+    assert_int_equal(port61_reads, 0);
+    assert_string_equal(nmi_port61_error(port61_now), "memory parity/system error");
+    /* Unclaimed on the boot CPU: the port is read in the NMI, and names the error. */
+    fake_inject_nmi();
+    assert_int_equal(last_owner, NMI_EXTERNAL);
+    assert_int_equal(port61_reads, 1);
+    /* Off the boot CPU the port is never read: an unclaimed NMI there is genuine. */
+    fake_cpu_index = 3;
+    fake_inject_nmi();
+    assert_int_equal(last_owner, NMI_GENUINE);
+    assert_int_equal(port61_reads, 1);
 }
 
 static void an_external_nmi_merged_with_an_overflow_is_left_to_the_tick(void **state)
 {
     (void)state;
-    for (unsigned i = 0; i < model_count; i++) {
-        const struct model *m = &models[i];
-        if (m->verdict != PMU_COUNTS)
-            continue;
-        print_message("model: %s\n", m->name);
-        boot_e2e(m);
-        start_run();
-        tick(0);
-        /* The boot CPU's counter NMIs read no port: the claim is decided by the counter's status. */
-        run_periods(0, 5);
-        assert_int_equal(ring_count(0), 5);
-        assert_int_equal(port61_reads, 0);
-        assert_int_equal(last_owner, NMI_KPROF_CHECK_LATER);
-        /* An external NMI merged with the next overflow: claimed, and port 0x61 left for the tick. */
-        port61_now = 0x80;
-        fake.hold_nmis = true;
-        run_periods(0, 1);
-        fake_inject_nmi();
-        fake_release_nmis();
-        assert_int_equal(last_owner, NMI_KPROF_CHECK_LATER);
-        assert_int_equal(port61_reads, 0);
-        assert_string_equal(nmi_port61_error(port61_now), "memory parity/system error");
-        /* Unclaimed on the boot CPU: the port is read in the NMI, and names the error. */
-        fake_inject_nmi();
-        assert_int_equal(last_owner, NMI_EXTERNAL);
-        assert_int_equal(port61_reads, 1);
-        /* Off the boot CPU the port is never read: an unclaimed NMI there is genuine. */
-        fake_cpu_index = 3;
-        fake_inject_nmi();
-        assert_int_equal(last_owner, NMI_GENUINE);
-        assert_int_equal(port61_reads, 1);
-        stop_run();
-        profiler_release();
-    }
+    on_every_counting_model(an_external_nmi_merged_with_an_overflow_is_left_to_the_tick_on);
 }
 
 int main(void)

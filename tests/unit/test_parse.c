@@ -11,15 +11,35 @@
 
 #define UNTOUCHED 0xdeadbeefcafef00dull
 
+/* Splits a copy of text with room for SHELL_MAX_ARGS words: it must give exactly the words of want, in place
+ * (each a pointer into the copy). */
+static void expect_split(const char *text, const char *const *want, int count)
+{
+    char line[64];
+    assert_true(strlen(text) < sizeof line);
+    strcpy(line, text);
+    char *argv[SHELL_MAX_ARGS];
+    int n = split_words(line, argv, SHELL_MAX_ARGS);
+    if (n != count)
+        fail_msg("\"%s\": %d words, expected %d", text, n, count);
+    for (int i = 0; i < count; i++) {
+        if (argv[i] < line || argv[i] >= line + sizeof line)
+            fail_msg("\"%s\": word %d is not in the line", text, i);
+        if (strcmp(argv[i], want[i]) != 0)
+            fail_msg("\"%s\": word %d is \"%s\", expected \"%s\"", text, i, argv[i], want[i]);
+    }
+}
+
+#define EXPECT_SPLIT(text, ...)                                                                                 \
+    do {                                                                                                       \
+        static const char *const want_[] = { __VA_ARGS__ };                                                    \
+        expect_split((text), want_, (int)(sizeof want_ / sizeof want_[0]));                                    \
+    } while (0)
+
 static void test_split_simple_words(void **state)
 {
     (void)state;
-    char line[] = "profile 100 all";
-    char *argv[SHELL_MAX_ARGS];
-    assert_int_equal(split_words(line, argv, SHELL_MAX_ARGS), 3);
-    assert_string_equal(argv[0], "profile");
-    assert_string_equal(argv[1], "100");
-    assert_string_equal(argv[2], "all");
+    EXPECT_SPLIT("profile 100 all", "profile", "100", "all");
 }
 
 static void test_split_spaces_and_tabs_anywhere(void **state)
@@ -47,25 +67,17 @@ static void test_split_empty_and_blank_lines(void **state)
 static void test_split_other_characters_are_word_characters(void **state)
 {
     (void)state;
-    char line[] = "a,b\nc -x";
-    char *argv[SHELL_MAX_ARGS];
-    assert_int_equal(split_words(line, argv, SHELL_MAX_ARGS), 2);
-    assert_string_equal(argv[0], "a,b\nc");
-    assert_string_equal(argv[1], "-x");
+    EXPECT_SPLIT("a,b\nc -x", "a,b\nc", "-x");
 }
 
 static void test_split_exactly_max_args(void **state)
 {
     (void)state;
-    char line[] = "a b c d e f g h i j k l m n o p";
-    char *argv[SHELL_MAX_ARGS];
-    assert_int_equal(split_words(line, argv, SHELL_MAX_ARGS), SHELL_MAX_ARGS);
-    assert_string_equal(argv[0], "a");
-    assert_string_equal(argv[SHELL_MAX_ARGS - 1], "p");
-
-    char trailing[] = "a b c d e f g h i j k l m n o p   ";
-    assert_int_equal(split_words(trailing, argv, SHELL_MAX_ARGS), SHELL_MAX_ARGS);
-    assert_string_equal(argv[SHELL_MAX_ARGS - 1], "p");
+    _Static_assert(SHELL_MAX_ARGS == 16, "the lines below hold SHELL_MAX_ARGS words");
+    EXPECT_SPLIT("a b c d e f g h i j k l m n o p", "a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m",
+                 "n", "o", "p");
+    EXPECT_SPLIT("a b c d e f g h i j k l m n o p   ", "a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l",
+                 "m", "n", "o", "p");
 }
 
 static void test_split_one_more_than_max_args(void **state)

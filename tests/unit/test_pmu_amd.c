@@ -14,11 +14,33 @@
 #include "arch/x86_64/pmu_backend.h"
 #include "arch/x86_64/pmu_hw.h"
 #include "fake_cpu.h"
+#include "fake_kernel.h"
 #include "fake_hal.h"
 #include "hal/cpu.h"
 #include "hal/pmu.h"
 #include "kernel/lib/sink.h"
 #include "pmu_fixture.h"
+
+/* A machine of model, probed (the counter counts) and armed, whose counter overflows 50 cycles after it starts
+ * to disarm: the NMI held, the disarm done. */
+static void overflow_while_disarming(void (*model)(void))
+{
+    boot_armed(model);
+    fake_run(BIT(48) - fake.cpu[0].amd_ctr[0] - 50);
+    fake.hold_nmis = true;
+    pmu_disarm_this_cpu();
+}
+
+/* An armed counter, cycles into a period: a genuine NMI there is genuine; then the disarm. Returns where in the
+ * fake's log the disarm's writes begin. */
+static unsigned genuine_nmi_then_disarm(uint64_t cycles)
+{
+    fake_run(cycles);
+    assert_false(fake_inject_nmi());
+    unsigned from = fake.log_len;
+    pmu_disarm_this_cpu();
+    return from;
+}
 
 /* ---- AMD Zen 2: core extension, the sign bit ------------------------------------------------------------ */
 
@@ -27,7 +49,7 @@ static void amd_zen2_probe_and_arm(void **state)
     (void)state;
     const uint64_t m48 = MASK(48);
     boot(fake_model_amd_zen2, NULL);
-    assert_string_equal(fake.log_text, "pmu: amd backend, pmu/nmi amd pmc0 ev0x76, claimed by CPUID; "
+    assert_string_equal(fake_log_text, "pmu: amd backend, pmu/nmi amd pmc0 ev0x76, claimed by CPUID; "
                                        "probed when first used\n");
     assert_int_equal(pmu_probe(), PMU_COUNTS);
     assert_string_equal(pmu_source_name(), "pmu/nmi amd pmc0 ev0x76");
@@ -59,11 +81,7 @@ static void amd_zen2_probe_and_arm(void **state)
 
     run_periods(10);
     /* Mid-period the sign bit is still set: a genuine NMI while armed is genuine. */
-    fake_run(MS / 3);
-    assert_false(fake_inject_nmi());
-
-    from = fake.log_len;
-    pmu_disarm_this_cpu();
+    from = genuine_nmi_then_disarm(MS / 3);
     expect_write(from, FAKE_MSR_AMD_CTL0, 0);
     assert_true(fake.log[from].armed);
     assert_false(pmu_armed_this_cpu());
@@ -72,14 +90,8 @@ static void amd_zen2_probe_and_arm(void **state)
 static void amd_zen2_late_overflow_then_genuine_minutes_later(void **state)
 {
     (void)state;
-    boot(fake_model_amd_zen2, NULL);
-    assert_int_equal(pmu_probe(), PMU_COUNTS);
-    assert_true(pmu_arm_this_cpu());
-
     /* Overflow during the disarm; its NMI arrives after the flag is down: the counter's. */
-    fake_run(BIT(48) - fake.cpu[0].amd_ctr[0] - 50);
-    fake.hold_nmis = true;
-    pmu_disarm_this_cpu();
+    overflow_while_disarming(fake_model_amd_zen2);
     assert_false(pmu_armed_this_cpu());
     assert_true(fake.cpu[0].nmi_pending);
     fake_release_nmis();
@@ -99,12 +111,7 @@ static void amd_zen2_late_overflow_then_genuine_minutes_later(void **state)
 static void amd_zen2_stale_sign_bit_is_not_an_overflow(void **state)
 {
     (void)state;
-    boot(fake_model_amd_zen2, NULL);
-    assert_int_equal(pmu_probe(), PMU_COUNTS);
-    assert_true(pmu_arm_this_cpu());
-    fake_run(BIT(48) - fake.cpu[0].amd_ctr[0] - 50);
-    fake.hold_nmis = true;
-    pmu_disarm_this_cpu();
+    overflow_while_disarming(fake_model_amd_zen2);
     /* The overflow's NMI is lost: the disabled counter keeps a value whose sign bit is clear -- what an
      * overflow looks like on this part. Minutes later a genuine NMI must still be genuine. */
     fake.cpu[0].nmi_pending = false;
@@ -151,11 +158,7 @@ static void amd_zen4_perfmon_v2(void **state)
     expect_lvt((unsigned)nmi + 3, LVT_DELIVERY_NMI);
 
     /* Mid-period: the status is clear, so a genuine NMI is genuine. */
-    fake_run(MS / 2);
-    assert_false(fake_inject_nmi());
-
-    from = fake.log_len;
-    pmu_disarm_this_cpu();
+    from = genuine_nmi_then_disarm(MS / 2);
     expect_write(from, FAKE_MSR_AMD_GLOBAL_CTL, 0);
     assert_true(fake.log[from].armed);
     expect_write(from + 1, FAKE_MSR_AMD_CTL0, 0);
@@ -173,12 +176,7 @@ static void amd_zen4_perfmon_v2(void **state)
 static void amd_zen4_late_overflow(void **state)
 {
     (void)state;
-    boot(fake_model_amd_zen4, NULL);
-    assert_int_equal(pmu_probe(), PMU_COUNTS);
-    assert_true(pmu_arm_this_cpu());
-    fake_run(BIT(48) - fake.cpu[0].amd_ctr[0] - 50);
-    fake.hold_nmis = true;
-    pmu_disarm_this_cpu();
+    overflow_while_disarming(fake_model_amd_zen4);
     fake_release_nmis();
     assert_true(fake.last_nmi_mine);
     assert_int_equal(fake.cpu[0].amd_global_status, 0);

@@ -14,6 +14,7 @@
 #include "arch/x86_64/pmu_backend.h"
 #include "arch/x86_64/pmu_hw.h"
 #include "fake_cpu.h"
+#include "fake_kernel.h"
 #include "fake_hal.h"
 #include "hal/cpu.h"
 #include "hal/pmu.h"
@@ -31,7 +32,7 @@ static void intel_v2_probe_counts(void **state)
     assert_int_equal(pmu_verdict(), PMU_NOT_PROBED);
     assert_false(pmu_usable());
     assert_null(pmu_source_name());
-    assert_string_equal(fake.log_text, "pmu: intel backend, pmu/nmi intel fixed-ctr1, claimed by CPUID; "
+    assert_string_equal(fake_log_text, "pmu: intel backend, pmu/nmi intel fixed-ctr1, claimed by CPUID; "
                                        "probed when first used\n");
 
     assert_int_equal(pmu_probe(), PMU_COUNTS);
@@ -126,9 +127,7 @@ static void intel_v2_arm_run_disarm(void **state)
 static void intel_late_overflow_after_disarm(void **state)
 {
     (void)state;
-    boot(fake_model_intel_v2, NULL);
-    assert_int_equal(pmu_probe(), PMU_COUNTS);
-    assert_true(pmu_arm_this_cpu());
+    boot_armed(fake_model_intel_v2);
 
     /* The counter overflows inside the disarm, and its NMI arrives only after the flag is down: the status
      * bit still shows it, so it is the counter's. */
@@ -152,9 +151,7 @@ static void intel_late_overflow_after_disarm(void **state)
 static void intel_lost_pmi_then_genuine_nmi(void **state)
 {
     (void)state;
-    boot(fake_model_intel_v2, NULL);
-    assert_int_equal(pmu_probe(), PMU_COUNTS);
-    assert_true(pmu_arm_this_cpu());
+    boot_armed(fake_model_intel_v2);
     fake_run(BIT(40) - fake.cpu[0].fixed_ctr[1] - 50);
     fake.hold_nmis = true;
     pmu_disarm_this_cpu();
@@ -172,9 +169,7 @@ static void intel_overflow_read_from_status_exactly(void **state)
     (void)state;
     /* On Intel the global status decides, not the counter's value: a counter that reads positive with no
      * status bit is no overflow, and the status bit is one whatever the counter reads. */
-    boot(fake_model_intel_v2, NULL);
-    assert_int_equal(pmu_probe(), PMU_COUNTS);
-    assert_true(pmu_arm_this_cpu());
+    boot_armed(fake_model_intel_v2);
     fake.cpu[0].fixed_ctr[1] = 5;
     assert_false(fake_inject_nmi());
     fake.cpu[0].fixed_ctr[1] = (0 - MS / 2) & MASK(40);
@@ -223,9 +218,7 @@ static void intel_freeze_would_stop_the_counter(void **state)
     (void)state;
     /* The model's freeze is real: with the bit set again behind the backend's back, the first PMI stops the
      * counter and no second one comes -- which is what clearing it first prevents. */
-    boot(fake_model_intel_v4_freeze, NULL);
-    assert_int_equal(pmu_probe(), PMU_COUNTS);
-    assert_true(pmu_arm_this_cpu());
+    boot_armed(fake_model_intel_v4_freeze);
     fake.cpu[0].debugctl |= BIT(12);
     unsigned mine = fake.nmis_mine;
     fake_run(10 * MS + MS / 2);

@@ -14,6 +14,7 @@
 #include "arch/x86_64/pmu_backend.h"
 #include "arch/x86_64/pmu_hw.h"
 #include "fake_cpu.h"
+#include "fake_kernel.h"
 #include "fake_hal.h"
 #include "hal/cpu.h"
 #include "hal/pmu.h"
@@ -81,7 +82,7 @@ static void qemu_amd_max_claim_amd_does_not_count(void **state)
     describe_now();
     expect_described("perfmon:    PerfMonV2 not reported");
     expect_described("pmu mode:   claim-amd (CPUID's PMU leaves answered as if the CPU claimed one)\n");
-    assert_string_equal(fake.log_text, "pmu: amd backend, pmu/nmi amd pmc0 ev0x76, claimed under "
+    assert_string_equal(fake_log_text, "pmu: amd backend, pmu/nmi amd pmc0 ev0x76, claimed under "
                                        "pmu=claim-amd; probed when first used\n");
 }
 
@@ -127,7 +128,7 @@ static void no_pmu_auto(void **state)
     boot(fake_model_no_pmu, NULL);
     assert_int_equal(pmu_verdict(), PMU_NOT_CLAIMED);
     assert_string_equal(pmu_verdict_reason(), "no PMU: CPUID leaf 0xA reports version 0");
-    assert_string_equal(fake.log_text, "pmu: no PMU: CPUID leaf 0xA reports version 0: profile samples on the tick\n");
+    assert_string_equal(fake_log_text, "pmu: no PMU: CPUID leaf 0xA reports version 0: profile samples on the tick\n");
     assert_int_equal(pmu_probe(), PMU_NOT_CLAIMED);
     assert_false(pmu_arm_this_cpu());
     pmu_disarm_this_cpu();
@@ -162,7 +163,7 @@ static void pmu_off(void **state)
     assert_int_equal(pmu_verdict(), PMU_DISABLED);
     assert_int_equal(pmu_probe(), PMU_DISABLED);
     assert_string_equal(pmu_verdict_reason(), "pmu=off on the kernel command line");
-    assert_string_equal(fake.log_text, "pmu: off (pmu=off): profile samples on the tick\n");
+    assert_string_equal(fake_log_text, "pmu: off (pmu=off): profile samples on the tick\n");
     assert_false(pmu_arm_this_cpu());
     describe_now();
     expect_described("perfmon:    arch perfmon v2, 2 general counters of 40 bits, 3 fixed of 40 bits\n");
@@ -175,8 +176,8 @@ static void pmu_bad_value_means_auto(void **state)
 {
     (void)state;
     boot(fake_model_intel_v2, "fast");
-    assert_int_equal(fake.log_lines, 2);
-    assert_non_null(strstr(fake.log_text, "warning: pmu: unknown pmu=fast (auto, off, claim-intel or "
+    assert_int_equal(fake_log_lines, 2);
+    assert_non_null(strstr(fake_log_text, "warning: pmu: unknown pmu=fast (auto, off, claim-intel or "
                                           "claim-amd): using auto\n"));
     assert_int_equal(pmu_probe(), PMU_COUNTS);
 }
@@ -186,7 +187,7 @@ static void probe_runs_once_and_is_cached(void **state)
     (void)state;
     boot(fake_model_intel_v2, NULL);
     assert_int_equal(pmu_probe(), PMU_COUNTS);
-    unsigned accesses = fake.msr_accesses, logged = fake.log_lines;
+    unsigned accesses = fake.msr_accesses, logged = fake_log_lines;
     fake.counts = false; /* were it asked again, it would now say "does not count" */
     assert_int_equal(pmu_probe(), PMU_COUNTS);
     fake_cpu_index = 1;
@@ -194,7 +195,7 @@ static void probe_runs_once_and_is_cached(void **state)
     assert_int_equal(fake.msr_accesses, accesses);
     pmu_select("off"); /* selection happens once */
     assert_int_equal(pmu_verdict(), PMU_COUNTS);
-    assert_int_equal(fake.log_lines, logged);
+    assert_int_equal(fake_log_lines, logged);
     assert_int_equal(logged, 1); /* the choice, logged once */
 }
 
@@ -234,15 +235,22 @@ static void period_is_a_millisecond_and_stated(void **state)
     assert_int_equal(pmu_period_cycles(), 0);
 }
 
-static void probe_fault_on_debugctl(void **state)
+/* On model, with msr raising #GP, the selection and then the probe find a fault, and say so with reason. */
+static void expect_probe_fault(void (*model)(void), uint32_t msr, const char *reason)
 {
-    (void)state;
-    fake_model_intel_v4_freeze();
-    fake.gp_msr = FAKE_MSR_DEBUGCTL;
+    model();
+    fake.gp_msr = msr;
     pmu_reset_for_tests();
     pmu_select(NULL);
     assert_int_equal(pmu_probe(), PMU_FAULTED);
-    assert_string_equal(pmu_verdict_reason(), "MSR 0x1d9 raised #GP while probing (CPUID claims a PMU)");
+    assert_string_equal(pmu_verdict_reason(), reason);
+}
+
+static void probe_fault_on_debugctl(void **state)
+{
+    (void)state;
+    expect_probe_fault(fake_model_intel_v4_freeze, FAKE_MSR_DEBUGCTL,
+                       "MSR 0x1d9 raised #GP while probing (CPUID claims a PMU)");
     assert_false(pmu_arm_this_cpu());
 }
 
@@ -250,12 +258,8 @@ static void probe_fault_mid_way_leaves_it_disabled(void **state)
 {
     (void)state;
     /* The global enable refuses: #GP after the field was set. The clean-up still clears the field. */
-    fake_model_intel_v2();
-    fake.gp_msr = FAKE_MSR_GLOBAL_CTRL;
-    pmu_reset_for_tests();
-    pmu_select(NULL);
-    assert_int_equal(pmu_probe(), PMU_FAULTED);
-    assert_string_equal(pmu_verdict_reason(), "MSR 0x38f raised #GP while probing (CPUID claims a PMU)");
+    expect_probe_fault(fake_model_intel_v2, FAKE_MSR_GLOBAL_CTRL,
+                       "MSR 0x38f raised #GP while probing (CPUID claims a PMU)");
     assert_int_equal(fake.cpu[0].fixed_ctrl, 0);
 }
 
@@ -300,7 +304,7 @@ static void probe_without_select_selects_auto(void **state)
     fake_model_amd_zen4();
     pmu_reset_for_tests();
     assert_int_equal(pmu_probe(), PMU_COUNTS);
-    assert_int_equal(fake.log_lines, 1);
+    assert_int_equal(fake_log_lines, 1);
 }
 
 int main(void)

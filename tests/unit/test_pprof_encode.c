@@ -244,21 +244,8 @@ static const char *labels_of(const struct profile_read *r, const struct sample_r
     return buf;
 }
 
-/* ---- a heap that refuses after a number of allocations ------------------------------------------------ */
-
-/* The fixture's counting heap, behind a countdown (test_pprof_encode.mk wraps kzalloc at link time): -1 never
- * refuses; n >= 0 grants n more, then refuses. */
-static int allocations_after = -1;
-void *__real_kzalloc(size_t size);
-void *__wrap_kzalloc(size_t size);
-void *__wrap_kzalloc(size_t size)
-{
-    if (allocations_after == 0)
-        return NULL;
-    if (allocations_after > 0)
-        allocations_after--;
-    return __real_kzalloc(size);
-}
+/* A heap that refuses after a number of allocations: the counting heap's countdown (allocations_after, -1
+ * never refuses; n >= 0 grants n more, then refuses). */
 
 /* ---- the synthetic run ------------------------------------------------------------------------------------ */
 

@@ -11,34 +11,16 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "counting_heap.h"
 #include "kernel/heap.h"
 #include "kernel/profiler/pb_writer.h"
 
-/* A heap that counts and can be told to refuse its nth allocation from now (0: never). */
-static int live_allocations;
-static int fail_at;
-
-void *kzalloc(size_t size)
-{
-    if (fail_at && --fail_at == 0)
-        return NULL;
-    live_allocations++;
-    return calloc(1, size);
-}
-
-void kfree(void *ptr)
-{
-    if (ptr) {
-        live_allocations--;
-        free(ptr);
-    }
-}
+/* The heap counts and can be told to refuse its nth allocation from now (counting_heap.c's fail_at). */
 
 static int setup(void **state)
 {
     (void)state;
-    live_allocations = 0;
-    fail_at = 0;
+    counting_heap_reset();
     return 0;
 }
 

@@ -3,7 +3,8 @@
  * looked up until the stop, a body that is the profile (gzipped only when smaller) naming the sampled
  * functions and counting every sample; busy with the line saying what holds the profiler, cancelled by the
  * hook with no body, out of memory before and after the window -- each giving the profiler and the heap back.
- * Tasks, the sleep and the stack walk are faked as in test_cmd_profile.c; the heap is the kernel's own. */
+ * Tasks, the sleep and the stack walk are the fake kernel's, as in test_cmd_profile.c
+ * (profiler_burn_fixture.h); the heap is the kernel's own. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +16,7 @@
 #include <zlib.h>
 
 #include "fake_hal.h"
+#include "profiler_burn_fixture.h"
 #include "kernel/heap.h"
 #include "kernel/labels.h"
 #include "kernel/profiler.h"
@@ -27,19 +29,10 @@
 
 /* ---- fakes ---------------------------------------------------------------------------------------------- */
 
-/* Text [0x1000, 0x3000): Burn's inner loop and its caller. */
-static const char names[] = "BurnInner\0BurnTask";
-static const struct ksym syms[] = { { 0x1000, 0x100, 0 }, { 0x1100, 0x100, 10 } };
-static const struct symtab tab = { syms, 2, names, 0x1000, 0x3000 };
-const struct symtab *kernel_symtab(void) { return &tab; }
+/* The image (BurnInner called from BurnTask), the tasks, the heap, the window's sleeps and the counted
+ * lookups are profiler_burn_fixture.c's; every interrupted context has one caller, the first word of its
+ * stack (the fake kernel's walk). */
 const struct kernel_segment kernel_text_segment = { 0x100000, 0x1000, 0x1000 }; /* the link's, in the kernel */
-
-static const uint32_t build_id_note[] = { 4, 4, 3, 0x00554e47 /* "GNU\0" */, 0xefbeadde };
-const void *kernel_build_id_note(size_t *len)
-{
-    *len = sizeof build_id_note;
-    return build_id_note;
-}
 
 static const char *stream_text; /* what profile_stream_describe says; NULL: no stream */
 bool profile_stream_describe(char *buf, size_t cap)
@@ -50,44 +43,10 @@ bool profile_stream_describe(char *buf, size_t cap)
     return true;
 }
 
-static struct task tasks[MAX_CPUS];
-static uint64_t stack_words[MAX_CPUS][64];
-struct task *task_current(void) { return &tasks[fake_cpu_index]; }
-struct stack_bounds task_stack_bounds(const struct task *task)
-{
-    unsigned cpu = (unsigned)(task - tasks);
-    struct stack_bounds b = { (uintptr_t)stack_words[cpu], (uintptr_t)(stack_words[cpu] + 64) };
-    return b;
-}
-
-/* Every interrupted context has one caller, the first word of its stack. */
-int stack_trace_from(uintptr_t pc, uintptr_t sp, uintptr_t rbp, const struct stack_bounds *stack,
-                     const struct text_bounds *text, uintptr_t *out, int max)
-{
-    (void)sp, (void)rbp, (void)text, (void)max;
-    out[0] = pc;
-    out[1] = *(const uint64_t *)stack->lo;
-    return 2;
-}
-
 void sched_cpu_ticks(unsigned cpu, uint64_t *ticks, uint64_t *busy)
 {
     (void)cpu;
     *ticks = *busy = 0;
-}
-
-static unsigned lookups;
-bool __real_symtab_lookup(const struct symtab *tab, uint64_t addr, struct symbol_hit *hit);
-bool __real_symtab_lookup_return(const struct symtab *tab, uint64_t addr, struct symbol_hit *hit);
-bool __wrap_symtab_lookup(const struct symtab *t, uint64_t addr, struct symbol_hit *hit)
-{
-    lookups++;
-    return __real_symtab_lookup(t, addr, hit);
-}
-bool __wrap_symtab_lookup_return(const struct symtab *t, uint64_t addr, struct symbol_hit *hit)
-{
-    lookups++;
-    return __real_symtab_lookup_return(t, addr, hit);
 }
 
 /* -1: kzalloc as the heap answers; n >= 0: n more, then refused. */
@@ -102,39 +61,12 @@ void *__wrap_kzalloc(size_t size)
     return __real_kzalloc(size);
 }
 
-/* The window: each sleep moves the clock to its end, and each CPU takes ticks_per_sleep ticks meanwhile. */
-static int sleeps;
-static uint32_t slept_ms;
-static unsigned ticks_per_sleep;
-static unsigned ticks_taken;
-
-static void tick_every_cpu(unsigned t)
-{
-    for (unsigned cpu = 0; cpu < fake_cpu_count; cpu++) {
-        struct context ctx;
-        memset(&ctx, 0, sizeof ctx);
-        ctx.rip = 0x1000 + 0x10 + (t % 3) * 0x8; /* BurnInner+0x10..0x20 */
-        ctx.rflags = 0x202;
-        fake_cpu_index = cpu;
-        profiler_tick(&ctx);
-        ticks_taken++;
-    }
-    fake_cpu_index = 0;
-}
-
+/* The window: each sleep moves the clock to its end, and each CPU takes burn_ticks_per_sleep ticks meanwhile;
+ * the stop's wait for the CPUs to let go is the fake kernel's (a tick on each). fake_ticks counts them all. */
 void task_sleep_until(int64_t when_ns)
 {
-    sleeps++;
-    slept_ms += (uint32_t)((when_ns - fake_time_ns) / 1000000);
-    for (unsigned t = 0; t < ticks_per_sleep; t++)
-        tick_every_cpu(t);
+    burn_window_sleep(when_ns);
     fake_time_ns = when_ns;
-}
-
-void task_sleep_ms(uint32_t ms) /* the stop's wait for the CPUs to let go */
-{
-    tick_every_cpu(0);
-    fake_time_ns += (int64_t)ms * 1000000;
 }
 
 /* The caller's hook: counts its calls, checks nothing was looked up yet, and ends the profile at its
@@ -148,7 +80,7 @@ static bool hook(void *arg)
 {
     struct hook_state *h = arg;
     h->calls++;
-    assert_int_equal(lookups, 0);
+    assert_int_equal(burn_lookups, 0);
     /* while the window runs, the profiler's holder names it for the others' busy lines */
     char holder[96];
     assert_true(profiler_holder_describe(holder, sizeof holder));
@@ -156,40 +88,23 @@ static bool hook(void *arg)
     return h->cancel_at && h->calls == h->cancel_at;
 }
 
-static _Alignas(16) unsigned char heap_region[8 << 20];
 static struct heap_stats baseline;
 
 static int setup_group(void **state)
 {
     (void)state;
-    heap_init(heap_region, sizeof heap_region);
+    burn_heap_init(8 << 20);
     return 0;
 }
 
 static int setup(void **state)
 {
     (void)state;
-    fake_cpu_count = 2;
-    fake_cpu_index = 0;
-    fake_time_ns = 5000000000;
-    fake_tick_hz = 10; /* slower than the drain: the fake's ticks, bunched at each step's start, are never late */
-    memset(tasks, 0, sizeof tasks);
-    for (unsigned i = 0; i < MAX_CPUS; i++) {
-        tasks[i].pid = 100 + i;
-        stack_words[i][0] = 0x1100 + 0x30; /* BurnTask+0x30 */
-    }
-    sleeps = 0;
-    slept_ms = 0;
-    ticks_per_sleep = 0;
-    ticks_taken = 0;
-    lookups = 0;
+    burn_setup(0); /* every CPU's task called from BurnTask+0x30 */
     allocations_after = -1;
     stream_text = NULL;
     /* The rings stay allocated for the kernel's life: the baseline is taken after a run has made them. */
-    struct profile_run run;
-    assert_int_equal(profiler_start(&run), PROFILER_OK);
-    profiler_stop(&run);
-    profiler_release();
+    burn_expect_profiler_free();
     label_reclaim();
     heap_get_stats(&baseline);
     return 0;
@@ -198,10 +113,7 @@ static int setup(void **state)
 /* The profiler is free, and the heap holds what it held before the test. */
 static void expect_all_given_back(void)
 {
-    struct profile_run run;
-    assert_int_equal(profiler_start(&run), PROFILER_OK);
-    profiler_stop(&run);
-    profiler_release();
+    burn_expect_profiler_free();
     label_reclaim();
     struct heap_stats now;
     heap_get_stats(&now);
@@ -252,19 +164,19 @@ static char bytes[1 << 20];
 static void test_a_profile_of_two_seconds(void **state)
 {
     (void)state;
-    ticks_per_sleep = 3;
+    burn_ticks_per_sleep = 3;
     struct hook_state h = { 0, 0 };
     struct pprof_body body;
     char busy[80] = "untouched";
     assert_int_equal(pprof_profile_take(2, hook, &h, &body, busy, sizeof busy), PPROF_OK);
     assert_string_equal(busy, "");
     /* 2000 ms in steps of PROFILE_DRAIN_MS, the hook after each drain, no lookup among them (the hook checks) */
-    assert_int_equal(sleeps, 2000 / PROFILE_DRAIN_MS);
-    assert_int_equal(slept_ms, 2000);
-    assert_int_equal(h.calls, sleeps);
+    assert_int_equal(burn_sleeps, 2000 / PROFILE_DRAIN_MS);
+    assert_int_equal(burn_slept_ms, 2000);
+    assert_int_equal(h.calls, burn_sleeps);
     char holder[96];
     assert_false(profiler_holder_describe(holder, sizeof holder)); /* cleared at the stop */
-    assert_true(lookups > 0); /* the encoder's, after the stop */
+    assert_true(burn_lookups > 0); /* the encoder's, after the stop */
     assert_non_null(body.data);
     assert_true(body.gzipped); /* its labels, repeated per key, shrink */
     size_t n = body_bytes(&body, bytes, sizeof bytes);
@@ -275,7 +187,7 @@ static void test_a_profile_of_two_seconds(void **state)
     /* Every tick of the window sampled (the stop's own ticks take none of this run's), every CPU counted. */
     char samples[96];
     snprintf(samples, sizeof samples, "source=tick period_ns=100000000 window_ms=2000 cpus=2 samples=%u dropped=0",
-             (unsigned)(sleeps * ticks_per_sleep * fake_cpu_count));
+             (unsigned)(burn_sleeps * burn_ticks_per_sleep * fake_cpu_count));
     assert_true(contains(bytes, n, samples));
     assert_true(contains(bytes, n, "folded 6 keys of 4096")); /* 3 leaves x 2 CPUs */
     pprof_body_free(&body);
@@ -289,11 +201,11 @@ static void test_seconds_clamped(void **state)
     (void)state;
     struct pprof_body body;
     assert_int_equal(pprof_profile_take(0, NULL, NULL, &body, NULL, 0), PPROF_OK);
-    assert_int_equal(slept_ms, 1000);
+    assert_int_equal(burn_slept_ms, 1000);
     pprof_body_free(&body);
-    slept_ms = 0;
+    burn_slept_ms = 0;
     assert_int_equal(pprof_profile_take(PPROF_SECONDS_MAX + 1, NULL, NULL, &body, NULL, 0), PPROF_OK);
-    assert_int_equal(slept_ms, PPROF_SECONDS_MAX * 1000);
+    assert_int_equal(burn_slept_ms, PPROF_SECONDS_MAX * 1000);
     pprof_body_free(&body);
     expect_all_given_back();
 }
@@ -313,7 +225,7 @@ static void test_busy_says_what_holds_it(void **state)
     assert_int_equal(pprof_profile_take(1, hook, NULL, &body, busy, sizeof busy), PPROF_BUSY);
     assert_string_equal(busy, "profile: busy: streaming to 10.0.2.2:9999 (profile stream stop ends it)");
     assert_int_equal(pprof_profile_take(1, hook, NULL, &body, NULL, 0), PPROF_BUSY); /* no line asked for */
-    assert_int_equal(sleeps, 0);
+    assert_int_equal(burn_sleeps, 0);
     profiler_stop(&held);
     profiler_release();
     expect_all_given_back();
@@ -322,15 +234,15 @@ static void test_busy_says_what_holds_it(void **state)
 static void test_hook_cancels(void **state)
 {
     (void)state;
-    ticks_per_sleep = 2;
+    burn_ticks_per_sleep = 2;
     struct hook_state h = { 0, 3 };
     struct pprof_body body;
     assert_int_equal(pprof_profile_take(5, hook, &h, &body, NULL, 0), PPROF_CANCELLED);
     assert_int_equal(h.calls, 3);
-    assert_int_equal(sleeps, 3);
+    assert_int_equal(burn_sleeps, 3);
     assert_null(body.data);
     assert_false(body.gzipped);
-    assert_int_equal(lookups, 0); /* nothing encoded */
+    assert_int_equal(burn_lookups, 0); /* nothing encoded */
     expect_all_given_back();
 }
 
@@ -342,13 +254,13 @@ static void test_out_of_memory(void **state)
     struct pprof_body body;
     allocations_after = 0;
     assert_int_equal(pprof_profile_take(1, NULL, NULL, &body, NULL, 0), PPROF_NO_MEMORY);
-    assert_int_equal(sleeps, 0);
+    assert_int_equal(burn_sleeps, 0);
     assert_null(body.data);
     expect_all_given_back();
-    ticks_per_sleep = 1;
+    burn_ticks_per_sleep = 1;
     allocations_after = 1; /* the fold only */
     assert_int_equal(pprof_profile_take(1, NULL, NULL, &body, NULL, 0), PPROF_NO_MEMORY);
-    assert_int_equal(sleeps, 1000 / PROFILE_DRAIN_MS);
+    assert_int_equal(burn_sleeps, 1000 / PROFILE_DRAIN_MS);
     assert_null(body.data);
     allocations_after = -1;
     expect_all_given_back();

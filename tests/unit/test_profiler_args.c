@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include "fake_hal.h"
+#include "shell_line.h"
 #include "kernel/labels.h"
 #include "kernel/profiler/args.h"
 
@@ -16,12 +17,8 @@
 /* Parses a space-separated line (the command's name first) into req. */
 static bool parse_line(const char *line, struct profile_request *req)
 {
-    static char copy[256];
-    char *argv[16];
-    int argc = 0;
-    strncpy(copy, line, sizeof copy - 1);
-    for (char *word = strtok(copy, " "); word; word = strtok(NULL, " "))
-        argv[argc++] = word;
+    char *argv[SHELL_LINE_WORDS];
+    int argc = shell_line_split(line, argv);
     return profile_parse_args(argc, argv, req);
 }
 

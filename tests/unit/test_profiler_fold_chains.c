@@ -29,8 +29,7 @@ static void test_leaf_folds_by_symbol_with_span(void **state)
     PUSH(0, 1, MEMCPY + 0x3e, COPY + 0x44, RECEIVE + 0x1b2);
     PUSH(0, 1, MEMCPY + 0x1a, COPY + 0x44, RECEIVE + 0x1b2);
     assert_string_equal(report(8),
-                        "profiled 1000 ms\n"
-                        "3 samples on 1 cpus, 0 dropped, source tick at 100 Hz (a synthetic run)\n"
+                        TICK_RUN_HEADER(3, 1, 0)
                         "100.0% 3 MemCpy+0x1a..0x3e\n"
                         "        <- NetFrame::Copy+0x44\n"
                         "        <- VirtioNet::Receive+0x1b2\n");
@@ -41,8 +40,7 @@ static void test_leaf_on_one_offset_has_no_span(void **state)
     (void)state;
     PUSH_N(4, 0, 1, SPIN + 0x1a, MAIN + 0x10);
     assert_string_equal(report(8),
-                        "profiled 1000 ms\n"
-                        "4 samples on 1 cpus, 0 dropped, source tick at 100 Hz (a synthetic run)\n"
+                        TICK_RUN_HEADER(4, 1, 0)
                         "100.0% 4 Spin+0x1a\n"
                         "        <- Main+0x10\n");
 }
@@ -52,8 +50,7 @@ static void test_leaf_at_symbol_start_and_without_callers(void **state)
     (void)state;
     PUSH(0, 1, SPIN);
     assert_string_equal(report(8),
-                        "profiled 1000 ms\n"
-                        "1 samples on 1 cpus, 0 dropped, source tick at 100 Hz (a synthetic run)\n"
+                        TICK_RUN_HEADER(1, 1, 0)
                         "100.0% 1 Spin+0x0\n");
 }
 
@@ -65,8 +62,7 @@ static void test_unresolved_leaf_folds_by_exact_address(void **state)
     PUSH(0, 1, 0xffffffff80001238u, MAIN + 0x20);
     PUSH(0, 1, 0x1900, MAIN + 0x20);
     assert_string_equal(report(8),
-                        "profiled 1000 ms\n"
-                        "4 samples on 1 cpus, 0 dropped, source tick at 100 Hz (a synthetic run)\n"
+                        TICK_RUN_HEADER(4, 1, 0)
                         "50.0% 2 0xffffffff80001234\n"
                         "        <- Main+0x20\n"
                         "25.0% 1 0xffffffff80001238\n"
@@ -86,8 +82,7 @@ static void test_callers_fold_by_exact_address(void **state)
     PUSH_N(2, 0, 1, MEMCPY + 0x10, COPY + 0x80, RECEIVE + 0x1b2);
     PUSH(0, 1, MEMCPY + 0x12, COPY + 0x44, RECEIVE + 0x1b2);
     assert_string_equal(report(8),
-                        "profiled 1000 ms\n"
-                        "6 samples on 1 cpus, 0 dropped, source tick at 100 Hz (a synthetic run)\n"
+                        TICK_RUN_HEADER(6, 1, 0)
                         "66.7% 4 MemCpy+0x10..0x12\n"
                         "        <- NetFrame::Copy+0x44\n"
                         "        <- VirtioNet::Receive+0x1b2\n"
@@ -102,8 +97,7 @@ static void test_chains_of_different_depth_are_different(void **state)
     PUSH(0, 1, MEMCPY + 0x10, COPY + 0x44);
     PUSH(0, 1, MEMCPY + 0x10, COPY + 0x44, RECEIVE + 0x1b2);
     assert_string_equal(report(8),
-                        "profiled 1000 ms\n"
-                        "2 samples on 1 cpus, 0 dropped, source tick at 100 Hz (a synthetic run)\n"
+                        TICK_RUN_HEADER(2, 1, 0)
                         "50.0% 1 MemCpy+0x10\n"
                         "        <- NetFrame::Copy+0x44\n"
                         "50.0% 1 MemCpy+0x10\n"
@@ -116,8 +110,7 @@ static void test_unresolved_caller_printed_raw(void **state)
     (void)state;
     PUSH(0, 1, SPIN + 4, 0xffffffff8badf00du, 0x1950, MAIN + 0x1ff);
     assert_string_equal(report(8),
-                        "profiled 1000 ms\n"
-                        "1 samples on 1 cpus, 0 dropped, source tick at 100 Hz (a synthetic run)\n"
+                        TICK_RUN_HEADER(1, 1, 0)
                         "100.0% 1 Spin+0x4\n"
                         "        <- 0xffffffff8badf00d\n"
                         "        <- 0x1950\n"
@@ -133,8 +126,7 @@ static void test_caller_after_a_final_call_belongs_to_the_caller(void **state)
      * returned to it: it stays raw rather than being blamed on Spin. */
     PUSH(0, 1, SPIN + 4, MEMCPY + 0x80, 0x1600, MAIN + 1);
     assert_string_equal(report(8),
-                        "profiled 1000 ms\n"
-                        "1 samples on 1 cpus, 0 dropped, source tick at 100 Hz (a synthetic run)\n"
+                        TICK_RUN_HEADER(1, 1, 0)
                         "100.0% 1 Spin+0x4\n"
                         "        <- MemCpy+0x80\n"
                         "        <- 0x1600\n"
@@ -146,8 +138,7 @@ static void test_eight_frame_chain(void **state)
     (void)state;
     PUSH(0, 1, MEMCPY + 1, COPY + 1, COPY + 2, COPY + 3, RECEIVE + 4, RECEIVE + 5, MAIN + 6, MAIN + 7);
     assert_string_equal(report(8),
-                        "profiled 1000 ms\n"
-                        "1 samples on 1 cpus, 0 dropped, source tick at 100 Hz (a synthetic run)\n"
+                        TICK_RUN_HEADER(1, 1, 0)
                         "100.0% 1 MemCpy+0x1\n"
                         "        <- NetFrame::Copy+0x1\n"
                         "        <- NetFrame::Copy+0x2\n"
@@ -174,8 +165,7 @@ static void test_hottest_first_ties_in_first_seen_order(void **state)
         PUSH(0, 1, SPIN + 1, MAIN + 0xd);
     }
     assert_string_equal(report(8),
-                        "profiled 1000 ms\n"
-                        "14 samples on 1 cpus, 0 dropped, source tick at 100 Hz (a synthetic run)\n"
+                        TICK_RUN_HEADER(14, 1, 0)
                         "35.7% 5 Spin+0x1\n"
                         "        <- Main+0xb\n"
                         "35.7% 5 Spin+0x1\n"
@@ -194,8 +184,7 @@ static void test_more_chains_line(void **state)
     PUSH_N(1, 0, 1, SPIN + 1, MAIN + 0xc);
     PUSH_N(3, 0, 1, SPIN + 1, MAIN + 0xd);
     assert_string_equal(report(2),
-                        "profiled 1000 ms\n"
-                        "12 samples on 1 cpus, 0 dropped, source tick at 100 Hz (a synthetic run)\n"
+                        TICK_RUN_HEADER(12, 1, 0)
                         "41.7% 5 Spin+0x1\n"
                         "        <- Main+0xa\n"
                         "25.0% 3 Spin+0x1\n"
@@ -205,8 +194,7 @@ static void test_more_chains_line(void **state)
     new_run(8, "tick");
     PUSH(0, 1, SPIN + 1, MAIN + 0xa);
     assert_string_equal(report(1),
-                        "profiled 1000 ms\n"
-                        "1 samples on 1 cpus, 0 dropped, source tick at 100 Hz (a synthetic run)\n"
+                        TICK_RUN_HEADER(1, 1, 0)
                         "100.0% 1 Spin+0x1\n"
                         "        <- Main+0xa\n");
 }
@@ -248,8 +236,7 @@ static void test_small_percentages(void **state)
     PUSH_N(10, 1, 1, MEMCPY + 1);
     /* 1/1011 = 0.099% -> 0.1%; 10/1011 = 0.989% -> 1.0%. */
     assert_string_equal(report(8),
-                        "profiled 1000 ms\n"
-                        "1011 samples on 2 cpus, 0 dropped, source tick at 100 Hz (a synthetic run)\n"
+                        TICK_RUN_HEADER(1011, 2, 0)
                         "98.9% 1000 Main+0x1\n"
                         "1.0% 10 MemCpy+0x1\n"
                         "0.1% 1 Spin+0x1\n");
@@ -259,8 +246,7 @@ static void test_small_percentages(void **state)
     PUSH(2, 1, SPIN + 1);
     /* 1/2001 = 0.04998% -> 0.0% */
     assert_string_equal(report(8),
-                        "profiled 1000 ms\n"
-                        "2001 samples on 3 cpus, 0 dropped, source tick at 100 Hz (a synthetic run)\n"
+                        TICK_RUN_HEADER(2001, 3, 0)
                         "100.0% 2000 Main+0x1..0x2\n"
                         "0.0% 1 Spin+0x1\n");
 }
@@ -276,8 +262,7 @@ static void test_table_limit_and_its_line(void **state)
     PUSH(0, 1, MEMCPY + 8, FILLER + 1);
     const char *out = report(3);
     assert_string_equal(out,
-                        "profiled 1000 ms\n"
-                        "131 samples on 4 cpus, 0 dropped, source tick at 100 Hz (a synthetic run)\n"
+                        TICK_RUN_HEADER(131, 4, 0)
                         "1.5% 2 MemCpy+0x8\n"
                         "        <- Filler+0x1\n"
                         "0.8% 1 MemCpy+0x8\n"
@@ -296,8 +281,7 @@ static void test_table_limit_more_samples_of_untracked_chains(void **state)
         PUSH(i % 2, 1, SPIN + 2, FILLER + 1 + 8 * i);
     PUSH_N(40, 3, 1, MAIN + 3);
     assert_string_equal(report(1),
-                        "profiled 1000 ms\n"
-                        "168 samples on 3 cpus, 0 dropped, source tick at 100 Hz (a synthetic run)\n"
+                        TICK_RUN_HEADER(168, 3, 0)
                         "0.6% 1 Spin+0x2\n"
                         "        <- Filler+0x1\n"
                         "... 127 more chains, 127 samples (75.6%)\n"

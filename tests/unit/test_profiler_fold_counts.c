@@ -30,8 +30,7 @@ static void test_header_counts_cpus_and_drops(void **state)
     PUSH_N(CAP + 2, 1, 1, MAIN + 1);
     PUSH_N(3, 2, 1, SPIN + 1);
     assert_string_equal(report(8),
-                        "profiled 1000 ms\n"
-                        "2051 samples on 3 cpus, 7 dropped, source tick at 100 Hz (a synthetic run)\n"
+                        TICK_RUN_HEADER(2051, 3, 7)
                         "99.9% 2048 Main+0x1\n"
                         "0.1% 3 Spin+0x1\n");
 }
@@ -57,8 +56,7 @@ static void test_samples_of_other_runs_are_ignored(void **state)
     push_record(1, 1, 6, FRAMES(SPIN + 1));
     push_record(0, 1, 8, FRAMES(SPIN + 1));
     assert_string_equal(report(8),
-                        "profiled 1000 ms\n"
-                        "1 samples on 1 cpus, 0 dropped, source tick at 100 Hz (a synthetic run)\n"
+                        TICK_RUN_HEADER(1, 1, 0)
                         "100.0% 1 Main+0x1\n");
 }
 
@@ -71,8 +69,7 @@ static void test_pid_filter(void **state)
     PUSH(3, 6, SPIN + 2, MAIN + 0x10);
     struct profile_filter only5 = { .by_pid = true, .pid = 5 };
     assert_string_equal(report_filtered(&only5, 8),
-                        "profiled 1000 ms\n"
-                        "4 samples on 2 cpus, 0 dropped, source tick at 100 Hz (a synthetic run)\n"
+                        TICK_RUN_HEADER(4, 2, 0)
                         "100.0% 4 Spin+0x1..0x2\n"
                         "        <- Main+0x10\n");
 }
@@ -84,8 +81,7 @@ static void test_filter_for_all(void **state)
     PUSH(1, 6, SPIN + 1);
     struct profile_filter all = { .by_pid = false, .pid = 5 };
     assert_string_equal(report_filtered(&all, 8),
-                        "profiled 1000 ms\n"
-                        "2 samples on 2 cpus, 0 dropped, source tick at 100 Hz (a synthetic run)\n"
+                        TICK_RUN_HEADER(2, 2, 0)
                         "100.0% 2 Spin+0x1\n");
 }
 
@@ -97,8 +93,7 @@ static void test_report_consumes_the_rings(void **state)
     for (unsigned i = 0; i < NCPUS; i++)
         assert_int_equal(profile_ring_count(&rings[i]), 0);
     assert_string_equal(report(8),
-                        "profiled 1000 ms\n"
-                        "0 samples on 0 cpus, 0 dropped, source tick at 100 Hz (a synthetic run)\n"
+                        TICK_RUN_HEADER(0, 0, 0)
                         "no samples: nothing was sampled in the window\n");
 }
 
@@ -108,8 +103,7 @@ static void test_empty_report_on_the_tick(void **state)
 {
     (void)state;
     assert_string_equal(report(8),
-                        "profiled 1000 ms\n"
-                        "0 samples on 0 cpus, 0 dropped, source tick at 100 Hz (a synthetic run)\n"
+                        TICK_RUN_HEADER(0, 0, 0)
                         "no samples: nothing was sampled in the window\n");
 }
 
@@ -130,8 +124,7 @@ static void test_empty_report_for_a_pid(void **state)
     PUSH(0, 5, SPIN + 1);
     struct profile_filter only12 = { .by_pid = true, .pid = 12 };
     assert_string_equal(report_filtered(&only12, 8),
-                        "profiled 1000 ms\n"
-                        "0 samples on 0 cpus, 0 dropped, source tick at 100 Hz (a synthetic run)\n"
+                        TICK_RUN_HEADER(0, 0, 0)
                         "no samples for pid 12: the task may simply have been asleep the whole window\n");
 }
 
@@ -140,8 +133,7 @@ static void test_only_stale_samples_is_empty(void **state)
     (void)state;
     push_record(0, 1, 6, FRAMES(SPIN + 1));
     assert_string_equal(report(8),
-                        "profiled 1000 ms\n"
-                        "0 samples on 0 cpus, 0 dropped, source tick at 100 Hz (a synthetic run)\n"
+                        TICK_RUN_HEADER(0, 0, 0)
                         "no samples: nothing was sampled in the window\n");
 }
 
@@ -153,8 +145,7 @@ static void test_drops_without_samples(void **state)
         push_record(3, 1, 6, FRAMES(SPIN + 1));
     PUSH_N(2, 3, 1, MAIN + 1);
     assert_string_equal(report(8),
-                        "profiled 1000 ms\n"
-                        "0 samples on 0 cpus, 2 dropped, source tick at 100 Hz (a synthetic run)\n"
+                        TICK_RUN_HEADER(0, 0, 2)
                         "no samples: nothing was sampled in the window\n");
 }
 

@@ -32,8 +32,7 @@ static void test_breakdown_line(void **state)
     next_labels = NULL;
     PUSH_N(3, 1, 4, MEMCPY + 1, MAIN + 0x20);
     assert_string_equal(report(8),
-                        "profiled 1000 ms\n"
-                        "8 samples on 2 cpus, 0 dropped, source tick at 100 Hz (a synthetic run)\n"
+                        TICK_RUN_HEADER(8, 2, 0)
                         "labels: 62.5% (5) cmd=profile, 37.5% (3) (none)\n"
                         "62.5% 5 Spin+0x1\n"
                         "        <- Main+0x10\n"
@@ -55,8 +54,7 @@ static void test_breakdown_hottest_first_ties_first_seen(void **state)
     next_labels = a;
     PUSH(3, 8, SPIN + 1);
     assert_string_equal(report(8),
-                        "profiled 1000 ms\n"
-                        "11 samples on 4 cpus, 0 dropped, source tick at 100 Hz (a synthetic run)\n"
+                        TICK_RUN_HEADER(11, 4, 0)
                         "labels: 36.4% (4) job=b, 36.4% (4) job=a,netload=sink, 18.2% (2) (none), 9.1% (1) job=a\n"
                         "100.0% 11 Spin+0x1\n");
 }
@@ -71,8 +69,7 @@ static void test_breakdown_only_when_some_sample_is_labelled(void **state)
     PUSH(1, 6, SPIN + 1);
     struct profile_filter only6 = { .by_pid = true, .pid = 6 };
     assert_string_equal(report_filtered(&only6, 8),
-                        "profiled 1000 ms\n"
-                        "1 samples on 1 cpus, 0 dropped, source tick at 100 Hz (a synthetic run)\n"
+                        TICK_RUN_HEADER(1, 1, 0)
                         "100.0% 1 Spin+0x1\n");
     /* A stale labelled record of an earlier run does not count either. */
     new_run(8, "tick");
@@ -81,8 +78,7 @@ static void test_breakdown_only_when_some_sample_is_labelled(void **state)
     next_labels = NULL;
     PUSH(0, 1, SPIN + 1);
     assert_string_equal(report(8),
-                        "profiled 1000 ms\n"
-                        "1 samples on 1 cpus, 0 dropped, source tick at 100 Hz (a synthetic run)\n"
+                        TICK_RUN_HEADER(1, 1, 0)
                         "100.0% 1 Spin+0x1\n");
 }
 
@@ -134,8 +130,7 @@ static void test_label_filter(void **state)
     struct profile_filter job_a = { .by_label = true };
     assert_true(label_parse_pair("job=a", &job_a.label));
     assert_string_equal(report_filtered(&job_a, 8),
-                        "profiled 1000 ms\n"
-                        "4 samples on 2 cpus, 0 dropped, source tick at 100 Hz (a synthetic run)\n"
+                        TICK_RUN_HEADER(4, 2, 0)
                         "labels: 75.0% (3) job=a, 25.0% (1) cmd=burn,job=a\n"
                         "100.0% 4 Spin+0x1..0x2\n"
                         "        <- Main+0x10\n");
@@ -150,8 +145,7 @@ static void test_label_filter_with_pid(void **state)
     struct profile_filter both = { .by_pid = true, .pid = 6, .by_label = true };
     assert_true(label_parse_pair("job=a", &both.label));
     assert_string_equal(report_filtered(&both, 8),
-                        "profiled 1000 ms\n"
-                        "1 samples on 1 cpus, 0 dropped, source tick at 100 Hz (a synthetic run)\n"
+                        TICK_RUN_HEADER(1, 1, 0)
                         "labels: 100.0% (1) job=a\n"
                         "100.0% 1 MemCpy+0x1\n");
 }
@@ -166,8 +160,7 @@ static void test_label_filter_empty(void **state)
     struct profile_filter job_z = { .by_label = true };
     assert_true(label_parse_pair("job=z", &job_z.label));
     assert_string_equal(report_filtered(&job_z, 8),
-                        "profiled 1000 ms\n"
-                        "0 samples on 0 cpus, 0 dropped, source tick at 100 Hz (a synthetic run)\n"
+                        TICK_RUN_HEADER(0, 0, 0)
                         "no samples with label job=z: no task that carried it was sampled in the window\n");
     new_run(8, "tick");
     next_labels = set_of("job=a", NULL);
@@ -175,8 +168,7 @@ static void test_label_filter_empty(void **state)
     struct profile_filter pid6 = { .by_pid = true, .pid = 6, .by_label = true };
     assert_true(label_parse_pair("job=a", &pid6.label));
     assert_string_equal(report_filtered(&pid6, 8),
-                        "profiled 1000 ms\n"
-                        "0 samples on 0 cpus, 0 dropped, source tick at 100 Hz (a synthetic run)\n"
+                        TICK_RUN_HEADER(0, 0, 0)
                         "no samples for pid 6 with label job=a: the task may have been asleep, or without that "
                         "label, the whole window\n");
 }

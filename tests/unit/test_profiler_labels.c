@@ -17,6 +17,7 @@
 #include "arch/x86_64/pmu_backend.h"
 #include "fake_cpu.h"
 #include "fake_hal.h"
+#include "fake_kernel.h"
 #include "hal/pmu.h"
 #include "kernel/heap.h"
 #include "kernel/labels.h"
@@ -27,21 +28,19 @@
 #include "kernel/symbols.h"
 #include "kernel/task.h"
 
+/* Tasks, their stacks, the walk (pc alone) and the stop's sleep (a tick on each CPU, at fake_tick_pc) are
+ * the fake kernel's (tests/unit/fake_kernel.c); the text is this file's. */
 static unsigned char text[64];
 static struct symtab tab;
-const struct symtab *kernel_symtab(void) { return &tab; }
 
-static struct task tasks[FAKE_CPUS];
-struct task *task_current(void) { return &tasks[fake_cpu_index % FAKE_CPUS]; }
-
-/* The other CPU, inside the sample: swap the task's set for `next`, which gives back the last reference to the
- * old one, and let the pool reclaim what it can. */
+/* The other CPU, inside the sample (the fake kernel's task_stack_bounds hook): swap the task's set for `next`,
+ * which gives back the last reference to the old one, and let the pool reclaim what it can. */
 static const struct label_set *next;
 static bool race_armed;
 static bool held_while_inside; /* the old set was still in the pool when the swap and the reclaim were done */
 static const struct label_set *swapped_out;
 
-struct stack_bounds task_stack_bounds(const struct task *task)
+static void other_cpu_swaps(const struct task *task)
 {
     if (race_armed) {
         race_armed = false;
@@ -50,15 +49,6 @@ struct stack_bounds task_stack_bounds(const struct task *task)
         label_reclaim();
         held_while_inside = label_set_interned(swapped_out);
     }
-    struct stack_bounds none = { 0, 0 };
-    return none;
-}
-int stack_trace_from(uintptr_t pc, uintptr_t sp, uintptr_t rbp, const struct stack_bounds *stack,
-                     const struct text_bounds *text_bounds, uintptr_t *out, int max)
-{
-    (void)sp, (void)rbp, (void)stack, (void)text_bounds, (void)max;
-    out[0] = pc;
-    return 1;
 }
 
 void *kmalloc(size_t size) { return malloc(size); }
@@ -67,12 +57,7 @@ void kfree(void *p) { free(p); }
 
 static struct context busy_ctx(uint64_t vector)
 {
-    struct context ctx;
-    memset(&ctx, 0, sizeof ctx);
-    ctx.rip = (uintptr_t)&text[16];
-    ctx.rflags = 0x202;
-    ctx.vector = vector;
-    return ctx;
+    return fake_interrupt((uintptr_t)&text[16], vector);
 }
 
 static bool nmi_path(void)
@@ -96,29 +81,24 @@ static void overflow(unsigned cpu)
     fake_cycles += period;
 }
 
-void task_sleep_ms(uint32_t ms)
-{
-    for (unsigned cpu = 0; cpu < fake_cpu_count; cpu++)
-        tick(cpu);
-    fake_time_ns += (int64_t)ms * 1000000;
-}
-
 static void boot(void (*model)(void))
 {
-    fake_reset();
-    model();
-    pmu_reset_for_tests();
-    pmu_select(NULL);
-    fake.nmi_handler = nmi_path;
-    fake_cpu_count = FAKE_CPUS;
-    fake_cpu_index = 0;
-    fake_tick_hz = TICK_HZ_DEFAULT;
-    memset(fake_idle_waits, 0, sizeof fake_idle_waits);
-    for (unsigned i = 0; i < FAKE_CPUS; i++) {
-        task_set_labels(&tasks[i], NULL);
-        tasks[i].pid = 10 + i;
-        tasks[i].cpu = i;
-    }
+    fake_boot(model, nmi_path);
+    fake_symtab = &tab;
+    fake_tick_pc = (uintptr_t)&text[16];
+    for (unsigned i = 0; i < FAKE_CPUS; i++)
+        task_set_labels(&fake_task[i], NULL); /* the references the last test's tasks held */
+    fake_tasks_reset(10);
+    fake_stack_bounds_hook = other_cpu_swaps;
+}
+
+/* The set req=value, given to cpu's task, whose reference is then the last. */
+static const struct label_set *task_holds_the_last_reference(unsigned cpu, const char *value)
+{
+    const struct label_set *s = label_intern_one("req", value, NULL);
+    task_set_labels(&fake_task[cpu], s);
+    label_release(s);
+    return s;
 }
 
 /* What the drain saw of cpu 1's records: their sets' text, read during the take. */
@@ -134,10 +114,8 @@ static void take(void *arg, const struct profile_record *rec)
 /* One sample of cpu 1 through `sample`, with the other CPU's swap inside it; then the drain. */
 static void released_while_sampled(void (*sample)(unsigned cpu), bool counter)
 {
-    const struct label_set *s = label_intern_one("req", "inside", NULL);
+    const struct label_set *s = task_holds_the_last_reference(1, "inside");
     next = label_intern_one("req", "after", NULL);
-    task_set_labels(&tasks[1], s);
-    label_release(s); /* the task's reference is the last */
 
     struct profile_run run;
     assert_int_equal(profiler_start(&run), PROFILER_OK);
@@ -170,7 +148,7 @@ static void released_while_sampled(void (*sample)(unsigned cpu), bool counter)
     assert_string_equal(seen[0], "req=after");
     profiler_stop(&run);
     profiler_release();
-    task_set_labels(&tasks[1], NULL);
+    task_set_labels(&fake_task[1], NULL);
     assert_false(label_set_interned(next));
 }
 
@@ -194,14 +172,12 @@ static void test_a_reset_frees_what_undrained_records_held(void **state)
 {
     (void)state;
     boot(fake_model_no_pmu);
-    const struct label_set *s = label_intern_one("req", "undrained", NULL);
-    task_set_labels(&tasks[2], s);
-    label_release(s);
+    const struct label_set *s = task_holds_the_last_reference(2, "undrained");
     struct profile_run run;
     assert_int_equal(profiler_start(&run), PROFILER_OK);
     tick(2);
     tick(2);
-    task_set_labels(&tasks[2], NULL);
+    task_set_labels(&fake_task[2], NULL);
     label_reclaim();
     assert_true(label_set_interned(s)); /* two records hold it */
     assert_int_equal(profile_ring_count(&run.rings[2]), 2);
@@ -220,9 +196,7 @@ static void test_a_captured_record_keeps_its_set_until_the_fold_holds_it(void **
 {
     (void)state;
     boot(fake_model_no_pmu);
-    const struct label_set *s = label_intern_one("req", "captured", NULL);
-    task_set_labels(&tasks[1], s);
-    label_release(s);
+    const struct label_set *s = task_holds_the_last_reference(1, "captured");
     struct profile_capture cap;
     assert_true(profile_capture_create(&cap, 100));
     struct profile_run run;
@@ -231,7 +205,7 @@ static void test_a_captured_record_keeps_its_set_until_the_fold_holds_it(void **
     struct profile_filter every = { 0 };
     profile_capture_drain(&cap, &run, &every); /* the ring is empty now; the copy holds the record */
     assert_int_equal(profile_ring_count(&run.rings[1]), 0);
-    task_set_labels(&tasks[1], NULL); /* the last reference: retired */
+    task_set_labels(&fake_task[1], NULL); /* the last reference: retired */
     label_reclaim();
     assert_true(label_set_interned(s));
     profiler_stop(&run);
@@ -254,11 +228,11 @@ static void test_the_span_rides_in_the_record(void **state)
     boot(fake_model_no_pmu);
     struct profile_run run;
     assert_int_equal(profiler_start(&run), PROFILER_OK);
-    task_set_span(&tasks[3], 41);
+    task_set_span(&fake_task[3], 41);
     tick(3);
-    task_set_span(&tasks[3], 42);
+    task_set_span(&fake_task[3], 42);
     tick(3);
-    task_set_span(&tasks[3], 0);
+    task_set_span(&fake_task[3], 0);
     tick(3);
     const struct profile_ring *ring = &run.rings[3];
     assert_int_equal(profile_ring_count(ring), 3);

@@ -117,12 +117,9 @@ static void stop_at_first_clock_read(void)
 static void a_first_tick_racing_the_stop_leaves_nothing_armed(void **state)
 {
     (void)state;
-    for (unsigned i = 0; i < model_count; i++) {
-        const struct model *m = &models[i];
-        print_message("model: %s\n", m->name);
-        boot(m);
-        start_run();
-        tick(0);
+    const struct model *m;
+    for (unsigned next = 0; (m = boot_next_model(&next));) {
+        start_run_from(0);
         clock_reads = 0;
         fake_idle_waits_hook = stop_at_first_clock_read;
         tick(1);
@@ -154,14 +151,9 @@ static void nmi_inside_the_tick_sample(void)
 static void a_late_nmi_never_shares_a_ring_slot_with_a_tick_sample(void **state)
 {
     (void)state;
-    for (unsigned i = 0; i < model_count; i++) {
-        const struct model *m = &models[i];
-        if (!counts(m))
-            continue;
-        print_message("model: %s\n", m->name);
-        boot(m);
-        start_run();
-        tick(0);
+    const struct model *m;
+    for (unsigned next = 0; (m = boot_next_counting_model(&next));) {
+        start_run_from(0);
         run_periods(0, 5);
         /* The counter stops interrupting (its entry masked), and keeps overflowing: the tick that finds it
          * stopped disarms it with an overflow raised, whose NMI may still come. */
@@ -170,9 +162,9 @@ static void a_late_nmi_never_shares_a_ring_slot_with_a_tick_sample(void **state)
         for (int t = 0; t < 8 && account(0)->source == PROFILER_CPU_COUNTER; t++) {
             run_periods(0, 10);
             fake_time_ns += TICK_NS;
-            sample_walk_hook = nmi_inside_the_tick_sample;
+            fake_walk_hook = nmi_inside_the_tick_sample;
             tick(0);
-            sample_walk_hook = NULL;
+            fake_walk_hook = NULL;
         }
         assert_int_equal(account(0)->source, PROFILER_CPU_TICK_STOPPED);
         assert_int_equal(nmis_injected, 1);
@@ -209,13 +201,10 @@ static const char *monitor_pmu(unsigned cpu)
 static void lscpu_says_which_cpus_are_armed_now(void **state)
 {
     (void)state;
-    for (unsigned i = 0; i < model_count; i++) {
-        const struct model *m = &models[i];
-        print_message("model: %s\n", m->name);
-        boot(m);
+    const struct model *m;
+    for (unsigned next = 0; (m = boot_next_model(&next));) {
         expect_in(describe(), "armed now:  none\n");
-        start_run();
-        tick(0);
+        start_run_from(0);
         tick(2);
         expect_in(describe(), counts(m) ? "armed now:  cpu 0, 2\n" : "armed now:  none\n");
         stop_run();

@@ -158,17 +158,9 @@ static void test_sample_period_and_context(void **state)
 static void test_record_line_carries_period_and_marks(void **state)
 {
     (void)state;
-    struct profile_record rec;
-    memset(&rec, 0, sizeof rec);
-    rec.cpu = 3;
-    rec.pid = 9;
-    rec.time_ns = 77;
-    rec.nframes = 2;
-    rec.frames[0] = 0x1000;
-    rec.frames[1] = 0x2000;
-    rec.period = 8400000;
-    rec.flags = PROFILE_REC_IRQS_OFF | 0x80;
-    rec.held_off_us = 12; /* not a let-in: not carried */
+    struct profile_record rec = { .cpu = 3, .pid = 9, .time_ns = 77, .nframes = 2, .frames = { 0x1000, 0x2000 },
+                                  .period = 8400000, .flags = PROFILE_REC_IRQS_OFF | 0x80,
+                                  .held_off_us = 12 /* not a let-in: not carried */ };
     size_t n = profile_raw_record_line(&rec, line, sizeof line);
     assert_string_equal(line, "s 3 9 77 - 8400000 irqs-off 0x1000 0x2000\n");
     assert_int_equal(n, strlen(line));

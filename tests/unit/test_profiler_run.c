@@ -38,13 +38,8 @@ static bool push(unsigned cpu, uint32_t number, uint32_t pid, const struct label
     struct profile_record *rec = profile_ring_reserve(&rings[cpu]);
     if (!rec)
         return false;
-    memset(rec, 0, sizeof *rec);
-    rec->run = number;
-    rec->cpu = (uint16_t)cpu;
-    rec->pid = pid;
-    rec->labels = labels;
-    rec->nframes = 1;
-    rec->frames[0] = tag;
+    *rec = (struct profile_record){ .run = number, .cpu = (uint16_t)cpu, .pid = pid, .labels = labels, .nframes = 1,
+                                    .frames = { tag } };
     profile_ring_commit(&rings[cpu]);
     return true;
 }

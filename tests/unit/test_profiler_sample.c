@@ -13,6 +13,7 @@
 
 #include "fake_cpu.h"
 #include "fake_hal.h"
+#include "fake_kernel.h"
 #include "arch/x86_64/pmu_backend.h" /* pmu_reset_for_tests */
 #include "hal/pmu.h"
 #include "kernel/heap.h"
@@ -23,25 +24,13 @@
 
 /* ---- fakes ------------------------------------------------------------------------------------------ */
 
-/* Text: four 64-byte functions, each "push %rbp; mov %rsp,%rbp; nop...; ret". */
+/* Text: four 64-byte functions, each "push %rbp; mov %rsp,%rbp; nop...; ret". The tasks, their stacks
+ * (fake_stack) and the stop's sleep (a tick on each CPU at the text's start) are the fake kernel's
+ * (tests/unit/fake_kernel.c); the walk is the real one, kernel/stacktrace.c. */
 static unsigned char text[4 * 64];
 static struct symtab tab;
-const struct symtab *kernel_symtab(void) { return &tab; }
 
 static uintptr_t fn(unsigned i, unsigned offset) { return (uintptr_t)&text[i * 64 + offset]; }
-
-static struct task tasks[MAX_CPUS];
-static bool no_current_task;
-static _Alignas(16) uint64_t stacks[MAX_CPUS][128];
-
-struct task *task_current(void) { return no_current_task ? NULL : &tasks[fake_cpu_index]; }
-
-struct stack_bounds task_stack_bounds(const struct task *task)
-{
-    unsigned cpu = (unsigned)(task - tasks);
-    struct stack_bounds b = { (uintptr_t)stacks[cpu], (uintptr_t)(stacks[cpu] + 128) };
-    return b;
-}
 
 static int live_allocations;
 static bool allocations_fail;
@@ -54,46 +43,21 @@ void *kmalloc(size_t size)
     return malloc(size);
 }
 
-/* The stop waits for every CPU that began the run to let go of it on its next tick: each CPU ticks here. */
-void task_sleep_ms(uint32_t ms)
-{
-    unsigned self = fake_cpu_index;
-    for (unsigned cpu = 0; cpu < fake_cpu_count; cpu++) {
-        struct context ctx;
-        memset(&ctx, 0, sizeof ctx);
-        ctx.rip = (uintptr_t)text;
-        fake_cpu_index = cpu;
-        profiler_tick(&ctx);
-    }
-    fake_cpu_index = self;
-    fake_time_ns += (int64_t)ms * 1000000;
-}
-
 /* ---- a synthetic stack ------------------------------------------------------------------------------- */
 
-/* On CPU cpu: depth frames at stacks[cpu][32 + 8*i] = [saved rbp][return address ret(i)], where ret(i) is
+/* On CPU cpu: depth frames at fake_stack[cpu][32 + 8*i] = [saved rbp][return address ret(i)], where ret(i) is
  * fn(1 + i % 3, 0x20 + i). Returns the innermost frame's address (the interrupted rbp). */
 static uintptr_t ret_addr(unsigned i) { return fn(1 + i % 3, 0x20 + i); }
 
 static uintptr_t build_stack(unsigned cpu, unsigned depth)
 {
-    memset(stacks[cpu], 0, sizeof stacks[cpu]);
+    memset(fake_stack[cpu], 0, sizeof fake_stack[cpu]);
     for (unsigned i = 0; i < depth; i++) {
-        uint64_t *frame = &stacks[cpu][32 + 8 * i];
-        frame[0] = i + 1 < depth ? (uint64_t)(uintptr_t)&stacks[cpu][32 + 8 * (i + 1)] : 0;
+        uint64_t *frame = &fake_stack[cpu][32 + 8 * i];
+        frame[0] = i + 1 < depth ? (uint64_t)(uintptr_t)&fake_stack[cpu][32 + 8 * (i + 1)] : 0;
         frame[1] = ret_addr(i);
     }
-    return (uintptr_t)&stacks[cpu][32];
-}
-
-static struct context context_at(uintptr_t pc, uintptr_t sp, uintptr_t rbp)
-{
-    struct context ctx;
-    memset(&ctx, 0, sizeof ctx);
-    ctx.rip = pc;
-    ctx.rsp = sp;
-    ctx.rbp = rbp;
-    return ctx;
+    return (uintptr_t)&fake_stack[cpu][32];
 }
 
 /* ---- helpers ------------------------------------------------------------------------------------------ */
@@ -116,6 +80,15 @@ static void stop_and_release(void)
     }
 }
 
+/* The context of a sample at fn(0, 8) in a two-deep chain built on cpu's stack, the run started. */
+static struct context start_at_a_shallow_stack(unsigned cpu)
+{
+    uintptr_t rbp = build_stack(cpu, 2);
+    struct context ctx = fake_context(fn(0, 8), rbp - 8, rbp);
+    start();
+    return ctx;
+}
+
 static const struct profile_record *only_record(unsigned cpu)
 {
     assert_int_equal(profile_ring_count(&run.rings[cpu]), 1);
@@ -131,15 +104,9 @@ static int setup(void **state)
         text[i * 64 + 1] = 0x48, text[i * 64 + 2] = 0x89, text[i * 64 + 3] = 0xe5;
         text[i * 64 + 63] = 0xc3;
     }
-    tab.syms = NULL;
-    tab.count = 0;
-    tab.names = "";
-    tab.text_start = (uintptr_t)text;
-    tab.text_end = (uintptr_t)text + sizeof text;
-    memset(tasks, 0, sizeof tasks);
-    for (unsigned i = 0; i < MAX_CPUS; i++)
-        tasks[i].pid = 10 + i;
-    no_current_task = false;
+    fake_image(&tab, NULL, 0, "", text, sizeof text);
+    fake_tick_pc = (uintptr_t)text;
+    fake_tasks_reset(10);
     allocations_fail = false;
     fake_cpu_count = 2;
     fake_cpu_index = 0;
@@ -264,7 +231,7 @@ static void test_start_empties_the_rings(void **state)
 {
     (void)state;
     uintptr_t rbp = build_stack(0, 2);
-    struct context ctx = context_at(fn(0, 8), rbp - 16, rbp);
+    struct context ctx = fake_context(fn(0, 8), rbp - 16, rbp);
     start();
     for (int i = 0; i < PROFILE_RING_RECORDS + 3; i++)
         profiler_sample(&ctx);
@@ -281,9 +248,9 @@ static void test_record_of_a_deep_chain(void **state)
 {
     (void)state;
     static const int label_set_stand_in = 0;
-    atomic_store(&tasks[0].labels, (const struct label_set *)&label_set_stand_in);
+    atomic_store(&fake_task[0].labels, (const struct label_set *)&label_set_stand_in);
     uintptr_t rbp = build_stack(0, 12);
-    struct context ctx = context_at(fn(0, 0x11), rbp - 24, rbp);
+    struct context ctx = fake_context(fn(0, 0x11), rbp - 24, rbp);
     start();
     fake_time_ns = 1234567890;
     profiler_sample(&ctx);
@@ -303,7 +270,7 @@ static void test_short_chain(void **state)
 {
     (void)state;
     uintptr_t rbp = build_stack(0, 3);
-    struct context ctx = context_at(fn(2, 0x30), rbp - 8, rbp);
+    struct context ctx = fake_context(fn(2, 0x30), rbp - 8, rbp);
     start();
     profiler_sample(&ctx);
     const struct profile_record *rec = only_record(0);
@@ -315,6 +282,22 @@ static void test_short_chain(void **state)
     assert_null(rec->labels);
 }
 
+/* A sample on CPU 0 at pc, interrupted with rbp still the caller's frame of the 3-deep chain and sp at
+ * fake_stack[0][20] (where the test put what the prologue or ret leaves there): 5 frames, pc, then caller, then
+ * the chain from ret_addr(0). Returns the record. */
+static const struct profile_record *expect_direct_caller(uintptr_t pc, uintptr_t rbp, uintptr_t caller)
+{
+    struct context ctx = fake_context(pc, (uintptr_t)&fake_stack[0][20], rbp);
+    start();
+    profiler_sample(&ctx);
+    const struct profile_record *rec = only_record(0);
+    assert_int_equal(rec->nframes, 5);
+    assert_int_equal(rec->frames[0], pc);
+    assert_int_equal(rec->frames[1], caller);
+    assert_int_equal(rec->frames[2], ret_addr(0));
+    return rec;
+}
+
 static void test_sample_on_first_instruction_keeps_direct_caller(void **state)
 {
     (void)state;
@@ -322,16 +305,8 @@ static void test_sample_on_first_instruction_keeps_direct_caller(void **state)
      * address is at [sp]; rbp is still the caller's frame. That the push is recognised at all shows the
      * sampler handed the walk the kernel's text bounds from kernel_symtab(). */
     uintptr_t rbp = build_stack(0, 3);
-    uint64_t *sp = &stacks[0][20];
-    *sp = fn(3, 0x2a);
-    struct context ctx = context_at(fn(1, 0), (uintptr_t)sp, rbp);
-    start();
-    profiler_sample(&ctx);
-    const struct profile_record *rec = only_record(0);
-    assert_int_equal(rec->nframes, 5);
-    assert_int_equal(rec->frames[0], fn(1, 0));
-    assert_int_equal(rec->frames[1], fn(3, 0x2a));
-    assert_int_equal(rec->frames[2], ret_addr(0));
+    fake_stack[0][20] = fn(3, 0x2a);
+    expect_direct_caller(fn(1, 0), rbp, fn(3, 0x2a));
 }
 
 static void test_sample_on_ret_keeps_direct_caller(void **state)
@@ -339,16 +314,8 @@ static void test_sample_on_ret_keeps_direct_caller(void **state)
     (void)state;
     /* Interrupted on ret: the frame was popped, rbp is the caller's again, [sp] is where ret returns to. */
     uintptr_t rbp = build_stack(0, 3);
-    uint64_t *sp = &stacks[0][20];
-    *sp = fn(3, 0x2b);
-    struct context ctx = context_at(fn(2, 63), (uintptr_t)sp, rbp);
-    start();
-    profiler_sample(&ctx);
-    const struct profile_record *rec = only_record(0);
-    assert_int_equal(rec->nframes, 5);
-    assert_int_equal(rec->frames[0], fn(2, 63));
-    assert_int_equal(rec->frames[1], fn(3, 0x2b));
-    assert_int_equal(rec->frames[2], ret_addr(0));
+    fake_stack[0][20] = fn(3, 0x2b);
+    expect_direct_caller(fn(2, 63), rbp, fn(3, 0x2b));
 }
 
 static void test_sample_on_mov_rsp_rbp_keeps_direct_caller(void **state)
@@ -356,17 +323,9 @@ static void test_sample_on_mov_rsp_rbp_keeps_direct_caller(void **state)
     (void)state;
     /* Interrupted between push %rbp and mov %rsp,%rbp: [sp] is the saved rbp, [sp+8] the return address. */
     uintptr_t rbp = build_stack(0, 3);
-    uint64_t *sp = &stacks[0][20];
-    sp[0] = rbp;
-    sp[1] = fn(3, 0x2c);
-    struct context ctx = context_at(fn(2, 1), (uintptr_t)sp, rbp);
-    start();
-    profiler_sample(&ctx);
-    const struct profile_record *rec = only_record(0);
-    assert_int_equal(rec->nframes, 5);
-    assert_int_equal(rec->frames[0], fn(2, 1));
-    assert_int_equal(rec->frames[1], fn(3, 0x2c));
-    assert_int_equal(rec->frames[2], ret_addr(0));
+    fake_stack[0][20] = rbp;
+    fake_stack[0][21] = fn(3, 0x2c);
+    const struct profile_record *rec = expect_direct_caller(fn(2, 1), rbp, fn(3, 0x2c));
     assert_int_equal(rec->frames[4], ret_addr(2));
 }
 
@@ -376,9 +335,9 @@ static void test_sample_and_tick_write_the_same_record(void **state)
 {
     (void)state;
     static const int label_set_stand_in = 0;
-    atomic_store(&tasks[0].labels, (const struct label_set *)&label_set_stand_in);
+    atomic_store(&fake_task[0].labels, (const struct label_set *)&label_set_stand_in);
     uintptr_t rbp = build_stack(0, 12);
-    struct context ctx = context_at(fn(1, 0x13), rbp - 24, rbp);
+    struct context ctx = fake_context(fn(1, 0x13), rbp - 24, rbp);
     start();
     fake_time_ns = 777;
     profiler_sample(&ctx);
@@ -403,7 +362,7 @@ static void test_corrupt_frame_pointer_still_gives_frame_zero(void **state)
 {
     (void)state;
     build_stack(0, 3);
-    struct context ctx = context_at(fn(0, 9), (uintptr_t)&stacks[0][10], 0xdeadbeef);
+    struct context ctx = fake_context(fn(0, 9), (uintptr_t)&fake_stack[0][10], 0xdeadbeef);
     start();
     profiler_sample(&ctx);
     const struct profile_record *rec = only_record(0);
@@ -415,9 +374,9 @@ static void test_no_current_task(void **state)
 {
     (void)state;
     uintptr_t rbp = build_stack(0, 3);
-    struct context ctx = context_at(fn(0, 9), rbp - 8, rbp);
+    struct context ctx = fake_context(fn(0, 9), rbp - 8, rbp);
     start();
-    no_current_task = true;
+    fake_no_task = true;
     profiler_sample(&ctx);
     const struct profile_record *rec = only_record(0);
     assert_int_equal(rec->pid, 0);
@@ -425,7 +384,7 @@ static void test_no_current_task(void **state)
     assert_int_equal(rec->frames[0], fn(0, 9));
     /* Even on a first instruction with a readable [sp]: without a task there is no stack to read it from. */
     profile_ring_advance(&run.rings[0]);
-    struct context at_push = context_at(fn(1, 0), rbp - 8, rbp);
+    struct context at_push = fake_context(fn(1, 0), rbp - 8, rbp);
     profiler_tick(&at_push);
     rec = only_record(0);
     assert_int_equal(rec->pid, 0);
@@ -440,8 +399,8 @@ static void test_each_cpu_writes_its_own_ring(void **state)
     (void)state;
     uintptr_t rbp0 = build_stack(0, 2);
     uintptr_t rbp1 = build_stack(1, 2);
-    struct context c0 = context_at(fn(0, 8), rbp0 - 8, rbp0);
-    struct context c1 = context_at(fn(3, 8), rbp1 - 8, rbp1);
+    struct context c0 = fake_context(fn(0, 8), rbp0 - 8, rbp0);
+    struct context c1 = fake_context(fn(3, 8), rbp1 - 8, rbp1);
     start();
     fake_cpu_index = 1;
     profiler_tick(&c1);
@@ -460,9 +419,7 @@ static void test_each_cpu_writes_its_own_ring(void **state)
 static void test_cpu_without_a_ring_takes_nothing(void **state)
 {
     (void)state;
-    uintptr_t rbp = build_stack(5, 2);
-    struct context ctx = context_at(fn(0, 8), rbp - 8, rbp);
-    start();
+    struct context ctx = start_at_a_shallow_stack(5);
     fake_cpu_index = 5; /* not online at start */
     profiler_sample(&ctx);
     profiler_tick(&ctx);
@@ -476,9 +433,7 @@ static void test_cpu_without_a_ring_takes_nothing(void **state)
 static void test_full_ring_counts_drops(void **state)
 {
     (void)state;
-    uintptr_t rbp = build_stack(0, 2);
-    struct context ctx = context_at(fn(0, 8), rbp - 8, rbp);
-    start();
+    struct context ctx = start_at_a_shallow_stack(0);
     for (int i = 0; i < PROFILE_RING_RECORDS; i++)
         profiler_tick(&ctx);
     assert_int_equal(profile_ring_count(&run.rings[0]), PROFILE_RING_RECORDS);
@@ -492,9 +447,7 @@ static void test_full_ring_counts_drops(void **state)
 static void test_inactive_takes_nothing(void **state)
 {
     (void)state;
-    uintptr_t rbp = build_stack(0, 2);
-    struct context ctx = context_at(fn(0, 8), rbp - 8, rbp);
-    start();
+    struct context ctx = start_at_a_shallow_stack(0);
     profiler_stop(&run);
     profiler_tick(&ctx);
     profiler_sample(&ctx);
@@ -510,9 +463,7 @@ static void test_inactive_takes_nothing(void **state)
 static void test_records_carry_their_run(void **state)
 {
     (void)state;
-    uintptr_t rbp = build_stack(0, 2);
-    struct context ctx = context_at(fn(0, 8), rbp - 8, rbp);
-    start();
+    struct context ctx = start_at_a_shallow_stack(0);
     profiler_tick(&ctx);
     uint32_t first = run.run;
     assert_int_equal(profile_ring_peek(&run.rings[0])->run, first);

@@ -19,6 +19,7 @@
 #include "arch/x86_64/pmu_backend.h"
 #include "arch/x86_64/pmu_hw.h"
 #include "fake_cpu.h"
+#include "fake_kernel.h"
 #include "fake_hal.h"
 #include "hal/kernel_entry.h"
 #include "hal/pmu.h"
@@ -29,25 +30,10 @@
 
 /* ---- the kernel around the profiler, counting ---------------------------------------------------------- */
 
+/* Tasks, their stacks, the walk (pc alone) and the stop's sleep are the fake kernel's
+ * (tests/unit/fake_kernel.c), the sleep's ticks this file's (stop_tick); the text is this file's. */
 static unsigned char text[64];
 static struct symtab tab;
-const struct symtab *kernel_symtab(void) { return &tab; }
-
-static struct task tasks[FAKE_CPUS];
-struct task *task_current(void) { return &tasks[fake_cpu_index % FAKE_CPUS]; }
-struct stack_bounds task_stack_bounds(const struct task *task)
-{
-    (void)task;
-    struct stack_bounds none = { 0, 0 };
-    return none;
-}
-int stack_trace_from(uintptr_t pc, uintptr_t sp, uintptr_t rbp, const struct stack_bounds *stack,
-                     const struct text_bounds *text_bounds, uintptr_t *out, int max)
-{
-    (void)sp, (void)rbp, (void)stack, (void)text_bounds, (void)max;
-    out[0] = pc;
-    return 1;
-}
 
 static unsigned in_sample_path; /* inside profiler_tick or profiler_nmi */
 static unsigned allocations, sample_path_allocations, sample_path_calls;
@@ -75,26 +61,21 @@ static unsigned sample_path_locks, sample_path_log_lines;
 
 static struct context busy_ctx(uint64_t vector)
 {
-    struct context ctx;
-    memset(&ctx, 0, sizeof ctx);
-    ctx.rip = (uintptr_t)&text[16];
-    ctx.rflags = 0x202;
-    ctx.vector = vector;
-    return ctx;
+    return fake_interrupt((uintptr_t)&text[16], vector);
 }
 
 static void enter(unsigned *locks, unsigned *lines)
 {
     in_sample_path++;
     *locks = fake_spin_acquires;
-    *lines = fake.log_lines;
+    *lines = fake_log_lines;
     sample_path_calls++;
 }
 
 static void leave(unsigned locks, unsigned lines)
 {
     sample_path_locks += fake_spin_acquires - locks;
-    sample_path_log_lines += fake.log_lines - lines;
+    sample_path_log_lines += fake_log_lines - lines;
     in_sample_path--;
 }
 
@@ -151,19 +132,17 @@ void cpu_send_profiler_stop(unsigned cpu)
         request_pending[cpu] = true;
 }
 
-/* The stop's wait: each CPU's counter overflows once more (a late NMI, dropped), then it ticks and lets go. */
-void task_sleep_ms(uint32_t ms)
+/* Each CPU's tick in the stop's wait (fake_tick_hook): its counter overflows once more (a late NMI,
+ * dropped), then it ticks and lets go, then takes a request still pending. */
+static void stop_tick(unsigned cpu)
 {
-    for (unsigned cpu = 0; cpu < fake_cpu_count; cpu++) {
-        if (pmu_usable())
-            run_periods(cpu, 1);
-        tick(cpu);
-        if (request_pending[cpu]) {
-            request_pending[cpu] = false;
-            take_request(cpu);
-        }
+    if (pmu_usable())
+        run_periods(cpu, 1);
+    tick(cpu);
+    if (request_pending[cpu]) {
+        request_pending[cpu] = false;
+        take_request(cpu);
     }
-    fake_time_ns += (int64_t)ms * 1000000;
 }
 
 /* ---- the models ---------------------------------------------------------------------------------------- */
@@ -186,16 +165,23 @@ static const struct model models[] = {
 
 static void boot(const struct model *m)
 {
-    fake_reset();
-    m->setup();
-    pmu_reset_for_tests();
-    pmu_select(NULL);
-    fake.nmi_handler = nmi_path;
-    fake_cpu_count = FAKE_CPUS;
-    fake_cpu_index = 0;
-    fake_tick_hz = TICK_HZ_DEFAULT;
-    memset(fake_idle_waits, 0, sizeof fake_idle_waits);
+    fake_boot(m->setup, nmi_path);
+    fake_tasks_reset(0);
+    fake_symtab = &tab;
+    fake_tick_hook = stop_tick;
     sample_path_allocations = sample_path_locks = sample_path_log_lines = sample_path_calls = 0;
+}
+
+/* Every model in turn, booted and named in the test's output; *next (0 to begin) moves past it. NULL after
+ * the last. */
+static const struct model *boot_next_model(unsigned *next)
+{
+    if (*next >= sizeof models / sizeof models[0])
+        return NULL;
+    const struct model *m = &models[(*next)++];
+    print_message("model: %s\n", m->name);
+    boot(m);
+    return m;
 }
 
 static void ticks_and_periods(unsigned rounds)
@@ -211,10 +197,8 @@ static void ticks_and_periods(unsigned rounds)
 static void no_lock_no_allocation_on_the_sample_path(void **state)
 {
     (void)state;
-    for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) {
-        const struct model *m = &models[i];
-        print_message("model: %s\n", m->name);
-        boot(m);
+    const struct model *m;
+    for (unsigned next = 0; (m = boot_next_model(&next));) {
         /* Outside any run: ticks, and a genuine NMI (not claimed: the test catches the panic's stand-in). */
         ticks_and_periods(2);
         fake_cpu_index = 0;
@@ -268,10 +252,8 @@ static void expect_cost(struct tick_cost cost, unsigned long clock, const char *
 static void a_tick_reads_no_clock_and_no_register_unless_it_samples(void **state)
 {
     (void)state;
-    for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) {
-        const struct model *m = &models[i];
-        print_message("model: %s\n", m->name);
-        boot(m);
+    const struct model *m;
+    for (unsigned next = 0; (m = boot_next_model(&next));) {
         /* Outside a run: the one atomic read, nothing else. */
         for (unsigned cpu = 0; cpu < FAKE_CPUS; cpu++) {
             expect_cost(counted_tick(cpu), 0, "an idle tick before any run");

@@ -20,21 +20,10 @@
 
 static struct profile_stream_header header_example(void)
 {
-    struct profile_stream_header h;
-    memset(&h, 0, sizeof h);
-    h.run = 0x0f2e3d4c;
-    h.seq = 17;
-    h.first = 850;
-    h.samples = 9;
-    h.ring_dropped = 3;
-    h.unsent = 4;
-    h.time_ns = 5123456789;
-    strcpy(h.source, "tick");
-    h.period = 1000000;
-    h.unit = PROFILE_UNIT_NS;
-    h.cpus = 4;
-    strcpy(h.build_id, "9f0ce1");
-    return h;
+    return (struct profile_stream_header){ .run = 0x0f2e3d4c, .seq = 17, .first = 850, .samples = 9,
+                                           .ring_dropped = 3, .unsent = 4, .time_ns = 5123456789,
+                                           .source = "tick", .period = 1000000, .unit = PROFILE_UNIT_NS,
+                                           .cpus = 4, .build_id = "9f0ce1" };
 }
 
 static void test_header_and_end_text(void **state)
@@ -94,19 +83,13 @@ static void test_round_trips_over_the_extremes(void **state)
 {
     (void)state;
     char buf[PROFILE_STREAM_HEADER_MAX];
-    struct profile_stream_header h = header_example(), back;
-    h.run = 0;
-    h.seq = UINT64_MAX;
-    h.first = UINT64_MAX;
-    h.samples = PROFILE_STREAM_DATAGRAM_SAMPLES;
-    h.ring_dropped = UINT64_MAX;
-    h.unsent = UINT64_MAX;
-    h.time_ns = INT64_MIN;
+    struct profile_stream_header back;
+    struct profile_stream_header h = { .run = 0, .seq = UINT64_MAX, .first = UINT64_MAX,
+                                       .samples = PROFILE_STREAM_DATAGRAM_SAMPLES, .ring_dropped = UINT64_MAX,
+                                       .unsent = UINT64_MAX, .time_ns = INT64_MIN, .period = UINT64_MAX,
+                                       .unit = PROFILE_UNIT_CYCLES, .cpus = UINT32_MAX };
     memset(h.source, 'x', PROFILE_RAW_SOURCE_MAX - 1);
     h.source[PROFILE_RAW_SOURCE_MAX - 1] = 0;
-    h.period = UINT64_MAX;
-    h.unit = PROFILE_UNIT_CYCLES;
-    h.cpus = UINT32_MAX;
     memset(h.build_id, 'f', 2 * PROFILE_BUILD_ID_MAX);
     h.build_id[2 * PROFILE_BUILD_ID_MAX] = 0;
     size_t n = profile_stream_format_header(&h, buf, sizeof buf);
@@ -235,13 +218,8 @@ static bool push(unsigned cpu, uint32_t pid, int64_t t, const struct label_set *
     struct profile_record *r = profile_ring_reserve(&rings[cpu]);
     if (!r)
         return false;
-    memset(r, 0, sizeof *r);
-    r->labels = labels;
-    r->time_ns = t;
-    r->pid = pid;
-    r->run = run.run;
-    r->cpu = (uint16_t)cpu;
-    r->nframes = (uint8_t)frames;
+    *r = (struct profile_record){ .labels = labels, .time_ns = t, .pid = pid, .run = run.run, .cpu = (uint16_t)cpu,
+                                  .nframes = (uint8_t)frames };
     for (unsigned i = 0; i < frames; i++)
         r->frames[i] = 0xffffffff80000000ull + (uint64_t)t * 16 + i;
     profile_ring_commit(&rings[cpu]);

@@ -65,14 +65,10 @@ static void counter_samples_weigh_their_period_on_every_model(void **state)
     (void)state;
     unsigned tried = 0;
     const struct label_set *a = label_intern_one("job", "a", NULL), *b = label_intern_one("job", "b", NULL);
-    for (size_t i = 0; i < PROFILER_COUNTER_MODELS; i++) {
-        if (models[i].verdict != PMU_COUNTS)
-            continue;
-        print_message("model: %s\n", models[i].name);
+    for (unsigned next = 0; boot_next_counting_model(&next);) {
         tried++;
-        boot(&models[i]);
-        atomic_store(&tasks[0].labels, a);
-        atomic_store(&tasks[1].labels, b);
+        atomic_store(&fake_task[0].labels, a);
+        atomic_store(&fake_task[1].labels, b);
         start_run();
         uint64_t p = pmu_period_cycles();
         assert_int_equal(run.period_cycles, p);
@@ -113,8 +109,8 @@ static void counter_samples_weigh_their_period_on_every_model(void **state)
         expect_in(r, "labels: 52.9% (7) job=a, 47.1% (8) job=b\n");
         expect_in(r, "\n100.0% 15 fn+0x10\n");
         profiler_release();
-        atomic_store(&tasks[0].labels, NULL);
-        atomic_store(&tasks[1].labels, NULL);
+        atomic_store(&fake_task[0].labels, NULL);
+        atomic_store(&fake_task[1].labels, NULL);
     }
     assert_int_equal(tried, 6); /* the counting models */
 }
@@ -150,9 +146,7 @@ static void tick_samples_weigh_the_ticks_period(void **state)
 static void a_counter_runs_tick_samples_weigh_the_tick_in_cycles(void **state)
 {
     (void)state;
-    boot(&models[0]);
-    start_run();
-    tick(0);
+    start_armed_on_intel();
     fake.cpu[0].lvtpc |= LVT_MASK_BIT;
     uint64_t p = pmu_period_cycles();
     /* the silence limit (two ticks) and the two a host taking the CPU away can empty, then one that samples */
@@ -171,12 +165,8 @@ static void a_throttled_cpu_is_not_declared_stopped_on_every_model(void **state)
 {
     (void)state;
     unsigned tried = 0;
-    for (size_t i = 0; i < PROFILER_COUNTER_MODELS; i++) {
-        if (models[i].verdict != PMU_COUNTS)
-            continue;
-        print_message("model: %s\n", models[i].name);
+    for (unsigned next = 0; boot_next_counting_model(&next);) {
         tried++;
-        boot(&models[i]);
         start_run();
         uint64_t p = pmu_period_cycles();
         tick(0);
@@ -219,12 +209,8 @@ static void the_rate_is_per_busy_second_on_every_model(void **state)
 {
     (void)state;
     unsigned tried = 0;
-    for (size_t i = 0; i < PROFILER_COUNTER_MODELS; i++) {
-        if (models[i].verdict != PMU_COUNTS)
-            continue;
-        print_message("model: %s\n", models[i].name);
+    for (unsigned next = 0; boot_next_counting_model(&next);) {
         tried++;
-        boot(&models[i]);
         memset(fake_idle_ns, 0, sizeof fake_idle_ns);
         start_run();
         for (unsigned cpu = 0; cpu < FAKE_CPUS; cpu++)

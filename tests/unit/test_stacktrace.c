@@ -44,6 +44,16 @@ static int setup(void **state)
 }
 
 /* The usual chain: frames at words 4, 10 and 20; the outermost has saved rbp 0. */
+/* The walk from rbp within b (into out, room for 16) finds exactly the n return addresses of want, and
+ * writes nothing past them. */
+static void expect_walk(uintptr_t rbp, const struct stack_bounds *b, const uintptr_t *want, int n)
+{
+    assert_int_equal(stack_walk(rbp, b, out, 16), n);
+    for (int i = 0; i < n; i++)
+        assert_int_equal(out[i], want[i]);
+    assert_int_equal(out[n], SENTINEL);
+}
+
 static void three_frames(void)
 {
     frame(4, at(10), 0xa1);
@@ -55,11 +65,7 @@ static void test_normal_chain(void **state)
 {
     (void)state;
     three_frames();
-    assert_int_equal(stack_walk(at(4), &bounds, out, 16), 3);
-    assert_int_equal(out[0], 0xa1);
-    assert_int_equal(out[1], 0xa2);
-    assert_int_equal(out[2], 0xa3);
-    assert_int_equal(out[3], SENTINEL);
+    expect_walk(at(4), &bounds, (const uintptr_t[]){ 0xa1, 0xa2, 0xa3 }, 3);
 }
 
 static void test_zero_return_address_ends_walk(void **state)
@@ -68,9 +74,7 @@ static void test_zero_return_address_ends_walk(void **state)
     frame(4, at(10), 0xa1);
     frame(10, at(20), 0);
     frame(20, 0, 0xa3);
-    assert_int_equal(stack_walk(at(4), &bounds, out, 16), 1);
-    assert_int_equal(out[0], 0xa1);
-    assert_int_equal(out[1], SENTINEL);
+    expect_walk(at(4), &bounds, (const uintptr_t[]){ 0xa1 }, 1);
 }
 
 static void test_frame_pointing_to_itself(void **state)
@@ -78,10 +82,7 @@ static void test_frame_pointing_to_itself(void **state)
     (void)state;
     frame(4, at(10), 0xa1);
     frame(10, at(10), 0xa2);
-    assert_int_equal(stack_walk(at(4), &bounds, out, 16), 2);
-    assert_int_equal(out[0], 0xa1);
-    assert_int_equal(out[1], 0xa2);
-    assert_int_equal(out[2], SENTINEL);
+    expect_walk(at(4), &bounds, (const uintptr_t[]){ 0xa1, 0xa2 }, 2);
 }
 
 static void test_frame_pointing_back_down(void **state)
@@ -179,10 +180,7 @@ static void test_caller_frame_one_word_up_is_followed(void **state)
     stack[4] = at(5);
     stack[5] = at(6); /* frame 4's return address, and frame 5's saved rbp */
     stack[6] = 0xa2;  /* frame 5's return address */
-    assert_int_equal(stack_walk(at(4), &bounds, out, 16), 2);
-    assert_int_equal(out[0], at(6));
-    assert_int_equal(out[1], 0xa2);
-    assert_int_equal(out[2], SENTINEL);
+    expect_walk(at(4), &bounds, (const uintptr_t[]){ at(6), 0xa2 }, 2);
 }
 
 static void test_every_misalignment_of_a_caller_frame_ends_walk(void **state)
@@ -198,29 +196,27 @@ static void test_every_misalignment_of_a_caller_frame_ends_walk(void **state)
     }
 }
 
+/* Within b, the innermost frame's caller at word w (returning to ret) is followed, and at w + 1 it is not. */
+static void expect_top_frame(const struct stack_bounds *b, int w, uintptr_t ret)
+{
+    frame(4, at(w), 0xa1);
+    frame(w, 0, ret);
+    assert_int_equal(stack_walk(at(4), b, out, 16), 2);
+    assert_int_equal(out[1], ret);
+    out[1] = SENTINEL;
+    frame(4, at(w + 1), 0xa1);
+    assert_int_equal(stack_walk(at(4), b, out, 16), 1);
+    assert_int_equal(out[1], SENTINEL);
+}
+
 static void test_caller_frame_at_the_top_of_the_stack(void **state)
 {
     (void)state;
-    /* The last two words make a whole frame: followed. */
-    frame(4, at(WORDS - 2), 0xa1);
-    frame(WORDS - 2, 0, 0xb1);
-    assert_int_equal(stack_walk(at(4), &bounds, out, 16), 2);
-    assert_int_equal(out[1], 0xb1);
-    /* One word higher it would straddle hi: not. */
-    out[1] = SENTINEL;
-    frame(4, at(WORDS - 1), 0xa1);
-    assert_int_equal(stack_walk(at(4), &bounds, out, 16), 1);
-    assert_int_equal(out[1], SENTINEL);
+    /* The last two words make a whole frame: followed; one word higher it would straddle hi: not. */
+    expect_top_frame(&bounds, WORDS - 2, 0xb1);
     /* hi not a multiple of 8: a frame at the last whole pair of words below it still counts, none above. */
     struct stack_bounds ragged = { at(0), at(WORDS) - 1 };
-    frame(4, at(WORDS - 3), 0xa1);
-    frame(WORDS - 3, 0, 0xb2);
-    assert_int_equal(stack_walk(at(4), &ragged, out, 16), 2);
-    assert_int_equal(out[1], 0xb2);
-    out[1] = SENTINEL;
-    frame(4, at(WORDS - 2), 0xa1);
-    assert_int_equal(stack_walk(at(4), &ragged, out, 16), 1);
-    assert_int_equal(out[1], SENTINEL);
+    expect_top_frame(&ragged, WORDS - 3, 0xb2);
     assert_int_equal(stack_walk(at(WORDS - 2), &ragged, out, 16), 0);
 }
 

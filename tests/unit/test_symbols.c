@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "fake_hal.h"
+#include "fake_kernel.h"
 #include "kernel/symbols.h"
 
 /* Text is [0x1000, 0x2000). The first symbol starts above text_start so "in text, below every symbol" exists;
@@ -192,12 +193,6 @@ static void test_find_by_name(void **state)
     assert_true(symtab_find(&table, "after_gap", NULL));
 }
 
-/* symbol_resolve() goes through kernel_symtab(); this definition overrides symbols.c's weak host one. */
-const struct symtab *kernel_symtab(void)
-{
-    return &table;
-}
-
 /* A call to a noreturn function as a function's last instruction leaves the return address one past its end:
  * it still belongs to the caller, with the offset of the return address itself. */
 static void test_return_address_just_past_a_sized_symbol(void **state)
@@ -217,9 +212,11 @@ static void test_return_address_just_past_a_sized_symbol(void **state)
     assert_false(symtab_lookup_return(&table, 0x1010, &hit)); /* 0x100f is below every symbol */
 }
 
+/* symbol_resolve() goes through kernel_symtab(): the fake kernel's (tests/unit/fake_kernel.c), pointed here. */
 static void test_symbol_resolve_uses_kernel_symtab(void **state)
 {
     (void)state;
+    fake_symtab = &table;
     struct symbol_hit hit;
     assert_true(symbol_resolve(0x10c5, &hit));
     assert_string_equal(hit.name, "after_gap");

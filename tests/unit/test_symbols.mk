@@ -1,1 +1,1 @@
-test_symbols_SRCS := kernel/symbols.c
+test_symbols_SRCS := kernel/symbols.c $(FAKE_KERNEL_SRCS)

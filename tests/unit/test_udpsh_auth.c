@@ -1,6 +1,7 @@
 /* tests/unit/test_udpsh_auth.c: kernel/udpsh/auth.c and the key it holds (kernel/net/keyed_service.c) -- the
  * token (pinned to bytes computed independently in Python, as scripts/kprof_wire.py computes them), valid in
- * its window and the next only and only for its address and port; the request grammar; keyed requests (the MAC
+ * its window and the next only and only for its address and port, over a window shortened by
+ * udpsh.token_window_ms= too; the request grammar; keyed requests (the MAC
  * pinned the same way, a bad MAC, a missing one, counters that do not rise, the sender table full and freed two
  * windows later); the 3x budget; replies recognised; udpsh.key= parsing (keyed_key_parse, the debugger's too);
  * and what an unkeyed request may run. */
@@ -15,6 +16,7 @@
 #include "kernel/lib/hmac.h"
 #include "kernel/net/keyed_service.h"
 #include "kernel/udpsh/auth.h"
+#include "udpsh_fixture.h"
 #include "udpsh_requests.h"
 
 #define SEC 1000000000ll
@@ -27,29 +29,14 @@
 /* hmac.new(bytes(range(16, 32)), b"<TOKEN_W3> 7 help", sha256) */
 #define MAC_7_HELP "58bf27420e941101161ad7a0b3c8fd3ee8c25507a44ec75ab7a6bb335a305fdb"
 
-static struct udpsh_auth auth;
-static struct udpsh_judgement j;
-static uint8_t secret[32], key[16];
-
 static void setup_unkeyed(void)
 {
-    for (int i = 0; i < 32; i++)
-        secret[i] = (uint8_t)i;
-    udpsh_auth_init(&auth, secret, NULL, 0);
+    udpsh_fixture_init(false);
 }
 
 static void setup_keyed(void)
 {
-    for (int i = 0; i < 32; i++)
-        secret[i] = (uint8_t)i;
-    for (int i = 0; i < 16; i++)
-        key[i] = (uint8_t)(0x10 + i);
-    udpsh_auth_init(&auth, secret, key, sizeof key);
-}
-
-static void judge(uint32_t ip, uint16_t port, const char *datagram, int64_t now)
-{
-    udpsh_auth_judge(&auth, ip, port, (const uint8_t *)datagram, strlen(datagram), now, &j);
+    udpsh_fixture_init(true);
 }
 
 static void assert_runs(const char *line)
@@ -97,6 +84,30 @@ static void test_token_runs_in_its_window_and_the_next_only(void **state)
     assert_false(strncmp(j.reply + 14, TOKEN_W3, 32) == 0);
     /* and the window before it was made does not take it either */
     judge(IP, PORT, "token=" TOKEN_W3 " help", 3 * WINDOW - 1);
+    assert_int_equal(j.verdict, UDPSH_REPLY);
+}
+
+/* udpsh.token_window_ms=: the same rule over a shorter window (the integration test of a token's stop uses 2 s);
+ * a value outside 1..30 s is refused and changes nothing. */
+static void test_a_shortened_window_is_the_same_rule_in_seconds(void **state)
+{
+    (void)state;
+    setup_unkeyed();
+    assert_int_equal(auth.token_window_ns, WINDOW);
+    assert_false(udpsh_auth_set_token_window_ms(&auth, 999));
+    assert_false(udpsh_auth_set_token_window_ms(&auth, 30001));
+    assert_int_equal(auth.token_window_ns, WINDOW);
+    assert_true(udpsh_auth_set_token_window_ms(&auth, 2000));
+    const int64_t w = 2 * SEC;
+    judge(IP, PORT, "token=" TOKEN_W3 " help", 3 * w); /* the token of window 3, whatever its length */
+    assert_runs("help");
+    assert_int_equal(j.token_expires_ns, 5 * w);
+    judge(IP, PORT, "token=" TOKEN_W3 " help", 5 * w - 1);
+    assert_runs("help");
+    judge(IP, PORT, "token=" TOKEN_W3 " help", 5 * w);
+    assert_int_equal(j.verdict, UDPSH_REPLY);
+    assert_true(strncmp(j.reply, "# udpsh token=", 14) == 0);
+    judge(IP, PORT, "token=" TOKEN_W3 " help", 3 * w - 1);
     assert_int_equal(j.verdict, UDPSH_REPLY);
 }
 
@@ -196,14 +207,6 @@ static void test_keyed_refusals(void **state)
     judge(IP, PORT, "counter=7 mac=" MAC_7_HELP " help", now);
     assert_int_equal(j.verdict, UDPSH_REPLY);
     assert_true(strncmp(j.reply, "# udpsh token=", 14) == 0);
-}
-
-/* A keyed request built the way a client builds it. */
-static void keyed(uint32_t ip, uint16_t port, uint64_t counter, const char *line, int64_t now)
-{
-    char datagram[600];
-    udpsh_keyed_datagram(&auth, key, sizeof key, ip, port, now / WINDOW, counter, line, datagram, sizeof datagram);
-    judge(ip, port, datagram, now);
 }
 
 static void test_counters_rise_per_address(void **state)
@@ -359,6 +362,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_token_pinned_and_given_to_a_request_without_one),
         cmocka_unit_test(test_token_runs_in_its_window_and_the_next_only),
+        cmocka_unit_test(test_a_shortened_window_is_the_same_rule_in_seconds),
         cmocka_unit_test(test_token_is_for_one_address_and_port),
         cmocka_unit_test(test_request_grammar),
         cmocka_unit_test(test_keyed_request_pinned),

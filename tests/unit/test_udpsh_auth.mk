@@ -1,1 +1,1 @@
-test_udpsh_auth_SRCS := kernel/udpsh/auth.c kernel/net/keyed_service.c kernel/net/ratelimit.c
+test_udpsh_auth_SRCS := kernel/udpsh/auth.c kernel/net/keyed_service.c kernel/net/ratelimit.c tests/unit/udpsh_fixture.c

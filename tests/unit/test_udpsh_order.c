@@ -15,6 +15,7 @@
 #include "kernel/lib/hmac.h"
 #include "kernel/udpsh/auth.h"
 #include "kernel/udpsh/wire.h"
+#include "udpsh_fixture.h"
 #include "udpsh_requests.h"
 
 #define SEC 1000000000ll
@@ -23,23 +24,10 @@
 #define IP 0x0a000242u /* 10.0.2.66 */
 #define PORT 40000
 
-static struct udpsh_auth auth;
-static struct udpsh_judgement j;
-static uint8_t secret[32], key[16];
-
 static void setup(bool keyed, uint32_t rate)
 {
-    for (int i = 0; i < 32; i++)
-        secret[i] = (uint8_t)i;
-    for (int i = 0; i < 16; i++)
-        key[i] = (uint8_t)(0x10 + i);
-    udpsh_auth_init(&auth, secret, keyed ? key : NULL, keyed ? sizeof key : 0);
+    udpsh_fixture_init(keyed);
     ratelimit_init(&auth.rate, rate, 0);
-}
-
-static void judge(uint32_t ip, uint16_t port, const char *datagram, int64_t now)
-{
-    udpsh_auth_judge(&auth, ip, port, (const uint8_t *)datagram, strlen(datagram), now, &j);
 }
 
 static void token_hex(uint32_t ip, uint16_t port, int64_t window, char hex[33])
@@ -63,13 +51,6 @@ static void judge_tokened(uint32_t ip, uint16_t port, int64_t made, const char *
 {
     with_token(tokened, sizeof tokened, ip, port, made, rest);
     judge(ip, port, tokened, now);
-}
-
-static void keyed(uint32_t ip, uint16_t port, uint64_t counter, const char *line, int64_t now)
-{
-    char datagram[700];
-    udpsh_keyed_datagram(&auth, key, sizeof key, ip, port, now / WINDOW, counter, line, datagram, sizeof datagram);
-    judge(ip, port, datagram, now);
 }
 
 static void test_a_forged_flood_spends_only_the_unvalidated_bucket(void **state)

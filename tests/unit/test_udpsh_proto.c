@@ -84,6 +84,15 @@ static char *make_lines(size_t n, size_t line_len)
     return text;
 }
 
+/* The chunker is given len bytes of text in one write and finished with status: it must have sent count
+ * datagrams, the trailer included. */
+static void write_and_finish(const char *text, size_t len, int status, int count)
+{
+    chunker_write(&chunker, text, len);
+    chunker_finish(&chunker, status);
+    assert_int_equal(cap.count, count);
+}
+
 static void test_empty_output_is_only_the_trailer(void **state)
 {
     (void)state;
@@ -95,9 +104,7 @@ static void test_empty_output_is_only_the_trailer(void **state)
 static void test_short_reply_and_trailer(void **state)
 {
     (void)state;
-    chunker_write(&chunker, "hello\n", 6);
-    chunker_finish(&chunker, 0);
-    assert_int_equal(cap.count, 2);
+    write_and_finish("hello\n", 6, 0, 2);
     assert_string_equal(datagram(0), "hello\n");
     /* crc32 as zlib.crc32(b"hello\n") */
     assert_string_equal(trailer(), "# udpsh end seq=7 datagrams=1 bytes=6 crc32=363a3020 status=0\n");
@@ -106,9 +113,7 @@ static void test_short_reply_and_trailer(void **state)
 static void test_trailer_on_its_own_line_when_text_lacks_newline(void **state)
 {
     (void)state;
-    chunker_write(&chunker, "hello", 5);
-    chunker_finish(&chunker, 0);
-    assert_int_equal(cap.count, 2);
+    write_and_finish("hello", 5, 0, 2);
     assert_string_equal(datagram(0), "hello");
     /* The leading newline belongs to the trailer: bytes still counts 5. */
     assert_string_equal(trailer(), "\n# udpsh end seq=7 datagrams=1 bytes=5 crc32=3610a686 status=0\n");
@@ -120,9 +125,7 @@ static void test_status_is_zero_or_one(void **state)
     int results[] = {1, -1, 2, 127};
     for (size_t i = 0; i < sizeof results / sizeof results[0]; i++) {
         setup(NULL);
-        chunker_write(&chunker, "usage: x\n", 9);
-        chunker_finish(&chunker, results[i]);
-        assert_int_equal(cap.count, 2);
+        write_and_finish("usage: x\n", 9, results[i], 2);
         assert_non_null(strstr(trailer(), " status=1\n"));
     }
 }
@@ -150,9 +153,7 @@ static void test_one_byte_over_a_full_datagram(void **state)
     (void)state;
     char *text = make_lines(UDPSH_DATAGRAM_MAX + 1, 100);
     text[UDPSH_DATAGRAM_MAX] = 'z';
-    chunker_write(&chunker, text, UDPSH_DATAGRAM_MAX + 1);
-    chunker_finish(&chunker, 0);
-    assert_int_equal(cap.count, 3);
+    write_and_finish(text, UDPSH_DATAGRAM_MAX + 1, 0, 3);
     assert_int_equal(cap.len[0], UDPSH_DATAGRAM_MAX);
     assert_int_equal(cap.len[1], 1);
     assert_string_equal(datagram(1), "z");
@@ -168,9 +169,7 @@ static void test_cuts_at_the_last_newline(void **state)
     /* 30-byte lines: 46 of them (1380 bytes) fit in a datagram, the 47th does not. */
     size_t n = 3000;
     char *text = make_lines(n, 30);
-    chunker_write(&chunker, text, n);
-    chunker_finish(&chunker, 0);
-    assert_int_equal(cap.count, 4);
+    write_and_finish(text, n, 0, 4);
     assert_int_equal(cap.len[0], 1380);
     assert_int_equal(cap.len[1], 1380);
     assert_int_equal(cap.len[2], 240);
@@ -189,9 +188,7 @@ static void test_newline_as_the_last_byte_that_fits(void **state)
     memset(text, 'q', sizeof text);
     text[UDPSH_DATAGRAM_MAX - 1] = '\n';
     memcpy(text + UDPSH_DATAGRAM_MAX, "ok\n", 3);
-    chunker_write(&chunker, text, UDPSH_DATAGRAM_MAX + 3);
-    chunker_finish(&chunker, 0);
-    assert_int_equal(cap.count, 3);
+    write_and_finish(text, UDPSH_DATAGRAM_MAX + 3, 0, 3);
     assert_int_equal(cap.len[0], UDPSH_DATAGRAM_MAX);
     assert_string_equal(datagram(1), "ok\n");
     expect_text(text, UDPSH_DATAGRAM_MAX + 3);
@@ -208,9 +205,7 @@ static void test_line_longer_than_a_datagram(void **state)
     memcpy(text, "short\n", 6);
     memset(text + 6, 'x', 2000);
     text[n - 1] = '\n';
-    chunker_write(&chunker, text, n);
-    chunker_finish(&chunker, 0);
-    assert_int_equal(cap.count, 4);
+    write_and_finish(text, n, 0, 4);
     assert_int_equal(cap.len[0], 6);
     assert_int_equal(cap.len[1], UDPSH_DATAGRAM_MAX);
     assert_int_equal(cap.len[2], 601);
@@ -226,9 +221,7 @@ static void test_line_longer_than_a_datagram_without_newline(void **state)
     char *text = malloc(n);
     assert_non_null(text);
     memset(text, 'y', n);
-    chunker_write(&chunker, text, n);
-    chunker_finish(&chunker, 1);
-    assert_int_equal(cap.count, 4);
+    write_and_finish(text, n, 1, 4);
     assert_int_equal(cap.len[0], UDPSH_DATAGRAM_MAX);
     assert_int_equal(cap.len[1], UDPSH_DATAGRAM_MAX);
     assert_int_equal(cap.len[2], 5);
@@ -290,9 +283,7 @@ static void test_writes_after_finish_are_dropped(void **state)
     (void)state;
     chunker_write(&chunker, "a\n", 2);
     chunker_finish(&chunker, 0);
-    chunker_write(&chunker, "late\n", 5);
-    chunker_finish(&chunker, 1);
-    assert_int_equal(cap.count, 2);
+    write_and_finish("late\n", 5, 1, 2);
     assert_int_equal(chunker.late_bytes, 5);
     assert_non_null(strstr(trailer(), " status=0\n"));
 }

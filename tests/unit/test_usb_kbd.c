@@ -28,6 +28,17 @@
 #define LCTRL 0x01
 #define RSHIFT 0x20
 
+/* The keyboard under test, fresh for each test, and what it typed last. */
+static struct usb_kbd k;
+static char out[USB_KBD_OUT_MAX];
+
+static int fresh(void **state)
+{
+    (void)state;
+    usb_kbd_init(&k);
+    return 0;
+}
+
 static size_t feed(struct usb_kbd *k, uint8_t mods, uint8_t a, uint8_t b, int64_t t, char *out)
 {
     uint8_t r[8] = { mods, 0, a, b, 0, 0, 0, 0 };
@@ -37,9 +48,6 @@ static size_t feed(struct usb_kbd *k, uint8_t mods, uint8_t a, uint8_t b, int64_
 static void test_press_types_once_release_types_nothing(void **state)
 {
     (void)state;
-    struct usb_kbd k;
-    usb_kbd_init(&k);
-    char out[USB_KBD_OUT_MAX];
     assert_int_equal(feed(&k, 0, U_H, 0, 0, out), 1);
     assert_int_equal(out[0], 'h');
     assert_int_equal(feed(&k, 0, U_H, 0, 1 * MS, out), 0);     /* still held: no second 'h' */
@@ -53,8 +61,6 @@ static void test_press_types_once_release_types_nothing(void **state)
 static void test_modifiers_and_editor_keys(void **state)
 {
     (void)state;
-    struct usb_kbd k;
-    char out[USB_KBD_OUT_MAX];
     struct { uint8_t mods, usage; char want; } cases[] = {
         { LSHIFT, U_A, 'A' }, { RSHIFT, U_1, '!' }, { LCTRL, U_C, 0x03 }, { LCTRL, U_U, 0x15 },
         { 0, U_ENTER, '\r' }, { 0, U_BACKSPACE, '\b' }, { 0, U_TAB, '\t' }, { 0, U_ESC, 0x1b },
@@ -72,9 +78,6 @@ static void test_modifiers_and_editor_keys(void **state)
 static void test_phantom_and_short_reports_change_nothing(void **state)
 {
     (void)state;
-    struct usb_kbd k;
-    usb_kbd_init(&k);
-    char out[USB_KBD_OUT_MAX];
     assert_int_equal(feed(&k, 0, U_H, 0, 0, out), 1);
     assert_int_equal(feed(&k, 0, 0x01, 0x01, 1 * MS, out), 0); /* ErrorRollOver: too many keys */
     assert_int_equal(feed(&k, 0, U_H, 0, 2 * MS, out), 0);     /* h was held all along */
@@ -89,9 +92,6 @@ static void test_phantom_and_short_reports_change_nothing(void **state)
 static void test_held_key_repeats_after_delay_then_at_period(void **state)
 {
     (void)state;
-    struct usb_kbd k;
-    usb_kbd_init(&k);
-    char out[USB_KBD_OUT_MAX];
     assert_int_equal(usb_kbd_deadline(&k), INT64_MAX);
     assert_int_equal(feed(&k, 0, U_A, 0, 1000 * MS, out), 1);
     int64_t first = 1000 * MS + USB_KBD_REPEAT_DELAY_NS;
@@ -120,9 +120,6 @@ static void test_held_key_repeats_after_delay_then_at_period(void **state)
 static void test_another_key_takes_over_the_repeat(void **state)
 {
     (void)state;
-    struct usb_kbd k;
-    usb_kbd_init(&k);
-    char out[USB_KBD_OUT_MAX];
     feed(&k, 0, U_A, 0, 0, out);
     assert_int_equal(feed(&k, 0, U_A, U_H, 400 * MS, out), 1);
     assert_int_equal(usb_kbd_tick(&k, 500 * MS, out), 0); /* a's delay was restarted by h */
@@ -136,11 +133,11 @@ static void test_another_key_takes_over_the_repeat(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_press_types_once_release_types_nothing),
-        cmocka_unit_test(test_modifiers_and_editor_keys),
-        cmocka_unit_test(test_phantom_and_short_reports_change_nothing),
-        cmocka_unit_test(test_held_key_repeats_after_delay_then_at_period),
-        cmocka_unit_test(test_another_key_takes_over_the_repeat),
+        cmocka_unit_test_setup(test_press_types_once_release_types_nothing, fresh),
+        cmocka_unit_test_setup(test_modifiers_and_editor_keys, fresh),
+        cmocka_unit_test_setup(test_phantom_and_short_reports_change_nothing, fresh),
+        cmocka_unit_test_setup(test_held_key_repeats_after_delay_then_at_period, fresh),
+        cmocka_unit_test_setup(test_another_key_takes_over_the_repeat, fresh),
     };
     return cmocka_run_group_tests(tests, 0, 0);
 }

@@ -1,0 +1,193 @@
+"""The gdb driver the integration tests (and tests/soak) share: real gdb 13 in batch mode against a kernel's stub,
+over COM2's TCP port or the UDP transport (`gdb.udp=`).
+
+Owns: Gdb (one `timeout -k 3 N gdb -batch -nx` run; mark() has it print and flush a marker the test waits for),
+UdpGdb (Gdb pointed at `target remote udp:`), run_gdb, threads (`info threads` parsed), assert_running (the
+shell answers: the machine is not stopped); the UDP transport's insecure boot (GUEST_PORT, INSECURE_WARNING,
+boot_udp), its `net` line and counters (gdb_udp_line, counter) and raw datagram helpers (udp_socket, received);
+WRAPPER, the gdb Python that frames one command's output as `@@begin NAME ok|error ... @@end NAME` (kp_run).
+The raw remote protocol (checksums, packets, Rsp) is kprof_rsp.py's.
+"""
+
+import os
+import re
+import select
+import signal
+import socket
+import subprocess
+import time
+
+from kprof_qemu import ELF, KprofError, boot_kernel, poll
+
+GDB_TIMEOUT = 60          # the whole gdb run, enforced by timeout(1)
+MARK_TIMEOUT = 45.0       # gdb start and attach, to a marker
+RX_THREAD = re.compile(r"(?m)^[* ] +(\d+) +Thread (\d+) \(cpu (\d+)(?:, task (\S+) \(pid (\d+)\))?\)")
+
+
+def mark(name):
+    """A gdb command that prints @@name and flushes it at once (batch gdb's own output is buffered)."""
+    return "python import sys; sys.stdout.write('@@%s\\n'); sys.stdout.flush()" % name
+
+
+class Gdb:
+    """One `gdb -batch` run against a kernel's COM2: the commands run in order after `target remote`."""
+
+    def __init__(self, k, commands, timeout=GDB_TIMEOUT, pre=(), target=None):
+        """pre: commands run before `target remote` (gdb then reads memory from the ELF itself); target: what
+        `target remote` is given, COM2's TCP port by default."""
+        if target is None:
+            target = "127.0.0.1:%d" % k.gdb_port
+        argv = ["timeout", "-k", "3", str(timeout), "gdb", "-batch", "-nx",
+                "-ex", "set pagination off", "-ex", "set confirm off", "-ex", "set width 0"]
+        for c in pre:
+            argv += ["-ex", c]
+        argv += ["-ex", "target remote %s" % target]
+        for c in commands:
+            argv += ["-ex", c]
+        argv.append(ELF)
+        self.argv = argv
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT)
+        self.out = b""
+
+    def _read(self, timeout):
+        r, _, _ = select.select([self.proc.stdout], [], [], max(0.0, timeout))
+        if not r:
+            return True
+        data = os.read(self.proc.stdout.fileno(), 65536)
+        self.out += data
+        return bool(data)
+
+    @property
+    def text(self):
+        return self.out.decode("latin-1")
+
+    def wait_mark(self, name, timeout=MARK_TIMEOUT):
+        deadline = time.monotonic() + timeout
+        token = ("@@%s\n" % name).encode()
+        while token not in self.out:
+            left = deadline - time.monotonic()
+            if left <= 0 or not self._read(left):
+                raise KprofError("gdb did not reach @@%s within %.0f s; it said:\n%s" % (name, timeout, self.text))
+
+    def finish(self, timeout=GDB_TIMEOUT + 5):
+        """Waits for gdb to exit; returns everything it printed. Fails if it timed out or failed."""
+        deadline = time.monotonic() + timeout
+        while self._read(deadline - time.monotonic()):
+            if time.monotonic() > deadline:
+                break
+        try:
+            rc = self.proc.wait(max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            self.kill()
+            raise KprofError("gdb did not exit; it said:\n%s" % self.text)
+        self.proc.stdin.close()
+        assert rc == 0, "gdb exited with %d (124: timed out); it said:\n%s" % (rc, self.text)
+        return self.text
+
+    def gdb_pid(self):
+        """The pid of gdb itself (the child of timeout(1))."""
+        def child():
+            try:
+                with open("/proc/%d/task/%d/children" % (self.proc.pid, self.proc.pid)) as f:
+                    pids = f.read().split()
+            except OSError:
+                return None
+            return int(pids[0]) if pids else None
+        return poll("gdb's pid under timeout %d" % self.proc.pid, child, timeout=10)
+
+    def kill(self):
+        """SIGKILL to gdb by its pid (timeout(1) then exits too)."""
+        if self.proc.poll() is None:
+            try:
+                os.kill(self.gdb_pid(), signal.SIGKILL)
+            except (ProcessLookupError, KprofError):
+                pass
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+        self.proc.stdin.close()
+
+
+def run_gdb(k, commands):
+    return Gdb(k, commands).finish()
+
+
+def threads(text):
+    """[(gdb thread number, cpu, task name or None)] from `info threads`."""
+    return [(int(m.group(1)), int(m.group(3)), m.group(4)) for m in RX_THREAD.finditer(text)]
+
+
+def assert_running(k):
+    """The shell answers at once: the machine runs (and is not waiting for a debugger)."""
+    out = k.cmd("uptime")
+    assert re.fullmatch(r"up \d+\.\d{3} s", out.strip()), "uptime said %r" % out
+
+
+GUEST_PORT = 1234  # the guest's gdb.udp= port
+
+
+class UdpGdb(Gdb):
+    """Gdb with `target remote udp:127.0.0.1:P` in place of COM2's TCP."""
+
+    def __init__(self, k, commands, timeout=GDB_TIMEOUT, pre=()):
+        """pre: commands run before `target remote` (gdb then reads memory from the ELF itself)."""
+        super().__init__(k, commands, timeout, pre, target="udp:127.0.0.1:%d" % k.gdb_udp_port)
+
+
+INSECURE_WARNING = ("warning: gdb: gdb.udp.insecure: raw gdb datagrams taken; anyone who can forge an allowlisted "
+                    "address, without receiving, controls the machine")
+
+
+def boot_udp(kprof_factory, cmdline="", **kw):
+    # the transport is up once DHCP has given the address
+    return boot_kernel("gdb.udp=%d gdb.udp.insecure" % GUEST_PORT, cmdline, make=kprof_factory, gdb_udp=GUEST_PORT,
+                       boot_log_has=INSECURE_WARNING, dhcp=True, **kw)
+
+
+def gdb_udp_line(k, lines=1):
+    """`net`'s "gdb udp:" line (lines=2: and the "gdb unproven:" line after it)."""
+    m = re.search(r"(?m)^gdb udp: .*$" + (r"\n^gdb unproven: .*$" if lines == 2 else ""), k.cmd("net"))
+    assert m, "net has no gdb udp line"
+    return m.group(0)
+
+
+def counter(line, name):
+    m = re.search(r"(\d+) %s" % re.escape(name), line)
+    assert m, "no %r in %r" % (name, line)
+    return int(m.group(1))
+
+
+def udp_socket():
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(("127.0.0.1", 0))
+    s.settimeout(0.2)
+    return s
+
+
+def received(s, seconds):
+    """Every datagram s gets within seconds, joined."""
+    got = b""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            got += s.recv(65536)
+        except socket.timeout:
+            pass
+    return got
+
+
+WRAPPER = r"""
+import sys
+def kp_run(name, command):
+    try:
+        out, status = gdb.execute(command, to_string=True), "ok"
+    except gdb.error as e:
+        out, status = str(e) + "\n", "error"
+    if out and not out.endswith("\n"):
+        out += "\n"
+    sys.stdout.write("@@begin %s %s\n%s@@end %s\n" % (name, status, out, name))
+    sys.stdout.flush()
+"""

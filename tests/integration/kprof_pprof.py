@@ -1,0 +1,50 @@
+"""pprof for the tests: the profile schema and `go tool pprof`, shared by the integration tests, tests/host and
+tests/bench/run.py (tests/host and tests/bench put tests/integration on sys.path to import it).
+
+Owns pprof_schema() (build/pprof/profile_pb2.py made by make, then imported through scripts/kprof_profile.py),
+the module-scoped `pb2` fixture that returns it (a test module imports the fixture by name), and go_pprof(), the
+one way the tests run `go tool pprof`.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(TOP, "scripts"))
+import kprof_profile as kp  # noqa: E402
+
+
+def pprof_schema():
+    """pprof's profile.proto as a Python module (Profile, Sample, ...): `make build/pprof/profile_pb2.py`
+    first, so a stale or missing one is (re)built, then kprof_profile.load_profile_pb2()."""
+    subprocess.run(["make", "-s", "build/pprof/profile_pb2.py"], cwd=TOP, check=True, timeout=120)
+    return kp.load_profile_pb2()
+
+
+@pytest.fixture(scope="module")
+def pb2():
+    """pprof_schema(), once per module."""
+    return pprof_schema()
+
+
+def go_pprof(source, *flags, symbolize="none", home=None, timeout=120, fetched=False):
+    """Runs `go tool pprof [-symbolize=SYMBOLIZE] FLAGS... SOURCE` (source: a profile file or a URL) and returns
+    its stdout; a non-zero exit fails with its stderr. symbolize=None passes no -symbolize flag. pprof's HOME and
+    PPROF_TMPDIR are home (default: the source file's directory), GOFLAGS is empty. fetched=True returns
+    (stdout, [the profiles pprof fetched and saved into home, sorted]) instead."""
+    go = shutil.which("go")
+    assert go, "golang-go is not installed (scripts/deps.sh installs it)"
+    home = str(home) if home is not None else os.path.dirname(source)
+    env = dict(os.environ, HOME=home, GOFLAGS="", PPROF_TMPDIR=home)
+    before = set(os.listdir(home)) if fetched else set()
+    argv = [go, "tool", "pprof"] + ([] if symbolize is None else ["-symbolize=" + symbolize]) + list(flags) + [source]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env)
+    assert done.returncode == 0, "go tool pprof %s:\n%s" % (" ".join(argv[3:]), done.stderr)
+    if not fetched:
+        return done.stdout
+    saved = sorted(os.path.join(home, f) for f in set(os.listdir(home)) - before if f.endswith(".pb.gz"))
+    return done.stdout, saved

@@ -1,0 +1,31 @@
+/* tests/unit/udpsh_fixture.c: the UDP shell's admission as its unit tests drive it (udpsh_fixture.h). */
+#include <string.h>
+
+#include "udpsh_fixture.h"
+#include "udpsh_requests.h"
+
+struct udpsh_auth auth;
+struct udpsh_judgement j;
+uint8_t secret[32], key[16];
+
+void udpsh_fixture_init(bool keyed)
+{
+    for (int i = 0; i < 32; i++)
+        secret[i] = (uint8_t)i;
+    for (int i = 0; i < 16; i++)
+        key[i] = (uint8_t)(0x10 + i);
+    udpsh_auth_init(&auth, secret, keyed ? key : NULL, keyed ? sizeof key : 0);
+}
+
+void judge(uint32_t ip, uint16_t port, const char *datagram, int64_t now)
+{
+    udpsh_auth_judge(&auth, ip, port, (const uint8_t *)datagram, strlen(datagram), now, &j);
+}
+
+void keyed(uint32_t ip, uint16_t port, uint64_t counter, const char *line, int64_t now)
+{
+    char datagram[700];
+    udpsh_keyed_datagram(&auth, key, sizeof key, ip, port, now / UDPSH_TOKEN_WINDOW_NS, counter, line, datagram,
+                         sizeof datagram);
+    judge(ip, port, datagram, now);
+}
