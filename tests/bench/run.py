@@ -371,6 +371,15 @@ RX_STREAM_DONE = re.compile(r"profile stream: idle; last run ([0-9a-f]{8}) to \S
                             r"produced (\d+), ended: time")
 
 
+def _stream_to(k, rx, seconds):
+    """`profile stream` to the Receiver rx for the seconds; the run once rx has its end record."""
+    out = k.cmd("profile stream 10.0.2.2:%d %d" % (rx.port, seconds))
+    m = re.match(r"profile stream: run ([0-9a-f]{8}) ", out)
+    if not m:
+        raise RuntimeError("profile stream said: %s" % out)
+    return rx.wait_end(m.group(1), seconds + 60)
+
+
 def _stream_once(hz, seconds, tasks):
     """One boot at profile.hz=hz (None: the default tick): `burn` on tasks CPUs, `profile stream` to a host
     receiver for seconds; the kernel's end-of-stream status line and what the host received."""
@@ -381,11 +390,7 @@ def _stream_once(hz, seconds, tasks):
         k.cmd("profile 50")
         with Receiver() as rx:
             k.cmd("burn %d %d" % (seconds * 1000 + 3000, tasks))
-            out = k.cmd("profile stream 10.0.2.2:%d %d" % (rx.port, seconds))
-            m = re.match(r"profile stream: run ([0-9a-f]{8}) ", out)
-            if not m:
-                raise RuntimeError("profile stream said: %s" % out)
-            run = rx.wait_end(m.group(1), seconds + 60)
+            run = _stream_to(k, rx, seconds)
             received, dropped, unsent, produced = rx.check_accounted(run)
             status = k.cmd("profile stream")
             d = RX_STREAM_DONE.fullmatch(status)
@@ -445,11 +450,7 @@ def pprof_http_cost(seconds=10, tasks=4):
         wait_dhcp(k)
         k.cmd("burn %d %d" % (2 * seconds * 1000 + 20000, tasks))
         with Receiver() as rx:
-            out = k.cmd("profile stream 10.0.2.2:%d %d" % (rx.port, seconds))
-            m = re.match(r"profile stream: run ([0-9a-f]{8}) ", out)
-            if not m:
-                raise RuntimeError("profile stream said: %s" % out)
-            run = rx.wait_end(m.group(1), seconds + 60)
+            run = _stream_to(k, rx, seconds)
             received, _, _, produced = rx.check_accounted(run)
             stream_bytes = rx.bytes
         poll("the stream's end", lambda: "idle" in k.cmd("profile stream"), timeout=60, every=0.2)

@@ -5,12 +5,14 @@ Also owns what more than one tests/host module builds or runs: PROFEXPORT (scrip
 fixture (tests/host/kernel_report.c over the kernel's fold and report: send(text) -> its outputs), and Tiny with
 its module fixture tiny (a small ELF with a known call chain, its return addresses, build id and symbols); the
 fixture tree (a copy of scripts/qemu.sh and mkiso.sh with QEMU and grub-mkrescue faked on PATH) and run (qemu.sh
-in it) for test_qemu_sh_key.py and test_qemu_sh_http.py.
+in it) for test_qemu_sh_key.py and test_qemu_sh_http.py; datagrams(), the receive loop of the fake kernels'
+UDP shells.
 """
 
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 
@@ -21,6 +23,20 @@ sys.path.insert(0, os.path.join(TOP, "scripts"))
 import kprof_profile as kp  # noqa: E402
 
 PROFEXPORT = os.path.join(TOP, "scripts", "profexport")
+
+
+def datagrams(server, sock, every):
+    """(data, peer) for each datagram to sock (up to 2048 bytes) until server.closing is set, looked at every
+    `every` seconds, or sock is closed: a fake server's receive loop."""
+    sock.settimeout(every)
+    while not server.closing:
+        try:
+            got = sock.recvfrom(2048)
+        except socket.timeout:
+            continue
+        except OSError:
+            return
+        yield got
 
 
 def harness(name):

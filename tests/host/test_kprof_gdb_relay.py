@@ -6,6 +6,7 @@ a lost datagram sent again, forged and replayed replies dropped, and a relay tha
 without a key the same datagrams under the empty key (plain), raw only with --insecure; the hello sent again
 until answered; and a kernel that reboots (new nonce, counters from the start) handshaken with again."""
 
+import contextlib
 import hashlib
 import hmac
 import os
@@ -226,6 +227,24 @@ def relay(port, key_hex=KEY.hex(), extra=(), verbose=True):
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
 
 
+@contextlib.contextmanager
+def relaying(k=None, wait=5, **kw):
+    """A FakeKernel (k, or a new one) and a relay(**kw) to it, as (k, p); at the end the relay's stdin is closed
+    (gdb gone) and its exit waited for."""
+    k = FakeKernel() if k is None else k
+    p = relay(k.port, **kw)
+    try:
+        yield k, p
+    finally:
+        p.stdin.close()
+        p.wait(timeout=wait)
+
+
+def gdb_sends(p, data):
+    p.stdin.write(data)
+    p.stdin.flush()
+
+
 def read_exactly(pipe, n, timeout=5):
     os.set_blocking(pipe.fileno(), False)
     out = b""
@@ -243,11 +262,8 @@ def read_exactly(pipe, n, timeout=5):
 
 
 def test_relay_carries_gdb_both_ways_resends_and_drops_forgeries():
-    k = FakeKernel()
-    p = relay(k.port)
-    try:
-        p.stdin.write(b"+$qSupported#37")
-        p.stdin.flush()
+    with relaying() as (k, p):
+        gdb_sends(p, b"+$qSupported#37")
         assert k.recv_inner() == b"+"
         assert k.recv_inner() == b"$qSupported#37"
         # forged (wrong key), replayed and a plain reply come first: gdb must see none of them
@@ -259,8 +275,7 @@ def test_relay_carries_gdb_both_ways_resends_and_drops_forgeries():
         k.send(k.sealed(b"$PacketSize=4000#00"))
         assert read_exactly(p.stdout, len(b"+$PacketSize=4000#00")) == b"+$PacketSize=4000#00"
         # a lost datagram: the kernel "loses" the next packet, the relay sends it again with a higher counter
-        p.stdin.write(b"+$g#67")
-        p.stdin.flush()
+        gdb_sends(p, b"+$g#67")
         assert k.recv_inner() == b"+"
         assert k.recv_inner() == b"$g#67"
         floor = k.rx_floor
@@ -268,54 +283,39 @@ def test_relay_carries_gdb_both_ways_resends_and_drops_forgeries():
         assert k.rx_floor > floor
         k.send(k.sealed(b"+$0011#00"))
         assert read_exactly(p.stdout, 9) == b"+$0011#00"
-    finally:
-        p.stdin.close()
-        assert p.wait(timeout=5) == 0, "stdin's end ends the relay"
+    assert p.returncode == 0, "stdin's end ends the relay"
     err = p.stderr.read().decode()
     assert err.count("dropped:") == 3, err
     assert "bad MAC" in err and "replayed" in err and "sending again" in err
 
 
 def test_relay_insecure_is_raw():
-    k = FakeKernel()
-    p = relay(k.port, key_hex=None, extra=["--insecure"])
-    try:
-        p.stdin.write(b"$g#67")
-        p.stdin.flush()
+    with relaying(key_hex=None, extra=["--insecure"]) as (k, p):
+        gdb_sends(p, b"$g#67")
         d, k.peer = k.sock.recvfrom(65536)
         assert d == b"$g#67"
         k.send(b"+$00#60")
         assert read_exactly(p.stdout, 7) == b"+$00#60"
-    finally:
-        p.stdin.close()
-        p.wait(timeout=5)
 
 
 def test_relay_plain_without_a_key_resends_its_hello_and_rehandshakes_after_a_reboot():
     k = FakeKernel(key=b"")
     k.ignore_hellos = 2  # lost before the guest answered ARP: sent again with backoff
-    p = relay(k.port, key_hex=None)
-    try:
-        p.stdin.write(b"$g#67")
-        p.stdin.flush()
+    with relaying(k, wait=10, key_hex=None) as (k, p):
+        gdb_sends(p, b"$g#67")
         assert k.recv_inner() == b"$g#67"
         assert k.hellos == 3
         k.send(k.sealed(b"+$0011#00"))
         assert read_exactly(p.stdout, 9) == b"+$0011#00"
-        p.stdin.write(b"+")
-        p.stdin.flush()
+        gdb_sends(p, b"+")
         assert k.recv_inner() == b"+"
         k.reboot(ignore_hellos=1)
-        p.stdin.write(b"$m0,4#fd")
-        p.stdin.flush()
+        gdb_sends(p, b"$m0,4#fd")
         # the old session's datagrams go unanswered; the relay asks for a nonce again and resends
         assert k.recv_inner() == b"$m0,4#fd"
         assert k.stale >= 1 and k.hellos >= 5
         k.send(k.sealed(b"+$00000000#80"))  # counter 1 of the new boot: taken
         assert read_exactly(p.stdout, 14, timeout=10) == b"+$00000000#80"
-    finally:
-        p.stdin.close()
-        p.wait(timeout=10)
     err = p.stderr.read().decode()
     assert "asking for a nonce again" in err, err
 
@@ -324,11 +324,8 @@ def test_relay_lets_its_stderr_go_once_the_session_is_up():
     """gdb's `target remote |` reads the command's stderr after every byte it takes until that reaches end of
     file (a syscall a byte: a 38 KB reply took 23 ms instead of under 1): without -v the relay closes it once
     its handshake is done, and still carries gdb's bytes."""
-    k = FakeKernel()
-    p = relay(k.port, verbose=False)
-    try:
-        p.stdin.write(b"$g#67")
-        p.stdin.flush()
+    with relaying(verbose=False) as (k, p):
+        gdb_sends(p, b"$g#67")
         assert k.recv_inner() == b"$g#67"  # the hello answered on the way
         deadline = time.monotonic() + 10
         os.set_blocking(p.stderr.fileno(), False)
@@ -341,9 +338,6 @@ def test_relay_lets_its_stderr_go_once_the_session_is_up():
         assert closed and p.poll() is None, "the relay's stderr is still open (or it exited: %r)" % p.poll()
         k.send(k.sealed(b"+$00#60"))
         assert read_exactly(p.stdout, 7) == b"+$00#60"
-    finally:
-        p.stdin.close()
-        p.wait(timeout=5)
 
 
 def test_relay_without_an_answer_gives_up_and_refuses_bad_keys(tmp_path):
@@ -381,11 +375,8 @@ def no_datagram_within(k, seconds):
 
 
 def test_relay_resends_until_the_reply_is_whole_and_hands_gdb_whole_units():
-    k = FakeKernel()
-    p = relay(k.port)
-    try:
-        p.stdin.write(b"$g#67")
-        p.stdin.flush()
+    with relaying() as (k, p):
+        gdb_sends(p, b"$g#67")
         assert k.recv_inner() == b"$g#67"
         k.send(k.sealed(b"+"))                    # the ack, then the reply's first part, then nothing
         k.send(k.sealed(b"$0011"))
@@ -395,14 +386,10 @@ def test_relay_resends_until_the_reply_is_whole_and_hands_gdb_whole_units():
         assert read_exactly(p.stdout, 9) == b"+$0011#62", "the first part held back, never doubled"
         assert read_exactly(p.stdout, 1, timeout=0.5) == b""
         # a resume is answered by its ack: nothing sent again however long the stop takes
-        p.stdin.write(b"+$c#63")
-        p.stdin.flush()
+        gdb_sends(p, b"+$c#63")
         assert k.recv_inner() == b"+"
         assert k.recv_inner() == b"$c#63"
         k.send(k.sealed(b"+"))
         assert no_datagram_within(k, 1.0)
         k.send(k.sealed(b"$T05thread:1;#00"))
         assert read_exactly(p.stdout, len(b"+$T05thread:1;#00")) == b"+$T05thread:1;#00"
-    finally:
-        p.stdin.close()
-        p.wait(timeout=5)

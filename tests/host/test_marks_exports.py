@@ -18,12 +18,14 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import host_build  # noqa: E402
 from host_build import PROFEXPORT, TOP  # noqa: E402
 sys.path.insert(0, os.path.join(TOP, "tests", "integration"))
-from kprof_pprof import go_pprof, pb2  # noqa: E402,F401 -- pb2 is a fixture
+import kprof_pprof  # noqa: E402
+from kprof_pprof import go_pprof  # noqa: E402
 
 import kprof_profile as kp  # noqa: E402
 
 kernel_report = host_build.kernel_report  # module fixtures (host_build.py)
 tiny = host_build.tiny
+pb2 = kprof_pprof.pb2  # a fixture (kprof_pprof.py)
 
 CYCLES = 2100000  # the counter's nominal period in the counter case
 TICK_NS = 1000000  # the tick's period (1000 Hz) in the tick case
@@ -73,20 +75,22 @@ def profexport(*args):
     return done.stdout.decode()
 
 
-@pytest.fixture(scope="module")
-def counter(kernel_report, tiny, tmp_path_factory):
-    report, raw = kernel_outputs(kernel_report, tiny, counter_case)
-    path = tmp_path_factory.mktemp("counter") / "counter.raw"
+def exported(kernel_report, tiny, tmp_path_factory, case, name):
+    """A case's (report, raw text, path of the raw file NAME.raw)."""
+    report, raw = kernel_outputs(kernel_report, tiny, case)
+    path = tmp_path_factory.mktemp(name) / (name + ".raw")
     path.write_text(raw)
     return report, raw, str(path)
+
+
+@pytest.fixture(scope="module")
+def counter(kernel_report, tiny, tmp_path_factory):
+    return exported(kernel_report, tiny, tmp_path_factory, counter_case, "counter")
 
 
 @pytest.fixture(scope="module")
 def ticks(kernel_report, tiny, tmp_path_factory):
-    report, raw = kernel_outputs(kernel_report, tiny, tick_case)
-    path = tmp_path_factory.mktemp("ticks") / "ticks.raw"
-    path.write_text(raw)
-    return report, raw, str(path)
+    return exported(kernel_report, tiny, tmp_path_factory, tick_case, "ticks")
 
 
 def test_the_console_report_marks_and_weighs(counter, ticks, tiny):

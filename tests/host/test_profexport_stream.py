@@ -286,14 +286,7 @@ class FakeStreamKernel:
 
     # -- the shell
     def serve(self):
-        self.shell.settimeout(0.2)
-        while not self.closing:
-            try:
-                req, peer = self.shell.recvfrom(2048)
-            except socket.timeout:
-                continue
-            except OSError:
-                return
+        for req, peer in host_build.datagrams(self, self.shell, 0.2):
             line = self.authenticate(req)
             if line is None:
                 self.shell.sendto(b"# udpsh token=%s\n" % self.token, peer)

@@ -17,6 +17,7 @@ TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(TOP, "scripts"))
 import kprof_wire  # noqa: E402
 import kprof_profile  # noqa: E402
+from host_build import datagrams  # noqa: E402
 
 KEY = bytes(range(16, 48))
 
@@ -41,14 +42,7 @@ class LossyKernel:
         self.thread.start()
 
     def serve(self):
-        self.sock.settimeout(0.1)
-        while not self.closing:
-            try:
-                data, peer = self.sock.recvfrom(2048)
-            except socket.timeout:
-                continue
-            except OSError:
-                return
+        for data, peer in datagrams(self, self.sock, 0.1):
             self.received += 1
             if self.lose_in:
                 self.lose_in -= 1

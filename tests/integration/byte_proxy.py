@@ -33,12 +33,17 @@ class ByteProxy:
         self.control_port = self.control.getsockname()[1]
         threading.Thread(target=self._control, daemon=True).start()
 
-    def _control(self):
+    def _accepted(self, listener):
+        """Each connection listener takes, until the proxy or the listener is closed."""
         while not self.closed:
             try:
-                c, _ = self.control.accept()
+                c, _ = listener.accept()
             except OSError:
                 return
+            yield c
+
+    def _control(self):
+        for c in self._accepted(self.control):
             with c:
                 c.settimeout(10)
                 try:
@@ -84,11 +89,7 @@ class ByteProxy:
                 pass
 
     def _serve(self):
-        while not self.closed:
-            try:
-                client, _ = self.listener.accept()
-            except OSError:
-                return
+        for client in self._accepted(self.listener):
             try:
                 upstream = socket.create_connection(self.target, timeout=10)
             except OSError:

@@ -215,6 +215,15 @@ class Segment:
         self.sock.close()
 
 
+def answering_segment(answers):
+    """A module fixture's body (`yield from` it): a Segment that answers ARP for `answers` (ip text -> MAC
+    bytes), closed when the fixture ends."""
+    s = Segment()
+    s.answers_arp.update(answers)
+    yield s
+    s.close()
+
+
 class Relay:
     """Delivers each frame one segment's kernel sends into the other's (like one wire), counting them."""
 

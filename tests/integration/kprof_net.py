@@ -12,6 +12,7 @@ kernel_send_to_host_sink, udp_port_bound, RX_TX_LINE/RX_RX_LINE) and a console c
 import contextlib
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -274,8 +275,10 @@ def host_netload(*args, timeout=60):
 
 
 def start_host_sink(port, seconds):
-    """scripts/netload sink on the host, returned once it is listening."""
-    sink = subprocess.Popen([NETLOAD, "sink", str(port), str(seconds)], stdout=subprocess.PIPE,
+    """scripts/netload sink on the host, returned once it is listening. It runs until finish_host_sink says the
+    sender is done (SIGUSR1: it then reports once nothing has arrived for half a second), at most seconds + 60:
+    what QEMU still holds for it when the kernel's send ends is counted however loaded the host is."""
+    sink = subprocess.Popen([NETLOAD, "sink", str(port), str(seconds + 60)], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     try:
         poll("the host sink listening on %d" % port, lambda: udp_port_bound(port) or sink.poll() is not None,
@@ -303,7 +306,11 @@ def expect_netload_send_report(k, seconds):
 
 
 def finish_host_sink(sink, timeout):
+    """The sink's report, once the sender is done (call it then): SIGUSR1 ends the sink at the first half second
+    in which nothing arrives."""
     try:
+        if sink.poll() is None:
+            sink.send_signal(signal.SIGUSR1)
         out, err = sink.communicate(timeout=timeout)
     finally:
         kill_host_sink(sink)

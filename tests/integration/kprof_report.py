@@ -285,6 +285,14 @@ def wait_burn_done(k):
     wait_no_burn(k)
 
 
+def finished_pid(k):
+    """The pid of a burn task that ran and is gone (no such task any more): for commands that must refuse it."""
+    wait_no_burn(k)
+    pids = burn_pids(k.cmd("burn 50 1"))
+    wait_burn_done(k)
+    return pids[0]
+
+
 def wait_no_burn(k):
     """Until no burn run is going and no burn task is left in ps."""
     poll("no burn run going", lambda: "running" not in k.cmd("burn"), timeout=30, every=0.1)

@@ -2,14 +2,22 @@
 for the integration tests and the soak: a UDP socket on 127.0.0.1 (the guest's 10.0.2.2 under QEMU's user
 network) read by a thread, every datagram parsed strictly, and the run's accounting kept -- sample indexes seen
 (so gaps are lost samples), datagram sequence numbers (the end line's three copies counted once), heartbeats,
-and each sample's time, pid and label set for the label checks. Standard library only."""
+and each sample's time, pid and label set for the label checks. Each datagram is first read by
+scripts/kprof_stream.py's parse_datagram (the decoder profexport uses), then checked against this module's own
+exact grammar."""
 
+import os
 import re
 import socket
+import sys
 import threading
 import time
 
-DATAGRAM_MAX = 1472
+SCRIPTS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "scripts")
+if SCRIPTS not in sys.path:
+    sys.path.insert(0, SCRIPTS)
+import kprof_stream  # noqa: E402
+
 HEADER = re.compile(
     r"# kprof stream v2 run=([0-9a-f]{8}) seq=(0|[1-9]\d*) first=(0|[1-9]\d*) samples=(0|[1-9]\d?) "
     r"ring_dropped=(0|[1-9]\d*) unsent=(0|[1-9]\d*) time_ns=(0|-?[1-9]\d*) source=([!-~]{1,63}) "
@@ -102,15 +110,11 @@ class Receiver:
                     self.problems.append("%s: %r" % (e, data[:200]))
 
     def _take(self, data, now):
-        if len(data) > DATAGRAM_MAX:
-            raise StreamProblem("datagram of %d bytes, over %d" % (len(data), DATAGRAM_MAX))
         try:
-            text = data.decode("ascii")
-        except UnicodeDecodeError:
-            raise StreamProblem("not ASCII") from None
-        if not text.endswith("\n"):
-            raise StreamProblem("does not end with a newline")
-        lines = text[:-1].split("\n")
+            kprof_stream.parse_datagram(data)  # its size, ASCII, the newline, the header's fields, the samples
+        except kprof_stream.StreamError as e:
+            raise StreamProblem(str(e)) from None
+        lines = data.decode("ascii")[:-1].split("\n")
         m = END.match(lines[0])
         if m:
             if len(lines) != 1:

@@ -100,14 +100,19 @@ def function_lines(path, name):
     return range(start + 1, end + 2)
 
 
+def finish_over_uptime(g, k):
+    """Once gdb is at its `resuming` mark, runs `uptime` on the console (into cmd_uptime); all gdb said."""
+    g.wait_mark("resuming")
+    k.send("uptime\r")
+    return g.finish()
+
+
 def test_breakpoint_on_cmd_uptime_is_hit_from_the_console_and_stepped(kprof_factory):
     k = kprof_factory(gdb=True)
     g = Gdb(k, ["break cmd_uptime", mark("resuming"), "continue", "bt",
                 "print $pc", "stepi", "print $pc", "next", "next", "info threads",
                 "delete", "detach"])
-    g.wait_mark("resuming")
-    k.send("uptime\r")
-    text = g.finish()
+    text = finish_over_uptime(g, k)
     assert re.search(r"Thread \d+ hit Breakpoint 1, cmd_uptime \(", text), "no breakpoint hit:\n%s" % text
     assert re.search(r"(?m)^#1 +0x[0-9a-f]+ in shell_run_line \(", text), "bt lacks the shell:\n%s" % text
     pcs = [int(v, 16) for v in re.findall(r"(?m)^\$\d+ = \(void \(\*\)\(\)\) (0x[0-9a-f]+)", text)]
@@ -139,9 +144,7 @@ def test_hardware_breakpoint_and_stepping_another_cpu(kprof_factory):
                 "delete", "thread 2", "print $pc", "stepi", "print $pc", "info threads", "thread 1",
                 "set scheduler-locking step", "set debug remote 1", "stepi", "set debug remote 0",
                 "set scheduler-locking off", "detach"])
-    g.wait_mark("resuming")
-    k.send("uptime\r")
-    text = g.finish()
+    text = finish_over_uptime(g, k)
     # A debug-register breakpoint (Z1), reported as one (hwbreak in the stop reply), hit by the shell.
     assert re.search(r"Sending packet: \$Z1,[0-9a-f]+,1#", text), "gdb planted no hardware breakpoint:\n%s" % text
     assert re.search(r"Packet received: T05[^\n]*hwbreak:", text), "the stop was not a hwbreak:\n%s" % text

@@ -47,10 +47,8 @@ WAIT = 30.0
 
 @pytest.fixture(scope="module")
 def segment():
-    s = forge.Segment()
-    s.answers_arp.update({PEER_IP: PEER_MAC, OTHER_IP: OTHER_MAC, GROUP_IP: forge.mac_of("02:00:00:00:00:68")})
-    yield s
-    s.close()
+    yield from forge.answering_segment({PEER_IP: PEER_MAC, OTHER_IP: OTHER_MAC,
+                                        GROUP_IP: forge.mac_of("02:00:00:00:00:68")})
 
 
 @pytest.fixture(scope="module")

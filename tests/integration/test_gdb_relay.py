@@ -17,12 +17,9 @@ the empty key, issue 24), in QEMU.
   no frame back -- and are counted on `net`'s "gdb udp auth:" line.
 """
 
-import hashlib
-import hmac
 import os
 import re
 import socket
-import struct
 import subprocess
 import sys
 import time
@@ -236,10 +233,7 @@ def test_plain_relay_attaches_reads_continues_and_survives_a_reboot(request, tmp
 
 @pytest.fixture(scope="module")
 def segment():
-    s = forge.Segment()
-    s.answers_arp.update({FORGED_IP: FORGED_MAC, OTHER_IP: OTHER_MAC})
-    yield s
-    s.close()
+    yield from forge.answering_segment({FORGED_IP: FORGED_MAC, OTHER_IP: OTHER_MAC})
 
 
 @pytest.fixture(scope="module")

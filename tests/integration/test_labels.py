@@ -20,8 +20,8 @@ import pytest
 from kprof_net import wait_dhcp
 from kprof_qemu import ELF, TOP, elf_build_id, nm_symbols, ps_rows, unstarved
 from span_check import label_pool as pool
-from kprof_report import (CPUS, TICK_MS, WINDOW_SLACK_MS, burn_pids, is_burn_chain, parse_report, wait_burn_done,
-                           wait_no_burn)
+from kprof_report import (CPUS, TICK_MS, WINDOW_SLACK_MS, burn_pids, finished_pid, is_burn_chain, parse_report,
+                           wait_burn_done, wait_no_burn)
 
 # Kernels this module boots; conftest.py fails a boot past it (build/test-logs/boots.txt: by test).
 BOOTS = 2
@@ -156,10 +156,8 @@ def test_label_bad_forms_get_the_usage_line(kernel, line):
 def test_label_unknown_and_finished_pids(kernel):
     assert kernel.cmd("label 99999 job=a") == "label: no task with pid 99999"
     assert kernel.cmd("label 4294967295 -") == "label: no task with pid 4294967295"
-    wait_no_burn(kernel)
-    pids = burn_pids(kernel.cmd("burn 50 1"))
-    wait_burn_done(kernel)
-    assert kernel.cmd("label %d job=a" % pids[0]) == "label: no task with pid %d" % pids[0]
+    pid = finished_pid(kernel)
+    assert kernel.cmd("label %d job=a" % pid) == "label: no task with pid %d" % pid
 
 
 # ---- the label filter and the breakdown ------------------------------------------------------------------------------

@@ -14,8 +14,8 @@ report's parser and the burn helpers are tests/integration/kprof_report.py's.
 import pytest
 
 from kprof_qemu import poll, ps_table, unstarved
-from kprof_report import (BURN_CALLERS, CPUS, IDLE_LEAF, TICK_MS, burn_pids, is_burn_chain, mem_used_blocks,
-                          parse_report, profile, static_callees, wait_burn_done, wait_no_burn)
+from kprof_report import (BURN_CALLERS, CPUS, IDLE_LEAF, TICK_MS, burn_pids, finished_pid, is_burn_chain,
+                          mem_used_blocks, parse_report, profile, static_callees, wait_burn_done, wait_no_burn)
 
 # Kernels this module boots; conftest.py fails a boot past it (build/test-logs/boots.txt: by test).
 BOOTS = 1
@@ -97,10 +97,8 @@ def test_pid_filter_on_a_sleeping_task_says_it_may_have_been_asleep(kernel):
 def test_unknown_and_finished_pids_are_refused(kernel):
     assert kernel.cmd("profile 100 99999") == "profile: no task with pid 99999"
     assert kernel.cmd("profile 100 4294967295") == "profile: no task with pid 4294967295"
-    wait_no_burn(kernel)
-    pids = burn_pids(kernel.cmd("burn 50 1"))
-    wait_burn_done(kernel)
-    assert kernel.cmd("profile 100 %d" % pids[0]) == "profile: no task with pid %d" % pids[0]
+    pid = finished_pid(kernel)
+    assert kernel.cmd("profile 100 %d" % pid) == "profile: no task with pid %d" % pid
     unstarved(kernel, lambda: profile(kernel, 100), "profile 100 all")  # nothing was left started
 
 

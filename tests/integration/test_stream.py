@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from kprof_qemu import ELF, TOP, Kprof, cpu_ticks, elf_build_id, poll, ps_rows, uptime
+from kprof_qemu import ELF, TOP, Kprof, cpu_ticks, elf_build_id, poll, ps_rows, unstarved, uptime
 from kprof_report import burn_pids, wait_no_burn
 from stream_rx import Receiver
 from kprof_net import HOST_INSIDE, udp_cmd, udpsh, wait_dhcp
@@ -122,15 +122,18 @@ def test_heartbeat_while_nothing_is_sampled(k):
     # a pid filter on a task that sleeps: no samples, only heartbeats, at least one a second
     pids = [pid for pid, _, _, name, _ in ps_rows(k) if name == "reaper"]
     assert pids, k.cmd("ps")
-    with Receiver() as rx:
-        run_id = started(k.cmd("profile stream %s:%d 4 %d" % (HOST_INSIDE, rx.port, pids[0])))
-        run = rx.wait_end(run_id, 20)
-        assert not rx.problems, rx.problems[:5]
-        assert run.received == 0 and run.end["produced"] == run.end["ring_dropped"]
-        beats = run.heartbeats
-        assert len(beats) >= 3, beats
-        gaps = [b - a for a, b in zip(beats, beats[1:])]
-        assert max(gaps) < 1.8, gaps  # one a second, give or take the drain and a loaded host
+
+    def attempt():
+        with Receiver() as rx:
+            run_id = started(k.cmd("profile stream %s:%d 4 %d" % (HOST_INSIDE, rx.port, pids[0])))
+            run = rx.wait_end(run_id, 20)
+            assert not rx.problems, rx.problems[:5]
+            assert run.received == 0 and run.end["produced"] == run.end["ring_dropped"]
+            beats = run.heartbeats  # host times of arrival: a host that starves QEMU stretches them (the retry rule)
+            assert len(beats) >= 3, beats
+            gaps = [b - a for a, b in zip(beats, beats[1:])]
+            assert max(gaps) < 1.8, gaps  # one a second, give or take the drain
+    unstarved(k, attempt, "a 4 s stream of heartbeats")
 
 
 def test_stop_ends_it_and_the_status_says_so(k):

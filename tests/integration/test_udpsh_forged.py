@@ -33,7 +33,7 @@ import time
 import pytest
 
 import forge
-from kprof_qemu import BUILD, TOP, Kprof, KprofError, free_port, poll
+from kprof_qemu import BUILD, TOP, Kprof, free_port, poll
 from kprof_net import run_udpsh
 
 SCRIPTS = os.path.join(TOP, "scripts")
@@ -85,10 +85,7 @@ def net_auth(k):
 
 @pytest.fixture(scope="module")
 def segment():
-    s = forge.Segment()
-    s.answers_arp.update({FORGED_IP: FORGED_MAC, VICTIM_IP: VICTIM_MAC})
-    yield s
-    s.close()
+    yield from forge.answering_segment({FORGED_IP: FORGED_MAC, VICTIM_IP: VICTIM_MAC})
 
 
 @pytest.fixture(scope="module")

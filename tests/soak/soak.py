@@ -39,7 +39,6 @@ HEADROOM_FLOOR bytes at every check, and no long-lived task's headroom may shrin
 bytes between the warm-up and the end (more would be a new, deeper path worth a look). Both are printed.
 """
 
-import argparse
 import os
 import random
 import re
@@ -61,6 +60,7 @@ from kprof_net import (HOST_INSIDE, NETLOAD, exchange, finish_host_sink, net_sta
                        start_request, token_for, wait_dhcp)
 from kprof_report import (RX_CALLER, RX_HEADER, RX_LABEL_SHARE, RX_LEAF, RX_MORE, RX_TABLE_FULL,  # noqa: E402
                           RX_WINDOW, burn_pids, wait_no_burn)
+from soak_args import soak_args  # noqa: E402
 
 CPUS = 4
 HEADROOM_FLOOR = 4096       # bytes every task's stack keeps free at every check (a quarter of 16 KiB)
@@ -1199,14 +1199,9 @@ class Soak:
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--rounds", type=int, default=int(os.environ.get("SOAK_ROUNDS") or 30))
-    p.add_argument("--seed", type=int, default=int(os.environ.get("SOAK_SEED") or 0) or None)
-    p.add_argument("-v", "--verbose", action="store_true")
-    a = p.parse_args()
-    seed = a.seed if a.seed is not None else int.from_bytes(os.urandom(4), "big")
-    print("soak: seed %d (SOAK_SEED=%d replays it), %d rounds" % (seed, seed, a.rounds), flush=True)
-    s = Soak(a.rounds, seed, a.verbose)
+    rounds, seed, verbose = soak_args(__doc__, "rounds", "SOAK_ROUNDS", 30)
+    print("soak: seed %d (SOAK_SEED=%d replays it), %d rounds" % (seed, seed, rounds), flush=True)
+    s = Soak(rounds, seed, verbose)
     ok, error = False, None
     try:
         s.run()

@@ -12,7 +12,6 @@ heap back to their baselines (`label`; `mem`: bytes, blocks and the largest free
 `make soak` runs it for 600 s (SOAK_STREAM_SECONDS), `make soak-short` (part of `make test`) for 45 s. It prints
 its figures and exits non-zero on any failure."""
 
-import argparse
 import os
 import random
 import re
@@ -29,6 +28,7 @@ from span_check import SpanLog, check_samples, label_pool, span_burn, span_of  #
 from stream_rx import Receiver, StreamProblem  # noqa: E402
 from kprof_net import HOST_INSIDE, udp_cmd, wait_dhcp  # noqa: E402
 from kprof_report import wait_no_burn  # noqa: E402
+from soak_args import soak_args  # noqa: E402
 
 CPUS = 4
 HZ = 1000
@@ -221,13 +221,8 @@ def soak(seconds, seed, verbose):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--seconds", type=int, default=int(os.environ.get("SOAK_STREAM_SECONDS") or 600))
-    p.add_argument("--seed", type=int, default=int(os.environ.get("SOAK_SEED") or 0) or None)
-    p.add_argument("-v", "--verbose", action="store_true")
-    a = p.parse_args()
-    seed = a.seed if a.seed is not None else int.from_bytes(os.urandom(4), "big")
-    return 0 if soak(a.seconds, seed, a.verbose) else 1
+    seconds, seed, verbose = soak_args(__doc__, "seconds", "SOAK_STREAM_SECONDS", 600)
+    return 0 if soak(seconds, seed, verbose) else 1
 
 
 if __name__ == "__main__":

@@ -41,6 +41,4 @@ void expect_described(const char *line);
 /* Runs this CPU armed for n periods and checks n NMIs arrived, each claimed, none lost. */
 void run_periods(unsigned n);
 
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
-
 #endif

@@ -16,6 +16,7 @@
 #include "kernel/net/allowlist.h"
 #include "kernel/net/net.h"
 #include "kernel/lib/sink.h"
+#include "unit_main.h"
 
 #define IP(a, b, c, d) ((uint32_t)(a) << 24 | (uint32_t)(b) << 16 | (uint32_t)(c) << 8 | (uint32_t)(d))
 
@@ -369,28 +370,10 @@ static void test_hostile_sources_are_never_permitted(void **state)
     assert_false(net_peer_permitted(IP(10, 0, 3, 255)));
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_single_entries),
-        cmocka_unit_test(test_host_bits_are_masked),
-        cmocka_unit_test(test_eight_entries),
-        cmocka_unit_test(test_permits_by_prefix),
-        cmocka_unit_test(test_slash_zero_permits_everyone),
-        cmocka_unit_test(test_slash_thirty_two_permits_one),
-        cmocka_unit_test(test_empty_list_permits_nobody),
-        cmocka_unit_test(test_refuses_bad_octets),
-        cmocka_unit_test(test_refuses_missing_parts),
-        cmocka_unit_test(test_refuses_bad_prefixes),
-        cmocka_unit_test(test_refuses_junk),
-        cmocka_unit_test(test_error_quotes_unprintable_bytes_as_question_marks),
-        cmocka_unit_test(test_refuses_empty_entries),
-        cmocka_unit_test(test_refuses_a_ninth_entry),
-        cmocka_unit_test(test_error_quotes_long_entries_short),
-        cmocka_unit_test(test_local_subnet),
-        cmocka_unit_test(test_local_subnet_fails_closed),
-        cmocka_unit_test(test_every_service_asks_one_allowlist),
-        cmocka_unit_test(test_hostile_sources_are_never_permitted),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(NULL, NULL,
+          test_single_entries, test_host_bits_are_masked, test_eight_entries, test_permits_by_prefix,
+          test_slash_zero_permits_everyone, test_slash_thirty_two_permits_one, test_empty_list_permits_nobody,
+          test_refuses_bad_octets, test_refuses_missing_parts, test_refuses_bad_prefixes, test_refuses_junk,
+          test_error_quotes_unprintable_bytes_as_question_marks, test_refuses_empty_entries, test_refuses_a_ninth_entry,
+          test_error_quotes_long_entries_short, test_local_subnet, test_local_subnet_fails_closed,
+          test_every_service_asks_one_allowlist, test_hostile_sources_are_never_permitted)

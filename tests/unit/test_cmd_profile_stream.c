@@ -28,6 +28,7 @@
 #include "kernel/stacktrace.h"
 #include "kernel/symbols.h"
 #include "kernel/task.h"
+#include "unit_main.h"
 
 /* The image, the tasks and the heap are profiler_burn_fixture.c's; every interrupted context has one caller,
  * the first word of its stack (the fake kernel's walk). */
@@ -373,16 +374,7 @@ static void test_bad_words_start_nothing(void **state)
     burn_expect_profiler_free();
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup(test_a_timed_stream_sends_every_sample, setup),
-        cmocka_unit_test_setup(test_stop_ends_it, setup),
-        cmocka_unit_test_setup(test_failed_sends_are_counted_unsent, setup),
-        cmocka_unit_test_setup(test_the_network_going_away_ends_it, setup),
-        cmocka_unit_test_setup(test_where_it_may_go_as_the_command_applies_it, setup),
-        cmocka_unit_test_setup(test_an_unkeyed_stream_is_cut_to_its_token, setup),
-        cmocka_unit_test_setup(test_bad_words_start_nothing, setup),
-    };
-    return cmocka_run_group_tests(tests, burn_setup_group, NULL);
-}
+UNIT_MAIN_EACH(setup, NULL, burn_setup_group, NULL,
+               test_a_timed_stream_sends_every_sample, test_stop_ends_it, test_failed_sends_are_counted_unsent,
+               test_the_network_going_away_ends_it, test_where_it_may_go_as_the_command_applies_it,
+               test_an_unkeyed_stream_is_cut_to_its_token, test_bad_words_start_nothing)

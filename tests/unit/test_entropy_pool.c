@@ -13,6 +13,7 @@
 
 #include "fake_hal.h"
 #include "kernel/net/entropy_pool.h"
+#include "unit_main.h"
 
 /* ---- the fake source ---- */
 static bool fake_present;
@@ -233,19 +234,13 @@ static void test_run_ids_differ_at_the_same_time_and_come_from_the_seed_alone(vo
     assert_int_not_equal(entropy_pool_run_id(&c), first);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup(test_estimate_credits_nothing_for_constant_or_stepping_readings, reset),
-        cmocka_unit_test_setup(test_estimate_caps_wandering_readings_at_two_bits_each, reset),
-        cmocka_unit_test_setup(test_no_hardware_and_constant_timings_is_weak_with_nothing_credited, reset),
-        cmocka_unit_test_setup(test_no_hardware_and_varied_timings_is_credited_but_still_weak, reset),
-        cmocka_unit_test_setup(test_working_hardware_is_strong_and_skips_the_timings, reset),
-        cmocka_unit_test_setup(test_hardware_whose_carry_stays_clear_falls_back_on_timings, reset),
-        cmocka_unit_test_setup(test_hardware_that_fails_a_few_times_is_retried_through, reset),
-        cmocka_unit_test_setup(test_the_wall_clock_changes_the_seed_when_all_else_repeats, reset),
-        cmocka_unit_test_setup(test_derive_keeps_domains_and_keys_apart, reset),
-        cmocka_unit_test_setup(test_run_ids_differ_at_the_same_time_and_come_from_the_seed_alone, reset),
-    };
-    return cmocka_run_group_tests(tests, 0, 0);
-}
+UNIT_MAIN_EACH(reset, NULL, NULL, NULL,
+               test_estimate_credits_nothing_for_constant_or_stepping_readings,
+               test_estimate_caps_wandering_readings_at_two_bits_each,
+               test_no_hardware_and_constant_timings_is_weak_with_nothing_credited,
+               test_no_hardware_and_varied_timings_is_credited_but_still_weak,
+               test_working_hardware_is_strong_and_skips_the_timings,
+               test_hardware_whose_carry_stays_clear_falls_back_on_timings,
+               test_hardware_that_fails_a_few_times_is_retried_through,
+               test_the_wall_clock_changes_the_seed_when_all_else_repeats, test_derive_keeps_domains_and_keys_apart,
+               test_run_ids_differ_at_the_same_time_and_come_from_the_seed_alone)

@@ -15,6 +15,7 @@
 #include "fake_cpu.h"
 #include "fake_hal.h"
 #include "hal/pmu.h"
+#include "unit_main.h"
 
 #define BIT(n) (1ull << (n))
 
@@ -332,26 +333,11 @@ static void swallowing_hypervisor_accepts_everything(void **state)
     assert_int_equal(ok_read(GLOBAL_CTRL), 0);
 }
 
-#define T(f) cmocka_unit_test_setup(f, setup)
-
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        T(intel_v2_reserved_bits_and_missing_msrs),
-        T(intel_v2_legacy_pmc_write_sign_extends),
-        T(intel_status_latched_until_ovf_ctrl),
-        T(intel_v4_status_reset_and_set),
-        T(intel_v5_missing_fixed1),
-        T(intel_hybrid_counters_per_cpu),
-        T(intel_v1_has_no_fixed_or_global_registers),
-        T(amd_zen2_reserved_bits_and_missing_msrs),
-        T(amd_legacy_counters_alias_the_core_ones),
-        T(amd_zen4_global_registers),
-        T(amd_zen4_status_latched_until_clr),
-        T(amd_legacy_only_faults_everywhere),
-        T(nmi_only_through_an_unmasked_nmi_entry),
-        T(bad_lvt_writes_are_counted),
-        T(swallowing_hypervisor_accepts_everything),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN_EACH(setup, NULL, NULL, NULL,
+               intel_v2_reserved_bits_and_missing_msrs, intel_v2_legacy_pmc_write_sign_extends,
+               intel_status_latched_until_ovf_ctrl, intel_v4_status_reset_and_set, intel_v5_missing_fixed1,
+               intel_hybrid_counters_per_cpu, intel_v1_has_no_fixed_or_global_registers,
+               amd_zen2_reserved_bits_and_missing_msrs, amd_legacy_counters_alias_the_core_ones,
+               amd_zen4_global_registers, amd_zen4_status_latched_until_clr, amd_legacy_only_faults_everywhere,
+               nmi_only_through_an_unmasked_nmi_entry, bad_lvt_writes_are_counted,
+               swallowing_hypervisor_accepts_everything)

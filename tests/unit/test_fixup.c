@@ -16,6 +16,7 @@
 #include "arch/x86_64/context.h"
 #include "arch/x86_64/fixup.h"
 #include "arch/x86_64/msr.h"
+#include "unit_main.h"
 
 extern const struct ex_entry __start___ex_table[], __stop___ex_table[];
 
@@ -109,13 +110,6 @@ static void lookup_refuses_what_is_not_registered(void **state)
     assert_int_equal(ctx.rip, __start___ex_table[0].landing);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(rdmsr_fault_returns_false),
-        cmocka_unit_test(wrmsr_fault_returns_false),
-        cmocka_unit_test(table_holds_both_accessors),
-        cmocka_unit_test(lookup_refuses_what_is_not_registered),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(NULL, NULL,
+          rdmsr_fault_returns_false, wrmsr_fault_returns_false, table_holds_both_accessors,
+          lookup_refuses_what_is_not_registered)

@@ -15,6 +15,7 @@
 
 #include "kernel/lib/format.h"
 #include "kernel/lib/sink.h"
+#include "unit_main.h"
 
 static char out[1024];
 
@@ -593,31 +594,10 @@ static void test_buffer_sink_tiny_capacities(void **state)
     assert_int_equal(bs.truncated, 4);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_plain_text),
-        cmocka_unit_test(test_signed_decimal),
-        cmocka_unit_test(test_unsigned_and_bases),
-        cmocka_unit_test(test_width_and_flags),
-        cmocka_unit_test(test_integer_precision),
-        cmocka_unit_test(test_star_width_and_precision),
-        cmocka_unit_test(test_length_modifiers),
-        cmocka_unit_test(test_characters),
-        cmocka_unit_test(test_strings),
-        cmocka_unit_test(test_pointers),
-        cmocka_unit_test(test_unknown_conversions_printed_as_written),
-        cmocka_unit_test(test_never_reads_past_the_end),
-        cmocka_unit_test(test_snprintf_truncation),
-        cmocka_unit_test(test_format_v_streams_everything),
-        cmocka_unit_test(test_matches_libc_grid),
-        cmocka_unit_test(test_matches_libc_misc),
-        cmocka_unit_test(test_sink_printf_short_output_is_one_write),
-        cmocka_unit_test(test_sink_printf_long_output_is_never_truncated),
-        cmocka_unit_test(test_ipv4_text),
-        cmocka_unit_test(test_sink_puts),
-        cmocka_unit_test(test_buffer_sink_appends_and_counts_truncation),
-        cmocka_unit_test(test_buffer_sink_tiny_capacities),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(NULL, NULL,
+          test_plain_text, test_signed_decimal, test_unsigned_and_bases, test_width_and_flags, test_integer_precision,
+          test_star_width_and_precision, test_length_modifiers, test_characters, test_strings, test_pointers,
+          test_unknown_conversions_printed_as_written, test_never_reads_past_the_end, test_snprintf_truncation,
+          test_format_v_streams_everything, test_matches_libc_grid, test_matches_libc_misc,
+          test_sink_printf_short_output_is_one_write, test_sink_printf_long_output_is_never_truncated, test_ipv4_text,
+          test_sink_puts, test_buffer_sink_appends_and_counts_truncation, test_buffer_sink_tiny_capacities)

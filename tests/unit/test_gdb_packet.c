@@ -13,6 +13,7 @@
 #include "kernel/lib/hex.h"
 #include "fake_target.h"
 #include "gdbstub/packet.h"
+#include "unit_main.h"
 
 static struct gdb_link link;
 
@@ -34,14 +35,11 @@ static int teardown(void **state)
 static void test_hex_digits(void **state)
 {
     (void)state;
+    /* Every byte's value, by where it stands in the digit strings (neither holds a NUL in its 16). */
+    static const char lower[16] = "0123456789abcdef", upper[16] = "0123456789ABCDEF";
     for (int c = 0; c < 256; c++) {
-        int want = -1;
-        if (c >= '0' && c <= '9')
-            want = c - '0';
-        else if (c >= 'a' && c <= 'f')
-            want = c - 'a' + 10;
-        else if (c >= 'A' && c <= 'F')
-            want = c - 'A' + 10;
+        const char *l = memchr(lower, c, 16), *u = memchr(upper, c, 16);
+        int want = l ? (int)(l - lower) : u ? (int)(u - upper) : -1;
         assert_int_equal(hex_value((char)c), want);
     }
     for (unsigned v = 0; v < 16; v++)
@@ -351,22 +349,9 @@ static void test_receive_oversized_packet(void **state)
     free(big);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_hex_digits, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_hex_encode_decode_every_byte, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_cursor_hex_numbers, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_cursor_strings, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_reply_builder_never_overflows, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_hex_numbers_out, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_binary_escapes, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_send_frames_and_overflow_becomes_an_error, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_send_sees_the_link_go, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_receive_events, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_receive_oversized_packet, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_every_ack_and_packet_ends_in_a_flush, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_a_transport_with_write_gets_the_payload_in_one_call_and_the_same_wire, setup, teardown),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN_EACH(setup, teardown, NULL, NULL,
+               test_hex_digits, test_hex_encode_decode_every_byte, test_cursor_hex_numbers, test_cursor_strings,
+               test_reply_builder_never_overflows, test_hex_numbers_out, test_binary_escapes,
+               test_send_frames_and_overflow_becomes_an_error, test_send_sees_the_link_go, test_receive_events,
+               test_receive_oversized_packet, test_every_ack_and_packet_ends_in_a_flush,
+               test_a_transport_with_write_gets_the_payload_in_one_call_and_the_same_wire)

@@ -13,6 +13,7 @@
 
 #include "fake_target.h"
 #include "gdbstub/regs.h"
+#include "unit_main.h"
 
 /* gdb's amd64 core registers in order (24 general, 16 x87), then the segments feature. */
 static const char *const gdb_names[] = {
@@ -269,15 +270,6 @@ static void test_xml_read_in_parts(void **state)
     free(xml);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup(test_table_matches_gdb, setup),
-        cmocka_unit_test_setup(test_every_target_register_exactly_once, setup),
-        cmocka_unit_test_setup(test_encode_decode_every_register, setup),
-        cmocka_unit_test_setup(test_encode_all_decode_all, setup),
-        cmocka_unit_test_setup(test_xml_is_well_formed_with_the_registers_in_order, setup),
-        cmocka_unit_test_setup(test_xml_read_in_parts, setup),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN_EACH(setup, NULL, NULL, NULL,
+               test_table_matches_gdb, test_every_target_register_exactly_once, test_encode_decode_every_register,
+               test_encode_all_decode_all, test_xml_is_well_formed_with_the_registers_in_order, test_xml_read_in_parts)

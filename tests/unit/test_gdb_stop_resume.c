@@ -29,6 +29,7 @@
 #include "gdbstub/stop.h"
 #include "gdbstub/stub.h"
 #include "hal/debug.h"
+#include "unit_main.h"
 
 /* ---- the cases --------------------------------------------------------------------------------------------- */
 
@@ -147,16 +148,8 @@ static void test_step_one_cpu_repeatedly_and_from_cpu_to_cpu(void **state)
     expect_continue("vCont;c");
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_attach_stops_every_cpu_continue_runs_them_ctrl_c_and_detach, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_gdb_wait_stops_before_the_first_instruction, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_every_vcont_form_and_the_legacy_ones, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_continue_one_cpu_alone_with_the_others_held, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_refused_vcont_forms_resume_nothing, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_step_one_cpu_repeatedly_and_from_cpu_to_cpu, setup, teardown),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN_EACH(setup, teardown, NULL, NULL,
+               test_attach_stops_every_cpu_continue_runs_them_ctrl_c_and_detach,
+               test_gdb_wait_stops_before_the_first_instruction, test_every_vcont_form_and_the_legacy_ones,
+               test_continue_one_cpu_alone_with_the_others_held, test_refused_vcont_forms_resume_nothing,
+               test_step_one_cpu_repeatedly_and_from_cpu_to_cpu)

@@ -19,6 +19,7 @@
 #include "tests/unit/fake_neighbour.h"
 #include "tests/unit/gdb_udp_fake_card.h"
 #include "tests/unit/gdb_udp_seam.h"
+#include "unit_main.h"
 
 /* ---- tests ---- */
 
@@ -390,26 +391,18 @@ static void test_under_the_stub_a_duplicated_step_steps_once(void **state)
     assert_int_equal(c.repeats_dropped, 1);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup(test_a_good_packet_attaches_and_ctrl_c_interrupts, setup),
-        cmocka_unit_test_setup(test_garbage_to_a_running_machine_changes_nothing, setup),
-        cmocka_unit_test_setup(test_allowlist_and_one_peer_at_a_time, setup),
-        cmocka_unit_test_setup(test_a_silent_peer_is_replaced_after_the_idle_time, setup),
-        cmocka_unit_test_setup(test_flush_sends_each_ack_and_packet_as_a_datagram_split_at_gdbs_buffer, setup),
-        cmocka_unit_test_setup(test_a_bulk_write_splits_into_the_same_datagrams_as_putc, setup),
-        cmocka_unit_test_setup(test_a_repeated_packet_is_answered_again_not_run_again, setup),
-        cmocka_unit_test_setup(test_a_duplicate_still_waiting_is_dropped_and_a_refused_packet_runs_again, setup),
-        cmocka_unit_test_setup(test_reordered_datagrams_are_read_in_arrival_order, setup),
-        cmocka_unit_test_setup(test_large_packet_in_fragments_reaches_the_stub_whole, setup),
-        cmocka_unit_test_setup(test_replies_go_to_the_mac_arp_gave_never_to_a_frames_source, setup),
-        cmocka_unit_test_setup(test_arp_is_answered_and_nothing_sent_without_an_address, setup),
-        cmocka_unit_test_setup(test_a_busy_card_gives_up_after_its_wait_and_the_next_flush_goes_out, setup),
-        cmocka_unit_test_setup(test_under_the_stub_a_duplicated_step_steps_once, setup),
-        cmocka_unit_test_setup(test_without_a_port_a_session_has_no_link, setup),
-        cmocka_unit_test_setup(test_in_a_session_without_a_peer_junk_does_not_attach, setup),
-        cmocka_unit_test_setup(test_a_card_held_by_a_stopped_cpu_ends_the_session_instead_of_hanging, setup),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN_EACH(setup, NULL, NULL, NULL,
+               test_a_good_packet_attaches_and_ctrl_c_interrupts, test_garbage_to_a_running_machine_changes_nothing,
+               test_allowlist_and_one_peer_at_a_time, test_a_silent_peer_is_replaced_after_the_idle_time,
+               test_flush_sends_each_ack_and_packet_as_a_datagram_split_at_gdbs_buffer,
+               test_a_bulk_write_splits_into_the_same_datagrams_as_putc,
+               test_a_repeated_packet_is_answered_again_not_run_again,
+               test_a_duplicate_still_waiting_is_dropped_and_a_refused_packet_runs_again,
+               test_reordered_datagrams_are_read_in_arrival_order,
+               test_large_packet_in_fragments_reaches_the_stub_whole,
+               test_replies_go_to_the_mac_arp_gave_never_to_a_frames_source,
+               test_arp_is_answered_and_nothing_sent_without_an_address,
+               test_a_busy_card_gives_up_after_its_wait_and_the_next_flush_goes_out,
+               test_under_the_stub_a_duplicated_step_steps_once, test_without_a_port_a_session_has_no_link,
+               test_in_a_session_without_a_peer_junk_does_not_attach,
+               test_a_card_held_by_a_stopped_cpu_ends_the_session_instead_of_hanging)

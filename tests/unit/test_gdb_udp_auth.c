@@ -14,6 +14,7 @@
 
 #include "gdbstub/udp_auth.h"
 #include "kernel/lib/hmac.h"
+#include "unit_main.h"
 
 #define IP 0x0a000242u /* 10.0.2.66 */
 #define PORT 40000
@@ -379,20 +380,10 @@ static void test_oversized_dropped(void **state)
     assert_int_equal(inner_len, GDB_UDP_INNER_MAX);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_insecure_is_the_identity_and_never_over_a_key),
-        cmocka_unit_test(test_plain_is_kpg1_under_the_empty_key),
-        cmocka_unit_test(test_lengths_and_kinds_checked_before_any_mac),
-        cmocka_unit_test(test_nonce_is_pinned_and_per_address),
-        cmocka_unit_test(test_hello_answered_with_a_macd_nonce_and_nothing_else),
-        cmocka_unit_test(test_hello_states_the_counters),
-        cmocka_unit_test(test_data_pinned_accepted_and_reply_sealed),
-        cmocka_unit_test(test_replies_sealed_under_the_nonce_of_their_address),
-        cmocka_unit_test(test_replayed_duplicated_and_reordered_dropped),
-        cmocka_unit_test(test_forged_truncated_wrong_key_wrong_address_dropped),
-        cmocka_unit_test(test_oversized_dropped),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(NULL, NULL,
+          test_insecure_is_the_identity_and_never_over_a_key, test_plain_is_kpg1_under_the_empty_key,
+          test_lengths_and_kinds_checked_before_any_mac, test_nonce_is_pinned_and_per_address,
+          test_hello_answered_with_a_macd_nonce_and_nothing_else, test_hello_states_the_counters,
+          test_data_pinned_accepted_and_reply_sealed, test_replies_sealed_under_the_nonce_of_their_address,
+          test_replayed_duplicated_and_reordered_dropped, test_forged_truncated_wrong_key_wrong_address_dropped,
+          test_oversized_dropped)

@@ -10,6 +10,7 @@
 
 #include "gdbstub/udp.h"
 #include "tests/unit/gdb_udp_fake_card.h"
+#include "unit_main.h"
 
 /* Insecure mode: nobody is proven. What looks like a stub's own reply -- a lone nak, `$OK`, `$Enn`, the empty
  * packet, after any acks -- is taken from nobody (newcomer or peer): two stubs, or a stub and an echo, would
@@ -80,11 +81,5 @@ static void test_repeats_answered_once_and_within_the_budget(void **state)
     assert_int_equal(c.repeats_dropped, 100 + 4);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup(test_reply_looking_datagrams_are_never_answered, setup),
-        cmocka_unit_test_setup(test_repeats_answered_once_and_within_the_budget, setup),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN_EACH(setup, NULL, NULL, NULL,
+               test_reply_looking_datagrams_are_never_answered, test_repeats_answered_once_and_within_the_budget)

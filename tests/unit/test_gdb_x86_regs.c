@@ -17,6 +17,7 @@
 #include "gdbstub/packet.h"
 #include "gdbstub/regs.h"
 #include "gdbstub/stub.h"
+#include "unit_main.h"
 
 enum home { NONE, CTX, CPU };
 enum rule { FREE, ADDR, FLAGS, FIXED };
@@ -367,15 +368,7 @@ static void test_G_changing_a_fixed_register_is_refused_but_writes_the_rest(void
     assert_int_equal(ctxs[0].cs, cs_before);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_rows_agree_with_the_description_and_each_other, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_every_register_through_P_p_and_the_context, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_values_the_cpu_cannot_resume_with_are_refused, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_G_and_g_round_trip_every_register, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_G_changing_a_fixed_register_is_refused_but_writes_the_rest, setup,
-                                        teardown),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN_EACH(setup, teardown, NULL, NULL,
+               test_rows_agree_with_the_description_and_each_other, test_every_register_through_P_p_and_the_context,
+               test_values_the_cpu_cannot_resume_with_are_refused, test_G_and_g_round_trip_every_register,
+               test_G_changing_a_fixed_register_is_refused_but_writes_the_rest)

@@ -20,6 +20,7 @@
 #include "gdbstub/regs.h"
 #include "gdbstub/stub.h"
 #include "gdbstub_fixture.h"
+#include "unit_main.h"
 
 /* ---- memory ---- */
 
@@ -318,21 +319,8 @@ static void test_memory_under_a_breakpoint(void **state)
     assert_int_equal(fake_memory_byte(0x1010), 0x01);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_read_memory, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_read_memory_refusals, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_write_memory_hex, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_write_memory_largest_packet, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_write_memory_binary, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_software_breakpoints, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_software_breakpoints_stay_across_a_continue, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_hardware_breakpoints, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_watchpoints, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_a_watchpoint_stop_reports_its_address, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_breakpoint_table_full, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_memory_under_a_breakpoint, setup, teardown),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN_EACH(setup, teardown, NULL, NULL,
+               test_read_memory, test_read_memory_refusals, test_write_memory_hex, test_write_memory_largest_packet,
+               test_write_memory_binary, test_software_breakpoints, test_software_breakpoints_stay_across_a_continue,
+               test_hardware_breakpoints, test_watchpoints, test_a_watchpoint_stop_reports_its_address,
+               test_breakpoint_table_full, test_memory_under_a_breakpoint)

@@ -19,6 +19,7 @@
 #include "gdbstub/regs.h"
 #include "gdbstub/stub.h"
 #include "gdbstub_fixture.h"
+#include "unit_main.h"
 
 /* ---- monitor commands ---- */
 
@@ -217,16 +218,7 @@ static void test_link_lost_during_monitor_output(void **state)
     assert_int_equal(fake_resume_calls, 1);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_no_breakpoint_in_the_debugger_s_own_code, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_monitor_rdmsr, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_monitor_wrmsr, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_monitor_pmu_in_several_packets, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_monitor_help_unknown_and_malformed, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_monitor_empty_line_is_help, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_link_lost_during_monitor_output, setup, teardown),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN_EACH(setup, teardown, NULL, NULL,
+               test_no_breakpoint_in_the_debugger_s_own_code, test_monitor_rdmsr, test_monitor_wrmsr,
+               test_monitor_pmu_in_several_packets, test_monitor_help_unknown_and_malformed,
+               test_monitor_empty_line_is_help, test_link_lost_during_monitor_output)

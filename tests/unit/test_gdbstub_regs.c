@@ -19,6 +19,7 @@
 #include "gdbstub/regs.h"
 #include "gdbstub/stub.h"
 #include "gdbstub_fixture.h"
+#include "unit_main.h"
 
 /* ---- registers ---- */
 
@@ -247,14 +248,6 @@ static void test_G_malformed_or_refused(void **state)
     assert_int_equal(fake_regs[0][GDB_GS_BASE], 0);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_g_reads_every_register_of_every_cpu, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_G_writes_every_register_and_g_reads_it_back, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_p_and_P_round_trip_every_register, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_register_failures, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_G_malformed_or_refused, setup, teardown),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN_EACH(setup, teardown, NULL, NULL,
+               test_g_reads_every_register_of_every_cpu, test_G_writes_every_register_and_g_reads_it_back,
+               test_p_and_P_round_trip_every_register, test_register_failures, test_G_malformed_or_refused)

@@ -19,6 +19,7 @@
 #include "gdbstub/regs.h"
 #include "gdbstub/stub.h"
 #include "gdbstub_fixture.h"
+#include "unit_main.h"
 
 /* ---- resuming ---- */
 
@@ -161,16 +162,6 @@ static void test_kill(void **state)
     assert_int_equal(fake_sw_break_count(), 0);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_continue_and_step, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_continue_at_an_address, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_malformed_resume_packets, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_vcont, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_vcont_refusals, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_detach, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_kill, setup, teardown),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN_EACH(setup, teardown, NULL, NULL,
+               test_continue_and_step, test_continue_at_an_address, test_malformed_resume_packets, test_vcont,
+               test_vcont_refusals, test_detach, test_kill)

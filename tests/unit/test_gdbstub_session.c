@@ -21,6 +21,7 @@
 #include "gdbstub/regs.h"
 #include "gdbstub/stub.h"
 #include "gdbstub_fixture.h"
+#include "unit_main.h"
 
 /* ---- framing ---- */
 
@@ -376,27 +377,12 @@ static void test_target_xml_whole_and_in_parts(void **state)
     free(xml);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_bad_checksum_is_refused_then_retransmission_answered, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_nak_of_a_reply_retransmits_it, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_lost_ack_then_next_packet, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_junk_between_packets_is_ignored, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_packet_longer_than_advertised, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_empty_packet_and_unknown_commands, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_disconnect_mid_packet_ends_the_session, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_disconnect_waiting_for_an_ack, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_disconnect_in_checksum, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_question_mark_reports_the_stop, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_swbreak_and_hwbreak_once_gdb_supports_them, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_stop_reply_sent_when_gdb_waits_for_it, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_no_stop_reply_to_a_new_debugger, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_supported_and_attached, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_supported_forgets_breakpoints_of_a_previous_debugger, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_threads_are_cpus, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_select_thread, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_target_xml_whole_and_in_parts, setup, teardown),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN_EACH(setup, teardown, NULL, NULL,
+               test_bad_checksum_is_refused_then_retransmission_answered, test_nak_of_a_reply_retransmits_it,
+               test_lost_ack_then_next_packet, test_junk_between_packets_is_ignored, test_packet_longer_than_advertised,
+               test_empty_packet_and_unknown_commands, test_disconnect_mid_packet_ends_the_session,
+               test_disconnect_waiting_for_an_ack, test_disconnect_in_checksum, test_question_mark_reports_the_stop,
+               test_swbreak_and_hwbreak_once_gdb_supports_them, test_stop_reply_sent_when_gdb_waits_for_it,
+               test_no_stop_reply_to_a_new_debugger, test_supported_and_attached,
+               test_supported_forgets_breakpoints_of_a_previous_debugger, test_threads_are_cpus, test_select_thread,
+               test_target_xml_whole_and_in_parts)

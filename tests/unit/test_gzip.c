@@ -17,6 +17,7 @@
 
 #include "gzip_reader.h"
 #include "kernel/lib/gzip.h"
+#include "unit_main.h"
 
 #define GUARD 64
 
@@ -508,22 +509,9 @@ static void test_print_pprof_figure(void **state)
     free(z);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_empty_and_one_byte),
-        cmocka_unit_test(test_text_uses_a_dynamic_block_and_halves_at_least),
-        cmocka_unit_test(test_pprof_like),
-        cmocka_unit_test(test_random_mebibyte_goes_stored_within_the_bound),
-        cmocka_unit_test(test_runs),
-        cmocka_unit_test(test_window_edge),
-        cmocka_unit_test(test_lazy_match_prefers_the_longer_one_a_byte_on),
-        cmocka_unit_test(test_block_boundaries),
-        cmocka_unit_test(test_lengths_limited_to_15_bits),
-        cmocka_unit_test(test_cap_too_small_writes_nothing_past_it),
-        cmocka_unit_test(test_output_does_not_depend_on_the_work_area),
-        cmocka_unit_test(test_crc32),
-        cmocka_unit_test(test_print_pprof_figure),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(NULL, NULL,
+          test_empty_and_one_byte, test_text_uses_a_dynamic_block_and_halves_at_least, test_pprof_like,
+          test_random_mebibyte_goes_stored_within_the_bound, test_runs, test_window_edge,
+          test_lazy_match_prefers_the_longer_one_a_byte_on, test_block_boundaries, test_lengths_limited_to_15_bits,
+          test_cap_too_small_writes_nothing_past_it, test_output_does_not_depend_on_the_work_area, test_crc32,
+          test_print_pprof_figure)

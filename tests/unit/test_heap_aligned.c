@@ -10,6 +10,7 @@
 
 #include "fake_hal.h"
 #include "heap_fixture.h"
+#include "unit_main.h"
 
 static void test_aligned_with_room_for_leading_free_block(void **state)
 {
@@ -99,14 +100,7 @@ static void test_aligned_rejects_bad_alignment(void **state)
     expect_baseline();
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup(test_aligned_with_room_for_leading_free_block, setup),
-        cmocka_unit_test_setup(test_aligned_lead_too_small_for_a_block, setup),
-        cmocka_unit_test_setup(test_aligned_exact_fit_leaves_no_lead, setup),
-        cmocka_unit_test_setup(test_aligned_every_power_of_two, setup),
-        cmocka_unit_test_setup(test_aligned_rejects_bad_alignment, setup),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN_EACH(setup, NULL, NULL, NULL,
+               test_aligned_with_room_for_leading_free_block, test_aligned_lead_too_small_for_a_block,
+               test_aligned_exact_fit_leaves_no_lead, test_aligned_every_power_of_two,
+               test_aligned_rejects_bad_alignment)

@@ -12,6 +12,7 @@
 
 #include "fake_hal.h"
 #include "heap_fixture.h"
+#include "unit_main.h"
 
 static void test_fresh_heap_stats(void **state)
 {
@@ -350,22 +351,8 @@ static void test_fragmented_heap_fails_despite_free_bytes(void **state)
     expect_sound();
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup(test_fresh_heap_stats, setup),
-        cmocka_unit_test_setup(test_exact_placement_and_stats, setup),
-        cmocka_unit_test_setup(test_misaligned_base, setup),
-        cmocka_unit_test_setup(test_region_too_small, setup),
-        cmocka_unit_test_setup(test_zero_size_and_null_free, setup),
-        cmocka_unit_test_setup(test_fill_free_ascending, setup),
-        cmocka_unit_test_setup(test_fill_free_descending, setup),
-        cmocka_unit_test_setup(test_fill_free_interleaved, setup),
-        cmocka_unit_test_setup(test_random_alloc_free, setup),
-        cmocka_unit_test_setup(test_kzalloc_zeroes_reused_memory, setup),
-        cmocka_unit_test_setup(test_coalescing_back_to_one_block, setup),
-        cmocka_unit_test_setup(test_out_of_memory, setup),
-        cmocka_unit_test_setup(test_fragmented_heap_fails_despite_free_bytes, setup),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN_EACH(setup, NULL, NULL, NULL,
+               test_fresh_heap_stats, test_exact_placement_and_stats, test_misaligned_base, test_region_too_small,
+               test_zero_size_and_null_free, test_fill_free_ascending, test_fill_free_descending,
+               test_fill_free_interleaved, test_random_alloc_free, test_kzalloc_zeroes_reused_memory,
+               test_coalescing_back_to_one_block, test_out_of_memory, test_fragmented_heap_fails_despite_free_bytes)

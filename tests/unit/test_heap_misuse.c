@@ -11,6 +11,7 @@
 
 #include "fake_hal.h"
 #include "heap_fixture.h"
+#include "unit_main.h"
 
 static void test_double_free_panics(void **state)
 {
@@ -213,15 +214,7 @@ static void test_heap_check_detects_bad_accounting(void **state)
     expect_baseline();
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup(test_double_free_panics, setup),
-        cmocka_unit_test_setup(test_bad_pointer_panics, setup),
-        cmocka_unit_test_setup(test_heap_check_detects_smashed_header, setup),
-        cmocka_unit_test_setup(test_heap_check_detects_broken_free_list, setup),
-        cmocka_unit_test_setup(test_heap_check_detects_unordered_free_list, setup),
-        cmocka_unit_test_setup(test_heap_check_detects_bad_accounting, setup),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN_EACH(setup, NULL, NULL, NULL,
+               test_double_free_panics, test_bad_pointer_panics, test_heap_check_detects_smashed_header,
+               test_heap_check_detects_broken_free_list, test_heap_check_detects_unordered_free_list,
+               test_heap_check_detects_bad_accounting)

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "kernel/httpd/http_request.h"
+#include "unit_main.h"
 
 static struct http_request req;
 
@@ -222,16 +223,7 @@ static void test_the_bearer_token_is_taken(void **state)
     assert_string_equal(req.bearer, "");
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_a_plain_get_is_done),
-        cmocka_unit_test(test_an_unfinished_head_wants_more),
-        cmocka_unit_test(test_each_refusal_has_its_status),
-        cmocka_unit_test(test_limits_at_their_edges),
-        cmocka_unit_test(test_every_split_gives_the_same_answer),
-        cmocka_unit_test(test_the_query_is_decoded),
-        cmocka_unit_test(test_the_bearer_token_is_taken),
-    };
-    return cmocka_run_group_tests(tests, 0, 0);
-}
+UNIT_MAIN(NULL, NULL,
+          test_a_plain_get_is_done, test_an_unfinished_head_wants_more, test_each_refusal_has_its_status,
+          test_limits_at_their_edges, test_every_split_gives_the_same_answer, test_the_query_is_decoded,
+          test_the_bearer_token_is_taken)

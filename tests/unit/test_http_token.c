@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "kernel/httpd/http_token.h"
+#include "unit_main.h"
 
 static void test_the_token_matches_python(void **state)
 {
@@ -37,11 +38,5 @@ static void test_only_the_token_matches(void **state)
     assert_false(http_token_matches(t, ""));
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_the_token_matches_python),
-        cmocka_unit_test(test_only_the_token_matches),
-    };
-    return cmocka_run_group_tests(tests, 0, 0);
-}
+UNIT_MAIN(NULL, NULL,
+          test_the_token_matches_python, test_only_the_token_matches)

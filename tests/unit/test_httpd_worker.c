@@ -17,6 +17,7 @@
 #include "kernel/profiler/pprof.h"
 #include "kernel/shell/commands.h"
 #include "kernel/task.h"
+#include "unit_main.h"
 
 /* ---- what the worker calls ---- */
 void *kmalloc(size_t size) { return malloc(size); }
@@ -287,17 +288,8 @@ static int teardown(void **state)
     return 0;
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_pages_and_redirect_and_404, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_the_profile_answers_as_go_does, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_bad_seconds_are_400_without_a_profile, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_each_result_has_its_answer, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_the_queue_is_served_while_a_profile_runs, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_a_client_that_goes_ends_its_profile, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_the_queue_holds_four, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_a_request_that_waited_too_long_is_503, setup, teardown),
-    };
-    return cmocka_run_group_tests(tests, 0, 0);
-}
+UNIT_MAIN_EACH(setup, teardown, NULL, NULL,
+               test_pages_and_redirect_and_404, test_the_profile_answers_as_go_does,
+               test_bad_seconds_are_400_without_a_profile, test_each_result_has_its_answer,
+               test_the_queue_is_served_while_a_profile_runs, test_a_client_that_goes_ends_its_profile,
+               test_the_queue_holds_four, test_a_request_that_waited_too_long_is_503)

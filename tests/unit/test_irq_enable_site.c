@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include "hal/context.h"
+#include "unit_main.h"
 
 static const char *site_after(const uint8_t *code, size_t len) { return irq_enable_before((uintptr_t)(code + len)); }
 
@@ -41,13 +42,5 @@ static void ordinary_code_is_not(void **state)
             assert_null(site_after(code, end));
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(popf_is_a_let_in_site),
-        cmocka_unit_test(sti_then_its_shadow_nop),
-        cmocka_unit_test(idle_halt_is_not),
-        cmocka_unit_test(ordinary_code_is_not),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(NULL, NULL,
+          popf_is_a_let_in_site, sti_then_its_shadow_nop, idle_halt_is_not, ordinary_code_is_not)

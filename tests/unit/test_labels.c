@@ -38,38 +38,30 @@ static const char *text_of(const struct label_set *set)
 
 /* ---- the rules ------------------------------------------------------------------------------------------ */
 
+/* check says want of each of the texts (a NULL-ended list); a failure names the text. */
+static void expect_validity(bool (*check)(const char *), const char *what, bool want, const char *const *texts)
+{
+    for (; *texts; texts++)
+        if (check(*texts) != want)
+            fail_msg("%s(\"%s\") is %s", what, *texts, want ? "false" : "true");
+}
+#define EXPECT_VALID(check, ...) expect_validity(check, #check, true, (const char *const[]){ __VA_ARGS__, NULL })
+#define EXPECT_INVALID(check, ...) expect_validity(check, #check, false, (const char *const[]){ __VA_ARGS__, NULL })
+
 static void test_keys(void **state)
 {
     (void)state;
-    assert_true(label_key_valid("cmd"));
-    assert_true(label_key_valid("a"));
-    assert_true(label_key_valid("net_load.v2-x"));
-    assert_true(label_key_valid("0123456789abcde")); /* 15 */
-    assert_false(label_key_valid(""));
-    assert_false(label_key_valid("0123456789abcdef")); /* 16 */
-    assert_false(label_key_valid("Job"));
-    assert_false(label_key_valid("a b"));
-    assert_false(label_key_valid("a=b"));
-    assert_false(label_key_valid("a,b"));
-    assert_false(label_key_valid("a/b"));
-    assert_false(label_key_valid("\xc3\xa9"));
+    EXPECT_VALID(label_key_valid, "cmd", "a", "net_load.v2-x", "0123456789abcde" /* 15 */);
+    EXPECT_INVALID(label_key_valid, "", "0123456789abcdef" /* 16 */, "Job", "a b", "a=b", "a,b", "a/b", "\xc3\xa9");
 }
 
 static void test_values(void **state)
 {
     (void)state;
-    assert_true(label_value_valid("x"));
-    assert_true(label_value_valid("!#$%&()*+-./:;<>?@[]^_`")); /* 23 characters of punctuation */
-    assert_true(label_value_valid("{|}~\"'\\Sink/UDP:5556"));
-    assert_true(label_value_valid("ABCDEFGHIJKLMNOPQRSTUVW")); /* 23 */
-    assert_false(label_value_valid("ABCDEFGHIJKLMNOPQRSTUVWX")); /* 24 */
-    assert_false(label_value_valid(""));
-    assert_false(label_value_valid("a b"));
-    assert_false(label_value_valid("a,b"));
-    assert_false(label_value_valid("a=b"));
-    assert_false(label_value_valid("a\tb"));
-    assert_false(label_value_valid("a\x7f"));
-    assert_false(label_value_valid("\x80"));
+    EXPECT_VALID(label_value_valid, "x", "!#$%&()*+-./:;<>?@[]^_`" /* 23 characters of punctuation */,
+                 "{|}~\"'\\Sink/UDP:5556", "ABCDEFGHIJKLMNOPQRSTUVW" /* 23 */);
+    EXPECT_INVALID(label_value_valid, "ABCDEFGHIJKLMNOPQRSTUVWX" /* 24 */, "", "a b", "a,b", "a=b", "a\tb", "a\x7f",
+                   "\x80");
 }
 
 static void test_parse_pair(void **state)

@@ -15,6 +15,7 @@
 #include "fake_hal.h"
 #include "kernel/labels.h"
 #include "kernel/task.h"
+#include "unit_main.h"
 
 /* ---- the scripted readers: one sampler word and one ring ------------------------------------------------ */
 
@@ -275,17 +276,8 @@ static void test_task_pointer_references(void **state)
     assert_int_equal(task_span(&t), 99);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_free_after_last_reference_and_reuse, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_waits_for_the_sampler_then_the_records, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_a_later_sampler_does_not_delay, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_revived_before_it_is_freed, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_a_set_retired_later_waits_for_its_own_batch, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_pinned_sets_stay, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_full_pool_counts_and_recovers, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_task_pointer_references, setup, teardown),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN_EACH(setup, teardown, NULL, NULL,
+               test_free_after_last_reference_and_reuse, test_waits_for_the_sampler_then_the_records,
+               test_a_later_sampler_does_not_delay, test_revived_before_it_is_freed,
+               test_a_set_retired_later_waits_for_its_own_batch, test_pinned_sets_stay,
+               test_full_pool_counts_and_recovers, test_task_pointer_references)

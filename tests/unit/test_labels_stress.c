@@ -19,6 +19,7 @@
 #include "fake_hal.h"
 #include "kernel/labels.h"
 #include "kernel/task.h"
+#include "unit_main.h"
 
 #define READERS 3
 #define SETS 60            /* interned by the writer while the readers run */
@@ -220,11 +221,5 @@ static void test_checker_rejects_foreign_and_inconsistent_sets(void **state)
     assert_non_null(strstr(why, "want \"id=1,sq=1,tag=t1\""));
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_checker_rejects_foreign_and_inconsistent_sets),
-        cmocka_unit_test(test_swaps_seen_by_concurrent_readers_are_whole),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(NULL, NULL,
+          test_checker_rejects_foreign_and_inconsistent_sets, test_swaps_seen_by_concurrent_readers_are_whole)

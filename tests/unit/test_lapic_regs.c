@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include "arch/x86_64/lapic_regs.h"
+#include "unit_main.h"
 
 static void registers_map_to_the_sdm_msrs(void **state)
 {
@@ -43,12 +44,5 @@ static void apic_id_in_either_mode(void **state)
     assert_int_equal(lapic_id_of(0x05000000u, 1), 0x05000000u);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(registers_map_to_the_sdm_msrs),
-        cmocka_unit_test(icr_encodings),
-        cmocka_unit_test(apic_id_in_either_mode),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(NULL, NULL,
+          registers_map_to_the_sdm_msrs, icr_encodings, apic_id_in_either_mode)

@@ -11,6 +11,7 @@
 
 #include "kernel/shell/lineedit.h"
 #include "kernel/lib/sink.h"
+#include "unit_main.h"
 
 struct fixture {
     struct line_editor ed;
@@ -273,29 +274,13 @@ static void test_zeroed_editor_works_like_an_initialised_one(void **state)
     expect_line(fx, "hi");
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_printable_is_stored_and_echoed, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_newline_alone_is_enter, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_empty_line_is_ready_and_empty, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_backspace_and_delete_erase_one, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_backspace_on_empty_line_echoes_nothing, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ctrl_u_erases_the_visible_line, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ctrl_c_cancels_and_resets, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ctrl_c_on_empty_line, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_crlf_is_one_enter, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_lf_lf_is_two_enters_and_cr_cr_too, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_cr_then_other_key_then_lf_is_another_enter, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_next_char_after_ready_starts_fresh, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_other_bytes_are_ignored, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_exactly_line_max_is_accepted, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ten_thousand_chars_refused_then_next_line_works, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_too_long_is_the_event_on_enter, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_backspace_does_not_rescue_an_overlong_line, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ctrl_u_clears_an_overlong_line, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ctrl_c_clears_an_overlong_line, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_zeroed_editor_works_like_an_initialised_one, setup, teardown),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN_EACH(setup, teardown, NULL, NULL,
+               test_printable_is_stored_and_echoed, test_newline_alone_is_enter, test_empty_line_is_ready_and_empty,
+               test_backspace_and_delete_erase_one, test_backspace_on_empty_line_echoes_nothing,
+               test_ctrl_u_erases_the_visible_line, test_ctrl_c_cancels_and_resets, test_ctrl_c_on_empty_line,
+               test_crlf_is_one_enter, test_lf_lf_is_two_enters_and_cr_cr_too,
+               test_cr_then_other_key_then_lf_is_another_enter, test_next_char_after_ready_starts_fresh,
+               test_other_bytes_are_ignored, test_exactly_line_max_is_accepted,
+               test_ten_thousand_chars_refused_then_next_line_works, test_too_long_is_the_event_on_enter,
+               test_backspace_does_not_rescue_an_overlong_line, test_ctrl_u_clears_an_overlong_line,
+               test_ctrl_c_clears_an_overlong_line, test_zeroed_editor_works_like_an_initialised_one)

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "arch/x86_64/arch.h"
+#include "unit_main.h"
 
 /* ---- building an information structure ----------------------------------------------------------------- */
 struct info {
@@ -303,21 +304,10 @@ static void test_memory_map_with_zero_entry_size_is_ignored(void **state)
     assert_int_equal(boot_info.usable_count, 0);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup(test_bios_boot, reset),
-        cmocka_unit_test_setup(test_uefi_boot, reset),
-        cmocka_unit_test_setup(test_efi32_tags_say_uefi_32, reset),
-        cmocka_unit_test_setup(test_boot_ram_usable, reset),
-        cmocka_unit_test_setup(test_boot_ram_usable_never_wraps, reset),
-        cmocka_unit_test_setup(test_memory_map_entries_of_an_odd_size_are_read, reset),
-        cmocka_unit_test_setup(test_unterminated_name_is_bounded_by_its_tag, reset),
-        cmocka_unit_test_setup(test_long_command_line_is_truncated, reset),
-        cmocka_unit_test_setup(test_tag_running_past_the_end_stops_the_walk, reset),
-        cmocka_unit_test_setup(test_truncated_framebuffer_tag_is_ignored, reset),
-        cmocka_unit_test_setup(test_rgb_framebuffer_without_colour_info_keeps_zero_fields, reset),
-        cmocka_unit_test_setup(test_memory_map_with_zero_entry_size_is_ignored, reset),
-    };
-    return cmocka_run_group_tests(tests, 0, 0);
-}
+UNIT_MAIN_EACH(reset, NULL, NULL, NULL,
+               test_bios_boot, test_uefi_boot, test_efi32_tags_say_uefi_32, test_boot_ram_usable,
+               test_boot_ram_usable_never_wraps, test_memory_map_entries_of_an_odd_size_are_read,
+               test_unterminated_name_is_bounded_by_its_tag, test_long_command_line_is_truncated,
+               test_tag_running_past_the_end_stops_the_walk, test_truncated_framebuffer_tag_is_ignored,
+               test_rgb_framebuffer_without_colour_info_keeps_zero_fields,
+               test_memory_map_with_zero_entry_size_is_ignored)

@@ -13,6 +13,7 @@
 
 #include "kernel/net/netload_proto.h"
 #include "kernel/lib/sink.h"
+#include "unit_main.h"
 
 #define UDP_MAX 65507
 
@@ -398,26 +399,9 @@ static void test_report_lines(void **state)
     assert_string_equal(text, "sent packets 30000 (10000/s), bytes 30720000 (10240000/s)\n");
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_header_layout),
-        cmocka_unit_test(test_round_trip),
-        cmocka_unit_test(test_encode_refuses_bad_sizes),
-        cmocka_unit_test(test_stamp_rewrites_sequence_and_time_only),
-        cmocka_unit_test(test_decode_refuses_short),
-        cmocka_unit_test(test_decode_refuses_garbled),
-        cmocka_unit_test(test_in_order),
-        cmocka_unit_test(test_loss),
-        cmocka_unit_test(test_reorder),
-        cmocka_unit_test(test_duplicates),
-        cmocka_unit_test(test_window_edge),
-        cmocka_unit_test(test_jumps_clear_the_window),
-        cmocka_unit_test(test_sequence_wrap),
-        cmocka_unit_test(test_counters_never_wrap_below_zero),
-        cmocka_unit_test(test_simulated_link),
-        cmocka_unit_test(test_per_second),
-        cmocka_unit_test(test_report_lines),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(NULL, NULL,
+          test_header_layout, test_round_trip, test_encode_refuses_bad_sizes,
+          test_stamp_rewrites_sequence_and_time_only, test_decode_refuses_short, test_decode_refuses_garbled,
+          test_in_order, test_loss, test_reorder, test_duplicates, test_window_edge, test_jumps_clear_the_window,
+          test_sequence_wrap, test_counters_never_wrap_below_zero, test_simulated_link, test_per_second,
+          test_report_lines)

@@ -13,6 +13,7 @@
 
 #include "kernel/net/netpoll.h"
 #include "tests/unit/netpoll_addresses.h"
+#include "unit_main.h"
 
 static struct netpoll us, peer;
 static uint32_t admitted_ip; /* the one source the owner lets reassemble */
@@ -567,25 +568,16 @@ static void test_too_long_to_send_is_refused(void **state)
     assert_int_equal(sent.count, 0);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup(test_arp_request_for_our_address_is_answered_to_the_sender, setup),
-        cmocka_unit_test_setup(test_arp_for_others_replies_and_without_address_are_ignored, setup),
-        cmocka_unit_test_setup(test_small_datagram_round_trips_with_checksums, setup),
-        cmocka_unit_test_setup(test_short_datagram_is_padded_and_padding_is_not_payload, setup),
-        cmocka_unit_test_setup(test_bad_checksums_and_no_udp_checksum_are_refused, setup),
-        cmocka_unit_test_setup(test_wrong_address_port_protocol_and_type_are_not_ours, setup),
-        cmocka_unit_test_setup(test_every_truncation_and_bad_length_is_refused, setup),
-        cmocka_unit_test_setup(test_large_datagram_is_fragmented_and_reassembled_in_order, setup),
-        cmocka_unit_test_setup(test_fragments_in_every_order_and_with_duplicates_give_one_datagram, setup),
-        cmocka_unit_test_setup(test_overlap_with_other_bytes_drops_the_set, setup),
-        cmocka_unit_test_setup(test_partial_overlap_with_the_same_bytes_is_accepted, setup),
-        cmocka_unit_test_setup(test_oversize_and_inconsistent_sets_are_refused, setup),
-        cmocka_unit_test_setup(test_a_newer_set_replaces_an_older_one_and_stale_sets_time_out, setup),
-        cmocka_unit_test_setup(test_hostile_sources_are_dropped, setup),
-        cmocka_unit_test_setup(test_unadmitted_fragments_neither_start_nor_cancel_the_peers_reassembly, setup),
-        cmocka_unit_test_setup(test_too_long_to_send_is_refused, setup),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN_EACH(setup, NULL, NULL, NULL,
+               test_arp_request_for_our_address_is_answered_to_the_sender,
+               test_arp_for_others_replies_and_without_address_are_ignored,
+               test_small_datagram_round_trips_with_checksums, test_short_datagram_is_padded_and_padding_is_not_payload,
+               test_bad_checksums_and_no_udp_checksum_are_refused,
+               test_wrong_address_port_protocol_and_type_are_not_ours, test_every_truncation_and_bad_length_is_refused,
+               test_large_datagram_is_fragmented_and_reassembled_in_order,
+               test_fragments_in_every_order_and_with_duplicates_give_one_datagram,
+               test_overlap_with_other_bytes_drops_the_set, test_partial_overlap_with_the_same_bytes_is_accepted,
+               test_oversize_and_inconsistent_sets_are_refused,
+               test_a_newer_set_replaces_an_older_one_and_stale_sets_time_out, test_hostile_sources_are_dropped,
+               test_unadmitted_fragments_neither_start_nor_cancel_the_peers_reassembly,
+               test_too_long_to_send_is_refused)

@@ -12,6 +12,7 @@
 
 #include "kernel/net/netpoll.h"
 #include "tests/unit/netpoll_addresses.h"
+#include "unit_main.h"
 
 static struct netpoll us;
 
@@ -191,13 +192,7 @@ static void test_pending_questions_give_way_before_known_neighbours(void **state
     assert_memory_equal(mac, peer_mac, 6);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup(test_unknown_neighbour_is_asked_for_and_the_answer_to_our_request_is_learned, setup),
-        cmocka_unit_test_setup(test_unasked_arp_replies_requests_and_datagrams_do_not_steer_replies, setup),
-        cmocka_unit_test_setup(test_off_subnet_goes_to_the_gateway_mac, setup),
-        cmocka_unit_test_setup(test_pending_questions_give_way_before_known_neighbours, setup),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN_EACH(setup, NULL, NULL, NULL,
+               test_unknown_neighbour_is_asked_for_and_the_answer_to_our_request_is_learned,
+               test_unasked_arp_replies_requests_and_datagrams_do_not_steer_replies,
+               test_off_subnet_goes_to_the_gateway_mac, test_pending_questions_give_way_before_known_neighbours)

@@ -13,6 +13,7 @@
 #include "kernel/drivers/e1000_desc.h"
 #include "kernel/drivers/virtio_net_desc.h"
 #include "kernel/net/netdev.h"
+#include "unit_main.h"
 
 #define SLOTS 32
 #define SLOT 2048
@@ -172,17 +173,8 @@ static void test_e1000_tx_done_is_the_dd_bit(void **state)
     assert_true(e1000_tx_done(&d));
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_virtio_rx_good_frames_name_their_slot_and_length),
-        cmocka_unit_test(test_virtio_rx_ids_we_never_posted_are_bad_ids),
-        cmocka_unit_test(test_virtio_rx_impossible_lengths_give_the_slot_back),
-        cmocka_unit_test(test_virtio_tx_completions_must_be_chains_in_flight),
-        cmocka_unit_test(test_e1000_rx_whole_frames),
-        cmocka_unit_test(test_e1000_rx_not_done_is_still_the_cards),
-        cmocka_unit_test(test_e1000_rx_damaged_split_or_impossible_is_bad),
-        cmocka_unit_test(test_e1000_tx_done_is_the_dd_bit),
-    };
-    return cmocka_run_group_tests(tests, 0, 0);
-}
+UNIT_MAIN(NULL, NULL,
+          test_virtio_rx_good_frames_name_their_slot_and_length, test_virtio_rx_ids_we_never_posted_are_bad_ids,
+          test_virtio_rx_impossible_lengths_give_the_slot_back, test_virtio_tx_completions_must_be_chains_in_flight,
+          test_e1000_rx_whole_frames, test_e1000_rx_not_done_is_still_the_cards,
+          test_e1000_rx_damaged_split_or_impossible_is_bad, test_e1000_tx_done_is_the_dd_bit)

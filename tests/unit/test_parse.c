@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include "kernel/lib/parse.h"
+#include "unit_main.h"
 
 #define UNTOUCHED 0xdeadbeefcafef00dull
 
@@ -258,23 +259,9 @@ static void test_parse_ipv4(void **state)
     assert_false(parse_ipv4(NULL, &a));
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_split_simple_words),
-        cmocka_unit_test(test_split_spaces_and_tabs_anywhere),
-        cmocka_unit_test(test_split_empty_and_blank_lines),
-        cmocka_unit_test(test_split_other_characters_are_word_characters),
-        cmocka_unit_test(test_split_exactly_max_args),
-        cmocka_unit_test(test_split_one_more_than_max_args),
-        cmocka_unit_test(test_split_small_limits),
-        cmocka_unit_test(test_parse_decimal),
-        cmocka_unit_test(test_parse_hex),
-        cmocka_unit_test(test_parse_refuses_malformed),
-        cmocka_unit_test(test_parse_refuses_overflow),
-        cmocka_unit_test(test_parse_range),
-        cmocka_unit_test(test_extra_words_via_split),
-        cmocka_unit_test(test_parse_ipv4),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(NULL, NULL,
+          test_split_simple_words, test_split_spaces_and_tabs_anywhere, test_split_empty_and_blank_lines,
+          test_split_other_characters_are_word_characters, test_split_exactly_max_args,
+          test_split_one_more_than_max_args, test_split_small_limits, test_parse_decimal, test_parse_hex,
+          test_parse_refuses_malformed, test_parse_refuses_overflow, test_parse_range, test_extra_words_via_split,
+          test_parse_ipv4)

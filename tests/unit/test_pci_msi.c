@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "arch/x86_64/pci_msi.h"
+#include "unit_main.h"
 
 struct fake_config {
     uint8_t bytes[256];
@@ -239,19 +240,7 @@ static void test_message(void **state)
     assert_false(msi_compose(0x0E, 0, &m));
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_normal_list),
-        cmocka_unit_test(test_empty_list),
-        cmocka_unit_test(test_loop_stops),
-        cmocka_unit_test(test_pointer_below_0x40_stops),
-        cmocka_unit_test(test_unaligned_pointer_stops),
-        cmocka_unit_test(test_more_than_48_entries_stops),
-        cmocka_unit_test(test_endless_list_stops_at_48),
-        cmocka_unit_test(test_layout_32_and_64_bit),
-        cmocka_unit_test(test_msix_table_place),
-        cmocka_unit_test(test_message),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(NULL, NULL,
+          test_normal_list, test_empty_list, test_loop_stops, test_pointer_below_0x40_stops,
+          test_unaligned_pointer_stops, test_more_than_48_entries_stops, test_endless_list_stops_at_48,
+          test_layout_32_and_64_bit, test_msix_table_place, test_message)

@@ -20,6 +20,7 @@
 #include "hal/pmu.h"
 #include "kernel/lib/sink.h"
 #include "pmu_fixture.h"
+#include "unit_main.h"
 
 /* A machine of model, probed (the counter counts) and armed, whose counter overflows 50 cycles after it starts
  * to disarm: the NMI held, the disarm done. */
@@ -215,16 +216,7 @@ static void amd_legacy_only_claimed_faults(void **state)
     expect_described("probe:      faulted: MSR 0xc0010201");
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        T(amd_zen2_probe_and_arm),
-        T(amd_zen2_late_overflow_then_genuine_minutes_later),
-        T(amd_zen2_stale_sign_bit_is_not_an_overflow),
-        T(amd_zen4_perfmon_v2),
-        T(amd_zen4_late_overflow),
-        T(amd_legacy_only_refused_untouched),
-        T(amd_legacy_only_claimed_faults),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN_EACH(setup, teardown, NULL, NULL,
+               amd_zen2_probe_and_arm, amd_zen2_late_overflow_then_genuine_minutes_later,
+               amd_zen2_stale_sign_bit_is_not_an_overflow, amd_zen4_perfmon_v2, amd_zen4_late_overflow,
+               amd_legacy_only_refused_untouched, amd_legacy_only_claimed_faults)

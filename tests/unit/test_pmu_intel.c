@@ -20,6 +20,7 @@
 #include "hal/pmu.h"
 #include "kernel/lib/sink.h"
 #include "pmu_fixture.h"
+#include "unit_main.h"
 
 /* ---- Intel v2 ------------------------------------------------------------------------------------------ */
 
@@ -331,21 +332,8 @@ static void intel_nmi_lvt_accesses_counted(void **state)
     assert_false(pmu_cpu_view(MAX_CPUS, &v));
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        T(intel_v2_probe_counts),
-        T(intel_v2_arm_run_disarm),
-        T(intel_late_overflow_after_disarm),
-        T(intel_lost_pmi_then_genuine_nmi),
-        T(intel_overflow_read_from_status_exactly),
-        T(intel_v4_freeze_cleared_first),
-        T(intel_freeze_would_stop_the_counter),
-        T(intel_v5_without_fixed1_refused),
-        T(intel_v5_bitmap_offers_fixed1),
-        T(intel_hybrid_both_core_types),
-        T(intel_v2_describe),
-        T(intel_nmi_lvt_accesses_counted),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN_EACH(setup, teardown, NULL, NULL,
+               intel_v2_probe_counts, intel_v2_arm_run_disarm, intel_late_overflow_after_disarm,
+               intel_lost_pmi_then_genuine_nmi, intel_overflow_read_from_status_exactly, intel_v4_freeze_cleared_first,
+               intel_freeze_would_stop_the_counter, intel_v5_without_fixed1_refused, intel_v5_bitmap_offers_fixed1,
+               intel_hybrid_both_core_types, intel_v2_describe, intel_nmi_lvt_accesses_counted)

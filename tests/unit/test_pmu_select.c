@@ -20,16 +20,23 @@
 #include "hal/pmu.h"
 #include "kernel/lib/sink.h"
 #include "pmu_fixture.h"
+#include "unit_main.h"
+
+/* Boots on model and probes, which must give want: the TSC ticks the probe spent. */
+static uint64_t probe_spent(void (*model)(void), enum pmu_verdict want)
+{
+    boot(model, NULL);
+    uint64_t t0 = fake.tsc;
+    assert_int_equal(pmu_probe(), want);
+    return fake.tsc - t0;
+}
 
 /* ---- a hypervisor that claims a PMU and swallows the writes --------------------------------------------- */
 
 static void hypervisor_swallows_does_not_count(void **state)
 {
     (void)state;
-    boot(fake_model_hypervisor_swallows, NULL);
-    uint64_t t0 = fake.tsc;
-    assert_int_equal(pmu_probe(), PMU_DOES_NOT_COUNT);
-    uint64_t spent = fake.tsc - t0;
+    uint64_t spent = probe_spent(fake_model_hypervisor_swallows, PMU_DOES_NOT_COUNT);
     /* The spin is bounded by the TSC at about 10 us -- all of it spent, since nothing moves. */
     assert_true(spent >= MS / 100);
     assert_true(spent < MS / 100 + 2000);
@@ -101,10 +108,7 @@ static void qemu_amd_max_claim_intel(void **state)
 static void counts_but_never_interrupts(void **state)
 {
     (void)state;
-    boot(fake_model_no_interrupt, NULL);
-    uint64_t t0 = fake.tsc;
-    assert_int_equal(pmu_probe(), PMU_NO_INTERRUPT);
-    uint64_t spent = fake.tsc - t0;
+    uint64_t spent = probe_spent(fake_model_no_interrupt, PMU_NO_INTERRUPT);
     assert_true(spent >= 10 * MS);       /* waited the whole 10 ms for the NMI */
     assert_true(spent < 10 * MS + MS / 10);
     assert_string_equal(pmu_verdict_reason(), "the counter counts, but its overflow raised no NMI within 10 ms");
@@ -307,26 +311,10 @@ static void probe_without_select_selects_auto(void **state)
     assert_int_equal(fake_log_lines, 1);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        T(hypervisor_swallows_does_not_count),
-        T(qemu_amd_max_out_of_range_leaf),
-        T(qemu_amd_max_claim_amd_does_not_count),
-        T(qemu_amd_max_claim_intel),
-        T(counts_but_never_interrupts),
-        T(no_pmu_auto),
-        T(no_pmu_claim_intel_does_not_count),
-        T(pmu_off),
-        T(pmu_bad_value_means_auto),
-        T(probe_runs_once_and_is_cached),
-        T(period_has_a_floor),
-        T(period_is_a_millisecond_and_stated),
-        T(probe_fault_on_debugctl),
-        T(probe_fault_mid_way_leaves_it_disabled),
-        T(arm_fault_leaves_cpu_on_the_tick),
-        T(genuine_nmi_with_nothing_selected),
-        T(probe_without_select_selects_auto),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN_EACH(setup, teardown, NULL, NULL,
+               hypervisor_swallows_does_not_count, qemu_amd_max_out_of_range_leaf,
+               qemu_amd_max_claim_amd_does_not_count, qemu_amd_max_claim_intel, counts_but_never_interrupts,
+               no_pmu_auto, no_pmu_claim_intel_does_not_count, pmu_off, pmu_bad_value_means_auto,
+               probe_runs_once_and_is_cached, period_has_a_floor, period_is_a_millisecond_and_stated,
+               probe_fault_on_debugctl, probe_fault_mid_way_leaves_it_disabled, arm_fault_leaves_cpu_on_the_tick,
+               genuine_nmi_with_nothing_selected, probe_without_select_selects_auto)

@@ -21,6 +21,7 @@
 #include "fake_kernel.h"
 #include "fake_hal.h"
 #include "hal/pmu.h"
+#include "unit_main.h"
 
 #define MS 2000000ull
 #define BIT(n) (1ull << (n))
@@ -222,8 +223,6 @@ static void a_reader_that_sees_the_verdict_sees_all_it_covers(void **state)
     }
 }
 
-#define T(f) cmocka_unit_test_setup(f, setup)
-
 static int setup_group(void **state)
 {
     (void)state;
@@ -236,15 +235,7 @@ static int setup_group(void **state)
     return 0;
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        T(intel_v1_refused),
-        T(narrow_fixed_counters_refused),
-        T(thirty_two_bit_fixed_counters_accepted),
-        T(reason_is_formatted_before_the_verdict_is_stored),
-        T(refusal_is_formatted_before_the_verdict_is_stored),
-        T(a_reader_that_sees_the_verdict_sees_all_it_covers),
-    };
-    return cmocka_run_group_tests(tests, setup_group, NULL);
-}
+UNIT_MAIN_EACH(setup, NULL, setup_group, NULL,
+               intel_v1_refused, narrow_fixed_counters_refused, thirty_two_bit_fixed_counters_accepted,
+               reason_is_formatted_before_the_verdict_is_stored, refusal_is_formatted_before_the_verdict_is_stored,
+               a_reader_that_sees_the_verdict_sees_all_it_covers)

@@ -23,6 +23,7 @@
 #include "kernel/profiler/pprof_fold.h"
 #include "pprof_records.h"
 #include "profiler_fold_fixture.h"
+#include "unit_main.h"
 
 /* ---- a protobuf reader, just enough for profile.proto ---------------------------------------------------- */
 
@@ -508,13 +509,6 @@ static void test_gzip_when_it_pays(void **state)
     assert_int_equal(live_allocations, 0);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup(test_tick_profile, setup),
-        cmocka_unit_test_setup(test_counter_profile_and_not_tracked, setup),
-        cmocka_unit_test_setup(test_out_of_memory_at_every_step, setup),
-        cmocka_unit_test_setup(test_gzip_when_it_pays, setup),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN_EACH(setup, NULL, NULL, NULL,
+               test_tick_profile, test_counter_profile_and_not_tracked, test_out_of_memory_at_every_step,
+               test_gzip_when_it_pays)

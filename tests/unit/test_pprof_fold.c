@@ -17,6 +17,7 @@
 #include "kernel/profiler/pprof_fold.h"
 #include "pprof_records.h"
 #include "profiler_fold_fixture.h"
+#include "unit_main.h"
 
 
 static struct pprof_fold *fold_run(void)
@@ -179,15 +180,7 @@ static void test_out_of_memory(void **state)
     allocations_fail = false;
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup(test_one_key_per_distinct_field, setup),
-        cmocka_unit_test_setup(test_weights_and_held_off_summed, setup),
-        cmocka_unit_test_setup(test_straggler_left_out_and_depth_clamped, setup),
-        cmocka_unit_test_setup(test_full_table_counts_what_it_cannot_keep, setup),
-        cmocka_unit_test_setup(test_holds_label_sets_until_destroyed, setup),
-        cmocka_unit_test_setup(test_out_of_memory, setup),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN_EACH(setup, NULL, NULL, NULL,
+               test_one_key_per_distinct_field, test_weights_and_held_off_summed,
+               test_straggler_left_out_and_depth_clamped, test_full_table_counts_what_it_cannot_keep,
+               test_holds_label_sets_until_destroyed, test_out_of_memory)

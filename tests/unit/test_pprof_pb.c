@@ -14,6 +14,7 @@
 #include "counting_heap.h"
 #include "kernel/heap.h"
 #include "kernel/profiler/pb_writer.h"
+#include "unit_main.h"
 
 /* The heap counts and can be told to refuse its nth allocation from now (counting_heap.c's fail_at). */
 
@@ -187,15 +188,6 @@ static void test_heap_refuses(void **state)
     assert_int_equal(live_allocations, 0);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup(test_varint_boundaries, setup),
-        cmocka_unit_test_setup(test_fields, setup),
-        cmocka_unit_test_setup(test_nested_lengths, setup),
-        cmocka_unit_test_setup(test_grows_and_hands_over, setup),
-        cmocka_unit_test_setup(test_limit, setup),
-        cmocka_unit_test_setup(test_heap_refuses, setup),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN_EACH(setup, NULL, NULL, NULL,
+               test_varint_boundaries, test_fields, test_nested_lengths, test_grows_and_hands_over, test_limit,
+               test_heap_refuses)

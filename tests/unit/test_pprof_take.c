@@ -26,6 +26,7 @@
 #include "kernel/stacktrace.h"
 #include "kernel/symbols.h"
 #include "kernel/task.h"
+#include "unit_main.h"
 
 /* ---- fakes ---------------------------------------------------------------------------------------------- */
 
@@ -266,14 +267,6 @@ static void test_out_of_memory(void **state)
     expect_all_given_back();
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup(test_a_profile_of_two_seconds, setup),
-        cmocka_unit_test_setup(test_seconds_clamped, setup),
-        cmocka_unit_test_setup(test_busy_says_what_holds_it, setup),
-        cmocka_unit_test_setup(test_hook_cancels, setup),
-        cmocka_unit_test_setup(test_out_of_memory, setup),
-    };
-    return cmocka_run_group_tests(tests, setup_group, NULL);
-}
+UNIT_MAIN_EACH(setup, NULL, setup_group, NULL,
+               test_a_profile_of_two_seconds, test_seconds_clamped, test_busy_says_what_holds_it, test_hook_cancels,
+               test_out_of_memory)

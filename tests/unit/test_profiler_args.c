@@ -11,6 +11,7 @@
 #include "shell_line.h"
 #include "kernel/labels.h"
 #include "kernel/profiler/args.h"
+#include "unit_main.h"
 
 /* ---- the parser --------------------------------------------------------------------------------------- */
 
@@ -41,6 +42,14 @@ static void expect_refused(const char *line)
         fail_msg("\"%s\" was accepted", line);
 }
 
+/* Each of the lines refused (a failure names the line): EXPECT_REFUSED("profile 0", "profile x", ...). */
+static void expect_each_refused(const char *const *lines)
+{
+    for (; *lines; lines++)
+        expect_refused(*lines);
+}
+#define EXPECT_REFUSED(...) expect_each_refused((const char *const[]){ __VA_ARGS__, NULL })
+
 static void test_defaults(void **state)
 {
     (void)state;
@@ -59,14 +68,8 @@ static void test_window(void **state)
 static void test_bad_window(void **state)
 {
     (void)state;
-    expect_refused("profile 0");
-    expect_refused("profile 2001");
-    expect_refused("profile -5");
-    expect_refused("profile abc");
-    expect_refused("profile 12x");
-    expect_refused("profile +5");
-    expect_refused("profile 99999999999999999999999");
-    expect_refused("profile all");
+    EXPECT_REFUSED("profile 0", "profile 2001", "profile -5", "profile abc", "profile 12x", "profile +5",
+                   "profile 99999999999999999999999", "profile all");
 }
 
 static void test_all_or_pid(void **state)
@@ -83,12 +86,8 @@ static void test_all_or_pid(void **state)
 static void test_bad_pid(void **state)
 {
     (void)state;
-    expect_refused("profile 500 -5");
-    expect_refused("profile 500 abc");
-    expect_refused("profile 500 12x");
-    expect_refused("profile 500 ALL");
-    expect_refused("profile 500 al");
-    expect_refused("profile 500 4294967296");
+    EXPECT_REFUSED("profile 500 -5", "profile 500 abc", "profile 500 12x", "profile 500 ALL", "profile 500 al",
+                   "profile 500 4294967296");
 }
 
 static void test_chains(void **state)
@@ -96,20 +95,14 @@ static void test_chains(void **state)
     (void)state;
     expect_request("profile 1000 all 1", 1000, false, 0, 1);
     expect_request("profile 1000 all 128", 1000, false, 0, 128);
-    expect_refused("profile 1000 all 0");
-    expect_refused("profile 1000 all 129");
-    expect_refused("profile 1000 all -5");
-    expect_refused("profile 1000 all abc");
-    expect_refused("profile 1000 all 12x");
-    expect_refused("profile 1000 all all");
+    EXPECT_REFUSED("profile 1000 all 0", "profile 1000 all 129", "profile 1000 all -5", "profile 1000 all abc",
+                   "profile 1000 all 12x", "profile 1000 all all");
 }
 
 static void test_extra_words(void **state)
 {
     (void)state;
-    expect_refused("profile 1000 all 3 4");
-    expect_refused("profile 1000 all 3 x");
-    expect_refused("profile 1 2 3 4 5 6");
+    EXPECT_REFUSED("profile 1000 all 3 4", "profile 1000 all 3 x", "profile 1 2 3 4 5 6");
 }
 
 /* The parsed request of line, which must be accepted. */
@@ -154,16 +147,9 @@ static void test_bad_label_filters(void **state)
 {
     (void)state;
     expect_refused("profile 1000 job=a job=b"); /* at most one */
-    expect_refused("profile 1000 job=a job=a");
-    expect_refused("profile 1000 job=");
-    expect_refused("profile 1000 =a");
-    expect_refused("profile 1000 Job=a");
-    expect_refused("profile 1000 job=a=b");
-    expect_refused("profile 1000 job=a,b");
-    expect_refused("profile 1000 0123456789abcdef=a");
-    expect_refused("profile 1000 k=ABCDEFGHIJKLMNOPQRSTUVWX");
-    expect_refused("profile 1000 all 3 4 job=a");
-    expect_refused("profile 0 job=a");
+    EXPECT_REFUSED("profile 1000 job=a job=a", "profile 1000 job=", "profile 1000 =a", "profile 1000 Job=a",
+                   "profile 1000 job=a=b", "profile 1000 job=a,b", "profile 1000 0123456789abcdef=a",
+                   "profile 1000 k=ABCDEFGHIJKLMNOPQRSTUVWX", "profile 1000 all 3 4 job=a", "profile 0 job=a");
 }
 
 static void test_raw(void **state)
@@ -185,24 +171,9 @@ static void test_raw(void **state)
     assert_true(req.raw);
     assert_int_equal(req.ms, 1000);
     expect_refused("profile 500 all 3 raw"); /* no chain count with raw */
-    expect_refused("profile 500 raw raw");
-    expect_refused("profile 500 all RAW");
-    expect_refused("profile 500 all raw2");
+    EXPECT_REFUSED("profile 500 raw raw", "profile 500 all RAW", "profile 500 all raw2");
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_defaults),
-        cmocka_unit_test(test_window),
-        cmocka_unit_test(test_bad_window),
-        cmocka_unit_test(test_all_or_pid),
-        cmocka_unit_test(test_bad_pid),
-        cmocka_unit_test(test_chains),
-        cmocka_unit_test(test_extra_words),
-        cmocka_unit_test(test_label_filter_anywhere_after_the_name),
-        cmocka_unit_test(test_bad_label_filters),
-        cmocka_unit_test(test_raw),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(NULL, NULL,
+          test_defaults, test_window, test_bad_window, test_all_or_pid, test_bad_pid, test_chains, test_extra_words,
+          test_label_filter_anywhere_after_the_name, test_bad_label_filters, test_raw)

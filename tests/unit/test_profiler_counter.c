@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "profiler_counter_fixture.h"
+#include "unit_main.h"
 
 /* ---- tests ------------------------------------------------------------------------------------------- */
 
@@ -378,19 +379,9 @@ static void the_tick_schedule_follows_a_drifting_timer(void **state)
     }
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_teardown(handshake_on_every_model, teardown),
-        cmocka_unit_test_teardown(genuine_nmi_outside_a_run_is_not_claimed, teardown),
-        cmocka_unit_test_teardown(arm_fault_leaves_that_cpu_on_the_tick_and_named, teardown),
-        cmocka_unit_test_teardown(stopped_counter_is_noticed, teardown),
-        cmocka_unit_test_teardown(nmi_over_budget_doubles_the_period, teardown),
-        cmocka_unit_test_teardown(two_seconds_at_1khz_on_4_cpus_drop_nothing, teardown),
-        cmocka_unit_test_teardown(undrained_run_counts_its_drops, teardown),
-        cmocka_unit_test_teardown(interrupts_off_and_in_interrupt_are_marked, teardown),
-        cmocka_unit_test_teardown(held_off_ticks_are_told_from_late_ones, teardown),
-        cmocka_unit_test_teardown(the_tick_schedule_follows_a_drifting_timer, teardown),
-    };
-    return cmocka_run_group_tests(tests, setup_group, NULL);
-}
+UNIT_MAIN_EACH(NULL, teardown, setup_group, NULL,
+               handshake_on_every_model, genuine_nmi_outside_a_run_is_not_claimed,
+               arm_fault_leaves_that_cpu_on_the_tick_and_named, stopped_counter_is_noticed,
+               nmi_over_budget_doubles_the_period, two_seconds_at_1khz_on_4_cpus_drop_nothing,
+               undrained_run_counts_its_drops, interrupts_off_and_in_interrupt_are_marked,
+               held_off_ticks_are_told_from_late_ones, the_tick_schedule_follows_a_drifting_timer)

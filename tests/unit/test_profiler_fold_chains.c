@@ -19,6 +19,7 @@
 #include "kernel/lib/sink.h"
 #include "kernel/symbols.h"
 #include "profiler_fold_fixture.h"
+#include "unit_main.h"
 
 /* ---- the leaf ---------------------------------------------------------------------------------------- */
 
@@ -302,25 +303,11 @@ static void test_table_exactly_full_has_no_limit_line(void **state)
     assert_int_equal(lines, 2 + 2 * PROFILE_CHAIN_TABLE);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup(test_leaf_folds_by_symbol_with_span, setup),
-        cmocka_unit_test_setup(test_leaf_on_one_offset_has_no_span, setup),
-        cmocka_unit_test_setup(test_leaf_at_symbol_start_and_without_callers, setup),
-        cmocka_unit_test_setup(test_unresolved_leaf_folds_by_exact_address, setup),
-        cmocka_unit_test_setup(test_callers_fold_by_exact_address, setup),
-        cmocka_unit_test_setup(test_chains_of_different_depth_are_different, setup),
-        cmocka_unit_test_setup(test_unresolved_caller_printed_raw, setup),
-        cmocka_unit_test_setup(test_caller_after_a_final_call_belongs_to_the_caller, setup),
-        cmocka_unit_test_setup(test_eight_frame_chain, setup),
-        cmocka_unit_test_setup(test_hottest_first_ties_in_first_seen_order, setup),
-        cmocka_unit_test_setup(test_more_chains_line, setup),
-        cmocka_unit_test_setup(test_percentages_round_half_up_to_one_decimal, setup),
-        cmocka_unit_test_setup(test_small_percentages, setup),
-        cmocka_unit_test_setup(test_table_limit_and_its_line, setup),
-        cmocka_unit_test_setup(test_table_limit_more_samples_of_untracked_chains, setup),
-        cmocka_unit_test_setup(test_table_exactly_full_has_no_limit_line, setup),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN_EACH(setup, NULL, NULL, NULL,
+               test_leaf_folds_by_symbol_with_span, test_leaf_on_one_offset_has_no_span,
+               test_leaf_at_symbol_start_and_without_callers, test_unresolved_leaf_folds_by_exact_address,
+               test_callers_fold_by_exact_address, test_chains_of_different_depth_are_different,
+               test_unresolved_caller_printed_raw, test_caller_after_a_final_call_belongs_to_the_caller,
+               test_eight_frame_chain, test_hottest_first_ties_in_first_seen_order, test_more_chains_line,
+               test_percentages_round_half_up_to_one_decimal, test_small_percentages, test_table_limit_and_its_line,
+               test_table_limit_more_samples_of_untracked_chains, test_table_exactly_full_has_no_limit_line)

@@ -19,6 +19,7 @@
 #include "kernel/lib/sink.h"
 #include "kernel/symbols.h"
 #include "profiler_fold_fixture.h"
+#include "unit_main.h"
 
 /* ---- what is counted ------------------------------------------------------------------------------------ */
 
@@ -177,22 +178,9 @@ static void test_fold_on_its_own(void **state)
     assert_int_equal(live_allocations, 0);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup(test_header_counts_cpus_and_drops, setup),
-        cmocka_unit_test_setup(test_header_names_window_and_source, setup),
-        cmocka_unit_test_setup(test_samples_of_other_runs_are_ignored, setup),
-        cmocka_unit_test_setup(test_pid_filter, setup),
-        cmocka_unit_test_setup(test_filter_for_all, setup),
-        cmocka_unit_test_setup(test_report_consumes_the_rings, setup),
-        cmocka_unit_test_setup(test_empty_report_on_the_tick, setup),
-        cmocka_unit_test_setup(test_empty_report_on_the_counter, setup),
-        cmocka_unit_test_setup(test_empty_report_for_a_pid, setup),
-        cmocka_unit_test_setup(test_only_stale_samples_is_empty, setup),
-        cmocka_unit_test_setup(test_drops_without_samples, setup),
-        cmocka_unit_test_setup(test_out_of_memory, setup),
-        cmocka_unit_test_setup(test_fold_on_its_own, setup),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN_EACH(setup, NULL, NULL, NULL,
+               test_header_counts_cpus_and_drops, test_header_names_window_and_source,
+               test_samples_of_other_runs_are_ignored, test_pid_filter, test_filter_for_all,
+               test_report_consumes_the_rings, test_empty_report_on_the_tick, test_empty_report_on_the_counter,
+               test_empty_report_for_a_pid, test_only_stale_samples_is_empty, test_drops_without_samples,
+               test_out_of_memory, test_fold_on_its_own)

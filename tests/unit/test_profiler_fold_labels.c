@@ -20,6 +20,7 @@
 #include "kernel/lib/sink.h"
 #include "kernel/symbols.h"
 #include "profiler_fold_fixture.h"
+#include "unit_main.h"
 
 /* ---- labels ------------------------------------------------------------------------------------------ */
 
@@ -199,17 +200,7 @@ static void test_fold_holds_its_sets_and_says_labels_dropped(void **state)
     assert_false(label_set_interned(set));
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup(test_breakdown_line, setup),
-        cmocka_unit_test_setup(test_breakdown_hottest_first_ties_first_seen, setup),
-        cmocka_unit_test_setup(test_breakdown_only_when_some_sample_is_labelled, setup),
-        cmocka_unit_test_setup(test_breakdown_counts_add_up, setup),
-        cmocka_unit_test_setup(test_label_filter, setup),
-        cmocka_unit_test_setup(test_label_filter_with_pid, setup),
-        cmocka_unit_test_setup(test_label_filter_empty, setup),
-        cmocka_unit_test_setup(test_fold_holds_its_sets_and_says_labels_dropped, setup),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN_EACH(setup, NULL, NULL, NULL,
+               test_breakdown_line, test_breakdown_hottest_first_ties_first_seen,
+               test_breakdown_only_when_some_sample_is_labelled, test_breakdown_counts_add_up, test_label_filter,
+               test_label_filter_with_pid, test_label_filter_empty, test_fold_holds_its_sets_and_says_labels_dropped)

@@ -18,6 +18,7 @@
 #include "kernel/lib/sink.h"
 #include "kernel/symbols.h"
 #include "profiler_fold_fixture.h"
+#include "unit_main.h"
 
 /* ---- the raw form ---------------------------------------------------------------------------------------- */
 
@@ -129,11 +130,5 @@ static void test_raw_report_filters_counts_drops_and_names_the_counter(void **st
                         "window_ms=1000 cpus=4 build_id=none\n", 85);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup(test_raw_report, setup),
-        cmocka_unit_test_setup(test_raw_report_filters_counts_drops_and_names_the_counter, setup),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN_EACH(setup, NULL, NULL, NULL,
+               test_raw_report, test_raw_report_filters_counts_drops_and_names_the_counter)

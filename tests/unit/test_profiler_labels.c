@@ -27,6 +27,7 @@
 #include "kernel/profiler/run.h"
 #include "kernel/symbols.h"
 #include "kernel/task.h"
+#include "unit_main.h"
 
 /* Tasks, their stacks, the walk (pc alone) and the stop's sleep (a tick on each CPU, at fake_tick_pc) are
  * the fake kernel's (tests/unit/fake_kernel.c); the text is this file's. */
@@ -247,14 +248,7 @@ static void test_the_span_rides_in_the_record(void **state)
     profiler_release();
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_released_while_the_tick_samples),
-        cmocka_unit_test(test_released_while_the_nmi_samples),
-        cmocka_unit_test(test_a_reset_frees_what_undrained_records_held),
-        cmocka_unit_test(test_a_captured_record_keeps_its_set_until_the_fold_holds_it),
-        cmocka_unit_test(test_the_span_rides_in_the_record),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(NULL, NULL,
+          test_released_while_the_tick_samples, test_released_while_the_nmi_samples,
+          test_a_reset_frees_what_undrained_records_held, test_a_captured_record_keeps_its_set_until_the_fold_holds_it,
+          test_the_span_rides_in_the_record)

@@ -19,6 +19,7 @@
 #include "kernel/lib/sink.h"
 #include "kernel/profiler.h"
 #include "profiler_counter_fixture.h"
+#include "unit_main.h"
 
 static bool counts(const struct model *m) { return m->verdict == PMU_COUNTS; }
 
@@ -220,13 +221,7 @@ static void lscpu_says_which_cpus_are_armed_now(void **state)
     }
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_teardown(a_cpu_away_during_the_stop_is_disarmed_before_it_samples, teardown),
-        cmocka_unit_test_teardown(a_first_tick_racing_the_stop_leaves_nothing_armed, teardown),
-        cmocka_unit_test_teardown(a_late_nmi_never_shares_a_ring_slot_with_a_tick_sample, teardown),
-        cmocka_unit_test_teardown(lscpu_says_which_cpus_are_armed_now, teardown),
-    };
-    return cmocka_run_group_tests(tests, setup_group, NULL);
-}
+UNIT_MAIN_EACH(NULL, teardown, setup_group, NULL,
+               a_cpu_away_during_the_stop_is_disarmed_before_it_samples,
+               a_first_tick_racing_the_stop_leaves_nothing_armed,
+               a_late_nmi_never_shares_a_ring_slot_with_a_tick_sample, lscpu_says_which_cpus_are_armed_now)

@@ -12,6 +12,7 @@
 
 #include "fake_hal.h"
 #include "kernel/profiler/raw.h"
+#include "unit_main.h"
 
 static char line[PROFILE_RAW_LINE_MAX];
 
@@ -489,20 +490,7 @@ static void test_span_as_a_label(void **state)
     assert_int_equal(profile_raw_format_sample(&s, line, sizeof line), 0);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_sample_text_and_round_trip),
-        cmocka_unit_test(test_sample_extremes),
-        cmocka_unit_test(test_label_key_starting_with_dash),
-        cmocka_unit_test(test_sample_period_and_context),
-        cmocka_unit_test(test_record_line_carries_period_and_marks),
-        cmocka_unit_test(test_garbled_samples_refused),
-        cmocka_unit_test(test_sample_that_cannot_be_written),
-        cmocka_unit_test(test_header),
-        cmocka_unit_test(test_trailer),
-        cmocka_unit_test(test_build_id_note),
-        cmocka_unit_test(test_span_as_a_label),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(NULL, NULL,
+          test_sample_text_and_round_trip, test_sample_extremes, test_label_key_starting_with_dash,
+          test_sample_period_and_context, test_record_line_carries_period_and_marks, test_garbled_samples_refused,
+          test_sample_that_cannot_be_written, test_header, test_trailer, test_build_id_note, test_span_as_a_label)

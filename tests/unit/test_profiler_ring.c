@@ -10,6 +10,7 @@
 
 #include "fake_hal.h"
 #include "kernel/profiler_ring.h"
+#include "unit_main.h"
 
 #define CAP 8
 static struct profile_record storage[CAP];
@@ -215,21 +216,8 @@ static void test_production_size(void **state)
         assert_int_equal(consume(&r), i);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_empty),
-        cmocka_unit_test(test_fifo_order),
-        cmocka_unit_test(test_reserve_is_invisible_until_commit),
-        cmocka_unit_test(test_slot_index_wraps),
-        cmocka_unit_test(test_full_ring_counts_drops_and_keeps_oldest),
-        cmocka_unit_test(test_indexes_across_uint32_max),
-        cmocka_unit_test(test_full_detection_across_uint32_max),
-        cmocka_unit_test(test_start_at_uint32_max_exactly),
-        cmocka_unit_test(test_reset_forgets_records_and_drops),
-        cmocka_unit_test(test_capacity_one),
-        cmocka_unit_test(test_ring_without_storage_refuses_without_counting),
-        cmocka_unit_test(test_production_size),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(NULL, NULL,
+          test_empty, test_fifo_order, test_reserve_is_invisible_until_commit, test_slot_index_wraps,
+          test_full_ring_counts_drops_and_keeps_oldest, test_indexes_across_uint32_max,
+          test_full_detection_across_uint32_max, test_start_at_uint32_max_exactly, test_reset_forgets_records_and_drops,
+          test_capacity_one, test_ring_without_storage_refuses_without_counting, test_production_size)

@@ -14,6 +14,7 @@
 #include "kernel/labels.h"
 #include "kernel/profiler/run.h"
 #include "kernel/task.h"
+#include "unit_main.h"
 
 #define NCPUS 3
 #define CAP 8
@@ -260,15 +261,7 @@ static void test_window_ends_when_asked(void **state)
     assert_int_equal(nsteps, 0);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_drain_hands_each_wanted_record_once),
-        cmocka_unit_test(test_drain_skips_filtered_records),
-        cmocka_unit_test(test_drain_takes_only_what_is_present),
-        cmocka_unit_test(test_drops_sum_every_ring),
-        cmocka_unit_test(test_window_runs_to_its_end),
-        cmocka_unit_test(test_window_ends_when_asked),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(NULL, NULL,
+          test_drain_hands_each_wanted_record_once, test_drain_skips_filtered_records,
+          test_drain_takes_only_what_is_present, test_drops_sum_every_ring, test_window_runs_to_its_end,
+          test_window_ends_when_asked)

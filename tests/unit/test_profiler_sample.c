@@ -21,6 +21,7 @@
 #include "kernel/stacktrace.h"
 #include "kernel/symbols.h"
 #include "kernel/task.h"
+#include "unit_main.h"
 
 /* ---- fakes ------------------------------------------------------------------------------------------ */
 
@@ -473,29 +474,12 @@ static void test_records_carry_their_run(void **state)
     assert_int_equal(profile_ring_peek(&run.rings[0])->run, first + 1);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_start_without_memory_gives_the_claim_back, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_second_start_is_busy, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_rings_allocated_once_and_kept, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_run_numbers_are_distinct_and_never_zero, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_window_is_measured, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_start_empties_the_rings, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_record_of_a_deep_chain, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_short_chain, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_sample_on_first_instruction_keeps_direct_caller, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_sample_on_ret_keeps_direct_caller, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_sample_on_mov_rsp_rbp_keeps_direct_caller, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_sample_and_tick_write_the_same_record, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_corrupt_frame_pointer_still_gives_frame_zero, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_no_current_task, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_each_cpu_writes_its_own_ring, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_cpu_without_a_ring_takes_nothing, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_full_ring_counts_drops, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_inactive_takes_nothing, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_records_carry_their_run, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_counter_run_states_the_counters_period, setup, teardown),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN_EACH(setup, teardown, NULL, NULL,
+               test_start_without_memory_gives_the_claim_back, test_second_start_is_busy,
+               test_rings_allocated_once_and_kept, test_run_numbers_are_distinct_and_never_zero,
+               test_window_is_measured, test_start_empties_the_rings, test_record_of_a_deep_chain, test_short_chain,
+               test_sample_on_first_instruction_keeps_direct_caller, test_sample_on_ret_keeps_direct_caller,
+               test_sample_on_mov_rsp_rbp_keeps_direct_caller, test_sample_and_tick_write_the_same_record,
+               test_corrupt_frame_pointer_still_gives_frame_zero, test_no_current_task,
+               test_each_cpu_writes_its_own_ring, test_cpu_without_a_ring_takes_nothing, test_full_ring_counts_drops,
+               test_inactive_takes_nothing, test_records_carry_their_run, test_counter_run_states_the_counters_period)

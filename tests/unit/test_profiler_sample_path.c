@@ -27,6 +27,7 @@
 #include "kernel/profiler.h"
 #include "kernel/symbols.h"
 #include "kernel/task.h"
+#include "unit_main.h"
 
 /* ---- the kernel around the profiler, counting ---------------------------------------------------------- */
 
@@ -343,13 +344,6 @@ static void the_ring_holds_1024_records(void **state)
     }
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(no_lock_no_allocation_on_the_sample_path),
-        cmocka_unit_test(the_lock_counter_counts),
-        cmocka_unit_test(a_tick_reads_no_clock_and_no_register_unless_it_samples),
-        cmocka_unit_test(the_ring_holds_1024_records),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(NULL, NULL,
+          no_lock_no_allocation_on_the_sample_path, the_lock_counter_counts,
+          a_tick_reads_no_clock_and_no_register_unless_it_samples, the_ring_holds_1024_records)

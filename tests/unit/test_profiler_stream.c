@@ -15,8 +15,16 @@
 #include "fake_hal.h"
 #include "kernel/labels.h"
 #include "kernel/profiler/stream_codec.h"
+#include "unit_main.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+/* Each text of the array lines refused by parse(text, length, out); a failure names the text. */
+#define EXPECT_EACH_REFUSED(parse, lines, out)                                                                   \
+    do {                                                                                                       \
+        for (size_t i_ = 0; i_ < ARRAY_LEN(lines); i_++)                                                       \
+            if (parse((lines)[i_], strlen((lines)[i_]), (out)))                                                \
+                fail_msg("accepted: %s", (lines)[i_]);                                                         \
+    } while (0)
 
 static struct profile_stream_header header_example(void)
 {
@@ -145,9 +153,7 @@ static void test_garbled_lines_refused(void **state)
         "# kprof raw v1 source=tick period=1 unit=ns window_ms=1 cpus=1 build_id=none\n",
     };
     struct profile_stream_header h;
-    for (size_t i = 0; i < ARRAY_LEN(headers); i++)
-        if (profile_stream_parse_header(headers[i], strlen(headers[i]), &h))
-            fail_msg("accepted: %s", headers[i]);
+    EXPECT_EACH_REFUSED(profile_stream_parse_header, headers, &h);
     const char *good = "# kprof stream v2 run=0f2e3d4c seq=1 first=0 samples=0 ring_dropped=0 unsent=0 time_ns=1 "
                        "source=tick period=1 unit=ns cpus=1 build_id=none\n";
     assert_true(profile_stream_parse_header(good, strlen(good), &h));
@@ -161,9 +167,7 @@ static void test_garbled_lines_refused(void **state)
         "# kprof stream end run=0f2e3d4c seq=1 produced=2 ring_dropped=0 unsent=0 reason=time",
     };
     struct profile_stream_end e;
-    for (size_t i = 0; i < ARRAY_LEN(ends); i++)
-        if (profile_stream_parse_end(ends[i], strlen(ends[i]), &e))
-            fail_msg("accepted: %s", ends[i]);
+    EXPECT_EACH_REFUSED(profile_stream_parse_end, ends, &e);
 }
 
 /* ---- synthetic rings and a capturing sender ------------------------------------------------------------ */
@@ -581,20 +585,8 @@ static void test_where_a_stream_may_go(void **state)
     assert_false(profile_stream_may_stop(&unkeyed, 0x0a000203));
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_header_and_end_text),
-        cmocka_unit_test(test_round_trips_over_the_extremes),
-        cmocka_unit_test(test_garbled_lines_refused),
-        cmocka_unit_test(test_packing_never_over_one_frame_and_gap_free),
-        cmocka_unit_test(test_failed_sends_and_full_rings_are_accounted),
-        cmocka_unit_test(test_stragglers_and_the_pid_filter),
-        cmocka_unit_test(test_heartbeat_every_second),
-        cmocka_unit_test(test_label_change_mid_stream),
-        cmocka_unit_test(test_datagram_parser_is_strict),
-        cmocka_unit_test(test_the_commands_words),
-        cmocka_unit_test(test_where_a_stream_may_go),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(NULL, NULL,
+          test_header_and_end_text, test_round_trips_over_the_extremes, test_garbled_lines_refused,
+          test_packing_never_over_one_frame_and_gap_free, test_failed_sends_and_full_rings_are_accounted,
+          test_stragglers_and_the_pid_filter, test_heartbeat_every_second, test_label_change_mid_stream,
+          test_datagram_parser_is_strict, test_the_commands_words, test_where_a_stream_may_go)

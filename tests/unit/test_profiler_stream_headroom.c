@@ -16,6 +16,7 @@
 #include "fake_hal.h"
 #include "kernel/profiler/stream_codec.h"
 #include "kernel/profiler/stream_task.h"
+#include "unit_main.h"
 
 #define CPUS 4
 static struct profile_record storage[CPUS][PROFILE_RING_RECORDS];
@@ -134,13 +135,6 @@ static void test_one_more_is_one_drop_a_cpu_counted(void **state)
     assert_int_equal(end.produced, CPUS * (PROFILE_RING_RECORDS + 1));
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_the_headroom_is_the_ring_at_1khz),
-        cmocka_unit_test(test_half_and_half_drops_nothing),
-        cmocka_unit_test(test_any_split_that_fits_drops_nothing),
-        cmocka_unit_test(test_one_more_is_one_drop_a_cpu_counted),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(NULL, NULL,
+          test_the_headroom_is_the_ring_at_1khz, test_half_and_half_drops_nothing,
+          test_any_split_that_fits_drops_nothing, test_one_more_is_one_drop_a_cpu_counted)

@@ -17,6 +17,7 @@
 
 #include "kernel/labels.h"
 #include "profiler_counter_fixture.h"
+#include "unit_main.h"
 
 /* The periods of the records waiting in cpu's ring, oldest first, into out; how many. */
 static unsigned ring_periods(unsigned cpu, uint32_t *out, unsigned max)
@@ -232,14 +233,7 @@ static void the_rate_is_per_busy_second_on_every_model(void **state)
     assert_int_equal(tried, 6); /* the counting models */
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_teardown(counter_samples_weigh_their_period_on_every_model, teardown),
-        cmocka_unit_test_teardown(tick_samples_weigh_the_ticks_period, teardown),
-        cmocka_unit_test_teardown(a_counter_runs_tick_samples_weigh_the_tick_in_cycles, teardown),
-        cmocka_unit_test_teardown(a_throttled_cpu_is_not_declared_stopped_on_every_model, teardown),
-        cmocka_unit_test_teardown(the_rate_is_per_busy_second_on_every_model, teardown),
-    };
-    return cmocka_run_group_tests(tests, setup_group, NULL);
-}
+UNIT_MAIN_EACH(NULL, teardown, setup_group, NULL,
+               counter_samples_weigh_their_period_on_every_model, tick_samples_weigh_the_ticks_period,
+               a_counter_runs_tick_samples_weigh_the_tick_in_cycles,
+               a_throttled_cpu_is_not_declared_stopped_on_every_model, the_rate_is_per_busy_second_on_every_model)

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "kernel/net/ratelimit.h"
+#include "unit_main.h"
 
 #define MS 1000000ll
 #define SEC 1000000000ll
@@ -171,21 +172,11 @@ static void test_one_bucket_alone_bursts_then_refills(void **state)
     assert_false(token_bucket_take(&b, 4, SEC / 4));
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_burst_is_the_rate_then_nothing),
-        cmocka_unit_test(test_refill_is_one_request_per_period),
-        cmocka_unit_test(test_fine_slices_of_time_lose_nothing),
-        cmocka_unit_test(test_senders_have_their_own_buckets),
-        cmocka_unit_test(test_ports_of_one_address_have_their_own_buckets),
-        cmocka_unit_test(test_an_unvalidated_flood_cannot_spend_a_validated_senders_bucket),
-        cmocka_unit_test(test_the_longest_unseen_sender_is_forgotten_first),
-        cmocka_unit_test(test_shared_bucket_caps_many_senders),
-        cmocka_unit_test(test_time_backwards_earns_nothing_and_long_gaps_do_not_overflow),
-        cmocka_unit_test(test_rate_above_the_maximum_is_clamped),
-        cmocka_unit_test(test_zero_is_no_limit),
-        cmocka_unit_test(test_one_bucket_alone_bursts_then_refills),
-    };
-    return cmocka_run_group_tests(tests, 0, 0);
-}
+UNIT_MAIN(NULL, NULL,
+          test_burst_is_the_rate_then_nothing, test_refill_is_one_request_per_period,
+          test_fine_slices_of_time_lose_nothing, test_senders_have_their_own_buckets,
+          test_ports_of_one_address_have_their_own_buckets,
+          test_an_unvalidated_flood_cannot_spend_a_validated_senders_bucket,
+          test_the_longest_unseen_sender_is_forgotten_first, test_shared_bucket_caps_many_senders,
+          test_time_backwards_earns_nothing_and_long_gaps_do_not_overflow, test_rate_above_the_maximum_is_clamped,
+          test_zero_is_no_limit, test_one_bucket_alone_bursts_then_refills)

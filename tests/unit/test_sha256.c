@@ -11,6 +11,7 @@
 
 #include "kernel/lib/hmac.h"
 #include "kernel/lib/sha256.h"
+#include "unit_main.h"
 
 static void to_hex(const uint8_t *bytes, size_t len, char *out)
 {
@@ -167,15 +168,6 @@ static void test_constant_time_equal(void **state)
         }
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fips_abc),
-        cmocka_unit_test(test_fips_448_bits),
-        cmocka_unit_test(test_fips_a_million_a),
-        cmocka_unit_test(test_empty_and_padding_edges),
-        cmocka_unit_test(test_rfc4231),
-        cmocka_unit_test(test_constant_time_equal),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(NULL, NULL,
+          test_fips_abc, test_fips_448_bits, test_fips_a_million_a, test_empty_and_padding_edges, test_rfc4231,
+          test_constant_time_equal)

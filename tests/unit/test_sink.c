@@ -11,6 +11,7 @@
 
 #include "kernel/lib/sink.h"
 #include "kernel/lib/string.h"
+#include "unit_main.h"
 
 #define MAX_WRITES 16
 
@@ -106,14 +107,7 @@ static void test_line_exactly_the_buffer_is_one_write(void **state)
     assert_int_equal(target.writes, 1);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup(test_line_in_pieces_is_one_write, setup),
-        cmocka_unit_test_setup(test_lines_in_one_write_are_one_write_each, setup),
-        cmocka_unit_test_setup(test_flush_with_nothing_held_writes_nothing, setup),
-        cmocka_unit_test_setup(test_long_line_goes_on_in_full_pieces, setup),
-        cmocka_unit_test_setup(test_line_exactly_the_buffer_is_one_write, setup),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN_EACH(setup, NULL, NULL, NULL,
+               test_line_in_pieces_is_one_write, test_lines_in_one_write_are_one_write_each,
+               test_flush_with_nothing_held_writes_nothing, test_long_line_goes_on_in_full_pieces,
+               test_line_exactly_the_buffer_is_one_write)

@@ -12,6 +12,7 @@
 #include "arch/x86_64/arch.h"
 #include "arch/x86_64/smp_left.h"
 #include "hal/cpu.h"
+#include "unit_main.h"
 
 static uint32_t ids[ACPI_MAX_CPUS];
 static char info[160], warn[224];
@@ -83,15 +84,6 @@ static void failed_but_none_over(void **state)
     assert_string_equal(warn, "");
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(max_cpus_is_256),
-        cmocka_unit_test(all_started),
-        cmocka_unit_test(over_max_cpus),
-        cmocka_unit_test(over_what_was_remembered),
-        cmocka_unit_test(scattered_ids_are_cut),
-        cmocka_unit_test(failed_but_none_over),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(NULL, NULL,
+          max_cpus_is_256, all_started, over_max_cpus, over_what_was_remembered, scattered_ids_are_cut,
+          failed_but_none_over)

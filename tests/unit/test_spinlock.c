@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "hal/spinlock.h"
+#include "unit_main.h"
 
 extern unsigned fake_cpu_index;
 
@@ -53,11 +54,5 @@ static void test_a_held_lock_is_refused_at_once_and_changes_nothing(void **state
     fake_cpu_index = 0;
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_a_free_lock_is_taken_with_interrupts_masked),
-        cmocka_unit_test(test_a_held_lock_is_refused_at_once_and_changes_nothing),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(NULL, NULL,
+          test_a_free_lock_is_taken_with_interrupts_masked, test_a_held_lock_is_refused_at_once_and_changes_nothing)

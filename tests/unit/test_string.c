@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include "kernel/lib/string.h"
+#include "unit_main.h"
 
 static void test_strlcpy_fits(void **state)
 {
@@ -76,15 +77,6 @@ static void test_strlcpy_stays_inside_both_buffers(void **state)
     free(dst);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_strlcpy_fits),
-        cmocka_unit_test(test_strlcpy_exactly_full),
-        cmocka_unit_test(test_strlcpy_truncates_and_reports_source_length),
-        cmocka_unit_test(test_strlcpy_size_one_and_zero),
-        cmocka_unit_test(test_strlcpy_empty_source),
-        cmocka_unit_test(test_strlcpy_stays_inside_both_buffers),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(NULL, NULL,
+          test_strlcpy_fits, test_strlcpy_exactly_full, test_strlcpy_truncates_and_reports_source_length,
+          test_strlcpy_size_one_and_zero, test_strlcpy_empty_source, test_strlcpy_stays_inside_both_buffers)

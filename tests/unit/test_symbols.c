@@ -12,6 +12,7 @@
 #include "fake_hal.h"
 #include "fake_kernel.h"
 #include "kernel/symbols.h"
+#include "unit_main.h"
 
 /* Text is [0x1000, 0x2000). The first symbol starts above text_start so "in text, below every symbol" exists;
  * "sized" ends at 0x1040 leaving a gap up to "asm_stub", whose size 0 reaches "after_gap"; "last" has size 0
@@ -43,29 +44,49 @@ static void expect_miss(const struct symtab *tab, uint64_t addr)
     assert_false(symtab_lookup(tab, addr, &hit));
 }
 
+/* A lookup and what it must find: expect_hit's arguments. */
+struct hit {
+    uint64_t addr;
+    const char *name;
+    uint64_t start, offset;
+};
+
+/* Each of the n hits found in tab, as expect_hit checks one; a failure names the address. */
+static void expect_hits(const struct symtab *tab, const struct hit *h, size_t n)
+{
+    for (; n--; h++) {
+        struct symbol_hit got = { NULL, 0xdead, 0xdead };
+        if (!symtab_lookup(tab, h->addr, &got))
+            fail_msg("0x%llx: no symbol, want %s", (unsigned long long)h->addr, h->name);
+        if (!got.name || strcmp(got.name, h->name) != 0 || got.start != h->start || got.offset != h->offset)
+            fail_msg("0x%llx: %s at 0x%llx + 0x%llx, want %s at 0x%llx + 0x%llx", (unsigned long long)h->addr,
+                     got.name ? got.name : "(null)", (unsigned long long)got.start, (unsigned long long)got.offset,
+                     h->name, (unsigned long long)h->start, (unsigned long long)h->offset);
+    }
+}
+#define EXPECT_HITS(tab, ...)                                                                                  \
+    expect_hits(tab, (const struct hit[]){ __VA_ARGS__ },                                                      \
+                sizeof((const struct hit[]){ __VA_ARGS__ }) / sizeof(struct hit))
+
 static void test_first_symbol(void **state)
 {
     (void)state;
-    expect_hit(&table, 0x1010, "first", 0x1010, 0);
-    expect_hit(&table, 0x1011, "first", 0x1010, 1);
-    expect_hit(&table, 0x102f, "first", 0x1010, 0x1f);
+    EXPECT_HITS(&table, { 0x1010, "first", 0x1010, 0 }, { 0x1011, "first", 0x1010, 1 },
+                { 0x102f, "first", 0x1010, 0x1f });
 }
 
 static void test_exact_start_of_each_symbol(void **state)
 {
     (void)state;
-    expect_hit(&table, 0x1030, "sized", 0x1030, 0);
-    expect_hit(&table, 0x1080, "asm_stub", 0x1080, 0);
-    expect_hit(&table, 0x10c0, "after_gap", 0x10c0, 0);
-    expect_hit(&table, 0x1f00, "last", 0x1f00, 0);
+    EXPECT_HITS(&table, { 0x1030, "sized", 0x1030, 0 }, { 0x1080, "asm_stub", 0x1080, 0 },
+                { 0x10c0, "after_gap", 0x10c0, 0 }, { 0x1f00, "last", 0x1f00, 0 });
 }
 
 static void test_inside_symbol(void **state)
 {
     (void)state;
-    expect_hit(&table, 0x1037, "sized", 0x1030, 7);
-    expect_hit(&table, 0x103f, "sized", 0x1030, 0xf);
-    expect_hit(&table, 0x10ff, "after_gap", 0x10c0, 0x3f);
+    EXPECT_HITS(&table, { 0x1037, "sized", 0x1030, 7 }, { 0x103f, "sized", 0x1030, 0xf },
+                { 0x10ff, "after_gap", 0x10c0, 0x3f });
 }
 
 static void test_gap_after_sized_symbol(void **state)
@@ -80,8 +101,7 @@ static void test_gap_after_sized_symbol(void **state)
 static void test_size_zero_reaches_next_symbol(void **state)
 {
     (void)state;
-    expect_hit(&table, 0x10bf, "asm_stub", 0x1080, 0x3f);
-    expect_hit(&table, 0x10c0, "after_gap", 0x10c0, 0);
+    EXPECT_HITS(&table, { 0x10bf, "asm_stub", 0x1080, 0x3f }, { 0x10c0, "after_gap", 0x10c0, 0 });
 }
 
 static void test_last_symbol_reaches_text_end(void **state)
@@ -225,24 +245,9 @@ static void test_symbol_resolve_uses_kernel_symtab(void **state)
     assert_false(symbol_resolve(0x1040, &hit));
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_first_symbol),
-        cmocka_unit_test(test_exact_start_of_each_symbol),
-        cmocka_unit_test(test_inside_symbol),
-        cmocka_unit_test(test_gap_after_sized_symbol),
-        cmocka_unit_test(test_size_zero_reaches_next_symbol),
-        cmocka_unit_test(test_last_symbol_reaches_text_end),
-        cmocka_unit_test(test_below_text_and_below_first_symbol),
-        cmocka_unit_test(test_symbol_below_text_start_does_not_resolve),
-        cmocka_unit_test(test_empty_table),
-        cmocka_unit_test(test_single_symbol),
-        cmocka_unit_test(test_lookup_without_hit_record),
-        cmocka_unit_test(test_large_table_matches_linear_scan),
-        cmocka_unit_test(test_find_by_name),
-        cmocka_unit_test(test_symbol_resolve_uses_kernel_symtab),
-        cmocka_unit_test(test_return_address_just_past_a_sized_symbol),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(NULL, NULL,
+          test_first_symbol, test_exact_start_of_each_symbol, test_inside_symbol, test_gap_after_sized_symbol,
+          test_size_zero_reaches_next_symbol, test_last_symbol_reaches_text_end, test_below_text_and_below_first_symbol,
+          test_symbol_below_text_start_does_not_resolve, test_empty_table, test_single_symbol,
+          test_lookup_without_hit_record, test_large_table_matches_linear_scan, test_find_by_name,
+          test_symbol_resolve_uses_kernel_symtab, test_return_address_just_past_a_sized_symbol)

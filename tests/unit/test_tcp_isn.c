@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "kernel/net/lwip/tcp_isn.h"
+#include "unit_main.h"
 
 #define IP(a, b, c, d) ((uint32_t)(a) << 24 | (uint32_t)(b) << 16 | (uint32_t)(c) << 8 | (uint32_t)(d))
 
@@ -65,13 +66,6 @@ static void test_it_advances_with_the_clock(void **state)
     assert_int_equal(isn(secret_a, 6060, 40000, 4000ull << 32), at0);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_the_same_inputs_give_the_same_number),
-        cmocka_unit_test(test_it_differs_across_secrets),
-        cmocka_unit_test(test_it_differs_across_ports_and_addresses),
-        cmocka_unit_test(test_it_advances_with_the_clock),
-    };
-    return cmocka_run_group_tests(tests, setup, 0);
-}
+UNIT_MAIN(setup, NULL,
+          test_the_same_inputs_give_the_same_number, test_it_differs_across_secrets,
+          test_it_differs_across_ports_and_addresses, test_it_advances_with_the_clock)

@@ -11,6 +11,7 @@
 
 #include "kernel/lib/hex.h"
 #include "kernel/lib/textbuf.h"
+#include "unit_main.h"
 
 static void test_appends_that_fit(void **state)
 {
@@ -75,14 +76,6 @@ static void test_hex_lower(void **state)
     assert_int_equal(hex_lower(0xa0), '0');
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_appends_that_fit),
-        cmocka_unit_test(test_append_cut_at_the_end_reports_the_rest),
-        cmocka_unit_test(test_capacity_one_holds_only_the_nul),
-        cmocka_unit_test(test_zero_capacity_touches_nothing),
-        cmocka_unit_test(test_hex_lower),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(NULL, NULL,
+          test_appends_that_fit, test_append_cut_at_the_end_reports_the_rest, test_capacity_one_holds_only_the_nul,
+          test_zero_capacity_touches_nothing, test_hex_lower)

@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include "arch/x86_64/time_ref.h"
+#include "unit_main.h"
 
 static void pm_timer_counts_forward_and_across_its_wrap(void **state)
 {
@@ -51,12 +52,6 @@ static void a_leaf_above_the_maximum_or_all_zero_states_nothing(void **state)
     assert_int_equal(cpuid_tsc_hz(0x15, zero_denominator, empty), 0);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(pm_timer_counts_forward_and_across_its_wrap),
-        cmocka_unit_test(cpuid_states_the_tsc_rate_from_the_crystal_and_ratio),
-        cmocka_unit_test(a_leaf_above_the_maximum_or_all_zero_states_nothing),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(NULL, NULL,
+          pm_timer_counts_forward_and_across_its_wrap, cpuid_states_the_tsc_rate_from_the_crystal_and_ratio,
+          a_leaf_above_the_maximum_or_all_zero_states_nothing)

@@ -18,6 +18,7 @@
 #include "kernel/udpsh/auth.h"
 #include "udpsh_fixture.h"
 #include "udpsh_requests.h"
+#include "unit_main.h"
 
 #define SEC 1000000000ll
 #define WINDOW UDPSH_TOKEN_WINDOW_NS
@@ -357,22 +358,9 @@ static void test_what_unkeyed_may_run(void **state)
         assert_false(udpsh_unkeyed_allows(no[i], IP, is_command));
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_token_pinned_and_given_to_a_request_without_one),
-        cmocka_unit_test(test_token_runs_in_its_window_and_the_next_only),
-        cmocka_unit_test(test_a_shortened_window_is_the_same_rule_in_seconds),
-        cmocka_unit_test(test_token_is_for_one_address_and_port),
-        cmocka_unit_test(test_request_grammar),
-        cmocka_unit_test(test_keyed_request_pinned),
-        cmocka_unit_test(test_keyed_refusals),
-        cmocka_unit_test(test_counters_rise_per_address),
-        cmocka_unit_test(test_sender_table_full_then_freed_after_two_windows),
-        cmocka_unit_test(test_budget),
-        cmocka_unit_test(test_replies_are_recognised_and_dropped),
-        cmocka_unit_test(test_key_option),
-        cmocka_unit_test(test_what_unkeyed_may_run),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(NULL, NULL,
+          test_token_pinned_and_given_to_a_request_without_one, test_token_runs_in_its_window_and_the_next_only,
+          test_a_shortened_window_is_the_same_rule_in_seconds, test_token_is_for_one_address_and_port,
+          test_request_grammar, test_keyed_request_pinned, test_keyed_refusals, test_counters_rise_per_address,
+          test_sender_table_full_then_freed_after_two_windows, test_budget, test_replies_are_recognised_and_dropped,
+          test_key_option, test_what_unkeyed_may_run)

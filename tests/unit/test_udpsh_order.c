@@ -17,6 +17,7 @@
 #include "kernel/udpsh/wire.h"
 #include "udpsh_fixture.h"
 #include "udpsh_requests.h"
+#include "unit_main.h"
 
 #define SEC 1000000000ll
 #define MS 1000000ll
@@ -281,19 +282,9 @@ static void test_the_token_expiry_goes_with_the_run(void **state)
     assert_int_equal(j.token_expires_ns, 5 * WINDOW);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_a_forged_flood_spends_only_the_unvalidated_bucket),
-        cmocka_unit_test(test_a_validated_sender_is_held_to_its_own_rate),
-        cmocka_unit_test(test_length_is_refused_before_the_mac),
-        cmocka_unit_test(test_a_bad_key_refuses_every_request),
-        cmocka_unit_test(test_id_grammar),
-        cmocka_unit_test(test_a_repeat_is_answered_from_memory_not_run),
-        cmocka_unit_test(test_a_keyed_repeat_is_the_same_counter),
-        cmocka_unit_test(test_an_answer_too_long_to_keep_gets_one_line_on_repeat),
-        cmocka_unit_test(test_the_least_recent_answer_is_forgotten_first),
-        cmocka_unit_test(test_the_token_expiry_goes_with_the_run),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(NULL, NULL,
+          test_a_forged_flood_spends_only_the_unvalidated_bucket, test_a_validated_sender_is_held_to_its_own_rate,
+          test_length_is_refused_before_the_mac, test_a_bad_key_refuses_every_request, test_id_grammar,
+          test_a_repeat_is_answered_from_memory_not_run, test_a_keyed_repeat_is_the_same_counter,
+          test_an_answer_too_long_to_keep_gets_one_line_on_repeat, test_the_least_recent_answer_is_forgotten_first,
+          test_the_token_expiry_goes_with_the_run)

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "kernel/drivers/usb_desc.h"
+#include "unit_main.h"
 
 /* QEMU's usb-kbd, as it answers GET_DESCRIPTOR. */
 static const uint8_t device_desc[18] = {
@@ -171,15 +172,6 @@ static void test_bad_configurations_refused(void **state)
     expect_bad(c, 35);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_device_descriptor_read),
-        cmocka_unit_test(test_bad_device_descriptors_refused),
-        cmocka_unit_test(test_keyboard_found),
-        cmocka_unit_test(test_not_a_keyboard),
-        cmocka_unit_test(test_hub_interface_found),
-        cmocka_unit_test(test_bad_configurations_refused),
-    };
-    return cmocka_run_group_tests(tests, 0, 0);
-}
+UNIT_MAIN(NULL, NULL,
+          test_device_descriptor_read, test_bad_device_descriptors_refused, test_keyboard_found, test_not_a_keyboard,
+          test_hub_interface_found, test_bad_configurations_refused)

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "kernel/drivers/usb_hub_desc.h"
+#include "unit_main.h"
 
 /* QEMU's usb-hub as it answers: 8 ports, so a two-byte DeviceRemovable, and a PortPwrCtrlMask sized by the
  * ports alone (one byte); bPwrOn2PwrGood 10 here (20 ms). */
@@ -173,15 +174,7 @@ static void test_transaction_translator_chosen(void **state)
     assert_int_equal(t.port, 0);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_hub_descriptor_read),
-        cmocka_unit_test(test_bad_hub_descriptors_refused),
-        cmocka_unit_test(test_port_status_decoded),
-        cmocka_unit_test(test_change_bitmap_names_only_the_hubs_ports),
-        cmocka_unit_test(test_route_strings_compose_by_tier),
-        cmocka_unit_test(test_transaction_translator_chosen),
-    };
-    return cmocka_run_group_tests(tests, 0, 0);
-}
+UNIT_MAIN(NULL, NULL,
+          test_hub_descriptor_read, test_bad_hub_descriptors_refused, test_port_status_decoded,
+          test_change_bitmap_names_only_the_hubs_ports, test_route_strings_compose_by_tier,
+          test_transaction_translator_chosen)

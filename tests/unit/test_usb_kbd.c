@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "kernel/drivers/usb_kbd.h"
+#include "unit_main.h"
 
 #define MS 1000000ll
 #define U_A 0x04
@@ -130,14 +131,7 @@ static void test_another_key_takes_over_the_repeat(void **state)
     assert_int_equal(usb_kbd_tick(&k, 5000 * MS, out), 0);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup(test_press_types_once_release_types_nothing, fresh),
-        cmocka_unit_test_setup(test_modifiers_and_editor_keys, fresh),
-        cmocka_unit_test_setup(test_phantom_and_short_reports_change_nothing, fresh),
-        cmocka_unit_test_setup(test_held_key_repeats_after_delay_then_at_period, fresh),
-        cmocka_unit_test_setup(test_another_key_takes_over_the_repeat, fresh),
-    };
-    return cmocka_run_group_tests(tests, 0, 0);
-}
+UNIT_MAIN_EACH(fresh, NULL, NULL, NULL,
+               test_press_types_once_release_types_nothing, test_modifiers_and_editor_keys,
+               test_phantom_and_short_reports_change_nothing, test_held_key_repeats_after_delay_then_at_period,
+               test_another_key_takes_over_the_repeat)

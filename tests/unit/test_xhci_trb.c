@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "kernel/drivers/xhci_trb.h"
+#include "unit_main.h"
 
 #define SLOTS 64
 #define PORTS 8
@@ -82,12 +83,5 @@ static void test_impossible_events_refused(void **state)
     assert_int_equal(e.slot, 99); /* nothing handed back from any of them */
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_cycle_bit_says_whether_it_is_written),
-        cmocka_unit_test(test_good_events_read),
-        cmocka_unit_test(test_impossible_events_refused),
-    };
-    return cmocka_run_group_tests(tests, 0, 0);
-}
+UNIT_MAIN(NULL, NULL,
+          test_cycle_bit_says_whether_it_is_written, test_good_events_read, test_impossible_events_refused)
