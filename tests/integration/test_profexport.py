@@ -59,7 +59,7 @@ def folded_counts(text):
 @pytest.fixture(scope="module")
 def console_raw(kernel_udp, tmp_path_factory):
     """`profile 1000 all raw` over the console, with three labelled burn tasks, saved to a file."""
-    burn_labelled(kernel_udp, 2500, 3, wait_idle=True)
+    burn_labelled(kernel_udp, 6000, 3, wait_idle=True)  # a loaded host takes seconds over the labels
     text = kernel_udp.cmd("profile 1000 all raw", timeout=60) + "\n"
     path = str(tmp_path_factory.mktemp("raw") / "console.raw")
     with open(path, "w") as f:
@@ -138,7 +138,7 @@ def test_udp_profile_by_profexport_itself(kernel_udp, pb2, tmp_path):
     poll("the UDP shell answering", lambda: subprocess.run(
         [UDPSH, "-t", "1", "-p", str(k.udp_port), "127.0.0.1", "help"], capture_output=True).returncode == 0,
         timeout=30, every=0.2)
-    burn_labelled(k, 2500, 3, wait_idle=True)
+    burn_labelled(k, 6000, 3, wait_idle=True)  # a loaded host takes seconds over the labels
     spec = "127.0.0.1:%d" % k.udp_port
     out = str(tmp_path / "udp.pb.gz")
     r = profexport("-o", out, "--ms", "600", "--udp", spec)
