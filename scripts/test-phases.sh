@@ -35,7 +35,7 @@ else
 fi
 # The kernel, the ISO and what the host tools' tests build, first: the host tests then build nothing while the
 # unit and fuzz phases compile beside them.
-phase build '^$' $make_ all harnesses build/pprof/profile_pb2.py
+phase build '^make(\[[0-9]+\])?: \*\*\*' $make_ all harnesses build/pprof/profile_pb2.py
 # The host tools' tests spend their time waiting out the tools' own timeouts, not on the CPU: they run beside the
 # unit and fuzz phases (their output kept and shown after those), which the CPU does bound.
 host_log="$logs/host.log"
@@ -47,21 +47,23 @@ phase fuzz-regress '^make fuzz-regress: ' $make_ fuzz-regress
 wait "$host_pid"
 echo "==== host (ran beside unit and fuzz-regress): $make_ host"
 cat "$host_log"
-names+=(host); times+=("$(cat "$logs/host.seconds") (beside)")
-if [ "$(cat "$logs/host.rc")" -eq 0 ]; then states+=(ok); else states+=("FAILED (exit $(cat "$logs/host.rc"))"); failed=1; fi
-summaries+=("$(grep -E '^=+ .*(passed|failed|error).* in [0-9.]+s' "$host_log" | tail -n 3)")
+names+=(host); times+=("$(cat "$logs/host.seconds")")
+if [ "$(cat "$logs/host.rc")" -eq 0 ]; then states+=("ok (beside unit and fuzz-regress)")
+else states+=("FAILED (exit $(cat "$logs/host.rc"); beside unit and fuzz-regress)"); failed=1; fi
+summaries+=("$(grep -E '^(=+ )?[0-9]+ (passed|failed|errors?|skipped|deselected)[^=]* in [0-9.]+s' "$host_log" | tail -n 1)")
 phase bench-smoke '^bench-smoke: ' $make_ bench-smoke
-phase integration '^=+ .*(passed|failed|error).* in [0-9.]+s|^integration: ' $make_ integration
+phase integration '^integration: [0-9]+ kernels booted|^integration: [0-9]+ KVM|^(=+ )?[0-9]+ (passed|failed|errors?|skipped|deselected)[^=]* in [0-9.]+s' $make_ integration
 phase soak '^(stream )?soak: (PASS|FAIL)' $make_ soak-short
 
 echo
 echo "==== phase times"
 total=0
 for i in "${!names[@]}"; do
-  printf '%-14s %5s s  %s\n' "${names[$i]}" "${times[$i]}" "${states[$i]}"
-  case ${times[$i]} in *beside*) ;; *) total=$((total + times[i])) ;; esac
+  printf '%-14s %5d s  %s\n' "${names[$i]}" "${times[$i]}" "${states[$i]}"
+  case ${states[$i]} in *beside*) ;; *) total=$((total + times[i])) ;; esac
 done
-printf '%-14s %5d s (wall: %d s)\n' total "$total" $(( $(date +%s) - run_start ))
+printf '%-14s %5d s  (the phases one after another; wall time of make test: %d s)\n' total "$total" \
+  $(( $(date +%s) - run_start ))
 echo "==== summaries"
 # pytest's integration summary last: the line a reader (and CI) looks at first.
 for i in "${!names[@]}"; do

@@ -14,7 +14,6 @@ import re
 import subprocess
 import sys
 import threading
-import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -283,7 +282,9 @@ def scraped_at_once(request, tmp_path, count, profile_s):
             d = tmp_path / ("k%d" % i)
             d.mkdir()
             env = dict(os.environ, HOME=str(d), PPROF_TMPDIR=str(d))
-            procs.append(subprocess.Popen(["go", "tool", "pprof", "-top",
+            # -timeout: go tool pprof waits for the headers only 1.5 times the seconds asked by default, and the
+            # kernel sends them when its window ends, after a loaded host has stretched it
+            procs.append(subprocess.Popen(["go", "tool", "pprof", "-top", "-timeout", str(profile_s + 120),
                                            url(k, "/debug/pprof/profile?seconds=%d" % profile_s)],
                                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env))
 
