@@ -9,7 +9,9 @@ import re
 
 from kprof_qemu import assert_poweroff_ends_qemu, assert_uptime_keeps_pace, cpus_table, nm_symbols, poll, ps_table
 
-# Kernels this module boots; conftest.py fails a boot past it (build/test-logs/boots.txt: by test).
+# Kernels this module boots (conftest.py fails a boot past BOOTS), by the test that boots them -- a module kernel
+# counts for the first test that uses it, a test named alone needs a fresh one: test_boot_reaches_ready_with_4_cpus
+# 1, test_panic_prints_a_symbolised_backtrace_and_stops 1, test_poweroff_ends_qemu 1.
 BOOTS = 3
 
 CPUS = 4

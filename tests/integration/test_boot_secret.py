@@ -20,7 +20,11 @@ from kprof_net import run_udpsh
 sys.path.insert(0, os.path.join(TOP, "scripts"))
 import kprof_wire as wire  # noqa: E402
 
-# Kernels this module boots; conftest.py fails a boot past it (build/test-logs/boots.txt: by test).
+# Kernels this module boots (conftest.py fails a boot past BOOTS), by the test that boots them -- a module kernel
+# counts for the first test that uses it, a test named alone needs a fresh one:
+# test_a_keyed_request_recorded_on_one_boot_is_refused_on_the_next 2,
+# test_cpu_max_has_a_hardware_generator_and_no_warning 1, test_default_cpu_unkeyed_warns_but_says_nothing_on_net 1,
+# test_default_cpu_warns_at_boot_and_keyed_says_so_on_net_and_lscpu 1.
 BOOTS = 5
 
 KEY = "b007b007b007b007b007b007b007b007"

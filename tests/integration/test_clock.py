@@ -13,7 +13,10 @@ import pytest
 
 from kprof_qemu import assert_uptime_keeps_pace, booted
 
-# Kernels this module boots; conftest.py fails a boot past it (build/test-logs/boots.txt: by test).
+# Kernels this module boots (conftest.py fails a boot past BOOTS), by the test that boots them -- a module kernel
+# counts for the first test that uses it, a test named alone needs a fresh one:
+# test_with_a_pit_the_tsc_is_measured_against_it 1,
+# test_without_a_pit_the_acpi_pm_timer_is_the_reference_and_the_log_says_why 1.
 BOOTS = 2
 
 CPUS = 4  # as test_boot.py's kernel

@@ -25,7 +25,10 @@ import pytest
 from kprof_qemu import cpu_ticks, poll, unstarved
 from kprof_report import burn_pids, parse_report, wait_no_burn
 
-# Kernels this module boots; conftest.py fails a boot past it (build/test-logs/boots.txt: by test).
+# Kernels this module boots (conftest.py fails a boot past BOOTS), by the test that boots them -- a module kernel
+# counts for the first test that uses it, a test named alone needs a fresh one:
+# test_2000_ms_on_4_busy_cpus_at_2khz_drops_nothing 1, test_bad_profile_hz_is_one_warning_and_the_default[*] 6,
+# test_boot_states_the_tick_rate 1.
 BOOTS = 8
 
 HZ = 1000

@@ -24,7 +24,17 @@ from kprof_qemu import KprofError, poll
 from kprof_rsp import checksum, packet
 from kprof_gdb import Gdb, assert_running, mark, run_gdb, threads
 
-# Kernels this module boots; conftest.py fails a boot past it (build/test-logs/boots.txt: by test).
+# Kernels this module boots (conftest.py fails a boot past BOOTS), by the test that boots them -- a module kernel
+# counts for the first test that uses it, a test named alone needs a fresh one:
+# test_attach_stops_every_cpu_shows_4_threads_and_a_symbolised_backtrace 1, test_breakpoint_every_cpu_hits_at_once
+# 1, test_breakpoint_on_cmd_uptime_is_hit_from_the_console_and_stepped 1, test_ctrl_c_stops_a_running_kernel 1,
+# test_gdb_killed_mid_session_leaves_the_kernel_waiting_for_the_next 1,
+# test_gdb_panic_stops_in_the_debugger_with_every_cpu 1, test_gdb_wait_stops_boot_until_gdb_continues 1,
+# test_hardware_breakpoint_and_stepping_another_cpu 1,
+# test_junk_bad_checksums_and_long_packets_leave_the_kernel_running_or_waiting 1,
+# test_monitor_rdmsr_wrmsr_and_pmu_answer_and_faults_are_errors 1,
+# test_unmapped_and_noncanonical_memory_and_breakpoints_are_errors 1,
+# test_watchpoints_stop_after_the_access_and_refuse_the_debuggers_data 1.
 BOOTS = 12
 
 class Wire:

@@ -12,7 +12,9 @@ import pytest
 from byte_proxy import ByteProxy, measure_prof_buffers
 from kprof_qemu import ELF, TOP, Kprof
 
-# Kernels this module boots; conftest.py fails a boot past it (build/test-logs/boots.txt: by test).
+# Kernels this module boots (conftest.py fails a boot past BOOTS), by the test that boots them -- a module kernel
+# counts for the first test that uses it, a test named alone needs a fresh one:
+# test_full_dump_moves_at_most_1_1x_the_records_hex 1.
 BOOTS = 1
 
 PROF_PY = os.path.join(TOP, "scripts", "prof.py")

@@ -25,7 +25,11 @@ import forge
 from kprof_qemu import ELF, Kprof, poll
 from kprof_rsp import packet
 
-# Kernels this module boots; conftest.py fails a boot past it (build/test-logs/boots.txt: by test).
+# Kernels this module boots (conftest.py fails a boot past BOOTS), by the test that boots them -- a module kernel
+# counts for the first test that uses it, a test named alone needs a fresh one:
+# test_a_forged_reply_between_a_kernel_and_an_echo_ends_at_once[*] 2,
+# test_forged_gdb_stops_writes_and_kills_nothing[*] 2, test_insecure_repeats_answered_once_and_within_3x 1,
+# test_two_kernels_exchange_at_most_one_datagram 2.
 BOOTS = 7
 
 GDB_PORT = 1234

@@ -29,7 +29,11 @@ from kprof_qemu import ELF, boot_kernel, poll
 from kprof_rsp import packet
 from kprof_gdb import UdpGdb, assert_running, boot_udp, counter, gdb_udp_line, received, threads, udp_socket
 
-# Kernels this module boots; conftest.py fails a boot past it (build/test-logs/boots.txt: by test).
+# Kernels this module boots (conftest.py fails a boot past BOOTS), by the test that boots them -- a module kernel
+# counts for the first test that uses it, a test named alone needs a fresh one:
+# test_a_first_packet_sent_once_is_answered_over_the_user_network 1,
+# test_a_peer_off_the_subnet_is_answered_through_the_gateways_mac 1, test_gdb_attaches_over_the_user_network 1,
+# test_replies_go_to_the_arp_answer_not_the_frames_source 1.
 BOOTS = 4
 
 KERNEL_IP, PORT = "10.0.2.15", 1234

@@ -33,7 +33,10 @@ from kprof_rsp import packet
 sys.path.insert(0, os.path.join(TOP, "scripts"))
 import kprof_gdb_wire as gw  # noqa: E402
 
-# Kernels this module boots; conftest.py fails a boot past it (build/test-logs/boots.txt: by test).
+# Kernels this module boots (conftest.py fails a boot past BOOTS), by the test that boots them -- a module kernel
+# counts for the first test that uses it, a test named alone needs a fresh one:
+# test_forged_and_replayed_datagrams_change_nothing 1, test_gdb_through_the_keyed_relay 1,
+# test_plain_relay_attaches_reads_continues_and_survives_a_reboot 2.
 BOOTS = 4
 
 KEY = "6b70726f662d6764622d7564702d6b6579"  # 17 bytes

@@ -34,7 +34,12 @@ import pytest
 from kprof_qemu import ELF, KprofError, host_steal_ticks, nm_symbols
 from kprof_rsp import Rsp
 
-# Kernels this module boots; conftest.py fails a boot past it (build/test-logs/boots.txt: by test).
+# Kernels this module boots (conftest.py fails a boot past BOOTS), by the test that boots them -- a module kernel
+# counts for the first test that uses it, a test named alone needs a fresh one:
+# test_a_4096_byte_write_takes_at_most_twice_a_read 1,
+# test_every_own_function_refuses_breakpoints_and_a_sample_survives_the_cycle 2,
+# test_register_writes_that_would_crash_the_cpu_are_refused 1,
+# test_scheduler_locking_continue_runs_one_cpu_and_ctrl_c_stops_it 1, test_the_issues_reproductions 1.
 BOOTS = 6
 
 FULL = os.environ.get("KPROF_GDB_SWEEP") == "full" or bool(os.environ.get("KPROF_FULL"))

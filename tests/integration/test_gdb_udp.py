@@ -31,7 +31,14 @@ from kprof_gdb import (WRAPPER, UdpGdb, assert_running, boot_udp, counter, gdb_u
                        threads, udp_socket)
 from kprof_report import burn_labelled, console_report, wait_no_burn
 
-# Kernels this module boots; conftest.py fails a boot past it (build/test-logs/boots.txt: by test).
+# Kernels this module boots (conftest.py fails a boot past BOOTS), by the test that boots them -- a module kernel
+# counts for the first test that uses it, a test named alone needs a fresh one:
+# test_a_second_peer_is_ignored_while_the_first_is_attached 1, test_a_write_larger_than_a_frame_is_reassembled 1,
+# test_attach_while_the_network_task_is_wedged 1, test_bad_gdb_udp_values_are_one_line_and_ignored[*] 3,
+# test_com2_and_udp_sessions_on_one_boot 1, test_every_card_carries_a_session_and_reads_are_exact[*] 4,
+# test_garbage_to_the_port_changes_nothing 1, test_net_hides_the_peer_from_unkeyed_udp_readers 1,
+# test_net_wedge_refuses_bad_times 1, test_prof_report_over_udp_is_the_consoles 1,
+# test_threads_bt_breakpoint_step_detach_over_udp 1.
 BOOTS = 16
 
 PROF_PY = os.path.join(TOP, "scripts", "prof.py")

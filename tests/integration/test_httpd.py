@@ -25,7 +25,10 @@ from kprof_httpd import (GUEST_PORT, HTTP_TIMEOUT, Links, Response, assert_frame
 sys.path.insert(0, os.path.join(TOP, "scripts"))
 import kprof_wire  # noqa: E402
 
-# Kernels this module boots; conftest.py fails a boot past it (build/test-logs/boots.txt: by test).
+# Kernels this module boots (conftest.py fails a boot past BOOTS), by the test that boots them -- a module kernel
+# counts for the first test that uses it, a test named alone needs a fresh one:
+# test_a_bad_option_is_one_boot_line_and_no_server[*] 3, test_a_keyed_kernel_wants_the_token 1,
+# test_the_boot_log_says_where_it_listens 1, test_the_cmdline_page_redacts_the_key 1.
 BOOTS = 6
 
 KEY = "5ec7e75ec7e75ec7e75ec7e75ec7e75e"

@@ -15,7 +15,9 @@ from kprof_qemu import heap_used, poll
 from kprof_httpd import HTTP_TIMEOUT, Response, assert_framed, assert_refused, boot_http, exchange, get, http_counts
 import kprof_httpd
 
-# Kernels this module boots; conftest.py fails a boot past it (build/test-logs/boots.txt: by test).
+# Kernels this module boots (conftest.py fails a boot past BOOTS), by the test that boots them -- a module kernel
+# counts for the first test that uses it, a test named alone needs a fresh one:
+# test_an_address_off_the_allowlist_gets_nothing 1, test_garbage_is_refused 1.
 BOOTS = 2
 
 http_kernel = kprof_httpd.http_kernel  # the module's own kernel (a fixture), as test_httpd.py boots it

@@ -26,7 +26,9 @@ import forge
 from conftest import _new_kernel
 from kprof_httpd import http_counts
 
-# Kernels this module boots; conftest.py fails a boot past it (build/test-logs/boots.txt: by test).
+# Kernels this module boots (conftest.py fails a boot past BOOTS), by the test that boots them -- a module kernel
+# counts for the first test that uses it, a test named alone needs a fresh one:
+# test_isns_of_consecutive_ports_are_not_in_step 2.
 BOOTS = 2
 
 KERNEL_IP = "10.0.2.15"

@@ -24,7 +24,8 @@ from kprof_report import burn_pids, parse_report, wait_no_burn
 from kprof_net import udp_cmd, wait_dhcp
 from kprof_gdb import run_gdb, threads
 
-# Kernels this module boots; conftest.py fails a boot past it (build/test-logs/boots.txt: by test).
+# Kernels this module boots (conftest.py fails a boot past BOOTS): two under KVM, the module's kvm_kernel and
+# test_xapic_forced_leaves_apic_id_256_and_says_why's own (apic=xapic); none where /dev/kvm is not usable.
 BOOTS = 2
 
 KVM_BOOT_TIMEOUT = 300  # SeaBIOS and GRUB are emulated slowly under PVM: about 60 s here

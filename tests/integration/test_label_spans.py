@@ -20,7 +20,9 @@ from stream_rx import Receiver
 from kprof_net import HOST_INSIDE, wait_dhcp
 from kprof_report import wait_no_burn
 
-# Kernels this module boots; conftest.py fails a boot past it (build/test-logs/boots.txt: by test).
+# Kernels this module boots (conftest.py fails a boot past BOOTS), by the test that boots them -- a module kernel
+# counts for the first test that uses it, a test named alone needs a fresh one:
+# test_the_pool_is_shown_and_cmd_sets_are_pinned 1.
 BOOTS = 1
 
 HZ = 1000

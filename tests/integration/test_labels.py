@@ -23,7 +23,9 @@ from span_check import label_pool as pool
 from kprof_report import (CPUS, TICK_MS, WINDOW_SLACK_MS, burn_pids, finished_pid, is_burn_chain, parse_report,
                            wait_burn_done, wait_no_burn)
 
-# Kernels this module boots; conftest.py fails a boot past it (build/test-logs/boots.txt: by test).
+# Kernels this module boots (conftest.py fails a boot past BOOTS), by the test that boots them -- a module kernel
+# counts for the first test that uses it, a test named alone needs a fresh one:
+# test_netload_labels_the_network_task_for_its_session 1, test_ps_shows_labels_and_the_shell_labels_its_command 1.
 BOOTS = 2
 
 LABEL_USAGE = "usage: label [PID key=value ... [span=N] | PID -]"

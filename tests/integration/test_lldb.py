@@ -19,7 +19,9 @@ import time
 from kprof_qemu import ELF, KprofError
 from kprof_gdb import Gdb, assert_running, boot_udp
 
-# Kernels this module boots; conftest.py fails a boot past it (build/test-logs/boots.txt: by test).
+# Kernels this module boots (conftest.py fails a boot past BOOTS), by the test that boots them -- a module kernel
+# counts for the first test that uses it, a test named alone needs a fresh one: test_lldb_gdb_remote_over_com2 1,
+# test_lldb_over_udp 1.
 BOOTS = 2
 
 LLDB_TIMEOUT = 90  # the whole lldb run, enforced by timeout(1)

@@ -8,7 +8,9 @@ started and profiled, the per-CPU line wrapped at 100 columns; and the apic= opt
 
 from kprof_report import parse_report
 
-# Kernels this module boots; conftest.py fails a boot past it (build/test-logs/boots.txt: by test).
+# Kernels this module boots (conftest.py fails a boot past BOOTS), by the test that boots them -- a module kernel
+# counts for the first test that uses it, a test named alone needs a fresh one:
+# test_255_cpus_all_start_and_all_are_profiled 1, test_bad_apic_option_is_one_line_and_the_default 1.
 BOOTS = 2
 
 TCG_MAX_CPUS = 255

@@ -14,7 +14,10 @@ from kprof_qemu import boot_kernel
 from kprof_net import DHCP_LOGGED, net_status, udp_cmd, wait_dhcp
 from kprof_usb import type_line
 
-# Kernels this module boots; conftest.py fails a boot past it (build/test-logs/boots.txt: by test).
+# Kernels this module boots (conftest.py fails a boot past BOOTS), by the test that boots them -- a module kernel
+# counts for the first test that uses it, a test named alone needs a fresh one:
+# test_pc_e1000_has_no_msi_and_keeps_its_line 1, test_q35_nic_and_xhci_each_take_a_message[*] 3,
+# test_xhci_without_messages_falls_back_and_says_why 1.
 BOOTS = 5
 
 CPUS = 2

@@ -37,7 +37,10 @@ SCRIPTS = os.path.join(TOP, "scripts")
 sys.path.insert(0, SCRIPTS)
 import kprof_wire as wire  # noqa: E402
 
-# Kernels this module boots; conftest.py fails a boot past it (build/test-logs/boots.txt: by test).
+# Kernels this module boots (conftest.py fails a boot past BOOTS), by the test that boots them -- a module kernel
+# counts for the first test that uses it, a test named alone needs a fresh one:
+# test_dhcp_gives_the_user_network_address 1, test_over_the_rate_gets_nothing_until_the_bucket_refills 1,
+# test_rate_option_zero_is_no_limit_and_a_bad_one_keeps_the_default 2, test_static_address_from_the_command_line 1.
 BOOTS = 5
 
 

@@ -19,7 +19,9 @@ from kprof_report import parse_report
 from kprof_net import (RX_RX_LINE, RX_TX_LINE, console_command, host_netload, kernel_send_to_host_sink, udp_cmd, udpsh,
                        wire)
 
-# Kernels this module boots; conftest.py fails a boot past it (build/test-logs/boots.txt: by test).
+# Kernels this module boots (conftest.py fails a boot past BOOTS), by the test that boots them -- a module kernel
+# counts for the first test that uses it, a test named alone needs a fresh one:
+# test_boot_log_names_the_driver_and_why[*] 4.
 BOOTS = 4
 
 RX_RING_FULL = re.compile(r"netload: the transmit ring was full \d+ times \(sending waited\)")

@@ -103,7 +103,13 @@ import subprocess
 from kprof_qemu import ELF, nm_symbols
 from kprof_rsp import Rsp
 
-# Kernels this module boots; conftest.py fails a boot past it (build/test-logs/boots.txt: by test).
+# Kernels this module boots (conftest.py fails a boot past BOOTS), by the test that boots them -- a module kernel
+# counts for the first test that uses it, a test named alone needs a fresh one:
+# test_gdb_ctrl_c_during_a_profile_stops_and_monitor_pmu_shows_every_cpu_disarmed_after 1,
+# test_gdb_refuses_breakpoints_on_the_nmi_path_and_its_watchpoints_stay_quiet_inside_the_handler 1,
+# test_lscpu_before_and_after_a_profile_shows_no_cpu_armed 2,
+# test_monitor_nmi_while_burn_runs_under_a_profile_panics_as_genuine 1,
+# test_selftest_nmi_then_a_genuine_nmi_still_panics 1.
 BOOTS = 6
 
 NMI_ENTRIES = ("nmi", "counter_source", "selftest_source", "debugger_source", "port61")

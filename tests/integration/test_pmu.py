@@ -14,7 +14,13 @@ import pytest
 
 from kprof_pmu import assert_nmi_panic, lscpu, one, profile
 
-# Kernels this module boots; conftest.py fails a boot past it (build/test-logs/boots.txt: by test).
+# Kernels this module boots (conftest.py fails a boot past BOOTS), by the test that boots them -- a module kernel
+# counts for the first test that uses it, a test named alone needs a fresh one:
+# test_claimed_pmu_that_does_not_count_falls_back_to_the_tick[*] 2,
+# test_lscpu_on_max_amd_without_pmu_says_tick_only_and_why 1,
+# test_lscpu_on_skylake_intel_without_pmu_says_tick_only_and_why 1,
+# test_monitor_nmi_while_idle_panics_with_backtrace 1, test_monitor_nmi_while_profiling_panics_with_backtrace 1,
+# test_pmu_off_profiles_on_the_tick 1, test_unknown_pmu_value_is_reported_and_profiles_on_the_tick 1.
 BOOTS = 8
 
 

@@ -27,7 +27,10 @@ from kprof_httpd import Links  # the index page's <a href> collector
 sys.path.insert(0, os.path.join(TOP, "scripts"))
 import kprof_profile as kp  # noqa: E402
 
-# Kernels this module boots; conftest.py fails a boot past it (build/test-logs/boots.txt: by test).
+# Kernels this module boots (conftest.py fails a boot past BOOTS), by the test that boots them -- a module kernel
+# counts for the first test that uses it, a test named alone needs a fresh one:
+# test_a_kernel_scraped_while_its_console_answers 1, test_go_tool_pprof_raw_reads_every_cpus_samples 1;
+# test_three_kernels_scraped_at_once 3 (make test-full only).
 BOOTS = 5
 
 GUEST_PORT = 6060

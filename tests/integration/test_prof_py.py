@@ -35,7 +35,8 @@ from kprof_gdb import WRAPPER
 sys.path.insert(0, os.path.join(TOP, "scripts"))
 import kprof_profile as kp  # noqa: E402
 
-# Kernels this module boots; conftest.py fails a boot past it (build/test-logs/boots.txt: by test).
+# Kernels this module boots (conftest.py fails a boot past BOOTS), by the test that boots them -- a module kernel
+# counts for the first test that uses it, a test named alone needs a fresh one: test_before_any_profile 1.
 BOOTS = 1
 
 PROF_PY = os.path.join(TOP, "scripts", "prof.py")

@@ -22,7 +22,9 @@ from kprof_report import burn_labelled
 sys.path.insert(0, os.path.join(TOP, "scripts"))
 import kprof_profile as kp  # noqa: E402
 
-# Kernels this module boots; conftest.py fails a boot past it (build/test-logs/boots.txt: by test).
+# Kernels this module boots (conftest.py fails a boot past BOOTS), by the test that boots them -- a module kernel
+# counts for the first test that uses it, a test named alone needs a fresh one:
+# test_console_raw_parses_with_this_builds_id 1.
 BOOTS = 1
 
 PROFEXPORT = os.path.join(TOP, "scripts", "profexport")

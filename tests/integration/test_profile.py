@@ -17,7 +17,9 @@ from kprof_qemu import poll, ps_table, unstarved
 from kprof_report import (BURN_CALLERS, CPUS, IDLE_LEAF, TICK_MS, burn_pids, finished_pid, is_burn_chain,
                           mem_used_blocks, parse_report, profile, static_callees, wait_burn_done, wait_no_burn)
 
-# Kernels this module boots; conftest.py fails a boot past it (build/test-logs/boots.txt: by test).
+# Kernels this module boots (conftest.py fails a boot past BOOTS), by the test that boots them -- a module kernel
+# counts for the first test that uses it, a test named alone needs a fresh one:
+# test_burn_is_the_hottest_chain_with_its_callers_in_order 1.
 BOOTS = 1
 
 USAGE = "usage: profile [ms] [pid|all] [chains|raw] [key=value]"

@@ -34,7 +34,9 @@ from kprof_pprof import go_pprof
 from kprof_net import wait_dhcp
 from kprof_qemu import TOP, Kprof, cpus_table, poll
 
-# Kernels this module boots; conftest.py fails a boot past it (build/test-logs/boots.txt: by test).
+# Kernels this module boots (conftest.py fails a boot past BOOTS), by the test that boots them -- a module kernel
+# counts for the first test that uses it, a test named alone needs a fresh one:
+# test_a_stream_cut_into_three_pprof_files 1.
 BOOTS = 1
 
 PROFEXPORT = os.path.join(TOP, "scripts", "profexport")

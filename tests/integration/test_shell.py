@@ -10,7 +10,9 @@ import pytest
 
 from kprof_qemu import KprofError, heap_used, poll, ps_table
 
-# Kernels this module boots; conftest.py fails a boot past it (build/test-logs/boots.txt: by test).
+# Kernels this module boots (conftest.py fails a boot past BOOTS), by the test that boots them -- a module kernel
+# counts for the first test that uses it, a test named alone needs a fresh one:
+# test_bad_arguments_to_panic_and_poweroff 1, test_help_lists_every_command 1.
 BOOTS = 2
 
 COMMANDS = ["help", "ps", "stacks", "uptime", "mem", "cpus", "burn", "panic", "poweroff"]

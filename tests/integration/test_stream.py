@@ -22,7 +22,9 @@ from kprof_net import HOST_INSIDE, udp_cmd, udpsh, wait_dhcp
 sys.path.insert(0, os.path.join(TOP, "scripts"))
 import kprof_profile  # noqa: E402
 
-# Kernels this module boots; conftest.py fails a boot past it (build/test-logs/boots.txt: by test).
+# Kernels this module boots (conftest.py fails a boot past BOOTS), by the test that boots them -- a module kernel
+# counts for the first test that uses it, a test named alone needs a fresh one:
+# test_stream_accounts_for_every_sample_on_busy_cpus 1.
 BOOTS = 1
 
 HZ = 1000

@@ -15,7 +15,9 @@ from stream_rx import Receiver
 from kprof_net import HOST_INSIDE, wait_dhcp
 from kprof_report import burn_pids, wait_no_burn
 
-# Kernels this module boots; conftest.py fails a boot past it (build/test-logs/boots.txt: by test).
+# Kernels this module boots (conftest.py fails a boot past BOOTS), by the test that boots them -- a module kernel
+# counts for the first test that uses it, a test named alone needs a fresh one: test_a_slowed_sender_drops_nothing
+# 1.
 BOOTS = 1
 
 HZ = 1000

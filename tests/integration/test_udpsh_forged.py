@@ -40,7 +40,12 @@ SCRIPTS = os.path.join(TOP, "scripts")
 sys.path.insert(0, SCRIPTS)
 import kprof_wire as wire  # noqa: E402
 
-# Kernels this module boots; conftest.py fails a boot past it (build/test-logs/boots.txt: by test).
+# Kernels this module boots (conftest.py fails a boot past BOOTS), by the test that boots them -- a module kernel
+# counts for the first test that uses it, a test named alone needs a fresh one: test_a_bad_key_refuses_every_request
+# 1, test_a_command_sent_at_ready_succeeds[*] 3, test_a_forged_request_gets_at_most_3x_and_only_a_token[*] 1,
+# test_an_unkeyed_netload_send_to_itself_stops_when_its_token_expires 1,
+# test_keyed_kernel_refuses_the_unkeyed_and_runs_everything_for_the_key 1, test_keyed_panic 1,
+# test_two_kernels_exchange_at_most_one_reply 2, test_unkeyed_kernel_reads_but_changes_nothing 1.
 BOOTS = 11
 
 NETLOAD = os.path.join(SCRIPTS, "netload")

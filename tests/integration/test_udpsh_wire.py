@@ -21,7 +21,7 @@ import kprof_wire as w  # noqa: E402
 from kprof_net import udp_port_bound  # noqa: E402
 from kprof_qemu import poll  # noqa: E402
 
-# Kernels this module boots; conftest.py fails a boot past it (build/test-logs/boots.txt: by test).
+# Kernels this module boots (conftest.py fails a boot past BOOTS): none -- its kernels are fakes on the host.
 BOOTS = 0
 
 UDPSH = os.path.join(SCRIPTS, "udpsh")

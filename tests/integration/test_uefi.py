@@ -21,7 +21,9 @@ from kprof_gdb import assert_running, run_gdb, threads
 from kprof_net import DHCP_ADDRESS, booted_with_dhcp, net_status, udp_cmd
 from kprof_report import parse_report
 
-# Kernels this module boots; conftest.py fails a boot past it (build/test-logs/boots.txt: by test).
+# Kernels this module boots (conftest.py fails a boot past BOOTS), by the test that boots them -- a module kernel
+# counts for the first test that uses it, a test named alone needs a fresh one:
+# test_uefi_boot_reaches_ready_with_4_cpus_and_says_uefi_serial_console 1.
 BOOTS = 1
 
 CPUS = 4

@@ -20,7 +20,11 @@ from kprof_qemu import Kprof
 from kprof_usb import WAIT, key_event, type_line
 from kprof_report import parse_report
 
-# Kernels this module boots; conftest.py fails a boot past it (build/test-logs/boots.txt: by test).
+# Kernels this module boots (conftest.py fails a boot past BOOTS), by the test that boots them -- a module kernel
+# counts for the first test that uses it, a test named alone needs a fresh one:
+# test_keyboard_behind_a_hub_types_a_profile_that_runs[*] 2,
+# test_keyboard_five_hubs_deep_types_and_goes_with_the_first_hub 1, test_no_xhci_controller_says_so_and_com1_works
+# 1, test_usb_keyboard_types_a_profile_that_runs[*] 2.
 BOOTS = 6
 
 CPUS = 2

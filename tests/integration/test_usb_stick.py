@@ -13,7 +13,9 @@ import pytest
 
 from kprof_qemu import boot_kernel
 
-# Kernels this module boots; conftest.py fails a boot past it (build/test-logs/boots.txt: by test).
+# Kernels this module boots (conftest.py fails a boot past BOOTS), by the test that boots them -- a module kernel
+# counts for the first test that uses it, a test named alone needs a fresh one: test_iso_boots_as_a_raw_hard_disk[*]
+# 3, test_iso_boots_from_a_usb_stick_on_xhci[*] 2.
 BOOTS = 5
 
 CPUS = 2
