@@ -516,37 +516,38 @@ def test_profile_under_netload_shows_the_driver_or_lwip(kernel_net):
     it (1 sample in 400 at 5000 datagrams/s); the kernel's own flat-out sender is sampled anywhere in its loop."""
     k = kernel_net
     names = net_symbols()
-    # 12 s: room for the profile's retries under the starved-QEMU rule while the load still runs
-    host_port, seconds, size, pps = free_port(socket.SOCK_DGRAM), 12, 1472, 1000000
+    # each attempt is a send of its own, 8 s, with one profile in it: a retry under the starved-QEMU rule then
+    # never finds the load over
+    seconds, size, pps = 8, 1472, 1000000
     udp = UdpShell(k.udp_port)
-    tx0 = parse_net(udp.cmd("net"))["tx_packets"]
-    sink = start_host_sink(host_port, seconds + 2)
-    found = []
-    line = "netload send %s %d %d %d %d" % (HOST_INSIDE, host_port, seconds, size, pps)
-    try:
-        with console_command(k, line, seconds):
-            poll("the kernel sending", lambda: parse_net(udp.cmd("net"))["tx_packets"] >= tx0 + 1000,
-                 timeout=10, every=0.1)
-            # one netload at a time, whichever shell asks
-            r = udpsh(k.udp_port, "netload", "sink", str(k.netload_port), "1")
-            assert (r.returncode, r.stdout, r.stderr) == (1, (NETLOAD_BUSY + "\n").encode(), ""), r
+    line = "netload send %s %%d %d %d %d" % (HOST_INSIDE, seconds, size, pps)
 
-            def attempt():
+    def attempt():
+        host_port = free_port(socket.SOCK_DGRAM)
+        tx0 = parse_net(udp.cmd("net"))["tx_packets"]
+        sink = start_host_sink(host_port, seconds + 2)
+        try:
+            with console_command(k, line % host_port, seconds):
+                poll("the kernel sending", lambda: parse_net(udp.cmd("net"))["tx_packets"] >= tx0 + 1000,
+                     timeout=10, every=0.1)
+                # one netload at a time, whichever shell asks
+                r = udpsh(k.udp_port, "netload", "sink", str(k.netload_port), "1")
+                assert (r.returncode, r.stdout, r.stderr) == (1, (NETLOAD_BUSY + "\n").encode(), ""), r
                 tx = parse_net(udp.cmd("net"))["tx_packets"]
                 rep = parse_report(udp.cmd("profile 1000 all 5", timeout=30), 1000, 5)
                 sent = parse_net(udp.cmd("net"))["tx_packets"] - tx
-                assert sent >= 1000, "only %d frames went out around the profile: the load was over" % sent
-                net_chains = [c for c in rep.chains if any(s in names for s in c.symbols())]
-                assert net_chains, "no chain of the driver or lwIP in a profile while the kernel sent %d frames:\n%s" \
-                    % (sent, rep.text)
-                found[:] = net_chains
+                m = expect_netload_send_report(k, seconds)
+            host = finish_host_sink(sink, seconds + 30)
+        finally:
+            kill_host_sink(sink)
+        assert sent >= 1000, "only %d frames went out around the profile: the load was over" % sent
+        net_chains = [c for c in rep.chains if any(s in names for s in c.symbols())]
+        assert net_chains, "no chain of the driver or lwIP in a profile while the kernel sent %d frames:\n%s" \
+            % (sent, rep.text)
+        return net_chains, m, host
 
-            # a retry only when the host starved QEMU; `cpus` goes over UDP, the console is in netload
-            unstarved(udp, attempt, "profile 1000 all 5 under netload send")
-            m = expect_netload_send_report(k, seconds)
-        host = finish_host_sink(sink, seconds + 30)
-    finally:
-        kill_host_sink(sink)
+    # a retry only when the host starved QEMU; `cpus` goes over UDP, the console is in netload
+    found, m, host = unstarved(udp, attempt, "profile 1000 all 5 under netload send")
     print("driver/lwIP chains under netload send: %s" % found)
     kernel = wire.parse_tx_report(m.group(1))
     assert RX_TX_LINE.fullmatch(m.group(1)) and kernel["packets"] > 0, m.group(0)
