@@ -200,7 +200,11 @@ static void free_batch_locked(uint64_t done)
     for (unsigned i = 0; i < LABEL_TABLE_SETS; i++) {
         if (slots[i].state == SLOT_RETIRED && slots[i].retired_in <= done) {
             slots[i].state = SLOT_FREE;
+            /* A record that kept the pointer sees another generation from now on: the freed slot's, then its
+             * next set's. */
+            uint32_t generation = table[i].generation + 1;
             memset(&table[i], 0, sizeof table[i]);
+            table[i].generation = generation;
             stats.waiting--;
             stats.used--;
             stats.freed++;
@@ -261,7 +265,9 @@ static const struct label_set *intern(const struct label_pair *pairs, unsigned n
         reclaim_locked();
         int i = find_locked(&want);
         if (i < 0 && (i = free_slot_locked()) >= 0) {
+            uint32_t generation = table[i].generation;
             table[i] = want;
+            table[i].generation = generation;
             slots[i] = (struct slot){ 0, SLOT_LIVE, false, 0 };
             stats.live++;
             stats.used++;

@@ -34,6 +34,10 @@ struct label_pair {
 struct label_set {
     unsigned npairs;
     struct label_pair pairs[LABEL_MAX_PAIRS];
+    /* How many times its pool slot has been freed before: a record keeps the generation it saw beside the
+     * pointer, so a reader that comes after the set was freed (and its slot perhaps given to a new set) can
+     * tell. Wraps after 2^32 frees of one slot, far beyond any record's time in a ring. */
+    uint32_t generation;
 };
 
 struct task;

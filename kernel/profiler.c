@@ -129,7 +129,10 @@ static inline __attribute__((always_inline)) void record_sample_at(const struct 
     if (task) {
         rec->pid = task->pid;
         /* acquire: the set a label swap published is complete before anyone follows this pointer */
-        rec->labels = atomic_load_explicit(&task->labels, memory_order_acquire);
+        const struct label_set *set = atomic_load_explicit(&task->labels, memory_order_acquire);
+        rec->labels = set;
+        /* the sampler is inside (its word odd): the pool cannot free or reuse the set before it leaves */
+        rec->labels_generation = set ? set->generation : 0;
         rec->span = atomic_load_explicit(&task->span, memory_order_relaxed);
         struct stack_bounds stack = task_stack_bounds(task);
         /* Straight into the slot: frame 0 is the interrupted instruction itself, the rest the frame chain. */
@@ -139,6 +142,7 @@ static inline __attribute__((always_inline)) void record_sample_at(const struct 
         /* No task, no stack to walk: the interrupted instruction is the whole chain. */
         rec->pid = 0;
         rec->labels = 0;
+        rec->labels_generation = 0;
         rec->span = 0;
         rec->frames[0] = context_pc(ctx);
         rec->nframes = 1;
@@ -234,22 +238,25 @@ static bool begin_on_this_cpu(struct profiler_cpu_run *c, unsigned cpu, uint32_t
     /* Sequentially consistent with the stop's store of the active word and its load of began[]: either the
      * stop sees this CPU began the run (and asks it to let go), or the check below sees the stop. */
     atomic_store_explicit(&began[cpu], run, memory_order_seq_cst);
+    bool tick_samples = true;
     if (!counter_run) {
         c->source = PROFILER_CPU_TICK;
-        return true;
-    }
-    if (pmu_arm_this_cpu()) {
+    } else if (pmu_arm_this_cpu()) {
         c->source = PROFILER_CPU_COUNTER;
         c->period_cycles = c->counting_period = pmu_period_cycles();
         c->silent_ticks_limit = silent_ticks_limit;
-        /* This tick read the active word before the stop: if the run stopped meanwhile, this CPU may have
-         * armed after the stop looked, and lets go now. */
-        if (atomic_load_explicit(&active_word, memory_order_seq_cst) != run)
-            let_go_here(cpu, run);
+        tick_samples = false;
+    } else {
+        c->source = PROFILER_CPU_TICK_ARM_FAULT; /* named in the report; this CPU is not tried again */
+    }
+    /* This tick read the active word before the stop: if the run stopped meanwhile, the stop may have looked
+     * for this CPU before it began, and waits for nothing of it. It lets go now (disarming what it armed) and
+     * samples nothing: a record committed after the stop's last drain would be read by no one. */
+    if (atomic_load_explicit(&active_word, memory_order_seq_cst) != run) {
+        let_go_here(cpu, run);
         return false;
     }
-    c->source = PROFILER_CPU_TICK_ARM_FAULT; /* named in the report; this CPU is not tried again */
-    return true;
+    return tick_samples;
 }
 
 /* A host that takes a CPU away can leave two tick intervals in a row without a busy cycle counted: the one it
@@ -447,11 +454,17 @@ void profiler_copies_hold(void) { atomic_fetch_add_explicit(&copies_held, 1, mem
 void profiler_copies_release(void) { atomic_fetch_sub_explicit(&copies_held, 1, memory_order_acq_rel); }
 
 /* The consumer has taken every record below each mark out of its ring (a reset at a start counts: it
- * discards them unread), and no copy of one is waiting to be folded. Signed: the indexes run freely and wrap. */
+ * discards them unread), and no copy of one is waiting to be folded. Signed: the indexes run freely and wrap.
+ * With the profiler unclaimed there is no consumer: what the rings still hold (a record committed after its
+ * run's last drain, by a CPU the stop could not wait for) is never drained, the next start discards it unread,
+ * and a debugger that reads it checks its set's generation (struct profile_record). So it holds nothing up:
+ * the pool would otherwise wait on that ring until the next profile. */
 static bool records_passed(const uint32_t *marks)
 {
     if (atomic_load_explicit(&copies_held, memory_order_acquire))
         return false;
+    if (!atomic_load_explicit(&busy, memory_order_acquire))
+        return true;
     for (unsigned cpu = 0; cpu < marks[MAX_CPUS]; cpu++)
         if ((int32_t)(atomic_load_explicit(&rings[cpu].tail, memory_order_acquire) - marks[cpu]) < 0)
             return false;

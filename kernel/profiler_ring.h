@@ -34,6 +34,10 @@ struct profile_record {
     uint32_t period;      /* what one sample stands for, in the run's unit: the counter's period in its event's
                            * cycles at the time (throttling doubles it), the tick's in nanoseconds (in TSC
                            * cycles on a counter run's tick, so one run has one unit); 0 weighs as 1 */
+    uint32_t labels_generation; /* labels' generation when the sample was taken: after the drain the pool may
+                                 * free the set and give its slot to a new one, whose generation differs (a
+                                 * reader that finds another says the labels are gone: profile_record_labels).
+                                 * Here, not beside labels, because here it fills what was padding */
     uintptr_t frames[PROFILE_MAX_FRAMES];
 };
 

@@ -185,9 +185,10 @@ def labels_text(labels, none="-"):
 # ---- the rings in a paused kernel's memory (kernel/profiler.h) --------------------------------------------
 
 RingRecord = collections.namedtuple("RingRecord", "labels time_ns pid run cpu nframes frames flags held_off_us "
-                                    "period", defaults=(0, 0, 0))
+                                    "period labels_generation", defaults=(0, 0, 0, 0))
 RECORD_FIELDS = ("labels", "time_ns", "pid", "run", "cpu", "nframes", "frames")
-RECORD_OPTIONAL = ("flags", "held_off_us", "period")  # kernels before issues 13 and 23 lack them: read as 0
+# kernels before issues 13, 23 and 35 lack them: read as 0
+RECORD_OPTIONAL = ("flags", "held_off_us", "period", "labels_generation")
 _SIGNED = {"time_ns"}
 
 
@@ -235,7 +236,22 @@ class RecordLayout:
         return RingRecord(self._int(buf, base, "labels"), self._int(buf, base, "time_ns"),
                           self._int(buf, base, "pid"), self._int(buf, base, "run"), self._int(buf, base, "cpu"),
                           nframes, frames, self._int(buf, base, "flags"), self._int(buf, base, "held_off_us"),
-                          self._int(buf, base, "period"))
+                          self._int(buf, base, "period"), self._int(buf, base, "labels_generation"))
+
+
+def record_labels(pointer, generation, read_set):
+    """A ring record's label set (kernel/labels.h) as ((key, value), ...), () for none (a NULL pointer).
+    read_set(pointer) says what is at the pointer now: (the set's generation, None when the kernel keeps none;
+    its pairs, or None for a freed slot, or (("set", "0x...(why)"),) when it cannot be read). A drained record
+    (or one committed after its run's last drain) may point at a set the pool has freed since, and at a slot it
+    has given to a new set: a generation that is not the record's, or a freed slot, reads as
+    (("set", "0x...(gone)"),) -- never as the new set's labels, nor as no labels."""
+    if pointer == 0:
+        return ()
+    set_generation, pairs = read_set(pointer)
+    if pairs is None or (set_generation is not None and set_generation != generation):
+        return (("set", "0x%x(gone)" % pointer),)
+    return pairs
 
 
 def ring_run_records(read_slots, head, mask, run, cpu, chunk=128, first=None):

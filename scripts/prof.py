@@ -286,7 +286,7 @@ class Profiler:
             if cpu is not None and ring.cpu != cpu:
                 continue
             recs, late = ring.run_records(self.run, whole=bool(self.active_run), start_ns=start_ns)
-            out.append((ring, [kp.Sample(r.cpu, r.pid, r.time_ns, labels_of(r.labels), r.frames, r.flags,
+            out.append((ring, [kp.Sample(r.cpu, r.pid, r.time_ns, labels_of(r.labels, r.labels_generation), r.frames, r.flags,
                                          r.held_off_us, r.period) for r in recs], len(late)))
         return out
 
@@ -365,14 +365,13 @@ def irq_enable_site(pc):
 
 # ---- label sets -------------------------------------------------------------------------------------------------
 
-def labels_of(pointer):
-    """A record's label set (kernel/labels.h) as ((key, value), ...): () for NULL. Sets are immutable, and the
-    pool frees one only once no undrained record points at it, so each is read once per stop. A drained run's
-    records (a finished run's) may point at a set freed since: that reads as (("set", "0x...(freed)"),), never
-    as no labels. A kernel without struct label_set, or a set that cannot be read, gives the pointer itself,
-    as (("set", "0x..."),)."""
-    if pointer == 0:
-        return ()
+def labels_of(pointer, generation):
+    """A record's label set as ((key, value), ...), () for NULL: kp.record_labels over the set in the paused
+    kernel's memory, each set read once per stop (the kernel frees and reuses them while it runs)."""
+    return kp.record_labels(pointer, generation, _label_set_now)
+
+
+def _label_set_now(pointer):
     got = _cache.label_sets.get(pointer)
     if got is None:
         got = _cache.label_sets[pointer] = _read_label_set(pointer)
@@ -380,27 +379,28 @@ def labels_of(pointer):
 
 
 def _read_label_set(pointer):
+    """(generation or None, pairs or None) of the set at pointer now, as kp.record_labels takes it."""
     try:
         t = gdb.lookup_type("struct label_set").strip_typedefs()
         names = [f.name for f in t.fields()]
     except gdb.error:
         names = []
     if "npairs" not in names or "pairs" not in names:
-        return (("set", "0x%x" % pointer),)
+        return None, (("set", "0x%x" % pointer),)
     try:
         s = gdb.Value(pointer).cast(t.pointer()).dereference()
         s.fetch_lazy()
+        generation = int(s["generation"]) & U32 if "generation" in names else None
         pairs = s["pairs"]
         lo, hi = pairs.type.strip_typedefs().range()
         n = int(s["npairs"])
         if n == 0:
-            # The pool holds no empty set (no labels is NULL): a set freeing zeroed, after its records drained.
-            return (("set", "0x%x(freed)" % pointer),)
+            return generation, None  # the pool holds no empty set (no labels is NULL): a freed slot
         if not 0 <= n <= hi - lo + 1:
-            return (("set", "0x%x(npairs %d)" % (pointer, n)),)
-        return tuple((c_string(pairs[i]["key"]), c_string(pairs[i]["value"])) for i in range(n))
+            return generation, (("set", "0x%x(npairs %d)" % (pointer, n)),)
+        return generation, tuple((c_string(pairs[i]["key"]), c_string(pairs[i]["value"])) for i in range(n))
     except (gdb.error, gdb.MemoryError) as e:
-        return (("set", "0x%x(%s)" % (pointer, e)),)
+        return None, (("set", "0x%x(%s)" % (pointer, e)),)
 
 
 # ---- frames, resolved by gdb ----------------------------------------------------------------------------------

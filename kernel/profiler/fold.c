@@ -144,7 +144,7 @@ static void take_into_fold(void *arg, const struct profile_record *rec)
 {
     struct fold_take *into = arg;
     profile_fold_add(into->fold, into->tab, rec);
-    tally_labels(into->fold, rec->labels, profile_record_weight(rec));
+    tally_labels(into->fold, profile_record_labels(rec), profile_record_weight(rec));
 }
 
 void profile_fold_drain(struct profile_fold *fold, struct profile_run *run, const struct profile_filter *filter,

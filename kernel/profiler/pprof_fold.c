@@ -30,7 +30,7 @@ static uint32_t key_hash(const struct profile_record *rec, uint32_t nframes, uin
 {
     const uint64_t k = 0x9e3779b97f4a7c15ull; /* 2^64 / golden ratio */
     uint64_t h = ((uint64_t)nframes | (uint64_t)flags << 8 | (uint64_t)rec->cpu << 16 | (uint64_t)rec->pid << 32) * k;
-    h = (h ^ (uint64_t)(uintptr_t)rec->labels) * k;
+    h = (h ^ (uint64_t)(uintptr_t)profile_record_labels(rec)) * k;
     h = (h ^ rec->span) * k;
     for (uint32_t i = 0; i < nframes; i++)
         h = (h ^ rec->frames[i]) * k;
@@ -41,7 +41,7 @@ static bool key_matches(const struct pprof_fold_entry *e, const struct profile_r
                         uint8_t flags)
 {
     if (e->nframes != nframes || e->flags != flags || e->cpu != rec->cpu || e->pid != rec->pid ||
-        e->labels != rec->labels || e->span != rec->span)
+        e->labels != profile_record_labels(rec) || e->span != rec->span)
         return false;
     for (uint32_t i = 0; i < nframes; i++)
         if (e->frames[i] != rec->frames[i])
@@ -79,8 +79,8 @@ void pprof_fold_add(struct pprof_fold *fold, const struct profile_record *rec)
     for (uint32_t i = 0; i < nframes; i++)
         e->frames[i] = rec->frames[i];
     /* The record's set is valid only until it is drained; the entry keeps it until the encoder has read it. */
-    label_hold(rec->labels);
-    e->labels = rec->labels;
+    e->labels = profile_record_labels(rec);
+    label_hold(e->labels);
     e->span = rec->span;
     e->pid = rec->pid;
     e->cpu = rec->cpu;

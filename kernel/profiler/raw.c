@@ -350,8 +350,9 @@ size_t profile_raw_record_line(const struct profile_record *rec, char *line, siz
     s.cpu = rec->cpu;
     s.pid = rec->pid;
     s.time_ns = rec->time_ns;
-    if (rec->labels)
-        s.labels = *rec->labels;
+    const struct label_set *labels = profile_record_labels(rec);
+    if (labels)
+        s.labels = *labels;
     s.span = rec->span;
     s.period = rec->period;
     s.flags = rec->flags & (PROFILE_REC_IRQS_OFF | PROFILE_REC_IN_IRQ | PROFILE_REC_LET_IN);

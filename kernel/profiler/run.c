@@ -13,10 +13,16 @@
 #include "kernel/lib/string.h"
 #include "kernel/task.h"
 
+const struct label_set *profile_record_labels(const struct profile_record *rec)
+{
+    const struct label_set *set = rec->labels;
+    return set && set->generation == rec->labels_generation ? set : 0;
+}
+
 bool profile_record_has_label(const struct profile_record *rec, const struct label_pair *pair)
 {
     if (strcmp(pair->key, LABEL_SPAN_KEY) != 0)
-        return label_set_has(rec->labels, pair->key, pair->value);
+        return label_set_has(profile_record_labels(rec), pair->key, pair->value);
     uint64_t span;
     return rec->span && parse_u64(pair->value, &span) && span == rec->span;
 }

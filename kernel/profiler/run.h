@@ -20,6 +20,12 @@ struct profile_filter {
     struct label_pair label;
 };
 
+/* rec's label set, when it is still the one the sample saw (its generation matches the record's), else NULL.
+ * Every reader of a record's set goes through here. On the drain's path the set always is still its own (the
+ * pool frees a set only after the records that hold it are drained); the check is for a record read after it
+ * was drained, or committed after its run's last drain, whose slot the pool may have freed and reused. */
+const struct label_set *profile_record_labels(const struct profile_record *rec);
+
 /* Whether rec's sample carried the pair: in its label set, or, for span=N, as its span. */
 bool profile_record_has_label(const struct profile_record *rec, const struct label_pair *pair);
 

@@ -566,6 +566,51 @@ def test_record_layout_decodes():
         kp.RecordLayout(96, {k: v for k, v in LAYOUT.fields.items() if k != "nframes"})
 
 
+# ---- a record's labels once its set may be gone (issue 35) ------------------------------------------------------
+
+# struct profile_record as the kernel lays it out now (112 bytes): the set's generation fills what was padding.
+GEN_LAYOUT = kp.RecordLayout(112, {"labels": (0, 8, 1), "time_ns": (16, 8, 1), "pid": (24, 4, 1), "run": (28, 4, 1),
+                                   "cpu": (32, 2, 1), "nframes": (34, 1, 1), "flags": (35, 1, 1),
+                                   "held_off_us": (36, 4, 1), "period": (40, 4, 1), "labels_generation": (44, 4, 1),
+                                   "frames": (48, 8, 8)})
+
+
+def pack_gen(labels, generation, time_ns, frames=(0x1000,)):
+    f = list(frames) + [0] * (8 - len(frames))
+    return struct.pack("<QQqIIHBBIII8Q", labels, 0, time_ns, 7, 1, 1, len(frames), 0, 0, 0, generation, *f)
+
+
+def test_a_reused_label_slot_never_shows_its_new_labels_on_an_old_record():
+    # A ring dumped from a kernel: two records of job=a (generation 4 of slot 0x1000), drained; the pool then
+    # freed job=a and gave its slot to job=c (generation 5), and a third record carries job=c. Another slot was
+    # freed and not reused; a record of no labels.
+    ring = pack_gen(0x1000, 4, 10) + pack_gen(0x1000, 4, 20) + pack_gen(0x1000, 5, 30) + pack_gen(0x2000, 1, 40) \
+        + pack_gen(0, 0, 50)
+    memory = {0x1000: (5, (("job", "c"),)), 0x2000: (2, None)}
+    reads = []
+
+    def read_set(pointer):
+        reads.append(pointer)
+        return memory[pointer]
+
+    recs = [GEN_LAYOUT.decode(ring, i) for i in range(5)]
+    assert [r.labels_generation for r in recs] == [4, 4, 5, 1, 0]
+    got = [kp.record_labels(r.labels, r.labels_generation, read_set) for r in recs]
+    assert got == [(("set", "0x1000(gone)"),), (("set", "0x1000(gone)"),), (("job", "c"),),
+                   (("set", "0x2000(gone)"),), ()]
+    assert [kp.labels_text(g) for g in got] == ["set=0x1000(gone)", "set=0x1000(gone)", "job=c", "set=0x2000(gone)",
+                                                "-"]
+    assert 0 not in reads, "a NULL set is not read"
+
+
+def test_a_kernel_without_generations_shows_the_set_as_it_is():
+    # an older kernel's record and set carry no generation: the set's pairs as read, a freed slot as gone
+    rec = LAYOUT.decode(pack(0x1000, 5, 9, 3, 2, [0x10]), 0)
+    assert rec.labels_generation == 0
+    assert kp.record_labels(rec.labels, rec.labels_generation, lambda p: (None, (("job", "a"),))) == (("job", "a"),)
+    assert kp.record_labels(rec.labels, rec.labels_generation, lambda p: (None, None)) == (("set", "0x1000(gone)"),)
+
+
 class FakeRing:
     def __init__(self, capacity, cpu=1):
         self.capacity, self.cpu = capacity, cpu

@@ -222,7 +222,7 @@ def test_prof_report_is_the_kernels_report(both, tmp_path):
     # 3 of 4 CPUs busy: burn_inner on top, and idle chains too. gdb starts first (on a loaded host that takes
     # seconds); then the burn, the profile, and gdb attached the moment it is over, so that the burn outlives
     # gdb's reading of the rings: a burn task that had exited would have given up its label set, which the pool
-    # may have freed since (prof buffers then says so, `set=0x...(freed)`).
+    # may have freed since (prof buffers then says so, `set=0x...(gone)`).
     pids, kernel = [], []
 
     def profile():

@@ -22,6 +22,7 @@ static inline void push_full(unsigned cpu, uint32_t pid, uint32_t number, const 
     rec->pid = pid;
     rec->run = number;
     rec->labels = labels;
+    rec->labels_generation = labels ? labels->generation : 0;
     rec->span = span;
     rec->flags = flags;
     rec->held_off_us = held_off_us;

@@ -72,6 +72,7 @@ void push_record(unsigned cpu, uint32_t pid, uint32_t number, const uintptr_t *f
     rec->cpu = (uint16_t)cpu;
     rec->run = number;
     rec->labels = next_labels;
+    rec->labels_generation = next_labels ? next_labels->generation : 0;
     rec->nframes = (uint16_t)n;
     memcpy(rec->frames, frames, n * sizeof *frames);
     profile_ring_commit(&rings[cpu]);

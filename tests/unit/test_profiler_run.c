@@ -39,7 +39,8 @@ static bool push(unsigned cpu, uint32_t number, uint32_t pid, const struct label
     struct profile_record *rec = profile_ring_reserve(&rings[cpu]);
     if (!rec)
         return false;
-    *rec = (struct profile_record){ .run = number, .cpu = (uint16_t)cpu, .pid = pid, .labels = labels, .nframes = 1,
+    *rec = (struct profile_record){ .run = number, .cpu = (uint16_t)cpu, .pid = pid, .labels = labels,
+                                    .labels_generation = labels ? labels->generation : 0, .nframes = 1,
                                     .frames = { tag } };
     profile_ring_commit(&rings[cpu]);
     return true;

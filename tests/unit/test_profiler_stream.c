@@ -222,7 +222,8 @@ static bool push(unsigned cpu, uint32_t pid, int64_t t, const struct label_set *
     struct profile_record *r = profile_ring_reserve(&rings[cpu]);
     if (!r)
         return false;
-    *r = (struct profile_record){ .labels = labels, .time_ns = t, .pid = pid, .run = run.run, .cpu = (uint16_t)cpu,
+    *r = (struct profile_record){ .labels = labels, .labels_generation = labels ? labels->generation : 0,
+                                  .time_ns = t, .pid = pid, .run = run.run, .cpu = (uint16_t)cpu,
                                   .nframes = (uint8_t)frames };
     for (unsigned i = 0; i < frames; i++)
         r->frames[i] = 0xffffffff80000000ull + (uint64_t)t * 16 + i;
