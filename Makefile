@@ -24,7 +24,8 @@ KCFLAGS  := -std=c11 -ffreestanding -mno-red-zone -fno-omit-frame-pointer -mno-o
             -I. -MMD -MP
 KAS      := gcc
 KASFLAGS := -I. -g -MMD -MP
-KSRCS   := $(sort $(wildcard arch/x86_64/*.c arch/x86_64/*.S kernel/*.c kernel/*/*.c kernel/net/lwip/*.c gdbstub/*.c))
+KSRCS   := $(sort $(wildcard arch/x86_64/*.c arch/x86_64/*.S kernel/*.c kernel/*/*.c kernel/drivers/*/*.c \
+                             kernel/net/lwip/*.c gdbstub/*.c))
 # Generated C, under build/ like every build output: the framebuffer console's font, from the glyphs drawn in
 # scripts/genfont.py.
 KGEN    := $(BUILD)/gen/font8x16.c

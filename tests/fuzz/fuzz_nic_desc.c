@@ -1,5 +1,5 @@
 /* tests/fuzz/fuzz_nic_desc.c: what a network card writes back into its rings, as arbitrary bytes
- * (kernel/drivers/virtio_net_desc.c, kernel/drivers/e1000_desc.c). The input is a run of 16-byte records, each
+ * (kernel/drivers/net/virtio_net_desc.c, kernel/drivers/net/e1000_desc.c). The input is a run of 16-byte records, each
  * read two ways: as a virtio used element (id, len) with a slot count and header length the record also picks,
  * and as an e1000 legacy receive and transmit descriptor. Whatever the bytes, a frame is only ever accepted
  * when its slot is one the driver posted and its length fits that slot and is at least an Ethernet header, and
@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "kernel/drivers/e1000_desc.h"
-#include "kernel/drivers/virtio_net_desc.h"
+#include "kernel/drivers/net/e1000_desc.h"
+#include "kernel/drivers/net/virtio_net_desc.h"
 #include "kernel/net/netdev.h"
 
 #define SLOT_SIZE 2048

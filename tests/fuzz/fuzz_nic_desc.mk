@@ -1,1 +1,1 @@
-fuzz_nic_desc_SRCS := kernel/drivers/virtio_net_desc.c kernel/drivers/e1000_desc.c
+fuzz_nic_desc_SRCS := kernel/drivers/net/virtio_net_desc.c kernel/drivers/net/e1000_desc.c

@@ -1,5 +1,6 @@
 /* tests/fuzz/fuzz_usb_desc.c: what a USB device and an xHCI controller hand back, as arbitrary bytes
- * (kernel/drivers/usb_desc.c, kernel/drivers/usb_hub_desc.c, kernel/drivers/xhci_trb.c, kernel/drivers/usb_kbd.c).
+ * (kernel/drivers/usb/usb_desc.c, kernel/drivers/usb/usb_hub_desc.c, kernel/drivers/usb/xhci_trb.c,
+ * kernel/drivers/usb/usb_kbd.c).
  * The input, copied into a buffer of exactly its size so AddressSanitizer sees any read past it, is taken as a
  * configuration descriptor set, a device descriptor, a hub descriptor, a hub port status and status-change
  * report, a route string's parts, a run of event TRBs and a run of boot reports. Whatever the bytes: a hub is
@@ -13,10 +14,10 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "kernel/drivers/usb_desc.h"
-#include "kernel/drivers/usb_hub_desc.h"
-#include "kernel/drivers/usb_kbd.h"
-#include "kernel/drivers/xhci_trb.h"
+#include "kernel/drivers/usb/usb_desc.h"
+#include "kernel/drivers/usb/usb_hub_desc.h"
+#include "kernel/drivers/usb/usb_kbd.h"
+#include "kernel/drivers/usb/xhci_trb.h"
 
 static void check_config(const uint8_t *buf, size_t len)
 {

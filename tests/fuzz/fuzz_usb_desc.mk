@@ -1,2 +1,2 @@
-fuzz_usb_desc_SRCS := kernel/drivers/usb_desc.c kernel/drivers/usb_hub_desc.c kernel/drivers/xhci_trb.c \
-                      kernel/drivers/usb_kbd.c
+fuzz_usb_desc_SRCS := kernel/drivers/usb/usb_desc.c kernel/drivers/usb/usb_hub_desc.c kernel/drivers/usb/xhci_trb.c \
+                      kernel/drivers/usb/usb_kbd.c

@@ -7,6 +7,8 @@ change that breaks one fails here instead of being found by the next reader:
 - kernel/ and gdbstub/ include nothing from arch/: the portable side sees the machine only through hal/;
 - arch/ includes nothing of the network, the UDP shell or the debugger's UDP transport: the timer's poll of a
   wedged network reaches the debugger through hal/kernel_entry.h;
+- kernel/drivers/ holds its two rooms and nothing else, and neither includes the other: net/ (the cards behind
+  kernel/net/netdev.h) and usb/ (the xHCI host, hubs, the keyboard);
 - kernel/ keeps at most 12 modules at its root (a .c and its .h are one), and no C file in the tree, tests
   included, is over 700 lines.
 """
@@ -42,7 +44,8 @@ def offences(paths, allowed):
 
 def test_tree_is_a_git_checkout_with_the_rooms():
     # The other checks read `git ls-files`: an empty answer would make them pass on nothing.
-    for room in ("kernel/lib", "kernel/profiler", "kernel/shell", "kernel/udpsh", "kernel/net", "gdbstub", "hal"):
+    for room in ("kernel/lib", "kernel/profiler", "kernel/shell", "kernel/udpsh", "kernel/net", "kernel/drivers/net",
+                 "kernel/drivers/usb", "gdbstub", "hal"):
         assert tracked(room), "no C files tracked under " + room
 
 
@@ -72,6 +75,15 @@ def test_arch_includes_nothing_of_the_network_the_udp_shell_or_the_udp_debugger(
     def allowed(path, kind, name):
         return not name.startswith(("kernel/net/", "kernel/udpsh/", "gdbstub/udp"))
     assert offences(tracked("arch"), allowed) == []
+
+
+def test_drivers_are_in_their_two_rooms_which_include_nothing_of_each_other():
+    rooms = ("kernel/drivers/net/", "kernel/drivers/usb/")
+    loose = [p for p in tracked("kernel/drivers") if not p.startswith(rooms)]
+    assert loose == []
+    for room in rooms:
+        other = [r for r in rooms if r != room][0]
+        assert offences(tracked(room), lambda path, kind, name: not name.startswith(other)) == []
 
 
 def test_kernel_root_holds_at_most_twelve_modules():

@@ -498,7 +498,8 @@ def test_kernel_send_to_host_sink(kernel_net):
 
 def net_symbols():
     """The text symbols of the virtio-net driver (with its virtqueues) and of lwIP, from their object files."""
-    objs = [os.path.join(BUILD, "k", "kernel", "drivers", f) for f in ("virtio_net.c.o", "virtqueue.c.o")] + \
+    drivers = os.path.join(BUILD, "k", "kernel", "drivers", "net")
+    objs = [os.path.join(drivers, f) for f in ("virtio_net.c.o", "virtqueue.c.o")] + \
         glob.glob(os.path.join(BUILD, "lwip", "**", "*.o"), recursive=True)
     assert len(objs) > 5 and all(os.path.isfile(o) for o in objs), objs
     out = subprocess.run(["nm", "--defined-only"] + objs, check=True, capture_output=True, text=True,

@@ -1,4 +1,4 @@
-"""The USB keyboard on xHCI (kernel/drivers/xhci.c, docs/usb.md) on a PC as it is today: q35 with no i8042,
+"""The USB keyboard on xHCI (kernel/drivers/usb/xhci.c, docs/usb.md) on a PC as it is today: q35 with no i8042,
 a qemu-xhci controller and a usb-kbd on its root port, under OVMF (which puts the controller's 64-bit BAR above
 4 GiB and drives it before us) and under SeaBIOS (which drives it too). Keys are pressed on the USB keyboard
 through QMP's input-send-event -- never on COM1 -- and what they type is read back from COM1, where the console

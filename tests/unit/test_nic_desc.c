@@ -1,5 +1,5 @@
 /* tests/unit/test_nic_desc.c: what a network card writes back into its rings, judged before the driver uses
- * it (kernel/drivers/virtio_net_desc.c, kernel/drivers/e1000_desc.c): every good element is a frame of the
+ * it (kernel/drivers/net/virtio_net_desc.c, kernel/drivers/net/e1000_desc.c): every good element is a frame of the
  * right length in the right slot, and every impossible id, length or status bit -- a chain we never posted, a
  * length past the slot or under an Ethernet header, a frame split over buffers, a card's error bit, a
  * descriptor not yet done -- is refused, whatever else the element says. */
@@ -10,8 +10,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kernel/drivers/e1000_desc.h"
-#include "kernel/drivers/virtio_net_desc.h"
+#include "kernel/drivers/net/e1000_desc.h"
+#include "kernel/drivers/net/virtio_net_desc.h"
 #include "kernel/net/netdev.h"
 #include "unit_main.h"
 

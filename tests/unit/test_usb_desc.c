@@ -1,5 +1,5 @@
 /* tests/unit/test_usb_desc.c: the descriptors a USB device hands back, judged before the xHCI driver uses them
- * (kernel/drivers/usb_desc.c): a real keyboard's device and configuration descriptors are read right, and every
+ * (kernel/drivers/usb/usb_desc.c): a real keyboard's device and configuration descriptors are read right, and every
  * bad length, type, endpoint count or overrun -- in what the device announces or in what it actually sent --
  * is refused with a reason, never read past. */
 #include <setjmp.h>
@@ -9,7 +9,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kernel/drivers/usb_desc.h"
+#include "kernel/drivers/usb/usb_desc.h"
 #include "unit_main.h"
 
 /* QEMU's usb-kbd, as it answers GET_DESCRIPTOR. */

@@ -1,1 +1,1 @@
-test_usb_desc_SRCS := kernel/drivers/usb_desc.c
+test_usb_desc_SRCS := kernel/drivers/usb/usb_desc.c

@@ -1,5 +1,5 @@
 /* tests/unit/test_usb_hub_desc.c: what a USB hub hands back, judged before the xHCI driver's hub code uses it
- * (kernel/drivers/usb_hub_desc.c): QEMU's hub descriptor is read right; a short one, one whose bLength lies, or
+ * (kernel/drivers/usb/usb_hub_desc.c): QEMU's hub descriptor is read right; a short one, one whose bLength lies, or
  * one with 0 or 16 ports is refused with a reason; a port status decodes to its speed and changes; a
  * status-change bitmap names only ports the hub has; route strings compose tier by tier up to five hubs; and a
  * low- or full-speed device gets the nearest high-speed hub's transaction translator. */
@@ -11,7 +11,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kernel/drivers/usb_hub_desc.h"
+#include "kernel/drivers/usb/usb_hub_desc.h"
 #include "unit_main.h"
 
 /* QEMU's usb-hub as it answers: 8 ports, so a two-byte DeviceRemovable, and a PortPwrCtrlMask sized by the

@@ -1,1 +1,1 @@
-test_usb_hub_desc_SRCS := kernel/drivers/usb_hub_desc.c
+test_usb_hub_desc_SRCS := kernel/drivers/usb/usb_hub_desc.c

@@ -1,4 +1,4 @@
-/* tests/unit/test_usb_kbd.c: a boot keyboard's reports as console characters (kernel/drivers/usb_kbd.c) -- only
+/* tests/unit/test_usb_kbd.c: a boot keyboard's reports as console characters (kernel/drivers/usb/usb_kbd.c) -- only
  * newly pressed keys type, Shift and Ctrl apply, the keys the line editor uses give its bytes, phantom and short
  * reports change nothing, and a held key repeats after the delay at the period until released or replaced. Time
  * is passed in, so the repeat is checked at exact instants. */
@@ -9,7 +9,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kernel/drivers/usb_kbd.h"
+#include "kernel/drivers/usb/usb_kbd.h"
 #include "unit_main.h"
 
 #define MS 1000000ll

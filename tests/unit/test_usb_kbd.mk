@@ -1,1 +1,1 @@
-test_usb_kbd_SRCS := kernel/drivers/usb_kbd.c
+test_usb_kbd_SRCS := kernel/drivers/usb/usb_kbd.c

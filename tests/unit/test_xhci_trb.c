@@ -1,5 +1,5 @@
 /* tests/unit/test_xhci_trb.c: event TRBs as the xHCI controller writes them, judged before the driver acts on
- * them (kernel/drivers/xhci_trb.c): a TRB whose cycle bit is not the consumer's is not yet written; good
+ * them (kernel/drivers/usb/xhci_trb.c): a TRB whose cycle bit is not the consumer's is not yet written; good
  * transfer, command and port events come back with their fields; a TRB type that is no event, a slot, endpoint
  * or port out of range, a reserved completion code or a misaligned TRB pointer is refused with a reason. */
 #include <setjmp.h>
@@ -9,7 +9,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kernel/drivers/xhci_trb.h"
+#include "kernel/drivers/usb/xhci_trb.h"
 #include "unit_main.h"
 
 #define SLOTS 64

@@ -1,1 +1,1 @@
-test_xhci_trb_SRCS := kernel/drivers/xhci_trb.c
+test_xhci_trb_SRCS := kernel/drivers/usb/xhci_trb.c

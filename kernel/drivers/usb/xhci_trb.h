@@ -1,9 +1,9 @@
-/* kernel/drivers/xhci_trb.h: the xHCI transfer request block (TRB) -- the 16-byte unit of every ring -- its
+/* kernel/drivers/usb/xhci_trb.h: the xHCI transfer request block (TRB) -- the 16-byte unit of every ring -- its
  * types and fields, and the judgment of an event TRB the controller wrote into the event ring. The judgment is
- * a pure function (tests/unit/test_xhci_trb.c, tests/fuzz/fuzz_usb_desc.c): the driver (kernel/drivers/xhci.c)
+ * a pure function (tests/unit/test_xhci_trb.c, tests/fuzz/fuzz_usb_desc.c): the driver (kernel/drivers/usb/xhci.c)
  * acts on nothing an event says until it has passed. Field layouts: xHCI 1.2 section 6.4. */
-#ifndef KERNEL_DRIVERS_XHCI_TRB_H
-#define KERNEL_DRIVERS_XHCI_TRB_H
+#ifndef KERNEL_DRIVERS_USB_XHCI_TRB_H
+#define KERNEL_DRIVERS_USB_XHCI_TRB_H
 
 #include <stdbool.h>
 #include <stdint.h>

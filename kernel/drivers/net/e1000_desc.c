@@ -1,7 +1,7 @@
-/* kernel/drivers/e1000_desc.c: judging what an e1000-family card wrote back into its descriptor rings (see the
+/* kernel/drivers/net/e1000_desc.c: judging what an e1000-family card wrote back into its descriptor rings (see the
  * header). Everything the card wrote is checked before it is used: done, whole, undamaged, a length that is
  * an Ethernet frame and fits the buffer. */
-#include "kernel/drivers/e1000_desc.h"
+#include "kernel/drivers/net/e1000_desc.h"
 
 #include "kernel/net/netdev.h"
 

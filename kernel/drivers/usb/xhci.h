@@ -1,18 +1,18 @@
-/* kernel/drivers/xhci.h: the xHCI driver's shared state and its two halves' calls -- kernel/drivers/xhci.c
- * brings the controller up and owns the command and event rings and the driver task; kernel/drivers/xhci_dev.c
+/* kernel/drivers/usb/xhci.h: the xHCI driver's shared state and its two halves' calls -- kernel/drivers/usb/xhci.c
+ * brings the controller up and owns the command and event rings and the driver task; kernel/drivers/usb/xhci_dev.c
  * enumerates a root port's device (slot, address, descriptors, configuration) and drives its keyboard
  * endpoint. Everything here runs in the one xHCI task, so nothing in it takes a lock. */
-#ifndef KERNEL_DRIVERS_XHCI_H
-#define KERNEL_DRIVERS_XHCI_H
+#ifndef KERNEL_DRIVERS_USB_XHCI_H
+#define KERNEL_DRIVERS_USB_XHCI_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "hal/pci.h"
 #include "kernel/task.h"
-#include "kernel/drivers/usb_hub_desc.h"
-#include "kernel/drivers/usb_kbd.h"
-#include "kernel/drivers/xhci_trb.h"
+#include "kernel/drivers/usb/usb_hub_desc.h"
+#include "kernel/drivers/usb/usb_kbd.h"
+#include "kernel/drivers/usb/xhci_trb.h"
 
 #define XHCI_MAX_PORTS 32    /* root ports driven; the rest are logged and left alone */
 #define XHCI_RING_TRBS 64    /* one 1 KiB segment, the last TRB a link back to the first */
@@ -25,7 +25,7 @@ struct xhci_ring {
     bool cycle;            /* the producer cycle state */
 };
 
-/* A device on a root port, or behind hubs (kernel/drivers/usb_hub.c). */
+/* A device on a root port, or behind hubs (kernel/drivers/usb/usb_hub.c). */
 struct xhci_port {
     uint8_t slot;              /* 0: no device addressed here */
     bool used;                 /* behind a hub: this entry of xhci.behind is taken */

@@ -1,9 +1,9 @@
-/* kernel/drivers/virtio_net_desc.h: what a virtio-net card wrote into a used ring, judged -- pure functions
+/* kernel/drivers/net/virtio_net_desc.h: what a virtio-net card wrote into a used ring, judged -- pure functions
  * with no hardware behind them, so the host can feed them garbage (tests/unit/test_nic_desc.c,
- * tests/fuzz/fuzz_nic_desc.c). The driver (kernel/drivers/virtio_net.c) posts buffer slot i as the two-descriptor
+ * tests/fuzz/fuzz_nic_desc.c). The driver (kernel/drivers/net/virtio_net.c) posts buffer slot i as the two-descriptor
  * chain headed by descriptor 2i: the virtio_net_hdr alone, then the frame room straight after it. */
-#ifndef KERNEL_DRIVERS_VIRTIO_NET_DESC_H
-#define KERNEL_DRIVERS_VIRTIO_NET_DESC_H
+#ifndef KERNEL_DRIVERS_NET_VIRTIO_NET_DESC_H
+#define KERNEL_DRIVERS_NET_VIRTIO_NET_DESC_H
 
 #include <stdbool.h>
 #include <stddef.h>

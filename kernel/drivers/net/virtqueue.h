@@ -1,10 +1,10 @@
-/* kernel/drivers/virtqueue.h: a virtio split virtqueue as the driver side sees it -- the descriptor table, the
+/* kernel/drivers/net/virtqueue.h: a virtio split virtqueue as the driver side sees it -- the descriptor table, the
  * available ring the driver fills and the used ring the device fills, in one zeroed, page-aligned block laid
  * out as the legacy interface requires (descriptors, available ring, then the used ring on the next 4096
  * boundary; a modern device is told the three addresses and takes the same layout). Both virtio-net transports
- * use it (kernel/drivers/virtio_net.c). No locks: each queue has one user at a time, which the caller ensures. */
-#ifndef KERNEL_DRIVERS_VIRTQUEUE_H
-#define KERNEL_DRIVERS_VIRTQUEUE_H
+ * use it (kernel/drivers/net/virtio_net.c). No locks: each queue has one user at a time, which the caller ensures. */
+#ifndef KERNEL_DRIVERS_NET_VIRTQUEUE_H
+#define KERNEL_DRIVERS_NET_VIRTQUEUE_H
 
 #include <stdbool.h>
 #include <stddef.h>

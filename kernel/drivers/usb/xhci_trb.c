@@ -1,7 +1,7 @@
-/* kernel/drivers/xhci_trb.c: judging an event TRB the xHCI controller wrote (see the header). The TRB is read
+/* kernel/drivers/usb/xhci_trb.c: judging an event TRB the xHCI controller wrote (see the header). The TRB is read
  * once into a copy -- the control word first, since its cycle bit is what says the rest is written -- and
  * every field the driver will use is range-checked before it is handed back. */
-#include "kernel/drivers/xhci_trb.h"
+#include "kernel/drivers/usb/xhci_trb.h"
 
 enum xhci_event_kind xhci_event_judge(const volatile struct xhci_trb *t, bool cycle, unsigned max_slots,
                                       unsigned max_ports, struct xhci_event *out, const char **why)

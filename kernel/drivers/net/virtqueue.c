@@ -1,7 +1,7 @@
-/* kernel/drivers/virtqueue.c: the split virtqueue's memory and its two indexes (see the header). The orderings
+/* kernel/drivers/net/virtqueue.c: the split virtqueue's memory and its two indexes (see the header). The orderings
  * are the spec's: descriptors and ring entries are written before the index that publishes them, and what the
  * device wrote is read only after the index that says it is there. */
-#include "kernel/drivers/virtqueue.h"
+#include "kernel/drivers/net/virtqueue.h"
 
 #include "hal/pci.h"
 #include "kernel/heap.h"

@@ -1,11 +1,11 @@
-/* kernel/drivers/usb_kbd.h: a HID boot keyboard as console input -- its 8-byte boot reports (modifier bits, a
+/* kernel/drivers/usb/usb_kbd.h: a HID boot keyboard as console input -- its 8-byte boot reports (modifier bits, a
  * reserved byte, up to six usages of keys held) diffed against the previous report into key presses, usages
  * turned into the ASCII the console line editor takes (US layout; Shift, Ctrl), and key repeat done here since
  * a boot keyboard only reports changes. Pure: time is passed in and characters come back in a buffer, so the
  * host tests drive it (tests/unit/test_usb_kbd.c); the xHCI driver feeds it and hands the characters to the
  * console. */
-#ifndef KERNEL_DRIVERS_USB_KBD_H
-#define KERNEL_DRIVERS_USB_KBD_H
+#ifndef KERNEL_DRIVERS_USB_USB_KBD_H
+#define KERNEL_DRIVERS_USB_USB_KBD_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,6 +1,6 @@
-/* kernel/drivers/usb_desc.c: judging the descriptors a USB device hands back (see the header). The walk over a
+/* kernel/drivers/usb/usb_desc.c: judging the descriptors a USB device hands back (see the header). The walk over a
  * configuration never reads a byte past the smaller of what the device announced and what it sent. */
-#include "kernel/drivers/usb_desc.h"
+#include "kernel/drivers/usb/usb_desc.h"
 
 #define ENDPOINT_IN 0x80
 #define ENDPOINT_NUMBER 0x0F

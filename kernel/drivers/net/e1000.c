@@ -1,11 +1,11 @@
-/* kernel/drivers/e1000.c: Intel's gigabit cards QEMU emulates, as one netdev driver in two models. The QEMU
+/* kernel/drivers/net/e1000.c: Intel's gigabit cards QEMU emulates, as one netdev driver in two models. The QEMU
  * lines:
  *
  *   e1000    82540EM, 8086:100e   -nic user,model=e1000        (QEMU's default NIC on -M pc: -nic user)
  *   e1000e   82574L,  8086:10d3   -M q35 -nic user,model=e1000e (QEMU's default NIC on -M q35: -nic user)
  *
  * Both are driven the same way, through the 8254x register set both keep: the memory-mapped registers in BAR0,
- * legacy receive and transmit descriptors (kernel/drivers/e1000_desc.c judges what the card writes back), one
+ * legacy receive and transmit descriptors (kernel/drivers/net/e1000_desc.c judges what the card writes back), one
  * ring of each, 2048-byte buffers, the frame check sequence stripped on receive and inserted on transmit, and for
  * the receive interrupt an MSI where the card has the capability (the 82574L: MSI is preferred to its MSI-X),
  * else the INTx line. The models differ only in how the EEPROM read
@@ -24,7 +24,7 @@
 #include "hal/cpu.h"
 #include "hal/irq.h"
 #include "hal/pci.h"
-#include "kernel/drivers/e1000_desc.h"
+#include "kernel/drivers/net/e1000_desc.h"
 #include "kernel/heap.h"
 #include "kernel/lib/format.h"
 #include "kernel/log.h"

@@ -1,13 +1,13 @@
-/* kernel/drivers/usb_hub.c: USB 2.0 hubs between an xHCI root port and a keyboard (docs/usb.md). A hub is
- * enumerated like any device by kernel/drivers/xhci_dev.c, which calls here for its hub descriptor (before
+/* kernel/drivers/usb/usb_hub.c: USB 2.0 hubs between an xHCI root port and a keyboard (docs/usb.md). A hub is
+ * enumerated like any device by kernel/drivers/usb/xhci_dev.c, which calls here for its hub descriptor (before
  * Configure Endpoint, whose slot context needs the port count) and to start it: every port powered, one
  * transfer kept queued on its status-change endpoint. That endpoint's reports only note the ports they name
  * (they arrive while the event ring is drained, where no control transfer may start); the xHCI task then looks
  * at each noted port here: GET_PORT_STATUS, its change bits cleared, a device gone detached with everything
  * behind it, one come reset (SET_PORT_FEATURE(PORT_RESET), C_PORT_RESET waited for) and enumerated with its
  * route string, speed and transaction translator. Everything the hub says is judged by
- * kernel/drivers/usb_hub_desc.c first; every wait is bounded. */
-#include "kernel/drivers/xhci.h"
+ * kernel/drivers/usb/usb_hub_desc.c first; every wait is bounded. */
+#include "kernel/drivers/usb/xhci.h"
 
 #include "hal/cpu.h"
 #include "kernel/log.h"

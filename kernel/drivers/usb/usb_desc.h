@@ -1,10 +1,10 @@
-/* kernel/drivers/usb_desc.h: USB descriptors as a device hands them back, judged -- the device descriptor, and a
+/* kernel/drivers/usb/usb_desc.h: USB descriptors as a device hands them back, judged -- the device descriptor, and a
  * configuration descriptor set searched for a HID boot keyboard (or a hub) and its interrupt IN endpoint. Pure
  * functions over bytes, no hardware behind them, so the host can feed them garbage (tests/unit/test_usb_desc.c,
  * tests/fuzz/fuzz_usb_desc.c). Nothing a device sends is trusted: every length is checked against both the
  * descriptor's own bLength and the bytes actually received. */
-#ifndef KERNEL_DRIVERS_USB_DESC_H
-#define KERNEL_DRIVERS_USB_DESC_H
+#ifndef KERNEL_DRIVERS_USB_USB_DESC_H
+#define KERNEL_DRIVERS_USB_USB_DESC_H
 
 #include <stdbool.h>
 #include <stddef.h>

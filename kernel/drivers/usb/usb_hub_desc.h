@@ -1,10 +1,10 @@
-/* kernel/drivers/usb_hub_desc.h: what a USB 2.0 hub hands back, judged -- its hub descriptor (class descriptor
+/* kernel/drivers/usb/usb_hub_desc.h: what a USB 2.0 hub hands back, judged -- its hub descriptor (class descriptor
  * 0x29), a port's GET_PORT_STATUS answer, and its status-change endpoint's bitmap -- and the xHCI route string
  * of a device behind hubs. Pure functions over bytes (tests/unit/test_usb_hub_desc.c, tests/fuzz/fuzz_usb_desc.c);
- * kernel/drivers/usb_hub.c acts on nothing a hub says until it has passed here. Layouts: USB 2.0 section 11.23
+ * kernel/drivers/usb/usb_hub.c acts on nothing a hub says until it has passed here. Layouts: USB 2.0 section 11.23
  * and 11.24.2.7; route string: xHCI 1.2 section 8.9. */
-#ifndef KERNEL_DRIVERS_USB_HUB_DESC_H
-#define KERNEL_DRIVERS_USB_HUB_DESC_H
+#ifndef KERNEL_DRIVERS_USB_USB_HUB_DESC_H
+#define KERNEL_DRIVERS_USB_USB_HUB_DESC_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,10 +1,10 @@
-/* kernel/drivers/e1000_desc.h: the legacy receive and transmit descriptors of the Intel 8254x/8257x family
+/* kernel/drivers/net/e1000_desc.h: the legacy receive and transmit descriptors of the Intel 8254x/8257x family
  * and the judgment of what the card wrote back into them -- pure functions with no hardware behind them, so
  * the host can feed them garbage (tests/unit/test_nic_desc.c, tests/fuzz/fuzz_nic_desc.c). Both the 82540EM
  * (e1000) and the 82574L (e1000e) take these formats while RCTL.DTYP and RFCTL.EXTEN are left 0 and the
- * transmit descriptors' DEXT bit is clear (kernel/drivers/e1000.c). */
-#ifndef KERNEL_DRIVERS_E1000_DESC_H
-#define KERNEL_DRIVERS_E1000_DESC_H
+ * transmit descriptors' DEXT bit is clear (kernel/drivers/net/e1000.c). */
+#ifndef KERNEL_DRIVERS_NET_E1000_DESC_H
+#define KERNEL_DRIVERS_NET_E1000_DESC_H
 
 #include <stdbool.h>
 #include <stddef.h>

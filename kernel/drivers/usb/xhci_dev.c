@@ -1,17 +1,17 @@
-/* kernel/drivers/xhci_dev.c: a device on an xHCI root port or behind hubs (see kernel/drivers/xhci.h) -- root
+/* kernel/drivers/usb/xhci_dev.c: a device on an xHCI root port or behind hubs (see kernel/drivers/usb/xhci.h) -- root
  * port reset, Enable Slot, Address Device (its slot context naming its root port, route string, speed and
- * transaction translator), the device and configuration descriptors (judged by kernel/drivers/usb_desc.c), and
+ * transaction translator), the device and configuration descriptors (judged by kernel/drivers/usb/usb_desc.c), and
  * for a boot keyboard: Configure Endpoint, SET_CONFIGURATION, SET_PROTOCOL(boot), SET_IDLE(0), and one
- * transfer always queued on its interrupt IN endpoint, whose reports go to kernel/drivers/usb_kbd.c; for a hub
- * the same with the Hub flag and its port count, the rest in kernel/drivers/usb_hub.c. Anything else --
+ * transfer always queued on its interrupt IN endpoint, whose reports go to kernel/drivers/usb/usb_kbd.c; for a hub
+ * the same with the Hub flag and its port count, the rest in kernel/drivers/usb/usb_hub.c. Anything else --
  * another kind of device, one that does not answer -- is one log line and the port is left alone until it is
  * unplugged. */
-#include "kernel/drivers/xhci.h"
+#include "kernel/drivers/usb/xhci.h"
 
 #include <string.h>
 
 #include "hal/cpu.h"
-#include "kernel/drivers/usb_desc.h"
+#include "kernel/drivers/usb/usb_desc.h"
 #include "kernel/heap.h"
 #include "kernel/lib/format.h"
 #include "kernel/log.h"

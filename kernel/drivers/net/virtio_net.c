@@ -1,5 +1,5 @@
-/* kernel/drivers/virtio_net.c: the virtio network card, as two netdev drivers that share everything but the
- * register interface (kernel/drivers/virtio_pci.c). The QEMU lines:
+/* kernel/drivers/net/virtio_net.c: the virtio network card, as two netdev drivers that share everything but the
+ * register interface (kernel/drivers/net/virtio_pci.c). The QEMU lines:
  *
  *   virtio-net-legacy   -netdev user,id=n0 -device virtio-net-pci,netdev=n0            (transitional 1af4:1000,
  *                       also with disable-modern=on): the legacy I/O BAR0
@@ -9,11 +9,11 @@
  *
  * The layers, bottom up:
  *
- *   virtqueues  queue 0 receives, queue 1 transmits (kernel/drivers/virtqueue.c)
+ *   virtqueues  queue 0 receives, queue 1 transmits (kernel/drivers/net/virtqueue.c)
  *   buffers     2048-byte slots, each two descriptors: the virtio_net_hdr alone (10 bytes legacy, 12 with
  *               VIRTIO_F_VERSION_1), then the frame straight after it in the same slot
  *   interrupt   reads the ISR (acknowledging it) and wakes the network task: nothing else
- *   receive     poll reads the used ring itself, judges each element (kernel/drivers/virtio_net_desc.c), hands
+ *   receive     poll reads the used ring itself, judges each element (kernel/drivers/net/virtio_net_desc.c), hands
  *               the frames up and re-posts the buffers
  *   transmit    any task copies a frame into a free slot of a preallocated pool; slots come back as the card
  *               finishes them (reclaimed on the next transmit; the transmit queue raises no interrupt)
@@ -24,9 +24,9 @@
 #include "hal/cpu.h"
 #include "hal/irq.h"
 #include "hal/pci.h"
-#include "kernel/drivers/virtio_net_desc.h"
-#include "kernel/drivers/virtio_pci.h"
-#include "kernel/drivers/virtqueue.h"
+#include "kernel/drivers/net/virtio_net_desc.h"
+#include "kernel/drivers/net/virtio_pci.h"
+#include "kernel/drivers/net/virtqueue.h"
 #include "kernel/heap.h"
 #include "kernel/lib/format.h"
 #include "kernel/log.h"

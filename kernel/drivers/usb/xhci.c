@@ -1,8 +1,8 @@
-/* kernel/drivers/xhci.c: the xHCI USB host controller, enough of it for a boot keyboard (docs/usb.md). Found by
+/* kernel/drivers/usb/xhci.c: the xHCI USB host controller, enough of it for a boot keyboard (docs/usb.md). Found by
  * PCI class 0C/03/30; its BAR mapped even above 4 GiB (OVMF puts it there); taken from the firmware through
  * the USB Legacy Support capability (SeaBIOS and OVMF both drive it before us); halted, reset, given a device
  * context base array (with scratchpad pages when it asks), one command ring and one event ring, and run.
- * Root ports are enumerated by kernel/drivers/xhci_dev.c.
+ * Root ports are enumerated by kernel/drivers/usb/xhci_dev.c.
  *
  * All of it runs in one task on CPU 0. The event ring's interrupt (an MSI or MSI-X where the controller has
  * either capability, else INTx through the IOAPIC; IMAN/IMOD either way) only acknowledges the controller and wakes
@@ -11,8 +11,8 @@
  * layer gives each attach its own vector and points the IOAPIC pin at it, so a second attach on a shared line
  * would take the first device's interrupt away.
  * Every wait on the controller is bounded and ends in one log line; every event TRB is judged
- * (kernel/drivers/xhci_trb.c) before it is used. */
-#include "kernel/drivers/xhci.h"
+ * (kernel/drivers/usb/xhci_trb.c) before it is used. */
+#include "kernel/drivers/usb/xhci.h"
 
 #include <string.h>
 

@@ -1,5 +1,5 @@
-/* kernel/drivers/virtio_pci.h: a virtio device on PCI through either of its two register interfaces, so a
- * device driver (kernel/drivers/virtio_net.c) is written once for both:
+/* kernel/drivers/net/virtio_pci.h: a virtio device on PCI through either of its two register interfaces, so a
+ * device driver (kernel/drivers/net/virtio_net.c) is written once for both:
  *
  *   legacy   I/O BAR0: features (32 bits), queue select/size/page-frame address/notify, status, ISR, then the
  *            device's own config at 0x14 (no MSI-X enabled)
@@ -8,11 +8,11 @@
  *            byte and the device config; MSI-X is left off, so the interrupt is INTx and the ISR says whose
  *
  * Task context, except virtio_pci_isr and virtio_pci_notify (no lock; interrupt-safe). */
-#ifndef KERNEL_DRIVERS_VIRTIO_PCI_H
-#define KERNEL_DRIVERS_VIRTIO_PCI_H
+#ifndef KERNEL_DRIVERS_NET_VIRTIO_PCI_H
+#define KERNEL_DRIVERS_NET_VIRTIO_PCI_H
 
 #include "hal/pci.h"
-#include "kernel/drivers/virtqueue.h"
+#include "kernel/drivers/net/virtqueue.h"
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -1,9 +1,9 @@
-/* kernel/drivers/usb_kbd.c: boot keyboard reports into console characters, with key repeat (see the header).
+/* kernel/drivers/usb/usb_kbd.c: boot keyboard reports into console characters, with key repeat (see the header).
  * The map is the US layout, as arch/x86_64/ps2kbd.c's: Ctrl with a letter gives its control code (Ctrl-C 0x03,
  * Ctrl-U 0x15), Enter gives '\r' as a serial terminal does, Delete gives 0x7F. The line editor
  * (kernel/shell/lineedit.c) has no cursor movement, so arrows, Home and End produce nothing rather than an
  * escape sequence whose tail it would take as typed text. */
-#include "kernel/drivers/usb_kbd.h"
+#include "kernel/drivers/usb/usb_kbd.h"
 
 #include <string.h>
 

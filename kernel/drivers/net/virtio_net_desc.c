@@ -1,6 +1,6 @@
-/* kernel/drivers/virtio_net_desc.c: judging what a virtio-net card wrote into its used rings (see the header):
+/* kernel/drivers/net/virtio_net_desc.c: judging what a virtio-net card wrote into its used rings (see the header):
  * every id and length is the device's word, checked against what the driver posted before it is used. */
-#include "kernel/drivers/virtio_net_desc.h"
+#include "kernel/drivers/net/virtio_net_desc.h"
 
 #include "kernel/net/netdev.h"
 

@@ -1,9 +1,9 @@
-/* kernel/drivers/virtio_pci.c: the two virtio PCI register interfaces behind one set of calls (see the
+/* kernel/drivers/net/virtio_pci.c: the two virtio PCI register interfaces behind one set of calls (see the
  * header). Legacy: virtio 1.x "Legacy Interfaces", the I/O block in BAR0. Modern: virtio 1.x section 4.1,
  * found through the vendor-specific capabilities (cfg_type 1 common, 2 notify, 3 ISR, 4 device); the first
  * capability of each type whose BAR is usable is taken, as the spec asks. */
 #include "hal/compiler.h"
-#include "kernel/drivers/virtio_pci.h"
+#include "kernel/drivers/net/virtio_pci.h"
 
 #include "hal/cpu.h"
 

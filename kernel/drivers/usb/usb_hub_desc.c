@@ -1,6 +1,6 @@
-/* kernel/drivers/usb_hub_desc.c: judging what a USB hub hands back, and the route strings of the devices behind
+/* kernel/drivers/usb/usb_hub_desc.c: judging what a USB hub hands back, and the route strings of the devices behind
  * it (see the header). Nothing is read past the bytes received. */
-#include "kernel/drivers/usb_hub_desc.h"
+#include "kernel/drivers/usb/usb_hub_desc.h"
 
 #define PS_CONNECTION (1u << 0)
 #define PS_ENABLE (1u << 1)
