@@ -8,7 +8,7 @@
 #include "hal/pmu.h"
 #include "kernel/cmdline.h"
 #include "kernel/console.h"
-#include "kernel/drivers/usb/xhci.h"
+#include "kernel/drivers/usb/xhci_task.h"
 #include "kernel/heap.h"
 #include "kernel/httpd/httpd.h"
 #include "kernel/log.h"

@@ -8,7 +8,11 @@ change that breaks one fails here instead of being found by the next reader:
 - arch/ includes nothing of the network, the UDP shell or the debugger's UDP transport: the timer's poll of a
   wedged network reaches the debugger through hal/kernel_entry.h;
 - kernel/drivers/ holds its two rooms and nothing else, and neither includes the other: net/ (the cards behind
-  kernel/net/netdev.h) and usb/ (the xHCI host, hubs, the keyboard);
+  kernel/net/netdev.h) and usb/ (the xHCI host, hubs, the keyboard); in kernel/drivers/ a header declares only
+  the functions of its own .c, and the modules include each other without a circle, so no circle of calls hides
+  behind a shared header; the USB core and its class drivers (usb/usb_*) include nothing of a host controller's
+  driver (usb/xhci*), which they reach through usb/usb_host.h's operations, and the xHCI controller's state is
+  private to usb/xhci.c;
 - kernel/ keeps at most 12 modules at its root (a .c and its .h are one), and no C file in the tree, tests
   included, is over 700 lines.
 """
@@ -84,6 +88,63 @@ def test_drivers_are_in_their_two_rooms_which_include_nothing_of_each_other():
     for room in rooms:
         other = [r for r in rooms if r != room][0]
         assert offences(tracked(room), lambda path, kind, name: not name.startswith(other)) == []
+
+
+def declared_functions(header_text):
+    text = re.sub(r"/\*.*?\*/", "", header_text, flags=re.S)
+    text = re.sub(r"^\s*#.*?(?<!\\)$", "", text, flags=re.M | re.S)
+    while re.search(r"\{[^{}]*\}", text):  # struct bodies, inline functions
+        text = re.sub(r"\{[^{}]*\}", ";", text)
+    return set(re.findall(r"\b([A-Za-z_]\w*)\s*\([^;()]*(?:\([^;()]*\)[^;()]*)*\)\s*;", text)) - {"_Static_assert"}
+
+
+def test_a_driver_header_declares_only_its_own_files_functions():
+    wrong = []
+    for header in [p for p in tracked("kernel/drivers") if p.endswith(".h")]:
+        source = header[:-2] + ".c"
+        with open(os.path.join(TOP, header), encoding="utf-8") as f:
+            names = declared_functions(f.read())
+        text = ""
+        if os.path.exists(os.path.join(TOP, source)):
+            with open(os.path.join(TOP, source), encoding="utf-8") as f:
+                text = f.read()
+        wrong += ["%s declares %s, which %s does not define" % (header, n, source) for n in sorted(names)
+                  if not re.search(r"\b%s\s*\([^;{}]*\)\s*\{" % n, text)]
+    assert wrong == []
+
+
+def test_driver_modules_include_each_other_without_a_circle():
+    # A module is a .c with its .h; an edge, a file of one including the header of another.
+    edges = {}
+    for path in tracked("kernel/drivers"):
+        module = os.path.splitext(path)[0]
+        for kind, name in includes(path):
+            if kind == '"' and name.startswith("kernel/drivers/") and os.path.splitext(name)[0] != module:
+                edges.setdefault(module, set()).add(os.path.splitext(name)[0])
+    circles, state = [], {}
+
+    def visit(module, trail):
+        state[module] = "open"
+        for other in sorted(edges.get(module, ())):
+            if state.get(other) == "open":
+                circles.append(" -> ".join(trail[trail.index(other):] + [other]))
+            elif other not in state:
+                visit(other, trail + [other])
+        state[module] = "done"
+    for module in sorted(edges):
+        if module not in state:
+            visit(module, [module])
+    assert circles == []
+
+
+def test_usb_class_drivers_reach_the_controller_only_through_usb_host():
+    def allowed(path, kind, name):
+        return not name.startswith("kernel/drivers/usb/xhci")
+    assert offences([p for p in tracked("kernel/drivers/usb") if os.path.basename(p).startswith("usb_")],
+                    allowed) == []
+    defined = [p for p in tracked("kernel/drivers") if re.search(r"^struct xhci \{", open(os.path.join(TOP, p),
+                                                                 encoding="utf-8").read(), re.M)]
+    assert defined == ["kernel/drivers/usb/xhci.c"]
 
 
 def test_kernel_root_holds_at_most_twelve_modules():

@@ -1,15 +1,17 @@
-/* kernel/drivers/usb/usb_hub.c: USB 2.0 hubs between an xHCI root port and a keyboard (docs/usb.md). A hub is
- * enumerated like any device by kernel/drivers/usb/xhci_dev.c, which calls here for its hub descriptor (before
- * Configure Endpoint, whose slot context needs the port count) and to start it: every port powered, one
- * transfer kept queued on its status-change endpoint. That endpoint's reports only note the ports they name
- * (they arrive while the event ring is drained, where no control transfer may start); the xHCI task then looks
- * at each noted port here: GET_PORT_STATUS, its change bits cleared, a device gone detached with everything
- * behind it, one come reset (SET_PORT_FEATURE(PORT_RESET), C_PORT_RESET waited for) and enumerated with its
- * route string, speed and transaction translator. Everything the hub says is judged by
+/* kernel/drivers/usb/usb_hub.c: USB 2.0 hubs between a root port and a keyboard (docs/usb.md). A hub is
+ * enumerated like any device by its host controller's driver (kernel/drivers/usb/xhci_dev.c), which calls here
+ * for its hub descriptor (before Configure Endpoint, whose slot context needs the port count) and to start it:
+ * every port powered, one transfer kept queued on its status-change endpoint. That endpoint's reports only note
+ * the ports they name (they arrive while the event ring is drained, where no control transfer may start); the
+ * controller's task then looks at each noted port here: GET_PORT_STATUS, its change bits cleared, a device gone
+ * detached with everything behind it, one come reset (SET_PORT_FEATURE(PORT_RESET), C_PORT_RESET waited for) and
+ * enumerated with its route string, speed and transaction translator. The controller is reached only through
+ * its operations (kernel/drivers/usb/usb_host.h). Everything the hub says is judged by
  * kernel/drivers/usb/usb_hub_desc.c first; every wait is bounded. */
-#include "kernel/drivers/usb/xhci.h"
+#include "kernel/drivers/usb/usb_hub.h"
 
 #include "hal/cpu.h"
+#include "kernel/drivers/usb/usb_hub_desc.h"
 #include "kernel/log.h"
 #include "kernel/task.h"
 
@@ -30,11 +32,20 @@
 #define LOOK_PASSES 8      /* passes over noted ports per task wake: a hub chain's new hubs, each a pass */
 #define SPEED_HIGH 3
 
-bool usb_hub_describe(struct xhci *hc, struct xhci_port *p, const char **why)
+static bool control(struct usb_host *host, struct usb_device *d, uint8_t type, uint8_t request, uint16_t value,
+                    uint16_t index, uint16_t length, uint32_t *got, const char **why)
+{
+    return host->ops->control(host, d, type, request, value, index, length, got, why);
+}
+
+/* "1.2.3": the root port and hub ports on the way to d, into out[USB_HUB_PATH_MAX]. */
+static void path_of(const struct usb_device *d, char *out) { usb_hub_path(d->root_port, d->route, d->tier, out); }
+
+bool usb_hub_describe(struct usb_host *host, struct usb_device *p, const char **why)
 {
     uint32_t got = 0;
     struct usb_hub_info info;
-    if (!xhci_control(hc, p, RT_HUB_IN, REQ_GET_DESCRIPTOR, USB_DESC_HUB << 8, 0, HUB_DESC_MAX, &got, why) ||
+    if (!control(host, p, RT_HUB_IN, REQ_GET_DESCRIPTOR, USB_DESC_HUB << 8, 0, HUB_DESC_MAX, &got, why) ||
         !usb_hub_desc_parse(p->buf, got, &info, why))
         return false;
     p->hub_ports = info.ports;
@@ -43,60 +54,60 @@ bool usb_hub_describe(struct xhci *hc, struct xhci_port *p, const char **why)
     return true;
 }
 
-bool usb_hub_start(struct xhci *hc, struct xhci_port *p, unsigned report_len, const char **why)
+bool usb_hub_start(struct usb_host *host, struct usb_device *p, unsigned report_len, const char **why)
 {
     for (unsigned n = 1; n <= p->hub_ports; n++)
-        if (!xhci_control(hc, p, RT_PORT_OUT, REQ_SET_FEATURE, FEAT_PORT_POWER, (uint16_t)n, 0, 0, why))
+        if (!control(host, p, RT_PORT_OUT, REQ_SET_FEATURE, FEAT_PORT_POWER, (uint16_t)n, 0, 0, why))
             return false;
     task_sleep_ms(p->hub_power_ms + RECOVERY_MS);
     p->hub_changed = (uint16_t)(((1u << p->hub_ports) - 1) << 1); /* every port looked at once */
-    xhci_dev_queue_report(hc, p, report_len);
+    host->ops->queue_report(host, p, report_len);
     return true;
 }
 
-void usb_hub_transfer(struct xhci *hc, struct xhci_port *p, const struct xhci_event *ev)
+void usb_hub_report(struct usb_host *host, struct usb_device *p, const struct usb_report *r)
 {
-    unsigned len = p->report_len;
-    if (ev->code != CC_SUCCESS && ev->code != CC_SHORT_PACKET) {
+    if (!r->ok) {
         char path[USB_HUB_PATH_MAX];
-        xhci_dev_path(p, path);
+        path_of(p, path);
         log_warn("usb: port %s: hub status-change endpoint stopped (completion code %u): its ports are no "
-                 "longer watched", path, ev->code);
+                 "longer watched", path, r->code);
         p->hub_stopped = true;
         return;
     }
-    if (ev->residual <= len) /* a residual past what was asked for names nothing */
-        p->hub_changed |= usb_hub_change_bits(p->buf + XHCI_REPORT_AT, len - ev->residual, p->hub_ports);
-    xhci_dev_queue_report(hc, p, len);
+    if (r->data)
+        p->hub_changed |= usb_hub_change_bits(r->data, r->len, p->hub_ports);
+    host->ops->queue_report(host, p, r->asked);
 }
 
-static bool port_status(struct xhci *hc, struct xhci_port *hub, unsigned n, struct usb_hub_port *st,
+static bool port_status(struct usb_host *host, struct usb_device *hub, unsigned n, struct usb_hub_port *st,
                         const char **why)
 {
     uint32_t got = 0;
-    return xhci_control(hc, hub, RT_PORT_IN, REQ_GET_STATUS, 0, (uint16_t)n, 4, &got, why) &&
+    return control(host, hub, RT_PORT_IN, REQ_GET_STATUS, 0, (uint16_t)n, 4, &got, why) &&
            usb_hub_port_status(hub->buf, got, st, why);
 }
 
 /* Every change bit the port reports, acknowledged (CLEAR_FEATURE(C_PORT_*)). */
-static bool clear_changes(struct xhci *hc, struct xhci_port *hub, unsigned n, uint16_t changes, const char **why)
+static bool clear_changes(struct usb_host *host, struct usb_device *hub, unsigned n, uint16_t changes,
+                          const char **why)
 {
     for (unsigned b = 0; b < 5; b++)
         if ((changes & (1u << b)) &&
-            !xhci_control(hc, hub, RT_PORT_OUT, REQ_CLEAR_FEATURE, (uint16_t)(FEAT_C_PORT_CONNECTION + b),
-                          (uint16_t)n, 0, 0, why))
+            !control(host, hub, RT_PORT_OUT, REQ_CLEAR_FEATURE, (uint16_t)(FEAT_C_PORT_CONNECTION + b),
+                     (uint16_t)n, 0, 0, why))
             return false;
     return true;
 }
 
-static bool port_reset(struct xhci *hc, struct xhci_port *hub, unsigned n, struct usb_hub_port *st,
+static bool port_reset(struct usb_host *host, struct usb_device *hub, unsigned n, struct usb_hub_port *st,
                        const char **why)
 {
-    if (!xhci_control(hc, hub, RT_PORT_OUT, REQ_SET_FEATURE, FEAT_PORT_RESET, (uint16_t)n, 0, 0, why))
+    if (!control(host, hub, RT_PORT_OUT, REQ_SET_FEATURE, FEAT_PORT_RESET, (uint16_t)n, 0, 0, why))
         return false;
     int64_t deadline = time_ns() + (int64_t)RESET_MS * 1000000;
     for (;;) {
-        if (!port_status(hc, hub, n, st, why))
+        if (!port_status(host, hub, n, st, why))
             return false;
         if (st->changes & USB_HUB_C_RESET)
             break;
@@ -106,7 +117,7 @@ static bool port_reset(struct xhci *hc, struct xhci_port *hub, unsigned n, struc
         }
         task_sleep_ms(RESET_POLL_MS);
     }
-    if (!clear_changes(hc, hub, n, st->changes & USB_HUB_C_RESET, why))
+    if (!clear_changes(host, hub, n, st->changes & USB_HUB_C_RESET, why))
         return false;
     if (!st->connected || !st->enabled) {
         *why = "the port did not come out of reset enabled";
@@ -116,34 +127,31 @@ static bool port_reset(struct xhci *hc, struct xhci_port *hub, unsigned n, struc
     return true;
 }
 
-static struct xhci_port *child(struct xhci *hc, struct xhci_port *hub, unsigned n)
+static struct usb_device *child(struct usb_host *host, struct usb_device *hub, unsigned n)
 {
-    for (unsigned i = 0; i < XHCI_BEHIND_HUBS; i++)
-        if (hc->behind[i].used && hc->behind[i].parent == hub && hc->behind[i].parent_port == n)
-            return &hc->behind[i];
+    struct usb_device *d;
+    for (unsigned i = 0; (d = host->ops->device_at(host, i)); i++)
+        if (d->parent == hub && d->parent_port == n) /* a free record's parent is 0 */
+            return d;
     return 0;
 }
 
 /* A device come on port n: reset, placed, enumerated. False with *why (or *why NULL, already logged). */
-static bool attach(struct xhci *hc, struct xhci_port *hub, unsigned n, const char **why)
+static bool attach(struct usb_host *host, struct usb_device *hub, unsigned n, const char **why)
 {
     uint32_t route;
     if (!usb_hub_route(hub->route, hub->tier, n, &route)) {
         *why = "more than 5 hubs deep: the route string cannot name it";
         return false;
     }
-    struct xhci_port *p = 0;
-    for (unsigned i = 0; i < XHCI_BEHIND_HUBS && !p; i++)
-        if (!hc->behind[i].used)
-            p = &hc->behind[i];
+    struct usb_device *p = host->ops->spare(host);
     if (!p) {
         *why = "no room for another device behind hubs";
         return false;
     }
     struct usb_hub_port st;
-    if (!port_reset(hc, hub, n, &st, why))
+    if (!port_reset(host, hub, n, &st, why))
         return false;
-    p->used = true;
     p->parent = hub;
     p->parent_port = (uint8_t)n;
     p->root_port = hub->root_port;
@@ -155,51 +163,51 @@ static bool attach(struct xhci *hc, struct xhci_port *hub, unsigned n, const cha
     p->tt_slot = tt.slot;
     p->tt_port = tt.port;
     *why = 0;
-    return xhci_dev_enumerate(hc, p); /* logs its own failure, and releases p */
+    return host->ops->enumerate(host, p); /* logs its own failure, and frees p */
 }
 
-static void look(struct xhci *hc, struct xhci_port *hub, unsigned n)
+static void look(struct usb_host *host, struct usb_device *hub, unsigned n)
 {
     char path[USB_HUB_PATH_MAX];
     const char *why = "";
     struct usb_hub_port st;
     uint16_t bit = (uint16_t)(1u << n);
-    if (!port_status(hc, hub, n, &st, &why) || !clear_changes(hc, hub, n, st.changes, &why)) {
-        xhci_dev_path(hub, path);
+    if (!port_status(host, hub, n, &st, &why) || !clear_changes(host, hub, n, st.changes, &why)) {
+        path_of(hub, path);
         log_warn("usb: port %s: hub port %u: %s", path, n, why);
         return;
     }
-    struct xhci_port *c = child(hc, hub, n);
+    struct usb_device *c = child(host, hub, n);
     if ((c || (hub->hub_failed & bit)) && (!st.connected || (st.changes & USB_HUB_C_CONNECTION))) {
         if (c)
-            xhci_dev_detach(hc, c); /* gone, or gone and back between two looks */
+            host->ops->detach(host, c); /* gone, or gone and back between two looks */
         c = 0;
         hub->hub_failed &= (uint16_t)~bit;
     }
     if (!st.connected || c || (hub->hub_failed & bit))
         return;
-    if (!attach(hc, hub, n, &why)) {
+    if (!attach(host, hub, n, &why)) {
         hub->hub_failed |= bit;
         if (why) {
-            xhci_dev_path(hub, path);
+            path_of(hub, path);
             log_warn("usb: port %s.%u: %s: left alone", path, n, why);
         }
     }
 }
 
-void usb_hubs_look(struct xhci *hc)
+void usb_hubs_look(struct usb_host *host)
 {
     for (unsigned pass = 0; pass < LOOK_PASSES; pass++) {
         bool any = false;
-        for (unsigned i = 0; i < XHCI_DEVS; i++) {
-            struct xhci_port *hub = xhci_dev_at(hc, i);
+        struct usb_device *hub;
+        for (unsigned i = 0; (hub = host->ops->device_at(host, i)); i++) {
             /* the ports noted now; those a report notes meanwhile wait for the next pass */
             uint16_t todo = hub->hub ? hub->hub_changed : 0;
             hub->hub_changed = 0;
             any |= todo != 0;
             for (unsigned n = 1; n <= USB_HUB_MAX_PORTS; n++)
                 if ((todo & (1u << n)) && hub->hub && n <= hub->hub_ports)
-                    look(hc, hub, n);
+                    look(host, hub, n);
         }
         if (!any)
             return;

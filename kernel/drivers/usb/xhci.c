@@ -2,14 +2,15 @@
  * PCI class 0C/03/30; its BAR mapped even above 4 GiB (OVMF puts it there); taken from the firmware through
  * the USB Legacy Support capability (SeaBIOS and OVMF both drive it before us); halted, reset, given a device
  * context base array (with scratchpad pages when it asks), one command ring and one event ring, and run.
- * Root ports are enumerated by kernel/drivers/usb/xhci_dev.c.
+ * The devices on it are kernel/drivers/usb/xhci_dev.c's, the task that drives it kernel/drivers/usb/xhci_task.c's;
+ * this file knows neither: a transfer event no wait asked for goes to the handler xhci_start was given.
  *
  * All of it runs in one task on CPU 0. The event ring's interrupt (an MSI or MSI-X where the controller has
  * either capability, else INTx through the IOAPIC; IMAN/IMOD either way) only acknowledges the controller and wakes
- * the task; the task also wakes for key repeat and, as a safety net for an edge missed, every SAFETY_MS. With
- * no message and an interrupt line another PCI function also names, the task polls every POLL_MS instead: the irq
- * layer gives each attach its own vector and points the IOAPIC pin at it, so a second attach on a shared line
- * would take the first device's interrupt away.
+ * the task (which also wakes on deadlines of its own: xhci_sleep). With no message and an interrupt line another
+ * PCI function also names, the task polls every POLL_MS instead: the irq layer gives each attach its own vector
+ * and points the IOAPIC pin at it, so a second attach on a shared line would take the first device's interrupt
+ * away.
  * Every wait on the controller is bounded and ends in one log line; every event TRB is judged
  * (kernel/drivers/usb/xhci_trb.c) before it is used. */
 #include "kernel/drivers/usb/xhci.h"
@@ -18,13 +19,11 @@
 
 #include "hal/cpu.h"
 #include "hal/irq.h"
-#include "hal/kernel_entry.h"
 #include "kernel/heap.h"
 #include "kernel/log.h"
 #include "kernel/task.h"
 
 #define POLL_MS 10
-#define SAFETY_MS 1000
 #define IMOD_250NS 4000 /* at most one interrupt a millisecond */
 
 /* Capability registers. */
@@ -73,10 +72,39 @@
 #define RESET_MS 1000
 #define BAD_EVENTS_LOGGED 3
 
+#define PORTSC(n) (0x400 + 0x10 * ((n) - 1)) /* root port n's status and control (from CAPLENGTH) */
+
+struct xhci {
+    const struct pci_device *pci;
+    struct pci_bar bar;
+    uint32_t op, rt, db;        /* offsets in the BAR of the operational, runtime and doorbell registers */
+    unsigned max_slots, max_ports, ctx_size;
+    uint64_t *dcbaa;
+    struct xhci_ring cmd;
+    struct xhci_trb *events;    /* the event ring's one segment */
+    unsigned ev_dequeue;
+    bool ev_cycle;
+    uint32_t port_changed;      /* bit n: port n+1 had a status change event not yet looked at */
+    uint64_t bad_events;
+    void (*on_transfer)(void *arg, const struct xhci_event *ev); /* a transfer event no wait asked for */
+    void *on_transfer_arg;
+    struct task *task;          /* the xHCI task, which the interrupt wakes */
+    bool irq;                   /* the event ring interrupts (MSI or INTx); false: polled */
+    unsigned msi_vector;        /* its MSI or MSI-X vector, when irq by message; 0: by INTx or polled */
+    const char *msi_kind;       /* "MSI" or "MSI-X" when msi_vector; else why neither */
+    volatile uint32_t interrupts; /* the event ring's interrupts taken (written by xhci_irq alone) */
+    bool told_interrupt;        /* the first one has had its log line */
+    unsigned line;              /* its ISA interrupt line, when irq by INTx */
+    const char *poll_why;       /* why not, when polled */
+    uint64_t watch_trb;         /* a control transfer's data stage: its event is noted here */
+    uint32_t watch_residual;
+    uint8_t watch_code;         /* 0 until that event came */
+};
+
 static struct xhci hc_state;
 
-uint32_t xhci_op_read(struct xhci *hc, uint32_t reg) { return pci_bar_read32(&hc->bar, hc->op + reg); }
-void xhci_op_write(struct xhci *hc, uint32_t reg, uint32_t v) { pci_bar_write32(&hc->bar, hc->op + reg, v); }
+static uint32_t op_read(struct xhci *hc, uint32_t reg) { return pci_bar_read32(&hc->bar, hc->op + reg); }
+static void op_write(struct xhci *hc, uint32_t reg, uint32_t v) { pci_bar_write32(&hc->bar, hc->op + reg, v); }
 
 static void write64(struct xhci *hc, uint32_t offset, uint64_t v)
 {
@@ -95,7 +123,7 @@ static bool wait_op(struct xhci *hc, uint32_t reg, uint32_t mask, uint32_t want,
 {
     int64_t deadline = time_ns() + (int64_t)ms * 1000000;
     for (;;) {
-        if ((xhci_op_read(hc, reg) & mask) == want)
+        if ((op_read(hc, reg) & mask) == want)
             return true;
         if (time_ns() - deadline > 0)
             return false;
@@ -174,8 +202,8 @@ static bool drain_events(struct xhci *hc, uint64_t want, struct xhci_event *got)
         } else if (kind == XHCI_EVENT_TRANSFER && hc->watch_trb && ev.trb == hc->watch_trb) {
             hc->watch_residual = ev.residual;
             hc->watch_code = ev.code;
-        } else if (kind == XHCI_EVENT_TRANSFER) {
-            xhci_port_transfer(hc, &ev);
+        } else if (kind == XHCI_EVENT_TRANSFER && hc->on_transfer) {
+            hc->on_transfer(hc->on_transfer_arg, &ev);
         }
     }
     if (any)
@@ -216,7 +244,8 @@ bool xhci_command(struct xhci *hc, uint64_t param, uint32_t control, uint8_t *sl
     return true;
 }
 
-bool xhci_wait_transfer(struct xhci *hc, uint64_t trb, uint32_t *residual, const char **why)
+/* Waits (bounded) for the transfer event of the TRB at bus address trb; *residual gets its untransferred bytes. */
+static bool wait_transfer(struct xhci *hc, uint64_t trb, uint32_t *residual, const char **why)
 {
     struct xhci_event ev;
     if (!wait_event(hc, trb, &ev)) {
@@ -230,6 +259,53 @@ bool xhci_wait_transfer(struct xhci *hc, uint64_t trb, uint32_t *residual, const
     *residual = ev.residual;
     return true;
 }
+
+bool xhci_control_transfer(struct xhci *hc, struct xhci_ring *ep0, unsigned slot, uint64_t setup, uint64_t data,
+                           uint16_t length, uint32_t *got, const char **why)
+{
+    bool in = setup & 0x80;
+    uint32_t trt = length ? (in ? 3u : 2u) : 0u;
+    xhci_ring_push(ep0, setup, 8, TRB_TYPE(TRB_SETUP) | TRB_IDT | trt << 16);
+    hc->watch_trb = 0;
+    hc->watch_code = 0;
+    hc->watch_residual = 0;
+    if (length)
+        hc->watch_trb = xhci_ring_push(ep0, data, length, TRB_TYPE(TRB_DATA) | TRB_ISP | (in ? TRB_DIR_IN : 0));
+    uint64_t status = xhci_ring_push(ep0, 0, 0, TRB_TYPE(TRB_STATUS) | TRB_IOC | (length && in ? 0 : TRB_DIR_IN));
+    xhci_ring_doorbell(hc, slot, 1);
+    uint32_t residual = 0;
+    bool ok = wait_transfer(hc, status, &residual, why);
+    uint32_t short_by = hc->watch_code == CC_SHORT_PACKET ? hc->watch_residual : 0;
+    hc->watch_trb = 0;
+    if (!ok)
+        return false;
+    if (short_by > length) {
+        *why = "the controller reports more bytes missing than were asked for";
+        return false;
+    }
+    if (got)
+        *got = length - short_by;
+    return true;
+}
+
+/* ---- what the devices on it are given ------------------------------------------------------------------ */
+
+uint32_t *xhci_context(const struct xhci *hc, void *base, unsigned index)
+{
+    return (uint32_t *)((uint8_t *)base + index * hc->ctx_size);
+}
+
+void xhci_set_device_context(struct xhci *hc, unsigned slot, uint64_t bus_address)
+{
+    hc->dcbaa[slot] = bus_address;
+}
+
+bool xhci_bad_event(struct xhci *hc) { return hc->bad_events++ < BAD_EVENTS_LOGGED; }
+
+const struct pci_device *xhci_pci(const struct xhci *hc) { return hc->pci; }
+
+uint32_t xhci_port_read(struct xhci *hc, unsigned n) { return op_read(hc, PORTSC(n)); }
+void xhci_port_write(struct xhci *hc, unsigned n, uint32_t v) { op_write(hc, PORTSC(n), v); }
 
 /* ---- bring-up ------------------------------------------------------------------------------------------ */
 
@@ -317,21 +393,21 @@ static bool bring_up(struct xhci *hc, const char **why)
     }
     take_from_firmware(hc, hcc1);
 
-    xhci_op_write(hc, OP_USBCMD, xhci_op_read(hc, OP_USBCMD) & ~CMD_RUN);
+    op_write(hc, OP_USBCMD, op_read(hc, OP_USBCMD) & ~CMD_RUN);
     if (!wait_op(hc, OP_USBSTS, STS_HALTED, STS_HALTED, HALT_MS)) {
         *why = "it did not halt";
         return false;
     }
-    xhci_op_write(hc, OP_USBCMD, CMD_RESET);
+    op_write(hc, OP_USBCMD, CMD_RESET);
     if (!wait_op(hc, OP_USBCMD, CMD_RESET, 0, RESET_MS) || !wait_op(hc, OP_USBSTS, STS_NOT_READY, 0, RESET_MS)) {
         *why = "it did not finish its reset";
         return false;
     }
-    if (!(xhci_op_read(hc, OP_PAGESIZE) & 1)) {
+    if (!(op_read(hc, OP_PAGESIZE) & 1)) {
         *why = "it does not take 4 KiB pages";
         return false;
     }
-    xhci_op_write(hc, OP_CONFIG, hc->max_slots);
+    op_write(hc, OP_CONFIG, hc->max_slots);
 
     hc->dcbaa = page();
     unsigned scratch = ((hcs2 >> 21) & 0x1F) << 5 | (hcs2 >> 27);
@@ -384,48 +460,36 @@ static bool bring_up(struct xhci *hc, const char **why)
         pci_bar_write32(&hc->bar, hc->rt + IR0_IMOD, IMOD_250NS);
         pci_bar_write32(&hc->bar, hc->rt + IR0_IMAN, IMAN_PENDING | IMAN_ENABLE);
     }
-    xhci_op_write(hc, OP_USBCMD, CMD_RUN | (hc->irq ? CMD_INTERRUPTS : 0));
+    op_write(hc, OP_USBCMD, CMD_RUN | (hc->irq ? CMD_INTERRUPTS : 0));
     if (!wait_op(hc, OP_USBSTS, STS_HALTED, 0, HALT_MS)) {
         *why = "it did not start running";
         return false;
     }
-    if (xhci_op_read(hc, OP_USBSTS) & (STS_HOST_ERROR | STS_CONTROLLER_ERROR)) {
+    if (op_read(hc, OP_USBSTS) & (STS_HOST_ERROR | STS_CONTROLLER_ERROR)) {
         *why = "it reports a host system or controller error";
         return false;
     }
     return true;
 }
 
-/* ---- the task ------------------------------------------------------------------------------------------ */
+/* ---- for the task ---------------------------------------------------------------------------------------- */
 
-#define PORTSC(n) (0x400 + 0x10 * ((n) - 1))
-#define PORT_CONNECTED (1u << 0)
-#define PORT_CONNECT_CHANGE (1u << 17)
-#define PORT_CHANGES 0x00FE0000u
-#define PORT_KEEP 0x0E00C200u /* power, indicator, wake enables: written back as read, nothing else */
-
-static void port_look(struct xhci *hc, unsigned n)
+unsigned xhci_root_ports(const struct xhci *hc)
 {
-    uint32_t sc = xhci_op_read(hc, PORTSC(n));
-    xhci_op_write(hc, PORTSC(n), (sc & PORT_KEEP) | (sc & PORT_CHANGES)); /* acknowledge the changes */
-    struct xhci_port *p = &hc->ports[n];
-    bool was = p->slot || p->failed;
-    if (was && (!(sc & PORT_CONNECTED) || (sc & PORT_CONNECT_CHANGE)))
-        xhci_port_detach(hc, n); /* gone, or gone and back between two looks */
-    if ((sc & PORT_CONNECTED) && !p->slot && !p->failed)
-        xhci_port_attach(hc, n);
+    return hc->max_ports < XHCI_MAX_PORTS ? hc->max_ports : XHCI_MAX_PORTS;
 }
 
-static void xhci_task(void *arg)
+bool xhci_start(struct xhci *hc, void (*on_transfer)(void *arg, const struct xhci_event *ev), void *arg)
 {
-    struct xhci *hc = arg;
     const char *why = "";
     hc->task = task_current();
+    hc->on_transfer = on_transfer;
+    hc->on_transfer_arg = arg;
     if (!bring_up(hc, &why)) {
         log_warn("usb: xHCI %04x:%04x: %s -- no USB keyboard", hc->pci->vendor, hc->pci->device, why);
-        task_exit();
+        return false;
     }
-    unsigned ports = hc->max_ports < XHCI_MAX_PORTS ? hc->max_ports : XHCI_MAX_PORTS;
+    unsigned ports = xhci_root_ports(hc);
     if (hc->msi_vector)
         log_info("usb: xHCI %04x:%04x: %u ports, %u slots, event ring interrupt on %s vector 0x%x",
                  hc->pci->vendor, hc->pci->device, hc->max_ports, hc->max_slots, hc->msi_kind, hc->msi_vector);
@@ -438,60 +502,46 @@ static void xhci_task(void *arg)
     if (ports < hc->max_ports)
         log_warn("usb: xHCI: ports above %u are not driven", XHCI_MAX_PORTS);
     hc->port_changed = ports == 32 ? 0xFFFFFFFFu : (1u << ports) - 1; /* look at every port once */
-    for (;;) {
-        struct xhci_event none;
-        drain_events(hc, 0, &none);
-        if (hc->interrupts && !hc->told_interrupt) {
-            /* Once: that the interrupt chosen at bring-up is delivered, not just programmed. */
-            hc->told_interrupt = true;
-            log_info("usb: xHCI %04x:%04x: first event ring interrupt taken", hc->pci->vendor, hc->pci->device);
-        }
-        while (hc->port_changed) {
-            unsigned n = (unsigned)__builtin_ctz(hc->port_changed) + 1;
-            hc->port_changed &= ~(1u << (n - 1));
-            if (n <= ports)
-                port_look(hc, n);
-        }
-        usb_hubs_look(hc);
-        int64_t now = time_ns(), next = now + (int64_t)SAFETY_MS * 1000000;
-        for (unsigned i = 0; i < XHCI_DEVS; i++) { /* keyboards on root ports and behind hubs */
-            char out[USB_KBD_OUT_MAX];
-            struct xhci_port *d = xhci_dev_at(hc, i);
-            if (d->keyboard) {
-                size_t k = usb_kbd_tick(&d->kbd, now, out);
-                xhci_keys_out(out, (unsigned)k);
-                int64_t due = usb_kbd_deadline(&d->kbd);
-                if (due - next < 0)
-                    next = due;
-            }
-        }
-        if (hc->irq)
-            task_block_until(next); /* the interrupt, a repeat falling due, or the safety net */
-        else
-            task_sleep_ms(POLL_MS);
+    return true;
+}
+
+void xhci_events(struct xhci *hc)
+{
+    struct xhci_event none;
+    drain_events(hc, 0, &none);
+    if (hc->interrupts && !hc->told_interrupt) {
+        /* Once: that the interrupt chosen at bring-up is delivered, not just programmed. */
+        hc->told_interrupt = true;
+        log_info("usb: xHCI %04x:%04x: first event ring interrupt taken", hc->pci->vendor, hc->pci->device);
     }
 }
 
-void xhci_keys_out(const char *chars, unsigned n)
+unsigned xhci_port_change_take(struct xhci *hc)
 {
-    /* console_input_char is single-producer, written from interrupts on CPU 0: this task is on CPU 0 and holds
-     * interrupts off meanwhile, so it is never beside one of those. */
-    unsigned long flags = irq_save();
-    for (unsigned i = 0; i < n; i++)
-        console_input_char(chars[i]);
-    irq_restore(flags);
+    if (!hc->port_changed)
+        return 0;
+    unsigned n = (unsigned)__builtin_ctz(hc->port_changed) + 1;
+    hc->port_changed &= ~(1u << (n - 1));
+    return n;
 }
 
-void xhci_init(void)
+void xhci_sleep(struct xhci *hc, int64_t deadline)
+{
+    if (hc->irq)
+        task_block_until(deadline); /* the interrupt, a repeat falling due, or the safety net */
+    else
+        task_sleep_ms(POLL_MS);
+}
+
+struct xhci *xhci_find(void)
 {
     for (unsigned i = 0; i < pci_device_count(); i++) {
         const struct pci_device *d = pci_device_at(i);
         if (d->class_code == 0x0C && d->subclass == 0x03 && d->prog_if == 0x30) {
             hc_state.pci = d;
-            if (!task_spawn("xhci", xhci_task, &hc_state, 0))
-                log_warn("usb: xHCI %04x:%04x: no memory for its task -- no USB keyboard", d->vendor, d->device);
-            return;
+            return &hc_state;
         }
     }
     log_info("usb: no xHCI controller: no PCI function of class 0c/03/30; console input from COM1 and PS/2");
+    return 0;
 }
