@@ -254,6 +254,123 @@ static size_t bounded_length(const char *text, const struct conversion *conv)
     return len;
 }
 
+/* The flags, width, precision and length of one conversion, read from just after its '%'; '*' takes its
+ * value from the arguments, as in C. Leaves *cursor on the specifier character. */
+static struct conversion read_conversion(const char **cursor, va_list *args)
+{
+    const char *p = *cursor;
+    struct conversion conv = { 0, 0, false, 0, LENGTH_NONE };
+
+    for (unsigned flag; (flag = flag_for(*p)) != 0; p++)
+        conv.flags |= flag;
+
+    if (*p == '*') {
+        int width = va_arg(*args, int);
+        p++;
+        if (width < 0) {
+            /* C: a negative '*' width is the '-' flag and its magnitude; computed unsigned for INT_MIN. */
+            conv.flags |= FLAG_LEFT;
+            conv.width = 0u - (unsigned)width;
+        } else {
+            conv.width = (size_t)width;
+        }
+    } else {
+        conv.width = read_count(&p);
+    }
+
+    if (*p == '.') {
+        p++;
+        conv.has_precision = true;
+        if (*p == '*') {
+            int precision = va_arg(*args, int);
+            p++;
+            /* C: a negative '*' precision is as if none were given. */
+            if (precision < 0)
+                conv.has_precision = false;
+            else
+                conv.precision = (size_t)precision;
+        } else {
+            conv.precision = read_count(&p);
+        }
+    }
+
+    conv.length = read_length(&p);
+    *cursor = p;
+    return conv;
+}
+
+/* %d %i %u %x %X %o; false if specifier is none of them, with no argument taken. */
+static bool put_integer_conversion(struct output *out, const struct conversion *conv, char specifier,
+                                   va_list *args)
+{
+    switch (specifier) {
+    case 'd':
+    case 'i': {
+        int64_t value = fetch_signed(args, conv->length);
+        uint64_t magnitude = value < 0 ? 0u - (uint64_t)value : (uint64_t)value;
+        put_integer(out, conv, magnitude, value < 0, true, 10, false);
+        return true;
+    }
+    case 'u':
+        put_integer(out, conv, fetch_unsigned(args, conv->length), false, false, 10, false);
+        return true;
+    case 'x':
+        put_integer(out, conv, fetch_unsigned(args, conv->length), false, false, 16, false);
+        return true;
+    case 'X':
+        put_integer(out, conv, fetch_unsigned(args, conv->length), false, false, 16, true);
+        return true;
+    case 'o':
+        put_integer(out, conv, fetch_unsigned(args, conv->length), false, false, 8, false);
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* Always the full 64-bit width, so addresses line up in tables and backtraces. */
+static void put_pointer(struct output *out, const struct conversion *conv, const void *pointer)
+{
+    uint64_t address = (uint64_t)(uintptr_t)pointer;
+    char text[2 + 16];
+    text[0] = '0';
+    text[1] = 'x';
+    for (int i = 0; i < 16; i++)
+        text[2 + i] = hex_lower((unsigned)(address >> (60 - 4 * i)));
+    put_padded_text(out, conv, text, sizeof text);
+}
+
+/* %c %s %p %%; false if specifier is none of them, with no argument taken. Length modifiers belong to the
+ * integer conversions; %lc and %ls would be wide characters, which the kernel does not print, so with a
+ * modifier these are unknown too. */
+static bool put_text_conversion(struct output *out, const struct conversion *conv, char specifier, va_list *args)
+{
+    if (conv->length != LENGTH_NONE)
+        return false;
+    switch (specifier) {
+    case 'c': {
+        char c = (char)(unsigned char)va_arg(*args, int);
+        put_padded_text(out, conv, &c, 1);
+        return true;
+    }
+    case 's': {
+        const char *text = va_arg(*args, const char *);
+        if (text == NULL)
+            text = "(null)";
+        put_padded_text(out, conv, text, bounded_length(text, conv));
+        return true;
+    }
+    case 'p':
+        put_pointer(out, conv, va_arg(*args, void *));
+        return true;
+    case '%':
+        put_char(out, '%');
+        return true;
+    default:
+        return false;
+    }
+}
+
 size_t format_v(format_emit_fn emit, void *arg, const char *fmt, va_list ap)
 {
     struct output out = { emit, arg, 0 };
@@ -271,42 +388,7 @@ size_t format_v(format_emit_fn emit, void *arg, const char *fmt, va_list ap)
         }
 
         const char *spec_start = p++;
-        struct conversion conv = { 0, 0, false, 0, LENGTH_NONE };
-
-        for (unsigned flag; (flag = flag_for(*p)) != 0; p++)
-            conv.flags |= flag;
-
-        if (*p == '*') {
-            int width = va_arg(args, int);
-            p++;
-            if (width < 0) {
-                /* C: a negative '*' width is the '-' flag and its magnitude; computed unsigned for INT_MIN. */
-                conv.flags |= FLAG_LEFT;
-                conv.width = 0u - (unsigned)width;
-            } else {
-                conv.width = (size_t)width;
-            }
-        } else {
-            conv.width = read_count(&p);
-        }
-
-        if (*p == '.') {
-            p++;
-            conv.has_precision = true;
-            if (*p == '*') {
-                int precision = va_arg(args, int);
-                p++;
-                /* C: a negative '*' precision is as if none were given. */
-                if (precision < 0)
-                    conv.has_precision = false;
-                else
-                    conv.precision = (size_t)precision;
-            } else {
-                conv.precision = read_count(&p);
-            }
-        }
-
-        conv.length = read_length(&p);
+        struct conversion conv = read_conversion(&p, &args);
 
         char specifier = *p;
         if (specifier == '\0') {
@@ -316,64 +398,9 @@ size_t format_v(format_emit_fn emit, void *arg, const char *fmt, va_list ap)
         }
         p++;
 
-        switch (specifier) {
-        case 'd':
-        case 'i': {
-            int64_t value = fetch_signed(&args, conv.length);
-            uint64_t magnitude = value < 0 ? 0u - (uint64_t)value : (uint64_t)value;
-            put_integer(&out, &conv, magnitude, value < 0, true, 10, false);
+        if (put_integer_conversion(&out, &conv, specifier, &args) ||
+            put_text_conversion(&out, &conv, specifier, &args))
             continue;
-        }
-        case 'u':
-            put_integer(&out, &conv, fetch_unsigned(&args, conv.length), false, false, 10, false);
-            continue;
-        case 'x':
-            put_integer(&out, &conv, fetch_unsigned(&args, conv.length), false, false, 16, false);
-            continue;
-        case 'X':
-            put_integer(&out, &conv, fetch_unsigned(&args, conv.length), false, false, 16, true);
-            continue;
-        case 'o':
-            put_integer(&out, &conv, fetch_unsigned(&args, conv.length), false, false, 8, false);
-            continue;
-        default:
-            break;
-        }
-
-        /* Length modifiers belong to the integer conversions; %lc and %ls would be wide characters, which
-         * the kernel does not print, so with a modifier they fall through to "unknown" below. */
-        if (conv.length == LENGTH_NONE) {
-            switch (specifier) {
-            case 'c': {
-                char c = (char)(unsigned char)va_arg(args, int);
-                put_padded_text(&out, &conv, &c, 1);
-                continue;
-            }
-            case 's': {
-                const char *text = va_arg(args, const char *);
-                if (text == NULL)
-                    text = "(null)";
-                put_padded_text(&out, &conv, text, bounded_length(text, &conv));
-                continue;
-            }
-            case 'p': {
-                /* Always the full 64-bit width, so addresses line up in tables and backtraces. */
-                uint64_t address = (uint64_t)(uintptr_t)va_arg(args, void *);
-                char text[2 + 16];
-                text[0] = '0';
-                text[1] = 'x';
-                for (int i = 0; i < 16; i++)
-                    text[2 + i] = hex_lower((unsigned)(address >> (60 - 4 * i)));
-                put_padded_text(&out, &conv, text, sizeof text);
-                continue;
-            }
-            case '%':
-                put_char(&out, '%');
-                continue;
-            default:
-                break;
-            }
-        }
 
         /* Unknown conversion: print it exactly as written, through the specifier character. */
         put(&out, spec_start, (size_t)(p - spec_start));
