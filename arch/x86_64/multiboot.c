@@ -54,6 +54,58 @@ static void copy_tag_string(char *dst, size_t size, uintptr_t at, uint32_t tag_s
     dst[len] = 0;
 }
 
+/* The memory map tag: every available range, up to BOOT_MAX_RANGES. */
+static void read_mmap(uintptr_t at, uint32_t tag_size)
+{
+    if (tag_size < 16)
+        return;
+    uint32_t entry_size = *(const uint32_t *)(at + 8);
+    if (entry_size < sizeof(struct mb2_mmap_entry))
+        return;
+    /* Copied out, not cast: an entry size that is not a multiple of 8 leaves entries misaligned. */
+    for (uintptr_t e = at + 16; e + entry_size <= at + tag_size; e += entry_size) {
+        struct mb2_mmap_entry m;
+        memcpy(&m, (const void *)e, sizeof m);
+        if (m.type == MB2_MEMORY_AVAILABLE && boot_info.usable_count < BOOT_MAX_RANGES)
+            boot_info.usable[boot_info.usable_count++] = (struct mem_range){ m.base, m.length };
+    }
+}
+
+/* The framebuffer tag: its geometry, and the colour layout only where the tag is RGB and long enough. */
+static void read_framebuffer(uintptr_t at, uint32_t tag_size)
+{
+    const struct mb2_framebuffer *fb = (const struct mb2_framebuffer *)at;
+    if (tag_size < offsetof(struct mb2_framebuffer, red_pos))
+        return;
+    boot_info.fb.present = true;
+    boot_info.fb.type = fb->fb_type;
+    boot_info.fb.addr = fb->addr;
+    boot_info.fb.pitch = fb->pitch;
+    boot_info.fb.width = fb->width;
+    boot_info.fb.height = fb->height;
+    boot_info.fb.bpp = fb->bpp;
+    if (fb->fb_type == BOOT_FB_RGB && tag_size >= sizeof *fb) {
+        boot_info.fb.red_pos = fb->red_pos;
+        boot_info.fb.green_pos = fb->green_pos;
+        boot_info.fb.blue_pos = fb->blue_pos;
+        boot_info.fb.red_size = fb->red_size;
+        boot_info.fb.green_size = fb->green_size;
+        boot_info.fb.blue_size = fb->blue_size;
+    }
+}
+
+/* An ACPI tag's copy of the RSDP: a v2 RSDP wins over the v1 copy. */
+static void read_rsdp(uintptr_t at, uint32_t tag_type, uint32_t tag_size)
+{
+    uint32_t len = tag_size - 8;
+    if (len > sizeof boot_info.rsdp)
+        len = sizeof boot_info.rsdp;
+    if (tag_type == MB2_TAG_ACPI_NEW || boot_info.rsdp_len == 0) {
+        memcpy(boot_info.rsdp, (const void *)(at + 8), len);
+        boot_info.rsdp_len = len;
+    }
+}
+
 void multiboot_parse(uintptr_t info_phys)
 {
     uint32_t total = *(const uint32_t *)info_phys;
@@ -68,45 +120,15 @@ void multiboot_parse(uintptr_t info_phys)
         case MB2_TAG_CMDLINE:
             copy_tag_string(boot_info.cmdline, sizeof boot_info.cmdline, at, tag->size);
             break;
-        case MB2_TAG_MMAP: {
-            if (tag->size < 16)
-                break;
-            uint32_t entry_size = *(const uint32_t *)(at + 8);
-            if (entry_size < sizeof(struct mb2_mmap_entry))
-                break;
-            /* Copied out, not cast: an entry size that is not a multiple of 8 leaves entries misaligned. */
-            for (uintptr_t e = at + 16; e + entry_size <= at + tag->size; e += entry_size) {
-                struct mb2_mmap_entry m;
-                memcpy(&m, (const void *)e, sizeof m);
-                if (m.type == MB2_MEMORY_AVAILABLE && boot_info.usable_count < BOOT_MAX_RANGES)
-                    boot_info.usable[boot_info.usable_count++] = (struct mem_range){ m.base, m.length };
-            }
+        case MB2_TAG_MMAP:
+            read_mmap(at, tag->size);
             break;
-        }
         case MB2_TAG_LOADER_NAME:
             copy_tag_string(boot_info.loader, sizeof boot_info.loader, at, tag->size);
             break;
-        case MB2_TAG_FRAMEBUFFER: {
-            const struct mb2_framebuffer *fb = (const struct mb2_framebuffer *)at;
-            if (tag->size < offsetof(struct mb2_framebuffer, red_pos))
-                break;
-            boot_info.fb.present = true;
-            boot_info.fb.type = fb->fb_type;
-            boot_info.fb.addr = fb->addr;
-            boot_info.fb.pitch = fb->pitch;
-            boot_info.fb.width = fb->width;
-            boot_info.fb.height = fb->height;
-            boot_info.fb.bpp = fb->bpp;
-            if (fb->fb_type == BOOT_FB_RGB && tag->size >= sizeof *fb) {
-                boot_info.fb.red_pos = fb->red_pos;
-                boot_info.fb.green_pos = fb->green_pos;
-                boot_info.fb.blue_pos = fb->blue_pos;
-                boot_info.fb.red_size = fb->red_size;
-                boot_info.fb.green_size = fb->green_size;
-                boot_info.fb.blue_size = fb->blue_size;
-            }
+        case MB2_TAG_FRAMEBUFFER:
+            read_framebuffer(at, tag->size);
             break;
-        }
         /* Only a loader started by UEFI firmware hands over a system table or an image handle: that is how
          * the kernel knows which firmware booted it (the BIOS path has no tag of its own). */
         case MB2_TAG_EFI32:
@@ -125,17 +147,9 @@ void multiboot_parse(uintptr_t info_phys)
             boot_info.efi_boot_services = true;
             break;
         case MB2_TAG_ACPI_NEW:
-        case MB2_TAG_ACPI_OLD: {
-            /* A v2 RSDP wins over the v1 copy. */
-            uint32_t len = tag->size - 8;
-            if (len > sizeof boot_info.rsdp)
-                len = sizeof boot_info.rsdp;
-            if (tag->type == MB2_TAG_ACPI_NEW || boot_info.rsdp_len == 0) {
-                memcpy(boot_info.rsdp, (const void *)(at + 8), len);
-                boot_info.rsdp_len = len;
-            }
+        case MB2_TAG_ACPI_OLD:
+            read_rsdp(at, tag->type, tag->size);
             break;
-        }
         default:
             break;
         }
