@@ -201,15 +201,10 @@ static unsigned dist_extra_bits(unsigned code)
 
 /* ---- Huffman codes ---------------------------------------------------------------------------------------- */
 
-/* Code lengths for freq[0..n), none longer than limit, 0 for unused symbols. At least two symbols get a code
- * even when fewer are used, so every code is complete: zlib refuses incomplete ones but for a single code. The
- * lengths come from Huffman's tree computed in place over the weights sorted ascending (Moffat and
- * Katajainen's method: no tree nodes to allocate); lengths over the limit are then cut to it, and the code is
- * made whole again by moving leaves from shorter lengths one level down. */
-static void build_lengths(struct gz *g, const uint32_t *freq, unsigned n, unsigned limit, uint8_t *len)
+/* Clears len[0..n) and puts the used symbols of freq[0..n) in order[], lightest first (an insertion sort,
+ * stable, so equal weights keep their symbol order); returns how many are used. */
+static int sort_used(const uint32_t *freq, unsigned n, uint16_t *order, uint8_t *len)
 {
-    uint32_t *a = g->weight;
-    uint16_t *order = g->order;
     int used = 0;
     for (unsigned s = 0; s < n; s++) {
         len[s] = 0;
@@ -220,15 +215,13 @@ static void build_lengths(struct gz *g, const uint32_t *freq, unsigned n, unsign
             order[i] = order[i - 1];
         order[i] = (uint16_t)s;
     }
-    if (used < 2) {
-        unsigned one = used ? order[0] : 0;
-        len[one] = 1;
-        len[one == 0 ? 1 : 0] = 1;
-        return;
-    }
-    for (int i = 0; i < used; i++)
-        a[i] = freq[order[i]];
+    return used;
+}
 
+/* Huffman's tree over the ascending weights a[0..used), used >= 2, computed in place: a[i] becomes the depth
+ * of the i-th lightest leaf, so the lengths come out longest first. */
+static void huffman_depths(uint32_t *a, int used)
+{
     /* pair the two lightest of the leaves and the internal nodes made so far; an internal node's slot holds
      * its weight until it is used, then its parent's index */
     int root = 0, leaf = 2;
@@ -268,11 +261,15 @@ static void build_lengths(struct gz *g, const uint32_t *freq, unsigned n, unsign
         depth++;
         internal = 0;
     }
+}
 
-    /* a[i] is now the length of order[i], longest first; count them, cutting at the limit */
+/* depth[i], the length of order[i] (longest first), cut at limit; the code is made whole again by moving
+ * leaves from shorter lengths one level down, and the lengths handed out again, the longest to the rarest. */
+static void limit_lengths(const uint32_t *depth, const uint16_t *order, int used, unsigned limit, uint8_t *len)
+{
     uint32_t count[MAX_BITS + 1] = { 0 };
     for (int i = 0; i < used; i++)
-        count[a[i] < limit ? a[i] : limit]++;
+        count[depth[i] < limit ? depth[i] : limit]++;
     uint32_t kraft = 0; /* the code's Kraft sum, in units of 2^-limit: exactly 2^limit when whole */
     for (unsigned l = 1; l <= limit; l++)
         kraft += count[l] << (limit - l);
@@ -292,6 +289,27 @@ static void build_lengths(struct gz *g, const uint32_t *freq, unsigned n, unsign
     for (unsigned l = limit; l > 0; l--)
         for (uint32_t k = 0; k < count[l]; k++)
             len[order[i++]] = (uint8_t)l;
+}
+
+/* Code lengths for freq[0..n), none longer than limit, 0 for unused symbols. At least two symbols get a code
+ * even when fewer are used, so every code is complete: zlib refuses incomplete ones but for a single code. The
+ * lengths come from Huffman's tree computed in place over the weights sorted ascending (Moffat and
+ * Katajainen's method: no tree nodes to allocate), then are cut to the limit. */
+static void build_lengths(struct gz *g, const uint32_t *freq, unsigned n, unsigned limit, uint8_t *len)
+{
+    uint32_t *a = g->weight;
+    uint16_t *order = g->order;
+    int used = sort_used(freq, n, order, len);
+    if (used < 2) {
+        unsigned one = used ? order[0] : 0;
+        len[one] = 1;
+        len[one == 0 ? 1 : 0] = 1;
+        return;
+    }
+    for (int i = 0; i < used; i++)
+        a[i] = freq[order[i]];
+    huffman_depths(a, used);
+    limit_lengths(a, order, used, limit, len);
 }
 
 /* The canonical codes of RFC 1951 3.2.2 for h->len[0..n), bit-reversed for sending. */
