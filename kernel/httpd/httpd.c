@@ -18,7 +18,7 @@
 #include "kernel/net/keyed_service.h"
 #include "kernel/net/lwip/lwip_hooks.h"
 #include "kernel/net/net.h"
-#include "kernel/profiler/run.h"
+#include "kernel/profiler/session.h"
 #include "lwip/tcp.h"
 
 struct httpd_conn httpd_conns[HTTPD_CONNS];
@@ -337,8 +337,8 @@ void httpd_report(struct sink *out)
             any = true;
         }
     }
-    char running[80];
-    if (profiler_holder_describe(running, sizeof running))
+    char running[PROFILE_HOLDER_MAX + 24];
+    if (profile_session_holder(running, sizeof running, 0))
         sink_printf(out, "%s; running %s\n", any ? "" : " none", running);
     else
         sink_puts(out, any ? "\n" : " none\n");

@@ -1,8 +1,9 @@
 /* kernel/httpd/httpd_worker.c: the pprof.http= server's one worker task -- takes complete requests off the queue
  * the network task fills (kernel/httpd/httpd_conn.h), routes them and builds each response on the heap. A
- * profile runs here (pprof_profile_take); every HTTPD_HOOK_MS of its window the worker serves what else waits:
- * pages at once, another profile 429 with the seconds left. One request is worked on at a time, so nothing here
- * needs a lock but the queue's. */
+ * profile is started (pprof_profile_begin) in a task of its own, which answers its request when it is done, so
+ * the worker is never held by one: it goes on answering pages, and another profile gets 429 with the session's
+ * busy line and the seconds its window has left. One profile runs at a time (`profiling`); otherwise one
+ * request is worked on at a time, so nothing here needs a lock but the queue's. */
 #include "kernel/httpd/httpd_conn.h"
 
 #include "hal/cpu.h"
@@ -12,13 +13,13 @@
 #include "kernel/lib/parse.h"
 #include "kernel/log.h"
 #include "kernel/profiler/pprof.h"
+#include "kernel/profiler/session.h"
 #include "kernel/task.h"
 
 static spinlock_t queue_lock = SPINLOCK_INIT;
 static struct httpd_conn *queue[HTTPD_QUEUE];
 static unsigned queue_head, queue_tail; /* under queue_lock */
 static struct task *worker;
-static int64_t profile_ends_ns; /* while a profile runs: when its window ends (the worker's alone) */
 
 bool httpd_queue_push(struct httpd_conn *c)
 {
@@ -63,46 +64,67 @@ static bool profile_seconds(const struct http_request *req, uint32_t *seconds, s
     return true;
 }
 
-static void serve_while_profiling(struct httpd_conn *c);
+static void hand_back(struct httpd_conn *c, struct httpd_response *out);
 
-/* The profile's hook: every drain of the window, serve the queue; end the profile when its client is gone. */
-static bool profile_hook(void *arg)
+/* The one HTTP profile at a time: its state, in use from its start until its done (in the profile's task). */
+static struct pprof_profile http_profile;
+static atomic_bool profiling;
+
+static bool client_gone(void *arg)
 {
-    struct httpd_conn *self = arg;
-    for (struct httpd_conn *c; (c = httpd_queue_pop());)
-        serve_while_profiling(c);
-    return atomic_load(&self->gone);
+    return atomic_load(&((struct httpd_conn *)arg)->gone);
 }
 
-static void profile(struct httpd_conn *c, struct httpd_response *out)
+/* The profile's task, last thing: its answer, then the slot free for the next profile. */
+static void profile_done(struct pprof_profile *p, int status, struct pprof_body *body)
+{
+    struct httpd_conn *c = p->arg;
+    struct httpd_response out = { 0, 0, 0 };
+    if (status == PPROF_OK &&
+        !httpd_response_make(&out, 200, "application/octet-stream",
+                             "Content-Disposition: attachment; filename=\"profile\"\r\n", body->data, body->len))
+        text(&out, 503, 0, "out of memory");
+    else if (status == PPROF_NO_MEMORY)
+        text(&out, 503, 0, "out of memory");
+    /* PPROF_CANCELLED: the client is gone, nothing to send */
+    pprof_body_free(body);
+    atomic_store(&profiling, false);
+    hand_back(c, &out);
+}
+
+/* 429 with the session's busy line, and Retry-After the seconds its window has left (5 when it has no end). */
+static void busy(struct httpd_response *out)
+{
+    char line[PROFILE_HOLDER_MAX + 40], extra[40];
+    uint32_t left = 0;
+    char holder[PROFILE_HOLDER_MAX + 24];
+    if (!profile_session_holder(holder, sizeof holder, &left) || left == 0)
+        left = 5;
+    profile_session_busy_line("profile", line, sizeof line);
+    ksnprintf(extra, sizeof extra, "Retry-After: %u\r\n", left);
+    text(out, 429, extra, line);
+}
+
+/* A profile request: started in its own task (true: it answers when done), or answered now in out. */
+static bool profile(struct httpd_conn *c, struct httpd_response *out)
 {
     uint32_t seconds;
     if (!profile_seconds(&c->req, &seconds, out))
-        return;
-    profile_ends_ns = time_ns() + (int64_t)seconds * 1000000000;
-    struct pprof_body body;
-    char busy[96];
-    busy[0] = 0;
-    int r = pprof_profile_take(seconds, profile_hook, c, &body, busy, sizeof busy);
-    profile_ends_ns = 0;
-    switch (r) {
-    case PPROF_OK:
-        if (!httpd_response_make(out, 200, "application/octet-stream",
-                                 "Content-Disposition: attachment; filename=\"profile\"\r\n", body.data, body.len))
-            text(out, 503, 0, "out of memory");
-        pprof_body_free(&body);
-        return;
-    case PPROF_BUSY:
-        text(out, 429, "Retry-After: 5\r\n", busy[0] ? busy : "the profiler is busy");
-        return;
-    case PPROF_CANCELLED:
-        out->data = 0; /* the client is gone: nothing to send */
-        out->len = 0;
-        return;
-    default:
-        text(out, 503, 0, "out of memory");
-        return;
+        return false;
+    bool idle = false;
+    if (!atomic_compare_exchange_strong(&profiling, &idle, true)) {
+        busy(out);
+        return false;
     }
+    int r = pprof_profile_begin(&http_profile, seconds, client_gone, profile_done, c, 0, 0);
+    if (r == PPROF_OK)
+        return true;
+    atomic_store(&profiling, false);
+    if (r == PPROF_BUSY)
+        busy(out);
+    else
+        text(out, 503, 0, "out of memory");
+    return false;
 }
 
 /* What one request gets, but a profile's (profile() does those). */
@@ -126,35 +148,17 @@ static bool waited_too_long(struct httpd_conn *c, struct httpd_response *out)
     return true;
 }
 
-/* A request taken off the queue while a profile runs: pages as ever, another profile 429 with the seconds left. */
-static void serve_while_profiling(struct httpd_conn *c)
-{
-    atomic_store(&c->state, CONN_WORKING);
-    struct httpd_response out = { 0, 0, 0 };
-    if (!waited_too_long(c, &out)) {
-        if (http_request_path_is(&c->req, "/debug/pprof/profile")) {
-            int64_t left = profile_ends_ns - time_ns();
-            unsigned seconds = left > 0 ? (unsigned)((left + 999999999) / 1000000000) : 1;
-            char extra[40], line[80];
-            ksnprintf(extra, sizeof extra, "Retry-After: %u\r\n", seconds);
-            ksnprintf(line, sizeof line, "a profile is running: try again in %u s", seconds);
-            text(&out, 429, extra, line);
-        } else {
-            answer(c, &out);
-        }
-    }
-    hand_back(c, &out);
-}
-
 void httpd_serve(struct httpd_conn *c)
 {
     atomic_store(&c->state, CONN_WORKING);
     struct httpd_response out = { 0, 0, 0 };
     if (!waited_too_long(c, &out)) {
-        if (http_request_path_is(&c->req, "/debug/pprof/profile"))
-            profile(c, &out);
-        else
+        if (http_request_path_is(&c->req, "/debug/pprof/profile")) {
+            if (profile(c, &out))
+                return; /* its task answers when the profile is done */
+        } else {
             answer(c, &out);
+        }
     }
     hand_back(c, &out);
 }

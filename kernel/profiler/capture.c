@@ -65,15 +65,9 @@ void profile_capture_destroy(struct profile_capture *cap)
     cap->ring.records = 0;
 }
 
-/* profile_capture_drain's take: the capture, and the run whose rings count its drops. */
-struct capture_take {
-    struct profile_capture *cap;
-    struct profile_run *run;
-};
-
-static void take_a_copy(void *arg, const struct profile_record *rec)
+void profile_capture_take(void *arg, const struct profile_record *rec)
 {
-    struct capture_take *into = arg;
+    struct profile_capture_into *into = arg;
     struct profile_record *slot = profile_ring_reserve(&into->cap->ring);
     if (!slot) {
         /* profile_ring_reserve counted it in the capture's own ring; the report reads the CPUs' rings */
@@ -88,8 +82,8 @@ static void take_a_copy(void *arg, const struct profile_record *rec)
 
 void profile_capture_drain(struct profile_capture *cap, struct profile_run *run, const struct profile_filter *filter)
 {
-    struct capture_take into = { cap, run };
-    profiler_drain(run, filter, take_a_copy, &into);
+    struct profile_capture_into into = { cap, run };
+    profiler_drain(run, filter, profile_capture_take, &into);
 }
 
 struct profile_run *profile_capture_replay(struct profile_capture *cap, const struct profile_run *run)

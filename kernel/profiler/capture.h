@@ -45,6 +45,14 @@ uint32_t profile_capture_size(unsigned ncpus, unsigned tick_hz, uint64_t counter
 bool profile_capture_create(struct profile_capture *cap, uint32_t window_ms);
 void profile_capture_destroy(struct profile_capture *cap);
 
+/* A drain's take (profiler_take_fn) into a capture: the record copied, or counted dropped in the run's ring of
+ * its CPU when the capture is full. */
+struct profile_capture_into {
+    struct profile_capture *cap;
+    struct profile_run *run;
+};
+void profile_capture_take(void *into, const struct profile_record *rec);
+
 /* Task context, in the window: copies the records now in run's rings that pass filter into the capture
  * (profiler_drain, consuming them) and nothing else -- no fold, no symbol, no output. A record that finds the
  * capture full is counted in cap->dropped and in its CPU's ring's drops, so every count of drops has it. */

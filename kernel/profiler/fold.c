@@ -134,15 +134,9 @@ static void tally_labels(struct profile_fold *fold, const struct label_set *set,
     }
 }
 
-/* profile_fold_drain's take: the fold and the symbols its leaves resolve through. */
-struct fold_take {
-    struct profile_fold *fold;
-    const struct symtab *tab;
-};
-
-static void take_into_fold(void *arg, const struct profile_record *rec)
+void profile_fold_take(void *arg, const struct profile_record *rec)
 {
-    struct fold_take *into = arg;
+    struct profile_fold_into *into = arg;
     profile_fold_add(into->fold, into->tab, rec);
     tally_labels(into->fold, profile_record_labels(rec), profile_record_weight(rec));
 }
@@ -150,6 +144,6 @@ static void take_into_fold(void *arg, const struct profile_record *rec)
 void profile_fold_drain(struct profile_fold *fold, struct profile_run *run, const struct profile_filter *filter,
                         const struct symtab *tab)
 {
-    struct fold_take into = { fold, tab };
-    profiler_drain(run, filter, take_into_fold, &into);
+    struct profile_fold_into into = { fold, tab };
+    profiler_drain(run, filter, profile_fold_take, &into);
 }

@@ -72,6 +72,12 @@ void profile_fold_add(struct profile_fold *fold, const struct symtab *tab, const
 uint64_t profile_fold_samples(const struct profile_fold *fold);
 /* Folds the records now in run's rings that pass filter, and tallies their label sets (profiler_drain,
  * consuming them): called while the window runs, so the rings never fill, and once more after the stop. */
+/* A drain's take (profiler_take_fn) into a fold: the record folded and its label set counted. */
+struct profile_fold_into {
+    struct profile_fold *fold;
+    const struct symtab *tab; /* the symbols its leaves resolve through */
+};
+void profile_fold_take(void *into, const struct profile_record *rec);
 void profile_fold_drain(struct profile_fold *fold, struct profile_run *run, const struct profile_filter *filter,
                         const struct symtab *tab);
 

@@ -1,8 +1,8 @@
 /* kernel/profiler/pprof.c: a profile of every CPU as pprof's profile.proto (kernel/profiler/pprof.h) -- the
- * fold allocated before the window opens (so its first touch of the heap is not in the profile), the run
- * claimed and started, the window drained into the fold (kernel/profiler/pprof_fold.c) every
- * PROFILE_DRAIN_MS with the caller's hook after each drain, the stop and the last drain, the profiler given
- * back, then the encoding (kernel/profiler/pprof_encode.c) against the baked symbols, with the kernel's text
+ * fold allocated before the window opens (so its first touch of the heap is not in the profile), a session
+ * (kernel/profiler/session.h) whose consumer folds every drain (kernel/profiler/pprof_fold.c) and ends early
+ * when the caller says its client is gone, in its own task or the caller's, the profiler given back, then the
+ * encoding (kernel/profiler/pprof_encode.c) against the baked symbols, with the kernel's text
  * segment as its mapping and its build id, gzipped when that makes it smaller. Task context. */
 #include "kernel/profiler/pprof.h"
 
@@ -15,7 +15,6 @@
 #include "kernel/profiler/pprof_fold.h"
 #include "kernel/profiler/raw.h"
 #include "kernel/profiler/run.h"
-#include "kernel/profiler/stream_task.h"
 #include "kernel/symbols.h"
 
 /* The kernel's mapping is the loadable segment that holds its text, from its first byte to the end of the
@@ -25,60 +24,39 @@
  * the right source lines only when both are the segment's own (a mapping that starts at the text, a page
  * further in, gets every address named a page off). tests/host/test_pprof_encode.py checks the built ELF. */
 
-/* The window's state: the fold it drains into and the caller's hook. */
-struct pprof_window {
-    struct profile_run *run;
-    struct pprof_fold *fold;
-    pprof_window_hook hook;
-    void *hook_arg;
-    bool cancelled;
-};
+/* ---- the HTTP profile's consumer -------------------------------------------------------------------- */
 
-static bool window_should_stop(void *arg, bool window_over)
+static void take(void *arg, const struct profile_record *rec)
 {
-    struct pprof_window *w = arg;
-    return window_over || w->cancelled;
+    struct pprof_profile *p = arg;
+    pprof_fold_add(p->fold, rec); /* words compared, nothing resolved */
 }
 
-/* One step: the rings into the fold (words compared, nothing resolved), then the caller's turn. */
-static void window_step(void *arg)
+static bool should_stop(struct profile_session *s, bool window_over)
 {
-    struct pprof_window *w = arg;
-    pprof_fold_drain(w->fold, w->run, NULL);
-    if (w->hook && w->hook(w->hook_arg))
-        w->cancelled = true;
+    struct pprof_profile *p = s->arg;
+    if (!window_over && p->cancelled && p->cancelled(p->arg))
+        p->was_cancelled = true;
+    return window_over || p->was_cancelled;
 }
 
-static void describe_busy(char *busy_text, size_t busy_cap)
+/* What the encoder says about the run besides the fold, taken while the session still holds the rings. */
+static void finish(struct profile_session *s)
 {
-    if (!busy_text || !busy_cap)
-        return;
-    char stream_text[64];
-    if (profile_stream_describe(stream_text, sizeof stream_text))
-        ksnprintf(busy_text, busy_cap, "profile: busy: %s (profile stream stop ends it)", stream_text);
-    else
-        ksnprintf(busy_text, busy_cap, "profile: busy");
-}
-
-/* What the encoder says about the run besides the fold. source_word is the caller's buffer for the source as
- * one word, build_id for the build id's hex. */
-static void run_info(const struct profile_run *run, char *source_word, size_t source_cap, char *build_id,
-                     size_t build_id_cap, struct pprof_run_info *info)
-{
-    profile_raw_source_word(run->source_name ? run->source_name : run->source, source_word, source_cap);
-    size_t note_len;
-    const void *note = kernel_build_id_note(&note_len);
-    if (!profile_build_id_hex(note, note_len, build_id, build_id_cap))
-        build_id[0] = 0;
+    struct pprof_profile *p = s->arg;
+    const struct profile_run *run = &s->run;
+    p->fold->labels_dropped = s->labels_dropped;
+    profile_raw_source_word(run->source_name ? run->source_name : run->source, p->source_word,
+                            sizeof p->source_word);
     const struct symtab *tab = kernel_symtab();
-    *info = (struct pprof_run_info){
-        .source = source_word,
+    p->info = (struct pprof_run_info){
+        .source = p->source_word,
         .cycles = profile_run_unit(run) == PROFILE_UNIT_CYCLES,
         .period = profile_run_period(run),
         .window_ms = run->window_ms,
         .ncpus = run->ncpus,
         .ring_drops = profiler_drops(run),
-        .build_id = build_id,
+        .build_id = s->build_id,
         .time_nanos = 0, /* the kernel keeps no wall clock, only time since boot */
         .memory_start = kernel_text_segment.vaddr,
         .memory_limit = tab->text_end,
@@ -86,59 +64,92 @@ static void run_info(const struct profile_run *run, char *source_word, size_t so
     };
 }
 
-int pprof_profile_take(uint32_t seconds, pprof_window_hook hook, void *hook_arg, struct pprof_body *out,
-                       char *busy_text, size_t busy_cap)
+static const struct profile_consumer pprof_consumer = {
+    .take = take,
+    .should_stop = should_stop,
+    .finish = finish,
+};
+
+/* The profiler given back (the next profile may start while this one encodes): the body, and the fold freed. */
+static int encode(struct pprof_profile *p, struct pprof_body *out)
 {
     out->data = NULL;
     out->len = 0;
     out->gzipped = false;
+    int status = PPROF_CANCELLED;
+    if (!p->was_cancelled)
+        status = pprof_encode(p->fold, &p->info, kernel_symtab(), &out->data, &out->len) ? PPROF_OK
+                                                                                          : PPROF_NO_MEMORY;
+    pprof_fold_destroy(p->fold);
+    p->fold = NULL;
+    if (status == PPROF_OK)
+        out->gzipped = pprof_gzip(&out->data, &out->len);
+    return status;
+}
+
+static void session_done(struct profile_session *s)
+{
+    struct pprof_profile *p = s->arg;
+    struct pprof_body body;
+    int status = encode(p, &body);
+    p->done(p, status, &body); /* last: p may be the caller's again from here */
+}
+
+/* The fold allocated before the window opens (its first touch of the heap is not in the profile), the session
+ * started. */
+static int begin(struct pprof_profile *p, uint32_t seconds, bool (*cancelled)(void *arg), void *arg,
+                 char *busy_text, size_t busy_cap)
+{
     if (busy_text && busy_cap)
         busy_text[0] = 0;
     if (seconds == 0)
         seconds = 1;
     if (seconds > PPROF_SECONDS_MAX)
         seconds = PPROF_SECONDS_MAX;
+    p->cancelled = cancelled;
+    p->arg = arg;
+    p->was_cancelled = false;
+    if (!(p->fold = pprof_fold_create()))
+        return PPROF_NO_MEMORY;
+    int status = profile_session_start(&p->session, &pprof_consumer, p, NULL, seconds * 1000,
+                                       "an HTTP profile (/debug/pprof/profile)");
+    if (status == PROFILER_OK)
+        return PPROF_OK;
+    pprof_fold_destroy(p->fold);
+    p->fold = NULL;
+    if (status != PROFILER_BUSY)
+        return PPROF_NO_MEMORY;
+    if (busy_text && busy_cap)
+        profile_session_busy_line("profile", busy_text, busy_cap);
+    return PPROF_BUSY;
+}
 
-    struct pprof_fold *fold = pprof_fold_create();
-    if (!fold)
-        return PPROF_NO_MEMORY;
-    struct label_stats labels_before;
-    label_stats(&labels_before);
-    struct profile_run run;
-    int status = profiler_start(&run);
-    if (status != PROFILER_OK) {
-        pprof_fold_destroy(fold);
-        if (status == PROFILER_BUSY) {
-            describe_busy(busy_text, busy_cap);
-            return PPROF_BUSY;
-        }
-        return PPROF_NO_MEMORY;
-    }
-    struct pprof_window w = { &run, fold, hook, hook_arg, false };
-    profiler_holder_set("an HTTP profile (/debug/pprof/profile)", run.start_ns + (int64_t)seconds * 1000000000);
-    profiler_window(&run, seconds * 1000, window_should_stop, window_step, &w);
-    profiler_stop(&run);
-    profiler_holder_set(NULL, 0);
-    pprof_fold_drain(fold, &run, NULL);
-    struct label_stats labels_after;
-    label_stats(&labels_after);
-    fold->labels_dropped = labels_after.dropped - labels_before.dropped;
-    char source_word[PROFILE_RAW_SOURCE_MAX];
-    char build_id[2 * PROFILE_BUILD_ID_MAX + 1];
-    struct pprof_run_info info;
-    run_info(&run, source_word, sizeof source_word, build_id, sizeof build_id, &info);
-    /* Everything is out of the rings: the profiler is free for the next profile while this one encodes. */
-    profiler_release();
-    if (w.cancelled) {
-        pprof_fold_destroy(fold);
-        return PPROF_CANCELLED;
-    }
-    bool ok = pprof_encode(fold, &info, kernel_symtab(), &out->data, &out->len);
-    pprof_fold_destroy(fold);
-    if (!ok)
-        return PPROF_NO_MEMORY;
-    out->gzipped = pprof_gzip(&out->data, &out->len);
-    return PPROF_OK;
+int pprof_profile_begin(struct pprof_profile *p, uint32_t seconds, bool (*cancelled)(void *arg),
+                        void (*done)(struct pprof_profile *p, int status, struct pprof_body *body), void *arg,
+                        char *busy_text, size_t busy_cap)
+{
+    int status = begin(p, seconds, cancelled, arg, busy_text, busy_cap);
+    if (status != PPROF_OK)
+        return status;
+    p->done = done;
+    if (profile_session_spawn(&p->session, "pprof", session_done))
+        return PPROF_OK;
+    pprof_fold_destroy(p->fold);
+    p->fold = NULL;
+    return PPROF_NO_MEMORY;
+}
+
+int pprof_profile_take(struct pprof_profile *p, uint32_t seconds, bool (*cancelled)(void *arg), void *arg,
+                       struct pprof_body *out, char *busy_text, size_t busy_cap)
+{
+    out->data = NULL;
+    out->len = 0;
+    out->gzipped = false;
+    int status = begin(p, seconds, cancelled, arg, busy_text, busy_cap);
+    if (status != PPROF_OK)
+        return status;
+    profile_session_run(&p->session);
+    return encode(p, out);
 }
 
 void pprof_body_free(struct pprof_body *body)

@@ -5,14 +5,19 @@
  * symbols and encoded with the kernel as the one mapping (its build id), functions, locations with their
  * addresses (so `go tool pprof build/kprof.elf URL` adds source lines), the label sets, the marks and `cpu`
  * as sample labels, sample types samples/count and cpu/nanoseconds (the counter's event and period on the
- * counter), and the duration, period, drops and source in the comments. While its window runs it is the
- * profiler's holder (kernel/profiler/run.h): "an HTTP profile (/debug/pprof/profile), N s left". */
+ * counter), and the duration, period, drops and source in the comments. Its window is a session
+ * (kernel/profiler/session.h) in a task of its own, held as "an HTTP profile (/debug/pprof/profile)": the HTTP
+ * worker that asked is not held by it. */
 #ifndef KERNEL_PROFILER_PPROF_H
 #define KERNEL_PROFILER_PPROF_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "kernel/profiler/pprof_encode.h"
+#include "kernel/profiler/raw.h"
+#include "kernel/profiler/session.h"
 
 #define PPROF_SECONDS_DEFAULT 30 /* Go's net/http/pprof default */
 #define PPROF_SECONDS_MAX 300    /* the longest window one request may ask for */
@@ -31,18 +36,33 @@ struct pprof_body {
     bool gzipped;
 };
 
-/* Called in task context after each drain of the window (every PROFILE_DRAIN_MS): the caller's chance to
- * serve what else waits (and to answer it busy), and to say whether the profile should end now (true: its
- * client is gone). */
-typedef bool (*pprof_window_hook)(void *arg);
+/* An HTTP profile while it runs: its session (whose consumer folds the records), the fold, what the encoder says
+ * about the run, and the caller's. Nothing in it is the caller's to touch until done. */
+struct pprof_fold;
+struct pprof_profile {
+    struct profile_session session;
+    struct pprof_fold *fold;
+    struct pprof_run_info info;
+    char source_word[PROFILE_RAW_SOURCE_MAX];
+    bool (*cancelled)(void *arg); /* before every sleep of the window: true ends it now (its client is gone) */
+    void (*done)(struct pprof_profile *p, int status, struct pprof_body *body);
+    void *arg;
+    bool was_cancelled;
+};
 
-/* Task context. Claims the profiler, runs a window of seconds (1..PPROF_SECONDS_MAX; 0 is taken as 1, more as
- * the maximum: the caller refuses what it will not serve) over every CPU, folding as it drains, stops, gives
- * the profiler back and encodes (kernel/profiler/pprof_fold.h, pprof_encode.h). PPROF_OK with *out filled
- * (pprof_body_free gives it back); otherwise *out is empty, and for PPROF_BUSY busy_text (when not NULL)
- * holds one line saying what holds the profiler. */
-int pprof_profile_take(uint32_t seconds, pprof_window_hook hook, void *hook_arg, struct pprof_body *out,
-                       char *busy_text, size_t busy_cap);
+/* Task context. Claims the profiler for a window of seconds (1..PPROF_SECONDS_MAX; 0 is taken as 1, more as the
+ * maximum: the caller refuses what it will not serve) over every CPU and runs it in a task of its own, which
+ * folds as it drains, stops, gives the profiler back, encodes (kernel/profiler/pprof_fold.h, pprof_encode.h) and
+ * calls done(p, status, body) last: PPROF_OK with the body (done gives it back with pprof_body_free),
+ * PPROF_CANCELLED or PPROF_NO_MEMORY with it empty. The caller goes on meanwhile. The result here: PPROF_OK (it
+ * runs: p is the task's until done), PPROF_BUSY (busy_text, when not NULL, holds the session's one busy line,
+ * "profile: busy: HOLDER, N s left") or PPROF_NO_MEMORY; done is not called for those. cancelled may be NULL. */
+int pprof_profile_begin(struct pprof_profile *p, uint32_t seconds, bool (*cancelled)(void *arg),
+                        void (*done)(struct pprof_profile *p, int status, struct pprof_body *body), void *arg,
+                        char *busy_text, size_t busy_cap);
+/* The same, run in the caller's task: the result is PPROF_OK with *out filled, or as above with *out empty. */
+int pprof_profile_take(struct pprof_profile *p, uint32_t seconds, bool (*cancelled)(void *arg), void *arg,
+                       struct pprof_body *out, char *busy_text, size_t busy_cap);
 void pprof_body_free(struct pprof_body *body);
 
 #endif

@@ -389,15 +389,9 @@ void profile_raw_begin(const struct profile_run *run, const char *build_id, stru
     sink_write(out, line, n);
 }
 
-/* profile_raw_drain's take: where the lines go and the trailer that counts them. */
-struct raw_take {
-    struct sink *out;
-    struct profile_raw_trailer *trailer;
-};
-
-static void take_as_line(void *arg, const struct profile_record *rec)
+void profile_raw_take(void *arg, const struct profile_record *rec)
 {
-    struct raw_take *to = arg;
+    struct profile_raw_into *to = arg;
     char line[PROFILE_RAW_LINE_MAX];
     size_t n = profile_raw_record_line(rec, line, sizeof line);
     if (n) {
@@ -409,8 +403,8 @@ static void take_as_line(void *arg, const struct profile_record *rec)
 void profile_raw_drain(struct profile_run *run, const struct profile_filter *filter, struct sink *out,
                        struct profile_raw_trailer *t)
 {
-    struct raw_take to = { out, t };
-    profiler_drain(run, filter, take_as_line, &to);
+    struct profile_raw_into to = { out, t };
+    profiler_drain(run, filter, profile_raw_take, &to);
 }
 
 void profile_raw_end(const struct profile_run *run, struct profile_raw_trailer *t, struct sink *out)

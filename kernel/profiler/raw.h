@@ -129,6 +129,12 @@ int profile_report_raw(struct profile_run *run, const struct profile_filter *fil
  * in the rings that pass filter as lines (profiler_drain, consuming them; counted into *t), and the trailer
  * (with profiler_drops). */
 void profile_raw_begin(const struct profile_run *run, const char *build_id, struct sink *out);
+/* A drain's take (profiler_take_fn) as raw lines: each wanted record a line into out, counted in trailer. */
+struct profile_raw_into {
+    struct sink *out;
+    struct profile_raw_trailer *trailer;
+};
+void profile_raw_take(void *into, const struct profile_record *rec);
 void profile_raw_drain(struct profile_run *run, const struct profile_filter *filter, struct sink *out,
                        struct profile_raw_trailer *t);
 void profile_raw_end(const struct profile_run *run, struct profile_raw_trailer *t, struct sink *out);

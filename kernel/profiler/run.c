@@ -77,24 +77,3 @@ void profiler_window(const struct profile_run *run, uint32_t window_ms, profiler
         step(arg);
     }
 }
-
-/* The holder's words and its window's end: two words written by the one task that holds the profiler, read a
- * word at a time by whoever asks (a line may pair one holder's words with another's end; it is only a line). */
-static const char *holder_what;
-static int64_t holder_until_ns;
-
-void profiler_holder_set(const char *what, int64_t until_ns)
-{
-    __atomic_store_n(&holder_until_ns, until_ns, __ATOMIC_RELAXED);
-    __atomic_store_n(&holder_what, what, __ATOMIC_RELEASE);
-}
-
-bool profiler_holder_describe(char *buf, size_t cap)
-{
-    const char *what = __atomic_load_n(&holder_what, __ATOMIC_ACQUIRE);
-    if (!what)
-        return false;
-    int64_t left = __atomic_load_n(&holder_until_ns, __ATOMIC_RELAXED) - time_ns();
-    ksnprintf(buf, cap, "%s, %lld s left", what, (long long)(left > 0 ? (left + 999999999) / 1000000000 : 0));
-    return true;
-}

@@ -57,11 +57,4 @@ typedef void (*profiler_window_step_fn)(void *arg);
 void profiler_window(const struct profile_run *run, uint32_t window_ms, profiler_window_stop_fn should_stop,
                      profiler_window_step_fn step, void *arg);
 
-/* Who holds the profiler for a window with a known end, for the busy lines of the others (the console's
- * `profile: busy: ...`, net's http line): what (a string that outlives the window) and when its window ends
- * (time_ns); NULL clears it. Set by the holder, in task context, after profiler_start and before the stop. */
-void profiler_holder_set(const char *what, int64_t until_ns);
-/* "WHAT, N s left" into buf; false when no holder is set. */
-bool profiler_holder_describe(char *buf, size_t cap);
-
 #endif

@@ -16,7 +16,7 @@
 #include "kernel/net/boot_secret.h"
 #include "kernel/net/net.h"
 #include "kernel/profiler.h"
-#include "kernel/profiler/build_id.h"
+#include "kernel/profiler/session.h"
 #include "kernel/task.h"
 
 _Static_assert(PROFILE_STREAM_DATAGRAM_MAX == NET_UDP_MAX, "a stream datagram is one unfragmented UDP payload");
@@ -34,14 +34,16 @@ static struct {
     atomic_bool stop_asked;
     uint32_t dst_ip;
     uint16_t dst_port;
-    uint32_t seconds;
-    struct profile_filter filter;
     int64_t started_ns, ended_ns;
-    struct profile_run run;
+    struct profile_session session;
     struct profile_streamer streamer;
     struct profile_stream_end end;
+    enum profile_stream_reason reason; /* why its window ended */
+    bool stopped;    /* the run has stopped: the last drain is under way */
     bool ended;      /* a stream has run and ended: end holds its figures */
     /* the task's own cost: ticks that found it running, against its CPU's ticks, since it began */
+    const struct task *self;
+    uint64_t self_from, cpu_from;
     unsigned task_cpu;
     uint64_t task_ticks, cpu_ticks;
     bool bound;      /* PROFILE_STREAM_SRC_PORT is bound (once for the kernel's life) */
@@ -68,78 +70,96 @@ static uint64_t read_word(const uint64_t *p)
     return __atomic_load_n(p, __ATOMIC_RELAXED);
 }
 
-/* ---- the task ------------------------------------------------------------------------------------------ */
-
-/* The task's own account (the share of its CPU it took) and why its window ended. */
-struct stream_window {
-    const struct task *self;
-    uint64_t self_from, cpu_from;
-    enum profile_stream_reason reason;
-};
+/* ---- the stream's consumer (its session's task) --------------------------------------------------- */
 
 /* The share of its CPU the task took so far, as the tick sees it (each tick charges the task it finds). */
-static void count_own_ticks(const struct stream_window *w)
+static void count_own_ticks(void)
 {
     uint64_t cpu_now, busy;
-    sched_cpu_ticks(w->self->cpu, &cpu_now, &busy);
-    __atomic_store_n(&stream.task_ticks, w->self->ticks - w->self_from, __ATOMIC_RELAXED);
-    __atomic_store_n(&stream.cpu_ticks, cpu_now - w->cpu_from, __ATOMIC_RELAXED);
+    sched_cpu_ticks(stream.self->cpu, &cpu_now, &busy);
+    __atomic_store_n(&stream.task_ticks, stream.self->ticks - stream.self_from, __ATOMIC_RELAXED);
+    __atomic_store_n(&stream.cpu_ticks, cpu_now - stream.cpu_from, __ATOMIC_RELAXED);
 }
 
-/* Before every sleep, in this order: a stop asked for, the stream's time run out, the network gone. */
-static bool stream_should_stop(void *arg, bool window_over)
+/* Each wanted record into the datagram being packed, stamped with its drain's clock. */
+static void take(void *arg, const struct profile_record *rec)
 {
-    struct stream_window *w = arg;
+    (void)arg;
+    profile_streamer_add(&stream.streamer, rec, stream.session.drain_ns);
+}
+
+/* After every drain: what it packed goes out, a heartbeat if nothing did for a second; then the deliberate
+ * delay of profile.stream_slow_ms= (the rings keep recording meanwhile). */
+static void after_drain(struct profile_session *s)
+{
+    stream.streamer.ring_dropped = profiler_drops(&s->run);
+    profile_streamer_flush(&stream.streamer, s->drain_ns);
+    profile_streamer_heartbeat(&stream.streamer, time_ns());
+    count_own_ticks();
+    if (stream.slow_ms && !stream.stopped) {
+        task_sleep_ms(stream.slow_ms);
+        __atomic_store_n(&stream.slowed, stream.slowed + 1, __ATOMIC_RELAXED);
+    }
+}
+
+/* Before every sleep, in this order: a stop asked for, the stream's time run out, the network gone. The first
+ * call is the task's first step: its own account starts here. */
+static bool should_stop(struct profile_session *s, bool window_over)
+{
+    (void)s;
+    if (!stream.self) {
+        uint64_t busy;
+        stream.self = task_current();
+        stream.self_from = stream.self->ticks;
+        sched_cpu_ticks(stream.self->cpu, &stream.cpu_from, &busy);
+        stream.task_cpu = stream.self->cpu;
+    }
     if (atomic_load(&stream.stop_asked)) {
-        w->reason = PROFILE_STREAM_STOPPED;
+        stream.reason = PROFILE_STREAM_STOPPED;
         return true;
     }
     if (window_over) {
-        w->reason = PROFILE_STREAM_TIME;
+        stream.reason = PROFILE_STREAM_TIME;
         return true;
     }
     if (!net_available()) {
-        w->reason = PROFILE_STREAM_ERROR;
+        stream.reason = PROFILE_STREAM_ERROR;
         return true;
     }
     return false;
 }
 
-/* After every sleep: what the rings hold goes out, a heartbeat if nothing did for a second. */
-static void stream_step(void *arg)
+static void stopped(struct profile_session *s)
 {
-    struct stream_window *w = arg;
-    if (stream.slow_ms) {
-        /* a sender slowed on purpose: the rings keep recording the next interval meanwhile */
-        task_sleep_ms(stream.slow_ms);
-        __atomic_store_n(&stream.slowed, stream.slowed + 1, __ATOMIC_RELAXED);
-    }
-    int64_t now = time_ns();
-    profile_streamer_drain(&stream.streamer, &stream.run, &stream.filter, now);
-    profile_streamer_heartbeat(&stream.streamer, now);
-    count_own_ticks(w);
+    (void)s;
+    stream.stopped = true; /* the last drain is not slowed */
 }
 
-static void stream_task(void *arg)
+/* The last drain sent: the end line, while the stream still holds the profiler. */
+static void finish(struct profile_session *s)
 {
-    (void)arg;
-    struct task *self = task_current();
-    struct stream_window w = { self, self->ticks, 0, PROFILE_STREAM_STOPPED };
-    uint64_t busy;
-    sched_cpu_ticks(self->cpu, &w.cpu_from, &busy);
-    stream.task_cpu = self->cpu;
-    profiler_window(&stream.run, stream.seconds * 1000, stream_should_stop, stream_step, &w);
-    profiler_stop(&stream.run);
     int64_t now = time_ns();
-    profile_streamer_drain(&stream.streamer, &stream.run, &stream.filter, now);
-    profile_streamer_finish(&stream.streamer, w.reason, now, &stream.end);
-    count_own_ticks(&w);
+    profile_streamer_finish(&stream.streamer, stream.reason, now, &stream.end);
+    count_own_ticks();
     stream.ended_ns = now;
-    profiler_release();
+    (void)s;
+}
+
+/* The profiler given back: the stream is over, and a new one may start. */
+static void done(struct profile_session *s)
+{
+    (void)s;
     stream.ended = true;
     atomic_store(&stream.state, STREAM_IDLE);
-    task_exit();
 }
+
+static const struct profile_consumer stream_consumer = {
+    .take = take,
+    .after_drain = after_drain,
+    .should_stop = should_stop,
+    .stopped = stopped,
+    .finish = finish,
+};
 
 /* ---- what the command asks --------------------------------------------------------------------------- */
 
@@ -158,15 +178,6 @@ void profile_stream_set_slow(const char *slow_ms_option)
              stream.slow_ms);
 }
 
-bool profile_stream_describe(char *buf, size_t cap)
-{
-    if (atomic_load(&stream.state) != STREAM_RUNNING)
-        return false;
-    uint32_t ip = stream.dst_ip;
-    ksnprintf(buf, cap, "streaming run %08x to %s:%u", stream.streamer.fixed.run, ipv4_text(ip).s, stream.dst_port);
-    return true;
-}
-
 enum profile_stream_start_status profile_stream_start(uint32_t dst_ip, uint16_t dst_port, uint32_t seconds,
                                                       const struct profile_filter *filter, uint32_t *run_id)
 {
@@ -177,32 +188,29 @@ enum profile_stream_start_status profile_stream_start(uint32_t dst_ip, uint16_t 
         atomic_store(&stream.state, STREAM_IDLE);
         return PROFILE_STREAM_NO_PORT;
     }
-    int status = profiler_start(&stream.run);
+    *run_id = boot_secret_run_id(); /* no clock bits in it: kernel/net/entropy_pool.h */
+    char holder[PROFILE_HOLDER_MAX];
+    ksnprintf(holder, sizeof holder, "streaming run %08x to %s:%u (profile stream stop ends it)", *run_id,
+              ipv4_text(dst_ip).s, dst_port);
+    int status = profile_session_start(&stream.session, &stream_consumer, &stream, filter, seconds * 1000, holder);
     if (status != PROFILER_OK) {
         atomic_store(&stream.state, STREAM_IDLE);
         return status == PROFILER_BUSY ? PROFILE_STREAM_PROFILER_BUSY : PROFILE_STREAM_NO_MEMORY;
     }
     stream.dst_ip = dst_ip;
     stream.dst_port = dst_port;
-    stream.seconds = seconds;
-    stream.filter = *filter;
-    stream.started_ns = stream.run.start_ns;
+    stream.started_ns = stream.session.run.start_ns;
     stream.task_ticks = stream.cpu_ticks = 0;
     stream.slowed = 0;
+    stream.self = 0;
+    stream.stopped = false;
+    stream.reason = PROFILE_STREAM_STOPPED;
     atomic_store(&stream.stop_asked, false);
-
-    char build_id[2 * PROFILE_BUILD_ID_MAX + 1];
-    size_t note_len;
-    const void *note = kernel_build_id_note(&note_len);
-    if (!profile_build_id_hex(note, note_len, build_id, sizeof build_id))
-        build_id[0] = 0;
-    *run_id = boot_secret_run_id(); /* no clock bits in it: kernel/net/entropy_pool.h */
-    profile_streamer_init(&stream.streamer, *run_id, &stream.run, build_id, send_to_destination, 0, time_ns());
+    profile_streamer_init(&stream.streamer, *run_id, &stream.session.run, stream.session.build_id,
+                          send_to_destination, 0, time_ns());
 
     atomic_store(&stream.state, STREAM_RUNNING);
-    if (!task_spawn("pstream", stream_task, 0, -1)) {
-        profiler_stop(&stream.run);
-        profiler_release();
+    if (!profile_session_spawn(&stream.session, "pstream", done)) {
         atomic_store(&stream.state, STREAM_IDLE);
         return PROFILE_STREAM_NO_TASK;
     }

@@ -59,13 +59,9 @@ void profile_stream_figures(struct profile_stream_figures *f);
 #define PROFILE_STREAM_HEADROOM_MS_AT_1KHZ PROFILE_RING_RECORDS
 
 /* Boot: profile.stream_slow_ms= from the kernel command line (NULL when absent), a test knob: the stream's task
- * waits that long (0..PROFILE_STREAM_SLOW_MS_MAX) before each drain, a sender slowed on purpose, so a test can
+ * waits that long (0..PROFILE_STREAM_SLOW_MS_MAX) after each drain of the window, a sender slowed on purpose, so a test can
  * show the rings' headroom holding. A bad value is reported in one line and ignored. */
 #define PROFILE_STREAM_SLOW_MS_MAX 2000
 void profile_stream_set_slow(const char *slow_ms_option);
-
-/* True while a stream runs, with "streaming run 1f2e3d4c to 10.0.2.2:9000" in buf: what a one-shot `profile`
- * names when it says busy. */
-bool profile_stream_describe(char *buf, size_t cap);
 
 #endif

@@ -1,11 +1,9 @@
 /* kernel/shell/cmd_profile.c: the `profile [ms] [pid|all] [chains|raw] [key=value]` shell command (`profile stream`
- * goes on to kernel/shell/cmd_profile_stream.c): parse the words (kernel/profiler/args.c), start a run, copy
- * the rings' records into the window's capture (kernel/profiler/capture.c) while the window
- * (kernel/profiler/run.c) runs, stop, then fold them (kernel/profiler/fold.c) and print the report -- or
- * print them as raw lines (kernel/profiler/raw.c) -- keep a copy of the report for the debugger, and give
- * the profiler back. */
-#include "hal/cpu.h"
-#include "kernel/profiler/build_id.h"
+ * goes on to kernel/shell/cmd_profile_stream.c): parse the words (kernel/profiler/args.c), then a session
+ * (kernel/profiler/session.h) run in the shell's task, whose consumer copies the rings' records into the
+ * window's capture (kernel/profiler/capture.c) while the window runs and, once stopped, folds them
+ * (kernel/profiler/fold.c) and prints the report -- or prints them as raw lines (kernel/profiler/raw.c) -- and
+ * keeps a copy of the report for the debugger. */
 #include "kernel/shell/commands.h"
 #include "kernel/labels.h"
 #include "kernel/profiler.h"
@@ -15,7 +13,8 @@
 #include "kernel/profiler/raw.h"
 #include "kernel/profiler/report.h"
 #include "kernel/profiler/run.h"
-#include "kernel/profiler/stream_task.h"
+#include "kernel/profiler/session.h"
+#include "kernel/lib/format.h"
 #include "kernel/lib/string.h"
 #include "kernel/symbols.h"
 #include "kernel/task.h"
@@ -24,37 +23,76 @@ char profile_kept_report[PROFILE_KEPT_REPORT_MAX];
 uint32_t profile_kept_length;
 _Atomic uint32_t profile_kept_run;
 
-/* What the window drains into: the capture, and after the stop the fold, or (raw) the command's sink with the
- * trailer that counts the lines. */
-struct window_drain {
-    struct profile_run *run;
+/* The console's consumer of its session: in the window, each record is copied into the capture (nothing that
+ * would show up in the profile it is taking); once the run has stopped, the window's copies go into the fold or
+ * out as raw lines first, then what the stop left in the rings straight after them, in the order they were
+ * taken on each CPU. */
+struct console_profile {
+    struct profile_session session;
     const struct profile_request *req;
     struct profile_capture capture;
     struct profile_fold *fold;
     struct sink *out;
     struct profile_raw_trailer trailer;
+    bool stopped;
+    int rc;
 };
 
-/* One step of the window: a copy, nothing that would show up in the profile it is taking. */
-static void drain_window(void *arg)
+static void take(void *arg, const struct profile_record *rec)
 {
-    struct window_drain *d = arg;
-    profile_capture_drain(&d->capture, d->run, &d->req->filter);
-}
-
-/* After the stop: every record into the fold or out as a line, the window's copies first, then what the
- * stop left in the rings, in the order they were taken on each CPU. */
-static void take_everything(struct window_drain *d)
-{
-    struct profile_run *copies = profile_capture_replay(&d->capture, d->run);
-    if (d->req->raw) {
-        profile_raw_drain(copies, NULL, d->out, &d->trailer);
-        profile_raw_drain(d->run, &d->req->filter, d->out, &d->trailer);
+    struct console_profile *p = arg;
+    if (!p->stopped) {
+        struct profile_capture_into into = { &p->capture, &p->session.run };
+        profile_capture_take(&into, rec);
+    } else if (p->req->raw) {
+        struct profile_raw_into into = { p->out, &p->trailer };
+        profile_raw_take(&into, rec);
     } else {
-        profile_fold_drain(d->fold, copies, NULL, kernel_symtab());
-        profile_fold_drain(d->fold, d->run, &d->req->filter, kernel_symtab());
+        struct profile_fold_into into = { p->fold, kernel_symtab() };
+        profile_fold_take(&into, rec);
     }
 }
+
+static void stopped(struct profile_session *s)
+{
+    struct console_profile *p = s->arg;
+    p->stopped = true;
+    struct profile_run *copies = profile_capture_replay(&p->capture, &s->run);
+    if (p->req->raw) {
+        profile_raw_begin(&s->run, s->build_id, p->out); /* after the stop: its window is the measured one */
+        profile_raw_drain(copies, NULL, p->out, &p->trailer);
+    } else {
+        profile_fold_drain(p->fold, copies, NULL, kernel_symtab());
+    }
+}
+
+/* The report, printed once to the command's sink and to the copy the debugger reads; or the raw trailer. */
+static void finish(struct profile_session *s)
+{
+    struct console_profile *p = s->arg;
+    if (p->req->raw) {
+        profile_raw_end(&s->run, &p->trailer, p->out);
+        return;
+    }
+    p->fold->labels_dropped = s->labels_dropped;
+    struct buffer_sink kept;
+    struct tee_sink both;
+    atomic_store(&profile_kept_run, 0);
+    buffer_sink_init(&kept, profile_kept_report, sizeof profile_kept_report);
+    tee_sink_init(&both, p->out, &kept.sink);
+    p->rc = profile_report_print(&s->run, p->fold, &p->req->filter, p->req->chains, kernel_symtab(), &both.sink);
+    if (p->capture.dropped)
+        sink_printf(&both.sink, "dropped %llu samples: the window's copy of the rings (%u records) was full\n",
+                    (unsigned long long)p->capture.dropped, p->capture.ring.mask + 1);
+    profile_kept_length = (uint32_t)(kept.len + kept.truncated);
+    atomic_store(&profile_kept_run, s->run.run);
+}
+
+static const struct profile_consumer console_consumer = {
+    .take = take,
+    .stopped = stopped,
+    .finish = finish,
+};
 
 int cmd_profile(int argc, char **argv, struct sink *out, const struct shell_origin *from)
 {
@@ -70,63 +108,28 @@ int cmd_profile(int argc, char **argv, struct sink *out, const struct shell_orig
 
     /* The fold's table and the window's capture are allocated (and touched) before the window opens, so their
      * first touch of the heap (slow under a shadow-paging hypervisor) is not part of what the profile shows. */
-    struct profile_run run;
-    struct window_drain drain = { &run, &req, { .dropped = 0 }, NULL, out, { 0, 0 } };
-    if ((!req.raw && !(drain.fold = profile_fold_create())) || !profile_capture_create(&drain.capture, req.ms)) {
-        profile_fold_destroy(drain.fold);
+    struct console_profile p = { .req = &req, .out = out };
+    if ((!req.raw && !(p.fold = profile_fold_create())) || !profile_capture_create(&p.capture, req.ms)) {
+        profile_fold_destroy(p.fold);
         sink_puts(out, "profile: out of memory\n");
         return 1;
     }
-    struct profile_fold *fold = drain.fold;
-    struct label_stats labels_before;
-    label_stats(&labels_before);
-    int status = profiler_start(&run);
-    if (status != PROFILER_OK) {
-        profile_capture_destroy(&drain.capture);
-        profile_fold_destroy(fold);
-        char stream_text[80];
-        if (status == PROFILER_BUSY && profile_stream_describe(stream_text, sizeof stream_text))
-            sink_printf(out, "profile: busy: %s (profile stream stop ends it)\n", stream_text);
-        else if (status == PROFILER_BUSY && profiler_holder_describe(stream_text, sizeof stream_text))
-            sink_printf(out, "profile: busy: %s\n", stream_text);
-        else
-            sink_puts(out, status == PROFILER_BUSY ? "profile: busy\n" : "profile: out of memory\n");
-        return 1;
-    }
-    /* The window, drained as it runs: every PROFILE_DRAIN_MS each CPU's records are copied out of its ring
-     * into the capture, so 1024 records a CPU hold up at any rate the sources reach. */
-    profiler_window(&run, req.ms, NULL, drain_window, &drain);
-    profiler_stop(&run);
-    int rc = 0;
-    if (req.raw) {
-        char build_id[2 * PROFILE_BUILD_ID_MAX + 1];
-        size_t len;
-        const void *note = kernel_build_id_note(&len);
-        if (!profile_build_id_hex(note, len, build_id, sizeof build_id))
-            build_id[0] = 0;
-        profile_raw_begin(&run, build_id, out); /* after the stop: its window is the measured one */
-        take_everything(&drain);
-        profile_raw_end(&run, &drain.trailer, out);
+    char holder[PROFILE_HOLDER_MAX];
+    ksnprintf(holder, sizeof holder, "profile %u ms from %s", req.ms,
+              from && from->udp ? "the UDP shell" : "the console");
+    int status = profile_session_start(&p.session, &console_consumer, &p, &req.filter, req.ms, holder);
+    if (status == PROFILER_OK)
+        /* The window, drained as it runs: every PROFILE_DRAIN_MS each CPU's records are copied out of its ring
+         * into the capture, so 1024 records a CPU hold up at any rate the sources reach. */
+        profile_session_run(&p.session);
+    else if (status == PROFILER_BUSY) {
+        char line[PROFILE_HOLDER_MAX + 40];
+        profile_session_busy_line("profile", line, sizeof line);
+        sink_printf(out, "%s\n", line);
     } else {
-        take_everything(&drain);
-        struct label_stats labels_after;
-        label_stats(&labels_after);
-        fold->labels_dropped = labels_after.dropped - labels_before.dropped;
-        /* Printed once, to the command's sink and to the copy the debugger reads. */
-        struct buffer_sink kept;
-        struct tee_sink both;
-        atomic_store(&profile_kept_run, 0);
-        buffer_sink_init(&kept, profile_kept_report, sizeof profile_kept_report);
-        tee_sink_init(&both, out, &kept.sink);
-        rc = profile_report_print(&run, fold, &req.filter, req.chains, kernel_symtab(), &both.sink);
-        if (drain.capture.dropped)
-            sink_printf(&both.sink, "dropped %llu samples: the window's copy of the rings (%u records) was full\n",
-                        (unsigned long long)drain.capture.dropped, drain.capture.ring.mask + 1);
-        profile_kept_length = (uint32_t)(kept.len + kept.truncated);
-        atomic_store(&profile_kept_run, run.run);
-        profile_fold_destroy(fold);
+        sink_puts(out, "profile: out of memory\n");
     }
-    profile_capture_destroy(&drain.capture);
-    profiler_release();
-    return rc ? 1 : 0;
+    profile_capture_destroy(&p.capture);
+    profile_fold_destroy(p.fold);
+    return status != PROFILER_OK || p.rc ? 1 : 0;
 }

@@ -1,12 +1,13 @@
 /* kernel/shell/cmd_profile_stream.c: the `profile stream` command -- its words parsed
  * (kernel/profiler/stream_codec.c), where a stream may go and who may stop it checked, a stream started,
  * stopped or its status printed. The stream itself, its task and its figures, is kernel/profiler/stream_task.c;
- * while it runs a one-shot `profile` says busy, naming it (kernel/shell/cmd_profile.c). */
+ * while it runs every other start says busy, naming it (the session's holder: kernel/profiler/session.h). */
 #include "hal/cpu.h"
 #include "kernel/shell/commands.h"
 #include "kernel/lib/format.h"
 #include "kernel/net/allowlist.h"
 #include "kernel/net/net.h"
+#include "kernel/profiler/session.h"
 #include "kernel/profiler/stream_codec.h"
 #include "kernel/profiler/stream_task.h"
 #include "kernel/task.h"
@@ -56,19 +57,15 @@ static int start_stream(const struct profile_stream_request *req, const struct s
     switch (profile_stream_start(dst, req->port, seconds, &req->filter, &run_id)) {
     case PROFILE_STREAM_STARTED:
         break;
-    case PROFILE_STREAM_BUSY: {
-        char what[64];
-        if (profile_stream_describe(what, sizeof what))
-            sink_printf(out, "profile stream: busy (%s; profile stream stop ends it)\n", what);
-        else
-            sink_puts(out, "profile stream: busy (a stream is starting or stopping)\n");
+    case PROFILE_STREAM_BUSY:
+    case PROFILE_STREAM_PROFILER_BUSY: {
+        char line[PROFILE_HOLDER_MAX + 40];
+        profile_session_busy_line("profile stream", line, sizeof line);
+        sink_printf(out, "%s\n", line);
         return 1;
     }
     case PROFILE_STREAM_NO_PORT:
         sink_printf(out, "profile stream: cannot bind UDP port %u (too many ports)\n", PROFILE_STREAM_SRC_PORT);
-        return 1;
-    case PROFILE_STREAM_PROFILER_BUSY:
-        sink_puts(out, "profile stream: busy (a profile is running)\n");
         return 1;
     case PROFILE_STREAM_NO_MEMORY:
         sink_puts(out, "profile stream: out of memory\n");

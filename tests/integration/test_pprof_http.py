@@ -246,6 +246,12 @@ def test_a_second_profile_while_one_runs_is_429_and_pages_still_answer(kernel, t
         with pytest.raises(urllib.error.HTTPError) as busy:
             urllib.request.urlopen(url(kernel, "/debug/pprof/profile?seconds=1"), timeout=60)
         assert busy.value.code == 429 and int(busy.value.headers["Retry-After"]) >= 1
+        # the one busy line, as the console says it; the seconds are those Retry-After gives
+        said = busy.value.read().decode()
+        assert re.fullmatch(r"profile: busy: an HTTP profile \(/debug/pprof/profile\), (\d+) s left\n", said), said
+        # the worker answers by itself meanwhile: it is not held by the profile
+        with urllib.request.urlopen(url(kernel, "/debug/pprof/"), timeout=60) as r:
+            assert r.status == 200 and b"profile?seconds=" in r.read()
         with urllib.request.urlopen(url(kernel, "/debug/pprof/lscpu"), timeout=60) as r:
             assert r.status == 200 and r.read()
         assert kernel.cmd("uptime").startswith("up ")

@@ -25,6 +25,7 @@
 #include "kernel/profiler/capture.h"
 #include "kernel/profiler/raw.h"
 #include "kernel/profiler/report.h"
+#include "kernel/profiler/session.h"
 #include "kernel/lib/sink.h"
 #include "kernel/stacktrace.h"
 #include "kernel/symbols.h"
@@ -167,20 +168,23 @@ static void test_busy(void **state)
     assert_int_equal(burn_sleeps, drains(10));
 }
 
-/* A holder with a window (an HTTP profile) is named, with the seconds its window has left; cleared, plain busy. */
+/* A session holding the profiler (here, as an HTTP profile does) is named, with the seconds its window has
+ * left; a run started outside a session, plain busy. */
+static void ignore_record(void *arg, const struct profile_record *rec) { (void)arg, (void)rec; }
 static void test_busy_names_the_holder(void **state)
 {
     (void)state;
-    struct profile_run held;
-    assert_int_equal(profiler_start(&held), PROFILER_OK);
-    profiler_holder_set("an HTTP profile (/debug/pprof/profile)", time_ns() + 4500000000);
+    static const struct profile_consumer ignoring = { .take = ignore_record };
+    struct profile_session held;
+    assert_int_equal(profile_session_start(&held, &ignoring, NULL, NULL, 4500, "an HTTP profile (/debug/pprof/profile)"),
+                     PROFILER_OK);
     assert_int_equal(run_line("profile 10"), 1);
     assert_string_equal(output, "profile: busy: an HTTP profile (/debug/pprof/profile), 5 s left\n");
-    profiler_holder_set(NULL, 0);
+    fake_time_ns += 2000000000;
     assert_int_equal(run_line("profile 10"), 1);
-    assert_string_equal(output, "profile: busy\n");
-    profiler_stop(&held);
-    profiler_release();
+    assert_string_equal(output, "profile: busy: an HTTP profile (/debug/pprof/profile), 3 s left\n");
+    profile_session_run(&held); /* its window, to the end, and the profiler given back */
+    assert_int_equal(run_line("profile 10"), 0);
 }
 
 static void test_busy_from_another_console_during_the_window(void **state)
@@ -189,7 +193,8 @@ static void test_busy_from_another_console_during_the_window(void **state)
     static char line[] = "profile 100";
     nested_line = line;
     assert_int_equal(run_line("profile 10"), 0);
-    assert_string_equal(nested_output, "profile: busy\n");
+    /* the one busy line: the session that holds the profiler, named */
+    assert_string_equal(nested_output, "profile: busy: profile 10 ms from the console, 1 s left\n");
     assert_int_equal(burn_sleeps, drains(10)); /* the nested command did not sleep a window of its own */
 }
 

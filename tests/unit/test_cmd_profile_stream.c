@@ -196,9 +196,11 @@ static void test_a_timed_stream_sends_every_sample(void **state)
     expect_output("profile stream: run %08x to 10.0.2.2:9000 for 1 s, source tick, headroom 1.0 s at 1 kHz per cpu\n", id);
     /* meanwhile: the one-shot profile and a second stream say busy, naming it; the status line has its figures */
     assert_int_equal(run_line("profile 100"), 1);
-    expect_output("profile: busy: streaming run %08x to 10.0.2.2:9000 (profile stream stop ends it)\n", id);
+    expect_output("profile: busy: streaming run %08x to 10.0.2.2:9000 (profile stream stop ends it), 1 s left\n",
+                  id);
     assert_int_equal(run_line("profile stream 10.0.2.3:9 5"), 1);
-    expect_output("profile stream: busy (streaming run %08x to 10.0.2.2:9000; profile stream stop ends it)\n", id);
+    expect_output("profile stream: busy: streaming run %08x to 10.0.2.2:9000 (profile stream stop ends it), 1 s "
+                  "left\n", id);
     assert_int_equal(run_line("profile stream"), 0);
     expect_output("profile stream: run %08x to 10.0.2.2:9000, 0.0 s, 0 samples/s, sent 0, ring dropped 0, unsent 0, "
                   "0 datagrams, task 0.0%% of cpu 0\n", id);

@@ -1,8 +1,8 @@
 /* tests/unit/test_httpd_worker.c: kernel/httpd/httpd_worker.c and pages.c over a fake profiler -- routing (the
- * pages, 302, 404, the profile's seconds), what each pprof_profile_take result becomes (200 with its headers,
- * 429 busy, 503, nothing when cancelled), the queue served from the profile's hook while it runs (pages answered,
- * another profile 429 with the seconds left), the client's going away ending the profile, the bounded queue and
- * the wait limit, the command line page redacting udpsh.key=. */
+ * pages, 302, 404, the profile's seconds), what each result of a profile becomes (200 with its headers, 429 busy
+ * with the session's one busy line and Retry-After, 503, nothing when cancelled), the worker answering by itself
+ * while a profile runs in its own task (pages, another profile 429 with the seconds left), the client's going
+ * away ending the profile, the bounded queue and the wait limit, the command line page redacting udpsh.key=. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +15,7 @@
 #include "fake_hal.h"
 #include "kernel/httpd/httpd_conn.h"
 #include "kernel/profiler/pprof.h"
+#include "kernel/profiler/session.h"
 #include "kernel/shell/commands.h"
 #include "kernel/task.h"
 #include "unit_main.h"
@@ -48,31 +49,70 @@ static struct httpd_conn *answered[16];
 static unsigned answered_count;
 void httpd_answered(struct httpd_conn *c) { answered[answered_count++] = c; }
 
-/* The fake profiler: calls the hook `hooks` times, running between_hooks before the first, and returns result
- * (PPROF_CANCELLED as soon as the hook says so). */
+/* The fake profiler: pprof_profile_begin answers result; when that is PPROF_OK the profile "runs" (its task is
+ * the test: finish_profile ends it, calling done as the profile's task would). While it runs, the session's
+ * holder names it; holder_text and holder_left say what holds the profiler otherwise (NULL: nothing known). */
 static int result;
-static unsigned hooks, hooks_run, takes;
+static unsigned begins;
 static uint32_t seconds_asked;
-static void (*between_hooks)(void);
-int pprof_profile_take(uint32_t seconds, pprof_window_hook hook, void *hook_arg, struct pprof_body *out,
-                       char *busy_text, size_t busy_cap)
+static struct pprof_profile *running;
+static const char *holder_text;
+static uint32_t holder_left;
+
+int pprof_profile_begin(struct pprof_profile *p, uint32_t seconds, bool (*cancelled)(void *arg),
+                        void (*done)(struct pprof_profile *p, int status, struct pprof_body *body), void *arg,
+                        char *busy_text, size_t busy_cap)
 {
-    takes++;
+    begins++;
     seconds_asked = seconds;
-    memset(out, 0, sizeof *out);
-    for (hooks_run = 0; hooks_run < hooks; hooks_run++) {
-        if (hooks_run == 0 && between_hooks)
-            between_hooks();
-        if (hook(hook_arg))
-            return PPROF_CANCELLED;
+    assert_null(running);
+    if (result != PPROF_OK) {
+        if (busy_text && busy_cap)
+            profile_session_busy_line("profile", busy_text, busy_cap);
+        return result;
     }
-    if (result == PPROF_BUSY)
-        snprintf(busy_text, busy_cap, "busy: the console's profile holds the profiler");
-    if (result == PPROF_OK) {
-        out->data = (uint8_t *)strdup("PPROFDATA");
-        out->len = 9;
+    p->cancelled = cancelled;
+    p->done = done;
+    p->arg = arg;
+    running = p;
+    holder_text = "an HTTP profile (/debug/pprof/profile)";
+    holder_left = seconds;
+    return PPROF_OK;
+}
+
+/* The running profile's task ends with status: done, with a body for PPROF_OK. */
+static void finish_profile(int status)
+{
+    assert_non_null(running);
+    struct pprof_profile *p = running;
+    running = NULL;
+    holder_text = NULL;
+    struct pprof_body body = { 0, 0, false };
+    if (status == PPROF_OK) {
+        body.data = (uint8_t *)strdup("PPROFDATA");
+        body.len = 9;
     }
-    return result;
+    p->done(p, status, &body);
+}
+
+/* The session's holder line and busy line (kernel/profiler/session.c), over holder_text and holder_left. */
+bool profile_session_holder(char *buf, size_t cap, uint32_t *seconds_left)
+{
+    if (!holder_text)
+        return false;
+    snprintf(buf, cap, "%s, %u s left", holder_text, holder_left);
+    if (seconds_left)
+        *seconds_left = holder_left;
+    return true;
+}
+
+void profile_session_busy_line(const char *who, char *buf, size_t cap)
+{
+    char holder[128];
+    if (profile_session_holder(holder, sizeof holder, NULL))
+        snprintf(buf, cap, "%s: busy: %s", who, holder);
+    else
+        snprintf(buf, cap, "%s: busy", who);
 }
 void pprof_body_free(struct pprof_body *body) { free(body->data); }
 
@@ -127,9 +167,8 @@ static int setup(void **state)
     (void)state;
     answered_count = 0;
     result = PPROF_OK;
-    hooks = 2;
-    takes = 0;
-    between_hooks = 0;
+    begins = 0;
+    holder_text = NULL;
     fake_time_ns = 1000000000000ll;
     while (httpd_queue_pop())
         ;
@@ -157,24 +196,37 @@ static void test_pages_and_redirect_and_404(void **state)
     httpd_serve(c = get(0, "/debug/pprof/heap"));
     assert_status(c, 404);
     assert_int_equal(answered_count, 5);
-    assert_int_equal(takes, 0);
+    assert_int_equal(begins, 0);
+}
+
+/* Started, not answered: the profile's task answers when it is done. */
+static void serve_profile(struct httpd_conn *c, uint32_t seconds)
+{
+    unsigned before = answered_count;
+    httpd_serve(c);
+    assert_int_equal(seconds_asked, seconds);
+    assert_int_equal(answered_count, before);
+    assert_ptr_equal(running->arg, c);
 }
 
 static void test_the_profile_answers_as_go_does(void **state)
 {
     (void)state;
     struct httpd_conn *c = get(0, "/debug/pprof/profile?seconds=5");
-    httpd_serve(c);
-    assert_int_equal(seconds_asked, 5);
+    serve_profile(c, 5);
+    finish_profile(PPROF_OK);
+    assert_int_equal(answered_count, 1);
+    assert_ptr_equal(answered[0], c);
     assert_status(c, 200);
     assert_non_null(strstr(resp_text(c), "Content-Type: application/octet-stream\r\n"));
     assert_non_null(strstr(resp_text(c), "Content-Disposition: attachment; filename=\"profile\"\r\n"));
     assert_string_equal(body(c), "PPROFDATA");
-    httpd_serve(c = get(0, "/debug/pprof/profile"));
-    assert_int_equal(seconds_asked, PPROF_SECONDS_DEFAULT);
-    httpd_serve(c = get(0, "/debug/pprof/profile?seconds=%33%30%30"));
-    assert_int_equal(seconds_asked, 300);
-    assert_int_equal(takes, 3);
+    serve_profile(c = get(0, "/debug/pprof/profile"), PPROF_SECONDS_DEFAULT);
+    finish_profile(PPROF_OK);
+    serve_profile(c = get(0, "/debug/pprof/profile?seconds=%33%30%30"), 300);
+    finish_profile(PPROF_OK);
+    assert_int_equal(begins, 3);
+    assert_int_equal(answered_count, 3);
 }
 
 static void test_bad_seconds_are_400_without_a_profile(void **state)
@@ -189,67 +241,83 @@ static void test_bad_seconds_are_400_without_a_profile(void **state)
         assert_status(c, 400);
         assert_string_equal(body(c), "seconds must be a whole number 1..300\n");
     }
-    assert_int_equal(takes, 0);
+    assert_int_equal(begins, 0);
 }
 
 static void test_each_result_has_its_answer(void **state)
 {
     (void)state;
     struct httpd_conn *c;
+    /* the profiler held by another session: the one busy line, Retry-After its seconds left */
     result = PPROF_BUSY;
+    holder_text = "profile 2000 ms from the console";
+    holder_left = 2;
     httpd_serve(c = get(0, "/debug/pprof/profile?seconds=1"));
     assert_status(c, 429);
-    assert_string_equal(body(c), "busy: the console's profile holds the profiler\n");
-    assert_non_null(strstr(resp_text(c), "\r\nRetry-After: "));
+    assert_string_equal(body(c), "profile: busy: profile 2000 ms from the console, 2 s left\n");
+    assert_non_null(strstr(resp_text(c), "\r\nRetry-After: 2\r\n"));
+    /* held by a run nothing names: plain busy, and Retry-After 5 */
+    holder_text = NULL;
+    httpd_serve(c = get(0, "/debug/pprof/profile?seconds=1"));
+    assert_status(c, 429);
+    assert_string_equal(body(c), "profile: busy\n");
+    assert_non_null(strstr(resp_text(c), "\r\nRetry-After: 5\r\n"));
     result = PPROF_NO_MEMORY;
     httpd_serve(c = get(0, "/debug/pprof/profile?seconds=1"));
     assert_status(c, 503);
     assert_string_equal(body(c), "out of memory\n");
+    /* started, and out of memory when it came to encode */
+    result = PPROF_OK;
+    serve_profile(c = get(0, "/debug/pprof/profile?seconds=1"), 1);
+    finish_profile(PPROF_NO_MEMORY);
+    assert_status(c, 503);
+    assert_string_equal(body(c), "out of memory\n");
 }
 
-/* While the profile runs: a page, a second profile and a 404 wait in the queue. */
-static void queue_three(void)
-{
-    assert_true(httpd_queue_push(get(1, "/debug/pprof/cpus")));
-    assert_true(httpd_queue_push(get(2, "/debug/pprof/profile?seconds=1")));
-    assert_true(httpd_queue_push(get(3, "/nowhere")));
-    fake_time_ns += 6800000000ll; /* 6.8 s into a 10 s window: 3.2 s left */
-}
-
-static void test_the_queue_is_served_while_a_profile_runs(void **state)
+/* While the profile runs the worker is free: a page, a second profile and a 404 are answered at once, by the
+ * worker itself -- the second profile 429 with the one busy line and the seconds left -- and the profile last,
+ * by its own task. */
+static void test_the_worker_answers_while_a_profile_runs(void **state)
 {
     (void)state;
-    between_hooks = queue_three;
     struct httpd_conn *c = get(0, "/debug/pprof/profile?seconds=10");
-    httpd_serve(c);
-    assert_int_equal(answered_count, 4);
+    serve_profile(c, 10);
+    holder_left = 4;
+    httpd_serve(get(1, "/debug/pprof/cpus"));
+    httpd_serve(get(2, "/debug/pprof/profile?seconds=1"));
+    httpd_serve(get(3, "/nowhere"));
+    assert_int_equal(answered_count, 3);
     assert_ptr_equal(answered[0], &conns[1]);
     assert_status(&conns[1], 200);
     assert_string_equal(body(&conns[1]), "CPU APIC ONLINE TICKS BUSY\n");
     assert_ptr_equal(answered[1], &conns[2]);
     assert_status(&conns[2], 429);
     assert_non_null(strstr(resp_text(&conns[2]), "\r\nRetry-After: 4\r\n"));
-    assert_string_equal(body(&conns[2]), "a profile is running: try again in 4 s\n");
+    assert_string_equal(body(&conns[2]), "profile: busy: an HTTP profile (/debug/pprof/profile), 4 s left\n");
     assert_ptr_equal(answered[2], &conns[3]);
     assert_status(&conns[3], 404);
+    assert_int_equal(begins, 1); /* the second never reached the profiler: one HTTP profile at a time */
+    finish_profile(PPROF_OK);
+    assert_int_equal(answered_count, 4);
     assert_ptr_equal(answered[3], c); /* the profile itself, last */
     assert_status(c, 200);
-    assert_int_equal(takes, 1);
+    /* and the next one may start */
+    serve_profile(get(4, "/debug/pprof/profile?seconds=2"), 2);
+    finish_profile(PPROF_OK);
+    assert_int_equal(begins, 2);
 }
 
-static void client_goes(void)
-{
-    atomic_store(&conns[0].gone, true);
-}
-
+/* The profile asks, before each sleep of its window, whether its client is gone: once it is, the profile ends
+ * with nothing to send. */
 static void test_a_client_that_goes_ends_its_profile(void **state)
 {
     (void)state;
-    hooks = 100;
-    between_hooks = client_goes;
     struct httpd_conn *c = get(0, "/debug/pprof/profile?seconds=30");
-    httpd_serve(c);
-    assert_int_equal(hooks_run, 0); /* the first hook said stop */
+    serve_profile(c, 30);
+    assert_false(running->cancelled(running->arg));
+    atomic_store(&c->gone, true);
+    assert_true(running->cancelled(running->arg));
+    finish_profile(PPROF_CANCELLED);
     assert_int_equal(answered_count, 1);
     assert_null(c->resp.data); /* nothing to send */
 }
@@ -281,6 +349,8 @@ static void test_a_request_that_waited_too_long_is_503(void **state)
 static int teardown(void **state)
 {
     (void)state;
+    if (running)
+        finish_profile(PPROF_CANCELLED); /* a test that failed with its profile running */
     for (unsigned i = 0; i < 8; i++) {
         free(conns[i].resp.data);
         conns[i].resp.data = 0;
@@ -291,5 +361,5 @@ static int teardown(void **state)
 UNIT_MAIN_EACH(setup, teardown, NULL, NULL,
                test_pages_and_redirect_and_404, test_the_profile_answers_as_go_does,
                test_bad_seconds_are_400_without_a_profile, test_each_result_has_its_answer,
-               test_the_queue_is_served_while_a_profile_runs, test_a_client_that_goes_ends_its_profile,
+               test_the_worker_answers_while_a_profile_runs, test_a_client_that_goes_ends_its_profile,
                test_the_queue_holds_four, test_a_request_that_waited_too_long_is_503)

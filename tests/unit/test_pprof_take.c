@@ -22,7 +22,7 @@
 #include "kernel/profiler.h"
 #include "kernel/profiler/build_id.h"
 #include "kernel/profiler/pprof.h"
-#include "kernel/profiler/stream_task.h"
+#include "kernel/profiler/session.h"
 #include "kernel/stacktrace.h"
 #include "kernel/symbols.h"
 #include "kernel/task.h"
@@ -35,13 +35,35 @@
  * stack (the fake kernel's walk). */
 const struct kernel_segment kernel_text_segment = { 0x100000, 0x1000, 0x1000 }; /* the link's, in the kernel */
 
-static const char *stream_text; /* what profile_stream_describe says; NULL: no stream */
-bool profile_stream_describe(char *buf, size_t cap)
+/* pprof_profile_begin's task, run here when the test says (run_spawned), and left through task_exit. */
+static void (*spawned_entry)(void *arg);
+static void *spawned_arg;
+static jmp_buf task_left;
+static struct task spawned_task;
+struct task *task_spawn(const char *name, void (*entry)(void *arg), void *arg, int cpu)
 {
-    if (!stream_text)
-        return false;
-    snprintf(buf, cap, "%s", stream_text);
-    return true;
+    (void)cpu;
+    assert_string_equal(name, "pprof");
+    assert_null(spawned_entry);
+    spawned_entry = entry;
+    spawned_arg = arg;
+    return &spawned_task;
+}
+
+void task_exit(void)
+{
+    longjmp(task_left, 1);
+}
+
+static void run_spawned(void)
+{
+    assert_non_null(spawned_entry);
+    void (*entry)(void *) = spawned_entry;
+    spawned_entry = NULL;
+    if (setjmp(task_left) == 0) {
+        entry(spawned_arg);
+        fail_msg("the profile's task returned instead of calling task_exit");
+    }
 }
 
 void sched_cpu_ticks(unsigned cpu, uint64_t *ticks, uint64_t *busy)
@@ -70,8 +92,8 @@ void task_sleep_until(int64_t when_ns)
     fake_time_ns = when_ns;
 }
 
-/* The caller's hook: counts its calls, checks nothing was looked up yet, and ends the profile at its
- * cancel_at-th call (0: never). */
+/* The caller's question before every sleep of the window, "is the client gone?": counts its calls, checks
+ * nothing was looked up yet, and says gone at its cancel_at-th call (0: never). */
 struct hook_state {
     int calls;
     int cancel_at;
@@ -82,12 +104,14 @@ static bool hook(void *arg)
     struct hook_state *h = arg;
     h->calls++;
     assert_int_equal(burn_lookups, 0);
-    /* while the window runs, the profiler's holder names it for the others' busy lines */
+    /* while the window runs, the session's holder names it for the others' busy lines */
     char holder[96];
-    assert_true(profiler_holder_describe(holder, sizeof holder));
+    assert_true(profile_session_holder(holder, sizeof holder, NULL));
     assert_true(strncmp(holder, "an HTTP profile (/debug/pprof/profile), ", 40) == 0);
     return h->cancel_at && h->calls == h->cancel_at;
 }
+
+static struct pprof_profile profile;
 
 static struct heap_stats baseline;
 
@@ -103,7 +127,7 @@ static int setup(void **state)
     (void)state;
     burn_setup(0); /* every CPU's task called from BurnTask+0x30 */
     allocations_after = -1;
-    stream_text = NULL;
+    spawned_entry = NULL;
     /* The rings stay allocated for the kernel's life: the baseline is taken after a run has made them. */
     burn_expect_profiler_free();
     label_reclaim();
@@ -169,14 +193,14 @@ static void test_a_profile_of_two_seconds(void **state)
     struct hook_state h = { 0, 0 };
     struct pprof_body body;
     char busy[80] = "untouched";
-    assert_int_equal(pprof_profile_take(2, hook, &h, &body, busy, sizeof busy), PPROF_OK);
+    assert_int_equal(pprof_profile_take(&profile, 2, hook, &h, &body, busy, sizeof busy), PPROF_OK);
     assert_string_equal(busy, "");
-    /* 2000 ms in steps of PROFILE_DRAIN_MS, the hook after each drain, no lookup among them (the hook checks) */
+    /* 2000 ms in steps of PROFILE_DRAIN_MS, the question before each, no lookup among them (the hook checks) */
     assert_int_equal(burn_sleeps, 2000 / PROFILE_DRAIN_MS);
     assert_int_equal(burn_slept_ms, 2000);
     assert_int_equal(h.calls, burn_sleeps);
     char holder[96];
-    assert_false(profiler_holder_describe(holder, sizeof holder)); /* cleared at the stop */
+    assert_false(profile_session_holder(holder, sizeof holder, NULL)); /* cleared at the release */
     assert_true(burn_lookups > 0); /* the encoder's, after the stop */
     assert_non_null(body.data);
     assert_true(body.gzipped); /* its labels, repeated per key, shrink */
@@ -201,34 +225,84 @@ static void test_seconds_clamped(void **state)
 {
     (void)state;
     struct pprof_body body;
-    assert_int_equal(pprof_profile_take(0, NULL, NULL, &body, NULL, 0), PPROF_OK);
+    assert_int_equal(pprof_profile_take(&profile, 0, NULL, NULL, &body, NULL, 0), PPROF_OK);
     assert_int_equal(burn_slept_ms, 1000);
     pprof_body_free(&body);
     burn_slept_ms = 0;
-    assert_int_equal(pprof_profile_take(PPROF_SECONDS_MAX + 1, NULL, NULL, &body, NULL, 0), PPROF_OK);
+    assert_int_equal(pprof_profile_take(&profile, PPROF_SECONDS_MAX + 1, NULL, NULL, &body, NULL, 0), PPROF_OK);
     assert_int_equal(burn_slept_ms, PPROF_SECONDS_MAX * 1000);
     pprof_body_free(&body);
     expect_all_given_back();
 }
 
+static void ignore_record(void *arg, const struct profile_record *rec) { (void)arg, (void)rec; }
+
+/* A run outside a session: plain busy. A session's: the one busy line, naming its holder. */
 static void test_busy_says_what_holds_it(void **state)
 {
     (void)state;
     struct profile_run held;
     assert_int_equal(profiler_start(&held), PROFILER_OK);
     struct pprof_body body;
-    char busy[96];
-    assert_int_equal(pprof_profile_take(1, hook, NULL, &body, busy, sizeof busy), PPROF_BUSY);
+    char busy[128];
+    assert_int_equal(pprof_profile_take(&profile, 1, hook, NULL, &body, busy, sizeof busy), PPROF_BUSY);
     assert_string_equal(busy, "profile: busy");
     assert_null(body.data);
     assert_int_equal(body.len, 0);
-    stream_text = "streaming to 10.0.2.2:9999";
-    assert_int_equal(pprof_profile_take(1, hook, NULL, &body, busy, sizeof busy), PPROF_BUSY);
-    assert_string_equal(busy, "profile: busy: streaming to 10.0.2.2:9999 (profile stream stop ends it)");
-    assert_int_equal(pprof_profile_take(1, hook, NULL, &body, NULL, 0), PPROF_BUSY); /* no line asked for */
-    assert_int_equal(burn_sleeps, 0);
     profiler_stop(&held);
     profiler_release();
+    static const struct profile_consumer ignoring = { .take = ignore_record };
+    struct profile_session stream;
+    assert_int_equal(profile_session_start(&stream, &ignoring, NULL, NULL, 0,
+                                           "streaming run 1f2e3d4c to 10.0.2.2:9999 (profile stream stop ends it)"),
+                     PROFILER_OK);
+    assert_int_equal(pprof_profile_take(&profile, 1, hook, NULL, &body, busy, sizeof busy), PPROF_BUSY);
+    assert_string_equal(busy, "profile: busy: streaming run 1f2e3d4c to 10.0.2.2:9999 (profile stream stop ends it)");
+    assert_int_equal(pprof_profile_take(&profile, 1, hook, NULL, &body, NULL, 0), PPROF_BUSY); /* no line asked for */
+    assert_int_equal(burn_sleeps, 0);
+    profiler_stop(&stream.run);
+    profiler_release();
+    expect_all_given_back();
+}
+
+/* In a task of its own: the caller goes on at once (nothing slept yet), the session holds the profiler under its
+ * name, and the task's last act is done with the body. */
+static int done_calls, done_status;
+static struct pprof_body done_body;
+static void done(struct pprof_profile *p, int status, struct pprof_body *body)
+{
+    assert_ptr_equal(p, &profile);
+    assert_ptr_equal(p->arg, &done_calls);
+    done_calls++;
+    done_status = status;
+    done_body = *body;
+}
+
+static void test_begin_runs_it_in_its_own_task(void **state)
+{
+    (void)state;
+    burn_ticks_per_sleep = 2;
+    done_calls = 0;
+    char busy[128] = "untouched";
+    assert_int_equal(pprof_profile_begin(&profile, 1, NULL, done, &done_calls, busy, sizeof busy), PPROF_OK);
+    assert_string_equal(busy, "");
+    assert_int_equal(burn_sleeps, 0);
+    assert_int_equal(done_calls, 0);
+    char holder[128];
+    assert_true(profile_session_holder(holder, sizeof holder, NULL));
+    assert_string_equal(holder, "an HTTP profile (/debug/pprof/profile), 1 s left");
+    /* a second one meanwhile: busy, with the same line */
+    struct pprof_profile second;
+    assert_int_equal(pprof_profile_begin(&second, 1, NULL, done, &done_calls, busy, sizeof busy), PPROF_BUSY);
+    assert_string_equal(busy, "profile: busy: an HTTP profile (/debug/pprof/profile), 1 s left");
+    run_spawned();
+    assert_int_equal(done_calls, 1);
+    assert_int_equal(done_status, PPROF_OK);
+    assert_int_equal(burn_sleeps, 1000 / PROFILE_DRAIN_MS);
+    assert_non_null(done_body.data);
+    size_t n = body_bytes(&done_body, bytes, sizeof bytes);
+    assert_true(contains(bytes, n, "BurnInner"));
+    pprof_body_free(&done_body);
     expect_all_given_back();
 }
 
@@ -238,9 +312,9 @@ static void test_hook_cancels(void **state)
     burn_ticks_per_sleep = 2;
     struct hook_state h = { 0, 3 };
     struct pprof_body body;
-    assert_int_equal(pprof_profile_take(5, hook, &h, &body, NULL, 0), PPROF_CANCELLED);
+    assert_int_equal(pprof_profile_take(&profile, 5, hook, &h, &body, NULL, 0), PPROF_CANCELLED);
     assert_int_equal(h.calls, 3);
-    assert_int_equal(burn_sleeps, 3);
+    assert_int_equal(burn_sleeps, 2); /* asked before each sleep: the third question comes before a third */
     assert_null(body.data);
     assert_false(body.gzipped);
     assert_int_equal(burn_lookups, 0); /* nothing encoded */
@@ -254,13 +328,13 @@ static void test_out_of_memory(void **state)
     (void)state;
     struct pprof_body body;
     allocations_after = 0;
-    assert_int_equal(pprof_profile_take(1, NULL, NULL, &body, NULL, 0), PPROF_NO_MEMORY);
+    assert_int_equal(pprof_profile_take(&profile, 1, NULL, NULL, &body, NULL, 0), PPROF_NO_MEMORY);
     assert_int_equal(burn_sleeps, 0);
     assert_null(body.data);
     expect_all_given_back();
     burn_ticks_per_sleep = 1;
     allocations_after = 1; /* the fold only */
-    assert_int_equal(pprof_profile_take(1, NULL, NULL, &body, NULL, 0), PPROF_NO_MEMORY);
+    assert_int_equal(pprof_profile_take(&profile, 1, NULL, NULL, &body, NULL, 0), PPROF_NO_MEMORY);
     assert_int_equal(burn_sleeps, 1000 / PROFILE_DRAIN_MS);
     assert_null(body.data);
     allocations_after = -1;
@@ -268,5 +342,5 @@ static void test_out_of_memory(void **state)
 }
 
 UNIT_MAIN_EACH(setup, NULL, setup_group, NULL,
-               test_a_profile_of_two_seconds, test_seconds_clamped, test_busy_says_what_holds_it, test_hook_cancels,
-               test_out_of_memory)
+               test_a_profile_of_two_seconds, test_seconds_clamped, test_busy_says_what_holds_it,
+               test_begin_runs_it_in_its_own_task, test_hook_cancels, test_out_of_memory)
