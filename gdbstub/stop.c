@@ -1,24 +1,25 @@
 /* gdbstub/stop.c: the stop/resume state machine of every CPU (gdbstub/stop.h), arch-neutral.
  *
  * Stopping. Whatever stops the machine ends in enter() on one CPU, which becomes the leader (the owner) by
- * winning `owner`. It asks every other running CPU to stop (its stop_req flag, then arch->stop_cpu, an NMI
- * on x86) and waits until each has parked: saved a pointer to its interrupted context and stopped in
- * park(). A CPU stopped that way parks outside NMI context if the arch can send it there (leave_nmi), so
+ * winning `stop_owner`. It asks every other running CPU to stop (its stop_req flag, then arch->stop_cpu, an
+ * NMI on x86) and waits until each has parked: saved a pointer to its interrupted context and stopped in
+ * stop_park(). A CPU stopped that way parks outside NMI context if the arch can send it there (leave_nmi), so
  * that it can sleep and be woken by an ordinary interrupt; a CPU that hits a trap of its own while another
  * CPU leads parks as that session's (its event is not lost: a software breakpoint is rewound and fires
  * again once released, if still there). Then the leader runs the protocol (gdb_stub_session).
  *
  * Resuming. The stub's resume() only records the choice; when the session returns the leader releases the
  * parked CPUs that are to run (state PARKED -> RELEASING, then a wake-up; each loads the debug registers
- * itself and goes back to RUNNING), clears `owner` and returns into its own context, or -- stepping or running
- * another CPU with the rest held (vCont;s:N, vCont;c:N) -- parks itself, and the next stop of that CPU makes
- * it the next leader; the transport's interrupt then goes to the CPU that runs. A
+ * itself and goes back to RUNNING), clears `stop_owner` and returns into its own context, or -- stepping or
+ * running another CPU with the rest held (vCont;s:N, vCont;c:N) -- parks itself, and the next stop of that CPU
+ * makes it the next leader; the transport's interrupt then goes to the CPU that runs. A
  * new session may begin while CPUs of the last one are still leaving: gdb_stop_nmi() puts those back where
  * they were, and a CPU that reaches the debugger's lock as a session closes waits for it and reports its own
  * stop.
  *
- * What a stopped CPU does for the leader. MSRs and the local APIC are per CPU, so a parked CPU serves a
- * mailbox: the leader posts a function, the parked CPU runs it on itself and says it is done. */
+ * What a stopped CPU does -- parks, serves the leader's mailbox, answers a stop request, leaves -- is
+ * gdbstub/park.c's; this file is the leader's side and the ways in. What the two share is in
+ * gdbstub/stop_cpu.h. */
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -26,63 +27,29 @@
 
 #include "gdbstub/breakpoints.h"
 #include "gdbstub/stop.h"
+#include "gdbstub/stop_cpu.h"
 #include "gdbstub/stub.h"
 #include "hal/context.h"
 #include "hal/cpu.h"
 #include "hal/debug.h"
 
-/* How long the leader waits for a CPU to park, and for a parked CPU to answer the mailbox. Generous: under
- * TCG four vCPUs share fewer host cores, and a CPU may be in a long NMI handler. */
+/* How long the leader waits for a CPU to park. Generous: under TCG four vCPUs share fewer host cores, and a
+ * CPU may be in a long NMI handler. */
 #define STOP_WAIT_NS (2000 * 1000000ll)
-#define MAILBOX_WAIT_NS (1000 * 1000000ll)
 
-enum cpu_state { CPU_RUNNING, CPU_PARKED, CPU_RELEASING };
-/* Who decides what becomes of a parked CPU: nobody yet (NONE), a session that counted it as parked and will
- * release it (OWNER), or the CPU itself, leaving unseen because it read that no session would (LEAVING). One
- * CAS each way, so the two can never both win: a session that sees a CPU parked and claims it knows it stays;
- * one that finds it LEAVING asks it to stop like a running CPU. Without this, a CPU that parked as a loser
- * and read `closing` still true from the session before, just as a new owner saw it parked and so sent it no
- * NMI, left the park unseen and never stopped for that session ("not stopped" in info threads). */
-enum claim { CLAIM_NONE, CLAIM_OWNER, CLAIM_LEAVING };
-enum mbox_state { MBOX_IDLE, MBOX_REQUEST, MBOX_DONE };
-
-struct stop_cpu {
-    _Atomic int state;           /* enum cpu_state; written by the CPU itself, but PARKED -> RELEASING by the owner */
-    _Atomic int claim;           /* enum claim: meaningful while PARKED; reset by the CPU each time it parks */
-    atomic_bool stop_req;        /* the owner's NMI is a stop request */
-    int depth;                   /* >0 while this CPU is parked or runs a session: traps here are the debugger's own */
-    struct context *ctx;         /* the interrupted context, while parked or owning */
-    bool stepping;               /* released stepping: its next single-step trap is the step */
-    bool step_masked;            /* interrupts were masked for that one instruction, to be given back */
-    struct context *step_ctx;    /* the context released stepping */
-    unsigned step_session;       /* `sessions` when it was: a later session makes the step stale */
-    bool trap_pending;           /* the breakpoint instruction this CPU is about to execute is trap()'s */
-    bool in_park;                /* between parking and running again, park()'s loop included */
-    bool released;               /* an owner let it go (it was part of that session), not left by itself */
-    bool trapping;               /* between its own stop (a trap, the transport's interrupt) and parking or owning */
-    atomic_bool stop_waiting;    /* a stop request gdb_stop_nmi left for enter() or park() to act on */
-    enum stop_reason trap_why;
-    struct gdb_hw_slot watch;    /* the watchpoint this CPU stopped for, until its session notes it */
-    bool watch_pending;
-    /* The mailbox, served while parked. */
-    _Atomic int mbox;            /* enum mbox_state */
-    void (*fn)(void *arg);
-    void *arg;
-} __attribute__((aligned(64)));
-
-static struct stop_cpu cpus[MAX_CPUS];
-static atomic_int owner = -1;           /* the CPU running a session, -1 when none */
-static atomic_bool closing = true;      /* the session is over or letting CPUs go: none may join it */
-static atomic_uint sessions;            /* sessions begun so far */
+struct stop_cpu stop_cpus[MAX_CPUS];
+atomic_int stop_owner = -1;
+atomic_bool stop_closing = true;
+atomic_uint stop_sessions;
+bool stop_enabled;
+bool stop_on_panic;
+const struct gdb_arch_ops *stop_arch;
 static atomic_bool irq_stop_pending;    /* the transport saw gdb: enter at the end of this interrupt */
 static enum stop_reason irq_stop_reason;
 static const struct gdb_transport *irq_stop_transport;
 /* The transport the next session runs on, when a transport's own stop asked for it (NULL: the last one's). */
 static const struct gdb_transport *_Atomic requested_transport;
-static bool enabled;
-static bool stop_on_panic;              /* gdb=panic */
 static bool panicked;                   /* a panic handed the machine to the debugger: nobody runs again */
-static const struct gdb_arch_ops *arch;
 static const struct gdb_target *target;
 static const struct gdb_transport *transport; /* the last session's: gdb waits on it for a stop reply */
 
@@ -95,7 +62,7 @@ void gdb_stop_init(const struct gdb_arch_ops *ops, const struct gdb_target *t, c
                    bool panic_stops)
 {
     for (unsigned cpu = 0; cpu < MAX_CPUS; cpu++) {
-        struct stop_cpu *c = &cpus[cpu];
+        struct stop_cpu *c = &stop_cpus[cpu];
         atomic_store(&c->state, CPU_RUNNING);
         atomic_store(&c->claim, CLAIM_NONE);
         atomic_store(&c->stop_req, false);
@@ -106,151 +73,22 @@ void gdb_stop_init(const struct gdb_arch_ops *ops, const struct gdb_target *t, c
         c->stepping = c->step_masked = c->trap_pending = c->in_park = c->released = c->trapping = false;
         c->step_ctx = NULL;
     }
-    atomic_store(&owner, -1);
-    atomic_store(&closing, true);
-    atomic_store(&sessions, 0);
+    atomic_store(&stop_owner, -1);
+    atomic_store(&stop_closing, true);
+    atomic_store(&stop_sessions, 0);
     atomic_store(&irq_stop_pending, false);
     irq_stop_transport = NULL;
     atomic_store(&requested_transport, NULL);
     panicked = false;
-    arch = ops;
+    stop_arch = ops;
     target = t;
     transport = tr;
     stop_on_panic = panic_stops;
-    enabled = true;
+    stop_enabled = true;
 }
 
-bool gdb_stop_enabled(void) { return enabled; }
+bool gdb_stop_enabled(void) { return stop_enabled; }
 bool gdb_stop_panicked(void) { return panicked; }
-
-/* ---- parked CPUs and their mailbox ------------------------------------------------------------------------ */
-
-static void mailbox_serve(struct stop_cpu *c)
-{
-    if (atomic_load_explicit(&c->mbox, memory_order_acquire) != MBOX_REQUEST)
-        return;
-    c->fn(c->arg);
-    atomic_store_explicit(&c->mbox, MBOX_DONE, memory_order_release);
-}
-
-static void record(unsigned me, struct stop_cpu *c, struct context *ctx)
-{
-    c->ctx = ctx;
-    arch->save_cpu_state(me, ctx);
-}
-
-static void unprepare_release(struct stop_cpu *c);
-
-/* How a CPU came to park. PARK_ASKED: the owner's stop request. PARK_LOSER: a trap of its own while another
- * CPU owned the debugger. Either leaves at once, unseen, when the session it would join is over or already
- * letting CPUs go (`closing`): nobody would release it. PARK_HELD: held for good (a panic) or until the CPU
- * it lets step becomes the owner; it waits whatever happens. */
-enum park_mode { PARK_ASKED, PARK_LOSER, PARK_HELD };
-
-/* Stopped: context saved, serving the mailbox, until the owner moves this CPU to RELEASING. False when it
- * left by itself, unseen by any session (see enum park_mode). */
-static bool park_once(struct context *ctx, enum park_mode mode)
-{
-    unsigned me = arch->this_cpu();
-    struct stop_cpu *c = &cpus[me];
-    c->in_park = true; /* from here on gdb_stop_nmi() leaves a stop request to this function */
-    c->depth++;
-    record(me, c, ctx);
-    uint64_t held; /* what park_begin holds back, in this frame: parks can nest */
-    bool sleep = arch->park_begin(&held);
-    c->released = false;
-    for (;;) {
-        atomic_store(&c->claim, CLAIM_NONE); /* not parked until the next line: no session has counted it */
-        atomic_store(&c->state, CPU_PARKED);
-        atomic_store(&c->stop_waiting, false); /* parked: any session now sees it so */
-        /* Sequentially consistent with the owner's store to `closing` and its load of this state: one of
-         * the two sees the other, so a CPU is either released by the owner or leaves here by itself. And a
-         * new session that saw it parked after it read `closing` (still the last session's) has claimed it
-         * first, or finds it leaving and asks it to stop (stop_others). */
-        if (mode != PARK_HELD && (atomic_load(&closing) || atomic_load(&owner) < 0)) {
-            int none = CLAIM_NONE, parked = CPU_PARKED;
-            if (atomic_compare_exchange_strong(&c->claim, &none, CLAIM_LEAVING))
-                atomic_compare_exchange_strong(&c->state, &parked, CPU_RELEASING);
-        }
-        for (;;) {
-            for (unsigned polls = 0; atomic_load(&c->state) == CPU_PARKED; polls++) {
-                mailbox_serve(c);
-                if (atomic_load(&c->state) == CPU_PARKED && atomic_load(&c->mbox) != MBOX_REQUEST)
-                    arch->park_idle(sleep, polls);
-            }
-            arch->load_debug_regs();
-            int releasing = CPU_RELEASING;
-            if (atomic_compare_exchange_strong(&c->state, &releasing, CPU_RUNNING))
-                break;
-            /* A new session's stop request came while this CPU was leaving (gdb_stop_nmi put it back to
-             * PARKED): it stays, with the same context, and what the last release prepared is undone. Left by
-             * itself, it is no longer leaving: that session may claim it now. */
-            unprepare_release(c);
-            int leaving = CLAIM_LEAVING;
-            atomic_compare_exchange_strong(&c->claim, &leaving, CLAIM_NONE);
-        }
-        c->in_park = false;
-        if (!atomic_exchange(&c->stop_waiting, false))
-            break;
-        /* A session that began just as this CPU got going: parked again, where it was. */
-        c->in_park = true;
-        unprepare_release(c);
-        mode = PARK_ASKED;
-    }
-    arch->park_end(sleep, held);
-    c->depth--;
-    return c->released;
-}
-
-/* park_once, again with the same context while a stop request came as it was leaving -- after its last look
- * at stop_waiting, with this CPU still inside the debugger (depth > 0): parked there, its context would be
- * the debugger's own code, where a step is never reported (gdb_stop_debug_trap) and stepi hung. */
-static bool park(struct context *ctx, enum park_mode mode)
-{
-    struct stop_cpu *c = &cpus[arch->this_cpu()];
-    bool seen = park_once(ctx, mode);
-    while (atomic_exchange(&c->stop_waiting, false)) {
-        unprepare_release(c);
-        seen = park_once(ctx, PARK_ASKED);
-    }
-    return seen;
-}
-
-void gdb_stop_park_detoured(struct context *saved) { park(saved, PARK_ASKED); }
-
-struct context *gdb_stopped_context(unsigned cpu)
-{
-    if (cpu >= MAX_CPUS || !arch->cpu_online(cpu))
-        return NULL;
-    if ((int)cpu == atomic_load(&owner) && cpu == arch->this_cpu())
-        return cpus[cpu].ctx;
-    return atomic_load(&cpus[cpu].state) == CPU_PARKED ? cpus[cpu].ctx : NULL;
-}
-
-bool gdb_on_cpu(unsigned cpu, void (*fn)(void *arg), void *arg)
-{
-    if (cpu >= MAX_CPUS || !arch->cpu_online(cpu))
-        return false;
-    if (cpu == arch->this_cpu()) {
-        fn(arg);
-        return true;
-    }
-    struct stop_cpu *c = &cpus[cpu];
-    if (atomic_load(&c->state) != CPU_PARKED || atomic_load(&c->mbox) != MBOX_IDLE)
-        return false;
-    c->fn = fn;
-    c->arg = arg;
-    atomic_store_explicit(&c->mbox, MBOX_REQUEST, memory_order_release);
-    arch->wake_cpu(cpu);
-    int64_t start = time_ns();
-    while (atomic_load_explicit(&c->mbox, memory_order_acquire) != MBOX_DONE) {
-        if (time_ns() - start > MAILBOX_WAIT_NS)
-            return false; /* left REQUEST: a CPU that never answers gets no second request */
-        arch->relax();
-    }
-    atomic_store_explicit(&c->mbox, MBOX_IDLE, memory_order_relaxed);
-    return true;
-}
 
 void gdb_stop_resume(int cpu, bool step, bool others_stay)
 {
@@ -261,10 +99,6 @@ void gdb_stop_resume(int cpu, bool step, bool others_stay)
 
 /* ---- stopping and resuming the machine -------------------------------------------------------------------- */
 
-/* Every other online CPU parks: those still running get a stop request and a stop_cpu of their own (on x86
- * not one NMI to all: a parked CPU inside an NMI handler would take a second NMI only after it resumes, and
- * find no request in it). Waits, bounded, until all have parked; one that does not is reported as not
- * stopped. After a panic the panic's own NMI has already sent them here. */
 /* A parked CPU this session may count on: parked, and claimed by a session (now, or one before that held it)
  * rather than on its way out by itself. */
 static bool parked_and_claimed(struct stop_cpu *o)
@@ -275,63 +109,37 @@ static bool parked_and_claimed(struct stop_cpu *o)
     return atomic_compare_exchange_strong(&o->claim, &none, CLAIM_OWNER) || none == CLAIM_OWNER;
 }
 
+/* Every other online CPU parks: those still running get a stop request and a stop_cpu of their own (on x86
+ * not one NMI to all: a parked CPU inside an NMI handler would take a second NMI only after it resumes, and
+ * find no request in it). Waits, bounded, until all have parked; one that does not is reported as not
+ * stopped. After a panic the panic's own NMI has already sent them here. */
 static void stop_others(unsigned me)
 {
-    unsigned n = arch->cpu_count();
+    unsigned n = stop_arch->cpu_count();
     for (unsigned cpu = 0; cpu < n && !panicked; cpu++) {
-        if (cpu == me || !arch->cpu_online(cpu) || parked_and_claimed(&cpus[cpu]))
+        if (cpu == me || !stop_arch->cpu_online(cpu) || parked_and_claimed(&stop_cpus[cpu]))
             continue;
-        atomic_store(&cpus[cpu].stop_req, true);
-        arch->stop_cpu(cpu);
+        atomic_store(&stop_cpus[cpu].stop_req, true);
+        stop_arch->stop_cpu(cpu);
     }
     int64_t start = time_ns();
     for (unsigned cpu = 0; cpu < n; cpu++) {
-        if (cpu == me || !arch->cpu_online(cpu))
+        if (cpu == me || !stop_arch->cpu_online(cpu))
             continue;
-        while (!parked_and_claimed(&cpus[cpu]) && time_ns() - start < STOP_WAIT_NS)
-            arch->relax();
+        while (!parked_and_claimed(&stop_cpus[cpu]) && time_ns() - start < STOP_WAIT_NS)
+            stop_arch->relax();
     }
 }
-
-/* A parked CPU's (or the owner's) context as it is to run again: past a hardware breakpoint at its pc (or
- * it would match again at once), armed for a single step. A release without a step leaves the step state
- * alone: it may belong to an outer context of this CPU (one stopped again on its way out of the debugger),
- * whose trap then finds it -- stale, since a session began after it -- and gives interrupts back. */
-static void prepare_release(struct stop_cpu *c, bool step)
-{
-    struct context *ctx = c->ctx;
-    if (gdb_break_at(GDB_BREAK_HW, context_pc(ctx)))
-        arch->skip_hw_break(ctx, true);
-    if (!step)
-        return;
-    c->stepping = true;
-    c->step_ctx = ctx;
-    c->step_session = atomic_load(&sessions);
-    c->step_masked = arch->step_begin(ctx);
-}
-
-/* The release prepared for a CPU that is held after all: its context as it was when it stopped. */
-static void unprepare_release(struct stop_cpu *c)
-{
-    struct context *ctx = c->ctx;
-    arch->skip_hw_break(ctx, false);
-    if (c->stepping && c->step_ctx == ctx) {
-        arch->step_end(ctx, c->step_masked);
-        c->stepping = false;
-        c->step_masked = false;
-    }
-}
-
 /* The owner's part: stop the others, talk to gdb, release who is to run. */
 static void session(unsigned me, struct context *ctx, enum stop_reason why)
 {
-    struct stop_cpu *c = &cpus[me];
+    struct stop_cpu *c = &stop_cpus[me];
     c->depth++;
-    record(me, c, ctx);
-    atomic_fetch_add(&sessions, 1);
-    atomic_store(&closing, false);
+    stop_record(me, c, ctx);
+    atomic_fetch_add(&stop_sessions, 1);
+    atomic_store(&stop_closing, false);
     stop_others(me);
-    arch->transport_irq(false, -1);
+    stop_arch->transport_irq(false, -1);
     /* A stop the transport asked for whose CPU this stop caught before its gdb_after_irq (gdb's Ctrl-C as a
      * breakpoint hit elsewhere) is answered by this one: taken here, or that CPU would stop the machine again
      * as soon as gdb resumed it, with a stop reply nobody waits for. */
@@ -364,35 +172,35 @@ static void session(unsigned me, struct context *ctx, enum stop_reason why)
     int only = resume_cpu; /* the one CPU that runs or steps, when others stay; the one stepping else */
     bool step = resume_step;
     bool stay = resume_others_stay;
-    unsigned n = arch->cpu_count();
-    atomic_store(&closing, true);
+    unsigned n = stop_arch->cpu_count();
+    atomic_store(&stop_closing, true);
     for (unsigned cpu = 0; cpu < n; cpu++) {
-        struct stop_cpu *o = &cpus[cpu];
+        struct stop_cpu *o = &stop_cpus[cpu];
         if (cpu == me || atomic_load(&o->state) != CPU_PARKED)
             continue;
         if (stay && (int)cpu != only)
             continue;
-        prepare_release(o, step && (int)cpu == only);
+        stop_prepare_release(o, step && (int)cpu == only);
         o->released = true;
         atomic_store(&o->state, CPU_RELEASING);
-        arch->wake_cpu(cpu);
+        stop_arch->wake_cpu(cpu);
     }
 
     bool me_runs = !stay || only == (int)me;
     if (me_runs)
-        prepare_release(c, step && only == (int)me);
+        stop_prepare_release(c, step && only == (int)me);
     gdb_break_rearm(target);
     /* Only the CPUs that run can take the transport's interrupt (a parked one holds device interrupts
      * back): with the others held, it goes to the one that runs, or gdb's Ctrl-C would never be seen. */
-    arch->transport_irq(true, stay ? only : -1);
+    stop_arch->transport_irq(true, stay ? only : -1);
     c->depth--;
-    atomic_store(&owner, -1);
+    atomic_store(&stop_owner, -1);
     if (!me_runs)
-        park(ctx, PARK_HELD); /* held while another CPU runs alone; a stop of that CPU makes it the owner */
-    arch->load_debug_regs();
+        stop_park(ctx, PARK_HELD); /* held while another CPU runs alone; a stop of that CPU makes it the owner */
+    stop_arch->load_debug_regs();
 }
 
-/* Whether a stop this CPU decided on when `sessions` was `since` is still one to report, judged once it
+/* Whether a stop this CPU decided on when `stop_sessions` was `since` is still one to report, judged once it
  * owns the debugger or the lock is free (nothing changes the table then but an owner). Between deciding and
  * enter() a stop request can park the CPU, and sessions run and resume the machine meanwhile: a breakpoint
  * they removed has its instruction back, which just runs; a step is answered by the stop those sessions
@@ -400,7 +208,7 @@ static void session(unsigned me, struct context *ctx, enum stop_reason why)
  * breakpoint gdb had deleted, with a stop reply gdb did not expect. */
 static bool still_current(struct stop_cpu *c, const struct context *ctx, enum stop_reason why, unsigned since)
 {
-    bool overtaken = atomic_load(&sessions) != since;
+    bool overtaken = atomic_load(&stop_sessions) != since;
     switch (why) {
     case GDB_STOP_SW_BREAK:
         return gdb_break_at(GDB_BREAK_SW, context_pc(ctx));
@@ -421,15 +229,15 @@ static bool still_current(struct stop_cpu *c, const struct context *ctx, enum st
  * its event (a software breakpoint rewound, a debug-register match) happens again if it still applies. */
 static void enter_locked(struct context *ctx, enum stop_reason why, unsigned since)
 {
-    unsigned me = arch->this_cpu();
-    struct stop_cpu *c = &cpus[me];
+    unsigned me = stop_arch->this_cpu();
+    struct stop_cpu *c = &stop_cpus[me];
     for (;;) {
         int expected = -1;
-        if (atomic_compare_exchange_strong(&owner, &expected, (int)me)) {
+        if (atomic_compare_exchange_strong(&stop_owner, &expected, (int)me)) {
             atomic_store(&c->stop_waiting, false); /* left by a session that is over */
             if (!still_current(c, ctx, why, since)) {
                 int mine = (int)me; /* a panic may have taken the lock from under it */
-                atomic_compare_exchange_strong(&owner, &mine, -1);
+                atomic_compare_exchange_strong(&stop_owner, &mine, -1);
                 return;
             }
             session(me, ctx, why);
@@ -443,12 +251,12 @@ static void enter_locked(struct context *ctx, enum stop_reason why, unsigned sin
          * session that starts meanwhile stops it here, with this context (gdb_stop_nmi leaves it the
          * request). */
         atomic_store(&c->stop_waiting, false); /* this session sees it parked; no request left over */
-        bool seen = park(ctx, PARK_LOSER);
-        while (!seen && atomic_load(&owner) >= 0) {
+        bool seen = stop_park(ctx, PARK_LOSER);
+        while (!seen && atomic_load(&stop_owner) >= 0) {
             if (atomic_exchange(&c->stop_waiting, false))
-                seen = park(ctx, PARK_ASKED);
+                seen = stop_park(ctx, PARK_ASKED);
             else
-                arch->relax();
+                stop_arch->relax();
         }
         if (seen || !still_current(c, ctx, why, since))
             return;
@@ -460,26 +268,26 @@ static void enter_locked(struct context *ctx, enum stop_reason why, unsigned sin
  * it (gdb_stop_nmi), so that it parks with this context, not one inside the debugger. */
 static void enter(struct context *ctx, enum stop_reason why, unsigned since)
 {
-    struct stop_cpu *c = &cpus[arch->this_cpu()];
+    struct stop_cpu *c = &stop_cpus[stop_arch->this_cpu()];
     c->trapping = true;
     enter_locked(ctx, why, since);
     c->trapping = false;
     if (atomic_exchange(&c->stop_waiting, false))
-        park(ctx, PARK_ASKED); /* a session that began as this CPU was leaving */
+        stop_park(ctx, PARK_ASKED); /* a session that began as this CPU was leaving */
 }
 
 bool gdb_stop_breakpoint_insn(struct context *ctx, uint64_t addr)
 {
-    if (!enabled)
+    if (!stop_enabled)
         return false;
-    struct stop_cpu *c = &cpus[arch->this_cpu()];
-    unsigned since = atomic_load(&sessions); /* before deciding: see still_current() */
+    struct stop_cpu *c = &stop_cpus[stop_arch->this_cpu()];
+    unsigned since = atomic_load(&stop_sessions); /* before deciding: see still_current() */
     enum stop_reason why = GDB_STOP_TRAP;
     if (c->trap_pending) {
         c->trap_pending = false;
         why = c->trap_why;
     } else if (gdb_break_at(GDB_BREAK_SW, addr)) {
-        arch->set_pc(ctx, addr); /* the breakpoint's instruction runs once its byte is back */
+        stop_arch->set_pc(ctx, addr); /* the breakpoint's instruction runs once its byte is back */
         why = GDB_STOP_SW_BREAK;
         if (c->depth) {
             /* The debugger's own code (a parked CPU's mailbox work, the stub) ran into it: it cannot stop
@@ -489,10 +297,10 @@ bool gdb_stop_breakpoint_insn(struct context *ctx, uint64_t addr)
         }
     } else if (c->depth) {
         return true;
-    } else if (!arch->break_insn_at(addr)) {
+    } else if (!stop_arch->break_insn_at(addr)) {
         /* A breakpoint instruction that is gone: a breakpoint removed while this CPU was on its way here.
          * The instruction it stood for runs now. */
-        arch->set_pc(ctx, addr);
+        stop_arch->set_pc(ctx, addr);
         return true;
     }
     /* Anything else is a breakpoint instruction compiled into the kernel: a stop after it. */
@@ -511,10 +319,10 @@ static bool watch_among(unsigned hits, struct gdb_hw_slot *out)
 
 bool gdb_stop_debug_trap(struct context *ctx, bool stepped, unsigned hits)
 {
-    if (!enabled)
+    if (!stop_enabled)
         return false;
-    struct stop_cpu *c = &cpus[arch->this_cpu()];
-    unsigned since = atomic_load(&sessions); /* before deciding: see still_current() */
+    struct stop_cpu *c = &stop_cpus[stop_arch->this_cpu()];
+    unsigned since = atomic_load(&stop_sessions); /* before deciding: see still_current() */
     enum stop_reason why = GDB_STOP_TRAP;
     bool current = false;
     struct gdb_hw_slot watch;
@@ -523,8 +331,8 @@ bool gdb_stop_debug_trap(struct context *ctx, bool stepped, unsigned hits)
     if (stepped) {
         /* The debugger's step: disarmed, interrupts as they were. gdb waits for it unless a session began
          * since (another stop overtook it); a step trap that is no step of the debugger's is dropped too. */
-        current = c->stepping && c->step_session == atomic_load(&sessions);
-        arch->step_end(ctx, c->stepping && c->step_masked);
+        current = c->stepping && c->step_session == atomic_load(&stop_sessions);
+        stop_arch->step_end(ctx, c->stepping && c->step_masked);
         c->stepping = false;
         c->step_masked = false;
         if (!hits && (!current || c->depth))
@@ -546,63 +354,19 @@ bool gdb_stop_debug_trap(struct context *ctx, bool stepped, unsigned hits)
         if (!gdb_break_at(GDB_BREAK_HW, context_pc(ctx))) {
             /* Removed while this CPU was on its way here: passed over, and a stale step with it (it used
              * to stop the machine for a breakpoint gdb had deleted, with nobody attached). */
-            arch->skip_hw_break(ctx, true);
+            stop_arch->skip_hw_break(ctx, true);
             if (!stepped || !current)
                 return true;
             why = GDB_STOP_STEP;
         }
     }
     if (c->depth) {
-        arch->skip_hw_break(ctx, true); /* a hardware breakpoint in the debugger's own path: passed over */
+        stop_arch->skip_hw_break(ctx, true); /* a hardware breakpoint in the debugger's own path: passed over */
         return true;
     }
     enter(ctx, why, since);
     return true;
 }
-
-bool gdb_stop_nmi(struct context *ctx)
-{
-    if (!enabled)
-        return false;
-    struct stop_cpu *c = &cpus[arch->this_cpu()];
-    if (!atomic_exchange(&c->stop_req, false))
-        return false;
-    /* A request whose session is over, or one that found this CPU parked already (it stopped on a
-     * breakpoint of its own while the owner was asking): nothing more to do -- unless it is parked only
-     * on its way out by itself (CLAIM_LEAVING, about to leave): then it parks again, below. */
-    if (atomic_load(&owner) < 0 ||
-        (atomic_load(&c->state) == CPU_PARKED && atomic_load(&c->claim) != CLAIM_LEAVING))
-        return true;
-    /* On its way into the debugger with a stop of its own (enter()), or on its way out of a park (inside
-     * the debugger, past park's last look): it parks there, with the context it stopped with, rather than
-     * here with one inside the debugger's code. */
-    if ((c->trapping || c->depth > 0) && !c->in_park) {
-        atomic_store(&c->stop_waiting, true);
-        return true;
-    }
-    /* In park(): on its way out after the last release, it stays parked where it was; just arriving, or
-     * already past its release, it parks (again) before leaving park(). */
-    if (c->in_park) {
-        int releasing = CPU_RELEASING;
-        if (!atomic_compare_exchange_strong(&c->state, &releasing, CPU_PARKED))
-            atomic_store(&c->stop_waiting, true);
-        return true;
-    }
-    if (!arch->leave_nmi(ctx))
-        park(ctx, PARK_ASKED);
-    return true;
-}
-
-void gdb_panic_park(struct context *ctx)
-{
-    if (!enabled || !stop_on_panic)
-        return;
-    struct stop_cpu *c = &cpus[arch->this_cpu()];
-    atomic_store(&c->stop_req, false);
-    for (;;)
-        park(ctx, PARK_HELD);
-}
-
 void gdb_request_stop(const struct gdb_transport *tr, bool interrupt)
 {
     irq_stop_reason = interrupt ? GDB_STOP_INTERRUPT : GDB_STOP_ATTACH;
@@ -617,28 +381,28 @@ void gdb_after_irq(struct context *ctx)
     atomic_store(&irq_stop_pending, false);
     if (irq_stop_transport)
         atomic_store(&requested_transport, irq_stop_transport);
-    enter(ctx, irq_stop_reason, atomic_load(&sessions));
+    enter(ctx, irq_stop_reason, atomic_load(&stop_sessions));
 }
 
 /* The debugger's own stop at this point of the kernel: a breakpoint instruction gdb_stop_breakpoint_insn
  * recognises, so that the session sees a real interrupted context (the trap's registers). */
 static void trap(enum stop_reason why)
 {
-    struct stop_cpu *c = &cpus[arch->this_cpu()];
+    struct stop_cpu *c = &stop_cpus[stop_arch->this_cpu()];
     c->trap_why = why;
     c->trap_pending = true;
-    arch->trap();
+    stop_arch->trap();
 }
 
 void gdb_stop_wait_for_gdb(void)
 {
-    if (enabled)
+    if (stop_enabled)
         trap(GDB_STOP_ATTACH);
 }
 
 void gdb_stop_for_transport(const struct gdb_transport *tr, bool interrupt)
 {
-    if (!enabled)
+    if (!stop_enabled)
         return;
     atomic_store(&requested_transport, tr);
     trap(interrupt ? GDB_STOP_INTERRUPT : GDB_STOP_ATTACH);
@@ -648,18 +412,18 @@ void gdb_stop_for_transport(const struct gdb_transport *tr, bool interrupt)
  * sessions for good (each resume ends in a new stop) -- the caller halts after the return regardless. */
 void gdb_panic_enter(const struct context *ctx)
 {
-    if (!enabled || !stop_on_panic)
+    if (!stop_enabled || !stop_on_panic)
         return;
-    unsigned me = arch->this_cpu();
+    unsigned me = stop_arch->this_cpu();
     /* Panicking inside a session on this CPU: the debugger itself broke, nothing to hand over to. Another
      * CPU's session is over: the panic's NMI parked that CPU. */
-    if (atomic_exchange(&owner, (int)me) == (int)me)
+    if (atomic_exchange(&stop_owner, (int)me) == (int)me)
         return;
     panicked = true;
     if (ctx) {
         session(me, (struct context *)ctx, GDB_STOP_PANIC);
     } else {
-        atomic_store(&owner, -1);
+        atomic_store(&stop_owner, -1);
         trap(GDB_STOP_PANIC);
     }
 }
