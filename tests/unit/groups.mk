@@ -18,8 +18,8 @@ PROFILER_SRCS := kernel/profiler.c kernel/profiler/run.c kernel/profiler/fold.c 
                  kernel/profiler/raw.c kernel/profiler/fields.c kernel/labels.c kernel/symbols.c
 
 # The gdb stub's protocol engine over the fake target (fake_target.c: the machine it reads and stops).
-GDBSTUB_SRCS := gdbstub/stub.c gdbstub/commands.c gdbstub/monitor.c gdbstub/regs.c gdbstub/breakpoints.c \
-                gdbstub/packet.c tests/unit/fake_target.c
+GDBSTUB_SRCS := gdbstub/stub.c gdbstub/commands.c gdbstub/threads.c gdbstub/monitor.c gdbstub/regs.c \
+                gdbstub/breakpoints.c gdbstub/packet.c tests/unit/fake_target.c
 
 # The profile command with its stream form and their tasks, over the real profiler (tick source on the fake CPU),
 # with the network and the rest of the command table faked.
