@@ -5,9 +5,9 @@
  * in the timer interrupt (or, with the PMU, an NMI) of the CPU whose ring it writes: no lock, no allocation, no
  * symbol lookup, no printing -- a frame-pointer walk into a preallocated slot. profiler_start, profiler_stop
  * and profiler_release stay here beside it because they write the statics it reads (the active word, the
- * rings, the began/let_go stop handshake). The ring itself is inline in kernel/profiler_ring.h; the drain,
- * the drop count and the window are kernel/profiler/run.c, the fold kernel/profiler/fold.c, the report
- * kernel/profiler/report.c, the raw lines kernel/profiler/raw.c.
+ * rings, the began/let_go stop handshake); only a session (kernel/profiler/session.c) calls them. The ring is
+ * inline in kernel/profiler_ring.h; the drain and the drop count are kernel/profiler/run.c, the boot options
+ * kernel/profiler/options.c.
  *
  * The handshake with the counter, all on each CPU's own tick: on the first tick of a run a CPU arms its
  * counter (or, if that faults, stays on the tick); while armed its tick does not sample, but checks that
@@ -17,14 +17,7 @@
  * whichever comes first -- and the overflows in between are dropped. A CPU that cannot answer in time (a
  * descheduled vCPU, one the debugger holds) disarms when it takes the request or when its counter's next NMI
  * finds the run over, and records nothing for it. Every disarm is on the CPU that owns the counter.
- *
- * What a tick costs (the spec's "one atomic read per tick per CPU, plus a sample"): outside a run, the one
- * atomic read of the active word. An armed CPU's tick during a run adds only plain per-CPU memory -- its
- * counters of overflows, NMI cycles and idle waits, which the NMI and the scheduler keep -- and reads no
- * clock and no register, except on the one tick that finds the counter stopped or over budget (that tick
- * disarms or reloads it). A tick that samples reads the clock once, for the record's time, and measures its
- * own lateness from that same reading against the schedule its ticks keep (never the LAPIC timer's count: an
- * MMIO read, a VM exit under a hypervisor). */
+ * What a tick costs is kernel/profiler.h's to say. */
 #include "kernel/profiler.h"
 
 #include "hal/pmu.h"
@@ -34,8 +27,6 @@
 #include "hal/cpu.h"
 #include "kernel/heap.h"
 #include "kernel/labels.h"
-#include "kernel/log.h"
-#include "kernel/lib/parse.h"
 #include "kernel/stacktrace.h"
 #include "kernel/symbols.h"
 #include "kernel/task.h"
@@ -401,22 +392,6 @@ void profiler_tick(const struct context *ctx)
         tick_in_run(ctx, word);
 }
 
-/* ---- boot ------------------------------------------------------------------------------------------ */
-
-void profiler_set_tick_rate(const char *hz_option)
-{
-    uint64_t hz;
-    if (!hz_option)
-        return;
-    if (!parse_u64_range(hz_option, TICK_HZ_MIN, TICK_HZ_MAX, &hz)) {
-        log_warn("profile: profile.hz=%s is not a rate %u..%u Hz; the tick stays at %u Hz", hz_option,
-                 TICK_HZ_MIN, TICK_HZ_MAX, TICK_HZ_DEFAULT);
-        return;
-    }
-    tick_set_hz((unsigned)hz);
-    log_info("profile: the tick samples at %u Hz (profile.hz=)", (unsigned)hz);
-}
-
 /* ---- the label pool's readers (task context, under the pool's lock) ---------------------------------- */
 
 static void samplers_mark(uint32_t *marks)
@@ -483,10 +458,11 @@ static bool allocate_rings(void)
     if (online > MAX_CPUS)
         online = MAX_CPUS;
     while (rings_ready < online) {
-        struct profile_record *storage = kmalloc(sizeof(struct profile_record) * PROFILE_RING_RECORDS);
+        uint32_t records = profiler_ring_records();
+        struct profile_record *storage = kmalloc(sizeof(struct profile_record) * records);
         if (!storage)
             return false;
-        profile_ring_init(&rings[rings_ready], storage, PROFILE_RING_RECORDS, 0);
+        profile_ring_init(&rings[rings_ready], storage, records, 0);
         /* release: the pool's records_mark reads the ring only once it counts it */
         __atomic_store_n(&rings_ready, rings_ready + 1, __ATOMIC_RELEASE);
     }

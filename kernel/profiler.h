@@ -2,7 +2,15 @@
  * time, claimed, started and stopped from task context, sampled from every CPU's tick or counter NMI into that
  * CPU's ring (kernel/profiler_ring.h). Taking the samples out -- the drain, the drops, the window -- is
  * kernel/profiler/run.h; the fold kernel/profiler/fold.h, the report kernel/profiler/report.h; the `profile`
- * command's arguments kernel/profiler/args.h. The specification is shared/seeds/profiler-spec.txt. */
+ * command's arguments kernel/profiler/args.h. The specification is shared/seeds/profiler-spec.txt.
+ *
+ * What a tick costs (the spec's "one atomic read per tick per CPU, plus a sample"): outside a run, the one
+ * atomic read of the active word. An armed CPU's tick during a run adds only plain per-CPU memory -- its
+ * counters of overflows, NMI cycles and idle waits, which the NMI and the scheduler keep -- and reads no
+ * clock and no register, except on the one tick that finds the counter stopped or over budget (that tick
+ * disarms or reloads it). A tick that samples reads the clock once, for the record's time, and measures its
+ * own lateness from that same reading against the schedule its ticks keep (never the LAPIC timer's count: an
+ * MMIO read, a VM exit under a hypervisor). */
 #ifndef KERNEL_PROFILER_H
 #define KERNEL_PROFILER_H
 
@@ -91,6 +99,13 @@ enum profiler_status {
  * tick's rate and so the tick source's sampling rate -- TICK_HZ_DEFAULT, or TICK_HZ_MIN..TICK_HZ_MAX. A bad
  * value is reported in one line and the default kept. */
 void profiler_set_tick_rate(const char *hz_option);
+/* Boot, before the first run: profile.ring_records= (NULL when absent), a test knob -- the records each CPU's ring
+ * holds, a power of two PROFILE_RING_RECORDS_MIN..PROFILE_RING_RECORDS (the default). A bad value is reported in
+ * one line and the size kept (false). Both are kernel/profiler/options.c. */
+#define PROFILE_RING_RECORDS_MIN 64
+bool profiler_set_ring_records(const char *records_option);
+/* The records each CPU's ring holds (profile.ring_records=, else PROFILE_RING_RECORDS). */
+uint32_t profiler_ring_records(void);
 
 /* Task context. Claims the profiler (PROFILER_BUSY when another run holds it), allocates the rings of the
  * CPUs that are online if they have none yet, empties them and starts a new run, described in *run. On

@@ -57,6 +57,8 @@ void profile_stream_figures(struct profile_stream_figures *f);
  * drain took while the rings record the next, at the counter's rate of 1 kHz per CPU: the two together must fit
  * a CPU's ring. Stated in the start line and docs/profiler.md ("two profiles" of headroom). */
 #define PROFILE_STREAM_HEADROOM_MS_AT_1KHZ PROFILE_RING_RECORDS
+/* The same for the rings this kernel has (profile.ring_records= makes them smaller): a record a millisecond. */
+static inline uint32_t profile_stream_headroom_ms(void) { return profiler_ring_records(); }
 
 /* Boot: profile.stream_slow_ms= from the kernel command line (NULL when absent), a test knob: the stream's task
  * waits that long (0..PROFILE_STREAM_SLOW_MS_MAX) after each drain of the window, a sender slowed on purpose, so a test can

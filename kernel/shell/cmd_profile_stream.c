@@ -87,7 +87,7 @@ static int start_stream(const struct profile_stream_request *req, const struct s
     if (req->filter.by_pid)
         sink_printf(out, ", pid %u", req->filter.pid);
     sink_printf(out, ", source %s, headroom %u.%u s at 1 kHz per cpu\n", f.source,
-                PROFILE_STREAM_HEADROOM_MS_AT_1KHZ / 1000, PROFILE_STREAM_HEADROOM_MS_AT_1KHZ % 1000 / 100);
+                profile_stream_headroom_ms() / 1000, profile_stream_headroom_ms() % 1000 / 100);
     return 0;
 }
 
