@@ -1,10 +1,10 @@
 """The counter's path as QEMU can run it (issue 13): TCG has no PMU, so the tick carries it, raised to the
 counter's rate with `profile.hz=1000` -- the same drain, rings and report the counter feeds.
 
-- A 2000 ms profile of 4 busy CPUs at 2 kHz (twice the counter's rate) with rings of 256 records
-  (`profile.ring_records=256`, a test knob, so that a host that gives QEMU only a tenth of its ticks still fills
-  more than a ring) samples every tick its CPUs took, reports more samples than the rings hold (every CPU over
-  256) and drops none: the profile command drains the rings while its window runs.
+- A 2000 ms profile of 4 busy CPUs at 2 kHz (twice the counter's rate) with rings of 512 records
+  (`profile.ring_records=512`, a test knob, so that a host that gives QEMU only a seventh of its ticks still
+  fills more than a ring) samples every tick its CPUs took, reports more samples than the rings hold (every CPU
+  over 512) and drops none: the profile command drains the rings while its window runs.
 - `burn MS N irqsoff` holds the tick off on its CPUs: the report says for how long (most of the window) and
   where it was let in (irq_restore, just after its sti), with those ticks' chain marked, apart from the rest.
 - `profile.hz=` takes TICK_HZ_MIN..TICK_HZ_MAX; anything else is one warning line at boot and the default rate.
@@ -13,17 +13,18 @@ counter's rate with `profile.hz=1000` -- the same drain, rings and report the co
 How many of the 8000 ticks TCG delivers to 4 vCPUs over this machine's 2 cores is the host's doing: 70-77 %
 when issue 13 was written (hence its "at least 5,000"), 55-65 % on quieter days since (4790-5263 samples). So
 the drain is judged against the ticks the kernel's own counters (`cpus`) say each CPU took around the window:
-a sample for at least 90 % of them (the rest fell outside the window), none dropped, and more than a ring
-holds on every CPU. A run whose CPUs the host starved below a ring's worth is tried again, as kprof_qemu.unstarved
+a sample for every one of them but those the moments outside the window could hold (kernel time, `uptime`
+around the counters, less the window the report states), none dropped, and more than a ring holds on every CPU. A run whose CPUs the host starved below a ring's worth is tried again, as kprof_qemu.unstarved
 does. CI's runs beside two busy loops gave some CPUs 750-900 of the 4000 ticks: under the 1024 of a full-size
-ring on all three attempts, hence the smaller rings.
+ring on all three attempts, hence smaller rings (not too small: a ring must still outlast a drain whose own CPU
+the host took away for a while, 256 ms at 2 kHz), and five attempts.
 """
 
 import re
 
 import pytest
 
-from kprof_qemu import cpu_ticks, poll, unstarved
+from kprof_qemu import cpu_ticks, poll, unstarved, uptime
 from kprof_report import burn_pids, parse_report, wait_no_burn
 
 # Kernels this module boots (conftest.py fails a boot past BOOTS), by the test that boots them -- a module kernel
@@ -33,9 +34,9 @@ from kprof_report import burn_pids, parse_report, wait_no_burn
 BOOTS = 8
 
 HZ = 1000
-RING_RECORDS = 256  # profile.ring_records= on the drain test's kernel
-SAMPLED_SHARE = 0.9  # of the ticks a CPU took between `cpus` before and after the profile
+RING_RECORDS = 512  # profile.ring_records= on the drain test's kernel
 ATTEMPTS = 3
+DRAIN_ATTEMPTS = 5  # the drain test's: a quarter of a loaded host's attempts starve it
 # The drain test's rate: a window is at most 2000 ms (PROFILE_MS_MAX), and at 1 kHz a CPU must then be given
 # more than half its ticks to outrun its ring -- CI's loaded runs gave 50-60 %, starving all three attempts.
 # At 2 kHz a quarter of them is enough.
@@ -78,7 +79,7 @@ def test_boot_states_the_tick_rate(fast_tick):
 
 
 def test_boot_states_the_ring_size(faster_tick):
-    assert "profile: each CPU's ring holds 256 records (profile.ring_records=, a test knob)" in faster_tick.boot_log, \
+    assert "profile: each CPU's ring holds 512 records (profile.ring_records=, a test knob)" in faster_tick.boot_log, \
         faster_tick.boot_log
 
 
@@ -86,21 +87,27 @@ def test_2000_ms_on_4_busy_cpus_at_2khz_drops_nothing(faster_tick):
     def attempt():
         wait_no_burn(faster_tick)
         assert len(burn_pids(faster_tick.cmd("burn 3000 4"))) == 4
+        t0 = uptime(faster_tick)
         _, before = cpu_ticks(faster_tick)
         r = profile_at(faster_tick, "profile 2000 all 3", 2000, 3)
         _, after = cpu_ticks(faster_tick)
+        outside_ms = max(0, round((uptime(faster_tick) - t0) * 1000) + 1 - r.window)
         assert r.hz == DRAIN_HZ, r.text
         assert r.dropped == 0, r.text
         took = {cpu: after[cpu] - before[cpu] for cpu in range(4)}
-        print("samples per CPU %s of the ticks each took %s" % ({c: n for c, (n, _) in r.per_cpu.items()}, took))
+        # the ticks a CPU took in the window: those around it, less the most the moments outside it (kernel time)
+        # can hold at DRAIN_HZ, less one at each end for the arming and the letting go
+        at_least = {cpu: took[cpu] - outside_ms * DRAIN_HZ // 1000 - 2 for cpu in range(4)}
+        print("samples per CPU %s of the ticks each took %s, at least %s in the window (%d ms outside it)"
+              % ({c: n for c, (n, _) in r.per_cpu.items()}, took, at_least, outside_ms))
         for cpu in range(4):
-            assert r.per_cpu[cpu][0] >= SAMPLED_SHARE * took[cpu], "cpu %d: %d samples of the %d ticks it took:\n%s" \
-                % (cpu, r.per_cpu[cpu][0], took[cpu], r.text)
+            assert r.per_cpu[cpu][0] >= at_least[cpu], "cpu %d: %d samples, of the %d ticks it took at least %d in " \
+                "the window:\n%s" % (cpu, r.per_cpu[cpu][0], took[cpu], at_least[cpu], r.text)
             assert r.per_cpu[cpu][0] > RING_RECORDS, "cpu %d took %d samples, its ring holds %d:\n%s" \
                 % (cpu, r.per_cpu[cpu][0], RING_RECORDS, r.text)
         assert r.chains[0].leaf == "burn_inner", r.text
         return r
-    unstarved(faster_tick, attempt, "profile 2000 all 3 under burn 3000 4", hz=DRAIN_HZ, attempts=ATTEMPTS)
+    unstarved(faster_tick, attempt, "profile 2000 all 3 under burn 3000 4", hz=DRAIN_HZ, attempts=DRAIN_ATTEMPTS)
 
 
 def test_irqsoff_burn_holds_the_tick_off_and_says_where_it_was_let_in(fast_tick):
