@@ -128,13 +128,4 @@ void profiler_release(void);
 void profiler_copies_hold(void);
 void profiler_copies_release(void);
 
-/* The last report the profile command printed, kept word for word for the debugger (scripts/prof.py's
- * `prof report` prints it, so gdb shows exactly what the console showed): its text (NUL-terminated, the first
- * PROFILE_KEPT_REPORT_MAX - 1 bytes of a longer one), its length before truncation, and its run -- 0 while a
- * report is being written. Task context writes it (kernel/shell/cmd_profile.c); a debugger reads it stopped. */
-#define PROFILE_KEPT_REPORT_MAX 16384
-extern char profile_kept_report[PROFILE_KEPT_REPORT_MAX];
-extern uint32_t profile_kept_length;
-extern _Atomic uint32_t profile_kept_run;
-
 #endif

@@ -514,11 +514,11 @@ def report(arg):
 def kept_report(p):
     """(the text, its length before truncation) of the console's report when it is the report of p.run and
     no run is active; None otherwise (a run in progress, a run never reported, a kernel that keeps none)."""
-    kept_run = static("profile_kept_run", "kernel/shell/cmd_profile.c")
+    kept_run = static("profile_kept_run", "kernel/profiler/report.c")
     if kept_run is None or p.active_run or int(kept_run) & U32 != p.last_run:
         return None
-    buf = need_static("profile_kept_report", "kernel/shell/cmd_profile.c")
-    length = int(need_static("profile_kept_length", "kernel/shell/cmd_profile.c")) & U32
+    buf = need_static("profile_kept_report", "kernel/profiler/report.c")
+    length = int(need_static("profile_kept_length", "kernel/profiler/report.c")) & U32
     size = buf.type.strip_typedefs().sizeof
     data = read_memory(int(buf.address), min(length, size - 1))
     return data.split(b"\0", 1)[0].decode("utf-8", "replace"), length

@@ -2,7 +2,8 @@
  * the header (window, totals, the source and its rate), the per-CPU line and its notes, the label breakdown
  * and the hottest chains. Task context only: this is where callers' return addresses are resolved to symbols,
  * which the sample path may not do. Pure apart from the fold's kmalloc and the sink, so the host tests drive it
- * with synthetic rings and symbols. The raw form of a run is kernel/profiler/raw.c's. */
+ * with synthetic rings and symbols. The raw form of a run is kernel/profiler/raw.c's. It also keeps the last
+ * report the console printed, word for word, for the debugger (profile_kept_report: scripts/prof.py reads it). */
 #include "kernel/profiler/report.h"
 
 #include "hal/context.h"
@@ -375,4 +376,24 @@ int profile_report(struct profile_run *run, const struct profile_filter *filter,
     profile_report_print(run, fold, filter, max_chains, tab, out);
     profile_fold_destroy(fold);
     return 0;
+}
+
+/* ---- the kept report ------------------------------------------------------------------------------- */
+
+char profile_kept_report[PROFILE_KEPT_REPORT_MAX];
+uint32_t profile_kept_length;
+_Atomic uint32_t profile_kept_run;
+
+void profile_kept_open(struct profile_kept_writer *w, struct sink *out)
+{
+    atomic_store(&profile_kept_run, 0);
+    buffer_sink_init(&w->kept, profile_kept_report, sizeof profile_kept_report);
+    tee_sink_init(&w->both, out, &w->kept.sink);
+    w->sink = &w->both.sink;
+}
+
+void profile_kept_close(struct profile_kept_writer *w, uint32_t run)
+{
+    profile_kept_length = (uint32_t)(w->kept.len + w->kept.truncated);
+    atomic_store(&profile_kept_run, run);
 }

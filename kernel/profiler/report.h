@@ -29,4 +29,24 @@ int profile_report_print(const struct profile_run *run, const struct profile_fol
                          const struct profile_filter *filter, unsigned max_chains, const struct symtab *tab,
                          struct sink *out);
 
+/* The last report the profile command printed, kept word for word for the debugger (scripts/prof.py's
+ * `prof report` prints it, so gdb shows exactly what the console showed): its text (NUL-terminated, the first
+ * PROFILE_KEPT_REPORT_MAX - 1 bytes of a longer one), its length before truncation, and its run -- 0 while a
+ * report is being written. Task context writes it, through profile_kept_open and profile_kept_close (kernel/profiler/report.c); a debugger
+ * reads it stopped. */
+#define PROFILE_KEPT_REPORT_MAX 16384
+extern char profile_kept_report[PROFILE_KEPT_REPORT_MAX];
+extern uint32_t profile_kept_length;
+extern _Atomic uint32_t profile_kept_run;
+/* A report being kept: out and the kept copy, both, through sink. */
+struct profile_kept_writer {
+    struct buffer_sink kept;
+    struct tee_sink both;
+    struct sink *sink; /* write the report here */
+};
+/* Opens the kept copy (its run 0 meanwhile) beside out. */
+void profile_kept_open(struct profile_kept_writer *w, struct sink *out);
+/* The copy is whole: its length, and the run it is of. */
+void profile_kept_close(struct profile_kept_writer *w, uint32_t run);
+
 #endif

@@ -19,10 +19,6 @@
 #include "kernel/symbols.h"
 #include "kernel/task.h"
 
-char profile_kept_report[PROFILE_KEPT_REPORT_MAX];
-uint32_t profile_kept_length;
-_Atomic uint32_t profile_kept_run;
-
 /* The console's consumer of its session: in the window, each record is copied into the capture (nothing that
  * would show up in the profile it is taking); once the run has stopped, the window's copies go into the fold or
  * out as raw lines first, then what the stop left in the rings straight after them, in the order they were
@@ -75,17 +71,13 @@ static void finish(struct profile_session *s)
         return;
     }
     p->fold->labels_dropped = s->labels_dropped;
-    struct buffer_sink kept;
-    struct tee_sink both;
-    atomic_store(&profile_kept_run, 0);
-    buffer_sink_init(&kept, profile_kept_report, sizeof profile_kept_report);
-    tee_sink_init(&both, p->out, &kept.sink);
-    p->rc = profile_report_print(&s->run, p->fold, &p->req->filter, p->req->chains, kernel_symtab(), &both.sink);
+    struct profile_kept_writer kept;
+    profile_kept_open(&kept, p->out);
+    p->rc = profile_report_print(&s->run, p->fold, &p->req->filter, p->req->chains, kernel_symtab(), kept.sink);
     if (p->capture.dropped)
-        sink_printf(&both.sink, "dropped %llu samples: the window's copy of the rings (%u records) was full\n",
+        sink_printf(kept.sink, "dropped %llu samples: the window's copy of the rings (%u records) was full\n",
                     (unsigned long long)p->capture.dropped, p->capture.ring.mask + 1);
-    profile_kept_length = (uint32_t)(kept.len + kept.truncated);
-    atomic_store(&profile_kept_run, s->run.run);
+    profile_kept_close(&kept, s->run.run);
 }
 
 static const struct profile_consumer console_consumer = {
