@@ -1,9 +1,9 @@
 /* kernel/profiler/stream_codec.h: the wire format of `profile stream` -- a run's samples sent as UDP datagrams while
- * it runs -- and the pure parts of the stream (kernel/profiler/stream_codec.c): the datagram's header and end lines,
- * formatted and parsed back strictly, the packing of sample lines into datagrams, the sample accounting, the
- * command's words and the rule for where a stream may go. Portable: the host tests and the fuzz target drive
- * it; the task that runs a stream and sends its datagrams is kernel/profiler/stream_task.c, the command
- * kernel/shell/cmd_profile_stream.c.
+ * it runs -- written and read by kernel/profiler/stream_codec.c: the datagram's header and end lines, formatted and
+ * parsed back strictly, and whole datagrams parsed. Portable: the host tests and the fuzz target drive it. The
+ * packing of records into datagrams and its accounting is kernel/profiler/stream_packer.h, the command's words
+ * and where a stream may go kernel/profiler/stream_request.h, the task that runs a stream
+ * kernel/profiler/stream_task.c, the command kernel/shell/cmd_profile_stream.c.
  *
  * Every datagram is at most PROFILE_STREAM_DATAGRAM_MAX bytes (one Ethernet frame's UDP payload: no IP
  * fragments) of complete text lines. A data datagram is a header line and then exactly `samples` sample lines
@@ -95,6 +95,9 @@ const char *profile_stream_reason_word(enum profile_stream_reason reason);
  * cap (with a NUL) or a field cannot be written validly (a bad source word or build id, samples over
  * PROFILE_STREAM_DATAGRAM_SAMPLES, an unknown reason). */
 size_t profile_stream_format_header(const struct profile_stream_header *h, char *buf, size_t cap);
+/* The same, and *samples_at (when not NULL) the offset of samples='s digits: the packer writes the count last. */
+size_t profile_stream_format_header_at(const struct profile_stream_header *h, char *buf, size_t cap,
+                                       size_t *samples_at);
 size_t profile_stream_format_end(const struct profile_stream_end *e, char *buf, size_t cap);
 
 /* Each parses the len bytes at line as one complete line of its kind; false for anything else. */
@@ -112,93 +115,5 @@ struct profile_stream_datagram {
 typedef void (*profile_stream_sample_fn)(void *arg, const struct profile_raw_sample *s);
 bool profile_stream_parse_datagram(const char *data, size_t len, struct profile_stream_datagram *out,
                                    profile_stream_sample_fn on_sample, void *arg);
-
-/* ---- the packer and the accounting ------------------------------------------------------------------ */
-
-/* Sends one datagram; false when it could not (its samples are then counted unsent). */
-typedef bool (*profile_stream_send_fn)(void *arg, const char *data, size_t len);
-
-/* One stream's state on the sending side. Written only by the task that runs the stream; the figures are
- * read by `profile stream` for its status line, a word at a time. */
-struct profile_streamer {
-    struct profile_stream_header fixed;  /* run, source, period, unit, cpus, build_id: the same in every datagram */
-    profile_stream_send_fn send;
-    void *send_arg;
-    /* the accounting, cumulative over the run */
-    uint64_t seq;            /* the next datagram's number */
-    uint64_t drained;        /* samples drained: the next sample's index */
-    uint64_t sent;           /* samples in datagrams that were sent */
-    uint64_t unsent;         /* samples in datagrams whose send failed */
-    uint64_t ring_dropped;   /* the rings' drop counts, as last read */
-    uint64_t datagrams;      /* datagrams sent, heartbeats and end copies included */
-    uint64_t send_failures;  /* datagrams that could not be sent */
-    int64_t last_send_ns;    /* when the last datagram was sent (or the stream began) */
-    /* the datagram being packed: its header is written when it is begun, its count when it is sent */
-    bool open;
-    size_t reserved;         /* bytes before the body: one spare, then the header as begun */
-    size_t samples_at;       /* where in buf the header's two reserved samples= digits are */
-    size_t body_len;
-    uint32_t pending;        /* sample lines in the body */
-    struct profile_stream_header next; /* its header's fields, taken when it was begun */
-    char buf[PROFILE_STREAM_DATAGRAM_MAX + 1];
-};
-
-/* Begins the accounting of a stream of run (its source, period and CPUs), numbered run_id, with the build id
- * build_id (hex, "" for none), sending through send. */
-void profile_streamer_init(struct profile_streamer *s, uint32_t run_id, const struct profile_run *run,
-                           const char *build_id, profile_stream_send_fn send, void *send_arg, int64_t now_ns);
-/* Packs one record as a sample line, sending the datagram first when the line does not fit. */
-void profile_streamer_add(struct profile_streamer *s, const struct profile_record *rec, int64_t now_ns);
-/* Takes every record now in run's rings (profiler_drain, consuming them) and packs those of the run that pass
- * filter; then reads the rings' drop count (profiler_drops) and sends what is packed. */
-void profile_streamer_drain(struct profile_streamer *s, struct profile_run *run, const struct profile_filter *filter,
-                            int64_t now_ns);
-/* Sends the datagram being packed, if it holds any sample. */
-void profile_streamer_flush(struct profile_streamer *s, int64_t now_ns);
-/* Sends a heartbeat (samples=0) when nothing has been sent for PROFILE_STREAM_HEARTBEAT_MS. */
-void profile_streamer_heartbeat(struct profile_streamer *s, int64_t now_ns);
-/* Sends what is packed and then the end line PROFILE_STREAM_END_COPIES times; the end's numbers into *end. */
-void profile_streamer_finish(struct profile_streamer *s, enum profile_stream_reason reason, int64_t now_ns,
-                             struct profile_stream_end *end);
-/* Every sample the run took so far: drained + ring_dropped. */
-uint64_t profile_streamer_produced(const struct profile_streamer *s);
-
-/* ---- the command's words and the destination rule -------------------------------------------------------- */
-
-enum profile_stream_action {
-    PROFILE_STREAM_STATUS, /* `profile stream` */
-    PROFILE_STREAM_STOP,   /* `profile stream stop` */
-    PROFILE_STREAM_START,  /* `profile stream HOST:PORT|PORT [SECONDS] [pid|all]` */
-};
-
-struct profile_stream_request {
-    enum profile_stream_action action;
-    bool has_host; /* false: PORT alone, to the address the request came from */
-    uint32_t host;
-    uint16_t port;
-    uint32_t seconds; /* 0: until stopped */
-    struct profile_filter filter;
-};
-
-/* `profile stream ...` (argv[0] "profile", argv[1] "stream"). False for anything malformed, out of range or
- * extra; *req is then unspecified. */
-bool profile_stream_parse_args(int argc, char **argv, struct profile_stream_request *req);
-
-/* Where a request comes from: the console, or the UDP shell from ip, keyed (its MAC checked) or not. */
-struct profile_stream_origin {
-    bool udp;
-    bool keyed;
-    uint32_t ip;
-};
-
-/* The destination of a start request from origin, into *dst: NULL when it may go there, else the one-line
- * reason (without newline) it may not -- PORT alone on the console, an unkeyed request to another address
- * than its own, an address the UDP shell's allowlist does not permit (allowed(ip) false). */
-const char *profile_stream_destination(const struct profile_stream_request *req,
-                                       const struct profile_stream_origin *origin, bool (*allowed)(uint32_t ip),
-                                       uint32_t *dst);
-/* Whether origin may stop a stream that goes to dst_ip: the console and keyed requests any, an unkeyed one
- * only its own. */
-bool profile_stream_may_stop(const struct profile_stream_origin *origin, uint32_t dst_ip);
 
 #endif

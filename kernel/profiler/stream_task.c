@@ -17,6 +17,7 @@
 #include "kernel/net/net.h"
 #include "kernel/profiler.h"
 #include "kernel/profiler/session.h"
+#include "kernel/profiler/stream_packer.h"
 #include "kernel/task.h"
 
 _Static_assert(PROFILE_STREAM_DATAGRAM_MAX == NET_UDP_MAX, "a stream datagram is one unfragmented UDP payload");

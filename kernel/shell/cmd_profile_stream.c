@@ -9,6 +9,8 @@
 #include "kernel/net/net.h"
 #include "kernel/profiler/session.h"
 #include "kernel/profiler/stream_codec.h"
+#include "kernel/profiler/stream_packer.h"
+#include "kernel/profiler/stream_request.h"
 #include "kernel/profiler/stream_task.h"
 #include "kernel/task.h"
 

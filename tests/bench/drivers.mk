@@ -8,6 +8,7 @@ BENCH_NAMES := sample_cost pmu_nmi_cost
 # the fake CPU and the fake kernel (tests/unit/fake_kernel.c, through $(PMU_SRCS); the real walk wins over its).
 bench_sample_cost_SRCS := $(PROFILER_SRCS) kernel/stacktrace.c kernel/profiler/pprof_fold.c \
                           kernel/profiler/pprof_encode.c kernel/profiler/pb_writer.c kernel/profiler/stream_codec.c \
+                          kernel/profiler/stream_packer.c \
                           kernel/profiler/capture.c $(PMU_SRCS)
 
 # The PMU's NMI claim on the fake Intel v2 and AMD Zen 2 CPUs.

@@ -43,6 +43,8 @@
 #include "kernel/profiler/pprof_encode.h"
 #include "kernel/profiler/pprof_fold.h"
 #include "kernel/profiler/stream_codec.h"
+#include "kernel/profiler/stream_packer.h"
+#include "kernel/profiler/stream_request.h"
 #include "kernel/stacktrace.h"
 #include "kernel/symbols.h"
 #include "kernel/task.h"

@@ -21,6 +21,8 @@
 #include "kernel/profiler/build_id.h"
 #include "kernel/profiler.h"
 #include "kernel/profiler/stream_codec.h"
+#include "kernel/profiler/stream_packer.h"
+#include "kernel/profiler/stream_request.h"
 #include "kernel/shell/commands.h"
 #include "kernel/udpsh/udpsh.h"
 #include "kernel/net/boot_secret.h"

@@ -13,7 +13,7 @@ harness_kernel_report_SRCS := tests/host/harness_input.c kernel/profiler/report.
 
 # The stream's packer, whose datagrams profexport --every decodes.
 harness_kernel_stream_VARIANT := plain
-harness_kernel_stream_SRCS := tests/host/harness_input.c kernel/profiler/stream_codec.c kernel/profiler/run.c \
+harness_kernel_stream_SRCS := tests/host/harness_input.c kernel/profiler/stream_codec.c kernel/profiler/stream_packer.c kernel/profiler/run.c \
                               kernel/profiler/raw.c kernel/profiler/fields.c kernel/labels.c kernel/heap.c \
                               kernel/symbols.c
 

@@ -23,6 +23,8 @@
 #include "harness_input.h"
 #include "kernel/labels.h"
 #include "kernel/profiler/stream_codec.h"
+#include "kernel/profiler/stream_packer.h"
+#include "kernel/profiler/stream_request.h"
 
 static struct profile_streamer s;
 static struct profile_run run;

@@ -25,5 +25,6 @@ GDBSTUB_SRCS := gdbstub/stub.c gdbstub/commands.c gdbstub/threads.c gdbstub/moni
 # with the network and the rest of the command table faked.
 CMD_PROFILE_SRCS := kernel/shell/command_table.c tests/unit/fake_commands.c kernel/shell/cmd_profile.c \
                     kernel/shell/cmd_profile_stream.c kernel/profiler/capture.c kernel/profiler/stream_codec.c \
+                    kernel/profiler/stream_packer.c kernel/profiler/stream_request.c \
                     kernel/profiler/stream_task.c kernel/profiler/session.c kernel/profiler/args.c $(PROFILER_SRCS) kernel/heap.c \
                     $(PMU_SRCS) tests/unit/fake_net.c

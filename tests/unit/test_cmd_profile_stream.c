@@ -24,6 +24,8 @@
 #include "kernel/heap.h"
 #include "kernel/profiler.h"
 #include "kernel/profiler/stream_codec.h"
+#include "kernel/profiler/stream_packer.h"
+#include "kernel/profiler/stream_request.h"
 #include "kernel/lib/sink.h"
 #include "kernel/stacktrace.h"
 #include "kernel/symbols.h"

@@ -15,6 +15,8 @@
 #include "fake_hal.h"
 #include "kernel/labels.h"
 #include "kernel/profiler/stream_codec.h"
+#include "kernel/profiler/stream_packer.h"
+#include "kernel/profiler/stream_request.h"
 #include "unit_main.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))

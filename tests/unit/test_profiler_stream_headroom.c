@@ -15,6 +15,8 @@
 
 #include "fake_hal.h"
 #include "kernel/profiler/stream_codec.h"
+#include "kernel/profiler/stream_packer.h"
+#include "kernel/profiler/stream_request.h"
 #include "kernel/profiler/stream_task.h"
 #include "unit_main.h"
 
