@@ -283,26 +283,9 @@ static void *ring_alloc(size_t bytes)
     return p;
 }
 
-static bool e1000_probe(const struct pci_device *pci, struct netdev *dev)
+/* CTRL.RST, waited for (bounded); every interrupt cause masked and the pending ones read away. */
+static bool reset_card(void)
 {
-    nic.model = pci->device == ID_82574L ? &model_82574l : &model_82540em;
-    nic.rx = 0;
-    nic.tx = 0;
-    nic.rx_buffers = nic.tx_buffers = 0;
-    if (!pci_read_bar(pci, 0, &nic.regs))
-        return fail("BAR0 is not implemented", false);
-    if (nic.regs.is_io)
-        return fail("BAR0 is an I/O BAR, not the memory-mapped registers", false);
-    if (nic.regs.size < REGS_SPAN)
-        return fail("BAR0 is too small for the register set", false);
-    if (nic.regs.base + nic.regs.size > MAPPED_LIMIT)
-        return fail("BAR0 lies above the 4 GiB the kernel maps", false);
-    uint8_t line = pci_interrupt_line(pci);
-    bool has_line = pci->interrupt_pin && pci->interrupt_pin <= 4 && line && line < 16;
-    if (!has_line && !pci_find_capability(pci, PCI_CAP_ID_MSI) && !pci_find_capability(pci, PCI_CAP_ID_MSIX))
-        return fail("the card has neither MSI, MSI-X nor an ISA interrupt line from the firmware", false);
-    pci_enable(pci, false, true, true);
-
     wr(REG_IMC, 0xFFFFFFFFu);
     wr(REG_CTRL, rd(REG_CTRL) | CTRL_RST);
     int spins = 0;
@@ -311,10 +294,16 @@ static bool e1000_probe(const struct pci_device *pci, struct netdev *dev)
         spins++;
     }
     if (rd(REG_CTRL) & CTRL_RST)
-        return fail("the card never finished its reset (CTRL.RST stayed set)", false);
+        return false;
     wr(REG_IMC, 0xFFFFFFFFu); /* the reset may have left causes pending */
     (void)rd(REG_ICR);
+    return true;
+}
 
+/* The MAC address read and put in the receive address filter, the multicast table cleared, the link set up;
+ * returns where the address came from. */
+static const char *set_address_and_link(struct netdev *dev)
+{
     const char *mac_from = read_mac(dev);
     const uint8_t *m = dev->mac;
     wr(REG_RAL0, (uint32_t)m[0] | (uint32_t)m[1] << 8 | (uint32_t)m[2] << 16 | (uint32_t)m[3] << 24);
@@ -322,13 +311,19 @@ static bool e1000_probe(const struct pci_device *pci, struct netdev *dev)
     for (uint32_t i = 0; i < 128; i++)
         wr(REG_MTA + 4 * i, 0);
     wr(REG_CTRL, (rd(REG_CTRL) | CTRL_SLU | CTRL_ASDE) & ~(CTRL_LRST | CTRL_ILOS | CTRL_VME | CTRL_PHY_RST));
+    return mac_from;
+}
 
+/* Both descriptor rings and their buffers, allocated and handed to the card, and transmit enabled (receive is
+ * enabled last, by the probe). False when there is no memory for them. */
+static bool rings_init(void)
+{
     nic.rx = ring_alloc(sizeof(struct e1000_rx_desc) * RX_RING);
     nic.tx = ring_alloc(sizeof(struct e1000_tx_desc) * TX_RING);
     nic.rx_buffers = kmalloc_aligned((size_t)RX_RING * BUFFER_SIZE, RING_ALIGN);
     nic.tx_buffers = kmalloc_aligned((size_t)TX_RING * BUFFER_SIZE, RING_ALIGN);
     if (!nic.rx || !nic.tx || !nic.rx_buffers || !nic.tx_buffers)
-        return fail("no memory for the rings", true);
+        return false;
     for (unsigned i = 0; i < RX_RING; i++)
         nic.rx[i].addr = pci_dma_address(nic.rx_buffers + (size_t)i * BUFFER_SIZE);
     for (unsigned i = 0; i < TX_RING; i++) {
@@ -352,20 +347,54 @@ static bool e1000_probe(const struct pci_device *pci, struct netdev *dev)
     wr(REG_TDT, 0);
     wr(REG_TIPG, TIPG_DEFAULT);
     wr(REG_TCTL, TCTL_EN | TCTL_PSP | TCTL_CT | TCTL_COLD);
+    return true;
+}
 
-    /* A message first: its own vector, where an INTx line may be shared (q35 puts the e1000e and an xHCI on
-     * one). */
+/* A message first: its own vector, where an INTx line may be shared (q35 puts the e1000e and an xHCI on one);
+ * else the ISA line, when the firmware gave one. dev->interrupt says which; false (logged) when neither. */
+static bool attach_interrupt(const struct pci_device *pci, struct netdev *dev, bool has_line, uint8_t line)
+{
     const char *msi_kind = "";
     unsigned vector = irq_attach_msi(pci, e1000_irq, dev, &msi_kind);
     if (vector) {
         ksnprintf(dev->interrupt, sizeof dev->interrupt, "%s vector 0x%x", msi_kind, vector);
-    } else {
-        if (!has_line)
-            return fail(msi_kind, true);
-        if (!irq_attach_isa(line, e1000_irq, dev))
-            return fail("no interrupt vector left for it", true);
-        ksnprintf(dev->interrupt, sizeof dev->interrupt, "irq %u pin %c", line, 'A' + pci->interrupt_pin - 1);
+        return true;
     }
+    if (!has_line)
+        return fail(msi_kind, true);
+    if (!irq_attach_isa(line, e1000_irq, dev))
+        return fail("no interrupt vector left for it", true);
+    ksnprintf(dev->interrupt, sizeof dev->interrupt, "irq %u pin %c", line, 'A' + pci->interrupt_pin - 1);
+    return true;
+}
+
+static bool e1000_probe(const struct pci_device *pci, struct netdev *dev)
+{
+    nic.model = pci->device == ID_82574L ? &model_82574l : &model_82540em;
+    nic.rx = 0;
+    nic.tx = 0;
+    nic.rx_buffers = nic.tx_buffers = 0;
+    if (!pci_read_bar(pci, 0, &nic.regs))
+        return fail("BAR0 is not implemented", false);
+    if (nic.regs.is_io)
+        return fail("BAR0 is an I/O BAR, not the memory-mapped registers", false);
+    if (nic.regs.size < REGS_SPAN)
+        return fail("BAR0 is too small for the register set", false);
+    if (nic.regs.base + nic.regs.size > MAPPED_LIMIT)
+        return fail("BAR0 lies above the 4 GiB the kernel maps", false);
+    uint8_t line = pci_interrupt_line(pci);
+    bool has_line = pci->interrupt_pin && pci->interrupt_pin <= 4 && line && line < 16;
+    if (!has_line && !pci_find_capability(pci, PCI_CAP_ID_MSI) && !pci_find_capability(pci, PCI_CAP_ID_MSIX))
+        return fail("the card has neither MSI, MSI-X nor an ISA interrupt line from the firmware", false);
+    pci_enable(pci, false, true, true);
+
+    if (!reset_card())
+        return fail("the card never finished its reset (CTRL.RST stayed set)", false);
+    const char *mac_from = set_address_and_link(dev);
+    if (!rings_init())
+        return fail("no memory for the rings", true);
+    if (!attach_interrupt(pci, dev, has_line, line))
+        return false;
     dev->ops = &e1000_ops;
     dev->priv = &nic;
     wr(REG_RCTL, RCTL_EN | RCTL_BAM | RCTL_SECRC);

@@ -219,6 +219,65 @@ static void slot_descriptors(struct virtq *vq, uint8_t *slot, unsigned i, uint16
     vq->desc[2 * i + 1] = (struct virtq_desc){ addr + nic.hdr_len, len, write_flag, 0 };
 }
 
+/* The handshake up to the queues: reset, we see you, we can drive you, features (modern: and they are OK).
+ * *status is what has been set so far; *offered and *accepted the features. False (logged) when the card balks. */
+static bool handshake(const char *driver, bool modern, uint8_t *status, uint64_t *offered, uint64_t *accepted)
+{
+    if (!virtio_pci_reset(&nic.vp))
+        return fail(driver, "the card never finished its reset (status stayed non-zero)", true);
+    *status = VIRTIO_STATUS_ACKNOWLEDGE;
+    virtio_pci_set_status(&nic.vp, *status);
+    *status |= VIRTIO_STATUS_DRIVER;
+    virtio_pci_set_status(&nic.vp, *status);
+    *offered = virtio_pci_device_features(&nic.vp);
+    *accepted = *offered & (VIRTIO_NET_F_MAC | (modern ? VIRTIO_F_VERSION_1 : 0));
+    if (modern && !(*accepted & VIRTIO_F_VERSION_1))
+        return fail(driver, "the card does not offer VIRTIO_F_VERSION_1", true);
+    virtio_pci_set_driver_features(&nic.vp, *accepted);
+    if (modern) {
+        *status |= VIRTIO_STATUS_FEATURES_OK;
+        virtio_pci_set_status(&nic.vp, *status);
+        if (!(virtio_pci_status(&nic.vp) & VIRTIO_STATUS_FEATURES_OK))
+            return fail(driver, "the card refused the features (FEATURES_OK did not stick)", true);
+    }
+    return true;
+}
+
+/* Both queues set up and the packet slots they carry allocated. False (logged) when either fails. */
+static bool queues_and_slots(const char *driver)
+{
+    const char *why = 0;
+    if (!queue_setup(&nic.rxq, RX_QUEUE, &why) || !queue_setup(&nic.txq, TX_QUEUE, &why))
+        return fail(driver, why, true);
+    nic.rx_count = nic.rxq.size / 2 < RX_SLOTS_MAX ? nic.rxq.size / 2 : RX_SLOTS_MAX;
+    nic.tx_count = nic.txq.size / 2 < TX_SLOTS_MAX ? nic.txq.size / 2 : TX_SLOTS_MAX;
+    nic.rx_slots = kmalloc_aligned((size_t)nic.rx_count * SLOT_SIZE, SLOT_ALIGN);
+    nic.tx_slots = kmalloc_aligned((size_t)nic.tx_count * SLOT_SIZE, SLOT_ALIGN);
+    if (!nic.rx_slots || !nic.tx_slots)
+        return fail(driver, "no memory for packet buffers", true);
+    memset(nic.tx_slots, 0, (size_t)nic.tx_count * SLOT_SIZE);
+    return true;
+}
+
+/* Every receive slot goes to the card; every transmit slot waits in the pool. The transmit queue asks for no
+ * interrupts: finished slots are reclaimed on the next transmit. */
+static void slots_placed(void)
+{
+    for (unsigned i = 0; i < nic.rx_count; i++) {
+        slot_descriptors(&nic.rxq, nic.rx_slots + (size_t)i * SLOT_SIZE, i, VIRTQ_DESC_F_WRITE,
+                         (uint32_t)(SLOT_SIZE - nic.hdr_len));
+        virtq_offer(&nic.rxq, (uint16_t)(2 * i));
+    }
+    virtq_publish(&nic.rxq);
+    for (unsigned i = 0; i < nic.tx_count; i++) {
+        slot_descriptors(&nic.txq, nic.tx_slots + (size_t)i * SLOT_SIZE, i, 0, 0);
+        nic.tx_free[i] = (uint16_t)(nic.tx_count - 1 - i);
+        nic.tx_in_flight[i] = false;
+    }
+    nic.tx_free_count = nic.tx_count;
+    virtq_set_interrupt(&nic.txq, false);
+}
+
 static bool virtio_net_bring_up(const struct pci_device *pci, struct netdev *dev, bool modern)
 {
     const char *driver = modern ? "virtio-net-modern" : "virtio-net-legacy";
@@ -234,34 +293,10 @@ static bool virtio_net_bring_up(const struct pci_device *pci, struct netdev *dev
     nic.hdr_len = modern ? HDR_LEN_MODERN : HDR_LEN_LEGACY;
 
     /* The handshake: reset, we see you, we can drive you, features (modern: and they are OK), queues, go. */
-    if (!virtio_pci_reset(&nic.vp))
-        return fail(driver, "the card never finished its reset (status stayed non-zero)", true);
-    uint8_t status = VIRTIO_STATUS_ACKNOWLEDGE;
-    virtio_pci_set_status(&nic.vp, status);
-    status |= VIRTIO_STATUS_DRIVER;
-    virtio_pci_set_status(&nic.vp, status);
-    uint64_t offered = virtio_pci_device_features(&nic.vp);
-    uint64_t accepted = offered & (VIRTIO_NET_F_MAC | (modern ? VIRTIO_F_VERSION_1 : 0));
-    if (modern && !(accepted & VIRTIO_F_VERSION_1))
-        return fail(driver, "the card does not offer VIRTIO_F_VERSION_1", true);
-    virtio_pci_set_driver_features(&nic.vp, accepted);
-    if (modern) {
-        status |= VIRTIO_STATUS_FEATURES_OK;
-        virtio_pci_set_status(&nic.vp, status);
-        if (!(virtio_pci_status(&nic.vp) & VIRTIO_STATUS_FEATURES_OK))
-            return fail(driver, "the card refused the features (FEATURES_OK did not stick)", true);
-    }
-
-    if (!queue_setup(&nic.rxq, RX_QUEUE, &why) || !queue_setup(&nic.txq, TX_QUEUE, &why))
-        return fail(driver, why, true);
-    nic.rx_count = nic.rxq.size / 2 < RX_SLOTS_MAX ? nic.rxq.size / 2 : RX_SLOTS_MAX;
-    nic.tx_count = nic.txq.size / 2 < TX_SLOTS_MAX ? nic.txq.size / 2 : TX_SLOTS_MAX;
-    nic.rx_slots = kmalloc_aligned((size_t)nic.rx_count * SLOT_SIZE, SLOT_ALIGN);
-    nic.tx_slots = kmalloc_aligned((size_t)nic.tx_count * SLOT_SIZE, SLOT_ALIGN);
-    if (!nic.rx_slots || !nic.tx_slots)
-        return fail(driver, "no memory for packet buffers", true);
-    memset(nic.tx_slots, 0, (size_t)nic.tx_count * SLOT_SIZE);
-
+    uint8_t status;
+    uint64_t offered, accepted;
+    if (!handshake(driver, modern, &status, &offered, &accepted) || !queues_and_slots(driver))
+        return false;
     if (accepted & VIRTIO_NET_F_MAC) {
         for (int i = 0; i < 6; i++)
             dev->mac[i] = virtio_pci_config8(&nic.vp, (uint32_t)i);
@@ -269,22 +304,7 @@ static bool virtio_net_bring_up(const struct pci_device *pci, struct netdev *dev
         netdev_make_mac(dev->mac);
         dev->mac_made_up = true;
     }
-
-    /* Every receive slot goes to the card; every transmit slot waits in the pool. The transmit queue asks for
-     * no interrupts: finished slots are reclaimed on the next transmit. */
-    for (unsigned i = 0; i < nic.rx_count; i++) {
-        slot_descriptors(&nic.rxq, nic.rx_slots + (size_t)i * SLOT_SIZE, i, VIRTQ_DESC_F_WRITE,
-                         (uint32_t)(SLOT_SIZE - nic.hdr_len));
-        virtq_offer(&nic.rxq, (uint16_t)(2 * i));
-    }
-    virtq_publish(&nic.rxq);
-    for (unsigned i = 0; i < nic.tx_count; i++) {
-        slot_descriptors(&nic.txq, nic.tx_slots + (size_t)i * SLOT_SIZE, i, 0, 0);
-        nic.tx_free[i] = (uint16_t)(nic.tx_count - 1 - i);
-        nic.tx_in_flight[i] = false;
-    }
-    nic.tx_free_count = nic.tx_count;
-    virtq_set_interrupt(&nic.txq, false);
+    slots_placed();
 
     nic.dev = dev;
     if (!irq_attach_isa(line, virtio_net_irq, dev))

@@ -367,7 +367,9 @@ static unsigned pick_line(struct xhci *hc, const char **why)
     return line;
 }
 
-static bool bring_up(struct xhci *hc, const char **why)
+/* BAR0 mapped, the capability registers read and the operational, runtime and doorbell registers placed inside
+ * it; *hcs2 and *hcc1 for the steps after. */
+static bool map_registers(struct xhci *hc, uint32_t *hcs2, uint32_t *hcc1, const char **why)
 {
     if (!pci_read_bar(hc->pci, 0, &hc->bar) || hc->bar.is_io || hc->bar.size < 0x1000) {
         *why = "BAR0 is not a memory BAR of at least 4 KiB";
@@ -377,22 +379,27 @@ static bool bring_up(struct xhci *hc, const char **why)
         return false;
     pci_enable(hc->pci, false, true, true);
     uint8_t caplength = pci_bar_read8(&hc->bar, CAP_LENGTH);
-    uint32_t hcs1 = pci_bar_read32(&hc->bar, CAP_HCSPARAMS1), hcs2 = pci_bar_read32(&hc->bar, CAP_HCSPARAMS2);
-    uint32_t hcc1 = pci_bar_read32(&hc->bar, CAP_HCCPARAMS1);
+    uint32_t hcs1 = pci_bar_read32(&hc->bar, CAP_HCSPARAMS1);
+    *hcs2 = pci_bar_read32(&hc->bar, CAP_HCSPARAMS2);
+    *hcc1 = pci_bar_read32(&hc->bar, CAP_HCCPARAMS1);
     hc->op = caplength;
     hc->db = pci_bar_read32(&hc->bar, CAP_DBOFF) & ~3u;
     hc->rt = pci_bar_read32(&hc->bar, CAP_RTSOFF) & ~0x1Fu;
     hc->max_slots = hcs1 & 0xFF;
     hc->max_ports = hcs1 >> 24;
-    hc->ctx_size = (hcc1 & (1u << 2)) ? 64 : 32;
+    hc->ctx_size = (*hcc1 & (1u << 2)) ? 64 : 32;
     if (caplength < 0x20 || hc->max_slots == 0 || hc->max_ports == 0 ||
         hc->op + 0x400 + 0x10 * hc->max_ports > hc->bar.size || hc->rt + 0x40 > hc->bar.size ||
         hc->db + 4 * (hc->max_slots + 1) > hc->bar.size) {
         *why = "its capability registers describe registers outside BAR0";
         return false;
     }
-    take_from_firmware(hc, hcc1);
+    return true;
+}
 
+/* Halted, reset, and told how many slots it is to use. */
+static bool halt_and_reset(struct xhci *hc, const char **why)
+{
     op_write(hc, OP_USBCMD, op_read(hc, OP_USBCMD) & ~CMD_RUN);
     if (!wait_op(hc, OP_USBSTS, STS_HALTED, STS_HALTED, HALT_MS)) {
         *why = "it did not halt";
@@ -408,7 +415,13 @@ static bool bring_up(struct xhci *hc, const char **why)
         return false;
     }
     op_write(hc, OP_CONFIG, hc->max_slots);
+    return true;
+}
 
+/* The device context base array (with the scratchpad pages HCSPARAMS2 asks for), the command ring and the event
+ * ring, allocated and handed to the controller; the event ring's segment table last, which starts it. */
+static bool give_memory(struct xhci *hc, uint32_t hcs2, const char **why)
+{
     hc->dcbaa = page();
     unsigned scratch = ((hcs2 >> 21) & 0x1F) << 5 | (hcs2 >> 27);
     if (scratch > 4096 / 8) {
@@ -442,9 +455,13 @@ static bool bring_up(struct xhci *hc, const char **why)
     pci_bar_write32(&hc->bar, hc->rt + IR0_ERSTSZ, 1);
     write64(hc, hc->rt + IR0_ERDP, pci_dma_address(hc->events));
     write64(hc, hc->rt + IR0_ERSTBA, pci_dma_address(erst)); /* last: this starts the event ring */
+    return true;
+}
 
-    /* Attached once the registers are mapped and placed, before the controller runs with interrupts on: a
-     * message first (MSI or MSI-X: its own vector, no line to share), else the INTx line, else the poll. */
+/* Attached once the registers are mapped and placed, before the controller runs with interrupts on: a message
+ * first (MSI or MSI-X: its own vector, no line to share), else the INTx line, else the poll (hc->irq false). */
+static void attach_interrupt(struct xhci *hc)
+{
     hc->msi_kind = "";
     hc->msi_vector = irq_attach_msi(hc->pci, xhci_irq, hc, &hc->msi_kind);
     hc->line = 0;
@@ -456,6 +473,11 @@ static bool bring_up(struct xhci *hc, const char **why)
         }
     }
     hc->irq = hc->msi_vector || hc->line;
+}
+
+/* Run, with the event ring's interrupter on when there is an interrupt to take. */
+static bool run(struct xhci *hc, const char **why)
+{
     if (hc->irq) {
         pci_bar_write32(&hc->bar, hc->rt + IR0_IMOD, IMOD_250NS);
         pci_bar_write32(&hc->bar, hc->rt + IR0_IMAN, IMAN_PENDING | IMAN_ENABLE);
@@ -470,6 +492,18 @@ static bool bring_up(struct xhci *hc, const char **why)
         return false;
     }
     return true;
+}
+
+static bool bring_up(struct xhci *hc, const char **why)
+{
+    uint32_t hcs2, hcc1;
+    if (!map_registers(hc, &hcs2, &hcc1, why))
+        return false;
+    take_from_firmware(hc, hcc1);
+    if (!halt_and_reset(hc, why) || !give_memory(hc, hcs2, why))
+        return false;
+    attach_interrupt(hc);
+    return run(hc, why);
 }
 
 /* ---- for the task ---------------------------------------------------------------------------------------- */

@@ -141,6 +141,9 @@ static unsigned interval_exponent(unsigned speed, uint8_t b_interval)
     return b_interval > 16 ? 15 : b_interval - 1u; /* 2^(bInterval-1) microframes */
 }
 
+/* Endpoint 0's packet size until the device descriptor says otherwise. */
+static unsigned default_mps0(unsigned speed) { return speed == SPEED_HIGH ? 64 : speed >= 4 ? 512 : 8; }
+
 static bool port_reset(struct xhci *hc, unsigned n, uint32_t *sc_out)
 {
     uint32_t sc = xhci_port_read(hc, n);
@@ -176,13 +179,12 @@ static void queue_report(struct xhci *hc, struct xhci_port *p, unsigned len)
 
 /* ---- enumeration ----------------------------------------------------------------------------------------- */
 
-/* Everything after the port reset; false with *why, or with *why NULL when the failure was already logged. */
-static bool enumerate(struct xhci_bus *bus, struct xhci_port *p, const char *path, const char **why)
+/* Enable Slot, the device's contexts, rings and buffer, and Address Device with endpoint 0 at the packet size
+ * its speed implies. */
+static bool address(struct xhci_bus *bus, struct xhci_port *p, const char **why)
 {
     struct xhci *hc = bus->hc;
     uint8_t slot = 0;
-    unsigned speed = p->dev.speed;
-    char hub_id[32];
     if (!xhci_command(hc, 0, TRB_TYPE(TRB_ENABLE_SLOT), &slot, why))
         return false;
     for (unsigned i = 0; i < XHCI_DEVS; i++)
@@ -202,34 +204,47 @@ static bool enumerate(struct xhci_bus *bus, struct xhci_port *p, const char *pat
     memset(p->out_ctx, 0, 4096);
     xhci_set_device_context(hc, slot, pci_dma_address(p->out_ctx));
 
-    unsigned mps0 = speed == SPEED_HIGH ? 64 : speed >= 4 ? 512 : 8;
     xhci_context(hc, p->in_ctx, 0)[1] = 0x3; /* add the slot and endpoint 0 */
     slot_context(hc, p, 1);
     uint32_t *ep0 = xhci_context(hc, p->in_ctx, 2);
-    ep0[1] = 3u << 1 | EP_TYPE_CONTROL << 3 | mps0 << 16;
+    ep0[1] = 3u << 1 | EP_TYPE_CONTROL << 3 | default_mps0(p->dev.speed) << 16;
     put64(ep0 + 2, pci_dma_address(p->ep0.trbs) | 1);
     ep0[4] = 8;
-    if (!xhci_command(hc, pci_dma_address(p->in_ctx), TRB_TYPE(TRB_ADDRESS_DEVICE) | TRB_SLOT(slot), 0, why))
-        return false;
+    return xhci_command(hc, pci_dma_address(p->in_ctx), TRB_TYPE(TRB_ADDRESS_DEVICE) | TRB_SLOT(slot), 0, why);
+}
 
+/* The device descriptor's first 8 bytes: a low- or full-speed device whose endpoint 0 is not the 8 bytes it was
+ * addressed with has that endpoint's context evaluated again. */
+static bool ep0_packet_size(struct xhci *hc, struct xhci_port *p, const char **why)
+{
     uint32_t got = 0;
+    unsigned speed = p->dev.speed, mps0 = default_mps0(speed);
     if (!get_descriptor(hc, p, USB_DESC_DEVICE, 8, &got, why))
         return false;
     uint8_t dev_mps = p->dev.buf[DATA_AT + 7];
     if (got == 8 && speed <= SPEED_LOW && dev_mps != mps0 && (dev_mps == 16 || dev_mps == 32 || dev_mps == 64)) {
         xhci_context(hc, p->in_ctx, 0)[0] = 0;
         xhci_context(hc, p->in_ctx, 0)[1] = 0x2; /* evaluate endpoint 0 */
-        ep0[1] = 3u << 1 | EP_TYPE_CONTROL << 3 | (uint32_t)dev_mps << 16;
-        if (!xhci_command(hc, pci_dma_address(p->in_ctx), TRB_TYPE(TRB_EVALUATE_CONTEXT) | TRB_SLOT(slot), 0, why))
+        xhci_context(hc, p->in_ctx, 2)[1] = 3u << 1 | EP_TYPE_CONTROL << 3 | (uint32_t)dev_mps << 16;
+        if (!xhci_command(hc, pci_dma_address(p->in_ctx), TRB_TYPE(TRB_EVALUATE_CONTEXT) | TRB_SLOT(p->dev.slot), 0,
+                          why))
             return false;
     }
-    struct usb_device_info info;
+    return true;
+}
+
+/* The whole device descriptor, then the configuration descriptor set, and in it a boot keyboard's interface
+ * (or a hub's, *hub). False with *why, or with *why 0 once a device that is neither has had its line. */
+static bool read_descriptors(struct xhci *hc, struct xhci_port *p, const char *path, struct usb_device_info *info,
+                             struct usb_kbd_iface *kb, bool *hub, const char **why)
+{
+    uint32_t got = 0;
     if (!get_descriptor(hc, p, USB_DESC_DEVICE, USB_DEVICE_DESC_LEN, &got, why) ||
-        !usb_device_desc_parse(p->dev.buf + DATA_AT, got, &info, why))
+        !usb_device_desc_parse(p->dev.buf + DATA_AT, got, info, why))
         return false;
-    p->dev.vendor = info.vendor;
-    p->dev.product = info.product;
-    bool hub = info.device_class == USB_CLASS_HUB;
+    p->dev.vendor = info->vendor;
+    p->dev.product = info->product;
+    *hub = info->device_class == USB_CLASS_HUB;
     if (!get_descriptor(hc, p, USB_DESC_CONFIG, USB_CONFIG_DESC_LEN, &got, why))
         return false;
     uint16_t total = usb_config_total_length(p->dev.buf + DATA_AT, got, why);
@@ -241,44 +256,64 @@ static bool enumerate(struct xhci_bus *bus, struct xhci_port *p, const char *pat
     }
     if (!get_descriptor(hc, p, USB_DESC_CONFIG, total, &got, why))
         return false;
-    struct usb_kbd_iface kb;
-    enum usb_config_verdict v = hub ? usb_config_find_hub(p->dev.buf + DATA_AT, got, &kb, why)
-                                    : usb_config_find_keyboard(p->dev.buf + DATA_AT, got, &kb, why);
+    enum usb_config_verdict v = *hub ? usb_config_find_hub(p->dev.buf + DATA_AT, got, kb, why)
+                                     : usb_config_find_keyboard(p->dev.buf + DATA_AT, got, kb, why);
     if (v == USB_CONFIG_BAD)
         return false;
-    if (v == USB_CONFIG_NO_KEYBOARD && hub) {
+    if (v == USB_CONFIG_NO_KEYBOARD && *hub) {
         *why = "the hub has no hub interface with a status-change endpoint";
         return false;
     }
     if (v == USB_CONFIG_NO_KEYBOARD) {
         log_info("usb: port %s: device %04x:%04x (class %02x) is not a boot keyboard: left alone", path,
-                 info.vendor, info.product, info.device_class);
+                 info->vendor, info->product, info->device_class);
         *why = 0;
         return false;
     }
+    return true;
+}
 
+/* Configure Endpoint with its interrupt IN endpoint (for a hub, after its hub descriptor: the slot context then
+ * says Hub, with its port count), and SET_CONFIGURATION. */
+static bool configure(struct xhci_bus *bus, struct xhci_port *p, const struct usb_kbd_iface *kb, bool hub,
+                      const char **why)
+{
+    struct xhci *hc = bus->hc;
     if (hub && !usb_hub_describe(&bus->host, &p->dev, why))
         return false;
-    p->dci = (uint8_t)((kb.endpoint & 0xF) * 2 + 1);
+    p->dci = (uint8_t)((kb->endpoint & 0xF) * 2 + 1);
     memset(p->in_ctx, 0, 4096);
     xhci_context(hc, p->in_ctx, 0)[1] = 1u | 1u << p->dci;
     p->dev.hub = hub; /* the slot context says Hub and its port count from here on */
     slot_context(hc, p, p->dci);
     uint32_t *ep = xhci_context(hc, p->in_ctx, 1 + p->dci);
-    ep[0] = interval_exponent(speed, kb.interval) << 16;
-    ep[1] = 3u << 1 | EP_TYPE_INTERRUPT_IN << 3 | (uint32_t)kb.max_packet << 16;
+    ep[0] = interval_exponent(p->dev.speed, kb->interval) << 16;
+    ep[1] = 3u << 1 | EP_TYPE_INTERRUPT_IN << 3 | (uint32_t)kb->max_packet << 16;
     put64(ep + 2, pci_dma_address(p->intr.trbs) | 1);
-    ep[4] = 8u | (uint32_t)kb.max_packet << 16;
-    if (!xhci_command(hc, pci_dma_address(p->in_ctx), TRB_TYPE(TRB_CONFIGURE_ENDPOINT) | TRB_SLOT(slot), 0, why))
+    ep[4] = 8u | (uint32_t)kb->max_packet << 16;
+    if (!xhci_command(hc, pci_dma_address(p->in_ctx), TRB_TYPE(TRB_CONFIGURE_ENDPOINT) | TRB_SLOT(p->dev.slot), 0,
+                      why))
         return false;
-    if (!control(hc, p, 0x00, REQ_SET_CONFIGURATION, kb.config_value, 0, 0, 0, why))
+    return control(hc, p, 0x00, REQ_SET_CONFIGURATION, kb->config_value, 0, 0, 0, why);
+}
+
+/* Everything after the port reset; false with *why, or with *why NULL when the failure was already logged. */
+static bool enumerate(struct xhci_bus *bus, struct xhci_port *p, const char *path, const char **why)
+{
+    struct xhci *hc = bus->hc;
+    const struct pci_device *pci = xhci_pci(hc);
+    struct usb_device_info info;
+    struct usb_kbd_iface kb;
+    bool hub = false;
+    char hub_id[32];
+    if (!address(bus, p, why) || !ep0_packet_size(hc, p, why) ||
+        !read_descriptors(hc, p, path, &info, &kb, &hub, why) || !configure(bus, p, &kb, hub, why))
         return false;
     if (hub) {
         if (!usb_hub_start(&bus->host, &p->dev, report_len(&kb), why))
             return false;
-        log_info("usb: xHCI %04x:%04x: port %s%s: hub %04x:%04x, %u ports, slot %u", xhci_pci(hc)->vendor,
-                 xhci_pci(hc)->device, path, behind(p, hub_id, sizeof hub_id), info.vendor, info.product,
-                 p->dev.hub_ports, slot);
+        log_info("usb: xHCI %04x:%04x: port %s%s: hub %04x:%04x, %u ports, slot %u", pci->vendor, pci->device,
+                 path, behind(p, hub_id, sizeof hub_id), info.vendor, info.product, p->dev.hub_ports, p->dev.slot);
         return true;
     }
     if (!control(hc, p, 0x21, REQ_SET_PROTOCOL, 0, kb.interface, 0, 0, why))
@@ -289,8 +324,8 @@ static bool enumerate(struct xhci_bus *bus, struct xhci_port *p, const char *pat
     usb_kbd_init(&p->kbd);
     p->keyboard = true;
     queue_report(hc, p, report_len(&kb));
-    log_info("usb: xHCI %04x:%04x: port %s%s: keyboard %04x:%04x (boot protocol), slot %u", xhci_pci(hc)->vendor,
-             xhci_pci(hc)->device, path, behind(p, hub_id, sizeof hub_id), info.vendor, info.product, slot);
+    log_info("usb: xHCI %04x:%04x: port %s%s: keyboard %04x:%04x (boot protocol), slot %u", pci->vendor,
+             pci->device, path, behind(p, hub_id, sizeof hub_id), info.vendor, info.product, p->dev.slot);
     return true;
 }
 
