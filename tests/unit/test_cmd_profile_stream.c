@@ -18,6 +18,7 @@
 #include "fake_hal.h"
 #include "profiler_burn_fixture.h"
 #include "shell_line.h"
+#include "spawned_task.h"
 #include "fake_net.h"
 #include "kernel/profiler/build_id.h"
 #include "kernel/shell/commands.h"
@@ -37,44 +38,19 @@
 
 /* ---- the stream's task, run here -------------------------------------------------------------------------- */
 
-/* Every CPU's ticks so far are the fake kernel's rounds of ticks (fake_tick_rounds); the scheduler says so. */
-static void (*pending_entry)(void *arg);
-static void *pending_arg;
-static jmp_buf task_left;
-static struct task stream_task_struct;
 static bool net_goes_down_at_sleep; /* the network goes away at the task's next sleep */
 
-struct task *task_spawn(const char *name, void (*entry)(void *arg), void *arg, int cpu)
-{
-    (void)cpu;
-    assert_string_equal(name, "pstream");
-    assert_null(pending_entry);
-    pending_entry = entry;
-    pending_arg = arg;
-    return &stream_task_struct;
-}
-
-void task_exit(void)
-{
-    longjmp(task_left, 1);
-}
-
+/* Every CPU's ticks so far are the fake kernel's rounds of ticks (fake_tick_rounds); the scheduler says so. */
 void sched_cpu_ticks(unsigned cpu, uint64_t *ticks, uint64_t *busy)
 {
     (void)cpu;
     *ticks = *busy = (uint64_t)fake_tick_rounds;
 }
 
-/* Runs the spawned task until it exits. */
+/* Runs the stream's task until it exits (tests/unit/spawned_task.c). */
 static void run_stream_task(void)
 {
-    assert_non_null(pending_entry);
-    void (*entry)(void *) = pending_entry;
-    pending_entry = NULL;
-    if (setjmp(task_left) == 0) {
-        entry(pending_arg);
-        fail_msg("the stream's task returned instead of calling task_exit");
-    }
+    spawned_task_run();
 }
 
 void task_sleep_until(int64_t when_ns)
@@ -91,7 +67,7 @@ void task_sleep_until(int64_t when_ns)
 static void stop_wait(uint32_t ms)
 {
     (void)ms;
-    if (pending_entry)
+    if (spawned_task_pending())
         run_stream_task();
 }
 
@@ -165,7 +141,8 @@ static int setup(void **state)
     burn_setup(1);
     fake_sleep_hook = stop_wait;
     burn_ticks_per_sleep = 2;
-    pending_entry = NULL;
+    spawned_task_forget();
+    spawned_task_name = "pstream";
     net_goes_down_at_sleep = false;
     fake_net_reset();
     origin = (struct shell_origin){ 0 };
@@ -295,7 +272,7 @@ static void test_the_network_going_away_ends_it(void **state)
     /* and a start while it is down starts nothing */
     assert_int_equal(run_line("profile stream 10.0.2.2:9000"), 1);
     assert_string_equal(output, "profile stream: no network interface\n");
-    assert_null(pending_entry);
+    assert_false(spawned_task_pending());
 }
 
 static void test_where_it_may_go_as_the_command_applies_it(void **state)
@@ -312,7 +289,7 @@ static void test_where_it_may_go_as_the_command_applies_it(void **state)
     origin.ip = 0x0a000207;
     assert_int_equal(run_line("profile stream 10.0.2.8:9000"), 1);
     assert_string_equal(output, "profile stream: an unkeyed request may stream only to its own address (udpsh.key)\n");
-    assert_null(pending_entry);
+    assert_false(spawned_task_pending());
     uint32_t id = run_id_now();
     assert_int_equal(run_line("profile stream 9000 1"), 0);
     expect_output("profile stream: run %08x to 10.0.2.7:9000 for 1 s, source tick, headroom 1.0 s at 1 kHz per cpu\n", id);
@@ -320,10 +297,10 @@ static void test_where_it_may_go_as_the_command_applies_it(void **state)
     origin.ip = 0x0a000208;
     assert_int_equal(run_line("profile stream stop"), 1);
     assert_string_equal(output, "profile stream: an unkeyed request may stop only a stream to its own address\n");
-    assert_non_null(pending_entry); /* still running */
+    assert_true(spawned_task_pending()); /* still running */
     origin.keyed = true;
     assert_int_equal(run_line("profile stream stop"), 0);
-    assert_null(pending_entry);
+    assert_false(spawned_task_pending());
     parse_sent(0x0a000207, 9000, UINT32_MAX);
     /* keyed: any allowlisted address */
     assert_int_equal(run_line("profile stream 10.0.2.99:9000 1"), 0);
@@ -373,7 +350,7 @@ static void test_bad_words_start_nothing(void **state)
     }
     assert_int_equal(run_line("profile stream 10.0.2.2:9000 1 4242"), 1);
     assert_string_equal(output, "profile stream: no task with pid 4242\n");
-    assert_null(pending_entry);
+    assert_false(spawned_task_pending());
     assert_int_equal(fake_net_nsent, 0);
     burn_expect_profiler_free();
 }

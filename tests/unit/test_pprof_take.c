@@ -17,6 +17,7 @@
 
 #include "fake_hal.h"
 #include "profiler_burn_fixture.h"
+#include "spawned_task.h"
 #include "kernel/heap.h"
 #include "kernel/labels.h"
 #include "kernel/profiler.h"
@@ -34,37 +35,6 @@
  * lookups are profiler_burn_fixture.c's; every interrupted context has one caller, the first word of its
  * stack (the fake kernel's walk). */
 const struct kernel_segment kernel_text_segment = { 0x100000, 0x1000, 0x1000 }; /* the link's, in the kernel */
-
-/* pprof_profile_begin's task, run here when the test says (run_spawned), and left through task_exit. */
-static void (*spawned_entry)(void *arg);
-static void *spawned_arg;
-static jmp_buf task_left;
-static struct task spawned_task;
-struct task *task_spawn(const char *name, void (*entry)(void *arg), void *arg, int cpu)
-{
-    (void)cpu;
-    assert_string_equal(name, "pprof");
-    assert_null(spawned_entry);
-    spawned_entry = entry;
-    spawned_arg = arg;
-    return &spawned_task;
-}
-
-void task_exit(void)
-{
-    longjmp(task_left, 1);
-}
-
-static void run_spawned(void)
-{
-    assert_non_null(spawned_entry);
-    void (*entry)(void *) = spawned_entry;
-    spawned_entry = NULL;
-    if (setjmp(task_left) == 0) {
-        entry(spawned_arg);
-        fail_msg("the profile's task returned instead of calling task_exit");
-    }
-}
 
 void sched_cpu_ticks(unsigned cpu, uint64_t *ticks, uint64_t *busy)
 {
@@ -127,7 +97,8 @@ static int setup(void **state)
     (void)state;
     burn_setup(0); /* every CPU's task called from BurnTask+0x30 */
     allocations_after = -1;
-    spawned_entry = NULL;
+    spawned_task_forget();
+    spawned_task_name = "pprof";
     /* The rings stay allocated for the kernel's life: the baseline is taken after a run has made them. */
     burn_expect_profiler_free();
     label_reclaim();
@@ -295,7 +266,7 @@ static void test_begin_runs_it_in_its_own_task(void **state)
     struct pprof_profile second;
     assert_int_equal(pprof_profile_begin(&second, 1, NULL, done, &done_calls, busy, sizeof busy), PPROF_BUSY);
     assert_string_equal(busy, "profile: busy: an HTTP profile (/debug/pprof/profile), 1 s left");
-    run_spawned();
+    spawned_task_run(); /* pprof_profile_begin's task, here */
     assert_int_equal(done_calls, 1);
     assert_int_equal(done_status, PPROF_OK);
     assert_int_equal(burn_sleeps, 1000 / PROFILE_DRAIN_MS);
