@@ -93,7 +93,7 @@ static bool park_once(struct context *ctx, enum park_mode mode)
 /* park_once, again with the same context while a stop request came as it was leaving -- after its last look
  * at stop_waiting, with this CPU still inside the debugger (depth > 0): parked there, its context would be
  * the debugger's own code, where a step is never reported (gdb_stop_debug_trap) and stepi hung. */
-bool stop_park(struct context *ctx, enum park_mode mode)
+bool park(struct context *ctx, enum park_mode mode)
 {
     struct stop_cpu *c = &stop_cpus[stop_arch->this_cpu()];
     bool seen = park_once(ctx, mode);
@@ -104,7 +104,7 @@ bool stop_park(struct context *ctx, enum park_mode mode)
     return seen;
 }
 
-void gdb_stop_park_detoured(struct context *saved) { stop_park(saved, PARK_ASKED); }
+void gdb_stop_park_detoured(struct context *saved) { park(saved, PARK_ASKED); }
 
 struct context *gdb_stopped_context(unsigned cpu)
 {
@@ -193,8 +193,8 @@ bool gdb_stop_nmi(struct context *ctx)
         atomic_store(&c->stop_waiting, true);
         return true;
     }
-    /* In stop_park(): on its way out after the last release, it stays parked where it was; just arriving, or
-     * already past its release, it parks (again) before leaving stop_park(). */
+    /* In park(): on its way out after the last release, it stays parked where it was; just arriving, or
+     * already past its release, it parks (again) before leaving park(). */
     if (c->in_park) {
         int releasing = CPU_RELEASING;
         if (!atomic_compare_exchange_strong(&c->state, &releasing, CPU_PARKED))
@@ -202,7 +202,7 @@ bool gdb_stop_nmi(struct context *ctx)
         return true;
     }
     if (!stop_arch->leave_nmi(ctx))
-        stop_park(ctx, PARK_ASKED);
+        park(ctx, PARK_ASKED);
     return true;
 }
 
@@ -213,5 +213,5 @@ void gdb_panic_park(struct context *ctx)
     struct stop_cpu *c = &stop_cpus[stop_arch->this_cpu()];
     atomic_store(&c->stop_req, false);
     for (;;)
-        stop_park(ctx, PARK_HELD);
+        park(ctx, PARK_HELD);
 }

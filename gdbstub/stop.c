@@ -3,7 +3,7 @@
  * Stopping. Whatever stops the machine ends in enter() on one CPU, which becomes the leader (the owner) by
  * winning `stop_owner`. It asks every other running CPU to stop (its stop_req flag, then arch->stop_cpu, an
  * NMI on x86) and waits until each has parked: saved a pointer to its interrupted context and stopped in
- * stop_park(). A CPU stopped that way parks outside NMI context if the arch can send it there (leave_nmi), so
+ * park(). A CPU stopped that way parks outside NMI context if the arch can send it there (leave_nmi), so
  * that it can sleep and be woken by an ordinary interrupt; a CPU that hits a trap of its own while another
  * CPU leads parks as that session's (its event is not lost: a software breakpoint is rewound and fires
  * again once released, if still there). Then the leader runs the protocol (gdb_stub_session).
@@ -196,7 +196,7 @@ static void session(unsigned me, struct context *ctx, enum stop_reason why)
     c->depth--;
     atomic_store(&stop_owner, -1);
     if (!me_runs)
-        stop_park(ctx, PARK_HELD); /* held while another CPU runs alone; a stop of that CPU makes it the owner */
+        park(ctx, PARK_HELD); /* held while another CPU runs alone; a stop of that CPU makes it the owner */
     stop_arch->load_debug_regs();
 }
 
@@ -251,10 +251,10 @@ static void enter_locked(struct context *ctx, enum stop_reason why, unsigned sin
          * session that starts meanwhile stops it here, with this context (gdb_stop_nmi leaves it the
          * request). */
         atomic_store(&c->stop_waiting, false); /* this session sees it parked; no request left over */
-        bool seen = stop_park(ctx, PARK_LOSER);
+        bool seen = park(ctx, PARK_LOSER);
         while (!seen && atomic_load(&stop_owner) >= 0) {
             if (atomic_exchange(&c->stop_waiting, false))
-                seen = stop_park(ctx, PARK_ASKED);
+                seen = park(ctx, PARK_ASKED);
             else
                 stop_arch->relax();
         }
@@ -273,7 +273,7 @@ static void enter(struct context *ctx, enum stop_reason why, unsigned since)
     enter_locked(ctx, why, since);
     c->trapping = false;
     if (atomic_exchange(&c->stop_waiting, false))
-        stop_park(ctx, PARK_ASKED); /* a session that began as this CPU was leaving */
+        park(ctx, PARK_ASKED); /* a session that began as this CPU was leaving */
 }
 
 bool gdb_stop_breakpoint_insn(struct context *ctx, uint64_t addr)

@@ -34,10 +34,10 @@ struct stop_cpu {
     struct context *step_ctx;    /* the context released stepping */
     unsigned step_session;       /* `stop_sessions` when it was: a later session makes it stale */
     bool trap_pending;           /* the breakpoint instruction this CPU is about to execute is trap()'s */
-    bool in_park;                /* between parking and running again, stop_park()'s loop included */
+    bool in_park;                /* between parking and running again, park()'s loop included */
     bool released;               /* an owner let it go (it was part of that session), not left by itself */
     bool trapping;               /* between its own stop (a trap, the transport's interrupt) and parking or owning */
-    atomic_bool stop_waiting;    /* a stop request gdb_stop_nmi left for enter() or stop_park() to act on */
+    atomic_bool stop_waiting;    /* a stop request gdb_stop_nmi left for enter() or park() to act on */
     enum stop_reason trap_why;
     struct gdb_hw_slot watch;    /* the watchpoint this CPU stopped for, until its session notes it */
     bool watch_pending;
@@ -63,7 +63,7 @@ enum park_mode { PARK_ASKED, PARK_LOSER, PARK_HELD };
 
 /* Parks this CPU with ctx until a session releases it (again, while a stop request came as it was leaving):
  * true when a session saw it parked, false when it left by itself, unseen (see enum park_mode). */
-bool stop_park(struct context *ctx, enum park_mode mode);
+bool park(struct context *ctx, enum park_mode mode);
 /* c, this CPU me, stopped with ctx: its context for the leader, and what the arch keeps beside it. */
 void stop_record(unsigned me, struct stop_cpu *c, struct context *ctx);
 /* c's context made ready to run again, stepping or not; and that undone for a CPU held after all. */
