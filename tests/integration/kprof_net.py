@@ -274,6 +274,29 @@ def host_netload(*args, timeout=60):
     return r.stdout
 
 
+def host_udp_drops():
+    """The host kernel's count of UDP datagrams it dropped because a socket's receive buffer was full (/proc/net/snmp,
+    Udp: RcvbufErrors), system-wide: what a starved receiver (a QEMU whose main loop did not run, a sink script)
+    lost, which is the host's doing, not the receiver's."""
+    with open("/proc/net/snmp") as f:
+        rows = [line.split() for line in f if line.startswith("Udp:")]
+    return int(rows[1][rows[0].index("RcvbufErrors")])
+
+
+def short_by_the_host(received, sent, drops_before):
+    """Why a receiver that counted `received` of `sent` datagrams may have come up short through no fault of its
+    own: the host dropped datagrams at a full socket buffer meanwhile (host_udp_drops moved on from drops_before),
+    or the receiver's report has every datagram it got in order with none missing between (received are the
+    first ones: the rest came after its window closed). None when it is not short, or when neither holds."""
+    if received["packets"] >= sent:
+        return None
+    if host_udp_drops() > drops_before:
+        return "the host dropped datagrams at a full socket buffer meanwhile"
+    if (received["lost"], received["out_of_order"], received["duplicates"]) == (0, 0, 0):
+        return "every datagram it got came in order, none missing between: the rest came after its window"
+    return None
+
+
 def start_host_sink(port, seconds):
     """scripts/netload sink on the host, returned once it is listening. It runs until finish_host_sink says the
     sender is done (SIGUSR1: it then reports once nothing has arrived for half a second), at most seconds + 60:

@@ -14,9 +14,9 @@ import re
 import pytest
 
 from kprof_net import DHCP_ADDRESS, net_status, wait_dhcp
-from kprof_qemu import NIC_DRIVERS, NICS, Kprof, unstarved
+from kprof_qemu import NIC_DRIVERS, NICS, HostStarved, Kprof, unstarved
 from kprof_report import parse_report
-from kprof_net import (RX_RX_LINE, RX_TX_LINE, console_command, host_netload, kernel_send_to_host_sink, udp_cmd, udpsh,
+from kprof_net import (RX_RX_LINE, RX_TX_LINE, console_command, host_netload, host_udp_drops, short_by_the_host, kernel_send_to_host_sink, udp_cmd, udpsh,
                        wire)
 
 # Kernels this module boots (conftest.py fails a boot past BOOTS), by the test that boots them -- a module kernel
@@ -92,6 +92,7 @@ def test_netload_host_to_kernel(nic_kernel):
         # every datagram inside the sink's 2 s of kernel time: a host that starves QEMU can hold the last ones
         # past it, which the retry rule tells apart (kprof_qemu.unstarved)
         before = net_status(k)
+        drops = host_udp_drops()
         with console_command(k, "netload sink %d %d" % (port, seconds), seconds):
             k.expect(r"netload: sink on UDP port %d for %d s\n" % (port, seconds), timeout=5)
             host = host_netload("send", "127.0.0.1", port, 1, size, pps)
@@ -100,6 +101,9 @@ def test_netload_host_to_kernel(nic_kernel):
         assert RX_RX_LINE.fullmatch(m.group(1)), m.group(1)
         kernel, tx = wire.parse_rx_report(m.group(1)), wire.parse_tx_report(host)
         assert tx["packets"] >= pps * 0.9, host
+        why = short_by_the_host(kernel, tx["packets"], drops)
+        if why:
+            raise HostStarved("the kernel's sink took %d of %d: %s" % (kernel["packets"], tx["packets"], why))
         assert (kernel["packets"], kernel["lost"], kernel["out_of_order"], kernel["duplicates"],
                 kernel["invalid"]) == (tx["packets"], 0, 0, 0, 0), (m.group(1), host)
         after = net_status(k)

@@ -18,7 +18,7 @@ TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))
 SCRIPTS = os.path.join(TOP, "scripts")
 sys.path.insert(0, SCRIPTS)
 import kprof_wire as w  # noqa: E402
-from kprof_net import udp_port_bound  # noqa: E402
+from kprof_net import host_udp_drops, short_by_the_host, udp_port_bound  # noqa: E402
 from kprof_qemu import poll  # noqa: E402
 
 # Kernels this module boots (conftest.py fails a boot past BOOTS): none -- its kernels are fakes on the host.
@@ -417,22 +417,30 @@ def free_udp_port():
 
 def test_netload_send_to_sink():
     # The sink runs 6 s and the send starts once the sink's socket is bound (not after a guess): a second of
-    # sending and a loaded host's slow start of the sender both fit inside it.
-    port = free_udp_port()
-    sink = subprocess.Popen([NETLOAD, "sink", str(port), "6"], stdout=subprocess.PIPE, text=True)
-    try:
-        poll("the host sink bound", lambda: udp_port_bound(port), timeout=30, every=0.05)
-        send = subprocess.run([NETLOAD, "send", "127.0.0.1", str(port), "1", "512", "2000"],
-                              capture_output=True, text=True, timeout=30)
-        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-            s.sendto(b"not netload", ("127.0.0.1", port))
-        out, _ = sink.communicate(timeout=30)
-    finally:
-        if sink.poll() is None:
-            sink.kill()
-    tx = w.parse_tx_report(send.stdout)
-    rx = w.parse_rx_report(out)
-    assert tx and rx, (send.stdout, out)
+    # sending and a loaded host's slow start of the sender both fit inside it. A sink that comes up short because
+    # the host dropped datagrams at its full socket buffer (a sink script the host did not run for a while) is
+    # the host's doing: tried again, three times in all.
+    for attempt in range(3):
+        drops = host_udp_drops()
+        port = free_udp_port()
+        sink = subprocess.Popen([NETLOAD, "sink", str(port), "6"], stdout=subprocess.PIPE, text=True)
+        try:
+            poll("the host sink bound", lambda: udp_port_bound(port), timeout=30, every=0.05)
+            send = subprocess.run([NETLOAD, "send", "127.0.0.1", str(port), "1", "512", "2000"],
+                                  capture_output=True, text=True, timeout=30)
+            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+                s.sendto(b"not netload", ("127.0.0.1", port))
+            out, _ = sink.communicate(timeout=30)
+        finally:
+            if sink.poll() is None:
+                sink.kill()
+        tx = w.parse_tx_report(send.stdout)
+        rx = w.parse_rx_report(out)
+        assert tx and rx, (send.stdout, out)
+        why = short_by_the_host(rx, tx["packets"], drops)
+        if not why:
+            break
+        print("attempt %d: the sink took %d of %d: %s" % (attempt + 1, rx["packets"], tx["packets"], why))
     assert 1500 <= tx["packets"] <= 2100 and tx["bytes"] == 512 * tx["packets"]
     assert rx["packets"] == tx["packets"] and rx["bytes"] == tx["bytes"]
     assert rx["lost"] == 0 and rx["out_of_order"] == 0 and rx["duplicates"] == 0 and rx["invalid"] == 1
