@@ -87,8 +87,9 @@ def soak(seconds, seed, verbose):
                 raise Failure("profile stream said: %s" % out)
             run_id = m.group(1)
             t_end = time.monotonic() + seconds
-            busy_line = "profile: busy: streaming run %s to %s:%d (profile stream stop ends it)" % (
-                run_id, HOST_INSIDE, rx.port)
+            # the one busy line, naming the stream and the seconds its window has left
+            busy_line = re.compile(r"profile: busy: streaming run %s to %s:%d \(profile stream stop ends it\), "
+                                   r"\d+ s left" % (run_id, re.escape(HOST_INSIDE), rx.port))
             shares = []
             last_read = time.monotonic()
             while time.monotonic() < t_end - 1:
@@ -130,12 +131,12 @@ def soak(seconds, seed, verbose):
                     figures["labels"] += 1
                 elif what < 0.9:
                     out = k.cmd("profile %d" % rng.choice([50, 200, 1000]))
-                    if out != busy_line:
+                    if not busy_line.fullmatch(out):
                         raise Failure("profile during the stream said: %s" % out)
                     figures["busy"] += 1
                 else:
                     out = k.cmd("profile stream %s:%d 5" % (HOST_INSIDE, rx.port + 1))
-                    if not out.startswith("profile stream: busy (streaming run %s" % run_id):
+                    if not out.startswith("profile stream: busy: streaming run %s" % run_id):
                         raise Failure("a second start said: %s" % out)
                     figures["busy"] += 1
                 time.sleep(rng.uniform(0.05, 0.6))
