@@ -546,16 +546,25 @@ def test_profile_under_netload_shows_the_driver_or_lwip(kernel_net):
     udp = UdpShell(k.udp_port)
     line = "netload send %s %%d %d %d %d" % (HOST_INSIDE, seconds, size, pps)
 
+    def kernel_s():
+        m = re.fullmatch(r"up (\d+\.\d{3}) s", udp.cmd("uptime"))
+        assert m, "uptime over UDP said something else"
+        return float(m.group(1))
+
     def attempt():
         host_port = free_port(socket.SOCK_DGRAM)
         tx0 = parse_net(udp.cmd("net"))["tx_packets"]
         sink = start_host_sink(host_port, seconds + 2)
         try:
+            started = kernel_s()
             with console_command(k, line % host_port, seconds):
                 poll("the kernel sending", lambda: parse_net(udp.cmd("net"))["tx_packets"] >= tx0 + 1000,
                      timeout=10, every=0.1)
-                # one netload at a time, whichever shell asks
+                # one netload at a time, whichever shell asks -- while the send lasts, in the kernel's time: a
+                # sink that ran once the send's seconds had passed met a host too slow to ask in time
                 r = udpsh(k.udp_port, "netload", "sink", str(k.netload_port), "1")
+                if r.returncode == 0 and kernel_s() - started >= seconds:
+                    raise HostStarved("the second netload came after the send's %d s" % seconds)
                 assert (r.returncode, r.stdout, r.stderr) == (1, (NETLOAD_BUSY + "\n").encode(), ""), r
                 before = parse_net(udp.cmd("net"))
                 rep = parse_report(udp.cmd("profile 1000 all 5", timeout=30), 1000, 5)
