@@ -371,12 +371,25 @@ RX_STREAM_DONE = re.compile(r"profile stream: idle; last run ([0-9a-f]{8}) to \S
                             r"produced (\d+), ended: time")
 
 
-def _stream_to(k, rx, seconds):
-    """`profile stream` to the Receiver rx for the seconds; the run once rx has its end record."""
+def _console_latency(k, n=8):
+    """The console's `uptime` answered n times: (median, longest) seconds from typing to the answer."""
+    took = []
+    for _ in range(n):
+        t = time.monotonic()
+        k.cmd("uptime")
+        took.append(time.monotonic() - t)
+    return statistics.median(took), max(took)
+
+
+def _stream_to(k, rx, seconds, meanwhile=None):
+    """`profile stream` to the Receiver rx for the seconds, calling meanwhile(k) (if given) as it runs; the run
+    once rx has its end record."""
     out = k.cmd("profile stream 10.0.2.2:%d %d" % (rx.port, seconds))
     m = re.match(r"profile stream: run ([0-9a-f]{8}) ", out)
     if not m:
         raise RuntimeError("profile stream said: %s" % out)
+    if meanwhile:
+        meanwhile(k)
     return rx.wait_end(m.group(1), seconds + 60)
 
 
@@ -389,8 +402,11 @@ def _stream_once(hz, seconds, tasks):
     try:
         k.cmd("profile 50")
         with Receiver() as rx:
-            k.cmd("burn %d %d" % (seconds * 1000 + 3000, tasks))
-            run = _stream_to(k, rx, seconds)
+            k.cmd("burn %d %d" % (seconds * 1000 + 6000, tasks))
+            # The console's answer on the busy CPUs, without and then with the stream: the stream task shares
+            # the shell's CPU, so the ratio is what streaming costs a user typing meanwhile.
+            console = [_console_latency(k)]
+            run = _stream_to(k, rx, seconds, meanwhile=lambda k: console.append(_console_latency(k)))
             received, dropped, unsent, produced = rx.check_accounted(run)
             status = k.cmd("profile stream")
             d = RX_STREAM_DONE.fullmatch(status)
@@ -398,7 +414,7 @@ def _stream_once(hz, seconds, tasks):
                 raise RuntimeError("the status after the stream said: %s" % status)
             return dict(share=float(d.group(8)), rate=int(d.group(3)), datagrams=int(d.group(7)),
                         elapsed=float(d.group(2)), received=received, dropped=dropped, unsent=unsent,
-                        produced=produced, bytes=rx.bytes)
+                        produced=produced, bytes=rx.bytes, console=console)
     finally:
         k.kill()
 
@@ -416,6 +432,11 @@ def stream_cost(seconds=10, tasks=4):
               % ("tick 100 Hz" if hz is None else "profile.hz=%d" % hz, f["share"], f["rate"],
                  f["datagrams"] / f["elapsed"], f["bytes"] / f["elapsed"] / 1000, f["received"], f["produced"],
                  f["dropped"], f["unsent"], seconds, tasks), flush=True)
+        (quiet, quiet_max), (streaming, streaming_max) = f["console"]
+        print("stream: %s: the console's `uptime` answered in %.0f ms while streaming (longest %.0f ms), %.0f ms "
+              "before it on the same busy cpus (longest %.0f ms): %.2fx; medians of 8"
+              % ("tick 100 Hz" if hz is None else "profile.hz=%d" % hz, streaming * 1000, streaming_max * 1000,
+                 quiet * 1000, quiet_max * 1000, streaming / quiet), flush=True)
 
 
 # ---- /debug/pprof/profile against the stream ------------------------------------------------------------

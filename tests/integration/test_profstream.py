@@ -109,12 +109,13 @@ def test_a_stream_cut_into_three_pprof_files(kernel, tmp_path):
     p = subprocess.Popen([PROFEXPORT, "--udp", "127.0.0.1:%d" % k.udp_port, "--every", str(EVERY), "--for", str(FOR),
                           "-o", outdir + "/"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        slowest = 0.0
+        slowest, answered = 0.0, 0
         pending = list(LABEL_AT)
         udp_answered = False
         while p.poll() is None and time.monotonic() - began < FOR + 30:
             t = time.monotonic()
-            k.cmd("uptime")                       # the console answers meanwhile
+            assert re.fullmatch(r"up \d+\.\d{3} s", k.cmd("uptime"))   # the console answers meanwhile
+            answered += 1
             slowest = max(slowest, time.monotonic() - t)
             if pending and time.monotonic() - began >= pending[0]:
                 changes.append(label_all(k, pids, len(changes)))
@@ -135,7 +136,10 @@ def test_a_stream_cut_into_three_pprof_files(kernel, tmp_path):
     print(err)
     assert p.returncode == 0, err
     assert not pending, "the run ended before every label change: %s" % err
-    assert slowest < 3.0, "the console took %.1f s to answer `uptime` while streaming" % slowest
+    # The console answered every `uptime` and label change meanwhile (each within k.cmd's own limit); how fast
+    # is `make bench`'s (stream_cost: the answer while streaming against the answer just before, on the same
+    # busy CPUs), not a bound here.
+    print("the console answered %d `uptime`s while streaming, the slowest in %.1f s" % (answered, slowest))
 
     # the run's totals: every sample accounted for, none lost
     m = re.search(r"(?m)^profexport: 127\.0\.0\.1:\d+ run ([0-9a-f]{8}) ended \(time\): produced (\d+) = received "
