@@ -70,6 +70,6 @@ char console_read_char(void)
             console_input_resume();
             return c;
         }
-        task_block();
+        task_block(TASK_WAIT_INPUT);
     }
 }

@@ -12,7 +12,7 @@
 #include "kernel/panic.h"
 #include "kernel/lib/string.h"
 
-#define MAX_TASKS (MAX_CPUS + 256) /* every CPU's idle task, and as many more */
+#define MAX_TASKS (MAX_CPUS + 1024) /* every CPU's idle task, and as many more */
 
 struct sched_cpu {
     struct task *current;
@@ -276,6 +276,8 @@ static struct context *schedule(struct sched_cpu *sc, struct context *ctx)
         if (prev->is_idle || next->is_idle)
             account_idle(sc, prev->is_idle, next->is_idle, now);
     }
+    if (prev != next)
+        atomic_fetch_add_explicit(&next->switches, 1, memory_order_relaxed);
     atomic_store(&next->state, TASK_RUNNING);
     sc->current = next;
     return next->ctx;
@@ -303,21 +305,55 @@ struct context *sched_after_irq(struct context *ctx)
 
 void task_yield(void) { cpu_yield(); }
 
-void task_sleep_until(int64_t when_ns)
+/* ---- waiting -------------------------------------------------------------------------------------------
+ * Each blocking call says what it waits on and keeps its own frame in the task while it waits: the walk from
+ * that frame starts at the caller's call site (its return address), which is what a wall profile and `tasks`
+ * show, rather than the scheduler's own frames. The calls are noinline so that frame is theirs. */
+
+static void wait_begin(struct task *self, enum task_wait why, void *frame)
+{
+    self->waiting_on = (uint8_t)why;
+    self->wait_since_ns = time_ns();
+    atomic_store_explicit(&self->wait_frame, (uintptr_t)frame, memory_order_release);
+}
+
+static void wait_end(struct task *self)
+{
+    atomic_store_explicit(&self->wait_frame, 0, memory_order_release);
+    self->waiting_on = TASK_WAIT_NONE;
+}
+
+static void sleep_until(int64_t when_ns, enum task_wait why, void *frame)
 {
     struct task *self = task_current();
+    wait_begin(self, why, frame);
     self->wake_at_ns = when_ns;
     atomic_store(&self->state, TASK_SLEEPING);
     task_yield();
+    wait_end(self);
 }
 
-void task_sleep_ms(uint32_t ms) { task_sleep_until(time_ns() + (int64_t)ms * 1000000); }
+__attribute__((noinline)) void task_sleep_until(int64_t when_ns)
+{
+    sleep_until(when_ns, TASK_WAIT_TIMER, __builtin_frame_address(0));
+}
 
-void task_block_until(int64_t deadline_ns)
+__attribute__((noinline)) void task_sleep_ms(uint32_t ms)
+{
+    sleep_until(time_ns() + (int64_t)ms * 1000000, TASK_WAIT_TIMER, __builtin_frame_address(0));
+}
+
+__attribute__((noinline)) void task_wait_until(int64_t when_ns, enum task_wait why)
+{
+    sleep_until(when_ns, why, __builtin_frame_address(0));
+}
+
+static void block(bool has_deadline, int64_t deadline_ns, enum task_wait why, void *frame)
 {
     struct task *self = task_current();
+    wait_begin(self, why, frame);
     self->wake_at_ns = deadline_ns;
-    self->block_has_deadline = true;
+    self->block_has_deadline = has_deadline;
     atomic_store(&self->state, TASK_BLOCKED);
     if (atomic_exchange(&self->wake_pending, 0)) {
         int blocked = TASK_BLOCKED;
@@ -327,19 +363,71 @@ void task_block_until(int64_t deadline_ns)
         atomic_store(&self->wake_pending, 0);
     }
     self->block_has_deadline = false;
+    wait_end(self);
 }
 
-void task_block(void)
+__attribute__((noinline)) void task_block_until(int64_t deadline_ns, enum task_wait why)
 {
-    struct task *self = task_current();
-    atomic_store(&self->state, TASK_BLOCKED);
-    if (atomic_exchange(&self->wake_pending, 0)) {
-        int blocked = TASK_BLOCKED;
-        atomic_compare_exchange_strong(&self->state, &blocked, TASK_RUNNING);
-        return;
+    block(true, deadline_ns, why, __builtin_frame_address(0));
+}
+
+__attribute__((noinline)) void task_block(enum task_wait why) { block(false, 0, why, __builtin_frame_address(0)); }
+
+const char *task_wait_name(enum task_wait why)
+{
+    static const char *const names[TASK_WAIT_KINDS] = {
+        [TASK_WAIT_NONE] = "none", [TASK_WAIT_TIMER] = "sleep", [TASK_WAIT_INPUT] = "input",
+        [TASK_WAIT_NET] = "net",   [TASK_WAIT_TASK] = "task",   [TASK_WAIT_DEVICE] = "device",
+    };
+    return (unsigned)why < TASK_WAIT_KINDS ? names[why] : "?";
+}
+
+const char *task_activity_name(enum task_activity act)
+{
+    switch (act) {
+    case TASK_ACT_RUNNING: return "running";
+    case TASK_ACT_RUNNABLE: return "runnable";
+    case TASK_ACT_WAITING: return "waiting";
+    default: return "?";
     }
-    task_yield();
-    atomic_store(&self->wake_pending, 0);
+}
+
+enum task_activity task_activity_now(const struct task *task, bool current, int64_t now)
+{
+    if (current)
+        return TASK_ACT_RUNNING;
+    switch (atomic_load(&task->state)) {
+    case TASK_RUNNING:
+        return TASK_ACT_RUNNING; /* on its CPU, seen from another */
+    case TASK_READY:
+        return TASK_ACT_RUNNABLE;
+    case TASK_SLEEPING:
+        return now - task->wake_at_ns >= 0 ? TASK_ACT_RUNNABLE : TASK_ACT_WAITING;
+    case TASK_BLOCKED:
+        return task->block_has_deadline && now - task->wake_at_ns >= 0 ? TASK_ACT_RUNNABLE : TASK_ACT_WAITING;
+    default:
+        return TASK_ACT_NONE; /* exited */
+    }
+}
+
+int task_chain_off_cpu(const struct task *task, const struct text_bounds *text, uintptr_t *out, int max)
+{
+    struct stack_bounds stack = task_stack_bounds(task);
+    uintptr_t frame = atomic_load_explicit(&task->wait_frame, memory_order_acquire);
+    if (frame)
+        return stack_walk(frame, &stack, out, max);
+    const struct context *ctx = task->ctx;
+    if (!ctx || max < 1)
+        return 0;
+    return stack_trace_from(context_pc(ctx), context_sp(ctx), context_fp(ctx), &stack, text, out, max);
+}
+
+void sched_for_each_other_here(void (*fn)(struct task *task, void *arg), void *arg)
+{
+    struct sched_cpu *sc = &sched_cpus[cpu_index()];
+    for (struct task *t = sc->list; t; t = t->next_on_cpu)
+        if (t != sc->current && atomic_load(&t->state) != TASK_DEAD)
+            fn(t, arg);
 }
 
 void task_wake(struct task *task)
@@ -383,7 +471,7 @@ static void reaper(void *arg)
             kfree(dead);
             dead = next;
         }
-        task_block();
+        task_block(TASK_WAIT_TASK); /* tasks exiting */
     }
 }
 

@@ -24,6 +24,26 @@ enum task_state {
     TASK_DEAD,     /* exited; its owner CPU hands it to the reaper */
 };
 
+/* What a task that is not running waits on, as the blocking call declares it: a wall profile names its waiting
+ * samples by it, and `tasks` prints it (task_wait_name). */
+enum task_wait {
+    TASK_WAIT_NONE,   /* not inside a blocking call */
+    TASK_WAIT_TIMER,  /* asleep until a time, for its own sake */
+    TASK_WAIT_INPUT,  /* console input */
+    TASK_WAIT_NET,    /* the network: a datagram, a connection, a session's traffic */
+    TASK_WAIT_TASK,   /* another task: its end, its answer, its letting go */
+    TASK_WAIT_DEVICE, /* a device's interrupt */
+    TASK_WAIT_KINDS
+};
+
+/* What a task is doing at one moment, as a wall profile samples it and `tasks` prints it. */
+enum task_activity {
+    TASK_ACT_NONE,     /* no task: a CPU sample, not a wall one */
+    TASK_ACT_RUNNING,  /* on its CPU */
+    TASK_ACT_RUNNABLE, /* ready, waiting for its CPU */
+    TASK_ACT_WAITING,  /* asleep or blocked, on its enum task_wait */
+};
+
 struct label_set;
 
 struct task {
@@ -42,6 +62,13 @@ struct task {
     _Atomic(const struct label_set *) labels; /* current label set; swapped whole, read by the sampler */
     _Atomic uint64_t span;       /* current span (0: none), read by the sampler: kernel/labels.h */
     uint64_t ticks;              /* timer ticks that found it running */
+    /* Written by the task itself as it enters and leaves a blocking call; read by its CPU's tick (the wall
+     * sweep) and by `tasks`. wait_frame is the frame of the blocking call: a walk from it starts at the call
+     * site, which stays on the stack, unchanged, until the call returns. */
+    uint8_t waiting_on;          /* enum task_wait */
+    int64_t wait_since_ns;
+    _Atomic uintptr_t wait_frame; /* 0 outside a blocking call */
+    _Atomic uint64_t switches;   /* times its CPU switched to it: unchanged between two looks, it did not run */
     void (*entry)(void *arg);
     void *arg;
     struct task *next_on_cpu;    /* the owner CPU's private list */
@@ -56,12 +83,26 @@ struct task *task_current(void);
 struct task *task_spawn(const char *name, void (*entry)(void *arg), void *arg, int cpu);
 
 void task_yield(void);
+/* Sleeps (TASK_WAIT_TIMER): for ms, or until when_ns. */
 void task_sleep_ms(uint32_t ms);
 void task_sleep_until(int64_t when_ns);
-/* Blocks until task_wake(); may return spuriously, so callers loop on their condition. */
-void task_block(void);
+/* Sleeps until when_ns, waiting on why (a command that waits out another's session, say). */
+void task_wait_until(int64_t when_ns, enum task_wait why);
+/* Blocks until task_wake(), waiting on why; may return spuriously, so callers loop on their condition. */
+void task_block(enum task_wait why);
 /* task_block, but woken at deadline_ns at the latest (a network loop that also has timers to run). */
-void task_block_until(int64_t deadline_ns);
+void task_block_until(int64_t deadline_ns, enum task_wait why);
+/* The name of a wait ("sleep", "input", "net", "task", "device"), for reports. */
+const char *task_wait_name(enum task_wait why);
+/* The name of an activity ("running", "runnable", "waiting"). */
+const char *task_activity_name(enum task_activity act);
+/* What task is doing now, from its own CPU or any other (a snapshot: it may change at once). A sleeper past its
+ * wake time is runnable: only its CPU's next schedule makes it ready. */
+enum task_activity task_activity_now(const struct task *task, bool current, int64_t now);
+/* The chain of a task that is not running: from the call site of its blocking call when inside one, else from
+ * its saved context (preempted). Its CPU must not run it meanwhile (its own tick), or the caller checks
+ * `switches` around the walk. Returns the frames written, 0 when there is nothing to walk. */
+int task_chain_off_cpu(const struct task *task, const struct text_bounds *text, uintptr_t *out, int max);
 /* Wakes a blocked task; safe from interrupt context (no locks). */
 void task_wake(struct task *task);
 __attribute__((noreturn)) void task_exit(void);
@@ -79,6 +120,10 @@ bool task_exists(uint32_t pid);
 bool task_set_labels_by_pid(uint32_t pid, const struct label_set *set);
 /* Sets the span (kernel/labels.h) of the live task pid, under the table lock. False when there is none. */
 bool task_set_span_by_pid(uint32_t pid, uint64_t span);
+
+/* Interrupt context, on this CPU (its tick): calls fn for each of this CPU's tasks but the current one and idle.
+ * The list is this CPU's own, changed only by its scheduler, which the tick does not interrupt. */
+void sched_for_each_other_here(void (*fn)(struct task *task, void *arg), void *arg);
 
 /* The deepest the task's stack has been used, measured from the paint. */
 size_t task_stack_used(const struct task *task);

@@ -171,7 +171,7 @@ static void worker_task(void *arg)
         if (c)
             httpd_serve(c);
         else
-            task_block();
+            task_block(TASK_WAIT_NET);
     }
 }
 

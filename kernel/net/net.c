@@ -443,7 +443,7 @@ static void network_task(void *arg)
         if (wanted && wanted - deadline < 0)
             deadline = wanted;
         if (deadline - time_ns() > 0)
-            task_block_until(deadline);
+            task_block_until(deadline, TASK_WAIT_NET);
     }
 }
 

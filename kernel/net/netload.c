@@ -139,7 +139,7 @@ enum netload_start_result netload_start(const struct netload_request *req, const
 
 void netload_finish(struct netload_result *out)
 {
-    task_sleep_until(session.end_ns);
+    task_wait_until(session.end_ns, TASK_WAIT_NET); /* the shell waits out the session: on the network */
     atomic_store_explicit(&session.active, false, memory_order_release);
     net_set_poller(0, 0);
     if (session.labelled)

@@ -137,7 +137,7 @@ static void udp_shell(void *arg)
     static struct reply_chunker chunker;
     for (;;) {
         while (!atomic_load_explicit(&busy, memory_order_acquire))
-            task_block();
+            task_block(TASK_WAIT_NET);
         chunker_init(&chunker, request.seq, send_datagram, 0);
         /* Unkeyed, a long send to the requester itself lasts no longer than the token that allowed it. */
         struct shell_origin from = { .udp = true, .keyed = request.keyed, .ip = request.ip, .port = request.port,

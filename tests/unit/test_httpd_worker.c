@@ -29,7 +29,7 @@ struct task *task_spawn(const char *name, void (*entry)(void *arg), void *arg, i
     (void)name, (void)entry, (void)arg, (void)cpu;
     return &fake_worker;
 }
-void task_block(void) {}
+void task_block(enum task_wait why) { (void)why; }
 void task_wake(struct task *t) { (void)t; }
 const char *platform_cmdline(void) { return "pprof.http=6060  udpsh.key=00112233445566778899aabbccddeeff quiet"; }
 int cmd_lscpu(int argc, char **argv, struct sink *out, const struct shell_origin *from)

@@ -562,7 +562,7 @@ unsigned xhci_port_change_take(struct xhci *hc)
 void xhci_sleep(struct xhci *hc, int64_t deadline)
 {
     if (hc->irq)
-        task_block_until(deadline); /* the interrupt, a repeat falling due, or the safety net */
+        task_block_until(deadline, TASK_WAIT_DEVICE); /* the interrupt, a repeat falling due, or the safety net */
     else
         task_sleep_ms(POLL_MS);
 }
