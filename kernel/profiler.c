@@ -73,6 +73,10 @@ static uint32_t silent_ticks_limit;
 /* Each CPU's idle time at the start (sched_cpu_idle_ns), and its busy time in the window once stopped. */
 static uint64_t idle_at_start[MAX_CPUS];
 static uint64_t busy_in_window[MAX_CPUS];
+/* A wall run (profile_run.wall): sweeps every wall_every ticks, each sample weighing wall_weight ns. */
+static bool wall_run;
+static uint32_t wall_every;
+static uint32_t wall_weight;
 /* What one tick sample weighs (its record's period) in the run's unit: the tick's period in nanoseconds on a
  * tick run, in TSC cycles on a counter run (a CPU whose counter faulted or stopped), so one run has one unit. */
 static uint32_t tick_weight;
@@ -89,6 +93,18 @@ _Static_assert(MAX_CPUS * SAMPLERS <= LABEL_READER_MARKS && MAX_CPUS + 1 <= LABE
                "the pool keeps a mark per sampler, and one per ring and their count");
 
 /* ---- the sample path -------------------------------------------------------------------------------- */
+
+/* The task's part of a record: its pid, label set and span. The caller's sampler word is odd (inside a sample):
+ * the pool cannot free or reuse the set before it leaves. */
+static inline __attribute__((always_inline)) void record_task(struct profile_record *rec, const struct task *task)
+{
+    rec->pid = task->pid;
+    /* acquire: the set a label swap published is complete before anyone follows this pointer */
+    const struct label_set *set = atomic_load_explicit(&task->labels, memory_order_acquire);
+    rec->labels = set;
+    rec->labels_generation = set ? set->generation : 0;
+    rec->span = atomic_load_explicit(&task->span, memory_order_relaxed);
+}
 
 /* One sample of ctx, taken at now, weighing period, into this CPU's ring, by sampler (SAMPLER_TICK or
  * SAMPLER_NMI). Inlined into the NMI path; the tick reaches it out of line. */
@@ -118,13 +134,7 @@ static inline __attribute__((always_inline)) void record_sample_at(const struct 
     rec->time_ns = now;
     const struct task *task = task_current();
     if (task) {
-        rec->pid = task->pid;
-        /* acquire: the set a label swap published is complete before anyone follows this pointer */
-        const struct label_set *set = atomic_load_explicit(&task->labels, memory_order_acquire);
-        rec->labels = set;
-        /* the sampler is inside (its word odd): the pool cannot free or reuse the set before it leaves */
-        rec->labels_generation = set ? set->generation : 0;
-        rec->span = atomic_load_explicit(&task->span, memory_order_relaxed);
+        record_task(rec, task);
         struct stack_bounds stack = task_stack_bounds(task);
         /* Straight into the slot: frame 0 is the interrupted instruction itself, the rest the frame chain. */
         rec->nframes = (uint8_t)stack_trace_from(context_pc(ctx), context_sp(ctx), context_fp(ctx), &stack,
@@ -346,6 +356,80 @@ static uint8_t account_lateness(struct profiler_cpu_run *c, const struct context
     return 0;
 }
 
+/* ---- the wall sweep ------------------------------------------------------------------------------------ */
+
+/* A wall run's sweep, on this CPU's tick every wall_every ticks: one record for each of this CPU's tasks, what
+ * it is doing and where -- the interrupted chain of the one running, and for each other its chain from the call
+ * it waits in (or where it was preempted). Each CPU sweeps only its own tasks, from its own tick, because only
+ * there are they still: none of them runs while its CPU is in the tick, so their stacks can be walked without a
+ * lock, and the list is the scheduler's own, which the tick does not interrupt. */
+struct wall_sweep {
+    uint32_t run;
+    unsigned cpu;
+    int64_t now;
+};
+
+static void wall_record_off_cpu(struct task *task, void *arg)
+{
+    const struct wall_sweep *w = arg;
+    enum task_activity act = task_activity_now(task, false, w->now);
+    if (act == TASK_ACT_NONE)
+        return;
+    struct profile_ring *ring = &rings[w->cpu];
+    struct profile_record *rec = profile_ring_reserve(ring);
+    if (!rec)
+        return;
+    rec->run = w->run;
+    rec->cpu = (uint16_t)w->cpu;
+    rec->flags = PROFILE_REC_WALL;
+    rec->wall.activity = (uint8_t)act;
+    rec->wall.waiting_on = act == TASK_ACT_WAITING ? task->waiting_on : TASK_WAIT_NONE;
+    rec->wall.unused = 0;
+    rec->period = wall_weight;
+    rec->time_ns = w->now;
+    record_task(rec, task);
+    int n = task_chain_off_cpu(task, &kernel_text, rec->frames, PROFILE_MAX_FRAMES);
+    if (n < 1) {
+        rec->frames[0] = 0; /* nothing to walk: folded as a leaf of address 0, still counted */
+        n = 1;
+    }
+    rec->nframes = (uint8_t)n;
+    profile_ring_commit(ring);
+}
+
+static void wall_sweep(const struct context *ctx, uint32_t run, unsigned cpu, int64_t now)
+{
+    _Atomic uint32_t *sampling = &label_sampling[cpu][SAMPLER_TICK];
+    uint32_t mark = atomic_load_explicit(sampling, memory_order_relaxed) + 1;
+    atomic_store_explicit(sampling, mark, memory_order_relaxed);
+    atomic_thread_fence(memory_order_seq_cst); /* as in record_sample_at: the mark before any task's pointer */
+
+    const struct task *current = task_current();
+    if (current && !current->is_idle) {
+        struct profile_ring *ring = &rings[cpu];
+        struct profile_record *rec = profile_ring_reserve(ring);
+        if (rec) {
+            rec->run = run;
+            rec->cpu = (uint16_t)cpu;
+            rec->flags = PROFILE_REC_WALL;
+            rec->wall.activity = TASK_ACT_RUNNING;
+            rec->wall.waiting_on = TASK_WAIT_NONE;
+            rec->wall.unused = 0;
+            rec->period = wall_weight;
+            rec->time_ns = now;
+            record_task(rec, current);
+            struct stack_bounds stack = task_stack_bounds(current);
+            rec->nframes = (uint8_t)stack_trace_from(context_pc(ctx), context_sp(ctx), context_fp(ctx), &stack,
+                                                     &kernel_text, rec->frames, PROFILE_MAX_FRAMES);
+            profile_ring_commit(ring);
+        }
+    }
+    struct wall_sweep w = { run, cpu, now };
+    sched_for_each_other_here(wall_record_off_cpu, &w);
+
+    atomic_store_explicit(sampling, mark + 1, memory_order_release);
+}
+
 static __attribute__((noinline)) void tick_in_run(const struct context *ctx, uint32_t word)
 {
     unsigned cpu = cpu_index();
@@ -366,6 +450,12 @@ static __attribute__((noinline)) void tick_in_run(const struct context *ctx, uin
         return;
     }
     c->ticks++;
+    if (wall_run) {
+        /* The sweep's own period: its ticks are not late or early against each other, only further apart. */
+        if ((c->ticks - 1) % wall_every == 0)
+            wall_sweep(ctx, run, cpu, time_ns());
+        return;
+    }
     /* The first sampling tick of this CPU starts its schedule, and so does the tick that finds its counter
      * stopped; nothing before it says when a tick was due. */
     bool starts_schedule = first;
@@ -493,8 +583,11 @@ int profiler_start(struct profile_run *run)
     tick_period_ns = 1000000000 / (hz ? hz : TICK_HZ_DEFAULT);
     uint64_t per_ms = cycles_per_ms();
 
-    /* Asks once whether there is a PMU that counts (the first time, the probe runs here, on this CPU). */
-    counter_run = pmu_probe() == PMU_COUNTS;
+    /* Asks once whether there is a PMU that counts (the first time, the probe runs here, on this CPU). A wall
+     * run is the tick's: it samples tasks at a fixed wall-clock period, not cycles. */
+    bool counts = pmu_probe() == PMU_COUNTS;
+    counter_run = counts && !run->wall;
+    wall_run = run->wall;
     run->tick_hz = hz;
     if (counter_run) {
         run->source = run->source_name = pmu_source_name();
@@ -510,13 +603,22 @@ int profiler_start(struct profile_run *run)
         uint64_t tick_cycles = (uint64_t)tick_period_ns * per_ms / 1000000;
         tick_weight = tick_cycles > UINT32_MAX ? UINT32_MAX : (uint32_t)tick_cycles;
     } else {
-        ksnprintf(tick_reason, sizeof tick_reason, "%s", pmu_verdict_reason());
+        if (run->wall)
+            ksnprintf(tick_reason, sizeof tick_reason, "a wall profile sweeps every task on the tick");
+        else
+            ksnprintf(tick_reason, sizeof tick_reason, "%s", pmu_verdict_reason());
         run->source = run->source_name = "tick";
         run->tick_reason = tick_reason;
         run->period_cycles = 0;
         run->period_ns = (uint64_t)tick_period_ns;
         tick_weight = (uint32_t)tick_period_ns;
     }
+    /* The sweep's period, in whole ticks, as near PROFILE_WALL_PERIOD_MS as the tick's rate allows. */
+    wall_every = (uint32_t)(((uint64_t)PROFILE_WALL_PERIOD_MS * (hz ? hz : TICK_HZ_DEFAULT) + 500) / 1000);
+    if (wall_every < 1)
+        wall_every = 1;
+    wall_weight = (uint32_t)(wall_every * (uint64_t)tick_period_ns);
+    run->wall_period_ns = run->wall ? wall_weight : 0;
 
     /* 0 means "inactive", and the top bit is the stopping flag, so the number skips both when it wraps. */
     last_run = (last_run & RUN_NUMBER) == RUN_NUMBER ? 1 : last_run + 1;

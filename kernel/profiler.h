@@ -68,8 +68,15 @@ struct profiler_cpu_run {
     uint64_t budget_cycles;
 };
 
+/* A wall profile's period: every task is sampled this often, whatever it is doing (the second seed's 10 ms). */
+#define PROFILE_WALL_PERIOD_MS 10
+
 /* Everything a report needs about one run. */
 struct profile_run {
+    bool wall;                  /* set by the caller before profiler_start (a session: from its consumer): a
+                                 * wall run -- every task, every PROFILE_WALL_PERIOD_MS, on the tick -- rather
+                                 * than the CPUs' samples */
+    uint64_t wall_period_ns;    /* a wall run: the time between two sweeps, what each wall sample weighs */
     struct profile_ring *rings; /* one per CPU, indexed by cpu_index() */
     unsigned ncpus;             /* rings with storage */
     uint32_t run;               /* the run number the records of this run carry (never 0) */

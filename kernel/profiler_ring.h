@@ -18,6 +18,8 @@ struct label_set;
 #define PROFILE_REC_IN_IRQ 0x02   /* it was an interrupt handler */
 #define PROFILE_REC_LET_IN 0x04   /* a tick held off by code running with interrupts disabled, taken just
                                    * after the sti/popf that re-enabled them; held_off_us says how long */
+#define PROFILE_REC_WALL 0x08     /* a wall sample: one task at one moment, whatever it was doing (wall says
+                                   * what); its frames are the task's chain, from where it waits when it waits */
 
 /* One sample. Nothing in it is resolved: addresses keep, and a lookup has no business in an interrupt. */
 struct profile_record {
@@ -30,7 +32,14 @@ struct profile_record {
     uint16_t cpu;
     uint8_t nframes;      /* 1 .. PROFILE_MAX_FRAMES */
     uint8_t flags;        /* PROFILE_REC_* */
-    uint32_t held_off_us; /* PROFILE_REC_LET_IN: how late the tick was */
+    union {
+        uint32_t held_off_us; /* PROFILE_REC_LET_IN: how late the tick was */
+        struct {
+            uint8_t activity;   /* enum task_activity (kernel/task.h) */
+            uint8_t waiting_on; /* enum task_wait, when waiting */
+            uint16_t unused;
+        } wall;               /* PROFILE_REC_WALL: no tick is late for a sweep, so it shares the word */
+    };
     uint32_t period;      /* what one sample stands for, in the run's unit: the counter's period in its event's
                            * cycles at the time (throttling doubles it), the tick's in nanoseconds (in TSC
                            * cycles on a counter run's tick, so one run has one unit); 0 weighs as 1 */
@@ -40,6 +49,8 @@ struct profile_record {
                                  * Here, not beside labels, because here it fills what was padding */
     uintptr_t frames[PROFILE_MAX_FRAMES];
 };
+
+_Static_assert(sizeof(struct profile_record) == 112, "the gdb scripts and the stream's readers know its size");
 
 /* A single-producer single-consumer ring of records. The producer is the owning CPU's interrupt (or NMI); the
  * consumer is the report, in task context. head and tail run freely and wrap at 2^32; their difference is the

@@ -373,43 +373,6 @@ __attribute__((noinline)) void task_block_until(int64_t deadline_ns, enum task_w
 
 __attribute__((noinline)) void task_block(enum task_wait why) { block(false, 0, why, __builtin_frame_address(0)); }
 
-const char *task_wait_name(enum task_wait why)
-{
-    static const char *const names[TASK_WAIT_KINDS] = {
-        [TASK_WAIT_NONE] = "none", [TASK_WAIT_TIMER] = "sleep", [TASK_WAIT_INPUT] = "input",
-        [TASK_WAIT_NET] = "net",   [TASK_WAIT_TASK] = "task",   [TASK_WAIT_DEVICE] = "device",
-    };
-    return (unsigned)why < TASK_WAIT_KINDS ? names[why] : "?";
-}
-
-const char *task_activity_name(enum task_activity act)
-{
-    switch (act) {
-    case TASK_ACT_RUNNING: return "running";
-    case TASK_ACT_RUNNABLE: return "runnable";
-    case TASK_ACT_WAITING: return "waiting";
-    default: return "?";
-    }
-}
-
-enum task_activity task_activity_now(const struct task *task, bool current, int64_t now)
-{
-    if (current)
-        return TASK_ACT_RUNNING;
-    switch (atomic_load(&task->state)) {
-    case TASK_RUNNING:
-        return TASK_ACT_RUNNING; /* on its CPU, seen from another */
-    case TASK_READY:
-        return TASK_ACT_RUNNABLE;
-    case TASK_SLEEPING:
-        return now - task->wake_at_ns >= 0 ? TASK_ACT_RUNNABLE : TASK_ACT_WAITING;
-    case TASK_BLOCKED:
-        return task->block_has_deadline && now - task->wake_at_ns >= 0 ? TASK_ACT_RUNNABLE : TASK_ACT_WAITING;
-    default:
-        return TASK_ACT_NONE; /* exited */
-    }
-}
-
 int task_chain_off_cpu(const struct task *task, const struct text_bounds *text, uintptr_t *out, int max)
 {
     struct stack_bounds stack = task_stack_bounds(task);

@@ -168,8 +168,9 @@ class Symtab:
 # flags: PROFILE_REC_* (interrupts off, in an interrupt, let in); held_off_us: how late a let-in tick was;
 # period: what the sample stands for in its run's unit (cycles of the counter's event, or nanoseconds), 0 when
 # unknown (raw v1, an old kernel): it then weighs as one.
-Sample = collections.namedtuple("Sample", "cpu pid time_ns labels frames flags held_off_us period",
-                                defaults=(0, 0, 0))
+# state: a wall sample's context word -- "running", "runnable" or "waiting=WAIT" -- and "" for a CPU sample.
+Sample = collections.namedtuple("Sample", "cpu pid time_ns labels frames flags held_off_us period state",
+                                defaults=(0, 0, 0, ""))
 
 
 def sample_weight(s):
@@ -848,8 +849,18 @@ def context_word(flags, held_off_us):
     return ",".join(words) or "-"
 
 
+# A wall sample's context (kernel/profiler/raw.c): what its task was doing, and on what it waited.
+WALL_STATES = ("running", "runnable")
+WAIT_NAMES = ("sleep", "input", "net", "task", "device")
+
+
+def is_wall_state(word):
+    return word in WALL_STATES or (word.startswith("waiting=") and word[len("waiting="):] in WAIT_NAMES)
+
+
 def parse_context(word):
-    """(flags, held_off_us) of a context field, or None when it is not one the kernel writes."""
+    """(flags, held_off_us) of a context field, or None when it is not one the kernel writes. A wall sample's
+    word is not a mark: parse_sample takes it as the sample's state."""
     if word == "-":
         return 0, 0
     flags = held = 0
@@ -918,8 +929,8 @@ def _parse_labels(field, where):
 def sample_line(s):
     """A Sample as the raw format's line (kernel/profiler/raw.c, v2), without its newline."""
     flags = s.flags & REC_FLAGS
-    return "s %d %d %d %s %d %s %s" % (s.cpu, s.pid, s.time_ns, labels_text(s.labels), s.period,
-                                       context_word(flags, s.held_off_us if flags & REC_LET_IN else 0),
+    context = s.state or context_word(flags, s.held_off_us if flags & REC_LET_IN else 0)
+    return "s %d %d %d %s %d %s %s" % (s.cpu, s.pid, s.time_ns, labels_text(s.labels), s.period, context,
                                        " ".join("0x%x" % a for a in s.frames))
 
 
@@ -927,11 +938,15 @@ def parse_sample(line, where, ncpus, version=RAW_VERSION):
     """One sample line of the raw format (the stream's datagrams carry the same lines); where names it in
     the error. Version 1 lines have no period and no context: they weigh one and carry no marks."""
     f = line.split(" ")
-    period, flags, held = 0, 0, 0
+    period, flags, held, state = 0, 0, 0, ""
     if version != "v1" and len(f) >= 8 and f[0] == "s":
         if not re.fullmatch(r"0|[1-9]\d{0,9}", f[5]) or int(f[5]) > 0xFFFFFFFF:
             raise ProfileError("%s: bad period in %r" % (where, line))
-        context = parse_context(f[6])
+        if is_wall_state(f[6]):
+            state = f[6]
+            context = (0, 0)
+        else:
+            context = parse_context(f[6])
         if context is None:
             raise ProfileError("%s: bad context %r in %r" % (where, f[6], line))
         period = int(f[5])
@@ -952,7 +967,7 @@ def parse_sample(line, where, ncpus, version=RAW_VERSION):
         raise ProfileError("%s: %d frames, at most %d" % (where, len(addrs), MAX_FRAMES))
     if not all(_HEX.fullmatch(a) for a in addrs):
         raise ProfileError("%s: bad address in %r" % (where, line))
-    return Sample(cpu, pid, time_ns, labels, tuple(int(a, 16) for a in addrs), flags, held, period)
+    return Sample(cpu, pid, time_ns, labels, tuple(int(a, 16) for a in addrs), flags, held, period, state)
 
 
 def parse_raw(text, origin=None):

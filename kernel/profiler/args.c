@@ -1,4 +1,4 @@
-/* kernel/profiler/args.c: the parser of `profile [ms] [pid|all] [chains|raw] [key=value]`'s words into a
+/* kernel/profiler/args.c: the parser of `profile [ms] [pid|all] [chains|raw] [key=value] [wall]`'s words into a
  * request (kernel/profiler/args.h). Pure: no run is started here, so the host tests can try every bad form. */
 #include "kernel/profiler/args.h"
 
@@ -14,6 +14,7 @@ bool profile_parse_args(int argc, char **argv, struct profile_request *req)
     req->chains = PROFILE_CHAINS_DEFAULT;
     req->filter.by_label = false;
     req->raw = false;
+    req->wall = false;
 
     /* The words that are not positional come out first: `raw`, and one filter recognised by its '='. */
     char *pos[3];
@@ -30,6 +31,10 @@ bool profile_parse_args(int argc, char **argv, struct profile_request *req)
             if (req->raw)
                 return false;
             req->raw = true;
+        } else if (strcmp(argv[i], "wall") == 0) {
+            if (req->wall)
+                return false;
+            req->wall = true;
         } else {
             if (npos == 3)
                 return false;

@@ -20,13 +20,14 @@ struct profile_request {
     uint32_t ms;
     struct profile_filter filter;
     unsigned chains;
-    bool raw; /* every sample as a line (kernel/profiler/raw.h) instead of the report */
+    bool raw;  /* every sample as a line (kernel/profiler/raw.h) instead of the report */
+    bool wall; /* a wall profile: every task every PROFILE_WALL_PERIOD_MS, whatever it is doing */
 };
 
-/* `profile [ms] [pid|all] [chains|raw] [key=value]` (argv[0] is the command's name). The numbers are
- * positional; the word `raw` and one label filter `key=value` (recognised by its '=') may stand anywhere
- * after the name, and `raw` takes no chain count. False for anything malformed, out of range or extra; *req
- * is then unspecified. */
+/* `profile [ms] [pid|all] [chains|raw] [key=value] [wall]` (argv[0] is the command's name). The numbers are
+ * positional; the words `raw` and `wall` and one label filter `key=value` (recognised by its '=') may stand
+ * anywhere after the name, each once, and `raw` takes no chain count. False for anything malformed, out of
+ * range or extra; *req is then unspecified. */
 bool profile_parse_args(int argc, char **argv, struct profile_request *req);
 
 #endif

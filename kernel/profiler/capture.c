@@ -36,11 +36,18 @@ uint32_t profile_capture_size(unsigned ncpus, unsigned tick_hz, uint64_t counter
     return (uint32_t)size;
 }
 
-bool profile_capture_create(struct profile_capture *cap, uint32_t window_ms)
+uint32_t profile_capture_size_wall(unsigned tasks, uint32_t window_ms)
 {
-    __builtin_memset(cap, 0, sizeof *cap);
-    uint64_t period = pmu_probe() == PMU_COUNTS ? pmu_period_cycles() : 0;
-    uint32_t want = profile_capture_size(cpu_count(), tick_hz(), period, cycles_per_ms(), window_ms);
+    uint64_t want = ((uint64_t)window_ms + PROFILE_DRAIN_MS) / PROFILE_WALL_PERIOD_MS * tasks + tasks;
+    uint64_t size = PROFILE_RING_RECORDS;
+    while (size < want && size < PROFILE_CAPTURE_MAX_RECORDS)
+        size *= 2;
+    return (uint32_t)size;
+}
+
+/* Storage for want records, or as many fewer (halving) as the heap has. */
+static bool capture_allocate(struct profile_capture *cap, uint32_t want)
+{
     for (uint32_t size = want; size >= PROFILE_RING_RECORDS; size /= 2) {
         size_t bytes = sizeof(struct profile_record) * size;
         struct profile_record *storage = kmalloc(bytes);
@@ -55,6 +62,19 @@ bool profile_capture_create(struct profile_capture *cap, uint32_t window_ms)
         }
     }
     return false;
+}
+
+bool profile_capture_create(struct profile_capture *cap, uint32_t window_ms)
+{
+    __builtin_memset(cap, 0, sizeof *cap);
+    uint64_t period = pmu_probe() == PMU_COUNTS ? pmu_period_cycles() : 0;
+    return capture_allocate(cap, profile_capture_size(cpu_count(), tick_hz(), period, cycles_per_ms(), window_ms));
+}
+
+bool profile_capture_create_wall(struct profile_capture *cap, uint32_t window_ms, unsigned tasks)
+{
+    __builtin_memset(cap, 0, sizeof *cap);
+    return capture_allocate(cap, profile_capture_size_wall(tasks, window_ms));
 }
 
 void profile_capture_destroy(struct profile_capture *cap)

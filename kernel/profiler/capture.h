@@ -43,6 +43,11 @@ uint32_t profile_capture_size(unsigned ncpus, unsigned tick_hz, uint64_t counter
  * start will), as profile_capture_size() says -- or, short of memory, the largest half of it down to one
  * ring's worth; false when not even that fits. */
 bool profile_capture_create(struct profile_capture *cap, uint32_t window_ms);
+/* The records a wall run's capture makes room for: tasks each PROFILE_WALL_PERIOD_MS for the window and one drain
+ * step more, rounded up as profile_capture_size() does. */
+uint32_t profile_capture_size_wall(unsigned tasks, uint32_t window_ms);
+/* profile_capture_create for a wall run of window_ms sweeping about tasks tasks. */
+bool profile_capture_create_wall(struct profile_capture *cap, uint32_t window_ms, unsigned tasks);
 void profile_capture_destroy(struct profile_capture *cap);
 
 /* A drain's take (profiler_take_fn) into a capture: the record copied, or counted dropped in the run's ring of

@@ -10,6 +10,7 @@
 _Static_assert((PROFILE_FOLD_INDEX_SLOTS & (PROFILE_FOLD_INDEX_SLOTS - 1)) == 0,
                "the index is masked, so its size is a power of two");
 _Static_assert(PROFILE_CHAIN_TABLE < 256, "index slots hold an entry number + 1 in a byte");
+_Static_assert((PROFILE_FOLD_TASK_SLOTS & (PROFILE_FOLD_TASK_SLOTS - 1)) == 0, "the task table is masked");
 
 struct profile_fold *profile_fold_create(void)
 {
@@ -32,24 +33,57 @@ uint64_t profile_fold_samples(const struct profile_fold *fold)
 }
 
 /* Multiplicative hashing, word by word; the top half of the product is where the input bits have spread. */
-static uint32_t chain_hash(uint64_t leaf, const uintptr_t *callers, uint32_t ncallers, uint8_t flags)
+static uint32_t chain_hash(uint64_t leaf, const uintptr_t *callers, uint32_t ncallers, uint32_t identity)
 {
     const uint64_t k = 0x9e3779b97f4a7c15ull; /* 2^64 / golden ratio */
-    uint64_t h = (leaf ^ ncallers ^ ((uint64_t)flags << 56)) * k;
+    uint64_t h = (leaf ^ ncallers ^ ((uint64_t)identity << 40)) * k;
     for (uint32_t i = 0; i < ncallers; i++)
         h = (h ^ callers[i]) * k;
     return (uint32_t)(h >> 32);
 }
 
-static bool chain_matches(const struct profile_chain *c, uint64_t leaf, bool resolved, const uintptr_t *callers,
-                          uint32_t ncallers, uint8_t flags)
+/* What keeps two samples of one chain apart: their marks, and a wall sample's activity and wait. */
+static uint32_t chain_identity(uint8_t flags, uint8_t activity, uint8_t waiting_on)
 {
-    if (c->leaf != leaf || (c->name != NULL) != resolved || c->ncallers != ncallers || c->flags != flags)
+    return (uint32_t)flags | (uint32_t)activity << 8 | (uint32_t)waiting_on << 16;
+}
+
+static bool chain_matches(const struct profile_chain *c, uint64_t leaf, bool resolved, const uintptr_t *callers,
+                          uint32_t ncallers, uint32_t identity)
+{
+    if (c->leaf != leaf || (c->name != NULL) != resolved || c->ncallers != ncallers ||
+        chain_identity(c->flags, c->activity, c->waiting_on) != identity)
         return false;
     for (uint32_t i = 0; i < ncallers; i++)
         if (c->callers[i] != callers[i])
             return false;
     return true;
+}
+
+/* A wall sample's weight into the split, and into its task's row (a task that finds the table full is left
+ * out of the rows, not of the split). */
+static void tally_wall(struct profile_fold *fold, uint32_t pid, uint8_t activity, uint8_t waiting_on,
+                       uint64_t weight)
+{
+    fold->wall = true;
+    fold->activity_weight[activity] += weight;
+    if (activity == TASK_ACT_WAITING)
+        fold->waiting_weight[waiting_on] += weight;
+    if (pid == 0)
+        return;
+    uint32_t slot = (uint32_t)(pid * 0x9e3779b1u) & (PROFILE_FOLD_TASK_SLOTS - 1);
+    for (uint32_t probes = 0; probes < PROFILE_FOLD_TASK_SLOTS; probes++) {
+        struct profile_task_share *t = &fold->tasks[slot];
+        if (t->pid == 0) {
+            t->pid = pid;
+            fold->ntasks++;
+        }
+        if (t->pid == pid) {
+            t->weight[activity] += weight;
+            return;
+        }
+        slot = (slot + 1) & (PROFILE_FOLD_TASK_SLOTS - 1);
+    }
 }
 
 void profile_fold_add(struct profile_fold *fold, const struct symtab *tab, const struct profile_record *rec)
@@ -66,23 +100,34 @@ void profile_fold_add(struct profile_fold *fold, const struct symtab *tab, const
     bool resolved = symtab_lookup(tab, pc, &hit);
     uint64_t leaf = resolved ? hit.start : pc;
 
-    /* The marks keep interrupts-off and in-interrupt samples apart from the same chain running normally. */
+    /* The marks keep interrupts-off and in-interrupt samples apart from the same chain running normally; a
+     * wall sample's activity and wait keep a chain waiting apart from the same chain running. */
     uint8_t flags = rec->flags & (PROFILE_REC_IRQS_OFF | PROFILE_REC_IN_IRQ | PROFILE_REC_LET_IN);
+    uint8_t activity = 0, waiting_on = 0;
     uint64_t weight = profile_record_weight(rec);
+    if (rec->flags & PROFILE_REC_WALL) {
+        flags = 0; /* the word the marks' lateness would use is the wall's */
+        activity = rec->wall.activity <= TASK_ACT_WAITING ? rec->wall.activity : TASK_ACT_NONE;
+        waiting_on = activity == TASK_ACT_WAITING && rec->wall.waiting_on < TASK_WAIT_KINDS ? rec->wall.waiting_on
+                                                                                          : TASK_WAIT_NONE;
+        tally_wall(fold, rec->pid, activity, waiting_on, weight);
+    }
+    uint32_t identity = chain_identity(flags, activity, waiting_on);
+    uint32_t held_off_us = flags & PROFILE_REC_LET_IN ? rec->held_off_us : 0;
     fold->samples++;
     fold->weight += weight;
     if (rec->cpu < MAX_CPUS)
         fold->cpu_samples[rec->cpu]++;
-    uint32_t slot = chain_hash(leaf, callers, ncallers, flags) & (PROFILE_FOLD_INDEX_SLOTS - 1);
+    uint32_t slot = chain_hash(leaf, callers, ncallers, identity) & (PROFILE_FOLD_INDEX_SLOTS - 1);
     for (;;) {
         uint32_t entry = fold->index[slot];
         if (entry == 0)
             break;
         struct profile_chain *c = &fold->chains[entry - 1];
-        if (chain_matches(c, leaf, resolved, callers, ncallers, flags)) {
+        if (chain_matches(c, leaf, resolved, callers, ncallers, identity)) {
             c->count++;
             c->weight += weight;
-            c->held_off_us += rec->held_off_us;
+            c->held_off_us += held_off_us;
             if (resolved) {
                 if (hit.offset < c->min_offset)
                     c->min_offset = hit.offset;
@@ -108,7 +153,9 @@ void profile_fold_add(struct profile_fold *fold, const struct symtab *tab, const
     c->count = 1;
     c->weight = weight;
     c->flags = flags;
-    c->held_off_us = rec->held_off_us;
+    c->activity = activity;
+    c->waiting_on = waiting_on;
+    c->held_off_us = held_off_us;
     fold->used++;
     fold->index[slot] = (uint8_t)fold->used;
 }

@@ -12,12 +12,15 @@
 #include "kernel/profiler/run.h"
 #include "kernel/profiler_ring.h"
 #include "kernel/symbols.h"
+#include "kernel/task.h"
 
 #define PROFILE_CHAIN_TABLE 128    /* distinct chains a report folds; more are counted, not shown */
 #define PROFILE_CHAIN_CALLERS (PROFILE_MAX_FRAMES - 1)
 /* Open-addressed index of the table, twice its size so a probe finds an empty slot quickly even when the
  * table is full; each slot holds an entry number + 1, 0 when empty. */
 #define PROFILE_FOLD_INDEX_SLOTS (2 * PROFILE_CHAIN_TABLE)
+/* A wall run's tasks, by pid: an open-addressed table with room for every task the kernel can hold. */
+#define PROFILE_FOLD_TASK_SLOTS 2048
 
 /* One chain: the leaf folds by symbol and carries the span of offsets seen, because a sample lands on any
  * instruction of the function it interrupted; callers fold by exact return address, because each call site
@@ -32,6 +35,8 @@ struct profile_chain {
     uint32_t count;
     uint64_t weight;       /* the periods its samples stand for, summed: what its percentage is of */
     uint8_t flags;         /* PROFILE_REC_IRQS_OFF, _IN_IRQ, _LET_IN: part of the chain's identity */
+    uint8_t activity;      /* a wall sample's enum task_activity (0 on a CPU sample), and when waiting ... */
+    uint8_t waiting_on;    /* ... its enum task_wait: both part of the chain's identity */
     uint64_t held_off_us;  /* let-in chains: summed over their samples */
 };
 
@@ -41,6 +46,12 @@ struct profile_label_share {
     const struct label_set *set;
     uint32_t count;
     uint64_t weight;
+};
+
+/* A wall run's weight of one task, by what it was doing. */
+struct profile_task_share {
+    uint32_t pid;           /* 0: an empty slot (pid 0 is never a task's) */
+    uint64_t weight[TASK_ACT_WAITING + 1]; /* by enum task_activity */
 };
 
 struct profile_fold {
@@ -55,6 +66,13 @@ struct profile_fold {
     bool labelled;        /* some sample carried a set */
     uint64_t labels_dropped; /* label sets the pool refused (full) during the window: the report says so */
     uint32_t cpu_samples[MAX_CPUS]; /* samples folded per CPU */
+    /* A wall run's split: the weight of its samples by activity, the waiting ones by what they waited on, and
+     * by task. */
+    bool wall;
+    uint64_t activity_weight[TASK_ACT_WAITING + 1];
+    uint64_t waiting_weight[TASK_WAIT_KINDS];
+    struct profile_task_share tasks[PROFILE_FOLD_TASK_SLOTS];
+    uint32_t ntasks;
 };
 
 /* What a record weighs in the fold: its period, in the run's unit (1 when the record does not say). */

@@ -5,6 +5,8 @@
  * formatter writes. Portable: the host tests round-trip it and drive the output over synthetic rings. */
 #include "kernel/profiler/raw.h"
 
+#include "kernel/task.h"
+
 #include "kernel/profiler/fields.h"
 #include "kernel/profiler/run.h"
 
@@ -38,6 +40,38 @@ static const struct {
     { "in-irq", PROFILE_REC_IN_IRQ },
     { "let-in=", PROFILE_REC_LET_IN },
 };
+
+/* A wall sample's context is what its task was doing, one word: "running", "runnable" or "waiting=WAIT"
+ * (kernel/task.h's names). */
+static void put_wall_context(struct field_writer *w, const struct profile_raw_sample *s)
+{
+    if (s->activity == TASK_ACT_WAITING) {
+        field_put_str(w, "waiting=");
+        field_put_str(w, task_wait_name((enum task_wait)s->waiting_on));
+    } else {
+        field_put_str(w, task_activity_name((enum task_activity)s->activity));
+    }
+}
+
+static bool read_wall_context(const char *word, struct profile_raw_sample *out)
+{
+    out->flags = PROFILE_REC_WALL;
+    out->waiting_on = TASK_WAIT_NONE;
+    for (unsigned act = TASK_ACT_RUNNING; act < TASK_ACT_WAITING; act++)
+        if (strcmp(word, task_activity_name((enum task_activity)act)) == 0) {
+            out->activity = (uint8_t)act;
+            return true;
+        }
+    if (strncmp(word, "waiting=", 8) != 0)
+        return false;
+    for (unsigned why = TASK_WAIT_NONE + 1; why < TASK_WAIT_KINDS; why++)
+        if (strcmp(word + 8, task_wait_name((enum task_wait)why)) == 0) {
+            out->activity = TASK_ACT_WAITING;
+            out->waiting_on = (uint8_t)why;
+            return true;
+        }
+    return false;
+}
 
 static void put_context(struct field_writer *w, uint8_t flags, uint32_t held_off_us)
 {
@@ -120,7 +154,10 @@ size_t profile_raw_format_sample(const struct profile_raw_sample *s, char *buf, 
     field_put_str(&w, " ");
     field_put_u64(&w, s->period);
     field_put_str(&w, " ");
-    put_context(&w, s->flags, s->held_off_us);
+    if (s->flags & PROFILE_REC_WALL)
+        put_wall_context(&w, s);
+    else
+        put_context(&w, s->flags, s->held_off_us);
     for (unsigned i = 0; i < s->nframes; i++) {
         field_put_str(&w, " ");
         field_put_hex(&w, s->frames[i]);
@@ -211,15 +248,20 @@ static bool read_labels(struct field_cursor *c, struct label_set *set, uint64_t 
 
 /* "-", or the context marks of context_marks, each at most once and in its order, comma-separated; let-in
  * with its microseconds, which end the word since it is the last. */
-static bool read_context(struct field_cursor *c, uint8_t *flags, uint32_t *held_off_us)
+static bool read_context(struct field_cursor *c, struct profile_raw_sample *out)
 {
     char word[PROFILE_RAW_CONTEXT_MAX + 1];
+    uint8_t *flags = &out->flags;
+    uint32_t *held_off_us = &out->held_off_us;
     *flags = 0;
     *held_off_us = 0;
     if (!field_word(c, word, PROFILE_RAW_CONTEXT_MAX))
         return false;
     if (strcmp(word, "-") == 0)
         return true;
+    if (read_wall_context(word, out))
+        return true;
+    out->flags = 0;
     const char *p = word, *end = word + strlen(word);
     for (unsigned i = 0; i < sizeof context_marks / sizeof context_marks[0]; i++) {
         size_t n = strlen(context_marks[i].word);
@@ -284,7 +326,7 @@ bool profile_raw_parse_sample(const char *line, size_t len, struct profile_raw_s
     if (!field_open(&c, line, len, true) || !field_literal(&c, "s ") || !field_u32(&c, &out->cpu) || !field_literal(&c, " ") ||
         !field_u32(&c, &out->pid) || !field_literal(&c, " ") || !field_i64(&c, &out->time_ns) || !field_literal(&c, " ") ||
         !read_labels(&c, &out->labels, &out->span) || !field_literal(&c, " ") || !field_u32(&c, &out->period) ||
-        !field_literal(&c, " ") || !read_context(&c, &out->flags, &out->held_off_us))
+        !field_literal(&c, " ") || !read_context(&c, out))
         return false;
     while (!field_at_end(&c)) {
         if (out->nframes == PROFILE_MAX_FRAMES || !field_literal(&c, " ") || !field_hex(&c, &out->frames[out->nframes]))
@@ -355,8 +397,18 @@ size_t profile_raw_record_line(const struct profile_record *rec, char *line, siz
         s.labels = *labels;
     s.span = rec->span;
     s.period = rec->period;
-    s.flags = rec->flags & (PROFILE_REC_IRQS_OFF | PROFILE_REC_IN_IRQ | PROFILE_REC_LET_IN);
-    s.held_off_us = (s.flags & PROFILE_REC_LET_IN) ? rec->held_off_us : 0;
+    if (rec->flags & PROFILE_REC_WALL) {
+        s.flags = PROFILE_REC_WALL;
+        s.activity = rec->wall.activity >= TASK_ACT_RUNNING && rec->wall.activity <= TASK_ACT_WAITING
+                         ? rec->wall.activity
+                         : TASK_ACT_RUNNING;
+        s.waiting_on = rec->wall.waiting_on > TASK_WAIT_NONE && rec->wall.waiting_on < TASK_WAIT_KINDS
+                           ? rec->wall.waiting_on
+                           : TASK_WAIT_TIMER;
+    } else {
+        s.flags = rec->flags & (PROFILE_REC_IRQS_OFF | PROFILE_REC_IN_IRQ | PROFILE_REC_LET_IN);
+        s.held_off_us = (s.flags & PROFILE_REC_LET_IN) ? rec->held_off_us : 0;
+    }
     s.nframes = rec->nframes > PROFILE_MAX_FRAMES ? PROFILE_MAX_FRAMES : rec->nframes;
     for (unsigned i = 0; i < s.nframes; i++)
         s.frames[i] = rec->frames[i];

@@ -25,7 +25,10 @@
  * disabled there), "in-irq" (an interrupt handler), "let-in=US" (a tick held off US microseconds by
  * interrupts-off code, let in just after the instruction that re-enabled them) -- then the addresses, leaf
  * first: frame 0 is the interrupted instruction, the rest return addresses (lowercase hex with 0x, 1 to 8 in
- * all). Trailer: the number of sample lines sent and the samples dropped because a per-CPU ring was full; a
+ * all). A wall run's sample (`profile ... raw wall`: one task at one moment, whatever it was doing) has instead
+ * one context word for what the task was doing: "running", "runnable" or "waiting=WAIT" (WAIT: sleep, input,
+ * net, task, device), and its frames start at the call the task waits in (a return address) when it waits.
+ * Trailer: the number of sample lines sent and the samples dropped because a per-CPU ring was full; a
  * receiver that counted a different number of sample lines lost some. Version 1 (before the period and the
  * context) had period_ns= in the header and neither field in a sample; the host's readers still take it.
  *
@@ -72,8 +75,10 @@ struct profile_raw_sample {
     struct label_set labels;  /* npairs 0: no labels ("-") */
     uint64_t span;            /* the task's span, 0 for none: written as the pair span=N among the labels */
     uint32_t period;          /* in the header's unit */
-    uint8_t flags;            /* PROFILE_REC_IRQS_OFF, _IN_IRQ, _LET_IN */
+    uint8_t flags;            /* PROFILE_REC_IRQS_OFF, _IN_IRQ, _LET_IN; or PROFILE_REC_WALL alone */
     uint32_t held_off_us;     /* with PROFILE_REC_LET_IN; 0 otherwise */
+    uint8_t activity;         /* PROFILE_REC_WALL: enum task_activity (running, runnable, waiting) ... */
+    uint8_t waiting_on;       /* ... and when waiting, on what (enum task_wait) */
     unsigned nframes;         /* 1 .. PROFILE_MAX_FRAMES */
     uint64_t frames[PROFILE_MAX_FRAMES];
 };

@@ -36,6 +36,14 @@ static void print_caller(struct sink *out, const struct symtab *tab, uint64_t ad
  * samples interrupted, when it was not ordinary code with interrupts on. */
 static void print_marks(struct sink *out, const struct profile_chain *c)
 {
+    if (c->activity == TASK_ACT_WAITING) {
+        sink_printf(out, " [waiting %s]", task_wait_name((enum task_wait)c->waiting_on));
+        return;
+    }
+    if (c->activity) {
+        sink_printf(out, " [%s]", task_activity_name((enum task_activity)c->activity));
+        return;
+    }
     if (c->flags & PROFILE_REC_LET_IN) {
         uint64_t avg_us = c->count ? c->held_off_us / c->count : 0;
         sink_printf(out, " [let in after %llu.%llu ms irqs off]", (unsigned long long)(avg_us / 1000),
@@ -130,6 +138,68 @@ static void print_label_shares(struct sink *out, const struct profile_fold *fold
         sink_printf(out, " (%u) %s", share->count, text);
     }
     sink_puts(out, "\n");
+}
+
+/* ---- a wall run's split ---------------------------------------------------------------------------- */
+
+#define WALL_TASK_ROWS 32 /* tasks a wall report lists, in pid order; the rest are counted */
+
+/* "wall: 4 tasks x 2000 ms every 10 ms: 31.0% running, 4.0% runnable, 65.0% waiting (net 40.0%, sleep 25.0%)":
+ * every task's time in the window, by what it was doing, the waits by what they waited on, largest first. */
+static void print_wall_split(struct sink *out, const struct profile_run *run, const struct profile_fold *fold)
+{
+    sink_printf(out, "wall: %u tasks x %u ms every %llu ms: ", fold->ntasks, run->window_ms,
+                (unsigned long long)(run->wall_period_ns / 1000000));
+    for (unsigned act = TASK_ACT_RUNNING; act <= TASK_ACT_WAITING; act++) {
+        print_percent(out, fold->activity_weight[act], fold->weight);
+        sink_printf(out, " %s%s", task_activity_name((enum task_activity)act), act < TASK_ACT_WAITING ? ", " : "");
+    }
+    bool done[TASK_WAIT_KINDS] = { false };
+    bool first = true;
+    for (;;) {
+        unsigned best = TASK_WAIT_KINDS;
+        for (unsigned w = 0; w < TASK_WAIT_KINDS; w++)
+            if (!done[w] && fold->waiting_weight[w] &&
+                (best == TASK_WAIT_KINDS || fold->waiting_weight[w] > fold->waiting_weight[best]))
+                best = w;
+        if (best == TASK_WAIT_KINDS)
+            break;
+        done[best] = true;
+        sink_printf(out, "%s%s ", first ? " (" : ", ", task_wait_name((enum task_wait)best));
+        print_percent(out, fold->waiting_weight[best], fold->weight);
+        first = false;
+    }
+    sink_puts(out, first ? "\n" : ")\n");
+}
+
+/* "task 17: 30.5% running, 1.0% runnable, 68.5% waiting": each task's own time by what it was doing, in pid
+ * order, at most WALL_TASK_ROWS of them. */
+static void print_wall_tasks(struct sink *out, const struct profile_fold *fold)
+{
+    uint32_t last = 0, shown = 0;
+    while (shown < WALL_TASK_ROWS) {
+        const struct profile_task_share *next = 0;
+        for (uint32_t i = 0; i < PROFILE_FOLD_TASK_SLOTS; i++) {
+            const struct profile_task_share *t = &fold->tasks[i];
+            if (t->pid > last && (!next || t->pid < next->pid))
+                next = t;
+        }
+        if (!next)
+            break;
+        uint64_t whole = 0;
+        for (unsigned act = TASK_ACT_RUNNING; act <= TASK_ACT_WAITING; act++)
+            whole += next->weight[act];
+        sink_printf(out, "task %u: ", next->pid);
+        for (unsigned act = TASK_ACT_RUNNING; act <= TASK_ACT_WAITING; act++) {
+            print_percent(out, next->weight[act], whole);
+            sink_printf(out, " %s%s", task_activity_name((enum task_activity)act),
+                        act < TASK_ACT_WAITING ? ", " : "\n");
+        }
+        last = next->pid;
+        shown++;
+    }
+    if (fold->ntasks > shown)
+        sink_printf(out, "... %u more tasks\n", fold->ntasks - shown);
 }
 
 /* ---- the header and the per-CPU truth -------------------------------------------------------------- */
@@ -335,6 +405,10 @@ int profile_report_print(const struct profile_run *run, const struct profile_fol
     print_per_cpu(out, run, fold);
     print_rates(out, run, fold);
     print_cpu_notes(out, run, tab);
+    if (run->wall) {
+        print_wall_split(out, run, fold);
+        print_wall_tasks(out, fold);
+    }
 
     if (fold->labelled)
         print_label_shares(out, fold);
@@ -350,6 +424,8 @@ int profile_report_print(const struct profile_run *run, const struct profile_fol
         } else if (filter && filter->by_label) {
             sink_printf(out, "no samples with label %s=%s: no task that carried it was sampled in the window\n",
                         filter->label.key, filter->label.value);
+        } else if (filter && filter->by_pid && run->wall) {
+            sink_printf(out, "no samples for pid %u: the task ended before the first sweep\n", filter->pid);
         } else if (filter && filter->by_pid) {
             sink_printf(out, "no samples for pid %u: the task may simply have been asleep the whole window\n",
                         filter->pid);

@@ -82,6 +82,7 @@ int profile_session_start(struct profile_session *s, const struct profile_consum
     struct label_stats labels;
     label_stats(&labels);
     s->labels_dropped_before = labels.dropped;
+    s->run.wall = consumer->wall;
     int status = profiler_start(&s->run);
     if (status != PROFILER_OK)
         return status;

@@ -33,6 +33,7 @@ struct profile_consumer {
     bool (*should_stop)(struct profile_session *s, bool window_over); /* NULL: when the window's time is over */
     void (*stopped)(struct profile_session *s);                       /* the run stopped; the last drain is next */
     void (*finish)(struct profile_session *s);                        /* the last drain done; run still readable */
+    bool wall; /* its records are a wall run's (kernel/profiler.h: every task every PROFILE_WALL_PERIOD_MS) */
 };
 
 struct profile_session {

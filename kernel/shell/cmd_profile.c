@@ -1,4 +1,4 @@
-/* kernel/shell/cmd_profile.c: the `profile [ms] [pid|all] [chains|raw] [key=value]` shell command (`profile stream`
+/* kernel/shell/cmd_profile.c: the `profile [ms] [pid|all] [chains|raw] [key=value] [wall]` shell command (`profile stream`
  * goes on to kernel/shell/cmd_profile_stream.c): parse the words (kernel/profiler/args.c), then a session
  * (kernel/profiler/session.h) run in the shell's task, whose consumer copies the rings' records into the
  * window's capture (kernel/profiler/capture.c) while the window runs and, once stopped, folds them
@@ -86,6 +86,20 @@ static const struct profile_consumer console_consumer = {
     .finish = finish,
 };
 
+/* The same, of a wall run: its records are tasks, not CPUs. */
+static const struct profile_consumer console_wall_consumer = {
+    .take = take,
+    .stopped = stopped,
+    .finish = finish,
+    .wall = true,
+};
+
+static void count_task(struct task *task, void *arg)
+{
+    (void)task;
+    (*(unsigned *)arg)++;
+}
+
 int cmd_profile(int argc, char **argv, struct sink *out, const struct shell_origin *from)
 {
     if (argc >= 2 && strcmp(argv[1], "stream") == 0)
@@ -101,15 +115,22 @@ int cmd_profile(int argc, char **argv, struct sink *out, const struct shell_orig
     /* The fold's table and the window's capture are allocated (and touched) before the window opens, so their
      * first touch of the heap (slow under a shadow-paging hypervisor) is not part of what the profile shows. */
     struct console_profile p = { .req = &req, .out = out };
-    if ((!req.raw && !(p.fold = profile_fold_create())) || !profile_capture_create(&p.capture, req.ms)) {
+    /* A wall run's capture holds a record for each task (those now, and as many again) every period. */
+    unsigned tasks = 0;
+    if (req.wall)
+        task_for_each(count_task, &tasks);
+    if ((!req.raw && !(p.fold = profile_fold_create())) ||
+        !(req.wall ? profile_capture_create_wall(&p.capture, req.ms, 2 * tasks)
+                   : profile_capture_create(&p.capture, req.ms))) {
         profile_fold_destroy(p.fold);
         sink_puts(out, "profile: out of memory\n");
         return 1;
     }
     char holder[PROFILE_HOLDER_MAX];
-    ksnprintf(holder, sizeof holder, "profile %u ms from %s", req.ms,
+    ksnprintf(holder, sizeof holder, "profile %u ms%s from %s", req.ms, req.wall ? " wall" : "",
               from && from->udp ? "the UDP shell" : "the console");
-    int status = profile_session_start(&p.session, &console_consumer, &p, &req.filter, req.ms, holder);
+    int status = profile_session_start(&p.session, req.wall ? &console_wall_consumer : &console_consumer, &p,
+                                       &req.filter, req.ms, holder);
     if (status == PROFILER_OK)
         /* The window, drained as it runs: every PROFILE_DRAIN_MS each CPU's records are copied out of its ring
          * into the capture, so 1024 records a CPU hold up at any rate the sources reach. */

@@ -7,8 +7,9 @@
 
 const struct shell_command shell_commands[] = {
     { "help", "help", "list the commands", cmd_help },
-    { "profile", "profile [ms] [pid|all] [chains|raw] [key=value]",
-      "sample where the CPUs spend their time, fold by call chain (raw: every sample; key=value: only those)",
+    { "profile", "profile [ms] [pid|all] [chains|raw] [key=value] [wall]",
+      "sample where the CPUs spend their time, fold by call chain (raw: every sample; key=value: only those; "
+      "wall: every task every 10 ms, running or waiting)",
       cmd_profile },
     { "profile stream", "profile stream [HOST:PORT|PORT [SECONDS] [pid|all] | stop]",
       "send every sample as UDP datagrams in the background until stopped or SECONDS", cmd_profile_stream },

@@ -162,7 +162,7 @@ static void run_samples(unsigned long n)
     make_context(&ctx, 0);
     unsigned long done = 0;
     while (done < n) {
-        struct profile_run run;
+        struct profile_run run = { 0 };
         if (profiler_start(&run) != PROFILER_OK) {
             fprintf(stderr, "sample_cost: profiler_start failed\n");
             exit(1);
@@ -238,7 +238,7 @@ static void run_drains(unsigned long n)
     build_stack(0);
     unsigned long done = 0;
     struct profile_fold *fold = profile_fold_create();
-    struct profile_run run;
+    struct profile_run run = { 0 };
     if (!fold || profiler_start(&run) != PROFILER_OK)
         exit(1);
     while (done < n) {
@@ -270,7 +270,7 @@ static void run_captures(unsigned long n)
     struct context ctx;
     build_stack(0);
     struct profile_capture cap;
-    struct profile_run run;
+    struct profile_run run = { 0 };
     if (!profile_capture_create || !profile_capture_create(&cap, 2000) || profiler_start(&run) != PROFILER_OK)
         exit(1);
     unsigned long done = 0;
@@ -321,7 +321,7 @@ static void start_on(void (*model)(void), bool on_counter, bool (*nmi)(void), st
 static void run_idle_ticks(unsigned long n)
 {
     struct context ctx;
-    struct profile_run run;
+    struct profile_run run = { 0 };
     start_on(fake_model_intel_v2, true, NULL, &run, &ctx);
     profiler_stop(&run); /* its tick disarms */
     profiler_release();
@@ -377,7 +377,7 @@ static void check_ring(struct profile_ring *ring, unsigned long expected)
 
 static void run_armed_ticks(unsigned long n, void (*model)(void))
 {
-    struct profile_run run;
+    struct profile_run run = { 0 };
     struct context ctx;
     start_on(model, true, counter_nmi, &run, &ctx);
     struct hw ticks = { 0, 0, 0, 0, 0 };
@@ -401,7 +401,7 @@ static void run_armed_ticks(unsigned long n, void (*model)(void))
 
 static void run_nmis(unsigned long n, void (*model)(void))
 {
-    struct profile_run run;
+    struct profile_run run = { 0 };
     struct context ctx;
     start_on(model, true, counter_nmi, &run, &ctx);
     nmi_calls = 0;
@@ -423,7 +423,7 @@ static void run_nmis(unsigned long n, void (*model)(void))
 static void run_sampling_ticks(unsigned long n)
 {
     struct context ctx;
-    struct profile_run run;
+    struct profile_run run = { 0 };
     start_on(fake_model_no_pmu, false, NULL, &run, &ctx);
     struct hw ticks = { 0, 0, 0, 0, 0 };
     for (unsigned long i = 0; i < n; i++) {
@@ -459,7 +459,7 @@ static void run_stream(unsigned long n, unsigned per_drain)
     if (!labels)
         exit(1);
     task_set_labels(&fake_task[0], labels);
-    struct profile_run run;
+    struct profile_run run = { 0 };
     if (profiler_start(&run) != PROFILER_OK)
         exit(1);
     static struct profile_streamer s;
@@ -504,7 +504,7 @@ static struct pprof_fold *run_pprof_drains(unsigned long n, bool report)
     build_stack(0);
     const struct label_set *labels = label_intern_one("job", "bench", NULL);
     struct pprof_fold *fold = pprof_fold_create ? pprof_fold_create() : NULL;
-    struct profile_run run;
+    struct profile_run run = { 0 };
     if (!labels || !fold || profiler_start(&run) != PROFILER_OK)
         exit(1);
     task_set_labels(&fake_task[0], labels);

@@ -37,7 +37,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     fake_cpu_count = 2;
     /* The profiler's rings are allocated by its first run and kept: from here on a line leaves the heap as
      * it found it. */
-    struct profile_run run;
+    struct profile_run run = { 0 };
     CHECK(profiler_start(&run) == PROFILER_OK);
     profiler_stop(&run);
     profiler_release();
@@ -146,7 +146,7 @@ static void run_line(char *line, bool udp)
     if (strcmp(name, "label") != 0)
         CHECK(task_labels(self) == before);
 
-    struct profile_run run;
+    struct profile_run run = { 0 };
     CHECK(profiler_start(&run) == PROFILER_OK);
     profiler_stop(&run);
     profiler_release();

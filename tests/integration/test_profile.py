@@ -22,7 +22,7 @@ from kprof_report import (BURN_CALLERS, CPUS, IDLE_LEAF, TICK_MS, burn_pids, fin
 # test_burn_is_the_hottest_chain_with_its_callers_in_order 1.
 BOOTS = 1
 
-USAGE = "usage: profile [ms] [pid|all] [chains|raw] [key=value]"
+USAGE = "usage: profile [ms] [pid|all] [chains|raw] [key=value] [wall]"
 
 
 # ---- (a) a known load: its chain, in order, holds its share ----------------------------------------------------

@@ -37,6 +37,8 @@ void fake_tasks_reset(uint32_t first_pid)
     fake_current = NULL;
     fake_no_task = false;
     fake_stack_bounds_hook = NULL;
+    memset(fake_other_tasks, 0, sizeof fake_other_tasks);
+    memset(fake_chain_pc, 0, sizeof fake_chain_pc);
 }
 
 struct task *task_current(void)
@@ -53,6 +55,36 @@ struct stack_bounds task_stack_bounds(const struct task *task)
     const uint64_t *stack = fake_stack[task->cpu % MAX_CPUS];
     struct stack_bounds b = { (uintptr_t)stack, (uintptr_t)(stack + FAKE_STACK_WORDS) };
     return b;
+}
+
+/* The other tasks of each CPU (a wall run's sweep: sched_for_each_other_here), NULL-terminated; each walks to
+ * one frame, its fake_chain_pc. */
+struct task *fake_other_tasks[FAKE_OTHER_TASKS + 1];
+uintptr_t fake_chain_pc[FAKE_OTHER_TASKS];
+
+void sched_for_each_other_here(void (*fn)(struct task *task, void *arg), void *arg)
+{
+    for (unsigned i = 0; i < FAKE_OTHER_TASKS && fake_other_tasks[i]; i++)
+        if (fake_other_tasks[i]->cpu == fake_cpu_index)
+            fn(fake_other_tasks[i], arg);
+}
+
+int task_chain_off_cpu(const struct task *task, const struct text_bounds *text, uintptr_t *out, int max)
+{
+    (void)text;
+    for (unsigned i = 0; i < FAKE_OTHER_TASKS && fake_other_tasks[i]; i++)
+        if (fake_other_tasks[i] == task && max > 0 && fake_chain_pc[i]) {
+            out[0] = fake_chain_pc[i];
+            return 1;
+        }
+    return 0;
+}
+
+/* Weak: a test with a task table of its own defines it. Every CPU's fake task, in pid order. */
+__attribute__((weak)) void task_for_each(void (*fn)(struct task *task, void *arg), void *arg)
+{
+    for (unsigned i = 0; i < fake_cpu_count && i < MAX_CPUS; i++)
+        fn(&fake_task[i], arg);
 }
 
 /* ---- the tick and the sleep ---- */

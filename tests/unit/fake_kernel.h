@@ -32,8 +32,15 @@ extern bool fake_no_task;
  * task and its walk. */
 extern void (*fake_stack_bounds_hook)(const struct task *task);
 
+/* The other tasks a CPU has beside its current one, for a wall run's sweep (sched_for_each_other_here gives
+ * those whose cpu is fake_cpu_index), NULL-terminated; task_chain_off_cpu walks fake_other_tasks[i] to the one
+ * frame fake_chain_pc[i] (none when 0). task_for_each gives fake_task[0 .. fake_cpu_count). */
+#define FAKE_OTHER_TASKS 16
+extern struct task *fake_other_tasks[FAKE_OTHER_TASKS + 1];
+extern uintptr_t fake_chain_pc[FAKE_OTHER_TASKS];
+
 /* Every task zeroed, fake_task[i] on CPU i with pid first_pid + i; the stacks zeroed; fake_current,
- * fake_no_task and fake_stack_bounds_hook cleared. */
+ * fake_no_task, fake_stack_bounds_hook and the other tasks cleared. */
 void fake_tasks_reset(uint32_t first_pid);
 
 /* ---- the tick and the sleep ---- */

@@ -70,7 +70,7 @@ void burn_window_sleep(int64_t when_ns)
 
 void burn_expect_profiler_free(void)
 {
-    struct profile_run run;
+    struct profile_run run = { 0 };
     assert_int_equal(profiler_start(&run), PROFILER_OK);
     profiler_stop(&run);
     profiler_release();

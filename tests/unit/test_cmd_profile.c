@@ -137,11 +137,12 @@ static void test_bad_arguments_print_one_usage_line(void **state)
     static const char *bad[] = {
         "profile 0", "profile 2001", "profile -5", "profile abc", "profile 12x", "profile 1000 all 3 4",
         "profile 1000 all 0", "profile 1000 all 129", "profile 1000 x", "profile 1000 job=a job=b",
-        "profile 1000 Job=a", "profile 1000 all 3 raw",
+        "profile 1000 Job=a", "profile 1000 all 3 raw", "profile 1000 wall wall", "profile wall 1000 all 3 4",
+        "profile 1000 walls",
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         assert_int_equal(run_line(bad[i]), 1);
-        assert_string_equal(output, "usage: profile [ms] [pid|all] [chains|raw] [key=value]\n");
+        assert_string_equal(output, "usage: profile [ms] [pid|all] [chains|raw] [key=value] [wall]\n");
     }
     expect_nothing_started();
 }
@@ -157,7 +158,7 @@ static void test_unknown_pid(void **state)
 static void test_busy(void **state)
 {
     (void)state;
-    struct profile_run held;
+    struct profile_run held = { 0 };
     assert_int_equal(profiler_start(&held), PROFILER_OK);
     assert_int_equal(run_line("profile 10"), 1);
     assert_string_equal(output, "profile: busy\n");

@@ -212,7 +212,7 @@ static void ignore_record(void *arg, const struct profile_record *rec) { (void)a
 static void test_busy_says_what_holds_it(void **state)
 {
     (void)state;
-    struct profile_run held;
+    struct profile_run held = { 0 };
     assert_int_equal(profiler_start(&held), PROFILER_OK);
     struct pprof_body body;
     char busy[128];

@@ -174,6 +174,25 @@ static void test_raw(void **state)
     EXPECT_REFUSED("profile 500 raw raw", "profile 500 all RAW", "profile 500 all raw2");
 }
 
+static void test_wall(void **state)
+{
+    (void)state;
+    struct profile_request req = request_of("profile 2000 all 12 wall");
+    assert_true(req.wall);
+    assert_false(req.raw);
+    assert_int_equal(req.ms, 2000);
+    assert_int_equal(req.chains, 12);
+    req = request_of("profile wall");
+    assert_true(req.wall);
+    assert_int_equal(req.ms, 1000);
+    req = request_of("profile 500 wall 7 raw work=serve");
+    assert_true(req.wall && req.raw && req.filter.by_pid && req.filter.by_label);
+    assert_int_equal(req.filter.pid, 7);
+    req = request_of("profile 500 all");
+    assert_false(req.wall);
+    EXPECT_REFUSED("profile 500 wall wall", "profile 500 WALL", "profile 500 walls", "profile 500 all 3 raw wall");
+}
+
 UNIT_MAIN(NULL, NULL,
           test_defaults, test_window, test_bad_window, test_all_or_pid, test_bad_pid, test_chains, test_extra_words,
-          test_label_filter_anywhere_after_the_name, test_bad_label_filters, test_raw)
+          test_label_filter_anywhere_after_the_name, test_bad_label_filters, test_raw, test_wall)

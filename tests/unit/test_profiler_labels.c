@@ -118,7 +118,7 @@ static void released_while_sampled(void (*sample)(unsigned cpu), bool counter)
     const struct label_set *s = task_holds_the_last_reference(1, "inside");
     next = label_intern_one("req", "after", NULL);
 
-    struct profile_run run;
+    struct profile_run run = { 0 };
     assert_int_equal(profiler_start(&run), PROFILER_OK);
     assert_int_equal(pmu_usable(), counter);
     tick(1); /* the tick's first sample (drained below), or the arming tick */
@@ -174,7 +174,7 @@ static void test_a_reset_frees_what_undrained_records_held(void **state)
     (void)state;
     boot(fake_model_no_pmu);
     const struct label_set *s = task_holds_the_last_reference(2, "undrained");
-    struct profile_run run;
+    struct profile_run run = { 0 };
     assert_int_equal(profiler_start(&run), PROFILER_OK);
     tick(2);
     tick(2);
@@ -200,7 +200,7 @@ static void test_a_captured_record_keeps_its_set_until_the_fold_holds_it(void **
     const struct label_set *s = task_holds_the_last_reference(1, "captured");
     struct profile_capture cap;
     assert_true(profile_capture_create(&cap, 100));
-    struct profile_run run;
+    struct profile_run run = { 0 };
     assert_int_equal(profiler_start(&run), PROFILER_OK);
     tick(1);
     struct profile_filter every = { 0 };
@@ -227,7 +227,7 @@ static void test_the_span_rides_in_the_record(void **state)
 {
     (void)state;
     boot(fake_model_no_pmu);
-    struct profile_run run;
+    struct profile_run run = { 0 };
     assert_int_equal(profiler_start(&run), PROFILER_OK);
     task_set_span(&fake_task[3], 41);
     tick(3);

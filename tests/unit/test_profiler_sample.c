@@ -141,7 +141,7 @@ static void test_second_start_is_busy(void **state)
 {
     (void)state;
     start();
-    struct profile_run other;
+    struct profile_run other = { 0 };
     assert_int_equal(profiler_start(&other), PROFILER_BUSY);
     profiler_stop(&run);
     /* Stopped but not yet reported: still busy. */

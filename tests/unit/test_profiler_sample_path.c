@@ -205,7 +205,7 @@ static void no_lock_no_allocation_on_the_sample_path(void **state)
         fake_cpu_index = 0;
         assert_false(fake_inject_nmi());
 
-        struct profile_run run;
+        struct profile_run run = { 0 };
         assert_int_equal(profiler_start(&run), PROFILER_OK);
         assert_int_equal(pmu_usable(), m->counts);
         unsigned nmis_before = fake.nmis_mine;
@@ -261,7 +261,7 @@ static void a_tick_reads_no_clock_and_no_register_unless_it_samples(void **state
             run_periods(cpu, 2);
         }
 
-        struct profile_run run;
+        struct profile_run run = { 0 };
         assert_int_equal(profiler_start(&run), PROFILER_OK);
         for (unsigned cpu = 0; cpu < FAKE_CPUS; cpu++)
             tick(cpu); /* the first tick of the run arms (MSR and LVT writes: once a run) or samples */
@@ -320,7 +320,7 @@ static void the_ring_holds_1024_records(void **state)
     for (unsigned i = 0; i < 2; i++) {
         print_message("model: %s\n", sources[i]->name);
         boot(sources[i]);
-        struct profile_run run;
+        struct profile_run run = { 0 };
         assert_int_equal(profiler_start(&run), PROFILER_OK);
         const struct profile_ring *ring = &run.rings[1];
         tick(1); /* the tick's first sample, or the arming tick */
