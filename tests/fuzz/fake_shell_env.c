@@ -165,6 +165,13 @@ void task_sleep_until(int64_t when_ns)
         fake_time_ns = when_ns;
 }
 
+/* netload_finish waits out the session on the network (task_wait_until): the same window. */
+void task_wait_until(int64_t when_ns, enum task_wait why)
+{
+    (void)why;
+    task_sleep_until(when_ns);
+}
+
 int cmd_net(int argc, char **argv, struct sink *out, const struct shell_origin *from)
 {
     (void)argv, (void)from;
