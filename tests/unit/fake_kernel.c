@@ -1,8 +1,9 @@
 /* tests/unit/fake_kernel.c: the one fake of the kernel around what the host programs test (fake_kernel.h). It
- * owns task_current and task_stack_bounds (a task and a stack per CPU), task_sleep_ms (a round of ticks and
- * the clock), kernel_symtab (a small default image), stack_trace_from (pc and one caller) and console_write
- * (where kernel/log.c's lines are kept). The log's formatting is the kernel's own: programs link kernel/log.c
- * with this file. No cmocka here: the fuzz targets and the benchmarks link it too. */
+ * owns task_current and task_stack_bounds (a task and a stack per CPU), what a task is doing (its activity, the
+ * names of waits and activities, its chain off the CPU), task_sleep_ms (a round of ticks and the clock),
+ * kernel_symtab (a small default image), stack_trace_from (pc and one caller), stack_walk (nothing) and
+ * console_write (where kernel/log.c's lines are kept). The log's formatting is the kernel's own: programs link
+ * kernel/log.c with this file. No cmocka here: the fuzz targets and the benchmarks link it too. */
 #include "fake_kernel.h"
 
 #include <stdio.h>
@@ -37,6 +38,7 @@ void fake_tasks_reset(uint32_t first_pid)
     fake_current = NULL;
     fake_no_task = false;
     fake_stack_bounds_hook = NULL;
+    fake_chain_hook = NULL;
 }
 
 struct task *task_current(void)
@@ -53,6 +55,51 @@ struct stack_bounds task_stack_bounds(const struct task *task)
     const uint64_t *stack = fake_stack[task->cpu % MAX_CPUS];
     struct stack_bounds b = { (uintptr_t)stack, (uintptr_t)(stack + FAKE_STACK_WORDS) };
     return b;
+}
+
+/* ---- what a task is doing ---- */
+
+int (*fake_chain_hook)(const struct task *task, uintptr_t *out, int max);
+
+const char *task_wait_name(enum task_wait why)
+{
+    static const char *const names[TASK_WAIT_KINDS] = {
+        [TASK_WAIT_NONE] = "none", [TASK_WAIT_TIMER] = "sleep", [TASK_WAIT_INPUT] = "input",
+        [TASK_WAIT_NET] = "net",   [TASK_WAIT_TASK] = "task",   [TASK_WAIT_DEVICE] = "device",
+    };
+    return (unsigned)why < TASK_WAIT_KINDS ? names[why] : "?";
+}
+
+const char *task_activity_name(enum task_activity act)
+{
+    static const char *const names[] = {
+        [TASK_ACT_RUNNING] = "running", [TASK_ACT_RUNNABLE] = "runnable", [TASK_ACT_WAITING] = "waiting"
+    };
+    return act >= TASK_ACT_RUNNING && act <= TASK_ACT_WAITING ? names[act] : "?";
+}
+
+enum task_activity task_activity_now(const struct task *task, bool current, int64_t now)
+{
+    if (current)
+        return TASK_ACT_RUNNING;
+    switch (atomic_load(&task->state)) {
+    case TASK_RUNNING:
+        return TASK_ACT_RUNNING;
+    case TASK_READY:
+        return TASK_ACT_RUNNABLE;
+    case TASK_SLEEPING:
+        return now - task->wake_at_ns >= 0 ? TASK_ACT_RUNNABLE : TASK_ACT_WAITING;
+    case TASK_BLOCKED:
+        return task->block_has_deadline && now - task->wake_at_ns >= 0 ? TASK_ACT_RUNNABLE : TASK_ACT_WAITING;
+    default:
+        return TASK_ACT_NONE;
+    }
+}
+
+int task_chain_off_cpu(const struct task *task, const struct text_bounds *text, uintptr_t *out, int max)
+{
+    (void)text;
+    return fake_chain_hook ? fake_chain_hook(task, out, max) : 0;
 }
 
 /* ---- the tick and the sleep ---- */
@@ -134,6 +181,13 @@ const struct symtab *kernel_symtab(void) { return fake_symtab; }
 /* ---- the stack walk ---- */
 
 void (*fake_walk_hook)(void);
+
+/* Weak, as stack_trace_from below: kernel/stacktrace.c's wins where it is linked. */
+__attribute__((weak)) int stack_walk(uintptr_t rbp, const struct stack_bounds *stack, uintptr_t *out, int max)
+{
+    (void)rbp, (void)stack, (void)out, (void)max;
+    return 0;
+}
 
 /* Weak: the programs that test the real walk's use (the sample path over synthetic stacks, the benchmarks)
  * link kernel/stacktrace.c, whose definition wins. */
