@@ -1,5 +1,6 @@
-"""scripts/kprof_tasks.py: the task dump's format -- its lines written and read back -- for the tests and tools that
-read the console's `tasks` (kernel/shell/cmd_tasks.c).
+"""scripts/kprof_tasks.py: the task dump's format and its stack walk, for `prof tasks` in gdb (scripts/prof_tasks.py)
+and for the tests that read the console's `tasks` (kernel/shell/cmd_tasks.c). No gdb here: memory comes in through
+the functions the caller passes, so the walk runs on the host against a synthetic stack too.
 
 The format, as the kernel prints it (docs/profiler.md, "Where every task is"):
 
@@ -17,11 +18,38 @@ frames: `(running on cpu N)`, `(ran meanwhile)`, `(no frames)`.
 import collections
 import re
 
+# kernel/task.h's enums by their enumerators' names, as DWARF gives them, to the words the kernel prints
+# (task_wait_name, task_activity_name): read by name, so a reordered enum still reads right.
+WAIT_NAMES = {"TASK_WAIT_NONE": "none", "TASK_WAIT_TIMER": "sleep", "TASK_WAIT_INPUT": "input",
+              "TASK_WAIT_NET": "net", "TASK_WAIT_TASK": "task", "TASK_WAIT_DEVICE": "device"}
+
+# stacktrace.c's limits: x86_64's canonical halves, and the frames a dump shows (cmd_tasks.c's TASKS_MAX_FRAMES)
+CANONICAL_LOW_END = 1 << 47
+CANONICAL_HIGH_START = (1 << 64) - CANONICAL_LOW_END
+MAX_FRAMES = 16
+PUSH_RBP, RET, REX_W = 0x55, 0xC3, 0x48
+MOV_RSP_RBP = bytes([0x48, 0x89, 0xE5])
 INDENT = " " * 8
 
 Task = collections.namedtuple("Task", "pid cpu name idle activity wait wait_ms labels frames note")
 # frames: [(kind, text)] with kind "at" or "<-" and text "SYM+0xOFF" or "0xADDR"; note: the parenthesised line's
 # words ("running on cpu 1", "ran meanwhile", "no frames") or None
+
+
+def activity(state, current, now_ns, wake_at_ns, has_deadline):
+    """task_activity_now: what a task is doing, from its state's enumerator name (TASK_READY ...), whether it is
+    current on its CPU, and the clock (None when unknown: a sleeper then counts as waiting). None for an exited
+    task."""
+    if current or state == "TASK_RUNNING":
+        return "running"
+    if state == "TASK_READY":
+        return "runnable"
+    due = now_ns is not None and now_ns - wake_at_ns >= 0
+    if state == "TASK_SLEEPING":
+        return "runnable" if due else "waiting"
+    if state == "TASK_BLOCKED":
+        return "runnable" if has_deadline and due else "waiting"
+    return None
 
 
 def header(pid, cpu, name, idle, act, wait=None, wait_ms=None, labels="-"):
@@ -48,6 +76,58 @@ def chain_lines(frames, first_is_pc, symtab):
 
 def note_line(words):
     return INDENT + "(%s)" % words
+
+
+# ---- the walk: kernel/stacktrace.c's, over memory read through callbacks -------------------------------------
+
+def walk(frame, lo, hi, read_words, limit=MAX_FRAMES):
+    """stack_walk: the return addresses of the frame chain from frame, each frame [saved rbp][return address]
+    wholly inside [lo, hi), every caller's frame strictly above the last, stopping at a zero return address.
+    read_words(addr) gives the two words at addr."""
+    top = min(hi, CANONICAL_LOW_END) if frame < CANONICAL_LOW_END else hi
+    if CANONICAL_LOW_END <= frame < CANONICAL_HIGH_START:
+        return []
+    if limit <= 0 or frame % 8 or frame < lo or top < 16 or frame > top - 16:
+        return []
+    last = (top - 16) & ~7
+    out = []
+    while True:
+        saved, ret = read_words(frame)
+        if ret == 0:
+            break
+        out.append(ret)
+        if len(out) == limit:
+            break
+        if saved % 8 or not frame < saved <= last:
+            break
+        frame = saved
+    return out
+
+
+def trace_from(pc, sp, fp, lo, hi, text, read_words, read_code, limit=MAX_FRAMES):
+    """stack_trace_from: pc, then its callers. On a function's push %rbp or a ret the direct caller is at [sp],
+    on the mov %rsp,%rbp right after the push at [sp+8]: that frame is not on the chain, so the caller is taken
+    from the stack before walking from fp. text is (lo, hi) of the kernel's code; read_code(addr, n) its bytes."""
+    if limit <= 0:
+        return []
+    out = [pc]
+    slot = None
+    if text[0] <= pc < text[1]:
+        first = read_code(pc, 1)[0]
+        if first in (PUSH_RBP, RET):
+            slot = sp
+        elif first == REX_W and text[1] - pc >= 3 and read_code(pc, 3) == MOV_RSP_RBP:
+            slot = sp + 8
+    if slot is not None and len(out) < limit and _slot_readable(sp, lo, hi) and _slot_readable(slot, lo, hi):
+        caller = read_words(slot)[0]
+        if caller:
+            out.append(caller)
+    return out + walk(fp, lo, hi, read_words, limit - len(out))
+
+
+def _slot_readable(slot, lo, hi):
+    canonical = slot < CANONICAL_LOW_END or slot >= CANONICAL_HIGH_START
+    return slot % 8 == 0 and canonical and hi >= 8 and lo <= slot <= hi - 8
 
 
 # ---- reading a dump back --------------------------------------------------------------------------------------

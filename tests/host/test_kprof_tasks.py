@@ -1,5 +1,8 @@
-"""scripts/kprof_tasks.py on the host: the header and frame lines are the kernel's (tests/unit/test_cmd_tasks.c
-pins the kernel's side of the same lines); a dump parses back, and lines out of the format are refused.
+"""scripts/kprof_tasks.py on the host: the stack walk `prof tasks` does in gdb, over a synthetic stack, keeps
+kernel/stacktrace.c's rules (inside the stack, strictly rising, a zero return address ends it, the caller of a
+function caught on its push %rbp, its mov %rsp,%rbp or its ret taken from the stack); the header and frame lines
+are the kernel's (tests/unit/test_cmd_tasks.c pins the kernel's side of the same lines); a dump parses back, and
+lines out of the format are refused.
 """
 
 import os
@@ -11,6 +14,75 @@ TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(TOP, "scripts"))
 import kprof_tasks as kt  # noqa: E402
 from kprof_profile import Symtab  # noqa: E402
+
+LO, HI = 0x10000, 0x10100  # a 256-byte stack
+TEXT = (0x1000, 0x3000)
+
+
+class Memory:
+    """Words of a synthetic stack and bytes of synthetic code; reads outside them fail the test."""
+
+    def __init__(self, words, code=None):
+        self.words_at = dict(words)
+        self.code_at = code or {}
+
+    def words(self, addr):
+        assert LO <= addr and addr + 16 <= HI + 8, "read outside the stack at 0x%x" % addr
+        return self.words_at.get(addr, 0), self.words_at.get(addr + 8, 0)
+
+    def code(self, addr, n):
+        return bytes(self.code_at.get(addr + i, 0x90) for i in range(n))
+
+
+def chain(*frames):
+    """A frame chain from LO + 0x20 upwards: each frame [saved rbp][return address], 0x20 apart."""
+    words = {}
+    at = LO + 0x20
+    for i, ret in enumerate(frames):
+        words[at] = at + 0x20 if i + 1 < len(frames) else 0
+        words[at + 8] = ret
+        at += 0x20
+    return words
+
+
+def test_walk_follows_the_chain_to_the_zero_return_address():
+    m = Memory(chain(0x1010, 0x1120, 0x1230, 0))
+    assert kt.walk(LO + 0x20, LO, HI, m.words) == [0x1010, 0x1120, 0x1230]
+
+
+def test_walk_stops_at_a_frame_that_does_not_rise_or_leaves_the_stack():
+    words = chain(0x1010, 0x1120)
+    words[LO + 0x20] = LO + 0x10  # points down: a loop or garbage
+    assert kt.walk(LO + 0x20, LO, HI, Memory(words).words) == [0x1010]
+    words[LO + 0x20] = HI  # past the stack's last whole frame
+    assert kt.walk(LO + 0x20, LO, HI, Memory(words).words) == [0x1010]
+    words[LO + 0x20] = LO + 0x44  # not 8-aligned
+    assert kt.walk(LO + 0x20, LO, HI, Memory(words).words) == [0x1010]
+    for bad in (LO - 0x10, HI - 8, LO + 0x21, 1 << 50):
+        assert kt.walk(bad, LO, HI, Memory({}).words) == []
+
+
+def test_walk_stops_at_the_limit():
+    m = Memory(chain(*range(0x1010, 0x1010 + 20 * 0x10, 0x10)))
+    assert len(kt.walk(LO + 0x20, LO, HI, m.words, limit=4)) == 4
+
+
+@pytest.mark.parametrize("code,slot", [({0x1500: kt.PUSH_RBP}, 0), ({0x1500: kt.RET}, 0),
+                                       ({0x1500: 0x48, 0x1501: 0x89, 0x1502: 0xE5}, 8)])
+def test_trace_from_takes_the_caller_from_the_stack_where_the_frame_is_not_linked(code, slot):
+    sp = LO + 0x10
+    words = chain(0x1230, 0)
+    words[sp + slot] = 0x1120  # the direct caller, which rbp's chain (from the caller's frame) skips
+    m = Memory(words, code)
+    assert kt.trace_from(0x1500, sp, LO + 0x20, LO, HI, TEXT, m.words, m.code) == [0x1500, 0x1120, 0x1230]
+
+
+def test_trace_from_walks_from_rbp_anywhere_else():
+    m = Memory(chain(0x1120, 0x1230, 0), {0x1500: 0x48, 0x1501: 0x8B})  # a REX.W that is not the mov
+    assert kt.trace_from(0x1500, LO + 0x10, LO + 0x20, LO, HI, TEXT, m.words, m.code) == [0x1500, 0x1120, 0x1230]
+    # outside the text the code is not read at all
+    assert kt.trace_from(0x9000, LO + 0x10, LO + 0x20, LO, HI, TEXT, m.words, None) == [0x9000, 0x1120, 0x1230]
+
 
 SYMTAB = Symtab([(0x1000, 0x100, b"burn_inner"), (0x1100, 0x100, b"burn_task")], 0x1000, 0x3000)
 

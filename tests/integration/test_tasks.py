@@ -1,5 +1,5 @@
-"""The task dump in QEMU: `tasks` on the console and over the UDP shell (kprof in QEMU with 2 CPUs and the UDP
-shell).
+"""The task dump in QEMU: `tasks` on the console and over the UDP shell, and `prof tasks` in gdb on the stopped
+machine (kprof in QEMU with 2 CPUs, the UDP shell and kprof's gdb stub on COM2).
 
 - Every live task once, in pid order, the same tasks `ps` lists, each with a chain: an idle task per CPU marked
   idle=yes; the task running `tasks` running, its chain from cmd_tasks through the shell that ran it; the reaper
@@ -9,6 +9,9 @@ shell).
 - `burn 3000 2` on 2 CPUs puts a burn task on each: the one on the CPU running `tasks` is runnable and its chain
   runs through the burn loop (burn_task, task_entry_trampoline), the other runs on its CPU and says so -- or, if
   it was between ticks, shows the same loop. A `label PID job=a span=5` shows in its header as `ps` prints it.
+- gdb stopped mid-burn (`prof tasks`, scripts/prof_tasks.py): the same tasks, pids and names, as a `tasks` the
+  console printed just before; the tasks waiting in both show the same chains; the burn tasks, running on their
+  CPUs, have their chains from the stopped registers.
 
 Only content and order are asserted, never durations (wait_ms is a number, nothing more). The module shares one
 kernel: every test reads, or starts work that ends by itself (burn, netload), and waits for it to end.
@@ -19,6 +22,7 @@ import sys
 
 import pytest
 
+from kprof_gdb import WRAPPER, Gdb, assert_running, mark
 from kprof_net import booted_with_dhcp, console_command, udp_cmd
 from kprof_qemu import TOP, Kprof, poll, ps_rows
 from kprof_report import burn_pids, wait_burn_done, wait_no_burn
@@ -30,12 +34,13 @@ import kprof_tasks as kt  # noqa: E402
 BOOTS = 1
 
 CPUS = 2
+PROF_PY = os.path.join(TOP, "scripts", "prof.py")
 BURN_LOOP = ["burn_middle", "burn_outer", "burn_task", "task_entry_trampoline"]  # callers, innermost first
 
 
 @pytest.fixture(scope="module")
 def k(request):
-    yield from booted_with_dhcp(Kprof(smp=CPUS, mem=256, udp=True, netload=True, name=request.node.name))
+    yield from booted_with_dhcp(Kprof(smp=CPUS, mem=256, udp=True, netload=True, gdb=True, name=request.node.name))
 
 
 def dump(text):
@@ -136,3 +141,62 @@ def test_a_netload_sink_waits_on_the_network(k):
     assert shell.labels == "cmd=netload", shell
     assert_shell_chain(named(tasks, "udpsh"), "udp_shell")
 
+
+def gdb_prof_tasks(k, tmp_path, before_attach):
+    """`prof tasks` from a batch gdb on COM2; before_attach() runs once gdb has started and loaded the ELF, and
+    gdb attaches (stopping the machine) the moment it returns. The dump's text."""
+    wrapper = tmp_path / "kp_run.py"
+    wrapper.write_text(WRAPPER)
+    g = Gdb(k, ["source %s" % PROF_PY, "source %s" % wrapper, "python kp_run('tasks', 'prof tasks')", "detach"],
+            pre=[mark("gate") + "; sys.stdin.readline()"])
+    try:
+        g.wait_mark("gate")
+        before_attach()
+        g.proc.stdin.write(b"\n")
+        g.proc.stdin.flush()
+        text = g.finish()
+    finally:
+        g.kill()
+    begin = text.find("@@begin tasks ")
+    end = text.find("@@end tasks\n")
+    assert 0 <= begin < end, "gdb ran no prof tasks:\n%s" % text
+    status, _, body = text[begin + len("@@begin tasks "):end].partition("\n")
+    assert status == "ok", "prof tasks failed:\n%s" % body
+    return body
+
+
+def test_prof_tasks_in_gdb_matches_the_console_on_a_stopped_machine(k, tmp_path):
+    """How the running tasks may differ: the console names a task running on another CPU and cannot walk it,
+    and the one it walks on its own CPU is wherever its last tick left it; gdb walks each CPU's current task from
+    its stopped registers, a moment later. The task that ran `tasks` has gone back to its wait by then. The tasks
+    that wait in both dumps have not moved: their chains are compared whole."""
+    wait_no_burn(k)
+    seen = {}
+
+    def burn_and_dump():
+        seen["pids"] = burn_pids(k.cmd("burn 8000 %d" % CPUS))
+        seen["console"] = dump(k.cmd("tasks"))
+    try:
+        stopped = dump(gdb_prof_tasks(k, tmp_path, burn_and_dump))
+        assert_running(k)
+        console, pids = seen["console"], seen["pids"]
+        assert [(t.pid, t.name) for t in stopped] == [(t.pid, t.name) for t in console], \
+            "gdb and the console list different tasks"
+        compared = 0
+        for c, g in zip(console, stopped):
+            assert (g.cpu, g.idle) == (c.cpu, c.idle), (c, g)
+            if c.activity == g.activity == "waiting":
+                assert (g.wait, g.frames, g.labels) == (c.wait, c.frames, c.labels), (c, g)
+                assert g.wait_ms is not None, g  # kprof's stub keeps the time it stopped the machine
+                compared += 1
+        assert compared >= 2, "fewer than two tasks waited in both dumps:\n%s\n%s" % (console, stopped)
+        assert_waits(named(stopped, "shell"), "input", ["console_read_char", "console_shell",
+                                                        "task_entry_trampoline"])
+        for g in (t for t in stopped if t.pid in pids):
+            assert g.note is None and g.frames[0][0] == "at", g  # from its registers, or its saved context
+            # stopped in the burn loop's code, the chain is the loop's; a CPU stopped inside an interrupt
+            # handler shows the handler's chain instead
+            if kt.symbols(g)[0] in ("burn_inner", "burn_middle", "burn_outer", "burn_task"):
+                assert callers(g)[-2:] == ["burn_task", "task_entry_trampoline"], g
+    finally:
+        wait_burn_done(k)
