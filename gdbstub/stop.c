@@ -41,6 +41,9 @@ struct stop_cpu stop_cpus[MAX_CPUS];
 atomic_int stop_owner = -1;
 atomic_bool stop_closing = true;
 atomic_uint stop_sessions;
+/* time_ns() when the session in progress had stopped every CPU: what a debugger measures the paused machine's
+ * waits against (scripts/prof_tasks.py), since the clock runs on while the stub holds it. */
+int64_t stop_time_ns;
 bool stop_enabled;
 bool stop_on_panic;
 const struct gdb_arch_ops *stop_arch;
@@ -139,6 +142,7 @@ static void session(unsigned me, struct context *ctx, enum stop_reason why)
     atomic_fetch_add(&stop_sessions, 1);
     atomic_store(&stop_closing, false);
     stop_others(me);
+    stop_time_ns = time_ns();
     stop_arch->transport_irq(false, -1);
     /* A stop the transport asked for whose CPU this stop caught before its gdb_after_irq (gdb's Ctrl-C as a
      * breakpoint hit elsewhere) is answered by this one: taken here, or that CPU would stop the machine again

@@ -458,6 +458,27 @@ size_t task_labels_format(const struct task *task, char *buf, size_t cap)
     return n;
 }
 
+size_t task_labels_text(const struct task *task, char *buf, size_t cap)
+{
+    size_t len = 0;
+    unsigned long flags = spin_lock_irqsave(&lock);
+    const struct label_set *set = atomic_load_explicit(&task->labels, memory_order_acquire);
+    if (set)
+        len = label_set_format(set, buf, cap);
+    spin_unlock_irqrestore(&lock, flags);
+    uint64_t span = task_span(task);
+    if (span) {
+        char number[24];
+        ksnprintf(number, sizeof number, "%sspan=%llu", len ? "," : "", (unsigned long long)span);
+        append(buf, cap, &len, number);
+    }
+    if (len == 0)
+        append(buf, cap, &len, "-");
+    if (cap > 0)
+        buf[len < cap ? len : cap - 1] = 0;
+    return len;
+}
+
 void task_set_labels(struct task *task, const struct label_set *set)
 {
     label_hold(set);

@@ -23,6 +23,8 @@
 #define LABEL_READER_MARKS 520 /* words of struct label_readers' marks (the profiler's: 2 per CPU, and a count) */
 /* The longest formatted set, "k=v,k=v,k=v,k=v", and its NUL. */
 #define LABEL_SET_TEXT_MAX (LABEL_MAX_PAIRS * (LABEL_KEY_MAX + 1 + LABEL_VALUE_MAX) + LABEL_MAX_PAIRS - 1 + 1)
+/* The longest task_labels_text: a set, ",span=" and a 64-bit span in decimal. */
+#define TASK_LABELS_TEXT_MAX (LABEL_SET_TEXT_MAX + 6 + 20)
 
 struct label_pair {
     char key[LABEL_KEY_MAX + 1];
@@ -119,6 +121,9 @@ const struct label_set *task_labels(const struct task *task);
 const struct label_set *task_labels_hold(const struct task *task);
 /* Task context: the task's current set as label_set_format writes it, read under the pool's lock. */
 size_t task_labels_format(const struct task *task, char *buf, size_t cap);
+/* Task context: a task's labels as `ps` and `tasks` print them -- its set, then ",span=N" when it has a span
+ * ("span=N" alone without a set), "-" when it has neither. Returns the length as label_set_format does. */
+size_t task_labels_text(const struct task *task, char *buf, size_t cap);
 /* Task context. Publishes set (NULL clears) as the task's current set, one atomic exchange; the task takes
  * its own reference to set and gives back the one it had to its old set. The caller keeps its reference. */
 void task_set_labels(struct task *task, const struct label_set *set);

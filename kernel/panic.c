@@ -12,6 +12,8 @@
 #include "hal/debug.h"
 #include "hal/platform.h"
 #include "kernel/console.h"
+#include "kernel/lib/sink.h"
+#include "kernel/stacktrace.h"
 #include "kernel/symbols.h"
 #include "kernel/task.h"
 
@@ -28,17 +30,6 @@ static void raw_write(struct sink *sink, const char *text, size_t len)
     console_write_unlocked(text, len);
 }
 static struct sink panic_sink = { raw_write };
-
-void backtrace_print(struct sink *out, const uintptr_t *addrs, int count)
-{
-    for (int i = 0; i < count; i++) {
-        struct symbol_hit hit;
-        if (symtab_lookup_return(kernel_symtab(), addrs[i], &hit))
-            sink_printf(out, "        <- %s+0x%llx\n", hit.name, (unsigned long long)hit.offset);
-        else
-            sink_printf(out, "        <- 0x%llx\n", (unsigned long long)addrs[i]);
-    }
-}
 
 /* Claims the panic for this CPU and stops the others; a CPU that loses the race (or panics again while
  * printing) halts quietly, so one report comes out whole. */

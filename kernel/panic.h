@@ -6,13 +6,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "hal/kernel_entry.h"
-#include "kernel/lib/sink.h"
-#include "kernel/stacktrace.h"
 
 /* panic(), panic_at() (exceptions and genuine NMIs: the interrupted context's CPU, task, registers and
  * backtrace) and panic_active() are entry points the arch layer calls too: hal/kernel_entry.h. */
 
-/* Prints one "        <- Symbol+0xoff" line per return address (a raw address when it does not resolve). */
-void backtrace_print(struct sink *out, const uintptr_t *addrs, int count);
+/* The backtrace's lines are backtrace_print's (kernel/symbols.h), shared with `tasks`. */
 
 #endif

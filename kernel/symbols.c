@@ -1,12 +1,14 @@
-/* kernel/symbols.c: address -> symbol lookup over a sorted symbol table, lookup by name, and kernel_symtab(),
+/* kernel/symbols.c: address -> symbol lookup over a sorted symbol table, lookup by name, kernel_symtab(),
  * the table of the running kernel assembled from the generated arrays (build/syms.N.c) and the linker's
- * __text_start/__text_end. Owns nothing mutable except the once-built descriptor of that table. */
+ * __text_start/__text_end, and the backtrace lines that print addresses through it. Owns nothing mutable
+ * except the once-built descriptor of that table. */
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "hal/cpu.h"
+#include "kernel/lib/sink.h"
 #include "kernel/lib/string.h"
 #include "kernel/symbols.h"
 
@@ -114,4 +116,24 @@ bool symtab_lookup_return(const struct symtab *tab, uint64_t addr, struct symbol
         return false;
     hit->offset = addr - hit->start;
     return true;
+}
+
+void backtrace_print(struct sink *out, const uintptr_t *addrs, int count)
+{
+    for (int i = 0; i < count; i++) {
+        struct symbol_hit hit;
+        if (symtab_lookup_return(kernel_symtab(), addrs[i], &hit))
+            sink_printf(out, "        <- %s+0x%llx\n", hit.name, (unsigned long long)hit.offset);
+        else
+            sink_printf(out, "        <- 0x%llx\n", (unsigned long long)addrs[i]);
+    }
+}
+
+void backtrace_print_pc(struct sink *out, uintptr_t pc)
+{
+    struct symbol_hit hit;
+    if (symbol_resolve(pc, &hit))
+        sink_printf(out, "        at %s+0x%llx\n", hit.name, (unsigned long long)hit.offset);
+    else
+        sink_printf(out, "        at 0x%llx\n", (unsigned long long)pc);
 }

@@ -58,4 +58,12 @@ bool symtab_lookup_return(const struct symtab *tab, uint64_t addr, struct symbol
 /* Finds a symbol's address by exact name (for tests and the shell); false when absent. */
 bool symtab_find(const struct symtab *tab, const char *name, uint64_t *addr);
 
+struct sink;
+/* Prints one "        <- Symbol+0xoff" line per return address, resolved in the running kernel's table (a raw
+ * address when it does not resolve): the lines of a panic's backtrace and of `tasks`, which read as the
+ * profiler report's callers do. */
+void backtrace_print(struct sink *out, const uintptr_t *addrs, int count);
+/* One "        at Symbol+0xoff" line: where an interrupted task was (pc resolved as code, not as a return). */
+void backtrace_print_pc(struct sink *out, uintptr_t pc);
+
 #endif

@@ -5,6 +5,8 @@
     prof state          run control, the source, each ring's indexes and drops, each CPU's PMU armed flag
     prof pmu            every PMU MSR of every CPU, decoded, through kprof's stub (`monitor pmu`)
     prof export FILE    the rings' records as a pprof profile (gzipped profile.proto), as scripts/profexport writes
+    prof tasks          every task as the console's `tasks` prints it: what it does or waits on, its call chain
+                        (scripts/prof_tasks.py)
 
 Everything but `prof pmu` reads memory only, so it works through kprof's own stub on COM2 (`make debug`) and
 through QEMU's gdbstub (`-s`) alike; QEMU's cannot read MSRs, and `prof pmu` says so.
@@ -719,7 +721,7 @@ def sample_period_ns(p):
 
 class _ProfPrefix(gdb.Command):
     """The profiler of a paused kprof: prof buffers [CPU], prof report [CHAINS], prof state, prof pmu,
-prof export FILE. Memory only (all but prof pmu): works through QEMU's gdbstub too."""
+prof export FILE, prof tasks. Memory only (all but prof pmu): works through QEMU's gdbstub too."""
 
     def __init__(self):
         super().__init__("prof", gdb.COMMAND_DATA, gdb.COMPLETE_NONE, True)
@@ -785,3 +787,5 @@ _ProfReport()
 _ProfState()
 _ProfPmu()
 _ProfExport()
+import prof_tasks  # noqa: E402  (`prof tasks`, a module of its own; it uses the readers above)
+prof_tasks.register(sys.modules[__name__])

@@ -6,7 +6,6 @@
 #include "kernel/shell/commands.h"
 #include "kernel/heap.h"
 #include "kernel/labels.h"
-#include "kernel/lib/format.h"
 #include "kernel/panic.h"
 #include "kernel/lib/string.h"
 #include "kernel/net/boot_secret.h"
@@ -36,11 +35,8 @@ int cmd_help(int argc, char **argv, struct sink *out, const struct shell_origin 
 static void ps_row(struct task *t, void *arg)
 {
     int state = atomic_load(&t->state);
-    char labels[LABEL_SET_TEXT_MAX + 32] = "-";
-    size_t n = task_labels(t) ? task_labels_format(t, labels, LABEL_SET_TEXT_MAX) : 0;
-    uint64_t span = task_span(t);
-    if (span)
-        ksnprintf(labels + n, sizeof labels - n, "%sspan=%llu", n ? "," : "", (unsigned long long)span);
+    char labels[TASK_LABELS_TEXT_MAX];
+    task_labels_text(t, labels, sizeof labels);
     sink_printf(arg, "%5u %3u %-8s %-15s %s\n", t->pid, t->cpu,
                 state >= 0 && state <= TASK_DEAD ? state_names[state] : "?", t->name, labels);
 }

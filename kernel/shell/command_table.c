@@ -18,6 +18,7 @@ const struct shell_command shell_commands[] = {
     { "label", "label [PID key=value ... [span=N] | PID -]",
       "set (up to 4 pairs, and a numeric span) or clear a task's labels; alone: the label pool", cmd_label },
     { "stacks", "stacks", "per task: stack size, deepest use, headroom", cmd_stacks },
+    { "tasks", "tasks", "every task: what it does or waits on, for how long, its labels and its call chain", cmd_tasks },
     { "cpus", "cpus", "each CPU: APIC id, online, ticks, busy ticks", cmd_cpus },
     { "net", "net | net wedge MS",
       "the network interface: address, MAC, packets and errors in and out, the UDP shell; wedge: the network task "

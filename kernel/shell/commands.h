@@ -59,5 +59,6 @@ int cmd_lscpu(int argc, char **argv, struct sink *out, const struct shell_origin
 int cmd_net(int argc, char **argv, struct sink *out, const struct shell_origin *from);
 int cmd_netload(int argc, char **argv, struct sink *out, const struct shell_origin *from);
 int cmd_label(int argc, char **argv, struct sink *out, const struct shell_origin *from);
+int cmd_tasks(int argc, char **argv, struct sink *out, const struct shell_origin *from);
 
 #endif

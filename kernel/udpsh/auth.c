@@ -401,8 +401,8 @@ void udpsh_remembered_replay(const struct udpsh_remembered *r, void (*emit)(void
 
 static bool is_reading_command(const char *name)
 {
-    static const char *const reading[] = { "help", "profile", "lscpu", "ps", "stacks", "cpus", "net", "mem",
-                                           "uptime" };
+    static const char *const reading[] = { "help", "profile", "lscpu", "ps", "stacks", "tasks", "cpus", "net",
+                                           "mem", "uptime" };
     for (size_t i = 0; i < sizeof reading / sizeof reading[0]; i++)
         if (strcmp(name, reading[i]) == 0)
             return true;

@@ -1,8 +1,9 @@
 /* tests/unit/fake_kernel.c: the one fake of the kernel around what the host programs test (fake_kernel.h). It
- * owns task_current and task_stack_bounds (a task and a stack per CPU), task_sleep_ms (a round of ticks and
- * the clock), kernel_symtab (a small default image), stack_trace_from (pc and one caller) and console_write
- * (where kernel/log.c's lines are kept). The log's formatting is the kernel's own: programs link kernel/log.c
- * with this file. No cmocka here: the fuzz targets and the benchmarks link it too. */
+ * owns task_current and task_stack_bounds (a task and a stack per CPU), what a task is doing (its activity, the
+ * names of waits and activities, its chain off the CPU), task_sleep_ms (a round of ticks and the clock),
+ * kernel_symtab (a small default image), stack_trace_from (pc and one caller), stack_walk (nothing) and
+ * console_write (where kernel/log.c's lines are kept). The log's formatting is the kernel's own: programs link
+ * kernel/log.c with this file. No cmocka here: the fuzz targets and the benchmarks link it too. */
 #include "fake_kernel.h"
 
 #include <stdio.h>
@@ -39,6 +40,7 @@ void fake_tasks_reset(uint32_t first_pid)
     fake_stack_bounds_hook = NULL;
     memset(fake_other_tasks, 0, sizeof fake_other_tasks);
     memset(fake_chain_pc, 0, sizeof fake_chain_pc);
+    fake_chain_hook = NULL;
 }
 
 struct task *task_current(void)
@@ -69,9 +71,14 @@ void sched_for_each_other_here(void (*fn)(struct task *task, void *arg), void *a
             fn(fake_other_tasks[i], arg);
 }
 
+/* A test's own walk of any task, before the other tasks' one frame. */
+int (*fake_chain_hook)(const struct task *task, uintptr_t *out, int max);
+
 int task_chain_off_cpu(const struct task *task, const struct text_bounds *text, uintptr_t *out, int max)
 {
     (void)text;
+    if (fake_chain_hook)
+        return fake_chain_hook(task, out, max);
     for (unsigned i = 0; i < FAKE_OTHER_TASKS && fake_other_tasks[i]; i++)
         if (fake_other_tasks[i] == task && max > 0 && fake_chain_pc[i]) {
             out[0] = fake_chain_pc[i];
@@ -166,6 +173,13 @@ const struct symtab *kernel_symtab(void) { return fake_symtab; }
 /* ---- the stack walk ---- */
 
 void (*fake_walk_hook)(void);
+
+/* Weak, as stack_trace_from below: kernel/stacktrace.c's wins where it is linked. */
+__attribute__((weak)) int stack_walk(uintptr_t rbp, const struct stack_bounds *stack, uintptr_t *out, int max)
+{
+    (void)rbp, (void)stack, (void)out, (void)max;
+    return 0;
+}
 
 /* Weak: the programs that test the real walk's use (the sample path over synthetic stacks, the benchmarks)
  * link kernel/stacktrace.c, whose definition wins. */

@@ -1,6 +1,6 @@
 /* tests/unit/fake_kernel.h: the one fake of the kernel around the code the host programs test
- * (tests/unit/fake_kernel.c) -- the tasks and their stacks, the sleep, the symbol table, the stack walk and the
- * console the kernel's log (kernel/log.c) writes to. Unit tests, the fuzz targets' fakes and the benchmarks'
+ * (tests/unit/fake_kernel.c) -- the tasks, their stacks and what they are doing, the sleep, the symbol table, the
+ * stack walk and the console the kernel's log (kernel/log.c) writes to. Unit tests, the fuzz targets' fakes and the benchmarks'
  * drivers link it instead of each keeping its own copy; a test that needs something else sets a variable or a
  * hook here rather than redefining the function. */
 #ifndef TESTS_UNIT_FAKE_KERNEL_H
@@ -40,8 +40,13 @@ extern struct task *fake_other_tasks[FAKE_OTHER_TASKS + 1];
 extern uintptr_t fake_chain_pc[FAKE_OTHER_TASKS];
 
 /* Every task zeroed, fake_task[i] on CPU i with pid first_pid + i; the stacks zeroed; fake_current,
- * fake_no_task, fake_stack_bounds_hook and the other tasks cleared. */
+ * fake_no_task, fake_stack_bounds_hook, fake_chain_hook and the other tasks cleared. */
 void fake_tasks_reset(uint32_t first_pid);
+
+/* task_chain_off_cpu answers fake_chain_hook's frames when it is set (a test's other CPU may act there, between
+ * the command's two looks at the task), else the other tasks' one frame above. What a task is doing and the
+ * names are the kernel's own, kernel/task_wait.c. */
+extern int (*fake_chain_hook)(const struct task *task, uintptr_t *out, int max);
 
 /* ---- the tick and the sleep ---- */
 
@@ -79,6 +84,9 @@ void fake_image(struct symtab *tab, const struct ksym *syms, uint32_t count, con
                 size_t len);
 
 /* ---- the stack walk ---- */
+
+/* stack_walk (unless the program links kernel/stacktrace.c): no frames -- no frame chain of the host's is
+ * inside a fake stack. */
 
 /* stack_trace_from (unless the program links the real walk, kernel/stacktrace.c): frame 0 is pc, and the first
  * word of the stack is its caller when it holds one. Fails the program when asked for other than

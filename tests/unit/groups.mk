@@ -28,3 +28,7 @@ CMD_PROFILE_SRCS := kernel/shell/command_table.c tests/unit/fake_commands.c kern
                     kernel/profiler/stream_packer.c kernel/profiler/stream_request.c \
                     kernel/profiler/stream_task.c kernel/profiler/session.c kernel/profiler/args.c $(PROFILER_SRCS) kernel/heap.c \
                     $(PMU_SRCS) tests/unit/fake_net.c
+
+# The tasks command and the symbol table its frame lines resolve through; the tasks themselves, what they are
+# doing and their chains are the fake kernel's or the program's own.
+CMD_TASKS_SRCS := kernel/shell/cmd_tasks.c kernel/symbols.c

@@ -329,8 +329,8 @@ static void test_key_option(void **state)
 
 static bool is_command(const char *name)
 {
-    static const char *const names[] = { "help", "profile", "lscpu", "ps", "label", "stacks", "cpus", "net",
-                                         "netload", "mem", "uptime", "burn", "panic", "poweroff" };
+    static const char *const names[] = { "help", "profile", "lscpu", "ps", "label", "stacks", "tasks", "cpus",
+                                         "net", "netload", "mem", "uptime", "burn", "panic", "poweroff" };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (strcmp(names[i], name) == 0)
             return true;
@@ -340,8 +340,8 @@ static bool is_command(const char *name)
 static void test_what_unkeyed_may_run(void **state)
 {
     (void)state;
-    static const char *const yes[] = { "", "  ", "help", "profile 300 all raw", "lscpu", "ps", "stacks", "cpus",
-                                       "net", "mem", "uptime", "bogus", "netload sink 6000 3",
+    static const char *const yes[] = { "", "  ", "help", "profile 300 all raw", "lscpu", "ps", "stacks", "tasks",
+                                       "cpus", "net", "mem", "uptime", "bogus", "netload sink 6000 3",
                                        "netload send 10.0.2.66 9 1", "netload send 10.0.2.066 9 1", "\tps",
                                        "profile stream", "profile stream 9000", "profile stream 9000 30 all",
                                        "profile stream 10.0.2.66:9000 30", "profile stream stop" };
