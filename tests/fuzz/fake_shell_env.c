@@ -165,6 +165,13 @@ void task_sleep_until(int64_t when_ns)
         fake_time_ns = when_ns;
 }
 
+/* netload's wait for its session, and any other wait on a time: the same window. */
+void task_wait_until(int64_t when_ns, enum task_wait why)
+{
+    (void)why;
+    task_sleep_until(when_ns);
+}
+
 int cmd_net(int argc, char **argv, struct sink *out, const struct shell_origin *from)
 {
     (void)argv, (void)from;
