@@ -28,3 +28,6 @@ CMD_PROFILE_SRCS := kernel/shell/command_table.c tests/unit/fake_commands.c kern
                     kernel/profiler/stream_packer.c kernel/profiler/stream_request.c \
                     kernel/profiler/stream_task.c kernel/profiler/session.c kernel/profiler/args.c $(PROFILER_SRCS) kernel/heap.c \
                     $(PMU_SRCS) tests/unit/fake_net.c
+
+# `work`, the request-serving workload, with its command and the span log it shares with `burn`.
+WORK_SRCS := kernel/shell/cmd_work.c kernel/workload/work.c kernel/workload/work_log.c kernel/workload/span_log.c
