@@ -5,8 +5,9 @@
  * counter's NMI has interrupts-off code to mark and the tick has something to be held off by, while the
  * console and gdb still get in between slices. `burn MS N spans` makes each task a server of requests: every
  * BURN_SPAN_MS it starts a new one, with a new span (kernel/labels.h's numeric label, set without interning
- * anything), and logs the span and when it began; `burn spans FROM` reads that log back, so a test can check
- * every sample's span against what was current when the sample was taken. */
+ * anything), and logs the span and when it began in a span log (kernel/workload/span_log.h, shared with `work`);
+ * `burn spans FROM` reads that log back, so a test can check every sample's span against what was current when
+ * the sample was taken. */
 #include <stdatomic.h>
 
 #include "hal/compiler.h"
@@ -16,13 +17,13 @@
 #include "kernel/lib/parse.h"
 #include "kernel/lib/string.h"
 #include "kernel/task.h"
+#include "kernel/workload/span_log.h"
 
 #define BURN_MAX_TASKS 16
 #define BURN_MAX_MS 60000
 #define BURN_IRQSOFF_SLICE_MS 20
 #define BURN_SPAN_MS 100       /* a request's length under `spans` */
 #define BURN_SPAN_LOG 8192     /* entries kept: 20 s of 4 tasks; a reader reads on before they are overwritten */
-#define BURN_SPANS_PER_READ 64 /* entries `burn spans FROM` prints at a time */
 
 struct burn_run {
     int64_t deadline_ns;
@@ -35,35 +36,19 @@ struct burn_run {
     bool spans;
 };
 
-/* The span log of every task of `burn ... spans`: entry i is at [i % BURN_SPAN_LOG]; seq is i + 1 once the
- * entry is whole (0 or older while it is written), so a reader takes only whole entries. */
-struct span_entry {
-    _Atomic uint64_t seq;
-    uint32_t pid;
-    uint64_t span;
-    int64_t before_ns; /* the clock just before the task's span word changed ... */
-    int64_t after_ns;  /* ... and just after: a sample taken between the two may carry either span */
-};
-static struct span_entry span_log[BURN_SPAN_LOG];
-static atomic_ullong span_log_next; /* entries begun */
-static atomic_ullong next_span = 1;  /* span ids, unique since boot */
+/* The span log of every task of `burn ... spans`: the span and the clock just before and just after the task's
+ * span word changed (a sample taken between the two may carry either span). */
+static struct span_entry span_entries[BURN_SPAN_LOG];
+static struct span_log span_log = SPAN_LOG_OVER(span_entries);
 
 /* A new request: a new span (0: the task is done), published with one store (no interning), and logged. */
 static void begin_request(struct task *self, bool last)
 {
-    uint64_t span = last ? 0 : atomic_fetch_add(&next_span, 1);
+    uint64_t span = last ? 0 : span_new();
     int64_t before = time_ns();
     task_set_span(self, span);
     int64_t after = time_ns();
-    uint64_t i = atomic_fetch_add(&span_log_next, 1);
-    struct span_entry *e = &span_log[i % BURN_SPAN_LOG];
-    atomic_store_explicit(&e->seq, 0, memory_order_relaxed);
-    atomic_thread_fence(memory_order_release);
-    e->pid = self->pid;
-    e->span = span;
-    e->before_ns = before;
-    e->after_ns = after;
-    atomic_store_explicit(&e->seq, i + 1, memory_order_release);
+    span_log_add(&span_log, self->pid, span, before, after);
 }
 
 static struct burn_run current_run;
@@ -151,35 +136,6 @@ __attribute__((noinline)) static void burn_task(void *arg)
     }
 }
 
-/* `burn spans FROM`: up to BURN_SPANS_PER_READ whole entries from FROM on, "span PID SPAN BEFORE_NS AFTER_NS",
- * then "burn spans: next N lost M" -- where to read on, and how many entries from FROM were overwritten before
- * this read (a reader that falls behind is told, never given a shorter log). */
-static int print_spans(struct sink *out, uint64_t from)
-{
-    uint64_t next = atomic_load(&span_log_next);
-    uint64_t lost = 0;
-    if (from > next)
-        from = next;
-    if (next - from > BURN_SPAN_LOG - BURN_SPANS_PER_READ) {
-        lost = next - from - (BURN_SPAN_LOG - BURN_SPANS_PER_READ);
-        from += lost;
-    }
-    uint64_t i = from;
-    for (; i < next && i - from < BURN_SPANS_PER_READ; i++) {
-        struct span_entry *e = &span_log[i % BURN_SPAN_LOG];
-        if (atomic_load_explicit(&e->seq, memory_order_acquire) != i + 1)
-            break; /* still being written: the next read starts here */
-        struct span_entry copy = { 0, e->pid, e->span, e->before_ns, e->after_ns };
-        atomic_thread_fence(memory_order_acquire);
-        if (atomic_load_explicit(&e->seq, memory_order_relaxed) != i + 1)
-            break;
-        sink_printf(out, "span %u %llu %lld %lld\n", copy.pid, (unsigned long long)copy.span,
-                    (long long)copy.before_ns, (long long)copy.after_ns);
-    }
-    sink_printf(out, "burn spans: next %llu lost %llu\n", (unsigned long long)i, (unsigned long long)lost);
-    return 0;
-}
-
 int cmd_burn(int argc, char **argv, struct sink *out, const struct shell_origin *from)
 {
     (void)from;
@@ -187,7 +143,8 @@ int cmd_burn(int argc, char **argv, struct sink *out, const struct shell_origin 
         uint64_t start = 0;
         if (argc > 3 || (argc == 3 && !parse_u64(argv[2], &start)))
             return shell_usage(out, "burn");
-        return print_spans(out, start);
+        span_log_print(&span_log, start, "burn", out);
+        return 0;
     }
     if (argc == 1) {
         if (atomic_load(&run_active))

@@ -31,6 +31,12 @@ const struct shell_command shell_commands[] = {
     { "burn", "burn [MS [N [irqsoff|spans]]] (MS 1..60000, N 1..16) | burn spans [FROM]",
       "start N busy tasks for MS ms (a known call chain; irqsoff: in slices with interrupts off); alone: the last run",
       cmd_burn },
+    { "work",
+      "work [MS N [COMPUTE [PERIOD]]] (MS 1..60000, N 1..16, COMPUTE 0..100 percent, PERIOD 1..10000 ms) | "
+      "work spans [FROM]",
+      "start N tasks serving a request every PERIOD ms (default 100), each a span computing COMPUTE% (default 30) and "
+      "waiting the rest; alone: the run's own log of compute and wait per task",
+      cmd_work },
     { "selftest", "selftest nmi", "an exception inside the NMI handler must not re-open NMIs: tried on this cpu",
       cmd_selftest },
     { "panic", "panic", "panic on purpose (to see the backtrace)", cmd_panic },

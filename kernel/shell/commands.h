@@ -49,6 +49,7 @@ int cmd_uptime(int argc, char **argv, struct sink *out, const struct shell_origi
 int cmd_mem(int argc, char **argv, struct sink *out, const struct shell_origin *from);
 int cmd_cpus(int argc, char **argv, struct sink *out, const struct shell_origin *from);
 int cmd_burn(int argc, char **argv, struct sink *out, const struct shell_origin *from);
+int cmd_work(int argc, char **argv, struct sink *out, const struct shell_origin *from);
 int cmd_selftest(int argc, char **argv, struct sink *out, const struct shell_origin *from);
 int cmd_panic(int argc, char **argv, struct sink *out, const struct shell_origin *from);
 int cmd_poweroff(int argc, char **argv, struct sink *out, const struct shell_origin *from);

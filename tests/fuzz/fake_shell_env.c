@@ -165,7 +165,7 @@ void task_sleep_until(int64_t when_ns)
         fake_time_ns = when_ns;
 }
 
-/* netload_finish waits out the session on the network (task_wait_until): the same window. */
+/* netload's wait for its session, and any other wait on a time: the same window. */
 void task_wait_until(int64_t when_ns, enum task_wait why)
 {
     (void)why;

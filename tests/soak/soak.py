@@ -70,7 +70,7 @@ MAX_CALLERS = 7
 SHELL_MAX_ARGS = 16
 LINE_MAX = 255
 COMMANDS = {"help", "profile", "lscpu", "ps", "label", "stacks", "cpus", "net", "netload", "mem", "uptime",
-            "burn", "panic", "poweroff"}
+            "burn", "work", "panic", "poweroff"}
 # The commands whose every wrong use gets one fixed usage line, and that line (kernel/shell/command_table.c).
 FIXED_USAGE = {name: "usage: " + name for name in ["help", "lscpu", "ps", "stacks", "cpus", "mem", "uptime"]}
 FIXED_USAGE["net"] = "usage: net | net wedge MS"

@@ -35,10 +35,13 @@ void cpu_relax(void) {}
 void cpu_wait_for_interrupt(void) { fake_waits_for_interrupt++; }
 void cpu_yield(void) { fake_yields++; }
 unsigned long fake_clock_reads;
+int64_t fake_time_step_ns;
 int64_t time_ns(void)
 {
     fake_clock_reads++;
-    return fake_time_ns;
+    int64_t now = fake_time_ns;
+    fake_time_ns += fake_time_step_ns;
+    return now;
 }
 uint64_t cycles(void)
 {

@@ -17,6 +17,9 @@ extern int64_t fake_time_ns;
 extern uint64_t fake_cycles;
 extern uint64_t fake_cycles_per_ms;
 extern unsigned long fake_clock_reads;
+/* When not 0, each time_ns() moves the clock on by this much after reading it: a loop that spins until a time
+ * (work's compute phase) ends on the host too. */
+extern int64_t fake_time_step_ns;
 /* cpu_send_profiler_stop() calls, where the test does not deliver them itself. */
 extern unsigned fake_profiler_stop_requests;
 /* Calls of cpu_yield() and cpu_wait_for_interrupt(), which do nothing else on the host. */

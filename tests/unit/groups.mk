@@ -32,3 +32,6 @@ CMD_PROFILE_SRCS := kernel/shell/command_table.c tests/unit/fake_commands.c kern
 # The tasks command and the symbol table its frame lines resolve through; the tasks themselves, what they are
 # doing and their chains are the fake kernel's or the program's own.
 CMD_TASKS_SRCS := kernel/shell/cmd_tasks.c kernel/symbols.c
+
+# `work`, the request-serving workload, with its command and the span log it shares with `burn`.
+WORK_SRCS := kernel/shell/cmd_work.c kernel/workload/work.c kernel/workload/work_log.c kernel/workload/span_log.c

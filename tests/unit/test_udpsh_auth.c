@@ -330,7 +330,7 @@ static void test_key_option(void **state)
 static bool is_command(const char *name)
 {
     static const char *const names[] = { "help", "profile", "lscpu", "ps", "label", "stacks", "tasks", "cpus",
-                                         "net", "netload", "mem", "uptime", "burn", "panic", "poweroff" };
+                                         "net", "netload", "mem", "uptime", "burn", "work", "panic", "poweroff" };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (strcmp(names[i], name) == 0)
             return true;
@@ -345,7 +345,8 @@ static void test_what_unkeyed_may_run(void **state)
                                        "netload send 10.0.2.66 9 1", "netload send 10.0.2.066 9 1", "\tps",
                                        "profile stream", "profile stream 9000", "profile stream 9000 30 all",
                                        "profile stream 10.0.2.66:9000 30", "profile stream stop" };
-    static const char *const no[] = { "poweroff", "panic", "label 3 a=b", "burn 100", "netload echo 6000 3",
+    static const char *const no[] = { "poweroff", "panic", "label 3 a=b", "burn 100", "work 100 1", "work",
+                                      "work spans", "netload echo 6000 3",
                                       "netload send 10.0.2.77 9999 3 1024 5000", "netload send 10.0.2.67 9 1",
                                       "netload", "netload bogus", "netload send", "net wedge 100",
                                       "poweroff 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17",

@@ -1,0 +1,1 @@
+test_work_log_SRCS := kernel/workload/work_log.c
