@@ -73,9 +73,8 @@ static uint32_t silent_ticks_limit;
 /* Each CPU's idle time at the start (sched_cpu_idle_ns), and its busy time in the window once stopped. */
 static uint64_t idle_at_start[MAX_CPUS];
 static uint64_t busy_in_window[MAX_CPUS];
-/* A wall run (profile_run.wall): sweeps every wall_every ticks, each sample weighing wall_weight ns. */
+/* A wall run (profile_run.wall): each CPU sweeps its tasks every wall_weight ns (PROFILE_WALL_PERIOD_MS). */
 static bool wall_run;
-static uint32_t wall_every;
 static uint32_t wall_weight;
 /* What one tick sample weighs (its record's period) in the run's unit: the tick's period in nanoseconds on a
  * tick run, in TSC cycles on a counter run (a CPU whose counter faulted or stopped), so one run has one unit. */
@@ -358,7 +357,7 @@ static uint8_t account_lateness(struct profiler_cpu_run *c, const struct context
 
 /* ---- the wall sweep ------------------------------------------------------------------------------------ */
 
-/* A wall run's sweep, on this CPU's tick every wall_every ticks: one record for each of this CPU's tasks, what
+/* A wall run's sweep, on this CPU's first tick each PROFILE_WALL_PERIOD_MS: one record for each of this CPU's tasks, what
  * it is doing and where -- the interrupted chain of the one running, and for each other its chain from the call
  * it waits in (or where it was preempted). Each CPU sweeps only its own tasks, from its own tick, because only
  * there are they still: none of them runs while its CPU is in the tick, so their stacks can be walked without a
@@ -367,6 +366,7 @@ struct wall_sweep {
     uint32_t run;
     unsigned cpu;
     int64_t now;
+    uint32_t weight; /* the time since this CPU's last sweep: what each of its samples stands for */
 };
 
 static void wall_record_off_cpu(struct task *task, void *arg)
@@ -385,7 +385,7 @@ static void wall_record_off_cpu(struct task *task, void *arg)
     rec->wall.activity = (uint8_t)act;
     rec->wall.waiting_on = act == TASK_ACT_WAITING ? task->waiting_on : TASK_WAIT_NONE;
     rec->wall.unused = 0;
-    rec->period = wall_weight;
+    rec->period = w->weight;
     rec->time_ns = w->now;
     record_task(rec, task);
     int n = task_chain_off_cpu(task, &kernel_text, rec->frames, PROFILE_MAX_FRAMES);
@@ -397,7 +397,7 @@ static void wall_record_off_cpu(struct task *task, void *arg)
     profile_ring_commit(ring);
 }
 
-static void wall_sweep(const struct context *ctx, uint32_t run, unsigned cpu, int64_t now)
+static void wall_sweep(const struct context *ctx, uint32_t run, unsigned cpu, int64_t now, uint32_t weight)
 {
     _Atomic uint32_t *sampling = &label_sampling[cpu][SAMPLER_TICK];
     uint32_t mark = atomic_load_explicit(sampling, memory_order_relaxed) + 1;
@@ -415,7 +415,7 @@ static void wall_sweep(const struct context *ctx, uint32_t run, unsigned cpu, in
             rec->wall.activity = TASK_ACT_RUNNING;
             rec->wall.waiting_on = TASK_WAIT_NONE;
             rec->wall.unused = 0;
-            rec->period = wall_weight;
+            rec->period = weight;
             rec->time_ns = now;
             record_task(rec, current);
             struct stack_bounds stack = task_stack_bounds(current);
@@ -424,7 +424,7 @@ static void wall_sweep(const struct context *ctx, uint32_t run, unsigned cpu, in
             profile_ring_commit(ring);
         }
     }
-    struct wall_sweep w = { run, cpu, now };
+    struct wall_sweep w = { run, cpu, now, weight };
     sched_for_each_other_here(wall_record_off_cpu, &w);
 
     atomic_store_explicit(sampling, mark + 1, memory_order_release);
@@ -451,9 +451,17 @@ static __attribute__((noinline)) void tick_in_run(const struct context *ctx, uin
     }
     c->ticks++;
     if (wall_run) {
-        /* The sweep's own period: its ticks are not late or early against each other, only further apart. */
-        if ((c->ticks - 1) % wall_every == 0)
-            wall_sweep(ctx, run, cpu, time_ns());
+        /* The sweep keeps its period in time, not in ticks: a host that takes the CPU away, or a tick let in
+         * late, makes the next sweep stand for the longer time that passed, so no time goes unaccounted. A tick
+         * due at the period's end may come up to half a tick early. */
+        int64_t now = time_ns();
+        if (first)
+            c->last_due_ns = now - (int64_t)wall_weight; /* the first sweep stands for one period */
+        int64_t since = now - c->last_due_ns;
+        if (since >= (int64_t)wall_weight - tick_period_ns / 2) {
+            c->last_due_ns = now;
+            wall_sweep(ctx, run, cpu, now, since > (int64_t)UINT32_MAX ? UINT32_MAX : (uint32_t)since);
+        }
         return;
     }
     /* The first sampling tick of this CPU starts its schedule, and so does the tick that finds its counter
@@ -613,11 +621,7 @@ int profiler_start(struct profile_run *run)
         run->period_ns = (uint64_t)tick_period_ns;
         tick_weight = (uint32_t)tick_period_ns;
     }
-    /* The sweep's period, in whole ticks, as near PROFILE_WALL_PERIOD_MS as the tick's rate allows. */
-    wall_every = (uint32_t)(((uint64_t)PROFILE_WALL_PERIOD_MS * (hz ? hz : TICK_HZ_DEFAULT) + 500) / 1000);
-    if (wall_every < 1)
-        wall_every = 1;
-    wall_weight = (uint32_t)(wall_every * (uint64_t)tick_period_ns);
+    wall_weight = PROFILE_WALL_PERIOD_MS * 1000000u;
     run->wall_period_ns = run->wall ? wall_weight : 0;
 
     /* 0 means "inactive", and the top bit is the stopping flag, so the number skips both when it wraps. */

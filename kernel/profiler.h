@@ -76,7 +76,8 @@ struct profile_run {
     bool wall;                  /* set by the caller before profiler_start (a session: from its consumer): a
                                  * wall run -- every task, every PROFILE_WALL_PERIOD_MS, on the tick -- rather
                                  * than the CPUs' samples */
-    uint64_t wall_period_ns;    /* a wall run: the time between two sweeps, what each wall sample weighs */
+    uint64_t wall_period_ns;    /* a wall run: the time between two sweeps of a CPU's tasks; each sample weighs
+                                 * the time since its CPU's last sweep (more when a tick came late) */
     struct profile_ring *rings; /* one per CPU, indexed by cpu_index() */
     unsigned ncpus;             /* rings with storage */
     uint32_t run;               /* the run number the records of this run carry (never 0) */

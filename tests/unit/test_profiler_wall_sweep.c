@@ -162,12 +162,36 @@ static void test_the_sweep_keeps_its_period_at_a_faster_tick(void **state)
     tick_set_hz(1000);
     start(true);
     assert_int_equal(run.wall_period_ns, 10000000);
-    for (unsigned i = 0; i < 25; i++)
+    for (unsigned i = 0; i < 25; i++) {
         tick_cpu0(); /* sweeps on the 1st, 11th and 21st */
+        fake_time_ns += 1000000;
+    }
     struct profile_record recs[16];
     assert_int_equal(take(recs, 16), 12);
     for (unsigned i = 0; i < 12; i++)
         assert_int_equal(recs[i].period, 10000000);
+    stop();
+}
+
+/* Ticks lost or late (a host took the CPU away): the next sweep stands for all the time since the last, and
+ * one a little early (half a tick) still sweeps. */
+static void test_a_late_sweep_weighs_the_time_that_passed(void **state)
+{
+    (void)state;
+    tick_set_hz(1000);
+    start(true);
+    tick_cpu0();
+    fake_time_ns += 37000000;
+    tick_cpu0();
+    fake_time_ns += 9600000;
+    tick_cpu0();
+    fake_time_ns += 9000000; /* too early by more than half a tick: no sweep */
+    tick_cpu0();
+    struct profile_record recs[16];
+    assert_int_equal(take(recs, 16), 12);
+    assert_int_equal(recs[0].period, 10000000);
+    assert_int_equal(recs[4].period, 37000000);
+    assert_int_equal(recs[8].period, 9600000);
     stop();
 }
 
@@ -198,4 +222,5 @@ UNIT_MAIN_EACH(setup, NULL, group_setup, NULL,
                test_a_sweep_samples_every_task_of_its_cpu, test_an_idle_current_task_is_left_out,
                test_a_task_with_nothing_to_walk_still_counts,
                test_a_sleeper_due_this_tick_waits_and_one_overdue_is_runnable,
-               test_the_sweep_keeps_its_period_at_a_faster_tick, test_a_cpu_profile_samples_only_the_current_task)
+               test_the_sweep_keeps_its_period_at_a_faster_tick, test_a_late_sweep_weighs_the_time_that_passed,
+               test_a_cpu_profile_samples_only_the_current_task)
