@@ -96,9 +96,9 @@ void task_block_until(int64_t deadline_ns, enum task_wait why);
 const char *task_wait_name(enum task_wait why);
 /* The name of an activity ("running", "runnable", "waiting"). */
 const char *task_activity_name(enum task_activity act);
-/* What task is doing now, from its own CPU or any other (a snapshot: it may change at once). A sleeper more than
- * a tick past its wake time is runnable (only its CPU's schedule makes it ready); within the tick, this tick is
- * waking it. */
+/* What task is doing now, from its own CPU or any other (a snapshot: it may change at once). A sleeper past its
+ * wake time still waits until its CPU's tick (the timer) wakes it; runnable is ready and not on its CPU. now is
+ * the moment asked about. */
 enum task_activity task_activity_now(const struct task *task, bool current, int64_t now);
 /* The chain of a task that is not running: from the call site of its blocking call when inside one, else from
  * its saved context (preempted). Its CPU must not run it meanwhile (its own tick), or the caller checks

@@ -37,18 +37,17 @@ Task = collections.namedtuple("Task", "pid cpu name idle activity wait wait_ms l
 
 
 def activity(state, current, now_ns, wake_at_ns, has_deadline):
-    """task_activity_now: what a task is doing, from its state's enumerator name (TASK_READY ...), whether it is
-    current on its CPU, and the clock (None when unknown: a sleeper then counts as waiting). None for an exited
-    task."""
+    """task_activity_now (kernel/task_wait.c): what a task is doing, from its state's enumerator name (TASK_READY
+    ...) and whether it is current on its CPU. A sleeper past its wake time still waits until its CPU's tick wakes
+    it, so the clock, the wake time and the deadline do not change the answer (kept for the callers). None for an
+    exited task."""
+    del now_ns, wake_at_ns, has_deadline
     if current or state == "TASK_RUNNING":
         return "running"
     if state == "TASK_READY":
         return "runnable"
-    due = now_ns is not None and now_ns - wake_at_ns >= 0
-    if state == "TASK_SLEEPING":
-        return "runnable" if due else "waiting"
-    if state == "TASK_BLOCKED":
-        return "runnable" if has_deadline and due else "waiting"
+    if state in ("TASK_SLEEPING", "TASK_BLOCKED"):
+        return "waiting"
     return None
 
 

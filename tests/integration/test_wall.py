@@ -32,7 +32,7 @@ import sys
 import pytest
 
 from kprof_net import booted_with_dhcp, console_command, udp_cmd
-from kprof_qemu import ELF, TOP, Kprof, unstarved
+from kprof_qemu import ELF, TOP, HostStarved, Kprof, unstarved
 from work_check import read_work_spans, start_work, wait_no_work, wait_work_done
 
 sys.path.insert(0, os.path.join(TOP, "scripts"))
@@ -79,14 +79,23 @@ def test_a_wall_profile_matches_the_tasks_own_logs(k, symtab):
         wait_work_done(k)
         logged, lost = read_work_spans(k)
         assert lost == 0, lost
-        return pids, windows, logged
-    pids, windows, logged = unstarved(k, attempt, "two wall profiles of a work run")
+        check_against_the_log(symtab, pids, windows, logged)
+    unstarved(k, attempt, "two wall profiles of a work run", hz=1000)
+
+
+# A sweep more than half a period late: its CPU was taken away (the host's) or its ticks held off.
+LATE_NS = WALL_NS * 3 // 2
+LATE_SHARE_STARVED = 0.05
+
+
+def check_against_the_log(symtab, pids, windows, logged):
     by_span = {span: (pid, compute, wait) for pid, span, compute, wait in logged}
     assert len(by_span) == len(logged), "a span logged twice"
 
-    counts = {pid: [0, 0] for pid in pids}      # whole spans' samples: [running or runnable, all]
+    counts = {pid: [0, 0] for pid in pids}      # whole spans' sampled time: [running or runnable, all]
     truth = {pid: [0, 0] for pid in pids}       # the same spans' [compute ns, compute + wait ns] from the log
     spans_checked = 0
+    late = total = 0
     for raw in windows:
         assert raw.dropped == 0, "a wall profile of 4 tasks dropped samples"
         per_task = {}
@@ -94,6 +103,8 @@ def test_a_wall_profile_matches_the_tasks_own_logs(k, symtab):
             assert s.pid in pids, "a sample of pid %d, not a work task (the filter is work=serve)" % s.pid
             assert s.period >= WALL_NS - 500000, s  # a period, less half a tick; more after a late tick
             assert s.state in ("running", "runnable", "waiting=sleep"), s
+            total += s.period
+            late += s.period if s.period > LATE_NS else 0
             chain = names(symtab, s)
             if s.state == "waiting=sleep":
                 assert chain[:2] == ["work_wait", "work_serve_request"], chain
@@ -132,11 +143,17 @@ def test_a_wall_profile_matches_the_tasks_own_logs(k, symtab):
         sampled = 100.0 * counts[pid][0] / counts[pid][1]
         logged_share = 100.0 * truth[pid][0] / truth[pid][1]
         shares[pid] = (round(sampled, 1), round(logged_share, 1), counts[pid][1] // 1000000)
-    print("per task (sampled %%, logged %%, ms sampled): %s; %d whole spans" % (shares, spans_checked))
+    runnable = sum(s.period for raw in windows for s in raw.samples if s.state == "runnable")
+    print("per task (sampled %%, logged %%, ms sampled): %s; %d whole spans; %.1f%% of the time in late sweeps, "
+          "%.1f%% runnable" % (shares, spans_checked, 100.0 * late / total, 100.0 * runnable / total))
     assert spans_checked >= 4 * 20, "only %d whole spans in two windows of 4 tasks" % spans_checked
-    for pid, (sampled, logged_share, n) in shares.items():
-        assert abs(sampled - logged_share) <= 3.0, \
-            "pid %d: %.1f%% of %d ms sampled running, its log says %.1f%% computing" % (pid, sampled, n, logged_share)
+    off = {pid: v for pid, v in shares.items() if abs(v[0] - v[1]) > 3.0}
+    if off and late > LATE_SHARE_STARVED * total:
+        # A vCPU that computes competes for the host's cores and takes its ticks late: its sweeps, longer,
+        # end on a running task more often than the others do. The window itself shows it.
+        raise HostStarved("%s off by more than 3 points, with %.1f%% of the sampled time in sweeps over %d ms late"
+                          % (off, 100.0 * late / total, LATE_NS // 1000000))
+    assert not off, "tasks (sampled %%, logged %%, ms): %s off by more than 3 points" % off
 
 
 def test_the_report_states_the_split_and_the_cpu_profile_is_unchanged(k):

@@ -1,8 +1,9 @@
 /* tests/unit/test_profiler_wall_sweep.c: a wall run's sweep on the tick (kernel/profiler.c): every task of the
  * ticking CPU sampled, whatever it is doing -- the current one from the interrupted context, the others from
  * where they wait -- each with its activity, its wait, its labels' owner and its chain, weighing the sweep's
- * period; an idle current task and other CPUs' tasks left out; the period kept at a faster tick; a sleeper due
- * this very tick still waiting, one overdue runnable; and a CPU profile's tick untouched by any of it. */
+ * period; an idle current task and other CPUs' tasks left out; the period kept in time at a faster tick and
+ * a late sweep weighing the time that passed; a sleeper past its wake time still waiting (its timer, the tick,
+ * has not fired); and a CPU profile's tick untouched by any of it. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -140,19 +141,21 @@ static void test_a_task_with_nothing_to_walk_still_counts(void **state)
     stop();
 }
 
-static void test_a_sleeper_due_this_tick_waits_and_one_overdue_is_runnable(void **state)
+/* Past its wake time a sleeper still waits: its CPU's tick, the timer, has not woken it yet. */
+static void test_a_sleeper_past_its_wake_time_still_waits(void **state)
 {
     (void)state;
-    sleeper.wake_at_ns = fake_time_ns - 3000000;  /* due 3 ms ago: this tick wakes it */
+    sleeper.wake_at_ns = fake_time_ns - 3000000;
     reader.block_has_deadline = true;
-    reader.wake_at_ns = fake_time_ns - 25000000; /* its deadline 25 ms ago: it waits for its CPU */
+    reader.wake_at_ns = fake_time_ns - 25000000;
     start(true);
     tick_cpu0();
     struct profile_record recs[8];
     assert_int_equal(take(recs, 8), 4);
     assert_int_equal(recs[1].wall.activity, TASK_ACT_WAITING);
-    assert_int_equal(recs[2].wall.activity, TASK_ACT_RUNNABLE);
-    assert_int_equal(recs[2].wall.waiting_on, TASK_WAIT_NONE);
+    assert_int_equal(recs[1].wall.waiting_on, TASK_WAIT_TIMER);
+    assert_int_equal(recs[2].wall.activity, TASK_ACT_WAITING);
+    assert_int_equal(recs[2].wall.waiting_on, TASK_WAIT_NET);
     stop();
 }
 
@@ -221,6 +224,6 @@ static int group_setup(void **state)
 UNIT_MAIN_EACH(setup, NULL, group_setup, NULL,
                test_a_sweep_samples_every_task_of_its_cpu, test_an_idle_current_task_is_left_out,
                test_a_task_with_nothing_to_walk_still_counts,
-               test_a_sleeper_due_this_tick_waits_and_one_overdue_is_runnable,
+               test_a_sleeper_past_its_wake_time_still_waits,
                test_the_sweep_keeps_its_period_at_a_faster_tick, test_a_late_sweep_weighs_the_time_that_passed,
                test_a_cpu_profile_samples_only_the_current_task)
