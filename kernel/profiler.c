@@ -19,6 +19,7 @@
  * finds the run over, and records nothing for it. Every disarm is on the CPU that owns the counter.
  * What a tick costs is kernel/profiler.h's to say. */
 #include "kernel/profiler.h"
+#include "kernel/profiler/wall.h"
 
 #include "hal/pmu.h"
 #include "kernel/lib/format.h"
@@ -93,18 +94,6 @@ _Static_assert(MAX_CPUS * SAMPLERS <= LABEL_READER_MARKS && MAX_CPUS + 1 <= LABE
 
 /* ---- the sample path -------------------------------------------------------------------------------- */
 
-/* The task's part of a record: its pid, label set and span. The caller's sampler word is odd (inside a sample):
- * the pool cannot free or reuse the set before it leaves. */
-static inline __attribute__((always_inline)) void record_task(struct profile_record *rec, const struct task *task)
-{
-    rec->pid = task->pid;
-    /* acquire: the set a label swap published is complete before anyone follows this pointer */
-    const struct label_set *set = atomic_load_explicit(&task->labels, memory_order_acquire);
-    rec->labels = set;
-    rec->labels_generation = set ? set->generation : 0;
-    rec->span = atomic_load_explicit(&task->span, memory_order_relaxed);
-}
-
 /* One sample of ctx, taken at now, weighing period, into this CPU's ring, by sampler (SAMPLER_TICK or
  * SAMPLER_NMI). Inlined into the NMI path; the tick reaches it out of line. */
 static inline __attribute__((always_inline)) void record_sample_at(const struct context *ctx, uint32_t run,
@@ -133,7 +122,7 @@ static inline __attribute__((always_inline)) void record_sample_at(const struct 
     rec->time_ns = now;
     const struct task *task = task_current();
     if (task) {
-        record_task(rec, task);
+        profile_record_task(rec, task);
         struct stack_bounds stack = task_stack_bounds(task);
         /* Straight into the slot: frame 0 is the interrupted instruction itself, the rest the frame chain. */
         rec->nframes = (uint8_t)stack_trace_from(context_pc(ctx), context_sp(ctx), context_fp(ctx), &stack,
@@ -355,81 +344,6 @@ static uint8_t account_lateness(struct profiler_cpu_run *c, const struct context
     return 0;
 }
 
-/* ---- the wall sweep ------------------------------------------------------------------------------------ */
-
-/* A wall run's sweep, on this CPU's first tick each PROFILE_WALL_PERIOD_MS: one record for each of this CPU's tasks, what
- * it is doing and where -- the interrupted chain of the one running, and for each other its chain from the call
- * it waits in (or where it was preempted). Each CPU sweeps only its own tasks, from its own tick, because only
- * there are they still: none of them runs while its CPU is in the tick, so their stacks can be walked without a
- * lock, and the list is the scheduler's own, which the tick does not interrupt. */
-struct wall_sweep {
-    uint32_t run;
-    unsigned cpu;
-    int64_t now;
-    uint32_t weight; /* the time since this CPU's last sweep: what each of its samples stands for */
-};
-
-static void wall_record_off_cpu(struct task *task, void *arg)
-{
-    const struct wall_sweep *w = arg;
-    enum task_activity act = task_activity_now(task, false, w->now);
-    if (act == TASK_ACT_NONE)
-        return;
-    struct profile_ring *ring = &rings[w->cpu];
-    struct profile_record *rec = profile_ring_reserve(ring);
-    if (!rec)
-        return;
-    rec->run = w->run;
-    rec->cpu = (uint16_t)w->cpu;
-    rec->flags = PROFILE_REC_WALL;
-    rec->wall.activity = (uint8_t)act;
-    rec->wall.waiting_on = act == TASK_ACT_WAITING ? task->waiting_on : TASK_WAIT_NONE;
-    rec->wall.unused = 0;
-    rec->period = w->weight;
-    rec->time_ns = w->now;
-    record_task(rec, task);
-    int n = task_chain_off_cpu(task, &kernel_text, rec->frames, PROFILE_MAX_FRAMES);
-    if (n < 1) {
-        rec->frames[0] = 0; /* nothing to walk: folded as a leaf of address 0, still counted */
-        n = 1;
-    }
-    rec->nframes = (uint8_t)n;
-    profile_ring_commit(ring);
-}
-
-static void wall_sweep(const struct context *ctx, uint32_t run, unsigned cpu, int64_t now, uint32_t weight)
-{
-    _Atomic uint32_t *sampling = &label_sampling[cpu][SAMPLER_TICK];
-    uint32_t mark = atomic_load_explicit(sampling, memory_order_relaxed) + 1;
-    atomic_store_explicit(sampling, mark, memory_order_relaxed);
-    atomic_thread_fence(memory_order_seq_cst); /* as in record_sample_at: the mark before any task's pointer */
-
-    const struct task *current = task_current();
-    if (current && !current->is_idle) {
-        struct profile_ring *ring = &rings[cpu];
-        struct profile_record *rec = profile_ring_reserve(ring);
-        if (rec) {
-            rec->run = run;
-            rec->cpu = (uint16_t)cpu;
-            rec->flags = PROFILE_REC_WALL;
-            rec->wall.activity = TASK_ACT_RUNNING;
-            rec->wall.waiting_on = TASK_WAIT_NONE;
-            rec->wall.unused = 0;
-            rec->period = weight;
-            rec->time_ns = now;
-            record_task(rec, current);
-            struct stack_bounds stack = task_stack_bounds(current);
-            rec->nframes = (uint8_t)stack_trace_from(context_pc(ctx), context_sp(ctx), context_fp(ctx), &stack,
-                                                     &kernel_text, rec->frames, PROFILE_MAX_FRAMES);
-            profile_ring_commit(ring);
-        }
-    }
-    struct wall_sweep w = { run, cpu, now, weight };
-    sched_for_each_other_here(wall_record_off_cpu, &w);
-
-    atomic_store_explicit(sampling, mark + 1, memory_order_release);
-}
-
 static __attribute__((noinline)) void tick_in_run(const struct context *ctx, uint32_t word)
 {
     unsigned cpu = cpu_index();
@@ -458,10 +372,11 @@ static __attribute__((noinline)) void tick_in_run(const struct context *ctx, uin
         if (first)
             c->last_due_ns = now - (int64_t)wall_weight; /* the first sweep stands for one period */
         int64_t since = now - c->last_due_ns;
-        if (since >= (int64_t)wall_weight - tick_period_ns / 2) {
+        if (since >= (int64_t)wall_weight - tick_period_ns / 2 &&
+            profiler_wall_sweep(&(struct profiler_wall_target){ &rings[cpu], &label_sampling[cpu][SAMPLER_TICK],
+                                                                &kernel_text },
+                                ctx, run, cpu, now, since > (int64_t)UINT32_MAX ? UINT32_MAX : (uint32_t)since))
             c->last_due_ns = now;
-            wall_sweep(ctx, run, cpu, now, since > (int64_t)UINT32_MAX ? UINT32_MAX : (uint32_t)since);
-        }
         return;
     }
     /* The first sampling tick of this CPU starts its schedule, and so does the tick that finds its counter

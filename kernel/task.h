@@ -92,14 +92,48 @@ void task_wait_until(int64_t when_ns, enum task_wait why);
 void task_block(enum task_wait why);
 /* task_block, but woken at deadline_ns at the latest (a network loop that also has timers to run). */
 void task_block_until(int64_t deadline_ns, enum task_wait why);
-/* The name of a wait ("sleep", "input", "net", "task", "device"), for reports. */
-const char *task_wait_name(enum task_wait why);
+/* The name of a wait ("sleep", "input", "net", "task", "device"), for reports. Inline, with the two below: pure,
+ * so the host tests and the sample path share them. */
+static inline const char *task_wait_name(enum task_wait why)
+{
+    static const char *const names[TASK_WAIT_KINDS] = {
+        [TASK_WAIT_NONE] = "none", [TASK_WAIT_TIMER] = "sleep", [TASK_WAIT_INPUT] = "input",
+        [TASK_WAIT_NET] = "net",   [TASK_WAIT_TASK] = "task",   [TASK_WAIT_DEVICE] = "device",
+    };
+    return (unsigned)why < TASK_WAIT_KINDS ? names[why] : "?";
+}
+
 /* The name of an activity ("running", "runnable", "waiting"). */
-const char *task_activity_name(enum task_activity act);
+static inline const char *task_activity_name(enum task_activity act)
+{
+    switch (act) {
+    case TASK_ACT_RUNNING: return "running";
+    case TASK_ACT_RUNNABLE: return "runnable";
+    case TASK_ACT_WAITING: return "waiting";
+    default: return "?";
+    }
+}
+
 /* What task is doing now, from its own CPU or any other (a snapshot: it may change at once). A sleeper past its
- * wake time still waits until its CPU's tick (the timer) wakes it; runnable is ready and not on its CPU. now is
- * the moment asked about. */
-enum task_activity task_activity_now(const struct task *task, bool current, int64_t now);
+ * wake time still waits until its CPU's tick wakes it: until then its timer (the tick is the timer) has not
+ * fired, and a task waiting for its timer is waiting, not held off its CPU; the tick that wakes it gives it the
+ * CPU at once unless another runnable task comes first, and then it is READY: runnable. */
+static inline enum task_activity task_activity_now(const struct task *task, bool current)
+{
+    if (current)
+        return TASK_ACT_RUNNING;
+    switch (atomic_load(&task->state)) {
+    case TASK_RUNNING:
+        return TASK_ACT_RUNNING; /* on its CPU, seen from another */
+    case TASK_READY:
+        return TASK_ACT_RUNNABLE;
+    case TASK_SLEEPING:
+    case TASK_BLOCKED:
+        return TASK_ACT_WAITING;
+    default:
+        return TASK_ACT_NONE; /* exited */
+    }
+}
 /* The chain of a task that is not running: from the call site of its blocking call when inside one, else from
  * its saved context (preempted). Its CPU must not run it meanwhile (its own tick), or the caller checks
  * `switches` around the walk. Returns the frames written, 0 when there is nothing to walk. */

@@ -849,7 +849,9 @@ def context_word(flags, held_off_us):
     return ",".join(words) or "-"
 
 
-# A wall sample's context (kernel/profiler/raw.c): what its task was doing, and on what it waited.
+# A wall sample's context (kernel/profiler/raw.c): what its task was doing, and on what it waited; a wall run
+# sweeps every task every WALL_PERIOD_NS (PROFILE_WALL_PERIOD_MS).
+WALL_PERIOD_NS = 10000000
 WALL_STATES = ("running", "runnable")
 WAIT_NAMES = ("sleep", "input", "net", "task", "device")
 
@@ -1257,7 +1259,8 @@ def build_pprof(profiles, symtab, lines, elf, build_id, pb2, host_label=False, c
     address with its lines (inlined frames included), a function per name and file, and the samples' labels
     as string labels, with cpu and pid (and `host` when host_label) as labels too, and what the console report
     marks as `context` (irqs-off, in-irq, let-in) with the let-in's `held_off_us` as a number in
-    microseconds."""
+    microseconds. Wall samples (a state each) make a wall profile instead: wall/nanoseconds every 10 ms, each
+    sample's state and what it waited on as labels `state` and `waiting_on`, fgprof's way."""
     resolve_all(profiles, lines)
     units = {getattr(p, "unit", "ns") for p in profiles}
     if len(units) > 1:
@@ -1265,6 +1268,13 @@ def build_pprof(profiles, symtab, lines, elf, build_id, pb2, host_label=False, c
                            % " and ".join(sorted(units)))
     unit = units.pop() if units else "ns"
     value_type, value_unit = PPROF_VALUE_TYPES[unit]
+    # A wall run's samples (their context word a state): wall/nanoseconds every WALL_PERIOD_NS, as fgprof's.
+    kinds = {bool(s.state) for p in profiles for s in p.samples}
+    if len(kinds) > 1:
+        raise ProfileError("wall samples and CPU samples in one pprof: they measure different things")
+    wall = kinds == {True}
+    if wall:
+        value_type, value_unit = "wall", "nanoseconds"
     prof = pb2.Profile()
     st = _Strings(prof.string_table)
 
@@ -1272,7 +1282,7 @@ def build_pprof(profiles, symtab, lines, elf, build_id, pb2, host_label=False, c
         vt = prof.sample_type.add()
         vt.type, vt.unit = st(typ), st(vunit)
     prof.period_type.type, prof.period_type.unit = st(value_type), st(value_unit)
-    prof.period = profiles[0].period if profiles else 0
+    prof.period = WALL_PERIOD_NS if wall else profiles[0].period if profiles else 0
     prof.duration_nanos = max((p.window_ms for p in profiles), default=0) * 1000000
     prof.time_nanos = time.time_ns()
     prof.default_sample_type = st(value_type)
@@ -1328,6 +1338,12 @@ def build_pprof(profiles, symtab, lines, elf, build_id, pb2, host_label=False, c
             if host_label and p.origin is not None:
                 labels.append(("host", p.origin))
             held = s.held_off_us if s.flags & REC_LET_IN else None
+            if s.state:
+                # "running", "runnable", or "waiting=net": state, and what a waiting task waited on
+                state, _, waiting_on = s.state.partition("=")
+                labels.append(("state", state))
+                if waiting_on:
+                    labels.append(("waiting_on", waiting_on))
             key = (locs, tuple(labels), s.cpu, s.pid, pprof_context(s.flags), held)
             n, w = aggregate.get(key, (0, 0))
             aggregate[key] = (n + 1, w + (s.period or p.period))

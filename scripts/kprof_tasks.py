@@ -37,7 +37,7 @@ Task = collections.namedtuple("Task", "pid cpu name idle activity wait wait_ms l
 
 
 def activity(state, current, now_ns, wake_at_ns, has_deadline):
-    """task_activity_now (kernel/task_wait.c): what a task is doing, from its state's enumerator name (TASK_READY
+    """task_activity_now (kernel/task.h): what a task is doing, from its state's enumerator name (TASK_READY
     ...) and whether it is current on its CPU. A sleeper past its wake time still waits until its CPU's tick wakes
     it, so the clock, the wake time and the deadline do not change the answer (kept for the callers). None for an
     exited task."""

@@ -49,6 +49,11 @@ bool profile_stream_parse_args(int argc, char **argv, struct profile_stream_requ
         return argc == 3;
     }
     req->action = PROFILE_STREAM_START;
+    /* `wall`, last, after the target and the numbers */
+    if (argc > 3 && strcmp(argv[argc - 1], "wall") == 0) {
+        req->wall = true;
+        argc--;
+    }
     if (argc > 5 || !parse_target(argv[2], req))
         return false;
     int at = 3;

@@ -13,7 +13,7 @@
 enum profile_stream_action {
     PROFILE_STREAM_STATUS, /* `profile stream` */
     PROFILE_STREAM_STOP,   /* `profile stream stop` */
-    PROFILE_STREAM_START,  /* `profile stream HOST:PORT|PORT [SECONDS] [pid|all]` */
+    PROFILE_STREAM_START,  /* `profile stream HOST:PORT|PORT [SECONDS] [pid|all] [wall]` */
 };
 
 struct profile_stream_request {
@@ -23,6 +23,7 @@ struct profile_stream_request {
     uint16_t port;
     uint32_t seconds; /* 0: until stopped */
     struct profile_filter filter;
+    bool wall;        /* a wall run's samples (every task every 10 ms, whatever it does), not the CPUs' */
 };
 
 /* `profile stream ...` (argv[0] "profile", argv[1] "stream"). False for anything malformed, out of range or

@@ -162,6 +162,16 @@ static const struct profile_consumer stream_consumer = {
     .finish = finish,
 };
 
+/* The same, of a wall run: its samples are tasks, each line's context word its state. */
+static const struct profile_consumer stream_wall_consumer = {
+    .take = take,
+    .after_drain = after_drain,
+    .should_stop = should_stop,
+    .stopped = stopped,
+    .finish = finish,
+    .wall = true,
+};
+
 /* ---- what the command asks --------------------------------------------------------------------------- */
 
 void profile_stream_set_slow(const char *slow_ms_option)
@@ -180,7 +190,8 @@ void profile_stream_set_slow(const char *slow_ms_option)
 }
 
 enum profile_stream_start_status profile_stream_start(uint32_t dst_ip, uint16_t dst_port, uint32_t seconds,
-                                                      const struct profile_filter *filter, uint32_t *run_id)
+                                                      const struct profile_filter *filter, bool wall,
+                                                      uint32_t *run_id)
 {
     int idle = STREAM_IDLE;
     if (!atomic_compare_exchange_strong(&stream.state, &idle, STREAM_STARTING))
@@ -191,9 +202,10 @@ enum profile_stream_start_status profile_stream_start(uint32_t dst_ip, uint16_t 
     }
     *run_id = boot_secret_run_id(); /* no clock bits in it: kernel/net/entropy_pool.h */
     char holder[PROFILE_HOLDER_MAX];
-    ksnprintf(holder, sizeof holder, "streaming run %08x to %s:%u (profile stream stop ends it)", *run_id,
-              ipv4_text(dst_ip).s, dst_port);
-    int status = profile_session_start(&stream.session, &stream_consumer, &stream, filter, seconds * 1000, holder);
+    ksnprintf(holder, sizeof holder, "streaming%s run %08x to %s:%u (profile stream stop ends it)",
+              wall ? " wall" : "", *run_id, ipv4_text(dst_ip).s, dst_port);
+    int status = profile_session_start(&stream.session, wall ? &stream_wall_consumer : &stream_consumer, &stream,
+                                       filter, seconds * 1000, holder);
     if (status != PROFILER_OK) {
         atomic_store(&stream.state, STREAM_IDLE);
         return status == PROFILER_BUSY ? PROFILE_STREAM_PROFILER_BUSY : PROFILE_STREAM_NO_MEMORY;

@@ -20,13 +20,14 @@ enum profile_stream_start_status {
     PROFILE_STREAM_NO_TASK,       /* the stream's task could not be spawned */
 };
 
-/* Task context. Starts a stream of the samples that pass filter to dst_ip:dst_port from
+/* Task context. Starts a stream of the samples (a wall run's when wall) that pass filter to dst_ip:dst_port from
  * PROFILE_STREAM_SRC_PORT, for seconds (0: until profile_stream_stop), numbered *run_id (random); its task
  * drains the rings every PROFILE_DRAIN_MS, sends a heartbeat every PROFILE_STREAM_HEARTBEAT_MS and the end
  * line at the close, which is its time running out, a stop asked for, or the network going away. Whether the
  * destination is allowed, the network is there and the pid exists is the caller's to check first. */
 enum profile_stream_start_status profile_stream_start(uint32_t dst_ip, uint16_t dst_port, uint32_t seconds,
-                                                      const struct profile_filter *filter, uint32_t *run_id);
+                                                      const struct profile_filter *filter, bool wall,
+                                                      uint32_t *run_id);
 
 /* Task context: asks the running stream to end, and returns once its task has sent the end line and given
  * the profiler back. Only while profile_stream_figures() says running. */

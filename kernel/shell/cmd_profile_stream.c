@@ -56,7 +56,7 @@ static int start_stream(const struct profile_stream_request *req, const struct s
     }
     uint32_t seconds = token_bounded_seconds(req->seconds, from);
     uint32_t run_id;
-    switch (profile_stream_start(dst, req->port, seconds, &req->filter, &run_id)) {
+    switch (profile_stream_start(dst, req->port, seconds, &req->filter, req->wall, &run_id)) {
     case PROFILE_STREAM_STARTED:
         break;
     case PROFILE_STREAM_BUSY:

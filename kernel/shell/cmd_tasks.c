@@ -80,7 +80,7 @@ static bool copy_chain(const struct tasks_copy *c, const struct task *t, struct 
 {
     for (int attempt = 0; attempt < TASKS_WALK_TRIES; attempt++) {
         uint64_t switches = atomic_load_explicit(&t->switches, memory_order_acquire);
-        row->activity = (uint8_t)task_activity_now(t, false, c->now);
+        row->activity = (uint8_t)task_activity_now(t, false);
         if (row->activity == TASK_ACT_NONE)
             return false; /* it exited on its CPU meanwhile */
         if (row->activity == TASK_ACT_RUNNING) {
@@ -92,7 +92,7 @@ static bool copy_chain(const struct tasks_copy *c, const struct task *t, struct 
         uintptr_t wait_frame = atomic_load_explicit(&t->wait_frame, memory_order_acquire);
         int n = task_chain_off_cpu(t, &c->text, row->frames, TASKS_MAX_FRAMES);
         atomic_thread_fence(memory_order_acquire); /* the walk's reads come before the second look */
-        enum task_activity after = task_activity_now(t, false, c->now);
+        enum task_activity after = task_activity_now(t, false);
         if (after == TASK_ACT_NONE)
             return false;
         if (atomic_load_explicit(&t->switches, memory_order_relaxed) == switches &&

@@ -11,7 +11,7 @@ const struct shell_command shell_commands[] = {
       "sample where the CPUs spend their time, fold by call chain (raw: every sample; key=value: only those; "
       "wall: every task every 10 ms, running or waiting)",
       cmd_profile },
-    { "profile stream", "profile stream [HOST:PORT|PORT [SECONDS] [pid|all] | stop]",
+    { "profile stream", "profile stream [HOST:PORT|PORT [SECONDS] [pid|all] [wall] | stop]",
       "send every sample as UDP datagrams in the background until stopped or SECONDS", cmd_profile_stream },
     { "lscpu", "lscpu", "the CPU, what it claims about its PMU, and the source profile would use", cmd_lscpu },
     { "ps", "ps", "tasks: pid, cpu, state, name, labels", cmd_ps },

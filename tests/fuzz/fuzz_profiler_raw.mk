@@ -1,1 +1,1 @@
-fuzz_profiler_raw_SRCS := kernel/profiler/raw.c kernel/task_wait.c kernel/profiler/run.c kernel/profiler/fields.c kernel/labels.c
+fuzz_profiler_raw_SRCS := kernel/profiler/raw.c kernel/profiler/run.c kernel/profiler/fields.c kernel/labels.c

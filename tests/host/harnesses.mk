@@ -8,13 +8,13 @@ HARNESS_NAMES := kernel_report kernel_stream pprof_harness
 # prof.py's and profexport's fold and report, checked against the kernel's own.
 harness_kernel_report_VARIANT := plain
 harness_kernel_report_SRCS := tests/host/harness_input.c kernel/profiler/report.c kernel/profiler/fold.c \
-                              kernel/profiler/run.c kernel/profiler/raw.c kernel/task_wait.c kernel/profiler/fields.c kernel/labels.c \
+                              kernel/profiler/run.c kernel/profiler/raw.c kernel/profiler/fields.c kernel/labels.c \
                               kernel/symbols.c
 
 # The stream's packer, whose datagrams profexport --every decodes.
 harness_kernel_stream_VARIANT := plain
 harness_kernel_stream_SRCS := tests/host/harness_input.c kernel/profiler/stream_codec.c kernel/profiler/stream_packer.c kernel/profiler/run.c \
-                              kernel/profiler/raw.c kernel/task_wait.c kernel/profiler/fields.c kernel/labels.c kernel/heap.c \
+                              kernel/profiler/raw.c kernel/profiler/fields.c kernel/labels.c kernel/heap.c \
                               kernel/symbols.c
 
 # The pprof fold and encoder behind /debug/pprof/profile, under the sanitizers.

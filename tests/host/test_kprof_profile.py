@@ -256,7 +256,7 @@ def random_case(rng, syms, text_end, run, ncpus=4):
     for _ in range(rng.randint(0, 600)):
         frames = rng.choice(pool) if rng.random() < 0.8 else \
             [random_address(rng, syms, text_end) for _ in range(rng.randint(1, kp.MAX_FRAMES))]
-        flags = rng.choice([0, 0, 0, 1, 2, 3, 4, 5, 7, 8]) if marked else 0   # 8: no flag the fold keeps
+        flags = rng.choice([0, 0, 0, 1, 2, 3, 4, 5, 7, 0x80]) if marked else 0  # 0x80: no flag the fold keeps
         held = rng.choice([0, 1, 99, 150, 9800, 12345678]) if flags & kp.REC_LET_IN else rng.choice([0, 0, 7])
         # half the cases weigh their records by the period they were taken at: a throttled CPU's doubled ones,
         # the tick's in a counter run, a record that does not say (0, weighs 1)

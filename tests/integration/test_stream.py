@@ -31,7 +31,7 @@ HZ = 1000
 CPUS = 4
 RX_STARTED = re.compile(r"profile stream: run ([0-9a-f]{8}) to (\S+) (?:for (\d+) s|until profile stream stop)"
                         r"(?:, pid \d+)?, source (\S+), headroom 1\.0 s at 1 kHz per cpu")
-USAGE = "usage: profile stream [HOST:PORT|PORT [SECONDS] [pid|all] | stop]"
+USAGE = "usage: profile stream [HOST:PORT|PORT [SECONDS] [pid|all] [wall] | stop]"
 
 
 @pytest.fixture(scope="module")

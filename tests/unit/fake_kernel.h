@@ -45,7 +45,7 @@ void fake_tasks_reset(uint32_t first_pid);
 
 /* task_chain_off_cpu answers fake_chain_hook's frames when it is set (a test's other CPU may act there, between
  * the command's two looks at the task), else the other tasks' one frame above. What a task is doing and the
- * names are the kernel's own, kernel/task_wait.c. */
+ * names are the kernel's own,. */
 extern int (*fake_chain_hook)(const struct task *task, uintptr_t *out, int max);
 
 /* ---- the tick and the sleep ---- */

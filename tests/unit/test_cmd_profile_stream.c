@@ -346,7 +346,7 @@ static void test_bad_words_start_nothing(void **state)
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         assert_int_equal(run_line(bad[i]), 1);
-        assert_string_equal(output, "usage: profile stream [HOST:PORT|PORT [SECONDS] [pid|all] | stop]\n");
+        assert_string_equal(output, "usage: profile stream [HOST:PORT|PORT [SECONDS] [pid|all] [wall] | stop]\n");
     }
     assert_int_equal(run_line("profile stream 10.0.2.2:9000 1 4242"), 1);
     assert_string_equal(output, "profile stream: no task with pid 4242\n");

@@ -1,3 +1,3 @@
 test_profiler_fold_raw_SRCS := kernel/profiler/report.c kernel/profiler/fold.c kernel/profiler/run.c \
-                               kernel/profiler/raw.c kernel/task_wait.c kernel/profiler/fields.c kernel/labels.c kernel/symbols.c \
+                               kernel/profiler/raw.c kernel/profiler/fields.c kernel/labels.c kernel/symbols.c \
                                tests/unit/profiler_fold_fixture.c tests/unit/counting_heap.c

@@ -532,7 +532,14 @@ static void test_the_commands_words(void **state)
     assert_int_equal(r.seconds, 0);
     assert_true(parse_words("profile stream 1.2.3.4:65535 86400", &r));
     assert_int_equal(r.seconds, 86400);
+    assert_false(r.wall);
+    assert_true(parse_words("profile stream 9000 30 17 wall", &r));
+    assert_true(r.wall && r.filter.by_pid && r.seconds == 30);
+    assert_true(parse_words("profile stream 9000 wall", &r));
+    assert_true(r.wall && r.seconds == 0);
     static const char *const bad[] = {
+        "profile stream wall", "profile stream 9000 wall 30", "profile stream 9000 30 wall wall",
+        "profile stream 9000 30 all 4 wall", "profile stream stop wall",
         "profile stream 0", "profile stream 65536", "profile stream 10.0.2.2", "profile stream 10.0.2.2:",
         "profile stream :9000", "profile stream 10.0.2.256:9000", "profile stream 1.2.3.4:5:6",
         "profile stream 9000 86401", "profile stream 9000 -1", "profile stream 9000 30 all 4",

@@ -198,6 +198,32 @@ static void test_a_late_sweep_weighs_the_time_that_passed(void **state)
     stop();
 }
 
+/* A ring without room for a whole sweep: the sweep is put off whole, its records counted as drops, and the next
+ * one stands for its time too -- never a sweep cut short, which would keep only the tasks first in the list. */
+static void test_a_sweep_the_ring_cannot_hold_is_put_off_whole(void **state)
+{
+    (void)state;
+    start(true);
+    uint32_t capacity = run.rings[0].mask + 1;
+    for (uint32_t i = 0; i < capacity / 4; i++) {
+        tick_cpu0();
+        fake_time_ns += 10000000;
+    }
+    assert_int_equal(profile_ring_count(&run.rings[0]), capacity);
+    assert_int_equal(profile_ring_drops(&run.rings[0]), 0);
+    tick_cpu0(); /* no room for its 4 */
+    assert_int_equal(profile_ring_count(&run.rings[0]), capacity);
+    assert_int_equal(profile_ring_drops(&run.rings[0]), 4);
+    fake_time_ns += 10000000;
+    profile_ring_reset(&run.rings[0]); /* drained (the reset also zeroes the drops) */
+    tick_cpu0();
+    struct profile_record recs[8];
+    assert_int_equal(take(recs, 8), 4);
+    for (unsigned i = 0; i < 4; i++)
+        assert_int_equal(recs[i].period, 20000000);
+    stop();
+}
+
 static void test_a_cpu_profile_samples_only_the_current_task(void **state)
 {
     (void)state;
@@ -226,4 +252,5 @@ UNIT_MAIN_EACH(setup, NULL, group_setup, NULL,
                test_a_task_with_nothing_to_walk_still_counts,
                test_a_sleeper_past_its_wake_time_still_waits,
                test_the_sweep_keeps_its_period_at_a_faster_tick, test_a_late_sweep_weighs_the_time_that_passed,
+               test_a_sweep_the_ring_cannot_hold_is_put_off_whole,
                test_a_cpu_profile_samples_only_the_current_task)
