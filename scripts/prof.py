@@ -155,14 +155,22 @@ def record_layout():
         except gdb.error:
             raise gdb.GdbError("no struct profile_record in the debug info: is this the kprof ELF?") from None
         fields = {}
+        members = []
         for f in t.fields():
+            if not f.name:
+                # an anonymous union (held_off_us shares its word with a wall sample's state): its members
+                # stand in the record as they would by name
+                members += [(sub.name, f.bitpos + sub.bitpos, sub) for sub in f.type.strip_typedefs().fields()]
+            else:
+                members.append((f.name, f.bitpos, f))
+        for name, bitpos, f in members:
             ft = f.type.strip_typedefs()
-            if f.name == "frames":
+            if name == "frames":
                 elem = ft.target().strip_typedefs()
                 lo, hi = ft.range()
-                fields[f.name] = (f.bitpos // 8, elem.sizeof, hi - lo + 1)
+                fields[name] = (bitpos // 8, elem.sizeof, hi - lo + 1)
             else:
-                fields[f.name] = (f.bitpos // 8, ft.sizeof, 1)
+                fields[name] = (bitpos // 8, ft.sizeof, 1)
         try:
             _cache.layout = kp.RecordLayout(t.sizeof, fields)
         except kp.ProfileError as e:

@@ -566,11 +566,18 @@ def test_profile_under_netload_shows_the_driver_or_lwip(kernel_net):
                 if r.returncode == 0 and kernel_s() - started >= seconds:
                     raise HostStarved("the second netload came after the send's %d s" % seconds)
                 assert (r.returncode, r.stdout, r.stderr) == (1, (NETLOAD_BUSY + "\n").encode(), ""), r
-                before = parse_net(udp.cmd("net"))
-                rep = parse_report(udp.cmd("profile 1000 all 5", timeout=30), 1000, 5)
-                after = parse_net(udp.cmd("net"))
-                sent = after["tx_packets"] - before["tx_packets"]
-                waited_ms = after["queue_wait_ms"] - before["queue_wait_ms"]
+                # Up to three profiles in the send: the sender's batches fall due on the tick, and a batch that
+                # ends before the next tick is never under one (the tick samples before it schedules the sender),
+                # so a window can find every CPU idle while frames went out; one in three windows without the
+                # driver's or lwIP's chains would be a broken profiler, not that.
+                for _ in range(3):
+                    before = parse_net(udp.cmd("net"))
+                    rep = parse_report(udp.cmd("profile 1000 all 16", timeout=30), 1000, 16)
+                    after = parse_net(udp.cmd("net"))
+                    sent = after["tx_packets"] - before["tx_packets"]
+                    waited_ms = after["queue_wait_ms"] - before["queue_wait_ms"]
+                    if sent < 1000 or any(any(s in names for s in c.symbols()) for c in rep.chains):
+                        break
                 m = expect_netload_send_report(k, seconds)
             host = finish_host_sink(sink, seconds + 30)
         finally:
