@@ -2,7 +2,7 @@
 # own compiler and code generation for kernel sources; the host's for the drivers and fakes) by the Makefile's
 # host_program. `make bench` measures with them under callgrind (tests/bench/NAME.sh); `make test` runs each once
 # on a small input (scripts/bench-smoke.sh), so a list that no longer links fails the suite.
-BENCH_NAMES := sample_cost pmu_nmi_cost
+BENCH_NAMES := sample_cost pmu_nmi_cost wall_cost
 
 # The sample path and its frame walk, the drain, the fold, the stream's packer and the pprof fold and encoder, on
 # the fake CPU and the fake kernel (tests/unit/fake_kernel.c, through $(PMU_SRCS); the real walk wins over its).
@@ -13,3 +13,10 @@ bench_sample_cost_SRCS := $(PROFILER_SRCS) kernel/stacktrace.c kernel/profiler/p
 
 # The PMU's NMI claim on the fake Intel v2 and AMD Zen 2 CPUs.
 bench_pmu_nmi_cost_SRCS := $(PMU_SRCS)
+
+# A wall run's sweep over one CPU's tasks, and what a context switch gained for it: the sweep and what a task is
+# doing, the real walk and the real scheduler (kernel/task.c: its tasks, its list, their chains, the switch) in
+# the fake kernel's place, over the fake CPU (the PMU layer less the fake kernel, which kernel/task.c replaces).
+bench_wall_cost_SRCS := kernel/profiler.c kernel/profiler/options.c kernel/task_wait.c kernel/labels.c \
+                        kernel/stacktrace.c kernel/task.c kernel/log.c \
+                        $(filter-out $(FAKE_KERNEL_SRCS),$(PMU_SRCS))

@@ -3,7 +3,8 @@
 
 A benchmark is a function decorated with @bench that prints its own lines (`name: figure ...`) and raises
 if it could not measure. Ratios that compare two configurations should be measured in the same run.
-Any tests/bench/*.sh script (sample_cost.sh, ...) is run after them and its lines printed as they are.
+Any tests/bench/*.sh script (sample_cost.sh, ...) is run after them and its lines printed as they are; a
+script is named without its .sh (`run.py wall_cost`), and `run.py scripts` runs them all.
 """
 
 import os
@@ -612,9 +613,15 @@ def gdb_dump(rounds=5):
         k.kill()
 
 
-def scripts():
-    """tests/bench/*.sh, each run from the top of the tree with its output passed through."""
-    names = sorted(f for f in os.listdir(HERE) if f.endswith(".sh"))
+def script_names():
+    """The tests/bench/*.sh scripts, by name without .sh."""
+    return sorted(f[:-len(".sh")] for f in os.listdir(HERE) if f.endswith(".sh"))
+
+
+def scripts(only=None):
+    """tests/bench/*.sh (those named in only, when given), each run from the top of the tree with its output
+    passed through."""
+    names = [n + ".sh" for n in script_names() if only is None or n in only]
     ok = True
     for name in names:
         try:
@@ -635,9 +642,11 @@ def scripts():
 def main(argv):
     wanted = argv[1:]
     known = {f.__name__ for f in BENCHES}
-    unknown = [w for w in wanted if w not in known and w != "scripts"]
+    known_scripts = set(script_names())
+    unknown = [w for w in wanted if w not in known and w not in known_scripts and w != "scripts"]
     if unknown:
-        print("bench: unknown benchmark %s (have: %s, scripts)" % (" ".join(unknown), " ".join(sorted(known))))
+        print("bench: unknown benchmark %s (have: %s, scripts: %s)"
+              % (" ".join(unknown), " ".join(sorted(known)), " ".join(sorted(known_scripts))))
         return 2
     failed = 0
     t0 = time.monotonic()
@@ -652,6 +661,8 @@ def main(argv):
             failed += 1
     if not wanted or "scripts" in wanted:
         failed += 0 if scripts() else 1
+    elif known_scripts & set(wanted):
+        failed += 0 if scripts(only=set(wanted)) else 1
     print("bench: done in %.0f s, %d failed" % (time.monotonic() - t0, failed))
     return 1 if failed else 0
 

@@ -75,15 +75,17 @@ __attribute__((weak)) void cpu_send_profiler_stop(unsigned cpu)
     (void)cpu;
     fake_profiler_stop_requests++;
 }
+/* Weak, these two: a program that links the real scheduler (kernel/task.c: the wall sweep's benchmark) has its
+ * own. */
 void (*fake_idle_waits_hook)(void);
-uint64_t sched_idle_waits(void)
+__attribute__((weak)) uint64_t sched_idle_waits(void)
 {
     if (fake_idle_waits_hook)
         fake_idle_waits_hook();
     return fake_idle_waits[fake_cpu_index % 64];
 }
 uint64_t fake_idle_ns[64];
-uint64_t sched_cpu_idle_ns(unsigned cpu) { return fake_idle_ns[cpu % 64]; }
+__attribute__((weak)) uint64_t sched_cpu_idle_ns(unsigned cpu) { return fake_idle_ns[cpu % 64]; }
 /* Weak: kernel/profiler/run.c's window sleeps, and a test that runs a window brings its own ticks with the
  * sleep; the others link run.c for its drain and never sleep, so the clock only jumps. */
 __attribute__((weak)) void task_sleep_until(int64_t when_ns)
