@@ -17,6 +17,6 @@ bench_pmu_nmi_cost_SRCS := $(PMU_SRCS)
 # A wall run's sweep over one CPU's tasks, and what a context switch gained for it: the sweep and what a task is
 # doing, the real walk and the real scheduler (kernel/task.c: its tasks, its list, their chains, the switch) in
 # the fake kernel's place, over the fake CPU (the PMU layer less the fake kernel, which kernel/task.c replaces).
-bench_wall_cost_SRCS := kernel/profiler.c kernel/profiler/options.c kernel/task_wait.c kernel/labels.c \
+bench_wall_cost_SRCS := kernel/profiler.c kernel/profiler/wall.c kernel/profiler/options.c kernel/labels.c \
                         kernel/stacktrace.c kernel/task.c kernel/log.c \
                         $(filter-out $(FAKE_KERNEL_SRCS),$(PMU_SRCS))

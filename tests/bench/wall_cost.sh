@@ -67,7 +67,7 @@ read -r -a by_sweep <<<"$(field kept_of_sweep "$ring1000")"
 read -r _ _ made100 _ dropped100 _ _ <<<"$(field ring "$ring100")"
 read -r capture table per_second <<<"$(field capture "$ring1000")"
 verdict=$([ "$dropped" -gt 0 ] && echo "it keeps $kept and drops $dropped of them ($(awk -v d="$dropped" -v m="$made" 'BEGIN { printf "%.0f%%", d / m * 100 }'))" || echo "it does not drop")
-echo "wall: a $tasks-task cpu makes $made records per 50 ms drain ($sweeps sweeps) against a ring of $size: $verdict; the ring keeps whole sweeps in order until it is full (kept of each: ${by_sweep[*]}), so how often a task is sampled depends on its place in the cpu's list, not only on its time; a ring holds $sweeps sweeps of $(( size / sweeps )) tasks a cpu at most (fewer when a drain is late); at 100 tasks $made100 records, $dropped100 dropped"
+echo "wall: a $tasks-task cpu makes $made records per 50 ms drain ($sweeps sweeps) against a ring of $size: $verdict; a sweep the ring cannot hold is put off whole and the next one stands for its time (kept of each: ${by_sweep[*]}), so every task keeps its share and loses only resolution; a ring holds $sweeps sweeps of $(( size / sweeps )) tasks a cpu at most (fewer when a drain is late); at 100 tasks $made100 records, $dropped100 dropped"
 echo "wall: the window's capture holds $capture records: with the task table full ($table tasks) a wall run fills it in $(awk -v c="$capture" -v t="$table" -v s="$per_second" 'BEGIN { printf "%.2f", c / (t * s) }') s, and a longer window drops the rest"
 
 # ---- a context switch ----------------------------------------------------------------------------------------
