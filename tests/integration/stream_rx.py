@@ -25,9 +25,11 @@ HEADER = re.compile(
 END = re.compile(
     r"# kprof stream end run=([0-9a-f]{8}) seq=(0|[1-9]\d*) produced=(0|[1-9]\d*) ring_dropped=(0|[1-9]\d*) "
     r"unsent=(0|[1-9]\d*) reason=(stopped|time|error)\Z")
-# the raw v2 sample line: cpu, pid, time, labels, period, context (kernel/profiler/raw.h), frames
+# the raw v2 sample line: cpu, pid, time, labels, period, context (kernel/profiler/raw.h: the marks, or a wall
+# sample's state), frames
 SAMPLE = re.compile(r"s (0|[1-9]\d*) (0|[1-9]\d*) (0|-?[1-9]\d*) (\S+) (?:0|[1-9]\d*) "
-                    r"(?P<context>-|(?:irqs-off|in-irq|let-in=(?:0|[1-9]\d*))(?:,(?:in-irq|let-in=(?:0|[1-9]\d*)))*)"
+                    r"(?P<context>-|running|runnable|waiting=(?:sleep|input|net|task|device)"
+                    r"|(?:irqs-off|in-irq|let-in=(?:0|[1-9]\d*))(?:,(?:in-irq|let-in=(?:0|[1-9]\d*)))*)"
                     r"(?P<frames>(?: 0x(?:0|[1-9a-f][0-9a-f]{0,15})){1,8})\Z")
 
 

@@ -14,6 +14,7 @@ profile.hz=1000, the UDP shell and netload).
   CPU profile of the load is what it was: no split, no marks, work_compute among its chains.
 - The console running `netload sink PORT 10`: a wall profile typed over the UDP shell shows the console's shell
   waiting on the network in netload_finish, and `tasks` agrees.
+- `profile stream ... wall` to a host: every sample accounted for, each carrying its task's state.
 
 Why profile.hz=1000: at the 100 Hz tick the tick that samples is the tick that wakes a sleeper, so a request's
 compute phase always began just after a sample and its count was cut by one (2.5 samples for 30 ms, 5 points
@@ -31,7 +32,7 @@ import sys
 
 import pytest
 
-from kprof_net import booted_with_dhcp, console_command, udp_cmd
+from kprof_net import HOST_INSIDE, booted_with_dhcp, console_command, udp_cmd
 from kprof_qemu import ELF, TOP, HostStarved, Kprof, unstarved
 from work_check import read_work_spans, start_work, wait_no_work, wait_work_done
 
@@ -195,3 +196,31 @@ def test_a_task_waiting_on_the_network(k):
     assert m and float(m.group(1)) >= 99.0, wall
     assert re.search(r"(?m)^\d+\.\d% \d+ netload_finish\+0x[0-9a-f]+ \[waiting net\]\n +<- cmd_netload", wall), wall
     assert re.search(r"(?m)^wall: .*\(.*net \d+\.\d%", wall), wall
+
+
+def test_a_wall_stream_carries_every_state(k):
+    """`profile stream HOST:PORT 2 all wall` to a host receiver: every sample accounted for, each line's context
+    its task's state, the work tasks both running and waiting on sleep, the console's shell waiting on input."""
+    from stream_rx import Receiver
+    wait_no_work(k)
+    pids = start_work(k, 4000, 2)
+    try:
+        with Receiver() as rx:
+            out = k.cmd("profile stream %s:%d 2 all wall" % (HOST_INSIDE, rx.port))
+            m = re.match(r"profile stream: run ([0-9a-f]{8}) ", out)
+            assert m, out
+            run = rx.wait_end(m.group(1), 30)
+            assert not rx.problems, rx.problems[:5]
+            received, dropped, unsent, produced = rx.check_accounted(run)
+    finally:
+        wait_work_done(k)
+    assert (dropped, unsent) == (0, 0) and received == produced > 0, (received, dropped, unsent, produced)
+    states = {}
+    for index, _cpu, pid, _t, _labels, _frames in run.samples:
+        states.setdefault(pid, set()).add(run.contexts.get(index, "-"))
+    assert all("-" not in seen for seen in states.values()), "a wall stream's sample without its state: %s" % states
+    for pid in pids:
+        assert {"running", "waiting=sleep"} <= states[pid], (pid, states[pid])
+    # the console's shell waits for input, the reaper for a task to end, the UDP shell for a datagram
+    for state in ("waiting=input", "waiting=task", "waiting=net"):
+        assert any(state in seen for seen in states.values()), (state, states)
