@@ -176,6 +176,11 @@ def test_prof_tasks_in_gdb_matches_the_console_on_a_stopped_machine(k, tmp_path)
     def burn_and_dump():
         seen["pids"] = burn_pids(k.cmd("burn 8000 %d" % CPUS))
         seen["console"] = dump(k.cmd("tasks"))
+        # The prompt reaches the host while the shell may still be in its write path (the VGA mirror after
+        # COM1): gdb stops the machine only once the shell is back in its wait, as the UDP shell sees it.
+        poll("the console's shell back waiting for input",
+             lambda: named(dump(udp_cmd(k.udp_port, "tasks")), "shell").activity == "waiting", timeout=10,
+             every=0.05)
     try:
         stopped = dump(gdb_prof_tasks(k, tmp_path, burn_and_dump))
         assert_running(k)
