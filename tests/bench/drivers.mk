@@ -7,7 +7,7 @@ BENCH_NAMES := sample_cost pmu_nmi_cost wall_cost
 # The sample path and its frame walk, the drain, the fold, the stream's packer and the pprof fold and encoder, on
 # the fake CPU and the fake kernel (tests/unit/fake_kernel.c, through $(PMU_SRCS); the real walk wins over its).
 bench_sample_cost_SRCS := $(PROFILER_SRCS) kernel/stacktrace.c kernel/profiler/pprof_fold.c \
-                          kernel/profiler/pprof_encode.c kernel/profiler/pb_writer.c kernel/profiler/stream_codec.c \
+                          kernel/profiler/pprof_encode.c kernel/profiler/pprof_builder.c kernel/profiler/pb_writer.c kernel/profiler/stream_codec.c \
                           kernel/profiler/stream_packer.c \
                           kernel/profiler/capture.c $(PMU_SRCS)
 
