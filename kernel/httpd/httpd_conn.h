@@ -90,6 +90,13 @@ struct httpd_conn *httpd_queue_pop(void);
 /* Answers one request taken off the queue (a profile runs here, serving the queue from its hook). */
 void httpd_serve(struct httpd_conn *c);
 
+/* ---- kernel/httpd/httpd_profiles.c: the routes that need no profiler ---- */
+/* /debug/pprof/goroutine[?debug=1|2]: answered in out (false). */
+bool httpd_goroutine(struct httpd_conn *c, struct httpd_response *out);
+/* /debug/pprof/block[?seconds=N]: since boot, answered in out (false); over N seconds, in a task of its own that
+ * answers when the N seconds are over (true). */
+bool httpd_block(struct httpd_conn *c, struct httpd_response *out);
+
 /* ---- kernel/httpd/httpd.c ---- */
 /* The worker's answer for c is ready (c->resp): tells the network task. */
 void httpd_answered(struct httpd_conn *c);

@@ -4,7 +4,8 @@
  * (pprof_profile_begin) in a task of its own, which answers its request when it is done, so the worker is never
  * held by one: it goes on answering pages, and another profile of either kind gets 429 with the session's busy
  * line and the seconds its window has left. One profile runs at a time (`profiling`); otherwise one request is
- * worked on at a time, so nothing here needs a lock but the queue's. */
+ * worked on at a time, so nothing here needs a lock but the queue's. The task dump's and the block table's
+ * routes are kernel/httpd/httpd_profiles.c's. */
 #include "kernel/httpd/httpd_conn.h"
 
 #include "hal/cpu.h"
@@ -155,6 +156,8 @@ static const struct {
 } routes[] = {
     { "/debug/pprof/profile", cpu_profile },
     { "/debug/fgprof", wall_profile },
+    { "/debug/pprof/goroutine", httpd_goroutine },
+    { "/debug/pprof/block", httpd_block },
 };
 
 /* The request's answer in out, or true when a task of the route's own answers it later. */

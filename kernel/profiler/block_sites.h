@@ -2,8 +2,9 @@
  * (kernel/profiler/block_sites.c) -- Go's block profile in kprof's terms. Every blocking call (kernel/task.c: the
  * sleeps, task_block, task_wait_until) notes at its start the first frames of its caller's chain (the call site,
  * then its callers) and, when the task runs again, adds one wait and the time it waited (wake-up to running
- * included: the task's own clock at its end less its start) to the entry of that chain and wait kind. A reader
- * takes a copy of it (block_table_snapshot): waits and their time by chain.
+ * included: the task's own clock at its end less its start) to the entry of that chain and wait kind.
+ * /debug/pprof/block serves the table as pprof (kernel/profiler/block_profile.c): contentions/count and
+ * delay/nanoseconds by chain.
  *
  * The table is fixed (BLOCK_SITES entries, allocated with the kernel) and lock-free: the blocked task itself adds
  * to it as it leaves its wait, with atomics only, so a task that blocks holds nothing and waits for nothing more

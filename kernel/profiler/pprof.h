@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kernel/profiler/block_profile.h"
 #include "kernel/profiler/pprof_encode.h"
 #include "kernel/profiler/raw.h"
 #include "kernel/profiler/session.h"
@@ -80,5 +81,24 @@ void pprof_body_free(struct pprof_body *body);
 /* The running kernel as a profile's mapping (the loadable segment that holds its text, to the text's end; its
  * build id in hex into build_id, "" when it has none): what every profile the kernel serves names. */
 void pprof_kernel_mapping(struct pprof_mapping *m, char *build_id, size_t cap);
+
+/* ---- the profiles that are snapshots (kernel/profiler/pprof_snapshot.c) --------------------------------------
+ * No profiler, no window: a copy of the task table or of the block table, taken in the caller's task whatever
+ * profile runs, and encoded against the baked symbols with the kernel's mapping. Each result is PPROF_OK with
+ * *out filled (pprof_body_free gives it back) or PPROF_NO_MEMORY with it empty. */
+
+/* Every task now (kernel/profiler/goroutine.h, task_dump.h): debug 0 the goroutine profile as pprof (gzipped when
+ * that is smaller), 1 Go's text of its counts, 2 every task as `tasks` prints it (text: never gzipped). */
+int pprof_goroutine(int debug, struct pprof_body *out);
+/* Where tasks blocked since boot (kernel/profiler/block_profile.h), as pprof. */
+int pprof_block(struct pprof_body *out);
+/* Where tasks blocked over a window: pprof_block_begin takes the first snapshot (earlier.taken_ns is when);
+ * pprof_block_end the second, and encodes their difference -- or, cancelled, only gives the first back and
+ * answers PPROF_CANCELLED. */
+struct pprof_block_window {
+    struct block_snapshot earlier;
+};
+int pprof_block_begin(struct pprof_block_window *w);
+int pprof_block_end(struct pprof_block_window *w, bool cancelled, struct pprof_body *out);
 
 #endif

@@ -3,8 +3,9 @@
  * index 0 ""), a location per distinct frame address with the function the baked symbols name, locations of a
  * name of their own for what has no address ("[not tracked]"), the header (sample types, period, duration, the
  * kernel as the one mapping with its build id), comments, and samples with their labels. The CPU and wall
- * profiles (kernel/profiler/pprof_encode.c) are written through it; a profile fed by another source is the same
- * builder, as Go's runtime/pprof feeds one profileBuilder from its CPU, goroutine and block records.
+ * profiles (kernel/profiler/pprof_encode.c), the task dump's goroutine profile (kernel/profiler/goroutine.c)
+ * and the block profile (kernel/profiler/block_profile.c) are this builder fed by different sources, as Go's
+ * runtime/pprof feeds one profileBuilder from its CPU, goroutine and block records.
  *
  * Every table is sized when the builder is made, from the most the caller will ask of it, so nothing grows
  * but the two output buffers; a bound that turns out wrong makes the build fail rather than overrun. Task

@@ -1,6 +1,6 @@
 /* kernel/profiler/task_dump.c: every task now, copied and printed (kernel/profiler/task_dump.h) -- the copy
  * under the task table's lock, each chain read while its CPU may switch to the task at any moment and checked
- * around the walk, and the lines `tasks` prints. */
+ * around the walk, and the lines `tasks` and /debug/pprof/goroutine?debug=2 print. */
 #include "kernel/profiler/task_dump.h"
 
 #include <stdatomic.h>

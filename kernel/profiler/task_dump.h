@@ -1,5 +1,5 @@
 /* kernel/profiler/task_dump.h: every task now, copied (kernel/profiler/task_dump.c) -- what `tasks` prints
- * (kernel/shell/cmd_tasks.c), apart from the command so that a profile can take the same copy: each live
+ * (kernel/shell/cmd_tasks.c) and what /debug/pprof/goroutine serves (kernel/profiler/goroutine.c): each live
  * task's fields, its labels as text and its call chain as raw addresses, copied under the task table's lock into
  * rows allocated before, so that resolving and printing -- which may sleep (a UDP reply waits for the card) --
  * come after. Task context. It takes no profiler and stops no CPU: a snapshot beside whatever runs.

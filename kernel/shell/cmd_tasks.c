@@ -1,7 +1,7 @@
 /* kernel/shell/cmd_tasks.c: the `tasks` command -- every live task in pid order, what it is doing and the call
  * chain it is in, as Linux's sysrq-t and Go's goroutine?debug=2 print theirs. The copy and the lines are the
- * task dump's (kernel/profiler/task_dump.h, which states the format; docs/profiler.md, "Where every task is");
- * the task running the command shows its chain from cmd_tasks up. */
+ * task dump's (kernel/profiler/task_dump.h, which states the format; docs/profiler.md, "Where every task is"),
+ * shared with /debug/pprof/goroutine; the task running the command shows its chain from cmd_tasks up. */
 #include "kernel/shell/commands.h"
 #include "kernel/profiler/task_dump.h"
 

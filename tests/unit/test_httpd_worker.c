@@ -1,6 +1,7 @@
 /* tests/unit/test_httpd_worker.c: kernel/httpd/httpd_worker.c and pages.c over a fake profiler -- routing (the
  * pages, 302, 404, the profile's seconds, /debug/fgprof a wall profile sharing the CPU profile's one slot and
- * busy line), what each result of a profile becomes (200 with its headers, 429 busy with the session's one busy line and Retry-After,
+ * busy line, the goroutine and block routes handed to kernel/httpd/httpd_profiles.c, faked here), what each
+ * result of a profile becomes (200 with its headers, 429 busy with the session's one busy line and Retry-After,
  * 503, nothing when cancelled), the worker answering by itself while a profile runs in its own task (pages,
  * another profile 429 with the seconds left), the client's going away ending the profile, the bounded queue and
  * the wait limit, the command line page redacting udpsh.key=. */
@@ -121,6 +122,17 @@ void profile_session_busy_line(const char *who, char *buf, size_t cap)
 }
 void pprof_body_free(struct pprof_body *body) { free(body->data); }
 
+/* The routes of kernel/httpd/httpd_profiles.c: each answers with one line naming itself and its query. */
+static bool fake_route(struct httpd_conn *c, struct httpd_response *out, const char *name)
+{
+    char line[80], debug[8] = "-";
+    http_request_query(&c->req, "debug", debug, sizeof debug);
+    snprintf(line, sizeof line, "%s debug=%s", name, debug);
+    httpd_response_text(out, 200, 0, line);
+    return false;
+}
+bool httpd_goroutine(struct httpd_conn *c, struct httpd_response *out) { return fake_route(c, out, "goroutine"); }
+bool httpd_block(struct httpd_conn *c, struct httpd_response *out) { return fake_route(c, out, "block"); }
 
 /* ---- the test's side ---- */
 static struct httpd_conn conns[8];
@@ -190,8 +202,11 @@ static void test_pages_and_redirect_and_404(void **state)
     assert_status(c, 200);
     assert_non_null(strstr(resp_text(c), "Content-Type: text/html"));
     assert_non_null(strstr(body(c), "<a href=\"profile?seconds=5\">"));
-    /* the wall profile is listed beside it */
+    /* the scrapers' other profiles are listed beside it */
     assert_non_null(strstr(body(c), "<a href=\"/debug/fgprof\">fgprof</a>"));
+    assert_non_null(strstr(body(c), "<a href=\"goroutine\">goroutine</a>"));
+    assert_non_null(strstr(body(c), "<a href=\"goroutine?debug=2\">"));
+    assert_non_null(strstr(body(c), "<a href=\"block\">block</a>"));
     httpd_serve(c = get(0, "/debug/pprof/lscpu"));
     assert_status(c, 200);
     assert_string_equal(body(c), "lscpu: the console's lines\n");
@@ -239,7 +254,7 @@ static void test_the_profile_answers_as_go_does(void **state)
 }
 
 /* /debug/fgprof is the same profile of the wall kind, answered the same way under its own name; while it runs a CPU
- * profile gets the one busy line naming it (one profiler). */
+ * profile gets the one busy line naming it (one profiler), and the other routes are the profiles file's. */
 static void test_fgprof_is_a_wall_profile_in_the_one_slot(void **state)
 {
     (void)state;
@@ -251,6 +266,10 @@ static void test_fgprof_is_a_wall_profile_in_the_one_slot(void **state)
     assert_status(&conns[1], 429);
     assert_string_equal(body(&conns[1]), "profile: busy: an HTTP wall profile (/debug/fgprof), 2 s left\n");
     assert_non_null(strstr(resp_text(&conns[1]), "\r\nRetry-After: 2\r\n"));
+    httpd_serve(get(2, "/debug/pprof/goroutine?debug=2"));
+    assert_string_equal(body(&conns[2]), "goroutine debug=2\n");
+    httpd_serve(get(3, "/debug/pprof/block"));
+    assert_string_equal(body(&conns[3]), "block debug=-\n");
     assert_int_equal(begins, 1);
     finish_profile(PPROF_OK);
     assert_status(c, 200);
