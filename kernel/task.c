@@ -308,10 +308,18 @@ void task_yield(void) { cpu_yield(); }
 /* ---- waiting -------------------------------------------------------------------------------------------
  * Each blocking call says what it waits on and keeps its own frame in the task while it waits: the walk from
  * that frame starts at the caller's call site (its return address), which is what a wall profile and `tasks`
- * show, rather than the scheduler's own frames. The calls are noinline so that frame is theirs. */
+ * show, rather than the scheduler's own frames. The calls are noinline so that frame is theirs.
+ *
+ * Every wait is also counted where it began, in the block table (kernel/profiler/block_sites.h): its first frames are
+ * walked as it begins (a walk of BLOCK_SITE_FRAMES frames inside the task's own stack: a few dozen
+ * instructions, docs/profiler.md) and, as it ends, the task itself adds the wait and its length with two
+ * atomic adds -- no lock, nothing another task or CPU waits for. */
 
 static void wait_begin(struct task *self, enum task_wait why, void *frame)
 {
+    struct stack_bounds stack = task_stack_bounds(self);
+    int n = stack_walk((uintptr_t)frame, &stack, self->wait_chain, BLOCK_SITE_FRAMES);
+    self->wait_chain_frames = (uint8_t)(n > 0 ? n : 0);
     self->waiting_on = (uint8_t)why;
     self->wait_since_ns = time_ns();
     atomic_store_explicit(&self->wait_frame, (uintptr_t)frame, memory_order_release);
@@ -320,6 +328,8 @@ static void wait_begin(struct task *self, enum task_wait why, void *frame)
 static void wait_end(struct task *self)
 {
     atomic_store_explicit(&self->wait_frame, 0, memory_order_release);
+    block_table_add(&block_sites, self->wait_chain, self->wait_chain_frames, self->waiting_on,
+                    time_ns() - self->wait_since_ns);
     self->waiting_on = TASK_WAIT_NONE;
 }
 

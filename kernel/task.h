@@ -10,6 +10,7 @@
 #include "hal/context.h"
 #include "hal/kernel_entry.h"
 #include "hal/spinlock.h"
+#include "kernel/profiler/block_sites.h"
 #include "kernel/stacktrace.h"
 
 #define TASK_NAME_MAX 16
@@ -68,6 +69,10 @@ struct task {
     uint8_t waiting_on;          /* enum task_wait */
     int64_t wait_since_ns;
     _Atomic uintptr_t wait_frame; /* 0 outside a blocking call */
+    /* The first frames of the walk from wait_frame, taken as the wait begins: the key its end is counted under in
+     * the block table (kernel/profiler/block_sites.h). The task's own, read by no one else. */
+    uintptr_t wait_chain[BLOCK_SITE_FRAMES];
+    uint8_t wait_chain_frames;
     _Atomic uint64_t switches;   /* times its CPU switched to it: unchanged between two looks, it did not run */
     void (*entry)(void *arg);
     void *arg;

@@ -66,18 +66,36 @@ bool httpd_response_make(struct httpd_response *out, int status, const char *con
 /* A refusal or short answer: one line of text (a newline is added). */
 bool httpd_response_text(struct httpd_response *out, int status, const char *extra, const char *line);
 const char *httpd_status_text(int status);
-/* The pages that are not the profile: index, lscpu, cpus, cmdline, "/" and anything else (404). True when the
- * path is one of them (out filled, or out->data NULL when the heap had no room). */
+/* The pages that are not profiles: index, lscpu, cpus, cmdline, "/" and anything else (404). True when the path
+ * is one of them (out filled, or out->data NULL when the heap had no room). */
 bool httpd_page(const struct http_request *req, struct httpd_response *out);
 
 /* ---- kernel/httpd/httpd_worker.c ---- */
 bool httpd_worker_start(void);
+/* ?seconds=N: 1 (and *seconds) when given and 1..PPROF_SECONDS_MAX, 0 (and *seconds PPROF_SECONDS_DEFAULT) when
+ * absent, -1 when bad (out answered 400). */
+int httpd_query_seconds(const struct http_request *req, uint32_t *seconds, struct httpd_response *out);
+/* 429 with one busy line and Retry-After left seconds (5 when 0: no end known). */
+void httpd_busy(struct httpd_response *out, const char *line, uint32_t left);
+/* 200 with a profile's body (Content-Disposition: attachment; filename="NAME"), or 503 out of memory. */
+struct pprof_body;
+void httpd_response_profile(struct httpd_response *out, const char *name, const struct pprof_body *body);
+/* A request answered by a task of a route's own: its response, handed to the network task (the worker hands its
+ * own answers over the same way). */
+void httpd_hand_back(struct httpd_conn *c, struct httpd_response *out);
 /* The network task hands a QUEUED slot over; false when HTTPD_QUEUE are waiting already. */
 bool httpd_queue_push(struct httpd_conn *c);
 /* The worker's side: the oldest waiting slot, or NULL. */
 struct httpd_conn *httpd_queue_pop(void);
 /* Answers one request taken off the queue (a profile runs here, serving the queue from its hook). */
 void httpd_serve(struct httpd_conn *c);
+
+/* ---- kernel/httpd/httpd_profiles.c: the routes that need no profiler ---- */
+/* /debug/pprof/goroutine[?debug=1|2]: answered in out (false). */
+bool httpd_goroutine(struct httpd_conn *c, struct httpd_response *out);
+/* /debug/pprof/block[?seconds=N]: since boot, answered in out (false); over N seconds, in a task of its own that
+ * answers when the N seconds are over (true). */
+bool httpd_block(struct httpd_conn *c, struct httpd_response *out);
 
 /* ---- kernel/httpd/httpd.c ---- */
 /* The worker's answer for c is ready (c->resp): tells the network task. */

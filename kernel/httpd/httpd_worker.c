@@ -1,9 +1,11 @@
 /* kernel/httpd/httpd_worker.c: the pprof.http= server's one worker task -- takes complete requests off the queue
- * the network task fills (kernel/httpd/httpd_conn.h), routes them and builds each response on the heap. A
- * profile is started (pprof_profile_begin) in a task of its own, which answers its request when it is done, so
- * the worker is never held by one: it goes on answering pages, and another profile gets 429 with the session's
- * busy line and the seconds its window has left. One profile runs at a time (`profiling`); otherwise one
- * request is worked on at a time, so nothing here needs a lock but the queue's. */
+ * the network task fills (kernel/httpd/httpd_conn.h), routes them through one table and builds each response on
+ * the heap. A profile -- the CPUs' (/debug/pprof/profile) or every task's wall time (/debug/fgprof) -- is started
+ * (pprof_profile_begin) in a task of its own, which answers its request when it is done, so the worker is never
+ * held by one: it goes on answering pages, and another profile of either kind gets 429 with the session's busy
+ * line and the seconds its window has left. One profile runs at a time (`profiling`); otherwise one request is
+ * worked on at a time, so nothing here needs a lock but the queue's. The task dump's and the block table's
+ * routes are kernel/httpd/httpd_profiles.c's. */
 #include "kernel/httpd/httpd_conn.h"
 
 #include "hal/cpu.h"
@@ -48,8 +50,7 @@ static void text(struct httpd_response *out, int status, const char *extra, cons
     httpd_response_text(out, status, extra, line);
 }
 
-/* The profile's seconds from ?seconds=N; false (out answered 400) when N is not 1..PPROF_SECONDS_MAX. */
-static bool profile_seconds(const struct http_request *req, uint32_t *seconds, struct httpd_response *out)
+int httpd_query_seconds(const struct http_request *req, uint32_t *seconds, struct httpd_response *out)
 {
     char value[16];
     int found = http_request_query(req, "seconds", value, sizeof value);
@@ -58,13 +59,11 @@ static bool profile_seconds(const struct http_request *req, uint32_t *seconds, s
         char line[80];
         ksnprintf(line, sizeof line, "seconds must be a whole number 1..%u", PPROF_SECONDS_MAX);
         text(out, 400, 0, line);
-        return false;
+        return -1;
     }
     *seconds = (uint32_t)n;
-    return true;
+    return found;
 }
-
-static void hand_back(struct httpd_conn *c, struct httpd_response *out);
 
 /* The one HTTP profile at a time: its state, in use from its start until its done (in the profile's task). */
 static struct pprof_profile http_profile;
@@ -75,48 +74,60 @@ static bool client_gone(void *arg)
     return atomic_load(&((struct httpd_conn *)arg)->gone);
 }
 
+void httpd_response_profile(struct httpd_response *out, const char *name, const struct pprof_body *body)
+{
+    char extra[80];
+    ksnprintf(extra, sizeof extra, "Content-Disposition: attachment; filename=\"%s\"\r\n", name);
+    if (!httpd_response_make(out, 200, "application/octet-stream", extra, body->data, body->len))
+        text(out, 503, 0, "out of memory");
+}
+
 /* The profile's task, last thing: its answer, then the slot free for the next profile. */
 static void profile_done(struct pprof_profile *p, int status, struct pprof_body *body)
 {
     struct httpd_conn *c = p->arg;
     struct httpd_response out = { 0, 0, 0 };
-    if (status == PPROF_OK &&
-        !httpd_response_make(&out, 200, "application/octet-stream",
-                             "Content-Disposition: attachment; filename=\"profile\"\r\n", body->data, body->len))
-        text(&out, 503, 0, "out of memory");
+    if (status == PPROF_OK)
+        httpd_response_profile(&out, p->kind == PPROF_WALL ? "fgprof" : "profile", body);
     else if (status == PPROF_NO_MEMORY)
         text(&out, 503, 0, "out of memory");
     /* PPROF_CANCELLED: the client is gone, nothing to send */
     pprof_body_free(body);
     atomic_store(&profiling, false);
-    hand_back(c, &out);
+    httpd_hand_back(c, &out);
+}
+
+void httpd_busy(struct httpd_response *out, const char *line, uint32_t left)
+{
+    char extra[40];
+    ksnprintf(extra, sizeof extra, "Retry-After: %u\r\n", left ? left : 5);
+    text(out, 429, extra, line);
 }
 
 /* 429 with the session's busy line, and Retry-After the seconds its window has left (5 when it has no end). */
 static void busy(struct httpd_response *out)
 {
-    char line[PROFILE_HOLDER_MAX + 40], extra[40];
+    char line[PROFILE_HOLDER_MAX + 40];
     uint32_t left = 0;
     char holder[PROFILE_HOLDER_MAX + 24];
-    if (!profile_session_holder(holder, sizeof holder, &left) || left == 0)
-        left = 5;
+    if (!profile_session_holder(holder, sizeof holder, &left))
+        left = 0;
     profile_session_busy_line("profile", line, sizeof line);
-    ksnprintf(extra, sizeof extra, "Retry-After: %u\r\n", left);
-    text(out, 429, extra, line);
+    httpd_busy(out, line, left);
 }
 
-/* A profile request: started in its own task (true: it answers when done), or answered now in out. */
-static bool profile(struct httpd_conn *c, struct httpd_response *out)
+/* A profile request of kind: started in its own task (true: it answers when done), or answered now in out. */
+static bool profile(struct httpd_conn *c, struct httpd_response *out, enum pprof_kind kind)
 {
     uint32_t seconds;
-    if (!profile_seconds(&c->req, &seconds, out))
+    if (httpd_query_seconds(&c->req, &seconds, out) < 0)
         return false;
     bool idle = false;
     if (!atomic_compare_exchange_strong(&profiling, &idle, true)) {
         busy(out);
         return false;
     }
-    int r = pprof_profile_begin(&http_profile, seconds, client_gone, profile_done, c, 0, 0);
+    int r = pprof_profile_begin(&http_profile, kind, seconds, client_gone, profile_done, c, 0, 0);
     if (r == PPROF_OK)
         return true;
     atomic_store(&profiling, false);
@@ -127,14 +138,40 @@ static bool profile(struct httpd_conn *c, struct httpd_response *out)
     return false;
 }
 
-/* What one request gets, but a profile's (profile() does those). */
-static void answer(struct httpd_conn *c, struct httpd_response *out)
+static bool cpu_profile(struct httpd_conn *c, struct httpd_response *out)
 {
-    if (!httpd_page(&c->req, out))
-        text(out, 404, 0, "not found: see /debug/pprof/");
+    return profile(c, out, PPROF_CPU);
 }
 
-static void hand_back(struct httpd_conn *c, struct httpd_response *out)
+static bool wall_profile(struct httpd_conn *c, struct httpd_response *out)
+{
+    return profile(c, out, PPROF_WALL);
+}
+
+/* The routes that are profiles; every other path is a page's (kernel/httpd/pages.c) or 404. A route answers in
+ * out (false), or hands the request to a task of its own that answers it when done (true). */
+static const struct {
+    const char *path;
+    bool (*serve)(struct httpd_conn *c, struct httpd_response *out);
+} routes[] = {
+    { "/debug/pprof/profile", cpu_profile },
+    { "/debug/fgprof", wall_profile },
+    { "/debug/pprof/goroutine", httpd_goroutine },
+    { "/debug/pprof/block", httpd_block },
+};
+
+/* The request's answer in out, or true when a task of the route's own answers it later. */
+static bool answer(struct httpd_conn *c, struct httpd_response *out)
+{
+    for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++)
+        if (http_request_path_is(&c->req, routes[i].path))
+            return routes[i].serve(c, out);
+    if (!httpd_page(&c->req, out))
+        text(out, 404, 0, "not found: see /debug/pprof/");
+    return false;
+}
+
+void httpd_hand_back(struct httpd_conn *c, struct httpd_response *out)
 {
     c->resp = *out;
     httpd_answered(c);
@@ -152,15 +189,9 @@ void httpd_serve(struct httpd_conn *c)
 {
     atomic_store(&c->state, CONN_WORKING);
     struct httpd_response out = { 0, 0, 0 };
-    if (!waited_too_long(c, &out)) {
-        if (http_request_path_is(&c->req, "/debug/pprof/profile")) {
-            if (profile(c, &out))
-                return; /* its task answers when the profile is done */
-        } else {
-            answer(c, &out);
-        }
-    }
-    hand_back(c, &out);
+    if (!waited_too_long(c, &out) && answer(c, &out))
+        return; /* its task answers when it is done */
+    httpd_hand_back(c, &out);
 }
 
 static void worker_task(void *arg)

@@ -64,11 +64,19 @@ bool httpd_response_text(struct httpd_response *out, int status, const char *ext
     return httpd_response_make(out, status, "text/plain; charset=utf-8", extra, body, len);
 }
 
-/* What /debug/pprof/ lists: path (relative to it), what it is. */
+/* What /debug/pprof/ lists: path (relative to it, or absolute: fgprof is where Go's fgprof serves it), what it is. */
 static const struct {
     const char *path, *name, *what;
 } served[] = {
     { "profile", "profile", "CPU profile of every CPU, as pprof protobuf. ?seconds=N (1..300, default 30)" },
+    { "/debug/fgprof", "fgprof", "wall-clock profile of every task every 10 ms, running or waiting (labels state and "
+                                 "waiting_on), as pprof protobuf. ?seconds=N (1..300, default 30)" },
+    { "goroutine", "goroutine", "every task now, counted by call chain, state and labels, as pprof protobuf; "
+                                "<a href=\"goroutine?debug=1\">?debug=1</a> as text, "
+                                "<a href=\"goroutine?debug=2\">?debug=2</a> every task as the shell's tasks "
+                                "prints it" },
+    { "block", "block", "where tasks blocked: waits (contentions) and their time (delay) by call chain since boot, "
+                        "as pprof protobuf. ?seconds=N: over the next N seconds" },
     { "lscpu", "lscpu", "the processors, the sample source and the boot, as the shell's lscpu prints them" },
     { "cpus", "cpus", "per-CPU state: APIC id, online, ticks and busy ticks, as the shell's cpus prints them" },
     { "cmdline", "cmdline", "the kernel command line (udpsh.key= redacted)" },

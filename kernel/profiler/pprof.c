@@ -1,9 +1,11 @@
-/* kernel/profiler/pprof.c: a profile of every CPU as pprof's profile.proto (kernel/profiler/pprof.h) -- the
- * fold allocated before the window opens (so its first touch of the heap is not in the profile), a session
- * (kernel/profiler/session.h) whose consumer folds every drain (kernel/profiler/pprof_fold.c) and ends early
- * when the caller says its client is gone, in its own task or the caller's, the profiler given back, then the
- * encoding (kernel/profiler/pprof_encode.c) against the baked symbols, with the kernel's text
- * segment as its mapping and its build id, gzipped when that makes it smaller. Task context. */
+/* kernel/profiler/pprof.c: a profile of every CPU, or of every task's wall time, as pprof's profile.proto
+ * (kernel/profiler/pprof.h) -- one code with two consumers, told apart only by the consumer's wall flag (which
+ * makes the session's run a wall run) and the holder's words: the fold allocated before the window opens (so
+ * its first touch of the heap is not in the profile), a session (kernel/profiler/session.h) whose consumer folds
+ * every drain (kernel/profiler/pprof_fold.c) and ends early when the caller says its client is gone, in its own
+ * task or the caller's, the profiler given back, then the encoding (kernel/profiler/pprof_encode.c) against the
+ * baked symbols, with the kernel's text segment as its mapping and its build id, gzipped when that makes it
+ * smaller. Task context. */
 #include "kernel/profiler/pprof.h"
 
 #include "kernel/heap.h"
@@ -49,10 +51,12 @@ static void finish(struct profile_session *s)
     profile_raw_source_word(run->source_name ? run->source_name : run->source, p->source_word,
                             sizeof p->source_word);
     const struct symtab *tab = kernel_symtab();
+    bool wall = p->kind == PPROF_WALL;
     p->info = (struct pprof_run_info){
         .source = p->source_word,
-        .cycles = profile_run_unit(run) == PROFILE_UNIT_CYCLES,
-        .period = profile_run_period(run),
+        .cycles = !wall && profile_run_unit(run) == PROFILE_UNIT_CYCLES,
+        .wall = wall,
+        .period = wall ? run->wall_period_ns : profile_run_period(run),
         .window_ms = run->window_ms,
         .ncpus = run->ncpus,
         .ring_drops = profiler_drops(run),
@@ -68,6 +72,24 @@ static const struct profile_consumer pprof_consumer = {
     .take = take,
     .should_stop = should_stop,
     .finish = finish,
+};
+
+/* The same consumer of a wall run's records: every task every PROFILE_WALL_PERIOD_MS, folded by state too. */
+static const struct profile_consumer pprof_wall_consumer = {
+    .take = take,
+    .should_stop = should_stop,
+    .finish = finish,
+    .wall = true,
+};
+
+/* What each kind is: its consumer, who holds the profiler while it runs, its task's name. */
+static const struct {
+    const struct profile_consumer *consumer;
+    const char *holder;
+    const char *task;
+} kinds[] = {
+    [PPROF_CPU] = { &pprof_consumer, "an HTTP profile (/debug/pprof/profile)", "pprof" },
+    [PPROF_WALL] = { &pprof_wall_consumer, "an HTTP wall profile (/debug/fgprof)", "fgprof" },
 };
 
 /* The profiler given back (the next profile may start while this one encodes): the body, and the fold freed. */
@@ -97,8 +119,8 @@ static void session_done(struct profile_session *s)
 
 /* The fold allocated before the window opens (its first touch of the heap is not in the profile), the session
  * started. */
-static int begin(struct pprof_profile *p, uint32_t seconds, bool (*cancelled)(void *arg), void *arg,
-                 char *busy_text, size_t busy_cap)
+static int begin(struct pprof_profile *p, enum pprof_kind kind, uint32_t seconds, bool (*cancelled)(void *arg),
+                 void *arg, char *busy_text, size_t busy_cap)
 {
     if (busy_text && busy_cap)
         busy_text[0] = 0;
@@ -106,13 +128,14 @@ static int begin(struct pprof_profile *p, uint32_t seconds, bool (*cancelled)(vo
         seconds = 1;
     if (seconds > PPROF_SECONDS_MAX)
         seconds = PPROF_SECONDS_MAX;
+    p->kind = kind == PPROF_WALL ? PPROF_WALL : PPROF_CPU;
     p->cancelled = cancelled;
     p->arg = arg;
     p->was_cancelled = false;
     if (!(p->fold = pprof_fold_create()))
         return PPROF_NO_MEMORY;
-    int status = profile_session_start(&p->session, &pprof_consumer, p, NULL, seconds * 1000,
-                                       "an HTTP profile (/debug/pprof/profile)");
+    int status = profile_session_start(&p->session, kinds[p->kind].consumer, p, NULL, seconds * 1000,
+                                       kinds[p->kind].holder);
     if (status == PROFILER_OK)
         return PPROF_OK;
     pprof_fold_destroy(p->fold);
@@ -124,32 +147,42 @@ static int begin(struct pprof_profile *p, uint32_t seconds, bool (*cancelled)(vo
     return PPROF_BUSY;
 }
 
-int pprof_profile_begin(struct pprof_profile *p, uint32_t seconds, bool (*cancelled)(void *arg),
+int pprof_profile_begin(struct pprof_profile *p, enum pprof_kind kind, uint32_t seconds, bool (*cancelled)(void *arg),
                         void (*done)(struct pprof_profile *p, int status, struct pprof_body *body), void *arg,
                         char *busy_text, size_t busy_cap)
 {
-    int status = begin(p, seconds, cancelled, arg, busy_text, busy_cap);
+    int status = begin(p, kind, seconds, cancelled, arg, busy_text, busy_cap);
     if (status != PPROF_OK)
         return status;
     p->done = done;
-    if (profile_session_spawn(&p->session, "pprof", session_done))
+    if (profile_session_spawn(&p->session, kinds[p->kind].task, session_done))
         return PPROF_OK;
     pprof_fold_destroy(p->fold);
     p->fold = NULL;
     return PPROF_NO_MEMORY;
 }
 
-int pprof_profile_take(struct pprof_profile *p, uint32_t seconds, bool (*cancelled)(void *arg), void *arg,
-                       struct pprof_body *out, char *busy_text, size_t busy_cap)
+int pprof_profile_take(struct pprof_profile *p, enum pprof_kind kind, uint32_t seconds, bool (*cancelled)(void *arg),
+                       void *arg, struct pprof_body *out, char *busy_text, size_t busy_cap)
 {
     out->data = NULL;
     out->len = 0;
     out->gzipped = false;
-    int status = begin(p, seconds, cancelled, arg, busy_text, busy_cap);
+    int status = begin(p, kind, seconds, cancelled, arg, busy_text, busy_cap);
     if (status != PPROF_OK)
         return status;
     profile_session_run(&p->session);
     return encode(p, out);
+}
+
+void pprof_kernel_mapping(struct pprof_mapping *m, char *build_id, size_t cap)
+{
+    size_t note_len;
+    const void *note = kernel_build_id_note(&note_len);
+    if (!profile_build_id_hex(note, note_len, build_id, cap))
+        build_id[0] = 0;
+    *m = (struct pprof_mapping){ kernel_text_segment.vaddr, kernel_symtab()->text_end,
+                                 kernel_text_segment.file_offset, build_id };
 }
 
 void pprof_body_free(struct pprof_body *body)

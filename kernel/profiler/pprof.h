@@ -1,13 +1,17 @@
 /* kernel/profiler/pprof.h: a profile of every CPU for some seconds, as pprof's profile.proto (gzipped when it
- * pays) -- what the HTTP server (kernel/httpd) sends for /debug/pprof/profile?seconds=N. The samples are folded
+ * pays) -- what the HTTP server (kernel/httpd) sends for /debug/pprof/profile?seconds=N -- or, of the same code
+ * with a wall session, every task's wall time (/debug/fgprof?seconds=N: kernel/profiler.h's wall run, each task
+ * every PROFILE_WALL_PERIOD_MS whatever its state, sample types samples/count and wall/nanoseconds, the state and
+ * what a waiting task waits on as the labels `state` and `waiting_on`). The samples are folded
  * in the kernel while the window runs, by exact call chain, label set, marks and CPU, so what it costs grows
  * with the distinct stacks, not with the samples; after the stop the chains are resolved against the baked
  * symbols and encoded with the kernel as the one mapping (its build id), functions, locations with their
  * addresses (so `go tool pprof build/kprof.elf URL` adds source lines), the label sets, the marks and `cpu`
  * as sample labels, sample types samples/count and cpu/nanoseconds (the counter's event and period on the
  * counter), and the duration, period, drops and source in the comments. Its window is a session
- * (kernel/profiler/session.h) in a task of its own, held as "an HTTP profile (/debug/pprof/profile)": the HTTP
- * worker that asked is not held by it. */
+ * (kernel/profiler/session.h) in a task of its own, held as "an HTTP profile (/debug/pprof/profile)" (or "an HTTP
+ * wall profile (/debug/fgprof)"): the HTTP worker that asked is not held by it. Both kinds share the one
+ * profiler: while either runs, the other is refused busy like any profile. */
 #ifndef KERNEL_PROFILER_PPROF_H
 #define KERNEL_PROFILER_PPROF_H
 
@@ -15,12 +19,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kernel/profiler/block_profile.h"
 #include "kernel/profiler/pprof_encode.h"
 #include "kernel/profiler/raw.h"
 #include "kernel/profiler/session.h"
 
 #define PPROF_SECONDS_DEFAULT 30 /* Go's net/http/pprof default */
 #define PPROF_SECONDS_MAX 300    /* the longest window one request may ask for */
+
+/* What a profile samples: the CPUs (their tick or counter), or every task's wall time. */
+enum pprof_kind {
+    PPROF_CPU,
+    PPROF_WALL,
+};
 
 enum pprof_status {
     PPROF_OK = 0,
@@ -40,6 +51,7 @@ struct pprof_body {
  * about the run, and the caller's. Nothing in it is the caller's to touch until done. */
 struct pprof_fold;
 struct pprof_profile {
+    enum pprof_kind kind;
     struct profile_session session;
     struct pprof_fold *fold;
     struct pprof_run_info info;
@@ -51,18 +63,42 @@ struct pprof_profile {
 };
 
 /* Task context. Claims the profiler for a window of seconds (1..PPROF_SECONDS_MAX; 0 is taken as 1, more as the
- * maximum: the caller refuses what it will not serve) over every CPU and runs it in a task of its own, which
- * folds as it drains, stops, gives the profiler back, encodes (kernel/profiler/pprof_fold.h, pprof_encode.h) and
- * calls done(p, status, body) last: PPROF_OK with the body (done gives it back with pprof_body_free),
- * PPROF_CANCELLED or PPROF_NO_MEMORY with it empty. The caller goes on meanwhile. The result here: PPROF_OK (it
- * runs: p is the task's until done), PPROF_BUSY (busy_text, when not NULL, holds the session's one busy line,
- * "profile: busy: HOLDER, N s left") or PPROF_NO_MEMORY; done is not called for those. cancelled may be NULL. */
-int pprof_profile_begin(struct pprof_profile *p, uint32_t seconds, bool (*cancelled)(void *arg),
+ * maximum: the caller refuses what it will not serve) of the kind asked, over every CPU (or every task), and
+ * runs it in a task of its own, which folds as it drains, stops, gives the profiler back, encodes
+ * (kernel/profiler/pprof_fold.h, pprof_encode.h) and calls done(p, status, body) last: PPROF_OK with the body
+ * (done gives it back with pprof_body_free), PPROF_CANCELLED or PPROF_NO_MEMORY with it empty. The caller goes
+ * on meanwhile. The result here: PPROF_OK (it runs: p is the task's until done), PPROF_BUSY (busy_text, when
+ * not NULL, holds the session's one busy line, "profile: busy: HOLDER, N s left") or PPROF_NO_MEMORY; done is
+ * not called for those. cancelled may be NULL. */
+int pprof_profile_begin(struct pprof_profile *p, enum pprof_kind kind, uint32_t seconds, bool (*cancelled)(void *arg),
                         void (*done)(struct pprof_profile *p, int status, struct pprof_body *body), void *arg,
                         char *busy_text, size_t busy_cap);
 /* The same, run in the caller's task: the result is PPROF_OK with *out filled, or as above with *out empty. */
-int pprof_profile_take(struct pprof_profile *p, uint32_t seconds, bool (*cancelled)(void *arg), void *arg,
-                       struct pprof_body *out, char *busy_text, size_t busy_cap);
+int pprof_profile_take(struct pprof_profile *p, enum pprof_kind kind, uint32_t seconds, bool (*cancelled)(void *arg),
+                       void *arg, struct pprof_body *out, char *busy_text, size_t busy_cap);
 void pprof_body_free(struct pprof_body *body);
+
+/* The running kernel as a profile's mapping (the loadable segment that holds its text, to the text's end; its
+ * build id in hex into build_id, "" when it has none): what every profile the kernel serves names. */
+void pprof_kernel_mapping(struct pprof_mapping *m, char *build_id, size_t cap);
+
+/* ---- the profiles that are snapshots (kernel/profiler/pprof_snapshot.c) --------------------------------------
+ * No profiler, no window: a copy of the task table or of the block table, taken in the caller's task whatever
+ * profile runs, and encoded against the baked symbols with the kernel's mapping. Each result is PPROF_OK with
+ * *out filled (pprof_body_free gives it back) or PPROF_NO_MEMORY with it empty. */
+
+/* Every task now (kernel/profiler/goroutine.h, task_dump.h): debug 0 the goroutine profile as pprof (gzipped when
+ * that is smaller), 1 Go's text of its counts, 2 every task as `tasks` prints it (text: never gzipped). */
+int pprof_goroutine(int debug, struct pprof_body *out);
+/* Where tasks blocked since boot (kernel/profiler/block_profile.h), as pprof. */
+int pprof_block(struct pprof_body *out);
+/* Where tasks blocked over a window: pprof_block_begin takes the first snapshot (earlier.taken_ns is when);
+ * pprof_block_end the second, and encodes their difference -- or, cancelled, only gives the first back and
+ * answers PPROF_CANCELLED. */
+struct pprof_block_window {
+    struct block_snapshot earlier;
+};
+int pprof_block_begin(struct pprof_block_window *w);
+int pprof_block_end(struct pprof_block_window *w, bool cancelled, struct pprof_body *out);
 
 #endif

@@ -1,9 +1,9 @@
 /* kernel/profiler/pprof_fold.h: the fold of a pprof profile (kernel/profiler/pprof_fold.c) -- a run's samples
  * folded while the window runs, by everything a pprof sample is told apart by: the exact frames, the label
- * set, the span, the pid, the marks and the CPU, each key with its count, summed weight and summed let-in
- * lateness. Unlike the console's fold (kernel/profiler/fold.h) it resolves nothing: it runs every
- * PROFILE_DRAIN_MS inside the window it profiles, so it only compares words; the encoder
- * (kernel/profiler/pprof_encode.h) resolves the addresses once, after the stop. */
+ * set, the span, the pid, the marks (a wall run's: the task's state and what it waited on) and the CPU, each key
+ * with its count, summed weight and summed let-in lateness. Unlike the console's fold (kernel/profiler/fold.h)
+ * it resolves nothing: it runs every PROFILE_DRAIN_MS inside the window it profiles, so it only compares words;
+ * the encoder (kernel/profiler/pprof_encode.h) resolves the addresses once, after the stop. */
 #ifndef KERNEL_PROFILER_PPROF_FOLD_H
 #define KERNEL_PROFILER_PPROF_FOLD_H
 
@@ -25,10 +25,12 @@ struct pprof_fold_entry {
     uint32_t pid;
     uint16_t cpu;
     uint8_t nframes; /* 0 .. PROFILE_MAX_FRAMES */
-    uint8_t flags;   /* PROFILE_REC_IRQS_OFF, _IN_IRQ, _LET_IN */
+    uint8_t flags;   /* PROFILE_REC_IRQS_OFF, _IN_IRQ, _LET_IN; or PROFILE_REC_WALL */
     uint32_t count;
+    uint8_t activity;   /* a wall sample's (PROFILE_REC_WALL): enum task_activity */
+    uint8_t waiting_on; /* and, waiting, enum task_wait */
     uint64_t weight;      /* profile_record_weight summed: in the run's unit */
-    uint64_t held_off_us; /* let-in samples' lateness summed */
+    uint64_t held_off_us; /* let-in samples' lateness summed (0 for a wall sample, whose word says its state) */
 };
 
 struct pprof_fold {

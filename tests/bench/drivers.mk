@@ -7,7 +7,7 @@ BENCH_NAMES := sample_cost pmu_nmi_cost wall_cost
 # The sample path and its frame walk, the drain, the fold, the stream's packer and the pprof fold and encoder, on
 # the fake CPU and the fake kernel (tests/unit/fake_kernel.c, through $(PMU_SRCS); the real walk wins over its).
 bench_sample_cost_SRCS := $(PROFILER_SRCS) kernel/stacktrace.c kernel/profiler/pprof_fold.c \
-                          kernel/profiler/pprof_encode.c kernel/profiler/pb_writer.c kernel/profiler/stream_codec.c \
+                          kernel/profiler/pprof_encode.c kernel/profiler/pprof_builder.c kernel/profiler/pb_writer.c kernel/profiler/stream_codec.c \
                           kernel/profiler/stream_packer.c \
                           kernel/profiler/capture.c $(PMU_SRCS)
 
@@ -15,8 +15,9 @@ bench_sample_cost_SRCS := $(PROFILER_SRCS) kernel/stacktrace.c kernel/profiler/p
 bench_pmu_nmi_cost_SRCS := $(PMU_SRCS)
 
 # A wall run's sweep over one CPU's tasks, and what a context switch gained for it: the sweep and what a task is
-# doing, the real walk and the real scheduler (kernel/task.c: its tasks, its list, their chains, the switch) in
-# the fake kernel's place, over the fake CPU (the PMU layer less the fake kernel, which kernel/task.c replaces).
+# doing, the real walk and the real scheduler (kernel/task.c: its tasks, its list, their chains, the switch, each
+# wait counted in the block table) in the fake kernel's place, over the fake CPU (the PMU layer less the fake
+# kernel, which kernel/task.c replaces).
 bench_wall_cost_SRCS := kernel/profiler.c kernel/profiler/wall.c kernel/profiler/options.c kernel/labels.c \
-                        kernel/stacktrace.c kernel/task.c kernel/log.c \
+                        kernel/stacktrace.c kernel/task.c kernel/profiler/block_sites.c kernel/log.c \
                         $(filter-out $(FAKE_KERNEL_SRCS),$(PMU_SRCS))

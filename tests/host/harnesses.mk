@@ -19,6 +19,6 @@ harness_kernel_stream_SRCS := tests/host/harness_input.c kernel/profiler/stream_
 
 # The pprof fold and encoder behind /debug/pprof/profile, under the sanitizers.
 harness_pprof_harness_VARIANT := san
-harness_pprof_harness_SRCS := tests/host/harness_input.c kernel/profiler/pprof_encode.c \
+harness_pprof_harness_SRCS := tests/host/harness_input.c kernel/profiler/pprof_encode.c kernel/profiler/pprof_builder.c \
                               kernel/profiler/pb_writer.c kernel/profiler/pprof_fold.c kernel/profiler/run.c \
                               kernel/labels.c kernel/symbols.c

@@ -29,9 +29,9 @@ CMD_PROFILE_SRCS := kernel/shell/command_table.c tests/unit/fake_commands.c kern
                     kernel/profiler/stream_task.c kernel/profiler/session.c kernel/profiler/args.c $(PROFILER_SRCS) kernel/heap.c \
                     $(PMU_SRCS) tests/unit/fake_net.c
 
-# The tasks command and the symbol table its frame lines resolve through; the tasks themselves, what they are
-# doing and their chains are the fake kernel's or the program's own.
-CMD_TASKS_SRCS := kernel/shell/cmd_tasks.c kernel/symbols.c
+# The tasks command, the task dump it prints and the symbol table its frame lines resolve through; the tasks, what
+# they are doing and their chains are the fake kernel's or the program's own.
+CMD_TASKS_SRCS := kernel/shell/cmd_tasks.c kernel/profiler/task_dump.c kernel/symbols.c
 
 # `work`, the request-serving workload, with its command and the span log it shares with `burn`.
 WORK_SRCS := kernel/shell/cmd_work.c kernel/workload/work.c kernel/workload/work_log.c kernel/workload/span_log.c

@@ -1,5 +1,5 @@
 /* tests/unit/pprof_records.h: one profiler record with every field a pprof fold's key is made of, pushed into
- * the fold fixture's rings (tests/unit/profiler_fold_fixture.h) -- what test_pprof_fold.c and
+ * the fold fixture's rings (tests/unit/profiler_fold_fixture.h), and a wall sample -- what test_pprof_fold.c and
  * test_pprof_encode.c build their runs from. */
 #ifndef TESTS_UNIT_PPROF_RECORDS_H
 #define TESTS_UNIT_PPROF_RECORDS_H
@@ -30,6 +30,18 @@ static inline void push_full(unsigned cpu, uint32_t pid, uint32_t number, const 
     rec->nframes = (uint8_t)n;
     memcpy(rec->frames, frames, (n > PROFILE_MAX_FRAMES ? PROFILE_MAX_FRAMES : n) * sizeof *frames);
     profile_ring_commit(&rings[cpu]);
+}
+
+/* A wall sample (PROFILE_REC_WALL) of pid on cpu in the fixture's run: its task's state and wait, the time it
+ * stands for, its chain. */
+static inline void push_wall(unsigned cpu, uint32_t pid, const struct label_set *labels, uint64_t span,
+                             uint8_t activity, uint8_t waiting_on, uint32_t period, const uintptr_t *frames,
+                             unsigned n)
+{
+    push_full(cpu, pid, run.run, labels, span, PROFILE_REC_WALL, 0, period, frames, n);
+    struct profile_record *rec = &rings[cpu].records[(atomic_load(&rings[cpu].head) - 1) & rings[cpu].mask];
+    rec->wall.activity = activity;
+    rec->wall.waiting_on = waiting_on;
 }
 
 #endif

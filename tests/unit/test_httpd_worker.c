@@ -1,8 +1,10 @@
 /* tests/unit/test_httpd_worker.c: kernel/httpd/httpd_worker.c and pages.c over a fake profiler -- routing (the
- * pages, 302, 404, the profile's seconds), what each result of a profile becomes (200 with its headers, 429 busy
- * with the session's one busy line and Retry-After, 503, nothing when cancelled), the worker answering by itself
- * while a profile runs in its own task (pages, another profile 429 with the seconds left), the client's going
- * away ending the profile, the bounded queue and the wait limit, the command line page redacting udpsh.key=. */
+ * pages, 302, 404, the profile's seconds, /debug/fgprof a wall profile sharing the CPU profile's one slot and
+ * busy line, the goroutine and block routes handed to kernel/httpd/httpd_profiles.c, faked here), what each
+ * result of a profile becomes (200 with its headers, 429 busy with the session's one busy line and Retry-After,
+ * 503, nothing when cancelled), the worker answering by itself while a profile runs in its own task (pages,
+ * another profile 429 with the seconds left), the client's going away ending the profile, the bounded queue and
+ * the wait limit, the command line page redacting udpsh.key=. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -55,27 +57,31 @@ void httpd_answered(struct httpd_conn *c) { answered[answered_count++] = c; }
 static int result;
 static unsigned begins;
 static uint32_t seconds_asked;
+static enum pprof_kind kind_asked;
 static struct pprof_profile *running;
 static const char *holder_text;
 static uint32_t holder_left;
 
-int pprof_profile_begin(struct pprof_profile *p, uint32_t seconds, bool (*cancelled)(void *arg),
+int pprof_profile_begin(struct pprof_profile *p, enum pprof_kind kind, uint32_t seconds, bool (*cancelled)(void *arg),
                         void (*done)(struct pprof_profile *p, int status, struct pprof_body *body), void *arg,
                         char *busy_text, size_t busy_cap)
 {
     begins++;
     seconds_asked = seconds;
+    kind_asked = kind;
     assert_null(running);
     if (result != PPROF_OK) {
         if (busy_text && busy_cap)
             profile_session_busy_line("profile", busy_text, busy_cap);
         return result;
     }
+    p->kind = kind;
     p->cancelled = cancelled;
     p->done = done;
     p->arg = arg;
     running = p;
-    holder_text = "an HTTP profile (/debug/pprof/profile)";
+    holder_text =
+        kind == PPROF_WALL ? "an HTTP wall profile (/debug/fgprof)" : "an HTTP profile (/debug/pprof/profile)";
     holder_left = seconds;
     return PPROF_OK;
 }
@@ -115,6 +121,18 @@ void profile_session_busy_line(const char *who, char *buf, size_t cap)
         snprintf(buf, cap, "%s: busy", who);
 }
 void pprof_body_free(struct pprof_body *body) { free(body->data); }
+
+/* The routes of kernel/httpd/httpd_profiles.c: each answers with one line naming itself and its query. */
+static bool fake_route(struct httpd_conn *c, struct httpd_response *out, const char *name)
+{
+    char line[80], debug[8] = "-";
+    http_request_query(&c->req, "debug", debug, sizeof debug);
+    snprintf(line, sizeof line, "%s debug=%s", name, debug);
+    httpd_response_text(out, 200, 0, line);
+    return false;
+}
+bool httpd_goroutine(struct httpd_conn *c, struct httpd_response *out) { return fake_route(c, out, "goroutine"); }
+bool httpd_block(struct httpd_conn *c, struct httpd_response *out) { return fake_route(c, out, "block"); }
 
 /* ---- the test's side ---- */
 static struct httpd_conn conns[8];
@@ -184,6 +202,11 @@ static void test_pages_and_redirect_and_404(void **state)
     assert_status(c, 200);
     assert_non_null(strstr(resp_text(c), "Content-Type: text/html"));
     assert_non_null(strstr(body(c), "<a href=\"profile?seconds=5\">"));
+    /* the scrapers' other profiles are listed beside it */
+    assert_non_null(strstr(body(c), "<a href=\"/debug/fgprof\">fgprof</a>"));
+    assert_non_null(strstr(body(c), "<a href=\"goroutine\">goroutine</a>"));
+    assert_non_null(strstr(body(c), "<a href=\"goroutine?debug=2\">"));
+    assert_non_null(strstr(body(c), "<a href=\"block\">block</a>"));
     httpd_serve(c = get(0, "/debug/pprof/lscpu"));
     assert_status(c, 200);
     assert_string_equal(body(c), "lscpu: the console's lines\n");
@@ -227,6 +250,35 @@ static void test_the_profile_answers_as_go_does(void **state)
     finish_profile(PPROF_OK);
     assert_int_equal(begins, 3);
     assert_int_equal(answered_count, 3);
+    assert_int_equal(kind_asked, PPROF_CPU);
+}
+
+/* /debug/fgprof is the same profile of the wall kind, answered the same way under its own name; while it runs a CPU
+ * profile gets the one busy line naming it (one profiler), and the other routes are the profiles file's. */
+static void test_fgprof_is_a_wall_profile_in_the_one_slot(void **state)
+{
+    (void)state;
+    struct httpd_conn *c = get(0, "/debug/fgprof?seconds=2");
+    serve_profile(c, 2);
+    assert_int_equal(kind_asked, PPROF_WALL);
+    holder_left = 2;
+    httpd_serve(get(1, "/debug/pprof/profile?seconds=1"));
+    assert_status(&conns[1], 429);
+    assert_string_equal(body(&conns[1]), "profile: busy: an HTTP wall profile (/debug/fgprof), 2 s left\n");
+    assert_non_null(strstr(resp_text(&conns[1]), "\r\nRetry-After: 2\r\n"));
+    httpd_serve(get(2, "/debug/pprof/goroutine?debug=2"));
+    assert_string_equal(body(&conns[2]), "goroutine debug=2\n");
+    httpd_serve(get(3, "/debug/pprof/block"));
+    assert_string_equal(body(&conns[3]), "block debug=-\n");
+    assert_int_equal(begins, 1);
+    finish_profile(PPROF_OK);
+    assert_status(c, 200);
+    assert_non_null(strstr(resp_text(c), "Content-Disposition: attachment; filename=\"fgprof\"\r\n"));
+    assert_string_equal(body(c), "PPROFDATA");
+    httpd_serve(c = get(0, "/debug/fgprof?seconds=301"));
+    assert_status(c, 400);
+    serve_profile(get(0, "/debug/fgprof"), PPROF_SECONDS_DEFAULT);
+    finish_profile(PPROF_OK);
 }
 
 static void test_bad_seconds_are_400_without_a_profile(void **state)
@@ -360,6 +412,7 @@ static int teardown(void **state)
 
 UNIT_MAIN_EACH(setup, teardown, NULL, NULL,
                test_pages_and_redirect_and_404, test_the_profile_answers_as_go_does,
+               test_fgprof_is_a_wall_profile_in_the_one_slot,
                test_bad_seconds_are_400_without_a_profile, test_each_result_has_its_answer,
                test_the_worker_answers_while_a_profile_runs, test_a_client_that_goes_ends_its_profile,
                test_the_queue_holds_four, test_a_request_that_waited_too_long_is_503)

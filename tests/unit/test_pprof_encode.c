@@ -1,10 +1,12 @@
 /* tests/unit/test_pprof_encode.c: the pprof encoder (kernel/profiler/pprof_encode.c) over a synthetic fold and
- * the fixture's symbol table (tests/unit/profiler_fold_fixture.c), read back by a small protobuf reader here:
- * the string table (index 0 "", no string twice), the sample and period types of the tick and the counter,
+ * the fixture's symbol table (tests/unit/profiler_fold_fixture.c), read back by a small protobuf reader
+ * (tests/unit/pprof_reader.h): the string table (index 0 "", no string twice), the sample and period types of the
+ * tick and the counter,
  * locations (the leaf's own address, a caller's return address resolved at address - 1, a gap left without a
  * line, one address as leaf and as caller two locations), functions, every label kind, the "[not tracked]"
- * sample, values adding up to the fold, and the heap given back on success and on every failure; and the
- * profile gzipped only when that makes it smaller, inflating (zlib) to the very bytes encoded.
+ * sample, values adding up to the fold, a wall run's types and state labels, and the heap given back on success
+ * and on every failure; and the profile gzipped only when that makes it smaller, inflating (zlib) to the very
+ * bytes encoded.
  * tests/host/test_pprof_encode.py reads the same encoder's output with pprof's own schema and tools. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -21,229 +23,10 @@
 #include "kernel/labels.h"
 #include "kernel/profiler/pprof_encode.h"
 #include "kernel/profiler/pprof_fold.h"
+#include "pprof_reader.h"
 #include "pprof_records.h"
 #include "profiler_fold_fixture.h"
 #include "unit_main.h"
-
-/* ---- a protobuf reader, just enough for profile.proto ---------------------------------------------------- */
-
-struct field {
-    uint32_t num;
-    unsigned wire;
-    uint64_t v;          /* wire 0 */
-    const uint8_t *body; /* wire 2 */
-    size_t len;
-};
-
-static uint64_t read_varint(const uint8_t **p, const uint8_t *end)
-{
-    uint64_t v = 0;
-    for (unsigned shift = 0;; shift += 7) {
-        assert_true(*p < end && shift < 64);
-        uint8_t byte = *(*p)++;
-        v |= (uint64_t)(byte & 0x7f) << shift;
-        if (!(byte & 0x80))
-            return v;
-    }
-}
-
-/* The next field of [*p, end); false at the end. Only wire types 0 and 2 are expected. */
-static bool next_field(const uint8_t **p, const uint8_t *end, struct field *f)
-{
-    if (*p == end)
-        return false;
-    uint64_t key = read_varint(p, end);
-    f->num = (uint32_t)(key >> 3);
-    f->wire = key & 7;
-    if (f->wire == 0) {
-        f->v = read_varint(p, end);
-    } else {
-        assert_int_equal(f->wire, 2);
-        f->len = read_varint(p, end);
-        assert_true(f->len <= (size_t)(end - *p));
-        f->body = *p;
-        *p += f->len;
-    }
-    return true;
-}
-
-/* The profile, read. */
-#define MAX_STR 256
-#define MAX_ITEMS 64
-struct label_read { uint64_t key, str, num, num_unit; };
-struct sample_read {
-    uint64_t locs[PROFILE_MAX_FRAMES + 1];
-    unsigned nlocs;
-    uint64_t values[4];
-    unsigned nvalues;
-    struct label_read labels[16];
-    unsigned nlabels;
-};
-struct location_read { uint64_t id, mapping, address, function; };
-struct function_read { uint64_t id, name, system_name; };
-struct profile_read {
-    char strings[MAX_STR][128];
-    unsigned nstrings;
-    uint64_t types[4][2], period_type[2], period, duration, time, default_type;
-    unsigned ntypes;
-    struct sample_read samples[MAX_ITEMS];
-    unsigned nsamples;
-    struct location_read locations[MAX_ITEMS];
-    unsigned nlocations;
-    struct function_read functions[MAX_ITEMS];
-    unsigned nfunctions;
-    uint64_t mapping[8]; /* fields 1..7 */
-    unsigned nmappings;
-    uint64_t comments[8];
-    unsigned ncomments;
-};
-
-static void read_pair(const struct field *f, uint64_t out[2])
-{
-    const uint8_t *p = f->body, *end = p + f->len;
-    struct field g;
-    while (next_field(&p, end, &g))
-        out[g.num - 1] = g.v;
-}
-
-static void read_packed(const struct field *f, uint64_t *out, unsigned *n, unsigned cap)
-{
-    const uint8_t *p = f->body, *end = p + f->len;
-    while (p < end) {
-        assert_true(*n < cap);
-        out[(*n)++] = read_varint(&p, end);
-    }
-}
-
-static void read_sample(const struct field *f, struct sample_read *s)
-{
-    const uint8_t *p = f->body, *end = p + f->len;
-    struct field g;
-    memset(s, 0, sizeof *s);
-    while (next_field(&p, end, &g)) {
-        if (g.num == 1)
-            read_packed(&g, s->locs, &s->nlocs, PROFILE_MAX_FRAMES + 1);
-        else if (g.num == 2)
-            read_packed(&g, s->values, &s->nvalues, 4);
-        else if (g.num == 3) {
-            assert_true(s->nlabels < 16);
-            struct label_read *l = &s->labels[s->nlabels++];
-            const uint8_t *q = g.body, *qend = q + g.len;
-            struct field h;
-            while (next_field(&q, qend, &h))
-                (&l->key)[h.num - 1] = h.v;
-        }
-    }
-}
-
-static void read_location(const struct field *f, struct location_read *l)
-{
-    const uint8_t *p = f->body, *end = p + f->len;
-    struct field g;
-    memset(l, 0, sizeof *l);
-    while (next_field(&p, end, &g)) {
-        if (g.num == 4) {
-            const uint8_t *q = g.body, *qend = q + g.len;
-            struct field h;
-            while (next_field(&q, qend, &h))
-                if (h.num == 1)
-                    l->function = h.v;
-        } else if (g.num <= 3) {
-            (&l->id)[g.num - 1] = g.v;
-        }
-    }
-}
-
-static void read_profile(const uint8_t *data, size_t len, struct profile_read *r)
-{
-    memset(r, 0, sizeof *r);
-    const uint8_t *p = data, *end = data + len;
-    struct field f;
-    while (next_field(&p, end, &f)) {
-        switch (f.num) {
-        case 1: assert_true(r->ntypes < 4); read_pair(&f, r->types[r->ntypes++]); break;
-        case 2: assert_true(r->nsamples < MAX_ITEMS); read_sample(&f, &r->samples[r->nsamples++]); break;
-        case 3: {
-            r->nmappings++;
-            const uint8_t *q = f.body, *qend = q + f.len;
-            struct field g;
-            while (next_field(&q, qend, &g))
-                if (g.num <= 7)
-                    r->mapping[g.num] = g.v;
-            break;
-        }
-        case 4: assert_true(r->nlocations < MAX_ITEMS); read_location(&f, &r->locations[r->nlocations++]); break;
-        case 5: {
-            assert_true(r->nfunctions < MAX_ITEMS);
-            struct function_read *fn = &r->functions[r->nfunctions++];
-            const uint8_t *q = f.body, *qend = q + f.len;
-            struct field g;
-            while (next_field(&q, qend, &g))
-                if (g.num <= 3)
-                    (&fn->id)[g.num - 1] = g.v;
-            break;
-        }
-        case 6:
-            assert_true(r->nstrings < MAX_STR && f.len < 128);
-            memcpy(r->strings[r->nstrings], f.body, f.len);
-            r->strings[r->nstrings++][f.len] = 0;
-            break;
-        case 9: r->time = f.v; break;
-        case 10: r->duration = f.v; break;
-        case 11: read_pair(&f, r->period_type); break;
-        case 12: r->period = f.v; break;
-        case 13: assert_true(r->ncomments < 8); r->comments[r->ncomments++] = f.v; break;
-        case 14: r->default_type = f.v; break;
-        default: fail_msg("unexpected field %u", f.num);
-        }
-    }
-}
-
-static const char *str(const struct profile_read *r, uint64_t i)
-{
-    assert_true(i < r->nstrings);
-    return r->strings[i];
-}
-
-static const struct location_read *location(const struct profile_read *r, uint64_t id)
-{
-    for (unsigned i = 0; i < r->nlocations; i++)
-        if (r->locations[i].id == id)
-            return &r->locations[i];
-    fail_msg("no location %llu", (unsigned long long)id);
-    return NULL;
-}
-
-/* The name of the function a location's line names, "" when it has none. */
-static const char *function_of(const struct profile_read *r, uint64_t location_id)
-{
-    const struct location_read *l = location(r, location_id);
-    if (!l->function)
-        return "";
-    for (unsigned i = 0; i < r->nfunctions; i++)
-        if (r->functions[i].id == l->function) {
-            assert_int_equal(r->functions[i].name, r->functions[i].system_name);
-            return str(r, r->functions[i].name);
-        }
-    fail_msg("no function %llu", (unsigned long long)l->function);
-    return NULL;
-}
-
-/* The sample's label key=value (numbers as "key=N unit") joined by spaces, in order. */
-static const char *labels_of(const struct profile_read *r, const struct sample_read *s, char *buf, size_t cap)
-{
-    size_t n = 0;
-    buf[0] = 0;
-    for (unsigned i = 0; i < s->nlabels; i++) {
-        const struct label_read *l = &s->labels[i];
-        if (l->str || !l->num_unit)
-            n += (size_t)snprintf(buf + n, cap - n, "%s%s=%s", i ? " " : "", str(r, l->key), str(r, l->str));
-        else
-            n += (size_t)snprintf(buf + n, cap - n, "%s%s=%llu %s", i ? " " : "", str(r, l->key),
-                                  (unsigned long long)l->num, str(r, l->num_unit));
-    }
-    return buf;
-}
 
 /* A heap that refuses after a number of allocations: the counting heap's countdown (allocations_after, -1
  * never refuses; n >= 0 grants n more, then refuses). */
@@ -264,7 +47,7 @@ static void encode(const struct pprof_fold *fold, const struct pprof_run_info *i
     uint8_t *data;
     size_t len;
     assert_true(pprof_encode(fold, info, &tab, &data, &len));
-    read_profile(data, len, &profile);
+    pprof_read(data, len, &profile);
     kfree(data);
 }
 
@@ -299,13 +82,13 @@ static void test_tick_profile(void **state)
     expect_string_table_sound(r);
 
     assert_int_equal(r->ntypes, 2);
-    assert_string_equal(str(r, r->types[0][0]), "samples");
-    assert_string_equal(str(r, r->types[0][1]), "count");
-    assert_string_equal(str(r, r->types[1][0]), "cpu");
-    assert_string_equal(str(r, r->types[1][1]), "nanoseconds");
-    assert_string_equal(str(r, r->period_type[0]), "cpu");
-    assert_string_equal(str(r, r->period_type[1]), "nanoseconds");
-    assert_string_equal(str(r, r->default_type), "cpu");
+    assert_string_equal(pprof_str(r, r->types[0][0]), "samples");
+    assert_string_equal(pprof_str(r, r->types[0][1]), "count");
+    assert_string_equal(pprof_str(r, r->types[1][0]), "cpu");
+    assert_string_equal(pprof_str(r, r->types[1][1]), "nanoseconds");
+    assert_string_equal(pprof_str(r, r->period_type[0]), "cpu");
+    assert_string_equal(pprof_str(r, r->period_type[1]), "nanoseconds");
+    assert_string_equal(pprof_str(r, r->default_type), "cpu");
     assert_int_equal(r->period, 10000000);
     assert_int_equal(r->duration, 1500000000ull);
     assert_int_equal(r->time, 0);
@@ -315,8 +98,8 @@ static void test_tick_profile(void **state)
     assert_int_equal(r->mapping[2], 0x1000);
     assert_int_equal(r->mapping[3], 0x10000);
     assert_int_equal(r->mapping[4], 0x2000);
-    assert_string_equal(str(r, r->mapping[5]), "kprof.elf");
-    assert_string_equal(str(r, r->mapping[6]), "0123456789abcdef");
+    assert_string_equal(pprof_str(r, r->mapping[5]), "kprof.elf");
+    assert_string_equal(pprof_str(r, r->mapping[6]), "0123456789abcdef");
     assert_int_equal(r->mapping[7], 0); /* has_functions: false, so pprof given the ELF re-symbolises */
 
     assert_int_equal(r->nsamples, 3);
@@ -327,41 +110,43 @@ static void test_tick_profile(void **state)
     assert_int_equal(s->nvalues, 2);
     assert_int_equal(s->values[0], 3);
     assert_int_equal(s->values[1], 30000000);
-    assert_string_equal(function_of(r, s->locs[0]), "Spin");
-    assert_int_equal(location(r, s->locs[0])->address, SPIN + 1);
-    assert_int_equal(location(r, s->locs[0])->mapping, 1);
-    assert_string_equal(function_of(r, s->locs[1]), "Main");
-    assert_int_equal(location(r, s->locs[1])->address, MAIN + 0x10);
-    assert_string_equal(labels_of(r, s, text, sizeof text), "job=a span=42 zone=x cpu=2 pid=7");
+    assert_string_equal(pprof_function_of(r, s->locs[0]), "Spin");
+    assert_int_equal(pprof_location_of(r, s->locs[0])->address, SPIN + 1);
+    assert_int_equal(pprof_location_of(r, s->locs[0])->mapping, 1);
+    assert_string_equal(pprof_function_of(r, s->locs[1]), "Main");
+    assert_int_equal(pprof_location_of(r, s->locs[1])->address, MAIN + 0x10);
+    assert_string_equal(pprof_labels_of(r, s, text, sizeof text), "job=a span=42 zone=x cpu=2 pid=7");
 
     s = &r->samples[0];
     assert_int_equal(s->values[0], 1);
     assert_int_equal(s->values[1], 1); /* period 0 weighs 1 */
-    assert_string_equal(function_of(r, s->locs[0]), "Main");
+    assert_string_equal(pprof_function_of(r, s->locs[0]), "Main");
     assert_int_not_equal(s->locs[0], r->samples[2].locs[1]); /* a leaf and a caller at one address */
-    assert_int_equal(location(r, s->locs[0])->address, MAIN + 0x10);
-    assert_string_equal(function_of(r, s->locs[1]), "NetFrame::Copy");
-    assert_int_equal(location(r, s->locs[1])->address, COPY + 0x100);
-    assert_string_equal(labels_of(r, s, text, sizeof text), "context=irqs-off context=in-irq cpu=0 pid=8");
+    assert_int_equal(pprof_location_of(r, s->locs[0])->address, MAIN + 0x10);
+    assert_string_equal(pprof_function_of(r, s->locs[1]), "NetFrame::Copy");
+    assert_int_equal(pprof_location_of(r, s->locs[1])->address, COPY + 0x100);
+    assert_string_equal(pprof_labels_of(r, s, text, sizeof text), "context=irqs-off context=in-irq cpu=0 pid=8");
 
     s = &r->samples[1];
     assert_int_equal(s->values[0], 2);
     assert_int_equal(s->values[1], 40000000);
-    assert_string_equal(function_of(r, s->locs[0]), "");
-    assert_int_equal(location(r, s->locs[0])->address, 0x1950);
-    assert_int_equal(location(r, s->locs[0])->mapping, 1);
-    assert_string_equal(labels_of(r, s, text, sizeof text), "context=let-in held_off_us=42 microseconds cpu=1 pid=9");
+    assert_string_equal(pprof_function_of(r, s->locs[0]), "");
+    assert_int_equal(pprof_location_of(r, s->locs[0])->address, 0x1950);
+    assert_int_equal(pprof_location_of(r, s->locs[0])->mapping, 1);
+    assert_string_equal(pprof_labels_of(r, s, text, sizeof text),
+                        "context=let-in held_off_us=42 microseconds cpu=1 pid=9");
 
     /* One function per symbol: Spin, Main, NetFrame::Copy. Five locations: Main + 0x10 twice. */
     assert_int_equal(r->nfunctions, 3);
     assert_int_equal(r->nlocations, 5);
     assert_int_equal(r->ncomments, 4);
-    assert_string_equal(str(r, r->comments[0]), "kprof kernel: source=tick period_ns=10000000 window_ms=1500 cpus=4 "
-                                                "samples=6 dropped=3");
-    assert_string_equal(str(r, r->comments[1]), "kprof kernel: folded 3 keys of 4096, not_tracked=0 (samples of keys "
-                                                "past a full table)");
-    assert_string_equal(str(r, r->comments[2]), "kprof kernel: labels_dropped=5 (label sets the pool refused, full)");
-    assert_string_equal(str(r, r->comments[3]), "kprof kernel: build_id=0123456789abcdef");
+    assert_string_equal(pprof_str(r, r->comments[0]),
+                        "kprof kernel: source=tick period_ns=10000000 window_ms=1500 cpus=4 samples=6 dropped=3");
+    assert_string_equal(pprof_str(r, r->comments[1]),
+                        "kprof kernel: folded 3 keys of 4096, not_tracked=0 (samples of keys past a full table)");
+    assert_string_equal(pprof_str(r, r->comments[2]),
+                        "kprof kernel: labels_dropped=5 (label sets the pool refused, full)");
+    assert_string_equal(pprof_str(r, r->comments[3]), "kprof kernel: build_id=0123456789abcdef");
     pprof_fold_destroy(fold);
     assert_int_equal(live_allocations, 0);
 }
@@ -387,19 +172,19 @@ static void test_counter_profile_and_not_tracked(void **state)
     encode(fold, &info);
     const struct profile_read *r = &profile;
     expect_string_table_sound(r);
-    assert_string_equal(str(r, r->types[1][0]), "cycles");
-    assert_string_equal(str(r, r->types[1][1]), "count");
-    assert_string_equal(str(r, r->period_type[0]), "cycles");
+    assert_string_equal(pprof_str(r, r->types[1][0]), "cycles");
+    assert_string_equal(pprof_str(r, r->types[1][1]), "count");
+    assert_string_equal(pprof_str(r, r->period_type[0]), "cycles");
     assert_int_equal(r->period, 2000000);
     assert_int_equal(r->time, 77);
     assert_int_equal(r->mapping[6], 0); /* no build id: the field left out */
     assert_int_equal(r->nsamples, 2);
-    assert_int_equal(location(r, r->samples[0].locs[0])->mapping, 0);
-    assert_string_equal(function_of(r, r->samples[0].locs[1]), "Spin"); /* Spin + 4 as a return address */
+    assert_int_equal(pprof_location_of(r, r->samples[0].locs[0])->mapping, 0);
+    assert_string_equal(pprof_function_of(r, r->samples[0].locs[1]), "Spin"); /* Spin + 4 as a return address */
     const struct sample_read *s = &r->samples[1];
     assert_int_equal(s->nlocs, 1);
-    assert_string_equal(function_of(r, s->locs[0]), PPROF_NOT_TRACKED);
-    assert_int_equal(location(r, s->locs[0])->mapping, 0);
+    assert_string_equal(pprof_function_of(r, s->locs[0]), PPROF_NOT_TRACKED);
+    assert_int_equal(pprof_location_of(r, s->locs[0])->mapping, 0);
     assert_int_equal(s->nlabels, 0);
     uint64_t count = 0, weight = 0;
     for (unsigned i = 0; i < r->nsamples; i++) {
@@ -408,10 +193,77 @@ static void test_counter_profile_and_not_tracked(void **state)
     }
     assert_int_equal(count, fold->samples);
     assert_int_equal(weight, fold->weight);
-    assert_string_equal(str(r, r->comments[0]), "kprof kernel: source=pmu/nmi period=2000000 unit=cycles "
-                                                "window_ms=1500 cpus=4 samples=7 dropped=3");
-    assert_string_equal(str(r, r->comments[3]), "kprof kernel: build_id=none");
+    assert_string_equal(pprof_str(r, r->comments[0]),
+                        "kprof kernel: source=pmu/nmi period=2000000 unit=cycles window_ms=1500 cpus=4 samples=7 dropped=3");
+    assert_string_equal(pprof_str(r, r->comments[3]), "kprof kernel: build_id=none");
     pprof_fold_destroy(fold);
+}
+
+/* A wall run: wall/nanoseconds over the same header and mapping, each sample's value the time its samples stand
+ * for; one chain running and the same chain runnable are two samples, a waiting one says on what; the labels and
+ * span as the CPU profile has them, no marks; and a comment saying what the profile is. */
+static void test_wall_profile(void **state)
+{
+    (void)state;
+    const struct label_set *a = set_of("work=serve", NULL);
+    /* pid 7 waits on the timer twice where Main called Spin (a return address first, as the sweep walks it), for
+     * 10 and 12 ms; runs in Spin once; is runnable at the same pc once */
+    push_wall(1, 7, a, 5, TASK_ACT_WAITING, TASK_WAIT_TIMER, 10000000, FRAMES(SPIN + 4, MAIN + 0x10));
+    push_wall(1, 7, a, 5, TASK_ACT_WAITING, TASK_WAIT_TIMER, 12000000, FRAMES(SPIN + 4, MAIN + 0x10));
+    push_wall(1, 7, a, 5, TASK_ACT_RUNNING, TASK_WAIT_NONE, 10000000, FRAMES(SPIN + 1, MAIN + 0x10));
+    push_wall(1, 7, a, 5, TASK_ACT_RUNNABLE, TASK_WAIT_NONE, 10000000, FRAMES(SPIN + 1, MAIN + 0x10));
+    /* pid 8 waits on the network with no labels */
+    push_wall(2, 8, NULL, 0, TASK_ACT_WAITING, TASK_WAIT_NET, 10000000, FRAMES(RECEIVE + 0x20));
+    struct pprof_fold *fold = pprof_fold_create();
+    pprof_fold_drain(fold, &run, NULL);
+    assert_int_equal(fold->used, 4);
+    struct pprof_run_info info = tick_info;
+    info.wall = true;
+    encode(fold, &info);
+    const struct profile_read *r = &profile;
+    expect_string_table_sound(r);
+    assert_int_equal(r->ntypes, 2);
+    assert_string_equal(pprof_str(r, r->types[0][0]), "samples");
+    assert_string_equal(pprof_str(r, r->types[0][1]), "count");
+    assert_string_equal(pprof_str(r, r->types[1][0]), "wall");
+    assert_string_equal(pprof_str(r, r->types[1][1]), "nanoseconds");
+    assert_string_equal(pprof_str(r, r->period_type[0]), "wall");
+    assert_string_equal(pprof_str(r, r->period_type[1]), "nanoseconds");
+    assert_string_equal(pprof_str(r, r->default_type), "wall");
+    assert_int_equal(r->period, 10000000);
+    assert_int_equal(r->nmappings, 1);
+    assert_string_equal(pprof_str(r, r->mapping[6]), "0123456789abcdef");
+
+    assert_int_equal(r->nsamples, 4);
+    char text[512];
+    const struct sample_read *s = &r->samples[0];
+    assert_int_equal(s->values[0], 2);
+    assert_int_equal(s->values[1], 22000000);
+    assert_string_equal(pprof_function_of(r, s->locs[0]), "Spin");
+    assert_string_equal(pprof_function_of(r, s->locs[1]), "Main");
+    assert_string_equal(pprof_labels_of(r, s, text, sizeof text),
+                        "span=5 work=serve state=waiting waiting_on=sleep cpu=1 pid=7");
+    s = &r->samples[1];
+    assert_int_equal(s->values[0], 1);
+    assert_int_equal(s->values[1], 10000000);
+    assert_string_equal(pprof_labels_of(r, s, text, sizeof text), "span=5 work=serve state=running cpu=1 pid=7");
+    assert_int_equal(r->samples[2].locs[0], s->locs[0]); /* one location, two states */
+    assert_string_equal(pprof_labels_of(r, &r->samples[2], text, sizeof text),
+                        "span=5 work=serve state=runnable cpu=1 pid=7");
+    s = &r->samples[3];
+    assert_string_equal(pprof_function_of(r, s->locs[0]), "VirtioNet::Receive");
+    assert_string_equal(pprof_labels_of(r, s, text, sizeof text), "state=waiting waiting_on=net cpu=2 pid=8");
+
+    assert_int_equal(r->ncomments, 5);
+    assert_string_equal(pprof_str(r, r->comments[0]),
+                        "kprof kernel: source=tick period_ns=10000000 window_ms=1500 cpus=4 samples=5 dropped=3");
+    assert_string_equal(pprof_str(r, r->comments[1]),
+                        "kprof kernel: wall: every task every 10 ms whatever its state (label state=running|runnable|"
+                        "waiting, waiting_on=WAIT); a sample's wall/nanoseconds is the time it stands for");
+    assert_string_equal(pprof_str(r, r->comments[4]), "kprof kernel: build_id=0123456789abcdef");
+    pprof_fold_destroy(fold);
+    label_release(a);
+    assert_int_equal(live_allocations, 0);
 }
 
 /* Every allocation the encoder makes refused in turn: false, nothing handed over, nothing leaked. */
@@ -510,5 +362,6 @@ static void test_gzip_when_it_pays(void **state)
 }
 
 UNIT_MAIN_EACH(setup, NULL, NULL, NULL,
-               test_tick_profile, test_counter_profile_and_not_tracked, test_out_of_memory_at_every_step,
+               test_tick_profile, test_counter_profile_and_not_tracked, test_wall_profile,
+               test_out_of_memory_at_every_step,
                test_gzip_when_it_pays)

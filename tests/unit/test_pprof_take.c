@@ -164,7 +164,7 @@ static void test_a_profile_of_two_seconds(void **state)
     struct hook_state h = { 0, 0 };
     struct pprof_body body;
     char busy[80] = "untouched";
-    assert_int_equal(pprof_profile_take(&profile, 2, hook, &h, &body, busy, sizeof busy), PPROF_OK);
+    assert_int_equal(pprof_profile_take(&profile, PPROF_CPU, 2, hook, &h, &body, busy, sizeof busy), PPROF_OK);
     assert_string_equal(busy, "");
     /* 2000 ms in steps of PROFILE_DRAIN_MS, the question before each, no lookup among them (the hook checks) */
     assert_int_equal(burn_sleeps, 2000 / PROFILE_DRAIN_MS);
@@ -196,11 +196,12 @@ static void test_seconds_clamped(void **state)
 {
     (void)state;
     struct pprof_body body;
-    assert_int_equal(pprof_profile_take(&profile, 0, NULL, NULL, &body, NULL, 0), PPROF_OK);
+    assert_int_equal(pprof_profile_take(&profile, PPROF_CPU, 0, NULL, NULL, &body, NULL, 0), PPROF_OK);
     assert_int_equal(burn_slept_ms, 1000);
     pprof_body_free(&body);
     burn_slept_ms = 0;
-    assert_int_equal(pprof_profile_take(&profile, PPROF_SECONDS_MAX + 1, NULL, NULL, &body, NULL, 0), PPROF_OK);
+    assert_int_equal(pprof_profile_take(&profile, PPROF_CPU, PPROF_SECONDS_MAX + 1, NULL, NULL, &body, NULL, 0),
+                     PPROF_OK);
     assert_int_equal(burn_slept_ms, PPROF_SECONDS_MAX * 1000);
     pprof_body_free(&body);
     expect_all_given_back();
@@ -216,7 +217,7 @@ static void test_busy_says_what_holds_it(void **state)
     assert_int_equal(profiler_start(&held), PROFILER_OK);
     struct pprof_body body;
     char busy[128];
-    assert_int_equal(pprof_profile_take(&profile, 1, hook, NULL, &body, busy, sizeof busy), PPROF_BUSY);
+    assert_int_equal(pprof_profile_take(&profile, PPROF_CPU, 1, hook, NULL, &body, busy, sizeof busy), PPROF_BUSY);
     assert_string_equal(busy, "profile: busy");
     assert_null(body.data);
     assert_int_equal(body.len, 0);
@@ -227,9 +228,10 @@ static void test_busy_says_what_holds_it(void **state)
     assert_int_equal(profile_session_start(&stream, &ignoring, NULL, NULL, 0,
                                            "streaming run 1f2e3d4c to 10.0.2.2:9999 (profile stream stop ends it)"),
                      PROFILER_OK);
-    assert_int_equal(pprof_profile_take(&profile, 1, hook, NULL, &body, busy, sizeof busy), PPROF_BUSY);
+    assert_int_equal(pprof_profile_take(&profile, PPROF_CPU, 1, hook, NULL, &body, busy, sizeof busy), PPROF_BUSY);
     assert_string_equal(busy, "profile: busy: streaming run 1f2e3d4c to 10.0.2.2:9999 (profile stream stop ends it)");
-    assert_int_equal(pprof_profile_take(&profile, 1, hook, NULL, &body, NULL, 0), PPROF_BUSY); /* no line asked for */
+    /* no line asked for */
+    assert_int_equal(pprof_profile_take(&profile, PPROF_CPU, 1, hook, NULL, &body, NULL, 0), PPROF_BUSY);
     assert_int_equal(burn_sleeps, 0);
     profiler_stop(&stream.run);
     profiler_release();
@@ -255,7 +257,7 @@ static void test_begin_runs_it_in_its_own_task(void **state)
     burn_ticks_per_sleep = 2;
     done_calls = 0;
     char busy[128] = "untouched";
-    assert_int_equal(pprof_profile_begin(&profile, 1, NULL, done, &done_calls, busy, sizeof busy), PPROF_OK);
+    assert_int_equal(pprof_profile_begin(&profile, PPROF_CPU, 1, NULL, done, &done_calls, busy, sizeof busy), PPROF_OK);
     assert_string_equal(busy, "");
     assert_int_equal(burn_sleeps, 0);
     assert_int_equal(done_calls, 0);
@@ -264,7 +266,8 @@ static void test_begin_runs_it_in_its_own_task(void **state)
     assert_string_equal(holder, "an HTTP profile (/debug/pprof/profile), 1 s left");
     /* a second one meanwhile: busy, with the same line */
     struct pprof_profile second;
-    assert_int_equal(pprof_profile_begin(&second, 1, NULL, done, &done_calls, busy, sizeof busy), PPROF_BUSY);
+    assert_int_equal(pprof_profile_begin(&second, PPROF_CPU, 1, NULL, done, &done_calls, busy, sizeof busy),
+                     PPROF_BUSY);
     assert_string_equal(busy, "profile: busy: an HTTP profile (/debug/pprof/profile), 1 s left");
     spawned_task_run(); /* pprof_profile_begin's task, here */
     assert_int_equal(done_calls, 1);
@@ -283,7 +286,7 @@ static void test_hook_cancels(void **state)
     burn_ticks_per_sleep = 2;
     struct hook_state h = { 0, 3 };
     struct pprof_body body;
-    assert_int_equal(pprof_profile_take(&profile, 5, hook, &h, &body, NULL, 0), PPROF_CANCELLED);
+    assert_int_equal(pprof_profile_take(&profile, PPROF_CPU, 5, hook, &h, &body, NULL, 0), PPROF_CANCELLED);
     assert_int_equal(h.calls, 3);
     assert_int_equal(burn_sleeps, 2); /* asked before each sleep: the third question comes before a third */
     assert_null(body.data);
@@ -299,13 +302,13 @@ static void test_out_of_memory(void **state)
     (void)state;
     struct pprof_body body;
     allocations_after = 0;
-    assert_int_equal(pprof_profile_take(&profile, 1, NULL, NULL, &body, NULL, 0), PPROF_NO_MEMORY);
+    assert_int_equal(pprof_profile_take(&profile, PPROF_CPU, 1, NULL, NULL, &body, NULL, 0), PPROF_NO_MEMORY);
     assert_int_equal(burn_sleeps, 0);
     assert_null(body.data);
     expect_all_given_back();
     burn_ticks_per_sleep = 1;
     allocations_after = 1; /* the fold only */
-    assert_int_equal(pprof_profile_take(&profile, 1, NULL, NULL, &body, NULL, 0), PPROF_NO_MEMORY);
+    assert_int_equal(pprof_profile_take(&profile, PPROF_CPU, 1, NULL, NULL, &body, NULL, 0), PPROF_NO_MEMORY);
     assert_int_equal(burn_sleeps, 1000 / PROFILE_DRAIN_MS);
     assert_null(body.data);
     allocations_after = -1;

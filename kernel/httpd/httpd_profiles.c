@@ -1,0 +1,133 @@
+/* kernel/httpd/httpd_profiles.c: the pprof.http= server's routes that take no profiler -- every task now as Go's
+ * goroutine profile (/debug/pprof/goroutine: pprof, or ?debug=1 the counts as text, ?debug=2 every task as `tasks`
+ * prints it) and where tasks blocked as Go's block profile (/debug/pprof/block: since boot, or ?seconds=N, the
+ * difference of two snapshots N seconds apart), both the profiler's snapshots (kernel/profiler/pprof.h). Neither
+ * claims the profiler, so neither waits for a profile nor holds one up: a goroutine dump or a block profile since
+ * boot is made and answered in the worker. A block window sleeps between its two snapshots, so it runs in a task
+ * of its own, one at a time (a second gets 429 with its one busy line and the seconds left), and answers its
+ * request when it is done -- or sends nothing once its client has gone. */
+#include "kernel/httpd/httpd_conn.h"
+
+#include <stdatomic.h>
+
+#include "hal/cpu.h"
+#include "kernel/lib/format.h"
+#include "kernel/lib/parse.h"
+#include "kernel/profiler/pprof.h"
+#include "kernel/task.h"
+
+static void text(struct httpd_response *out, int status, const char *line)
+{
+    httpd_response_text(out, status, 0, line);
+}
+
+/* What a snapshot's result becomes: a profile named name, text, or 503. The body is given back either way. */
+static void answer(struct httpd_response *out, int status, struct pprof_body *body, const char *name, bool is_text)
+{
+    if (status == PPROF_OK && is_text) {
+        if (!httpd_response_make(out, 200, "text/plain; charset=utf-8", 0, body->data, body->len))
+            text(out, 503, "out of memory");
+    } else if (status == PPROF_OK) {
+        httpd_response_profile(out, name, body);
+    } else {
+        text(out, 503, "out of memory");
+    }
+    pprof_body_free(body);
+}
+
+/* ---- /debug/pprof/goroutine ------------------------------------------------------------------------------ */
+
+/* ?debug=N: 0 (absent too), 1 or 2; -1 (out answered 400) for anything else. */
+static int debug_level(const struct http_request *req, struct httpd_response *out)
+{
+    char value[8];
+    int found = http_request_query(req, "debug", value, sizeof value);
+    uint64_t n = 0;
+    if (found != 0 && (found < 0 || !parse_u64_range(value, 0, 2, &n))) {
+        text(out, 400, "debug must be 0, 1 or 2");
+        return -1;
+    }
+    return (int)n;
+}
+
+bool httpd_goroutine(struct httpd_conn *c, struct httpd_response *out)
+{
+    int debug = debug_level(&c->req, out);
+    if (debug < 0)
+        return false;
+    struct pprof_body body;
+    answer(out, pprof_goroutine(debug, &body), &body, "goroutine", debug > 0);
+    return false;
+}
+
+/* ---- /debug/pprof/block ---------------------------------------------------------------------------------- */
+
+/* The one block window at a time: its request, its first snapshot and when it ends; in use from its start until
+ * its task has answered. */
+static struct {
+    struct httpd_conn *c;
+    struct pprof_block_window w;
+    uint32_t seconds;
+    int64_t until_ns;
+} window;
+static atomic_bool windowing;
+
+static void block_window_task(void *arg)
+{
+    (void)arg;
+    struct httpd_conn *c = window.c;
+    /* a second at a time, so a client that went away ends it within one */
+    bool gone = false;
+    for (int64_t left; !gone && (left = window.until_ns - time_ns()) > 0;) {
+        task_sleep_ms(left > 1000000000 ? 1000 : (uint32_t)((left + 999999) / 1000000));
+        gone = atomic_load(&c->gone);
+    }
+    struct pprof_body body;
+    int status = pprof_block_end(&window.w, gone, &body);
+    struct httpd_response out = { 0, 0, 0 };
+    if (status != PPROF_CANCELLED)
+        answer(&out, status, &body, "block", false); /* cancelled: nothing to send */
+    atomic_store(&windowing, false);
+    httpd_hand_back(c, &out);
+    task_exit();
+}
+
+/* 429 while another block window runs: its one busy line and the seconds it has left. */
+static void block_busy(struct httpd_response *out)
+{
+    int64_t left_ns = window.until_ns - time_ns();
+    uint32_t left = left_ns > 0 ? (uint32_t)((left_ns + 999999999) / 1000000000) : 0;
+    char line[96];
+    ksnprintf(line, sizeof line, "block: busy: a block profile (/debug/pprof/block?seconds=%u), %u s left",
+              window.seconds, left);
+    httpd_busy(out, line, left);
+}
+
+bool httpd_block(struct httpd_conn *c, struct httpd_response *out)
+{
+    uint32_t seconds;
+    int given = httpd_query_seconds(&c->req, &seconds, out);
+    if (given < 0)
+        return false;
+    struct pprof_body body;
+    if (!given) {
+        answer(out, pprof_block(&body), &body, "block", false);
+        return false;
+    }
+    bool idle = false;
+    if (!atomic_compare_exchange_strong(&windowing, &idle, true)) {
+        block_busy(out);
+        return false;
+    }
+    window.c = c;
+    window.seconds = seconds;
+    if (pprof_block_begin(&window.w) == PPROF_OK) {
+        window.until_ns = window.w.earlier.taken_ns + (int64_t)seconds * 1000000000;
+        if (task_spawn("block", block_window_task, 0, -1))
+            return true;
+        pprof_block_end(&window.w, true, &body);
+    }
+    atomic_store(&windowing, false);
+    text(out, 503, "out of memory");
+    return false;
+}

@@ -1,0 +1,118 @@
+/* kernel/profiler/pprof_snapshot.c: the profiles that are snapshots (kernel/profiler/pprof.h) -- every task now
+ * (the task dump, as the goroutine profile or its text forms) and where tasks blocked (the block table, since
+ * boot or the difference of two snapshots), each copied, then encoded against the baked symbols with the
+ * kernel's mapping. Task context; they claim no profiler, so they neither wait for a profile nor hold one up. */
+#include "kernel/profiler/pprof.h"
+
+#include "kernel/heap.h"
+#include "kernel/lib/sink.h"
+#include "kernel/profiler/block_profile.h"
+#include "kernel/profiler/goroutine.h"
+#include "kernel/profiler/task_dump.h"
+#include "kernel/symbols.h"
+
+/* A text form of the dump: a header line and every frame of every row, with room to spare for long names. */
+#define TEXT_PER_ROW (256 + TASK_DUMP_MAX_FRAMES * 128)
+
+static void empty(struct pprof_body *out)
+{
+    out->data = NULL;
+    out->len = 0;
+    out->gzipped = false;
+}
+
+/* A profile's bytes as the body, gzipped when that is smaller. */
+static int body_of(bool encoded, uint8_t *data, size_t len, struct pprof_body *out)
+{
+    if (!encoded)
+        return PPROF_NO_MEMORY;
+    out->data = data;
+    out->len = len;
+    out->gzipped = pprof_gzip(&out->data, &out->len);
+    return PPROF_OK;
+}
+
+static int goroutine_text_body(const struct task_dump *d, int debug, struct pprof_body *out)
+{
+    size_t cap = 512 + (size_t)d->count * TEXT_PER_ROW;
+    char *buf = kmalloc(cap);
+    if (!buf)
+        return PPROF_NO_MEMORY;
+    struct buffer_sink bs;
+    buffer_sink_init(&bs, buf, cap);
+    if (debug == 1 && !goroutine_text(&bs.sink, d, kernel_symtab())) {
+        kfree(buf);
+        return PPROF_NO_MEMORY;
+    }
+    if (debug != 1)
+        task_dump_print(&bs.sink, d);
+    out->data = (uint8_t *)buf;
+    out->len = bs.len;
+    return PPROF_OK;
+}
+
+int pprof_goroutine(int debug, struct pprof_body *out)
+{
+    empty(out);
+    struct task_dump d;
+    if (!task_dump_take(&d))
+        return PPROF_NO_MEMORY;
+    int status;
+    if (debug) {
+        status = goroutine_text_body(&d, debug, out);
+    } else {
+        char build_id[2 * PROFILE_BUILD_ID_MAX + 1];
+        struct pprof_mapping mapping;
+        pprof_kernel_mapping(&mapping, build_id, sizeof build_id);
+        uint8_t *data;
+        size_t len;
+        status = body_of(goroutine_encode(&d, kernel_symtab(), &mapping, &data, &len), data, len, out);
+    }
+    task_dump_free(&d);
+    return status;
+}
+
+/* The snapshot, covering duration_ns, as the body. */
+static int block_body(const struct block_snapshot *s, uint64_t duration_ns, struct pprof_body *out)
+{
+    char build_id[2 * PROFILE_BUILD_ID_MAX + 1];
+    struct pprof_mapping mapping;
+    pprof_kernel_mapping(&mapping, build_id, sizeof build_id);
+    uint8_t *data;
+    size_t len;
+    return body_of(block_profile_encode(s, duration_ns, kernel_symtab(), &mapping, &data, &len), data, len, out);
+}
+
+int pprof_block(struct pprof_body *out)
+{
+    empty(out);
+    struct block_snapshot now;
+    if (!block_snapshot_take(&block_sites, &now))
+        return PPROF_NO_MEMORY;
+    int status = block_body(&now, (uint64_t)now.taken_ns, out); /* since boot: the clock starts there */
+    block_snapshot_free(&now);
+    return status;
+}
+
+int pprof_block_begin(struct pprof_block_window *w)
+{
+    return block_snapshot_take(&block_sites, &w->earlier) ? PPROF_OK : PPROF_NO_MEMORY;
+}
+
+int pprof_block_end(struct pprof_block_window *w, bool cancelled, struct pprof_body *out)
+{
+    empty(out);
+    int status = PPROF_CANCELLED;
+    struct block_snapshot later;
+    if (cancelled) {
+        /* nothing to take: the first snapshot given back below */
+    } else if (!block_snapshot_take(&block_sites, &later)) {
+        status = PPROF_NO_MEMORY;
+    } else {
+        block_snapshot_subtract(&later, &w->earlier);
+        status = block_body(&later, (uint64_t)(later.taken_ns - w->earlier.taken_ns), out);
+        block_snapshot_free(&later);
+    }
+    block_snapshot_free(&w->earlier);
+    return status;
+}
