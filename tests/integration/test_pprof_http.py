@@ -186,7 +186,7 @@ def test_label_sets_are_sample_labels(burn_profile):
 
 def test_the_shape_is_the_console_profiles(kernel, burn_profile):
     """The same load profiled on the console after the HTTP profile: burn_inner on top in both, and the
-    functions each gives a tenth of its samples to are the same."""
+    functions of the load each gives a tenth of its samples to are the same."""
     poll("no burn run going", lambda: "running" not in kernel.cmd("burn"), timeout=60, every=0.2)
     label_jobs(kernel, burn(kernel, 8000, 4))
     text = kernel.cmd("profile 2000", timeout=60)
@@ -203,7 +203,10 @@ def test_the_shape_is_the_console_profiles(kernel, burn_profile):
         leaf = leaf_names(prof, s)[0]
         http[leaf] = http.get(leaf, 0) + 100.0 * s.value[0] / total
     assert max(console, key=console.get) == BURN_LEAF == max(http, key=http.get), (console, http)
-    assert {f for f, p in console.items() if p >= 10} == {f for f, p in http.items() if p >= 10}, (console, http)
+    # The idle loop's share is how much of each window the burn tasks were not yet (or no longer) running, which
+    # a loaded host moves from one window to the other; the functions of the load are what must agree.
+    busy = lambda shares: {f for f, p in shares.items() if p >= 10 and f != "sched_idle_loop"}  # noqa: E731
+    assert busy(console) == busy(http), (console, http)
 
 
 def test_the_elf_gives_source_lines(kernel, tmp_path):
