@@ -36,7 +36,10 @@ KEY = "5ec7e75ec7e75ec7e75ec7e75ec7e75e"
 
 http_kernel = kprof_httpd.http_kernel  # the module's kernel (a module-scoped fixture)
 
-INDEX_LINKS = {"profile", "lscpu", "cpus", "cmdline", "profile?seconds=5"}
+INDEX_LINKS = {"profile", "lscpu", "cpus", "cmdline", "profile?seconds=5", "/debug/fgprof", "goroutine",
+               "goroutine?debug=1", "goroutine?debug=2", "block"}
+# pprof protobufs answered at once (a snapshot: every task now, where tasks blocked since boot)
+SNAPSHOTS = {"goroutine", "block"}
 
 
 def test_the_boot_log_says_where_it_listens(http_kernel):
@@ -50,11 +53,15 @@ def test_the_index_page_links_each_answer(http_kernel):
     parser = Links()
     parser.feed(r.text())
     assert set(parser.hrefs) == INDEX_LINKS
-    # The bare `profile` link is Go's default, 30 s: what it starts, and its client leaving, are the next test's.
-    for href in sorted(set(parser.hrefs) - {"profile"}):
+    # The bare `profile` link is Go's default, 30 s: what it starts, and its client leaving, are the next test's;
+    # /debug/fgprof's (30 s too) are test_pprof_wall_http's.
+    for href in sorted(set(parser.hrefs) - {"profile", "/debug/fgprof"}):
         url = urljoin("/debug/pprof/", href)
         page = get(http_kernel, url)
-        if href.startswith("profile"):
+        if href in SNAPSHOTS:
+            assert_framed(page, 200)
+            assert page.headers["content-type"] == "application/octet-stream", (href, page.headers)
+        elif href.startswith("profile"):
             assert_framed(page, 200)
             assert page.headers["content-type"] == "application/octet-stream"
             assert page.headers["content-disposition"] == 'attachment; filename="profile"'
