@@ -13,6 +13,7 @@
 #include "gdbstub/udp_nic.h"
 #include "kernel/net/netdev.h"
 #include "kernel/net/allowlist.h"
+#include "kernel/net/net_report.h"
 #include "kernel/lib/format.h"
 #include "kernel/lib/parse.h"
 #include "kernel/lib/sink.h"
@@ -55,6 +56,8 @@ static const struct gdb_udp_port nic_port = {
     .session = port_session,
 };
 
+static void gdb_udp_nic_report(struct sink *out, bool show_peer);
+
 void gdb_udp_nic_init(struct netdev *nic)
 {
     const char *opt = cmdline_get("gdb.udp");
@@ -70,6 +73,8 @@ void gdb_udp_nic_init(struct netdev *nic)
         return;
     }
     card = nic;
+    static struct net_report lines = { gdb_udp_nic_report, NET_REPORT_DEBUGGER, NULL };
+    net_report_add(&lines);
     gdb_udp_auth_start(); /* udpsh.key= keys this port too; its log line before the one below */
     gdb_udp_init(&nic_port, nic->mac, (uint16_t)number);
     log_info("gdb: listening on UDP port %u once the interface has an address (polled, %s)", (unsigned)number,
@@ -130,7 +135,9 @@ void debugger_timer_poll(void)
         gdb_request_stop(&gdb_udp_transport, stop == GDB_UDP_STOP_INTERRUPT);
 }
 
-void gdb_udp_nic_report(struct sink *out, bool show_peer)
+/* `net`'s gdb lines; the peer's address and port only for a trusted reader (the console, a keyed UDP shell
+ * reader), else "peer hidden". */
+static void gdb_udp_nic_report(struct sink *out, bool show_peer)
 {
     if (!card)
         return;

@@ -26,8 +26,5 @@ void gdb_udp_nic_task_polled(void);
 /* The network task, whenever the interface's address changes (DHCP, ip=): the transport's own, its netmask
  * and gateway (where off-subnet replies go), host order; address 0 while there is none (not up). */
 void gdb_udp_nic_set_address(uint32_t address, uint32_t netmask, uint32_t gateway);
-/* `net`'s gdb lines (nothing when gdb.udp is off); the peer's address and port only when show_peer (the
- * console, a keyed UDP shell reader), else "peer hidden". */
-void gdb_udp_nic_report(struct sink *out, bool show_peer);
 
 #endif

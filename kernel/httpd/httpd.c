@@ -18,6 +18,7 @@
 #include "kernel/net/keyed_service.h"
 #include "kernel/net/lwip/lwip_hooks.h"
 #include "kernel/net/net.h"
+#include "kernel/net/net_report.h"
 #include "kernel/profiler/session.h"
 #include "lwip/tcp.h"
 
@@ -276,8 +277,12 @@ static int64_t httpd_pass(void *arg, int64_t now)
     return next;
 }
 
+static void httpd_report(struct sink *out, bool trusted);
+
 void httpd_init(void)
 {
+    static struct net_report lines = { httpd_report, NET_REPORT_HTTP, NULL };
+    net_report_add(&lines); /* "http: off" too */
     const char *opt = cmdline_get("pprof.http");
     if (!opt)
         return;
@@ -314,8 +319,9 @@ void httpd_init(void)
              keyed ? "bearer token required" : "no token");
 }
 
-void httpd_report(struct sink *out)
+static void httpd_report(struct sink *out, bool trusted)
 {
+    (void)trusted;
     if (!port) {
         sink_puts(out, "http: off\n");
         return;

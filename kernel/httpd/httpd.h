@@ -10,6 +10,5 @@ struct sink;
 void httpd_init(void);
 
 /* One line for `net`: "http: off", or the port, the connections open, what was answered by status. */
-void httpd_report(struct sink *out);
 
 #endif

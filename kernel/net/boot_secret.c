@@ -12,6 +12,7 @@
 #include "kernel/lib/string.h"
 #include "kernel/log.h"
 #include "kernel/net/entropy_pool.h"
+#include "kernel/net/net_report.h"
 
 static const struct entropy_source machine = { entropy_hardware_present, entropy_hardware_read,
                                                entropy_timing_read };
@@ -45,6 +46,12 @@ void boot_secret_derive(const char *domain, const uint8_t *key, size_t key_len, 
     entropy_pool_derive(boot_pool(), cycles(), domain, key, key_len, secret);
 }
 
+static void secret_note_for_net(struct sink *out, bool trusted)
+{
+    (void)trusted;
+    boot_secret_note(out);
+}
+
 void keyed_boot_draw(const char *domain, struct keyed_boot *b)
 {
     memset(b, 0, sizeof *b);
@@ -54,8 +61,11 @@ void keyed_boot_draw(const char *domain, struct keyed_boot *b)
         b->key_len = 0;
     }
     boot_secret_derive(domain, b->key, b->key_len, b->secret);
-    if (b->key_len)
+    if (b->key_len) {
         atomic_store(&keyed, true);
+        static struct net_report lines = { secret_note_for_net, NET_REPORT_SECRET, NULL };
+        net_report_add(&lines); /* `net` warns of a weak secret only where a key depends on it */
+    }
 }
 
 uint32_t boot_secret_run_id(void)

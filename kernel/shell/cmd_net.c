@@ -1,13 +1,10 @@
 /* kernel/shell/cmd_net.c: the `net` shell command -- the interface's address, the card and its driver's counters,
- * the UDP and lwIP figures the network task gathers (kernel/net/net.c) and the UDP shell's line; `net wedge MS`
- * stalls the network task on purpose. */
+ * the UDP and lwIP figures the network task gathers (kernel/net/net.c) and the lines each running service adds
+ * (kernel/net/net_report.h); `net wedge MS` stalls the network task on purpose. */
 #include "kernel/shell/commands.h"
-#include "gdbstub/udp_nic.h"
-#include "kernel/httpd/httpd.h"
-#include "kernel/net/boot_secret.h"
 #include "kernel/net/net.h"
+#include "kernel/net/net_report.h"
 #include "kernel/net/netdev.h"
-#include "kernel/udpsh/udpsh.h"
 #include "kernel/lib/format.h"
 #include "kernel/lib/parse.h"
 #include "kernel/lib/string.h"
@@ -64,10 +61,8 @@ int cmd_net(int argc, char **argv, struct sink *out, const struct shell_origin *
     sink_printf(out, "lwip: heap used %llu of %llu bytes, pbufs in use %llu of %llu\n",
                 (unsigned long long)st.lwip_heap_used, (unsigned long long)st.lwip_heap_avail,
                 (unsigned long long)st.lwip_pbufs_used, (unsigned long long)st.lwip_pbufs_avail);
-    udpsh_report(out);
-    httpd_report(out); /* the pprof.http= server: its port, connections and answers by status, or off */
-    boot_secret_note(out); /* keyed under a weak boot secret: say so */
-    /* The debugger's peer is whom a forger would imitate: only the console and keyed UDP readers see it. */
-    gdb_udp_nic_report(out, !from || !from->udp || from->keyed);
+    /* The services' own lines (kernel/net/net_report.h). The debugger's peer is whom a forger would imitate:
+     * only the console and keyed UDP readers are trusted with it. */
+    net_report_print(out, !from || !from->udp || from->keyed);
     return 0;
 }

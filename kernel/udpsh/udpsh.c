@@ -18,6 +18,7 @@
 #include "kernel/net/allowlist.h"
 #include "kernel/net/net.h"
 #include "kernel/net/netload.h"
+#include "kernel/net/net_report.h"
 #include "kernel/net/ratelimit.h"
 #include "kernel/udpsh/udpsh.h"
 #include "kernel/udpsh/auth.h"
@@ -166,10 +167,14 @@ static void start_auth(void)
         log_info("udpsh: keyed (%u bits): every request must carry its MAC", (unsigned)(auth.service.key_len * 8));
 }
 
+static void udpsh_report(struct sink *out, bool trusted);
+
 void udpsh_init(void)
 {
     if (!net_available())
         return;
+    static struct net_report lines = { udpsh_report, NET_REPORT_SHELL, NULL };
+    net_report_add(&lines);
     const char *port_opt = cmdline_get("udpsh.port");
     uint64_t p;
     if (port_opt) {
@@ -204,8 +209,9 @@ void udpsh_init(void)
     log_info("udpsh: listening on UDP port %u (%s)", port, net_peers_rule());
 }
 
-void udpsh_report(struct sink *out)
+static void udpsh_report(struct sink *out, bool trusted)
 {
+    (void)trusted;
     const struct udpsh_auth_counts *c = &auth.counts;
     sink_printf(out, "udpsh: port %u, %llu requests, %llu busy, %llu refused, %llu not allowed", port,
                 (unsigned long long)counters.requests, (unsigned long long)counters.refused_busy,

@@ -11,6 +11,5 @@ struct sink;
 /* From kmain, after net_init: binds the UDP shell's port (udpsh.port=, 5555 by default). */
 void udpsh_init(void);
 /* The UDP shell's line of `net`: its port and what became of the requests (run, busy, refused, over the rate). */
-void udpsh_report(struct sink *out);
 
 #endif

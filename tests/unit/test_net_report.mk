@@ -1,0 +1,1 @@
+test_net_report_SRCS := kernel/net/net_report.c
