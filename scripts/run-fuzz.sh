@@ -5,7 +5,8 @@
 #
 #   run-fuzz.sh fuzz SECONDS BIN...   fuzz each for SECONDS; what it learns stays in build/fuzz/corpus/NAME
 #   run-fuzz.sh regress RUNS BIN...   replay the committed seeds and regressions, then RUNS executions from a
-#                                     fixed seed (-seed=1), into a scratch corpus emptied first: deterministic
+#                                     fixed seed (-seed=1), into a scratch corpus emptied first: deterministic;
+#                                     BIN@N runs that target N executions instead (one whose inputs are slow)
 #
 # Targets run FUZZ_JOBS at a time (one per core by default). Seeds are tests/fuzz/corpus/NAME, inputs that once crashed tests/fuzz/regressions/NAME; libFuzzer writes
 # new inputs only into its first directory, which is always under build/. A crash leaves its input in
@@ -28,7 +29,9 @@ fi
 # it. Several run at once (FUZZ_JOBS, default one per core); their lines are printed in the order given, so the
 # output does not depend on which finished first.
 run_one() {
-  local bin=$1 name=${1##*/fuzz_}
+  local bin=${1%@*} amount=$amount
+  [ "$bin" != "$1" ] && amount=${1##*@}
+  local name=${bin##*/fuzz_}
   local dirs=() d
   for d in "$root/tests/fuzz/corpus/$name" "$root/tests/fuzz/regressions/$name"; do
     [ -d "$d" ] && dirs+=("$d")
@@ -83,7 +86,8 @@ failed=0
 printf '%-16s %10s %8s %7s %8s\n' target execs exec/s corpus crashes
 for bin in "$@"; do
   wait "${pid_of[$bin]}" || failed=$((failed + 1))
-  cat "$build/log/${bin##*/fuzz_}.$mode.line"
+  name=${bin%@*}
+  cat "$build/log/${name##*/fuzz_}.$mode.line"
 done
 echo "make fuzz$([ "$mode" = fuzz ] || echo -regress): $# targets in $(( $(date +%s) - start )) s, $failed failed"
 [ $failed -eq 0 ]
