@@ -303,20 +303,25 @@ gdb-sweep: all
 # changes, junk lines and datagrams and gdb attaches, then heap, tasks, stacks and lwIP compared with the
 # baseline; it prints its figures. SOAK_SEED replays a run. soak-short is the few rounds `make test` runs.
 # Then the stream leg (tests/soak/stream_soak.py): SOAK_STREAM_SECONDS of `profile stream` at profile.hz=1000
-# on 4 busy CPUs while the shell is used, every sample accounted for and the heap back to its baseline.
+# on 4 busy CPUs while the shell is used, every sample accounted for and the heap back to its baseline; then, on
+# the same kernel, its wall leg: SOAK_WALL_SECONDS of a wall stream with `work` tasks serving spans beside it.
 SOAK_ROUNDS ?= 30
 SOAK_SHORT_ROUNDS ?= 4
 SOAK_STREAM_SECONDS ?= 600
 SOAK_SHORT_STREAM_SECONDS ?= 20
+SOAK_WALL_SECONDS ?= 600
+SOAK_SHORT_WALL_SECONDS ?= 15
 SOAK_SEED ?=
 
 soak: all
 	SOAK_SEED=$(SOAK_SEED) $(PY) tests/soak/soak.py --rounds $(SOAK_ROUNDS)
-	SOAK_SEED=$(SOAK_SEED) $(PY) tests/soak/stream_soak.py --seconds $(SOAK_STREAM_SECONDS)
+	SOAK_SEED=$(SOAK_SEED) $(PY) tests/soak/stream_soak.py --seconds $(SOAK_STREAM_SECONDS) \
+	  --wall-seconds $(SOAK_WALL_SECONDS)
 
 soak-short: all
 	SOAK_SEED=$(SOAK_SEED) $(PY) tests/soak/soak.py --rounds $(SOAK_SHORT_ROUNDS)
-	SOAK_SEED=$(SOAK_SEED) $(PY) tests/soak/stream_soak.py --seconds $(SOAK_SHORT_STREAM_SECONDS)
+	SOAK_SEED=$(SOAK_SEED) $(PY) tests/soak/stream_soak.py --seconds $(SOAK_SHORT_STREAM_SECONDS) \
+	  --wall-seconds $(SOAK_SHORT_WALL_SECONDS)
 
 # The builds under each phase run JOBS at a time (one per core); integration modules run in INTEGRATION_WORKERS
 # processes (tests/integration/conftest.py). scripts/test-phases.sh runs the phases in order, times each and ends
@@ -346,7 +351,7 @@ help:
 	@echo "make test       unit tests (plain and sanitised), fuzz regressions, host tool tests, bench drivers once, QEMU integration tests, soak-short"
 	@echo "make test-full  the long forms of the tests make test runs short (INTEGRATION_WORKERS=$(INTEGRATION_WORKERS))"
 	@echo "make fuzz       fuzz every parser of outside input for FUZZ_SECONDS=$(FUZZ_SECONDS) each"
-	@echo "make soak       the soak: SOAK_ROUNDS=$(SOAK_ROUNDS) rounds of everything, then leaks and lost tasks checked; then SOAK_STREAM_SECONDS=$(SOAK_STREAM_SECONDS) s of profile stream"
+	@echo "make soak       the soak: SOAK_ROUNDS=$(SOAK_ROUNDS) rounds of everything, then leaks and lost tasks checked; then SOAK_STREAM_SECONDS=$(SOAK_STREAM_SECONDS) s of profile stream and SOAK_WALL_SECONDS=$(SOAK_WALL_SECONDS) s of a wall stream"
 	@echo "make gdb-sweep  a breakpoint on every function of the debugger's own code and on a sample of the rest"
 	@echo "make bench      print the benchmark figures"
 	@echo "make pmu-check  the counter path end to end under KVM -cpu host (real counters only; 77 without one)"

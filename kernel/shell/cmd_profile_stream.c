@@ -88,6 +88,8 @@ static int start_stream(const struct profile_stream_request *req, const struct s
         sink_puts(out, " (cut to when the token of this unkeyed request expires)");
     if (req->filter.by_pid)
         sink_printf(out, ", pid %u", req->filter.pid);
+    if (req->wall)
+        sink_puts(out, ", wall (every task every 10 ms)");
     sink_printf(out, ", source %s, headroom %u.%u s at 1 kHz per cpu\n", f.source,
                 profile_stream_headroom_ms() / 1000, profile_stream_headroom_ms() % 1000 / 100);
     return 0;

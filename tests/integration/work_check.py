@@ -8,9 +8,10 @@ period and waits on the timer for the rest; each task measures both phases itsel
   wait_no_work(k) the same whether or not a run was ever started;
 - parse_work(text) reads `work`'s report: a WorkRun with each task's requests, compute and wait in ms;
 - read_work_spans(k) reads the span log back a page at a time: (pid, span, compute_ns, wait_ns) per request,
-  in the order the requests ended, and how many entries were lost (overwritten before they were read).
+  in the order the requests ended, and how many entries were lost (overwritten before they were read);
+  read_work_spans_to_end(k, start) the same from any index since boot, and the index to go on from.
 
-Standard library only; used by tests/integration/test_work.py, and by the wall profile's tests to compare a
+Standard library only; used by tests/integration/test_work.py, the soak's wall leg, and by the wall profile's tests to compare a
 profile's running and waiting shares with what each task really did."""
 
 import re
@@ -123,9 +124,9 @@ def wait_no_work(k, timeout=60):
     poll("the work tasks reaped", lambda: not [t for t in ps_table(k) if t[3] == "work"], timeout=15, every=0.1)
 
 
-def read_work_spans(k, start=None, pages=100):
+def read_work_spans_to_end(k, start=None, pages=100):
     """The span log from start (default: the last run's first span) to its end: ([(pid, span, compute_ns,
-    wait_ns)], entries lost)."""
+    wait_ns)], entries lost, the index to read from next time)."""
     spans, lost = [], 0
     at = start
     for _ in range(pages):
@@ -138,6 +139,13 @@ def read_work_spans(k, start=None, pages=100):
             spans.append(tuple(int(g) for g in s.groups()))
         lost += int(m.group(2))
         if at is not None and int(m.group(1)) == at:
-            return spans, lost
+            return spans, lost, at
         at = int(m.group(1))
     raise AssertionError("the span log did not end within %d pages" % pages)
+
+
+def read_work_spans(k, start=None, pages=100):
+    """The span log from start (default: the last run's first span) to its end: ([(pid, span, compute_ns,
+    wait_ns)], entries lost)."""
+    spans, lost, _ = read_work_spans_to_end(k, start, pages)
+    return spans, lost
