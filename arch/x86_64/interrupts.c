@@ -311,6 +311,10 @@ const char *platform_nmi_selftest(void)
     return selftest_result;
 }
 
+/* How long after an NMI's return an NMI it owes may still come (nmi_owner.h): 50 us, a send a few instructions
+ * on or a PMI the local APIC is delivering, with room for a hypervisor's exit. */
+#define NMI_LATE_WINDOWS_PER_MS 20
+
 /* The NMI's context and entry time, for the sources nmi_owner() asks. */
 struct nmi_frame {
     struct context *ctx;
@@ -336,6 +340,8 @@ static __attribute__((noinline)) void nmi(struct context *ctx)
     const struct nmi_sources sources = {
         .panicking = panic_active, .counter = counter_source, .selftest = selftest_source,
         .debugger = debugger_source, .port61 = port61, .boot_cpu = cpu_index() == 0, .arg = &frame,
+        .at = ctx->rip, .now = frame.entry, .late_window = cycles_per_ms() / NMI_LATE_WINDOWS_PER_MS,
+        .history = &p->nmi_history,
     };
     uint8_t port = 0;
     switch (nmi_owner(&sources, &port)) {
@@ -354,6 +360,7 @@ static __attribute__((noinline)) void nmi(struct context *ctx)
     case NMI_KPROF:
         break;
     }
+    nmi_returning(&p->nmi_history, ctx->rip, cycles()); /* where the debugger left it, if it stopped here */
     p->nmi_depth--;
     gdb_x86_debug_regs_resume();
 }

@@ -3,7 +3,9 @@
  * asked -- each consumes only its own mark (the counter its overflow status, the self-test its stage, the
  * debugger its stop request) -- and a claim does not end the search for the others. What cannot be told apart
  * is a genuine NMI that merged with one a kprof source claims; of those, the external ones leave a record in
- * port 0x61, which the boot CPU reads at its next tick. In the NMI path: no locks, no printing. */
+ * port 0x61, which the boot CPU reads at its next tick. And a claim can take the mark of an NMI still latched
+ * behind the one being handled: that NMI, finding nothing, is recognised by when it comes (nmi_owner.h's rule).
+ * In the NMI path: no locks, no printing. */
 #include "arch/x86_64/nmi_owner.h"
 
 #include <stddef.h>
@@ -16,10 +18,19 @@ enum nmi_owner nmi_owner(const struct nmi_sources *src, uint8_t *port61)
     *port61 = 0;
     if (src->panicking())
         return NMI_PANICKING;
-    bool counter = src->counter(src->arg);
-    bool selftest = src->selftest(src->arg);
-    bool debugger = src->debugger(src->arg);
-    if (counter || selftest || debugger)
+    unsigned claims = src->counter(src->arg);
+    claims += src->selftest(src->arg);
+    claims += src->debugger(src->arg);
+    struct nmi_history *h = src->history;
+    bool late = false;
+    if (h && claims) {
+        h->owed += claims - 1;
+    } else if (h && h->owed) {
+        late = src->at == h->resumed_at || src->now - h->resumed_cycles <= src->late_window;
+        h->owed = late ? h->owed - 1 : 0; /* outside the window: whatever was owed merged or is lost */
+        h->late += late;
+    }
+    if (claims || late)
         return src->boot_cpu ? NMI_KPROF_CHECK_LATER : NMI_KPROF;
     if (src->boot_cpu) {
         *port61 = src->port61();
@@ -27,6 +38,12 @@ enum nmi_owner nmi_owner(const struct nmi_sources *src, uint8_t *port61)
             return NMI_EXTERNAL;
     }
     return NMI_GENUINE;
+}
+
+void nmi_returning(struct nmi_history *history, uint64_t rip, uint64_t now)
+{
+    history->resumed_at = rip;
+    history->resumed_cycles = now;
 }
 
 const char *nmi_port61_error(uint8_t port61)

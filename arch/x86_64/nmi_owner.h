@@ -7,6 +7,20 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* One CPU's memory of its NMIs, for the next; written only by that CPU's NMI handler. An NMI claimed by more
+ * than one source took the mark of an NMI that is not itself, and that NMI may still come, finding nothing: the
+ * debugger's stop NMI sent while the counter's NMI ran (the counter's NMI took the request), a PMI on its way
+ * when the stop NMI took its overflow (where the local APIC leaves the LVT entry unmasked), the self-test's NMI
+ * when an overflow's NMI came between the self-test's mark and its send. Each such NMI is owed: it comes back
+ * to back (latched while the handler ran, taken at the very instruction the handler returned to) or within
+ * microseconds (a send a few instructions after the return, a PMI the local APIC is delivering). */
+struct nmi_history {
+    uint32_t owed;           /* claims beyond one per NMI, whose own NMIs have not come */
+    uint64_t resumed_at;     /* the instruction the last NMI returned to (where the debugger left it) */
+    uint64_t resumed_cycles; /* and when */
+    uint64_t late;           /* NMIs taken for an owed one */
+};
+
 /* What nmi() can ask, in the order nmi_owner() asks it. Each claim consumes what marked the NMI as its own. */
 struct nmi_sources {
     bool (*panicking)(void);       /* a CPU has begun to panic: this NMI is its stop */
@@ -16,6 +30,10 @@ struct nmi_sources {
     uint8_t (*port61)(void);       /* the PC's system control port B: bit 7 parity/system error, bit 6 I/O check */
     bool boot_cpu;                 /* the chipset routes an external NMI to the boot CPU alone */
     void *arg;
+    uint64_t at;                   /* the instruction this NMI interrupted */
+    uint64_t now;                  /* its entry, in cycles */
+    uint64_t late_window;          /* how long after the last NMI's return an owed NMI may come, in cycles */
+    struct nmi_history *history;   /* this CPU's; NULL: no memory, every unclaimed NMI is genuine */
 };
 
 enum nmi_owner {
@@ -29,8 +47,17 @@ enum nmi_owner {
 
 /* Asks src: a panic first (nothing else then), then every kprof source -- the counter before the debugger, so
  * that an overflow merged with a stop request is acknowledged and the counter keeps running while the CPU
- * stops -- and, only when none claims it, port 0x61 on the boot CPU (*port61 is what it read, 0 when not). */
+ * stops. The rule when none claims it: while an NMI is owed (struct nmi_history), one that comes back to back
+ * with the last (at the instruction it returned to) or within late_window of its return is that owed NMI,
+ * kprof's -- one per owed claim, never more; any other is genuine, after port 0x61 on the boot CPU (*port61 is
+ * what it read, 0 when not). A claimed NMI pays no debt (an owed NMI that merged with it never comes), and an
+ * unclaimed one outside the window clears it. What cannot be told apart: a genuine NMI that merges with an owed
+ * one, or comes within the window while one is owed -- a few microseconds after an NMI that several sources
+ * claimed; an external one among them still leaves its record in port 0x61 for the boot CPU's tick. */
 enum nmi_owner nmi_owner(const struct nmi_sources *src, uint8_t *port61);
+
+/* Where and when the NMI just handled returns, for the next NMI's rule (called last in the handler). */
+void nmi_returning(struct nmi_history *history, uint64_t rip, uint64_t now);
 
 /* Port 0x61's verdict: NULL when it reports no error, else what it reports. */
 const char *nmi_port61_error(uint8_t port61);

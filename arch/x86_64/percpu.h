@@ -6,6 +6,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include "arch/x86_64/nmi_owner.h"
 #include "hal/cpu.h"
 
 #define IST_STACK_SIZE 8192
@@ -38,6 +39,7 @@ struct percpu {
     uint32_t nmi_nested; /* NMIs that arrived while one was being handled: must stay 0 */
     uint32_t selftest;   /* the NMI self-test's stage (arch/x86_64/interrupts.c) */
     atomic_bool port61_owed; /* boot CPU: an NMI a kprof source claimed may hide an external one (interrupts.c) */
+    struct nmi_history nmi_history; /* its last NMI, for the next one's owner (arch/x86_64/nmi_owner.h) */
     uint64_t gdt[5];     /* null, code, data, TSS (two slots) */
     struct tss tss;
     /* NMI, double fault, machine check: the boot CPU's are static, an AP's are allocated when it is started,

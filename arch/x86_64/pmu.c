@@ -444,6 +444,8 @@ bool pmu_arm_this_cpu(void)
     counter_stop();
     atomic_signal_fence(memory_order_seq_cst);
     atomic_store_explicit(&c->armed, false, memory_order_relaxed);
+    atomic_signal_fence(memory_order_seq_cst);
+    pmu_hw_lvtpc_write(LVT_DELIVERY_NMI | LVT_MASK_BIT); /* as a disarm leaves it */
     c->arm_failed = true;
     return false;
 }
@@ -461,12 +463,15 @@ NMI_TEXT void pmu_disarm_this_cpu(void)
         atomic_signal_fence(memory_order_seq_cst); /* the deadline before the flag that makes it count */
         atomic_store_explicit(&c->late_pending, true, memory_order_relaxed);
     }
+    /* The flag before the mask, and after the late claim is set up: an NMI arriving before the flag finds the
+     * counter armed, one after it finds the late claim (an overflow raised before the stop) or nothing, and
+     * neither unmasks the entry once the flag is down (pmu_nmi_is_mine). */
+    atomic_signal_fence(memory_order_seq_cst);
+    atomic_store_explicit(&c->armed, false, memory_order_relaxed);
+    atomic_signal_fence(memory_order_seq_cst);
     /* Masked: a counter left running (a disarm that faulted, a hypervisor that ignored it) raises no NMI, and
      * lscpu and `monitor pmu` show the entry as a run leaves it. */
     pmu_hw_lvtpc_write(LVT_DELIVERY_NMI | LVT_MASK_BIT);
-    /* The flag last: an NMI arriving up to here finds it set. */
-    atomic_signal_fence(memory_order_seq_cst);
-    atomic_store_explicit(&c->armed, false, memory_order_relaxed);
 }
 
 NMI_TEXT bool pmu_armed_this_cpu(void)
@@ -516,7 +521,8 @@ NMI_TEXT bool pmu_nmi_is_mine(void)
         return false;
     struct pmu_cpu *c = &cpus[cpu];
     bool probing = atomic_load_explicit(&c->probing, memory_order_relaxed);
-    if (!probing && !atomic_load_explicit(&c->armed, memory_order_relaxed)) {
+    bool armed = atomic_load_explicit(&c->armed, memory_order_relaxed); /* no disarm runs inside an NMI */
+    if (!probing && !armed) {
         /* Not armed: never the counter's -- a disarmed counter keeps whatever it stopped at, and on AMD before
          * Zen 4 that value cannot tell a stale overflow from a fresh one -- except once, shortly after a
          * disarm that found an overflow already raised. */
@@ -539,8 +545,9 @@ NMI_TEXT bool pmu_nmi_is_mine(void)
         return false;
     }
     counter_reload_and_ack(c);
-    /* The LAPIC may have masked the entry when it delivered the PMI; unmasked, in NMI mode, for the next. */
-    nmi_lvt_write(c, LVT_DELIVERY_NMI);
+    /* The LAPIC may have masked the entry when it delivered the PMI: unmasked, in NMI mode, for the next -- but
+     * a late overflow's, after the disarm, leaves it masked as the disarm did. */
+    nmi_lvt_write(c, probing || armed ? LVT_DELIVERY_NMI : LVT_DELIVERY_NMI | LVT_MASK_BIT);
     if (probing)
         atomic_fetch_add_explicit(&c->probe_nmis, 1, memory_order_relaxed);
     return true;

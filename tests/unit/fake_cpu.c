@@ -266,6 +266,8 @@ static void advance_here(uint64_t cycles)
 static void deliver(void)
 {
     struct fake_cpu_state *s = here();
+    if (!s->in_nmi)
+        s->boundary++;
     while (s->nmi_pending && !s->in_nmi && !fake.hold_nmis) {
         s->nmi_pending = false;
         s->in_nmi = true;
@@ -306,6 +308,11 @@ bool fake_inject_nmi(void)
     s->nmi_pending = true;
     deliver();
     return fake.nmis_mine + fake.nmis_genuine != before && fake.last_nmi_mine;
+}
+
+uint64_t fake_nmi_at(void)
+{
+    return here()->boundary;
 }
 
 void fake_release_nmis(void)

@@ -60,6 +60,7 @@ struct fake_cpu_state {
     /* NMI: one can be latched while another is being handled */
     bool nmi_pending, in_nmi;
     bool pmi_waiting; /* a PMI held by fake.hold_pmis, not through the LVT entry yet */
+    uint64_t boundary; /* instruction boundaries passed outside an NMI: what an NMI interrupted (fake_nmi_at) */
 };
 
 struct fake_machine {
@@ -159,6 +160,9 @@ void fake_run(uint64_t cycles);
 /* A genuine NMI on the current CPU (the monitor's `nmi`, a watchdog): delivered unless held. Returns
  * whether pmu_nmi_is_mine() claimed it. */
 bool fake_inject_nmi(void);
+/* The instruction the NMI being handled on the current CPU interrupted, as a count of boundaries: two NMIs
+ * back to back (the second latched while the first was handled) see the same, any later NMI a higher one. */
+uint64_t fake_nmi_at(void);
 /* Delivers the NMIs latched while fake.hold_nmis was set, on the current CPU. */
 void fake_release_nmis(void);
 /* Lets the PMI held by fake.hold_pmis through the LVT entry (masking it, where the model does), on the current

@@ -39,11 +39,79 @@ static bool selftest(void *arg) { (void)arg; asked('s'); return script.selftest;
 static bool debugger(void *arg) { (void)arg; asked('d'); return script.debugger; }
 static uint8_t port61(void) { asked('6'); return script.port61; }
 
-static enum nmi_owner decide(bool boot_cpu, uint8_t *port)
+static enum nmi_owner decide_with(bool boot_cpu, uint8_t *port, struct nmi_history *h, uint64_t at, uint64_t now)
 {
     memset(script.asked, 0, sizeof script.asked);
-    const struct nmi_sources src = { panicking, counter, selftest, debugger, port61, boot_cpu, NULL };
+    const struct nmi_sources src = { .panicking = panicking, .counter = counter, .selftest = selftest,
+                                     .debugger = debugger, .port61 = port61, .boot_cpu = boot_cpu, .at = at,
+                                     .now = now, .late_window = 100, .history = h };
     return nmi_owner(&src, port);
+}
+
+static enum nmi_owner decide(bool boot_cpu, uint8_t *port)
+{
+    return decide_with(boot_cpu, port, NULL, 0, 0);
+}
+
+/* One NMI on a CPU with history h, interrupting instruction at, entered at now and returning to the same
+ * instruction at now + 10; which sources claim it is the script's. */
+static enum nmi_owner nmi_at(struct nmi_history *h, bool c, bool s, bool d, uint64_t at, uint64_t now)
+{
+    script.panicking = false;
+    script.counter = c;
+    script.selftest = s;
+    script.debugger = d;
+    script.port61 = 0;
+    uint8_t port;
+    enum nmi_owner owner = decide_with(false, &port, h, at, now);
+    nmi_returning(h, at, now + 10);
+    return owner;
+}
+
+/* The owed-NMI rule (nmi_owner.h): a claim beyond one per NMI owes one NMI, taken when it comes back to back or
+ * within the window, once; anything else unclaimed is genuine. */
+static void an_owed_nmi_is_kprofs_once_and_only_when_it_comes_in_time(void **state)
+{
+    (void)state;
+    struct nmi_history h = { 0 };
+    /* no claim of several: an unclaimed NMI back to back is genuine */
+    assert_int_equal(nmi_at(&h, true, false, false, 5, 1000), NMI_KPROF);
+    assert_int_equal(nmi_at(&h, false, false, false, 5, 1011), NMI_GENUINE);
+    /* counter and debugger together: the debugger's own NMI, back to back, is kprof's ... */
+    assert_int_equal(nmi_at(&h, true, false, true, 7, 2000), NMI_KPROF);
+    assert_int_equal(h.owed, 1u);
+    assert_int_equal(nmi_at(&h, false, false, false, 7, 5000), NMI_KPROF); /* late by the clock, but back to back */
+    assert_int_equal(h.late, 1u);
+    /* ... once: the next unclaimed one is genuine */
+    assert_int_equal(nmi_at(&h, false, false, false, 7, 5011), NMI_GENUINE);
+    /* within the window at another instruction (a send a few instructions after the return) */
+    assert_int_equal(nmi_at(&h, true, true, false, 9, 6000), NMI_KPROF);
+    assert_int_equal(nmi_at(&h, false, false, false, 12, 6010 + 100), NMI_KPROF);
+    assert_int_equal(h.late, 2u);
+    /* outside the window at another instruction: genuine, and the debt is gone (it merged, or is lost) */
+    assert_int_equal(nmi_at(&h, true, true, true, 20, 7000), NMI_KPROF);
+    assert_int_equal(h.owed, 2u);
+    assert_int_equal(nmi_at(&h, false, false, false, 21, 7010 + 101), NMI_GENUINE);
+    assert_int_equal(h.owed, 0u);
+    assert_int_equal(nmi_at(&h, false, false, false, 21, 7121 + 10), NMI_GENUINE);
+    /* a claimed NMI pays nothing: two owed, a claimed one between, both still taken */
+    assert_int_equal(nmi_at(&h, true, true, true, 30, 8000), NMI_KPROF);
+    assert_int_equal(nmi_at(&h, true, false, false, 30, 8010), NMI_KPROF);
+    assert_int_equal(nmi_at(&h, false, false, false, 30, 8020), NMI_KPROF);
+    assert_int_equal(nmi_at(&h, false, false, false, 30, 8030), NMI_KPROF);
+    assert_int_equal(nmi_at(&h, false, false, false, 30, 8040), NMI_GENUINE);
+    assert_int_equal(h.late, 4u);
+    /* a panic asks nothing and changes nothing */
+    h.owed = 1;
+    script.panicking = true;
+    uint8_t port;
+    assert_int_equal(decide_with(false, &port, &h, 30, 8050), NMI_PANICKING);
+    assert_int_equal(h.owed, 1u);
+    /* on the boot CPU an owed NMI leaves port 0x61 to the tick, as a claimed one does */
+    script.panicking = false;
+    script.port61 = 0x80;
+    assert_int_equal(decide_with(true, &port, &h, 30, 8050), NMI_KPROF_CHECK_LATER);
+    assert_string_equal(script.asked, "Pcsd");
 }
 
 static void every_branch_of_the_decision(void **state)
@@ -111,6 +179,15 @@ static unsigned port61_reads;
 static enum nmi_owner last_owner;
 static unsigned genuine;
 
+static struct nmi_history histories[FAKE_CPUS];
+/* Coincidences a scenario arms, each acted out once inside the next NMI that reaches the point: another CPU's
+ * debugger stop (its request, then its NMI) while the counter's NMI runs; the held PMI reaching the local APIC
+ * while the debugger's stop NMI runs. */
+static bool stop_inside_counter_nmi, pmi_inside_stop_nmi;
+/* The self-test as interrupts.c runs it: the mark, then the NMI; the first NMI sends a second. */
+enum { SELFTEST_IDLE, SELFTEST_FIRST, SELFTEST_SECOND, SELFTEST_DONE };
+static unsigned selftest_stage;
+
 static bool no_panic(void) { return false; }
 static bool real_counter(void *arg)
 {
@@ -118,9 +195,27 @@ static bool real_counter(void *arg)
     struct context ctx = busy_ctx();
     bool mine = profiler_nmi(&ctx, fake_cycles);
     nmis_claimed += mine;
+    if (mine && stop_inside_counter_nmi) {
+        stop_inside_counter_nmi = false;
+        stop_request = true;
+        fake_inject_nmi(); /* latched: this CPU is handling an NMI */
+    }
     return mine;
 }
-static bool no_selftest(void *arg) { (void)arg; return false; }
+static bool scripted_selftest(void *arg)
+{
+    (void)arg;
+    if (selftest_stage == SELFTEST_FIRST) {
+        selftest_stage = SELFTEST_SECOND;
+        fake_inject_nmi(); /* to itself: latched */
+        return true;
+    }
+    if (selftest_stage == SELFTEST_SECOND) {
+        selftest_stage = SELFTEST_DONE;
+        return true;
+    }
+    return false;
+}
 static bool stop_debugger(void *arg)
 {
     (void)arg;
@@ -128,6 +223,10 @@ static bool stop_debugger(void *arg)
         return false;
     stop_request = false;
     stops++;
+    if (pmi_inside_stop_nmi) {
+        pmi_inside_stop_nmi = false;
+        fake_release_pmis(); /* its NMI latched behind this one */
+    }
     return true;
 }
 static uint8_t read_port61(void)
@@ -138,10 +237,15 @@ static uint8_t read_port61(void)
 
 static bool kernel_nmi(void)
 {
-    const struct nmi_sources src = { no_panic, real_counter, no_selftest, stop_debugger, read_port61,
-                                     fake_cpu_index == 0, NULL };
+    struct nmi_history *h = &histories[fake_cpu_index];
+    const struct nmi_sources src = {
+        .panicking = no_panic, .counter = real_counter, .selftest = scripted_selftest, .debugger = stop_debugger,
+        .port61 = read_port61, .boot_cpu = fake_cpu_index == 0, .at = fake_nmi_at(), .now = fake_cycles,
+        .late_window = fake_cycles_per_ms / 20, .history = h,
+    };
     uint8_t port;
     last_owner = nmi_owner(&src, &port);
+    nmi_returning(h, fake_nmi_at(), fake_cycles);
     genuine += last_owner == NMI_GENUINE || last_owner == NMI_EXTERNAL;
     /* the fake counts an NMI as "mine" when it was handled and returned from */
     return last_owner == NMI_KPROF || last_owner == NMI_KPROF_CHECK_LATER;
@@ -151,9 +255,11 @@ static bool kernel_nmi(void)
 static void wire_e2e(void)
 {
     fake.nmi_handler = kernel_nmi;
-    stop_request = stopped = false;
+    stop_request = stopped = stop_inside_counter_nmi = pmi_inside_stop_nmi = false;
     stops = port61_reads = genuine = 0;
     port61_now = 0;
+    selftest_stage = SELFTEST_IDLE;
+    memset(histories, 0, sizeof histories);
 }
 
 static bool masks_on_delivery(void) { return fake.lvt_automask; }
@@ -226,6 +332,108 @@ static void a_debugger_stop_merged_with_an_overflow_stops_and_the_counter_goes_o
     run_periods(2, 4);
     assert_int_equal(ring_count(2), 7);
     assert_int_equal(genuine, 0);
+    /* The stop's NMI merged with the overflow's, so nothing more is owed once time has passed: a genuine NMI
+     * now still panics. */
+    fake_inject_nmi();
+    assert_int_equal(last_owner, NMI_GENUINE);
+    assert_int_equal(genuine, 1);
+}
+
+/* After a coincidence that left an NMI owed, and that NMI taken: a genuine NMI at once, and one a period later,
+ * both panic (the owed NMI is taken once). */
+static void then_a_genuine_nmi_still_panics(unsigned cpu)
+{
+    assert_int_equal(genuine, 0);
+    assert_int_equal(histories[cpu].late, 1u);
+    fake_inject_nmi();
+    assert_int_equal(last_owner, NMI_GENUINE);
+    run_periods(cpu, 1);
+    fake_inject_nmi();
+    assert_int_equal(last_owner, NMI_GENUINE);
+    assert_int_equal(genuine, 2);
+}
+
+static void a_stop_raised_inside_a_counter_nmi_is_no_genuine_nmi_on(void)
+{
+    tick(1);
+    run_periods(1, 2);
+    /* Another CPU stops this one while its counter NMI runs: the request is taken in that NMI (the counter is
+     * asked first, then the debugger), and the stop's own NMI, latched meanwhile, finds nothing when it comes. */
+    stop_inside_counter_nmi = true;
+    run_periods(1, 1);
+    assert_false(stop_inside_counter_nmi);
+    assert_int_equal(stops, 1);
+    assert_int_equal(last_owner, NMI_KPROF);
+    assert_int_equal(ring_count(1), 3);
+    run_periods(1, 2);
+    assert_int_equal(ring_count(1), 5);
+    then_a_genuine_nmi_still_panics(1);
+}
+
+static void a_stop_raised_inside_a_counter_nmi_is_no_genuine_nmi(void **state)
+{
+    (void)state;
+    on_every_counting_model(a_stop_raised_inside_a_counter_nmi_is_no_genuine_nmi_on);
+}
+
+static void a_stop_nmi_between_an_overflow_and_its_pmi_is_no_genuine_nmi_on(void)
+{
+    tick(3);
+    run_periods(3, 2);
+    /* The counter overflows; its PMI has not reached the CPU when the debugger's stop NMI comes, and reaches it
+     * while the stop is handled. */
+    fake.hold_pmis = true;
+    run_periods(3, 1);
+    assert_true(fake.cpu[3].pmi_waiting);
+    fake_cpu_index = 3;
+    stop_request = pmi_inside_stop_nmi = true;
+    fake_inject_nmi();
+    assert_int_equal(stops, 1);
+    assert_false(pmi_inside_stop_nmi);
+    /* Where delivery masks the entry the stop NMI leaves the overflow to its PMI, which claims it; where it does
+     * not, the stop NMI claimed the overflow and the PMI's NMI is the owed one. Either way: one sample, no
+     * genuine NMI. */
+    assert_int_equal(last_owner, NMI_KPROF);
+    assert_int_equal(ring_count(3), 3);
+    assert_int_equal(histories[3].late, masks_on_delivery() ? 0u : 1u);
+    run_periods(3, 2);
+    assert_int_equal(ring_count(3), 5);
+    if (masks_on_delivery()) {
+        histories[3].late = 1; /* nothing was owed: the check below is the same */
+    }
+    then_a_genuine_nmi_still_panics(3);
+}
+
+static void a_stop_nmi_between_an_overflow_and_its_pmi_is_no_genuine_nmi(void **state)
+{
+    (void)state;
+    on_every_counting_model(a_stop_nmi_between_an_overflow_and_its_pmi_is_no_genuine_nmi_on);
+}
+
+static void a_selftest_nmi_sent_after_an_overflow_took_its_mark_is_no_genuine_nmi_on(void)
+{
+    tick(2);
+    run_periods(2, 2);
+    /* The self-test marks its first stage; the counter's NMI comes before the self-test sends its NMI, takes the
+     * mark (sending the second stage's NMI, latched) -- then the self-test's own NMI comes, a few instructions
+     * after the return, and finds nothing. */
+    fake_cpu_index = 2;
+    selftest_stage = SELFTEST_FIRST;
+    fake_advance(pmu_period_cycles()); /* the overflow: its NMI and the second stage's */
+    assert_int_equal(selftest_stage, SELFTEST_DONE);
+    assert_int_equal(ring_count(2), 3);
+    fake_inject_nmi(); /* the self-test's send, the same moment */
+    assert_int_equal(last_owner, NMI_KPROF);
+    fake_cycles += pmu_period_cycles();
+    run_periods(2, 1);
+    assert_int_equal(ring_count(2), 4);
+    then_a_genuine_nmi_still_panics(2);
+}
+
+static void a_selftest_nmi_sent_after_an_overflow_took_its_mark_is_no_genuine_nmi(void **state)
+{
+    (void)state;
+    on_every_counting_model(a_selftest_nmi_sent_after_an_overflow_took_its_mark_is_no_genuine_nmi_on);
 }
 
 static void a_debugger_stop_merged_with_an_overflow_stops_and_the_counter_goes_on(void **state)
@@ -273,9 +481,14 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_branch_of_the_decision),
         cmocka_unit_test(port61_names_what_it_reports),
+        cmocka_unit_test(an_owed_nmi_is_kprofs_once_and_only_when_it_comes_in_time),
         cmocka_unit_test_teardown(a_genuine_nmi_beside_an_overflow_on_its_way_is_genuine, teardown),
         cmocka_unit_test_teardown(a_debugger_stop_merged_with_an_overflow_stops_and_the_counter_goes_on, teardown),
         cmocka_unit_test_teardown(an_external_nmi_merged_with_an_overflow_is_left_to_the_tick, teardown),
+        cmocka_unit_test_teardown(a_stop_raised_inside_a_counter_nmi_is_no_genuine_nmi, teardown),
+        cmocka_unit_test_teardown(a_stop_nmi_between_an_overflow_and_its_pmi_is_no_genuine_nmi, teardown),
+        cmocka_unit_test_teardown(a_selftest_nmi_sent_after_an_overflow_took_its_mark_is_no_genuine_nmi,
+                                  teardown),
     };
     return cmocka_run_group_tests(tests, setup_group, NULL);
 }

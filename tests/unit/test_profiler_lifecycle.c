@@ -3,7 +3,8 @@
  * away during the stop (a descheduled vCPU, one parked by the debugger) takes the stop's request when it comes
  * back, and if its counter overflows first, that NMI disarms it and records nothing; a CPU whose first tick of
  * the run races the stop disarms before the tick returns, and samples nothing; a late overflow's NMI never shares a ring slot with
- * the tick's sample it interrupts; lscpu says which CPUs are armed now, and `monitor pmu` shows each disarmed. */
+ * the tick's sample it interrupts; a late overflow's NMI latched across the stop leaves the LVT entry masked; lscpu
+ * says which CPUs are armed now, and `monitor pmu` shows each disarmed. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -31,6 +32,8 @@ static bool counter_live_on(unsigned cpu)
     pmu_snapshot_this_cpu(&s);
     return s.counting && s.pmi_enabled && s.globally_enabled && !s.lvt_masked;
 }
+
+static const char *monitor_pmu(unsigned cpu);
 
 static void expect_disarmed(unsigned cpu)
 {
@@ -178,6 +181,37 @@ static void a_late_nmi_never_shares_a_ring_slot_with_a_tick_sample(void **state)
     }
 }
 
+/* Every CPU's last overflow raised its PMI just before the stop, and its NMI was latched (the CPU had NMIs
+ * blocked) across the disarm: each comes after the disarm, is claimed as the late overflow's, records nothing --
+ * and leaves the LVT entry masked, as the disarm did. */
+static void a_late_pmi_latched_across_the_stop_leaves_every_entry_masked(void **state)
+{
+    (void)state;
+    const struct model *m;
+    for (unsigned next = 0; (m = boot_next_counting_model(&next));) {
+        run_on_every_cpu();
+        fake.hold_nmis = true;
+        for (unsigned cpu = 0; cpu < FAKE_CPUS; cpu++) {
+            run_periods(cpu, 1);
+            assert_true(fake.cpu[cpu].nmi_pending);
+        }
+        stop_run();
+        profiler_release();
+        unsigned mine = fake.nmis_mine;
+        for (unsigned cpu = 0; cpu < FAKE_CPUS; cpu++) {
+            fake_cpu_index = cpu;
+            fake_release_nmis();
+            assert_false(fake.cpu[cpu].nmi_pending);
+            assert_int_equal(ring_count(cpu), 3);
+            expect_disarmed(cpu);
+        }
+        assert_int_equal(fake.nmis_mine, mine + FAKE_CPUS);
+        assert_int_equal(fake.nmis_genuine, 0);
+        for (unsigned cpu = 0; cpu < FAKE_CPUS; cpu++)
+            expect_in(monitor_pmu(cpu), ", masked\n");
+    }
+}
+
 /* ---- lscpu --------------------------------------------------------------------------------------------- */
 
 static char described[4096];
@@ -224,4 +258,5 @@ static void lscpu_says_which_cpus_are_armed_now(void **state)
 UNIT_MAIN_EACH(NULL, teardown, setup_group, NULL,
                a_cpu_away_during_the_stop_is_disarmed_before_it_samples,
                a_first_tick_racing_the_stop_leaves_nothing_armed,
-               a_late_nmi_never_shares_a_ring_slot_with_a_tick_sample, lscpu_says_which_cpus_are_armed_now)
+               a_late_nmi_never_shares_a_ring_slot_with_a_tick_sample,
+               a_late_pmi_latched_across_the_stop_leaves_every_entry_masked, lscpu_says_which_cpus_are_armed_now)
