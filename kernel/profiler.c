@@ -395,7 +395,14 @@ static __attribute__((noinline)) void tick_in_run(const struct context *ctx, uin
         held = held_since_due(c, now);
     uint32_t held_off_us;
     uint8_t flags = account_lateness(c, ctx, held, &held_off_us);
-    record_sample_at(ctx, run, cpu, flags, held_off_us, SAMPLER_TICK, tick_weight, now);
+    /* A tick let in by code re-enabling interrupts stands for every tick that coalesced while they were off --
+     * its own and one per whole period it was held -- so that code weighs the CPU time it took, not one tick. A
+     * tick late for another reason (a host that took the CPU away) weighs one: who ran meanwhile is unknown. */
+    uint64_t weight = tick_weight;
+    if (flags & PROFILE_REC_LET_IN)
+        weight *= 1 + (uint64_t)held / (uint64_t)tick_period_ns;
+    record_sample_at(ctx, run, cpu, flags, held_off_us, SAMPLER_TICK,
+                     weight > UINT32_MAX ? UINT32_MAX : (uint32_t)weight, now);
 }
 
 void profiler_tick(const struct context *ctx)

@@ -108,17 +108,19 @@ SPEC_LINES = [RX_WINDOW, RX_HEADER, RX_LABELS, RX_LEAF_SPEC, RX_LEAF_RAW, RX_CAL
               RX_ASLEEP, RX_NOTHING, RX_PER_CPU, RX_PER_CPU_MORE, RX_HELD_OFF, RX_LATE]
 
 
-def parse_labels(text, line, samples):
+def parse_labels(text, line, samples, weighted=False):
     """The shares of a `labels:` line, checked: hottest first, each percentage right for its count, no set
     twice, and the counts adding up to the header's sample count."""
     shares = [(m.group(1), int(m.group(2)), m.group(3)) for m in RX_LABEL_SHARE.finditer(line[len("labels: "):])]
     assert shares, "an empty labels line:\n%s" % text
     counts = [n for _, n, _ in shares]
-    assert counts == sorted(counts, reverse=True), "label sets not hottest first:\n%s" % text
+    hotness = [float(p) for p, _, _ in shares] if weighted else counts
+    assert hotness == sorted(hotness, reverse=True), "label sets not hottest first:\n%s" % text
     assert len({s for _, _, s in shares}) == len(shares), "a label set twice:\n%s" % text
     for percent, n, _ in shares:
         assert n > 0, "a label set with no samples:\n%s" % text
-        _check_percent(text, percent, n, samples)
+        if not weighted:  # let-in ticks weigh more than one: percentages are of weight
+            _check_percent(text, percent, n, samples)
     assert sum(counts) == samples, "label set counts add up to %d, the header says %d:\n%s" \
         % (sum(counts), samples, text)
     assert any(s != "(none)" for _, _, s in shares), "a labels line with no label set:\n%s" % text
@@ -184,7 +186,7 @@ def parse_report(text, ms, chains, pid=None, cpus=CPUS):
         r.late_elsewhere = True
         rest = rest[1:]
     if rest and RX_LABELS.fullmatch(rest[0]):
-        r.labels = parse_labels(text, rest[0], r.samples)
+        r.labels = parse_labels(text, rest[0], r.samples, weighted=bool(r.held_off))
         rest = rest[1:]
     if r.samples == 0:
         assert r.cpus == 0, "no samples but %d cpus contributed:\n%s" % (r.cpus, text)
@@ -215,7 +217,8 @@ def parse_report(text, ms, chains, pid=None, cpus=CPUS):
             c = Chain(m.group(1), int(m.group(2)), None, None, None, int(m.group(6), 16))
         c.mark = m.group(7)
         assert c.count > 0, "a chain with no samples:\n%s" % text
-        _check_percent(text, c.percent, c.count, r.samples)
+        if not r.held_off:  # a let-in tick weighs every tick it stood for: percentages are of weight, not count
+            _check_percent(text, c.percent, c.count, r.samples)
         i += 1
         while i < len(rest) and rest[i].startswith("        <- "):
             if not RX_CALLER_SPEC.match(rest[i]):
@@ -244,16 +247,18 @@ def parse_report(text, ms, chains, pid=None, cpus=CPUS):
     assert r.chains, "samples but no chains:\n%s" % text
     assert len(r.chains) <= chains, "%d chains shown, %d asked for:\n%s" % (len(r.chains), chains, text)
     counts = [c.count for c in r.chains]
-    assert counts == sorted(counts, reverse=True), "chains not hottest first:\n%s" % text
+    hotness = [float(c.percent) for c in r.chains] if r.held_off else counts  # weighted: by share, not count
+    assert hotness == sorted(hotness, reverse=True), "chains not hottest first:\n%s" % text
     shown = sum(counts)
     more_samples = 0
     if r.more:
         k, more_samples, percent = r.more
         assert k > 0 and more_samples >= k, "`... %d more chains, %d samples`:\n%s" % (k, more_samples, text)
         assert len(r.chains) == chains, "chains left out while fewer than asked for were shown:\n%s" % text
-        # every chain left out is no hotter than the coldest shown
-        assert more_samples <= k * counts[-1], "a chain left out is hotter than one shown:\n%s" % text
-        _check_percent(text, percent, more_samples, r.samples)
+        # every chain left out is no hotter than the coldest shown (by weight when weighted: not countable here)
+        assert r.held_off or more_samples <= k * counts[-1], "a chain left out is hotter than one shown:\n%s" % text
+        if not r.held_off:
+            _check_percent(text, percent, more_samples, r.samples)
         assert len(r.chains) + k <= CHAIN_TABLE, "more chains than the table holds:\n%s" % text
     if r.not_tracked:
         assert len(r.chains) + (r.more[0] if r.more else 0) == CHAIN_TABLE, \

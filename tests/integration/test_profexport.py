@@ -1,7 +1,8 @@
 """scripts/profexport on a real kprof (issue 7): raw samples from the console into a file, and from the UDP shell
 by profexport itself, turned into a pprof profile that `go tool pprof` reads -- burn's innermost function on
 top, its callers in -traces, the labels in -tags -- and into folded stacks that add up to the sample count; a
-raw file from another build is refused.
+raw file from another build is refused; ticks held off by interrupts-off code weigh the time they stood for, in
+the report, pprof and folded stacks alike.
 
 One kernel for the module (4 CPUs, the UDP shell forwarded from a free host port), with labelled burn tasks
 as the known load (burn_task -> burn_outer -> burn_middle -> burn_inner).
@@ -16,7 +17,7 @@ import pytest
 
 from kprof_pprof import go_pprof, pb2  # noqa: F401 -- pb2 is a fixture
 from kprof_net import wait_dhcp
-from kprof_qemu import ELF, TOP, Kprof, poll, unstarved
+from kprof_qemu import ELF, TOP, HostStarved, Kprof, poll, unstarved
 from kprof_report import burn_labelled
 
 sys.path.insert(0, os.path.join(TOP, "scripts"))
@@ -156,3 +157,67 @@ def test_udp_profile_by_profexport_itself(kernel_udp, pb2, tmp_path):
     assert re.search(r"(?m)^ host: Total \S+\n\s+\S+ \(\s*100%%\): %s$" % re.escape(spec), tags), tags
     rows = [l.split() for l in go_pprof(out, "-top").splitlines() if re.match(r"\s+\d", l)]
     assert rows[0][-1] == "burn_inner", rows
+
+
+def test_held_off_ticks_weigh_the_time_they_stood_for_in_the_report_pprof_and_folded(kernel_udp, tmp_path):
+    """`burn 3000 2 irqsoff` owns two of the four CPUs, interrupts off for most of every 20 ms slice, so its tick
+    comes once a slice, let in at irq_restore: each such sample weighs every tick it stood for. The burn is then
+    45-55% of `profile 2000 all` in the console's report, with its let-in mark, and of the same kind of window
+    exported raw, as pprof (go tool pprof's share of the focused nodes) and as folded stacks (their counts are
+    nominal periods). A host that took the idle CPUs away shrinks their weight (a tick late elsewhere weighs one
+    period: who ran meanwhile is unknown): such an attempt is retried under the starved-QEMU rule."""
+    from kprof_report import parse_report, wait_no_burn
+
+    def idle_cpus_starved(r):
+        idle = [n for cpu, (n, _) in r.per_cpu.items() if cpu not in r.held_off]
+        return any(n < 0.85 * r.window / 10 for n in idle)
+
+    def burn_window(line):
+        wait_no_burn(kernel_udp)
+        out = kernel_udp.cmd("burn 3000 2 irqsoff")
+        assert re.fullmatch(r"burn: started 2 tasks for 3000 ms with interrupts off \(pids \d+ \d+\)", out), out
+        return kernel_udp.cmd(line, timeout=60)
+
+    def report():
+        r = parse_report(burn_window("profile 2000 all 12"), 2000, 12)
+        burn = [c for c in r.chains if "burn_irqsoff_slice" in c.caller_names()]
+        share = sum(float(c.percent) for c in burn)
+        assert any("let in after" in (c.mark or "") for c in burn), r.text
+        if not 45 <= share <= 55 and idle_cpus_starved(r):
+            raise HostStarved("burn %.1f%% with the idle CPUs short of ticks:\n%s" % (share, r.text))
+        assert 45 <= share <= 55, "burn chains %.1f%% of the weight, want 45-55:\n%s" % (share, r.text)
+        return share
+
+    def exports():
+        text = burn_window("profile 2000 all raw") + "\n"
+        path = str(tmp_path / "irqsoff.raw")
+        with open(path, "w") as f:
+            f.write(text)
+        raw = kp.parse_raw(text, origin=path)
+        folded = profexport("--folded", path)
+        assert folded.returncode == 0, folded.stderr
+        counts = folded_counts(folded.stdout.decode())
+        burn = sum(n for stack, n in counts.items() if "burn_irqsoff_slice" in stack.split(";"))
+        assert any("burn_irqsoff_slice" in s and "[let in after" in s for s in counts), counts
+        assert sum(counts.values()) > len(raw.samples), "no sample weighed more than one period: %s" % counts
+        folded_share = 100.0 * burn / sum(counts.values())
+        out = str(tmp_path / "irqsoff.pb.gz")
+        r = profexport("-o", out, path)
+        assert r.returncode == 0, r.stderr
+        top = go_pprof(out, "-top", "-focus=burn_irqsoff_slice", "-nodefraction=0")
+        m = re.search(r"Showing nodes accounting for \S+, ([\d.]+)% of \S+ total", top)
+        assert m, top
+        pprof_share = float(m.group(1))
+        shares = "folded %.1f%%, pprof %.1f%%" % (folded_share, pprof_share)
+        print("burn irqsoff in the exports: %s" % shares)
+        in_range = all(45 <= s <= 55 for s in (folded_share, pprof_share))
+        per_cpu = {}
+        for s in raw.samples:
+            per_cpu[s.cpu] = per_cpu.get(s.cpu, 0) + 1
+        if not in_range and any(n < 0.85 * raw.window_ms / 10 for cpu, n in per_cpu.items() if n > 150):
+            raise HostStarved("%s with the idle CPUs short of ticks: %s samples" % (shares, per_cpu))
+        assert in_range, "%s, want 45-55 each" % shares
+        return shares
+
+    print("burn irqsoff in the report: %.1f%%" % unstarved(kernel_udp, report, "profile 2000 all under irqsoff"))
+    unstarved(kernel_udp, exports, "profile 2000 all raw under irqsoff")
