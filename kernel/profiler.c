@@ -7,7 +7,7 @@
  * and profiler_release stay here beside it because they write the statics it reads (the active word, the
  * rings, the began/let_go stop handshake); only a session (kernel/profiler/session.c) calls them. The ring is
  * inline in kernel/profiler_ring.h; the drain and the drop count are kernel/profiler/run.c, the boot options
- * kernel/profiler/options.c.
+ * kernel/profiler/options.c, a tick's lateness and weight kernel/profiler/tick_lateness.c.
  *
  * The handshake with the counter, all on each CPU's own tick: on the first tick of a run a CPU arms its
  * counter (or, if that faults, stays on the tick); while armed its tick does not sample, but checks that
@@ -19,6 +19,7 @@
  * finds the run over, and records nothing for it. Every disarm is on the CPU that owns the counter.
  * What a tick costs is kernel/profiler.h's to say. */
 #include "kernel/profiler.h"
+#include "kernel/profiler/tick_lateness.h"
 #include "kernel/profiler/wall.h"
 
 #include "hal/pmu.h"
@@ -305,45 +306,6 @@ static bool watch_counter(struct profiler_cpu_run *c)
     return false;
 }
 
-/* A sampling tick taken at now: how long after the tick it stands for was due -- its own delay, plus whole
- * periods missed since the previous tick (ticks coalesce while held off). The LAPIC timer is periodic, so
- * the tick after one due at last_due_ns is due a period later; now is the sample's own clock reading, so this
- * costs no read of the timer. A tick that comes earlier than that, or under an eighth of a period late, is
- * taken as due now: the schedule follows the timer, and the timer's and the clock's calibrations (both against
- * the PIT) cannot drift apart by more than a tick's rounding before the next punctual tick catches them up. */
-static int64_t held_since_due(struct profiler_cpu_run *c, int64_t now)
-{
-    int64_t held = now - (c->last_due_ns + tick_period_ns);
-    if (held < tick_period_ns / 8) {
-        c->last_due_ns = now;
-        return held > 0 ? held : 0;
-    }
-    c->last_due_ns = now - held % tick_period_ns; /* the latest tick due by now is the one taken */
-    return held;
-}
-
-/* A tick that samples: how late is it, and was it let in by code re-enabling interrupts? Returns the record's
- * flags and, for a let-in tick, how long it was held off. */
-static uint8_t account_lateness(struct profiler_cpu_run *c, const struct context *ctx, int64_t held_ns,
-                                uint32_t *held_off_us)
-{
-    *held_off_us = 0;
-    if (held_ns <= tick_period_ns / 2)
-        return 0;
-    c->late_ticks++;
-    uintptr_t pc = context_pc(ctx);
-    if (pc >= kernel_text.lo + 2 && pc < kernel_text.hi && irq_enable_before(pc)) {
-        c->let_in_ticks++;
-        c->held_off_ns += (uint64_t)held_ns;
-        c->let_in_pc = pc;
-        uint64_t us = (uint64_t)held_ns / 1000;
-        *held_off_us = us > UINT32_MAX ? UINT32_MAX : (uint32_t)us;
-        return PROFILE_REC_LET_IN;
-    }
-    c->late_elsewhere_ns += (uint64_t)held_ns;
-    return 0;
-}
-
 static __attribute__((noinline)) void tick_in_run(const struct context *ctx, uint32_t word)
 {
     unsigned cpu = cpu_index();
@@ -388,21 +350,9 @@ static __attribute__((noinline)) void tick_in_run(const struct context *ctx, uin
         starts_schedule = true;
     }
     int64_t now = time_ns(); /* the sample's time, and the measure of its lateness */
-    int64_t held = 0;
-    if (starts_schedule)
-        c->last_due_ns = now;
-    else
-        held = held_since_due(c, now);
-    uint32_t held_off_us;
-    uint8_t flags = account_lateness(c, ctx, held, &held_off_us);
-    /* A tick let in by code re-enabling interrupts stands for every tick that coalesced while they were off --
-     * its own and one per whole period it was held -- so that code weighs the CPU time it took, not one tick. A
-     * tick late for another reason (a host that took the CPU away) weighs one: who ran meanwhile is unknown. */
-    uint64_t weight = tick_weight;
-    if (flags & PROFILE_REC_LET_IN)
-        weight *= 1 + (uint64_t)held / (uint64_t)tick_period_ns;
-    record_sample_at(ctx, run, cpu, flags, held_off_us, SAMPLER_TICK,
-                     weight > UINT32_MAX ? UINT32_MAX : (uint32_t)weight, now);
+    const struct tick_schedule schedule = { tick_period_ns, tick_weight, &kernel_text };
+    struct tick_lateness late = tick_lateness(c, ctx, now, starts_schedule, &schedule);
+    record_sample_at(ctx, run, cpu, late.flags, late.held_off_us, SAMPLER_TICK, late.weight, now);
 }
 
 void profiler_tick(const struct context *ctx)

@@ -9,7 +9,7 @@ BENCH_NAMES := sample_cost pmu_nmi_cost wall_cost
 bench_sample_cost_SRCS := $(PROFILER_SRCS) kernel/stacktrace.c kernel/profiler/pprof_fold.c \
                           kernel/profiler/pprof_encode.c kernel/profiler/pprof_builder.c kernel/profiler/pb_writer.c kernel/profiler/stream_codec.c \
                           kernel/profiler/stream_packer.c \
-                          kernel/profiler/capture.c $(PMU_SRCS)
+                          kernel/profiler/capture.c $(PMU_SRCS) tests/bench/bench_image.c
 
 # The PMU's NMI claim on the fake Intel v2 and AMD Zen 2 CPUs.
 bench_pmu_nmi_cost_SRCS := $(PMU_SRCS)
@@ -18,6 +18,6 @@ bench_pmu_nmi_cost_SRCS := $(PMU_SRCS)
 # doing, the real walk and the real scheduler (kernel/task.c: its tasks, its list, their chains, the switch, each
 # wait counted in the block table) in the fake kernel's place, over the fake CPU (the PMU layer less the fake
 # kernel, which kernel/task.c replaces).
-bench_wall_cost_SRCS := kernel/profiler.c kernel/profiler/wall.c kernel/profiler/options.c kernel/labels.c \
+bench_wall_cost_SRCS := kernel/profiler.c kernel/profiler/tick_lateness.c kernel/profiler/wall.c kernel/profiler/options.c kernel/labels.c \
                         kernel/stacktrace.c kernel/task.c kernel/profiler/block_sites.c kernel/log.c \
-                        $(filter-out $(FAKE_KERNEL_SRCS),$(PMU_SRCS))
+                        $(filter-out $(FAKE_KERNEL_SRCS),$(PMU_SRCS)) tests/bench/bench_image.c

@@ -40,6 +40,7 @@
 #include "kernel/profiler/capture.h"
 #include "kernel/symbols.h"
 #include "kernel/task.h"
+#include "tests/bench/bench_image.h"
 
 static void fail(const char *what)
 {
@@ -82,18 +83,7 @@ static struct symtab tab;
 
 static void build_symbols(void)
 {
-    size_t at = 0;
-    for (unsigned i = 0; i < NSYMS; i++) {
-        unsigned char *fn = &text[i * SYM_BYTES];
-        memset(fn, 0x90, SYM_BYTES);
-        fn[0] = 0x55;
-        fn[1] = 0x48, fn[2] = 0x89, fn[3] = 0xe5;
-        fn[SYM_BYTES - 1] = 0xc3;
-        syms[i].addr = (uintptr_t)fn;
-        syms[i].size = SYM_BYTES;
-        syms[i].name_offset = (uint32_t)at;
-        at += (size_t)sprintf(&names[at], "f%u", i) + 1;
-    }
+    bench_image_fill(text, syms, names, NSYMS, SYM_BYTES);
     tab = (struct symtab){ syms, NSYMS, names, (uintptr_t)text, (uintptr_t)text + sizeof text };
 }
 

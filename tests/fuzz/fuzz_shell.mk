@@ -2,7 +2,7 @@
 fuzz_shell_SRCS := kernel/shell/shell.c kernel/shell/command_table.c kernel/shell/lineedit.c \
                    kernel/shell/cmd_label.c kernel/shell/cmd_profile.c kernel/profiler/capture.c \
                    kernel/profiler/args.c kernel/shell/cmd_system.c kernel/shell/cmd_netload.c \
-                   kernel/shell/cmd_burn.c kernel/profiler.c kernel/profiler/wall.c kernel/profiler/options.c kernel/profiler/run.c kernel/profiler/fold.c \
+                   kernel/shell/cmd_burn.c kernel/profiler.c kernel/profiler/tick_lateness.c kernel/profiler/wall.c kernel/profiler/options.c kernel/profiler/run.c kernel/profiler/fold.c \
                    kernel/profiler/report.c kernel/profiler/raw.c kernel/profiler/fields.c kernel/heap.c \
                    $(CMD_TASKS_SRCS) kernel/net/netload_proto.c $(PMU_SRCS) kernel/udpsh/wire.c \
                    kernel/shell/cmd_profile_stream.c kernel/profiler/stream_task.c kernel/profiler/stream_codec.c \

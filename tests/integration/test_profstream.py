@@ -82,16 +82,17 @@ def label_all(k, pids, phase):
 
 
 def raw_profile(path):
-    """(samples, {phase: samples}, comments) from `go tool pprof -raw`."""
+    """(samples, {phase: samples}, comments, nanoseconds the samples weigh) from `go tool pprof -raw`."""
     text = go_pprof(path, "-raw")
     comments = re.findall(r"(?m)^Comment: (.*)$", text)
     body = text.split("Samples:", 1)[1].split("Locations", 1)[0]
-    total, phases = 0, collections.Counter()
-    for m in re.finditer(r"(?m)^\s+(\d+)\s+\d+: [\d ]+\n((?:\s+\w+:\[.*\]\n)*)", body):
+    total, weight_ns, phases = 0, 0, collections.Counter()
+    for m in re.finditer(r"(?m)^\s+(\d+)\s+(\d+): [\d ]+\n((?:\s+\w+:\[.*\]\n)*)", body):
         total += int(m.group(1))
-        phase = re.search(r"\bphase:\[(\d+)\]", m.group(2))
+        weight_ns += int(m.group(2))
+        phase = re.search(r"\bphase:\[(\d+)\]", m.group(3))
         phases[int(phase.group(1)) if phase else None] += int(m.group(1))
-    return total, phases, comments
+    return total, phases, comments, weight_ns
 
 
 @pytest.mark.scaled
@@ -178,7 +179,7 @@ def test_a_stream_cut_into_three_pprof_files(kernel, tmp_path):
     counts = []
     for i, name in enumerate(pbs):
         path = os.path.join(outdir, name)
-        total, phases, comments = raw_profile(path)
+        total, phases, comments, weight_ns = raw_profile(path)
         counts.append(total)
         assert PER_INTERVAL // 20 <= total <= PER_INTERVAL * 1.01, "interval %d: %d samples" % (i + 1, total)
         assert total >= 0.5 * produced / len(pbs), "interval %d: %d of the run's %d samples" % (i + 1, total,
@@ -189,8 +190,9 @@ def test_a_stream_cut_into_three_pprof_files(kernel, tmp_path):
         assert cm, comments
         start, end = int(cm.group(1)), int(cm.group(2))
         print("interval %d: %d samples, by phase %s" % (i + 1, total, dict(phases)))
+        # folded counts are periods: a tick let in after interrupts-off code weighs every tick it stood for
         with open(path[:-len(".pb.gz")] + ".folded") as f:
-            assert sum(int(line.rsplit(" ", 1)[1]) for line in f) == total
+            assert sum(int(line.rsplit(" ", 1)[1]) for line in f) == weight_ns // 1000000 >= total
         rows = [l.split() for l in go_pprof(path, "-top").splitlines() if re.match(r"\s+\d", l)]
         assert rows[0][-1] == "burn_inner", "interval %d: %s on top" % (i + 1, rows[0])
 
@@ -235,7 +237,7 @@ def test_ctrl_c_stops_the_kernels_stream_and_keeps_the_partial_interval(kernel, 
     assert re.search(r"last run %s .*produced %s, ended: stopped" % (m.group(1), m.group(2)), status), status
     pbs = sorted(n for n in os.listdir(outdir) if n.endswith(".pb.gz"))
     assert len(pbs) >= 2, err
-    total, _, comments = raw_profile(os.path.join(outdir, pbs[-1]))
+    total, _, comments, _ = raw_profile(os.path.join(outdir, pbs[-1]))
     partial = int(re.search(r"duration_ns=(\d+)", comments[0]).group(1))
     assert 0 < partial < 2000000000, "the last interval is the partial one: %s" % comments[0]
     assert sum(raw_profile(os.path.join(outdir, n))[0] for n in pbs) == int(m.group(3))

@@ -310,11 +310,6 @@ bool fake_inject_nmi(void)
     return fake.nmis_mine + fake.nmis_genuine != before && fake.last_nmi_mine;
 }
 
-uint64_t fake_nmi_at(void)
-{
-    return here()->boundary;
-}
-
 void fake_release_nmis(void)
 {
     fake.hold_nmis = false;

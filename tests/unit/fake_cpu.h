@@ -13,6 +13,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "fake_hal.h"
+
 #define FAKE_CPUS 4
 #define FAKE_LOG_MAX 4096
 #define FAKE_CPUID_MAX 48
@@ -162,7 +164,7 @@ void fake_run(uint64_t cycles);
 bool fake_inject_nmi(void);
 /* The instruction the NMI being handled on the current CPU interrupted, as a count of boundaries: two NMIs
  * back to back (the second latched while the first was handled) see the same, any later NMI a higher one. */
-uint64_t fake_nmi_at(void);
+static inline uint64_t fake_nmi_at(void) { return fake.cpu[fake_cpu_index % FAKE_CPUS].boundary; }
 /* Delivers the NMIs latched while fake.hold_nmis was set, on the current CPU. */
 void fake_release_nmis(void);
 /* Lets the PMI held by fake.hold_pmis through the LVT entry (masking it, where the model does), on the current

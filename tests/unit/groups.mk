@@ -14,7 +14,7 @@ PMU_SRCS := arch/x86_64/pmu.c arch/x86_64/pmu_report.c arch/x86_64/pmu_intel.c a
 
 # The profiler: the sample path and run control, the fold and its report, raw lines and their fields, label
 # sets and the symbol table.
-PROFILER_SRCS := kernel/profiler.c kernel/profiler/wall.c kernel/profiler/options.c kernel/profiler/run.c kernel/profiler/fold.c kernel/profiler/report.c \
+PROFILER_SRCS := kernel/profiler.c kernel/profiler/tick_lateness.c kernel/profiler/wall.c kernel/profiler/options.c kernel/profiler/run.c kernel/profiler/fold.c kernel/profiler/report.c \
                  kernel/profiler/raw.c kernel/profiler/fields.c kernel/labels.c kernel/symbols.c
 
 # The gdb stub's protocol engine over the fake target (fake_target.c: the machine it reads and stops).

@@ -1,6 +1,6 @@
-/* tests/unit/test_format.c: kernel/lib/format.c (format_v, ksnprintf) and kernel/lib/sink.c (sink_printf, sink_puts,
- * buffer_sink) against exact expected strings, and against the host printf over a grid of flags, widths,
- * precisions and values where C defines the answer. */
+/* tests/unit/test_format.c: kernel/lib/format.c (format_v, ksnprintf) and kernel/lib/sink.c's sink_printf and
+ * sink_puts (the buffer sink's tests are tests/unit/test_sink.c's) against exact expected strings, and against the
+ * host printf over a grid of flags, widths, precisions and values where C defines the answer. */
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -548,56 +548,10 @@ static void test_sink_puts(void **state)
     free(rs);
 }
 
-static void test_buffer_sink_appends_and_counts_truncation(void **state)
-{
-    (void)state;
-    char buf[8];
-    memset(buf, 'X', sizeof buf);
-    struct buffer_sink bs;
-    buffer_sink_init(&bs, buf, sizeof buf);
-    assert_string_equal(buf, "");
-    assert_int_equal(bs.len, 0);
-    assert_int_equal(bs.truncated, 0);
-
-    sink_puts(&bs.sink, "abc");
-    assert_string_equal(buf, "abc");
-    sink_printf(&bs.sink, "%d", 12);
-    assert_string_equal(buf, "abc12");
-    assert_int_equal(bs.len, 5);
-    assert_int_equal(bs.truncated, 0);
-
-    sink_puts(&bs.sink, "wxyz");
-    assert_string_equal(buf, "abc12wx");
-    assert_int_equal(bs.len, 7);
-    assert_int_equal(bs.truncated, 2);
-
-    sink_printf(&bs.sink, "%s", "more");
-    assert_string_equal(buf, "abc12wx");
-    assert_int_equal(bs.len, 7);
-    assert_int_equal(bs.truncated, 6);
-}
-
-static void test_buffer_sink_tiny_capacities(void **state)
-{
-    (void)state;
-    struct buffer_sink bs;
-    buffer_sink_init(&bs, NULL, 0);
-    sink_puts(&bs.sink, "abc");
-    assert_int_equal(bs.len, 0);
-    assert_int_equal(bs.truncated, 3);
-
-    char one[1] = { 'X' };
-    buffer_sink_init(&bs, one, 1);
-    sink_printf(&bs.sink, "%d", 1234);
-    assert_int_equal(one[0], '\0');
-    assert_int_equal(bs.len, 0);
-    assert_int_equal(bs.truncated, 4);
-}
-
 UNIT_MAIN(NULL, NULL,
           test_plain_text, test_signed_decimal, test_unsigned_and_bases, test_width_and_flags, test_integer_precision,
           test_star_width_and_precision, test_length_modifiers, test_characters, test_strings, test_pointers,
           test_unknown_conversions_printed_as_written, test_never_reads_past_the_end, test_snprintf_truncation,
           test_format_v_streams_everything, test_matches_libc_grid, test_matches_libc_misc,
           test_sink_printf_short_output_is_one_write, test_sink_printf_long_output_is_never_truncated, test_ipv4_text,
-          test_sink_puts, test_buffer_sink_appends_and_counts_truncation, test_buffer_sink_tiny_capacities)
+          test_sink_puts)

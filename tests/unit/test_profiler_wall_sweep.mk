@@ -1,1 +1,1 @@
-test_profiler_wall_sweep_SRCS := kernel/labels.c kernel/profiler.c kernel/profiler/wall.c kernel/profiler/options.c kernel/stacktrace.c $(PMU_SRCS)
+test_profiler_wall_sweep_SRCS := kernel/labels.c kernel/profiler.c kernel/profiler/tick_lateness.c kernel/profiler/wall.c kernel/profiler/options.c kernel/stacktrace.c $(PMU_SRCS)

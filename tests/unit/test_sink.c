@@ -1,5 +1,6 @@
-/* tests/unit/test_sink.c: kernel/lib/sink.c's line_sink -- a line printed in pieces reaches the target in one
- * write, several lines in one write arrive one write each, a line longer than the buffer goes on in full
+/* tests/unit/test_sink.c: kernel/lib/sink.c's buffer sink (appends, counts what did not fit, at any capacity) and
+ * its line_sink -- a line printed in pieces reaches the target in one write, several lines in one write arrive
+ * one write each, a line longer than the buffer goes on in full
  * pieces, and flush hands on an unfinished line (and nothing when there is none). The target records every
  * write it is given, separately, so a line split across two writes shows. */
 #include <setjmp.h>
@@ -107,7 +108,54 @@ static void test_line_exactly_the_buffer_is_one_write(void **state)
     assert_int_equal(target.writes, 1);
 }
 
+static void test_buffer_sink_appends_and_counts_truncation(void **state)
+{
+    (void)state;
+    char buf[8];
+    memset(buf, 'X', sizeof buf);
+    struct buffer_sink bs;
+    buffer_sink_init(&bs, buf, sizeof buf);
+    assert_string_equal(buf, "");
+    assert_int_equal(bs.len, 0);
+    assert_int_equal(bs.truncated, 0);
+
+    sink_puts(&bs.sink, "abc");
+    assert_string_equal(buf, "abc");
+    sink_printf(&bs.sink, "%d", 12);
+    assert_string_equal(buf, "abc12");
+    assert_int_equal(bs.len, 5);
+    assert_int_equal(bs.truncated, 0);
+
+    sink_puts(&bs.sink, "wxyz");
+    assert_string_equal(buf, "abc12wx");
+    assert_int_equal(bs.len, 7);
+    assert_int_equal(bs.truncated, 2);
+
+    sink_printf(&bs.sink, "%s", "more");
+    assert_string_equal(buf, "abc12wx");
+    assert_int_equal(bs.len, 7);
+    assert_int_equal(bs.truncated, 6);
+}
+
+static void test_buffer_sink_tiny_capacities(void **state)
+{
+    (void)state;
+    struct buffer_sink bs;
+    buffer_sink_init(&bs, NULL, 0);
+    sink_puts(&bs.sink, "abc");
+    assert_int_equal(bs.len, 0);
+    assert_int_equal(bs.truncated, 3);
+
+    char one[1] = { 'X' };
+    buffer_sink_init(&bs, one, 1);
+    sink_printf(&bs.sink, "%d", 1234);
+    assert_int_equal(one[0], '\0');
+    assert_int_equal(bs.len, 0);
+    assert_int_equal(bs.truncated, 4);
+}
+
 UNIT_MAIN_EACH(setup, NULL, NULL, NULL,
                test_line_in_pieces_is_one_write, test_lines_in_one_write_are_one_write_each,
                test_flush_with_nothing_held_writes_nothing, test_long_line_goes_on_in_full_pieces,
-               test_line_exactly_the_buffer_is_one_write)
+               test_line_exactly_the_buffer_is_one_write, test_buffer_sink_appends_and_counts_truncation,
+               test_buffer_sink_tiny_capacities)
