@@ -28,6 +28,7 @@ from kprof_gdb import Gdb, assert_running, mark, run_gdb, threads
 # counts for the first test that uses it, a test named alone needs a fresh one:
 # test_attach_stops_every_cpu_shows_4_threads_and_a_symbolised_backtrace 1, test_breakpoint_every_cpu_hits_at_once
 # 1, test_breakpoint_on_cmd_uptime_is_hit_from_the_console_and_stepped 1, test_ctrl_c_stops_a_running_kernel 1,
+# test_ctrl_c_50_times_during_profiles_of_a_burn_never_panics 1,
 # test_gdb_killed_mid_session_leaves_the_kernel_waiting_for_the_next 1,
 # test_gdb_panic_stops_in_the_debugger_with_every_cpu 1, test_gdb_wait_stops_boot_until_gdb_continues 1,
 # test_hardware_breakpoint_and_stepping_another_cpu 1,
@@ -35,7 +36,7 @@ from kprof_gdb import Gdb, assert_running, mark, run_gdb, threads
 # test_monitor_rdmsr_wrmsr_and_pmu_answer_and_faults_are_errors 1,
 # test_unmapped_and_noncanonical_memory_and_breakpoints_are_errors 1,
 # test_watchpoints_stop_after_the_access_and_refuse_the_debuggers_data 1.
-BOOTS = 12
+BOOTS = 13
 
 class Wire:
     """A raw TCP connection to COM2, for bytes gdb would never send."""
@@ -146,6 +147,58 @@ def test_ctrl_c_stops_a_running_kernel(kprof_factory):
     assert re.search(r"Thread \d+ received signal SIGINT, Interrupt\.", text), text
     assert len(threads(text)) == 4, text
     assert_running(k)
+
+
+def test_ctrl_c_50_times_during_profiles_of_a_burn_never_panics(kprof_factory):
+    """Issue 37 on the tick path: gdb's interrupt -- the 0x03 byte gdb sends on Ctrl-C -- 50 times in a row,
+    at seeded moments, while `profile 2000` runs on the console (again as each ends) over `burn` on every CPU:
+    each answered by a stop reply with every CPU stopped and its threads listed, each `c` resuming them; no
+    panic, every report that came out whole, and the shell answering after. The stop is an NMI to each CPU,
+    landing anywhere in the tick's sample path; the counter's share of the coincidences is the fake CPU's
+    (tests/unit/test_nmi_owner.c)."""
+    import random
+    from kprof_qemu import KprofTimeout
+    from kprof_report import parse_report
+    k = kprof_factory(gdb=True)
+    assert k.cmd("burn 60000 4").startswith("burn: started 4 tasks"), "burn did not start"
+    report = re.compile(r"(profiled \d+ ms\n(?:.*\n)*?)> ")
+    reports = []
+
+    def take_report(timeout):
+        try:
+            m = k.expect(report, timeout=timeout)
+        except KprofTimeout:
+            return False
+        reports.append(parse_report(m.group(1).rstrip("\n"), 2000, 8))
+        return True
+
+    w = Wire(k)
+    rng = random.Random(37)
+    # attach as gdb does (a packet stops every CPU), and continue: an interrupt is answered while a `c` runs
+    assert re.match(rb"[ST][0-9a-f]{2}", w.request("?")), "no stop reply to ?"
+    w.send(packet("c"))
+    w.expect(rb"\+", timeout=15)
+    k.send("profile 2000\r")
+    for _ in range(50):
+        k.quiet_for(rng.uniform(0.02, 0.3))  # the machine runs; the console's output is read meanwhile
+        w.send(b"\x03")
+        m = w.expect(rb"\$([ST]02[^#]*)#([0-9a-f]{2})", timeout=30)
+        assert checksum(m.group(1)) == m.group(2).decode(), m.group(0)
+        w.send(b"+")
+        assert w.request("qfThreadInfo").startswith(b"m"), "no thread list while stopped"
+        w.send(packet("c"))
+        w.expect(rb"\+", timeout=15)
+        if take_report(0.01):
+            k.send("profile 2000\r")
+    w.send(b"\x03")
+    w.expect(rb"\$[ST]02[^#]*#[0-9a-f]{2}", timeout=30)
+    w.send(b"+")
+    assert w.request("D") == b"OK"
+    w.close()
+    assert take_report(60), "the last profile's report did not come"
+    assert "panic" not in k.log, k.log[-3000:]
+    assert k.cmd("uptime").startswith("up ")
+    print("50 stops over %d profiles, each report whole" % len(reports))
 
 
 def test_hardware_breakpoint_and_stepping_another_cpu(kprof_factory):
