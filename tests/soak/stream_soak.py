@@ -18,7 +18,7 @@ every burn sample's span current when taken, every work sample's span one its ow
 and the heap back to their baselines.
 
 `make soak` runs each leg for 600 s (SOAK_STREAM_SECONDS, SOAK_WALL_SECONDS), `make soak-short` (part of `make
-test`) for 20 and 15 s. It prints its figures and exits non-zero on any failure."""
+test`) for 15 and 10 s. It prints its figures and exits non-zero on any failure."""
 
 import os
 import random
