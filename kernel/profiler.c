@@ -350,8 +350,14 @@ static __attribute__((noinline)) void tick_in_run(const struct context *ctx, uin
         starts_schedule = true;
     }
     int64_t now = time_ns(); /* the sample's time, and the measure of its lateness */
-    const struct tick_schedule schedule = { tick_period_ns, tick_weight, &kernel_text };
-    struct tick_lateness late = tick_lateness(c, ctx, now, starts_schedule, &schedule);
+    int64_t held = 0;
+    if (starts_schedule)
+        c->last_due_ns = now;
+    else
+        held = tick_held_since_due(c, now, tick_period_ns);
+    struct tick_lateness late = { 0, 0, tick_weight };
+    if (held > tick_period_ns / 2)
+        late = tick_late(c, ctx, held, &(const struct tick_schedule){ tick_period_ns, tick_weight, &kernel_text });
     record_sample_at(ctx, run, cpu, late.flags, late.held_off_us, SAMPLER_TICK, late.weight, now);
 }
 

@@ -26,9 +26,27 @@ struct tick_lateness {
     uint32_t weight;      /* the sample's period: the ticks it stands for, in the run's unit */
 };
 
-/* The tick taken at now on the CPU whose account is c, interrupting ctx: its lateness against c's schedule
- * (c->last_due_ns; a tick that starts the schedule is due now), accounted in c. */
-struct tick_lateness tick_lateness(struct profiler_cpu_run *c, const struct context *ctx, int64_t now,
-                                   bool starts_schedule, const struct tick_schedule *s);
+/* A sampling tick taken at now on the CPU whose account is c: how long after the tick it stands for was due --
+ * its own delay, plus whole periods missed since the previous tick (ticks coalesce while held off). Inline: every
+ * sampling tick asks. The LAPIC timer is periodic, so the tick after one due at last_due_ns is due a period
+ * later; now is the sample's own clock reading, so this costs no read of the timer. A tick that comes earlier
+ * than that, or under an eighth of a period late, is taken as due now: the schedule follows the timer, and the
+ * timer's and the clock's calibrations (both against the PIT) cannot drift apart by more than a tick's rounding
+ * before the next punctual tick catches them up. */
+static inline int64_t tick_held_since_due(struct profiler_cpu_run *c, int64_t now, int64_t period)
+{
+    int64_t held = now - (c->last_due_ns + period);
+    if (held < period / 8) {
+        c->last_due_ns = now;
+        return held > 0 ? held : 0;
+    }
+    c->last_due_ns = now - held % period; /* the latest tick due by now is the one taken */
+    return held;
+}
+
+/* A tick more than half a period late (tick_held_since_due), interrupting ctx: held off by interrupts-off code or
+ * the CPU taken away, accounted in c; what its sample carries. */
+struct tick_lateness tick_late(struct profiler_cpu_run *c, const struct context *ctx, int64_t held,
+                               const struct tick_schedule *s);
 
 #endif
