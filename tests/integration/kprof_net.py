@@ -102,7 +102,9 @@ def wait_dhcp(k, timeout=30):
     """Waits for the DHCP address by reading the console for the kernel's log line, running no command
     meanwhile: a `net` polled while DHCP runs could have that line land in the middle of its output. Then one
     `net` confirms the address."""
-    seen = DHCP_LOGGED.search(k.boot_log or "") or any(DHCP_LOGGED.search(u) for u in k.unsolicited)
+    # in the boot log, between `ready:` and the first prompt, or since
+    seen = DHCP_LOGGED.search(getattr(k, "boot_log_and_after", k.boot_log or "")) or \
+        any(DHCP_LOGGED.search(u) for u in k.unsolicited)
     if not seen:
         m = k.expect(DHCP_LOGGED, timeout, what="the log line of the DHCP address %s/24" % DHCP_ADDRESS)
         k.unsolicited.append(m.before + m.group(0))  # printed while no command ran, as cmd() would keep it

@@ -220,6 +220,7 @@ class Kprof:
         self.cpus = None          # the CPU count the ready line gives
         self.boot_log = None      # everything before the ready line
         self.unsolicited = []     # output that arrived while no command was running
+        self.before_prompt = ""   # logged after `ready:`, before the first prompt
         self._raw = []            # the serial stream as read, for the log
         self._buf = ""            # read, carriage returns removed, not yet consumed by a wait
         self._eof = False
@@ -304,8 +305,16 @@ class Kprof:
         self.ready_line = m.group(0).strip()
         c = re.search(r"\b(\d+) cpus?\b", self.ready_line)
         self.cpus = int(c.group(1)) if c else None
-        self.expect(r"(?m)^%s" % re.escape(PROMPT), CMD_TIMEOUT, what="the first prompt after ready:")
+        # what a task logged between `ready:` and the prompt (the USB keyboard's line, DHCP's) is kept: a test
+        # waiting for such a line looks here before it waits (boot_log_and_after)
+        p = self.expect(r"(?m)^%s" % re.escape(PROMPT), CMD_TIMEOUT, what="the first prompt after ready:")
+        self.before_prompt = p.before
         return self.ready_line
+
+    @property
+    def boot_log_and_after(self):
+        """The boot log, and what came after `ready:` before the first prompt."""
+        return self.boot_log + "\n" + self.before_prompt
 
     @property
     def boot_seconds(self):
@@ -342,8 +351,8 @@ class Kprof:
         found by a task (a USB device, DHCP's address) comes when it comes. Returns the text it was found in; after
         it, the console's output holds no such line to trip a command's echo check."""
         rx = re.compile(pattern) if isinstance(pattern, str) else pattern
-        if rx.search(self.boot_log + "\n"):
-            return self.boot_log + "\n"
+        if rx.search(self.boot_log_and_after):
+            return self.boot_log_and_after
         m = self.expect(rx, timeout=timeout, what=what)
         return m.before + m.group(0)
 

@@ -52,12 +52,12 @@ def log_lines(k, *rxs):
     in whatever order; then the DHCP line wait_dhcp wants is where it looks. Returns the log text."""
     seen = ""
     for rx in rxs:
-        if not re.search(rx, k.boot_log + "\n" + seen):
+        if not re.search(rx, k.boot_log_and_after + seen):
             m = k.expect(rx, timeout=60.0, what=rx)
             seen += m.before + m.group(0)
     k.unsolicited.append(seen)
     wait_dhcp(k)
-    return (k.boot_log + "\n" + seen).replace("\r", "")
+    return (k.boot_log_and_after + seen).replace("\r", "")
 
 
 def card_line(log, driver):

@@ -103,7 +103,7 @@ RX_TABLET = r"usb: port \d+: device 0627:0001 \(class 00\) is not a boot keyboar
 def wait_all(k, rxs, what):
     """Log lines that come in an order enumeration decides, before `ready:` or after it: the text they were all
     found in."""
-    text = k.boot_log + "\n"
+    text = k.boot_log_and_after
     while not all(re.search(rx, text) for rx in rxs):
         m = k.expect(r"usb: [^\n]*\n", timeout=WAIT, what=what)
         text += m.before + m.group(0)
