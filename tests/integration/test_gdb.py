@@ -151,7 +151,7 @@ def test_ctrl_c_stops_a_running_kernel(kprof_factory):
 
 def test_ctrl_c_50_times_during_profiles_of_a_burn_never_panics(kprof_factory):
     """Issue 37 on the tick path: gdb's interrupt -- the 0x03 byte gdb sends on Ctrl-C -- 50 times in a row,
-    at seeded moments, while `profile 2000` runs on the console (again as each ends) over `burn` on every CPU:
+    at seeded moments, while `profile 2000` runs on the console (again as each ends) over `burn` on two CPUs:
     each answered by a stop reply with every CPU stopped and its threads listed, each `c` resuming them; no
     panic, every report that came out whole, and the shell answering after. The stop is an NMI to each CPU,
     landing anywhere in the tick's sample path; the counter's share of the coincidences is the fake CPU's
@@ -160,7 +160,9 @@ def test_ctrl_c_50_times_during_profiles_of_a_burn_never_panics(kprof_factory):
     from kprof_qemu import KprofTimeout
     from kprof_report import parse_report
     k = kprof_factory(gdb=True)
-    assert k.cmd("burn 60000 4").startswith("burn: started 4 tasks"), "burn did not start"
+    # two busy CPUs of four: every CPU still stopped each time, while the host keeps a core for the other
+    # worker's kernel (four busy vCPUs starved it in CI)
+    assert k.cmd("burn 30000 2").startswith("burn: started 2 tasks"), "burn did not start"
     report = re.compile(r"(profiled \d+ ms\n(?:.*\n)*?)> ")
     reports = []
 
