@@ -2,10 +2,12 @@
 tests/bench/run.py (tests/host and tests/bench put tests/integration on sys.path to import it).
 
 Owns pprof_schema() (build/pprof/profile_pb2.py made by make, then imported through scripts/kprof_profile.py),
-the module-scoped `pb2` fixture that returns it (a test module imports the fixture by name), and go_pprof(), the
-one way the tests run `go tool pprof`.
+the module-scoped `pb2` fixture that returns it (a test module imports the fixture by name), go_pprof(), the
+one way the tests run `go tool pprof`, and the readers of a decoded profile the HTTP tests share (decode,
+strings, comment_fields).
 """
 
+import gzip
 import os
 import shutil
 import subprocess
@@ -29,6 +31,28 @@ def pprof_schema():
 def pb2():
     """pprof_schema(), once per module."""
     return pprof_schema()
+
+
+def decode(pb2, data):
+    """A profile from its bytes, gzipped (as the kernel and pprof write it) or not."""
+    prof = pb2.Profile()
+    prof.ParseFromString(gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data)
+    return prof
+
+
+def strings(prof, i):
+    return prof.string_table[i]
+
+
+def comment_fields(prof):
+    """key=value words of the profile's comments."""
+    fields = {}
+    for i in prof.comment:
+        for word in strings(prof, i).split():
+            key, sep, value = word.partition("=")
+            if sep:
+                fields[key] = value
+    return fields
 
 
 def go_pprof(source, *flags, symbolize="none", home=None, timeout=120, fetched=False):

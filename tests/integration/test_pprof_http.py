@@ -8,7 +8,6 @@ opens.
 Each kernel is booted with pprof.http=6060, QEMU forwarding a free host TCP port to it.
 """
 
-import gzip
 import os
 import re
 import subprocess
@@ -21,7 +20,7 @@ import urllib.request
 import pytest
 
 from kprof_qemu import ELF, TOP, KprofError, boot_kernel, cpu_ticks, poll
-from kprof_pprof import go_pprof, pb2  # noqa: F401 -- pb2 is a fixture
+from kprof_pprof import comment_fields, decode, go_pprof, pb2, strings  # noqa: F401 -- pb2 is a fixture
 from kprof_httpd import Links  # the index page's <a href> collector
 
 sys.path.insert(0, os.path.join(TOP, "scripts"))
@@ -76,14 +75,7 @@ def fetch_into(tmp):
 
 def load(pb2, path):
     with open(path, "rb") as f:
-        data = f.read()
-    prof = pb2.Profile()
-    prof.ParseFromString(gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data)
-    return prof
-
-
-def strings(prof, i):
-    return prof.string_table[i]
+        return decode(pb2, f.read())
 
 
 def sample_labels(prof, s):
@@ -113,17 +105,6 @@ def top_rows(text):
         if len(f) >= 6 and re.fullmatch(r"[\d.]+%", f[1] or ""):
             rows.append((f[0], f[1], f[-1]))
     return rows
-
-
-def comment_fields(prof):
-    """key=value words of the profile's comments."""
-    fields = {}
-    for i in prof.comment:
-        for word in strings(prof, i).split():
-            key, sep, value = word.partition("=")
-            if sep:
-                fields[key] = value
-    return fields
 
 
 @pytest.fixture(scope="module")

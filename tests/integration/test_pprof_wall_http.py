@@ -22,7 +22,6 @@ kernel's own. The module shares one kernel: every test reads, or starts work tha
 it to end.
 """
 
-import gzip
 import os
 import re
 import sys
@@ -32,7 +31,7 @@ import pytest
 
 from kprof_httpd import GUEST_PORT, Links, assert_framed, get
 from kprof_net import UdpShell, booted_with_dhcp, console_command
-from kprof_pprof import go_pprof, pb2  # noqa: F401 -- pb2 is a fixture
+from kprof_pprof import comment_fields, decode, go_pprof, pb2, strings  # noqa: F401 -- pb2 is a fixture
 from kprof_qemu import ELF, TOP, Kprof, poll, ps_rows
 from work_check import start_work, wait_no_work, wait_work_done
 
@@ -59,16 +58,6 @@ def fetch(k, path, status=200):
     return r
 
 
-def decode(pb2, body):
-    prof = pb2.Profile()
-    prof.ParseFromString(gzip.decompress(body) if body[:2] == b"\x1f\x8b" else body)
-    return prof
-
-
-def strings(prof, i):
-    return prof.string_table[i]
-
-
 def types(prof):
     return [(strings(prof, t.type), strings(prof, t.unit)) for t in prof.sample_type]
 
@@ -88,16 +77,6 @@ def chain(prof, s):
     locs = {l.id: l for l in prof.location}
     funcs = {f.id: strings(prof, f.name) for f in prof.function}
     return [funcs[locs[i].line[0].function_id] if locs[i].line else None for i in s.location_id]
-
-
-def comment_fields(prof):
-    fields = {}
-    for i in prof.comment:
-        for word in strings(prof, i).split():
-            key, sep, value = word.partition("=")
-            if sep:
-                fields[key] = value
-    return fields
 
 
 def assert_kernel_mapping(prof):
