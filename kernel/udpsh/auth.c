@@ -267,8 +267,19 @@ static void repeat(struct udpsh_judgement *j, struct udpsh_remembered *r)
     j->remembered = r;
 }
 
+/* Whether the parsed request names running's request: same sender, same counter (keyed) or id. */
+static bool names_running(const struct udpsh_auth *a, uint32_t ip, uint16_t port, const struct udpsh_request_prefix *p,
+                          const struct udpsh_remembered *running)
+{
+    if (!running || running->ip != ip || running->port != port)
+        return false;
+    if (a->service.keyed)
+        return running->keyed && p->has_mac && p->counter == running->id;
+    return !running->keyed && p->has_id && p->id == running->id;
+}
+
 void udpsh_auth_judge(struct udpsh_auth *a, uint32_t ip, uint16_t port, const uint8_t *data, size_t len,
-                      int64_t now_ns, struct udpsh_judgement *j)
+                      int64_t now_ns, struct udpsh_remembered *running, struct udpsh_judgement *j)
 {
     memset(j, 0, sizeof *j);
     if (udpsh_looks_like_reply(data, len)) {
@@ -280,7 +291,12 @@ void udpsh_auth_judge(struct udpsh_auth *a, uint32_t ip, uint16_t port, const ui
      * whatever the datagram's length. */
     struct udpsh_request_prefix p;
     int64_t expires_ns = 0;
-    if (!udpsh_prefix_parse(data, len, &p) || !p.has_token || !token_good(a, ip, port, p.token, now_ns, &expires_ns)) {
+    bool parsed = udpsh_prefix_parse(data, len, &p);
+    if (!parsed || !p.has_token || !token_good(a, ip, port, p.token, now_ns, &expires_ns)) {
+        if (parsed && p.has_token && names_running(a, ip, port, &p, running)) {
+            repeat(j, running);
+            return;
+        }
         /* Unvalidated: whoever it is may spend only the one shared bucket, and only on token answers. */
         if (!ratelimit_allow_unvalidated(&a->rate, now_ns)) {
             a->counts.unvalidated_limited++;

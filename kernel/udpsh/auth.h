@@ -175,9 +175,12 @@ struct udpsh_judgement {
 };
 
 /* Judges a datagram from ip:port at now_ns (the caller has already applied the allowlist), in the order above,
- * counting what it refused. */
+ * counting what it refused. running: the remembered slot of the request still running, or NULL. A repeat of
+ * that request whose token expired while it ran is judged REPEAT of it, not answered with a fresh token: the
+ * client takes a fresh token for "start afresh", and a second run of (say) netload would begin while the first
+ * one's answer was still on its way. Nothing is ever sent for it, so an expired token earns no bytes. */
 void udpsh_auth_judge(struct udpsh_auth *a, uint32_t ip, uint16_t port, const uint8_t *data, size_t len,
-                      int64_t now_ns, struct udpsh_judgement *j);
+                      int64_t now_ns, struct udpsh_remembered *running, struct udpsh_judgement *j);
 
 /* Starts remembering the answer to the request j was judged RUN for (from ip:port, at now_ns): the sender's own
  * slot, else an unused one, else the least recent. NULL (nothing kept) for a request without an id. */

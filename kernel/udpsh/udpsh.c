@@ -70,8 +70,11 @@ static void request_arrived(void *arg, uint32_t src_ip, uint16_t src_port, const
         return;
     }
     int64_t now = time_ns();
+    /* Read once, before judging: a repeat judged against the running request is answered (or not) by the same
+     * reading, so a repeat whose token expired is never answered from the remembered reply. */
+    bool running = atomic_load_explicit(&busy, memory_order_acquire);
     struct udpsh_judgement judged;
-    udpsh_auth_judge(&auth, src_ip, src_port, data, len, now, &judged);
+    udpsh_auth_judge(&auth, src_ip, src_port, data, len, now, running ? request.remembered : NULL, &judged);
     if (judged.verdict == UDPSH_DROP)
         return;
     /* Refusals go through the send queue, as command replies do, not straight to the device: while netload
@@ -81,7 +84,6 @@ static void request_arrived(void *arg, uint32_t src_ip, uint16_t src_port, const
         net_udp_send(NET_UDP_QUEUE_OR_FAIL, port, src_ip, src_port, judged.reply, judged.reply_len);
         return;
     }
-    bool running = atomic_load_explicit(&busy, memory_order_acquire);
     if (judged.verdict == UDPSH_REPEAT) {
         /* The request still running is answered when it ends; any other remembered answer is complete, the
          * busy flag's release having published it. */

@@ -176,7 +176,7 @@ static void check_auth(const uint8_t *data, size_t size)
     }
 
     /* As it came: the fuzzer cannot guess a token, so it earns one (within budget) or nothing. */
-    udpsh_auth_judge(&auth, ip, port, data, size, now, &j);
+    udpsh_auth_judge(&auth, ip, port, data, size, now, NULL, &j);
     if (j.verdict == UDPSH_REPLY && j.reply == j.token_reply)
         CHECK(net_reply_within_budget(size, j.reply_len) && j.reply_len == UDPSH_TOKEN_REPLY_LEN);
     if (j.verdict == UDPSH_DROP)
@@ -214,7 +214,7 @@ static void check_auth(const uint8_t *data, size_t size)
         n = snprintf((char *)request, 256, "token=%s ", tok);
     }
     memcpy(request + n, data, size);
-    udpsh_auth_judge(&auth, ip, port, request, (size_t)n + size, now, &j);
+    udpsh_auth_judge(&auth, ip, port, request, (size_t)n + size, now, NULL, &j);
     if (size > UDPSH_LINE_MAX + 2) {
         /* refused by its length, before any MAC is computed over it */
         CHECK(j.verdict == UDPSH_REPLY && strcmp(j.reply, UDPSH_REPLY_TOO_LONG) == 0);
@@ -228,7 +228,7 @@ static void check_auth(const uint8_t *data, size_t size)
     CHECK(j.line == request + n && j.line_len == size);
     /* a flipped byte in the token (or the MAC) makes it a stranger again */
     request[6 + (size % UDPSH_TOKEN_HEX)] ^= 0x01;
-    udpsh_auth_judge(&auth, ip, port, request, (size_t)n + size, now, &j);
+    udpsh_auth_judge(&auth, ip, port, request, (size_t)n + size, now, NULL, &j);
     CHECK(j.verdict != UDPSH_RUN);
 
     char *line = malloc(UDPSH_LINE_MAX + 1);

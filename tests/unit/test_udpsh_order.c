@@ -3,7 +3,8 @@
  * the shared unvalidated bucket and leaves a validated client every answer; the length is refused before any
  * MAC; a bad udpsh.key= refuses every request a validated sender makes; the id= field and the keyed counter make
  * a resent request a repeat, answered from the remembered answer (or with one line when that was too long)
- * and never run twice; and the token's expiry handed to the command. */
+ * and never run twice, even once its token expired while it still ran; and the token's expiry handed to the
+ * command. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -282,9 +283,61 @@ static void test_the_token_expiry_goes_with_the_run(void **state)
     assert_int_equal(j.token_expires_ns, 5 * WINDOW);
 }
 
+static void test_a_repeat_of_the_running_request_whose_token_expired_is_still_a_repeat(void **state)
+{
+    (void)state;
+    setup(false, 0);
+    judge_tokened(IP, PORT, 3 * WINDOW, "id=5 netload send 10.0.2.2 9 600", 3 * WINDOW);
+    assert_int_equal(j.verdict, UDPSH_RUN);
+    assert_int_equal(j.token_expires_ns, 5 * WINDOW);
+    running_request = udpsh_remember_start(&auth, IP, PORT, &j, 3 * WINDOW);
+    /* the client resends while the run (stopped by that expiry) has not answered yet: a repeat, no fresh token
+     * (which the client would take to mean "start afresh") */
+    uint64_t tokens = auth.counts.tokens_sent;
+    judge(IP, PORT, tokened, 5 * WINDOW + 1);
+    assert_int_equal(j.verdict, UDPSH_REPEAT);
+    assert_ptr_equal(j.remembered, running_request);
+    assert_int_equal(auth.counts.tokens_sent, tokens);
+    /* another id, or the same id from another port, is no repeat of it: a token */
+    judge_tokened(IP, PORT, 3 * WINDOW, "id=6 netload send 10.0.2.2 9 600", 5 * WINDOW + 1);
+    assert_int_equal(j.verdict, UDPSH_REPLY);
+    assert_ptr_equal(j.reply, j.token_reply);
+    judge_tokened(IP, PORT + 1, 3 * WINDOW, "id=5 netload send 10.0.2.2 9 600", 5 * WINDOW + 1);
+    assert_ptr_equal(j.reply, j.token_reply);
+    /* once it has ended, the expired token earns a token, never the remembered answer */
+    udpsh_remember_datagram(running_request, "netload: stopped\n", 17);
+    running_request = NULL;
+    judge(IP, PORT, tokened, 5 * WINDOW + 2);
+    assert_int_equal(j.verdict, UDPSH_REPLY);
+    assert_ptr_equal(j.reply, j.token_reply);
+    assert_int_equal(auth.counts.tokens_sent, tokens + 3);
+}
+
+static void test_a_keyed_repeat_of_the_running_request_is_its_counter_only(void **state)
+{
+    (void)state;
+    setup(true, 0);
+    keyed(IP, PORT, 100, "netload send 10.0.2.2 9 600", 3 * WINDOW);
+    assert_int_equal(j.verdict, UDPSH_RUN);
+    running_request = udpsh_remember_start(&auth, IP, PORT, &j, 3 * WINDOW);
+    char again[700];
+    udpsh_keyed_datagram(&auth, key, sizeof key, IP, PORT, 3, 100, "netload send 10.0.2.2 9 600", again,
+                         sizeof again);
+    judge(IP, PORT, again, 5 * WINDOW + 1);
+    assert_int_equal(j.verdict, UDPSH_REPEAT);
+    assert_ptr_equal(j.remembered, running_request);
+    udpsh_keyed_datagram(&auth, key, sizeof key, IP, PORT, 3, 101, "netload send 10.0.2.2 9 600", again,
+                         sizeof again);
+    judge(IP, PORT, again, 5 * WINDOW + 1);
+    assert_int_equal(j.verdict, UDPSH_REPLY);
+    assert_ptr_equal(j.reply, j.token_reply);
+}
+
 UNIT_MAIN(NULL, NULL,
           test_a_forged_flood_spends_only_the_unvalidated_bucket, test_a_validated_sender_is_held_to_its_own_rate,
           test_length_is_refused_before_the_mac, test_a_bad_key_refuses_every_request, test_id_grammar,
           test_a_repeat_is_answered_from_memory_not_run, test_a_keyed_repeat_is_the_same_counter,
           test_an_answer_too_long_to_keep_gets_one_line_on_repeat, test_the_least_recent_answer_is_forgotten_first,
-          test_the_token_expiry_goes_with_the_run)
+          test_the_token_expiry_goes_with_the_run,
+          test_a_repeat_of_the_running_request_whose_token_expired_is_still_a_repeat,
+          test_a_keyed_repeat_of_the_running_request_is_its_counter_only)

@@ -7,6 +7,7 @@
 struct udpsh_auth auth;
 struct udpsh_judgement j;
 uint8_t secret[32], key[16];
+struct udpsh_remembered *running_request;
 
 void udpsh_fixture_init(bool keyed)
 {
@@ -15,11 +16,12 @@ void udpsh_fixture_init(bool keyed)
     for (int i = 0; i < 16; i++)
         key[i] = (uint8_t)(0x10 + i);
     udpsh_auth_init(&auth, secret, keyed ? key : NULL, keyed ? sizeof key : 0);
+    running_request = NULL;
 }
 
 void judge(uint32_t ip, uint16_t port, const char *datagram, int64_t now)
 {
-    udpsh_auth_judge(&auth, ip, port, (const uint8_t *)datagram, strlen(datagram), now, &j);
+    udpsh_auth_judge(&auth, ip, port, (const uint8_t *)datagram, strlen(datagram), now, running_request, &j);
 }
 
 void keyed(uint32_t ip, uint16_t port, uint64_t counter, const char *line, int64_t now)

@@ -13,8 +13,9 @@ extern struct udpsh_auth auth;
 extern struct udpsh_judgement j; /* the last judge()'s */
 extern uint8_t secret[32];       /* 0, 1, ... 31 */
 extern uint8_t key[16];          /* 0x10, 0x11, ... 0x1f */
+extern struct udpsh_remembered *running_request; /* what judge() passes as the request still running (NULL) */
 
-/* auth initialised afresh under secret, with key when keyed (else unkeyed). */
+/* auth initialised afresh under secret, with key when keyed (else unkeyed); no request running. */
 void udpsh_fixture_init(bool keyed);
 /* Judges datagram (a C string) from ip:port at now into j. */
 void judge(uint32_t ip, uint16_t port, const char *datagram, int64_t now);
