@@ -3,10 +3,29 @@
 #ifndef TESTS_BENCH_BENCH_IMAGE_H
 #define TESTS_BENCH_BENCH_IMAGE_H
 
+#include <stdint.h>
+
 #include "kernel/symbols.h"
 
-/* Fills n functions of sym_bytes each into text (n * sym_bytes bytes), their symbols into syms (n) and their
- * names into names (n * 8 bytes). */
-void bench_image_fill(unsigned char *text, struct ksym *syms, char *names, unsigned n, unsigned sym_bytes);
+/* n functions of sym_bytes each: their text (n * sym_bytes bytes), their symbols and names, and the table over
+ * them (tab: its text bounds are the text's). */
+struct bench_image {
+    unsigned char *text;
+    struct ksym *syms;
+    char *names;
+    unsigned n, sym_bytes;
+    struct symtab tab;
+};
+
+/* img made an image of n functions of sym_bytes each, in memory of its own (the program exits if there is
+ * none). */
+void bench_image_build(struct bench_image *img, unsigned n, unsigned sym_bytes);
+
+/* An address inside function fn's body (fn taken modulo the image's count), offset bytes in: past the prologue,
+ * as a return address or an interrupted pc is, when offset is 4 or more. */
+static inline uintptr_t bench_image_code(const struct bench_image *img, unsigned fn, unsigned offset)
+{
+    return (uintptr_t)&img->text[(fn % img->n) * img->sym_bytes + offset];
+}
 
 #endif

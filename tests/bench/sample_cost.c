@@ -56,21 +56,16 @@
 #define SYM_BYTES 64
 /* "Text": instruction bytes the walk may read at pc. Filled with a plausible function body -- push %rbp;
  * mov %rsp,%rbp; then nops -- and samples land in the body, past the prologue, as most samples do. */
-static unsigned char text[NSYMS * SYM_BYTES];
-static struct ksym syms[NSYMS];
-static char names[NSYMS * 8];
-static struct symtab tab;
+static struct bench_image image;
 
 static void build_symbols(void)
 {
-    bench_image_fill(text, syms, names, NSYMS, SYM_BYTES);
-    fake_image(&tab, syms, NSYMS, names, text, sizeof text); /* kernel_symtab()'s */
+    bench_image_build(&image, NSYMS, SYM_BYTES);
+    /* kernel_symtab()'s */
+    fake_image(&image.tab, image.syms, NSYMS, image.names, image.text, (size_t)NSYMS * SYM_BYTES);
 }
 
-static uintptr_t code(unsigned fn, unsigned offset)
-{
-    return (uintptr_t)&text[(fn % NSYMS) * SYM_BYTES + offset];
-}
+static uintptr_t code(unsigned fn, unsigned offset) { return bench_image_code(&image, fn, offset); }
 
 /* ---- a task with a deep frame-pointer chain --------------------------------------------------------------- */
 
@@ -190,7 +185,7 @@ static void run_folds(unsigned long n)
         build_stack(v);
         make_context(&ctx, v);
         struct stack_bounds sb = task_stack_bounds(&fake_task[0]);
-        struct text_bounds tb = { (uintptr_t)tab.text_start, (uintptr_t)tab.text_end };
+        struct text_bounds tb = { (uintptr_t)image.tab.text_start, (uintptr_t)image.tab.text_end };
         recs[v].nframes = (uint16_t)stack_trace_from(ctx.rip, ctx.rsp, ctx.rbp, &sb, &tb, recs[v].frames,
                                                      PROFILE_MAX_FRAMES);
         if (recs[v].nframes != PROFILE_MAX_FRAMES) {
@@ -203,7 +198,7 @@ static void run_folds(unsigned long n)
     if (!fold)
         exit(1);
     for (unsigned long i = 0; i < n; i++)
-        profile_fold_add(fold, &tab, &recs[(i * 7) % VARIANTS]);
+        profile_fold_add(fold, &image.tab, &recs[(i * 7) % VARIANTS]);
     if (profile_fold_samples(fold) != n) {
         fprintf(stderr, "sample_cost: folded %llu of %lu\n", (unsigned long long)profile_fold_samples(fold), n);
         exit(1);
@@ -237,7 +232,7 @@ static void run_drains(unsigned long n)
             make_context(&ctx, (unsigned)i);
             profiler_sample(&ctx);
         }
-        profile_fold_drain(fold, &run, NULL, &tab);
+        profile_fold_drain(fold, &run, NULL, &image.tab);
         done += batch;
     }
     profiler_stop(&run);
@@ -527,10 +522,10 @@ __attribute__((noinline)) void encode_one_profile(const struct pprof_fold *fold)
 {
     struct pprof_run_info info = { .source = "tick", .period = 1000000, .window_ms = 1000, .ncpus = 4,
                                    .build_id = "43e78e68e5f92dac2debd9a86d0e9970aae625d5",
-                                   .memory_start = tab.text_start, .memory_limit = tab.text_end };
+                                   .memory_start = image.tab.text_start, .memory_limit = image.tab.text_end };
     uint8_t *data;
     size_t len;
-    if (!pprof_encode(fold, &info, &tab, &data, &len))
+    if (!pprof_encode(fold, &info, &image.tab, &data, &len))
         exit(1);
     pprof_raw_bytes = len;
     pprof_gzip(&data, &len);
@@ -549,17 +544,38 @@ static void run_pprof_encode(unsigned long n)
     printf("calls 1\n");
 }
 
+/* The modes whose run takes more than the count, as the table below calls them. */
+static void run_stream_tick(unsigned long n) { run_stream(n, 4 * 100 * PROFILE_DRAIN_MS / 1000); }
+static void run_stream_1000(unsigned long n) { run_stream(n, 4 * 1000 * PROFILE_DRAIN_MS / 1000); }
+static void run_pprof_drain(unsigned long n) { pprof_fold_destroy(run_pprof_drains(n, true)); }
+static void run_armed_intel(unsigned long n) { run_armed_ticks(n, fake_model_intel_v2); }
+static void run_armed_amd(unsigned long n) { run_armed_ticks(n, fake_model_amd_zen2); }
+static void run_nmi_intel(unsigned long n) { run_nmis(n, fake_model_intel_v2); }
+static void run_nmi_amd(unsigned long n) { run_nmis(n, fake_model_amd_zen2); }
+
+/* Each mode by its name on the command line, in the usage's order. */
+static const struct mode {
+    const char *name;
+    void (*run)(unsigned long n);
+} modes[] = {
+    { "sample", run_samples }, { "fold", run_folds }, { "drain", run_drains }, { "capture", run_captures },
+    { "idle", run_idle_ticks }, { "stream_tick", run_stream_tick }, { "stream_1000", run_stream_1000 },
+    { "armed_intel", run_armed_intel }, { "armed_amd", run_armed_amd }, { "tick", run_sampling_ticks },
+    { "nmi_intel", run_nmi_intel }, { "nmi_amd", run_nmi_amd },
+    { "pprof_drain", run_pprof_drain }, { "pprof_encode", run_pprof_encode },
+};
+
 int main(int argc, char **argv)
 {
-    static const char *const modes[] = { "sample",      "fold",      "drain", "capture",   "idle",   "stream_tick",
-                                         "stream_1000", "armed_intel", "armed_amd", "tick", "nmi_intel", "nmi_amd",
-                                         "pprof_drain", "pprof_encode" };
-    bool known = false;
+    const struct mode *mode = NULL;
     for (size_t i = 0; argc == 3 && i < sizeof modes / sizeof modes[0]; i++)
-        known |= strcmp(argv[1], modes[i]) == 0;
-    if (!known) {
-        fprintf(stderr, "usage: sample_cost sample|fold|drain|capture|idle|stream_tick|stream_1000|armed_intel|armed_amd|"
-                        "tick|nmi_intel|nmi_amd|pprof_drain|pprof_encode N\n");
+        if (strcmp(argv[1], modes[i].name) == 0)
+            mode = &modes[i];
+    if (!mode) {
+        fprintf(stderr, "usage: sample_cost ");
+        for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++)
+            fprintf(stderr, "%s%s", i ? "|" : "", modes[i].name);
+        fprintf(stderr, " N\n");
         return 2;
     }
     unsigned long n = strtoul(argv[2], NULL, 10);
@@ -568,33 +584,6 @@ int main(int argc, char **argv)
     fake_cpu_index = 0;
     fake_tick_hook = tick_at_once;
     fake_task[0].pid = 42;
-    if (strcmp(argv[1], "sample") == 0)
-        run_samples(n);
-    else if (strcmp(argv[1], "fold") == 0)
-        run_folds(n);
-    else if (strcmp(argv[1], "drain") == 0)
-        run_drains(n);
-    else if (strcmp(argv[1], "capture") == 0)
-        run_captures(n);
-    else if (strcmp(argv[1], "stream_tick") == 0)
-        run_stream(n, 4 * 100 * PROFILE_DRAIN_MS / 1000);
-    else if (strcmp(argv[1], "stream_1000") == 0)
-        run_stream(n, 4 * 1000 * PROFILE_DRAIN_MS / 1000);
-    else if (strcmp(argv[1], "pprof_drain") == 0)
-        pprof_fold_destroy(run_pprof_drains(n, true));
-    else if (strcmp(argv[1], "pprof_encode") == 0)
-        run_pprof_encode(n);
-    else if (strcmp(argv[1], "armed_intel") == 0)
-        run_armed_ticks(n, fake_model_intel_v2);
-    else if (strcmp(argv[1], "armed_amd") == 0)
-        run_armed_ticks(n, fake_model_amd_zen2);
-    else if (strcmp(argv[1], "tick") == 0)
-        run_sampling_ticks(n);
-    else if (strcmp(argv[1], "nmi_intel") == 0)
-        run_nmis(n, fake_model_intel_v2);
-    else if (strcmp(argv[1], "nmi_amd") == 0)
-        run_nmis(n, fake_model_amd_zen2);
-    else
-        run_idle_ticks(n);
+    mode->run(n);
     return 0;
 }

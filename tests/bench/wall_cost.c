@@ -76,22 +76,15 @@ void cpu_send_profiler_stop(unsigned cpu)
 #define NSYMS 1024
 #define SYM_BYTES 64
 /* Function bodies the frames' return addresses point into: push %rbp; mov %rsp,%rbp; nops; ret. */
-static unsigned char text[NSYMS * SYM_BYTES];
-static struct ksym syms[NSYMS];
-static char names[NSYMS * 8];
-static struct symtab tab;
+static struct bench_image image;
 
-static void build_symbols(void)
-{
-    bench_image_fill(text, syms, names, NSYMS, SYM_BYTES);
-    tab = (struct symtab){ syms, NSYMS, names, (uintptr_t)text, (uintptr_t)text + sizeof text };
-}
+static void build_symbols(void) { bench_image_build(&image, NSYMS, SYM_BYTES); }
 
 /* Overrides kernel/symbols.c's weak host table: the profiler takes the text's bounds from it at its start. */
-const struct symtab *kernel_symtab(void) { return &tab; }
+const struct symtab *kernel_symtab(void) { return &image.tab; }
 
 /* An address inside function fn's body, past its prologue, as a return address or an interrupted pc is. */
-static uintptr_t code(unsigned fn, unsigned offset) { return (uintptr_t)&text[(fn % NSYMS) * SYM_BYTES + offset]; }
+static uintptr_t code(unsigned fn, unsigned offset) { return bench_image_code(&image, fn, offset); }
 
 /* ---- one CPU and its tasks ------------------------------------------------------------------------------ */
 
@@ -432,34 +425,51 @@ static inline int64_t machine_time_ns(void)
     return (int64_t)(((unsigned __int128)(uint64_t)delta * ns_mult) >> 32);
 }
 
+/* The loops' parts, inlined into each (so every loop's code is as if written out in it). The next of the k tasks
+ * ts, one after another as the switches take them: ts[*j], and *j moved on. */
+static inline __attribute__((always_inline)) struct task *next_task(struct task **ts, unsigned k, unsigned *j)
+{
+    struct task *t = ts[*j];
+    *j = *j + 1 == k ? 0 : *j + 1;
+    __asm__ volatile("" : : "r"(t) : "memory");
+    return t;
+}
+
+/* schedule()'s count of the switch to t (kernel/task.c). */
+static inline __attribute__((always_inline)) void count_switch(struct task *t)
+{
+    atomic_fetch_add_explicit(&t->switches, 1, memory_order_relaxed);
+}
+
+/* t's blocking call's wait_begin and wait_end (kernel/task.c), its time away between them. */
+static inline __attribute__((always_inline)) void wait_begin_end(struct task *t, void *frame)
+{
+    t->waiting_on = (uint8_t)TASK_WAIT_NET;
+    t->wait_since_ns = machine_time_ns();
+    atomic_store_explicit(&t->wait_frame, (uintptr_t)frame, memory_order_release);
+    __asm__ volatile("" : : : "memory");
+    atomic_store_explicit(&t->wait_frame, 0, memory_order_release);
+    t->waiting_on = TASK_WAIT_NONE;
+}
+
 /* The loop alone: one task after another, as the switches take them. Each loop is its own function, never
  * inlined, so the compiler cannot mix one's work into another's timing. */
 static __attribute__((noinline)) void switch_loop_bare(struct task **ts, unsigned k, unsigned long n)
 {
     unsigned j = 0;
-    for (unsigned long i = 0; i < n; i++) {
-        struct task *t = ts[j];
-        j = j + 1 == k ? 0 : j + 1;
-        __asm__ volatile("" : : "r"(t) : "memory");
-    }
+    for (unsigned long i = 0; i < n; i++)
+        next_task(ts, k, &j);
 }
 
-/* The same loop with what each switch and blocking call gained: schedule()'s count of the switch to the task,
- * and its blocking call's wait_begin and wait_end (kernel/task.c), the task's time away between them. */
+/* The same loop with what each switch and blocking call gained: the count of the switch to the task, and its
+ * blocking call's wait_begin and wait_end. */
 static __attribute__((noinline)) void switch_loop_added(struct task **ts, unsigned k, unsigned long n, void *frame)
 {
     unsigned j = 0;
     for (unsigned long i = 0; i < n; i++) {
-        struct task *t = ts[j];
-        j = j + 1 == k ? 0 : j + 1;
-        __asm__ volatile("" : : "r"(t) : "memory");
-        atomic_fetch_add_explicit(&t->switches, 1, memory_order_relaxed);
-        t->waiting_on = (uint8_t)TASK_WAIT_NET;
-        t->wait_since_ns = machine_time_ns();
-        atomic_store_explicit(&t->wait_frame, (uintptr_t)frame, memory_order_release);
-        __asm__ volatile("" : : : "memory");
-        atomic_store_explicit(&t->wait_frame, 0, memory_order_release);
-        t->waiting_on = TASK_WAIT_NONE;
+        struct task *t = next_task(ts, k, &j);
+        count_switch(t);
+        wait_begin_end(t, frame);
     }
 }
 
@@ -467,28 +477,15 @@ static __attribute__((noinline)) void switch_loop_added(struct task **ts, unsign
 static __attribute__((noinline)) void switch_loop_counter(struct task **ts, unsigned k, unsigned long n)
 {
     unsigned j = 0;
-    for (unsigned long i = 0; i < n; i++) {
-        struct task *t = ts[j];
-        j = j + 1 == k ? 0 : j + 1;
-        __asm__ volatile("" : : "r"(t) : "memory");
-        atomic_fetch_add_explicit(&t->switches, 1, memory_order_relaxed);
-    }
+    for (unsigned long i = 0; i < n; i++)
+        count_switch(next_task(ts, k, &j));
 }
 
 static __attribute__((noinline)) void switch_loop_wait(struct task **ts, unsigned k, unsigned long n, void *frame)
 {
     unsigned j = 0;
-    for (unsigned long i = 0; i < n; i++) {
-        struct task *t = ts[j];
-        j = j + 1 == k ? 0 : j + 1;
-        __asm__ volatile("" : : "r"(t) : "memory");
-        t->waiting_on = (uint8_t)TASK_WAIT_NET;
-        t->wait_since_ns = machine_time_ns();
-        atomic_store_explicit(&t->wait_frame, (uintptr_t)frame, memory_order_release);
-        __asm__ volatile("" : : : "memory");
-        atomic_store_explicit(&t->wait_frame, 0, memory_order_release);
-        t->waiting_on = TASK_WAIT_NONE;
-    }
+    for (unsigned long i = 0; i < n; i++)
+        wait_begin_end(next_task(ts, k, &j), frame);
 }
 
 enum { LOOP_BARE, LOOP_COUNTER, LOOP_WAIT, LOOP_ADDED, LOOPS };

@@ -477,6 +477,11 @@ GOOD2 = ("# kprof raw v2 source=pmu/nmi-intel-fixed-ctr1 period=2100000 unit=cyc
          "# kprof raw end samples=3 dropped=0\n" % BID)
 
 
+def good2_first_sample(period_context):
+    """GOOD2 with its first sample's period and context (" 2100000 irqs-off,in-irq ") as given."""
+    return GOOD2.replace(" 2100000 irqs-off,in-irq ", period_context)
+
+
 def test_raw_v2_carries_period_and_marks():
     raw = kp.parse_raw(GOOD2)
     assert (raw.period, raw.unit, raw.period_ns) == (2100000, "cycles", None)
@@ -508,13 +513,13 @@ def test_raw_parses():
     (GOOD.replace("v1", "v3"), "raw format v3, this reads v1 and v2"),
     (GOOD.replace("v1", "v2"), "lacks period, unit"),
     (GOOD2.replace("unit=cycles", "unit=us"), "unit 'us' is neither ns nor cycles"),
-    (GOOD2.replace(" 2100000 irqs-off,in-irq ", " 2100000 in-irq,irqs-off "), "bad context"),
-    (GOOD2.replace(" 2100000 irqs-off,in-irq ", " 2100000 irqs-off,irqs-off "), "bad context"),
+    (good2_first_sample(" 2100000 in-irq,irqs-off "), "bad context"),
+    (good2_first_sample(" 2100000 irqs-off,irqs-off "), "bad context"),
     (GOOD2.replace("let-in=19400", "let-in=x"), "bad context"),
     (GOOD2.replace("let-in=19400", "let-in"), "bad context"),
-    (GOOD2.replace(" 2100000 irqs-off,in-irq ", " -1 irqs-off,in-irq "), "bad period"),
-    (GOOD2.replace(" 2100000 irqs-off,in-irq ", " 4294967296 irqs-off,in-irq "), "bad period"),
-    (GOOD2.replace(" 2100000 irqs-off,in-irq ", " "), "not a sample line"),
+    (good2_first_sample(" -1 irqs-off,in-irq "), "bad period"),
+    (good2_first_sample(" 4294967296 irqs-off,in-irq "), "bad period"),
+    (good2_first_sample(" "), "not a sample line"),
     (GOOD.replace(" cpus=4", ""), "lacks cpus"),
     (GOOD.replace("build_id=%s" % BID, "build_id=xyz"), "bad build id"),
     ("junk\n" + GOOD, "not a `# kprof raw v2 ...` header"),
@@ -622,6 +627,11 @@ class FakeRing:
         self.slots[self.head % self.capacity] = pack(0, time_ns, 1, run, self.cpu if cpu is None else cpu, frames)
         self.head = (self.head + 1) & 0xFFFFFFFF
 
+    def push_all(self, run, times):
+        """A record of run at each time in times, in turn."""
+        for time_ns in times:
+            self.push(run, time_ns)
+
     def read_slots(self, first, count):
         self.reads += 1
         return [LAYOUT.decode(self.slots[(first + i) % self.capacity], 0) for i in range(count)]
@@ -632,10 +642,8 @@ class FakeRing:
 
 def test_ring_selection_finds_the_runs_block():
     ring = FakeRing(16)
-    for t in range(5):
-        ring.push(1, t)
-    for t in range(5, 8):
-        ring.push(2, t)
+    ring.push_all(1, range(5))
+    ring.push_all(2, range(5, 8))
     got = ring.select(2)
     assert [r.time_ns for r in got] == [5, 6, 7] and all(r.run == 2 for r in got)
     assert [r.time_ns for r in ring.select(1)] == [], "run 1 is not at the head: it is not the run in view"
@@ -647,13 +655,11 @@ def test_ring_selection_stops_at_a_straggler_and_at_unwritten_slots():
     ring = FakeRing(16)
     ring.push(3, 10)
     ring.push(2, 11)                                # committed by a CPU that read run 2 before the stop
-    for t in range(12, 15):
-        ring.push(3, t)
+    ring.push_all(3, range(12, 15))
     assert [r.time_ns for r in ring.select(3)] == [12, 13, 14]
     fresh = FakeRing(16)
     fresh.slots = [pack(0, 0, 1, 4, 1, [0x1000])] * 16   # leftover bytes that look like run 4 ...
-    for t in (100, 101):
-        fresh.push(4, t)
+    fresh.push_all(4, (100, 101))
     # ... but time goes backwards into them only if they are earlier: make them later, and they are refused
     fresh.slots = [s if i < 2 else pack(0, 999, 1, 4, 1, [0x1000]) for i, s in enumerate(fresh.slots)]
     assert [r.time_ns for r in fresh.select(4)] == [100, 101]
@@ -662,8 +668,7 @@ def test_ring_selection_stops_at_a_straggler_and_at_unwritten_slots():
 def test_ring_selection_across_the_index_wrap_and_a_full_ring():
     ring = FakeRing(8)
     ring.head = 0xFFFFFFFD
-    for t in range(20):                             # the ring wraps twice and its indexes pass 2^32
-        ring.push(6, t)
+    ring.push_all(6, range(20))                     # the ring wraps twice and its indexes pass 2^32
     assert [r.time_ns for r in ring.select(6, chunk=3)] == list(range(12, 20)), "a full ring: its capacity"
     ring.push(6, 20, cpu=0)                         # another CPU's record cannot be in this ring's run
     assert ring.select(6) == []
@@ -733,8 +738,7 @@ def test_ring_block_read_finds_what_the_walk_finds_reading_only_the_block():
 
 def test_ring_block_read_of_a_full_ring_and_an_empty_one():
     ring = FakeRing(1024)
-    for t in range(3000):
-        ring.push(6, t)
+    ring.push_all(6, range(3000))
     got, count, reads, probes = select_reading_the_block(ring, 6)
     assert [r.time_ns for r in got] == list(range(3000 - 1024, 3000)) and count == 1024
     assert len(probes) == 2, "the newest and the oldest slot: the ring is all the run's"
@@ -752,14 +756,12 @@ def test_ring_block_read_of_a_ring_not_yet_round_stays_above_its_start():
     slot below it (never written, failing) and the search stays above: a handful of probes. Leftovers there
     that pass every check make the floor's probe pass too, and the result is the old walk's."""
     clean = FakeRing(1024)
-    for i in range(90):
-        clean.push(1, 10000 + 10 * i)
+    clean.push_all(1, (10000 + 10 * i for i in range(90)))
     got, count, _, probes = select_reading_the_block(clean, 1, start_ns=9990, floor=0)
     assert len(got) == 90 == count and len(probes) <= 5, probes
     ring = FakeRing(1024)
     ring.slots = [pack(0, 5, 1, 1, 1, [0x1000])] * 1024
-    for i in range(90):
-        ring.push(1, 10000 + 10 * i)
+    ring.push_all(1, (10000 + 10 * i for i in range(90)))
     got, count, _, probes = select_reading_the_block(ring, 1, start_ns=9990, floor=0)
     assert got == ring.select(1) and len(got) == 1024
 
@@ -768,18 +770,15 @@ def test_ring_block_read_interpolating_on_even_ticks_takes_few_probes():
     """300 records of run 2 at a tick every 10 ns after 600 of run 1: about 5 probes interpolating on the
     times, against about 10 blind; ticks that came unevenly (every fifth 50 ns late) a few more."""
     ring = FakeRing(1024)
-    for t in range(600):
-        ring.push(1, t)
-    for i in range(300):
-        ring.push(2, 10000 + 10 * i)
+    ring.push_all(1, range(600))
+    ring.push_all(2, (10000 + 10 * i for i in range(300)))
     got, count, _, probes = select_reading_the_block(ring, 2, start_ns=9995)
     assert len(got) == 300 and count == 300 and len(probes) <= 5, probes
     _, _, _, blind = select_reading_the_block(ring, 2)
     assert len(blind) >= 10, "without times: a search over the whole ring"
     uneven = FakeRing(1024)
     t = 0
-    for i in range(700):
-        uneven.push(1, i)
+    uneven.push_all(1, range(700))
     for i in range(200):
         t += 60 if i % 5 == 0 else 10
         uneven.push(2, 10000 + t)
@@ -790,10 +789,8 @@ def test_ring_block_read_interpolating_on_even_ticks_takes_few_probes():
 def test_ring_block_read_holds_the_record_count_to_the_block():
     """The walk given first reads exactly head - first slots: a run of 300 records in a 1024 ring reads 300."""
     ring = FakeRing(1024)
-    for t in range(500):
-        ring.push(1, t)
-    for t in range(500, 800):
-        ring.push(2, t)
+    ring.push_all(1, range(500))
+    ring.push_all(2, range(500, 800))
     asked = []
     real = ring.read_slots
     ring.read_slots = lambda first, count: asked.append(count) or real(first, count)

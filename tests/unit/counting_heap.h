@@ -6,6 +6,8 @@
 #define TESTS_UNIT_COUNTING_HEAP_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 /* kzalloc'd and not yet kfree'd. */
 extern int live_allocations;
@@ -17,5 +19,12 @@ extern int fail_at;
 
 /* Nothing live, nothing refused. */
 void counting_heap_reset(void);
+
+/* An encoder under test: what it made of ctx into *data (kzalloc'd) and *len, true; or false, nothing made. */
+typedef bool (*counting_heap_encoder)(const void *ctx, uint8_t **data, size_t *len);
+/* Runs encode(ctx) with 0, 1, 2, ... allocations granted (fewer than most) until it succeeds: every failure
+ * must hand over nothing (*data NULL, *len 0) and every call leave as much live as before it; the success's
+ * bytes are kfree'd. The allocations granted when it succeeded; fails the test (cmocka) if it never did. */
+int counting_heap_first_success(counting_heap_encoder encode, const void *ctx, int most);
 
 #endif

@@ -344,6 +344,13 @@ void fake_target_reset(void)
     fake_pmu_piece = 16;
 }
 
+int fake_target_fixture(void **state)
+{
+    (void)state;
+    fake_target_reset();
+    return 0;
+}
+
 /* ---- the scripted transport ---- */
 
 enum step_kind { STEP_SEND, STEP_EXPECT };
@@ -404,6 +411,13 @@ void fake_link_reset(void)
     output_len = output_cap = output_checked = 0;
     lost_reads = 0;
     mismatch[0] = '\0';
+}
+
+int fake_link_fixture(void **state)
+{
+    (void)state;
+    fake_link_reset();
+    return 0;
 }
 
 void fake_send_raw(const void *bytes, size_t len)

@@ -70,6 +70,8 @@ extern size_t fake_pmu_piece;
 
 extern const struct gdb_target fake_target;
 void fake_target_reset(void);
+/* The same as a cmocka fixture (setup or teardown). */
+int fake_target_fixture(void **state);
 
 /* ---- the transport ---- */
 
@@ -77,6 +79,8 @@ void fake_target_reset(void);
  * have written by the time it next reads (or by fake_link_finish). When the script is used up the link
  * is lost: getc returns -1 from then on. */
 void fake_link_reset(void);
+/* The same as a cmocka fixture (setup or teardown). */
+int fake_link_fixture(void **state);
 /* gdb sends raw bytes. */
 void fake_send_raw(const void *bytes, size_t len);
 /* gdb sends $payload#checksum. */

@@ -26,9 +26,7 @@ int setup(void **state)
 
 int teardown(void **state)
 {
-    (void)state;
-    fake_link_reset();
-    return 0;
+    return fake_link_fixture(state);
 }
 
 enum gdb_session_end run(enum stop_reason reason, unsigned cpu)

@@ -182,6 +182,15 @@ const char *pprof_function_of(const struct profile_read *r, uint64_t location_id
 }
 
 /* The sample's label key=value (numbers as "key=N unit") joined by spaces, in order. */
+const char *pprof_functions_of(const struct profile_read *r, const struct sample_read *s, char *buf, size_t cap)
+{
+    size_t n = 0;
+    buf[0] = 0;
+    for (unsigned i = 0; i < s->nlocs; i++)
+        n += (size_t)snprintf(buf + n, cap - n, "%s%s", i ? " <- " : "", pprof_function_of(r, s->locs[i]));
+    return buf;
+}
+
 const char *pprof_labels_of(const struct profile_read *r, const struct sample_read *s, char *buf, size_t cap)
 {
     size_t n = 0;

@@ -51,6 +51,9 @@ const char *pprof_str(const struct profile_read *r, uint64_t i);
 const struct location_read *pprof_location_of(const struct profile_read *r, uint64_t id);
 /* The name of the function a location's line names, "" when it has none. */
 const char *pprof_function_of(const struct profile_read *r, uint64_t location_id);
+/* The names of the functions of the sample's locations (pprof_function_of), leaf first, joined by " <- ", into
+ * buf. */
+const char *pprof_functions_of(const struct profile_read *r, const struct sample_read *s, char *buf, size_t cap);
 /* The sample's label key=value (numbers as "key=N unit") joined by spaces, in order, into buf. */
 const char *pprof_labels_of(const struct profile_read *r, const struct sample_read *s, char *buf, size_t cap);
 

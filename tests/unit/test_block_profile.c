@@ -21,14 +21,9 @@
 #include "kernel/task.h"
 #include "pprof_reader.h"
 #include "unit_main.h"
+#include "wait_serve_image.h"
 
-/* The image: Wait at 0x1000, Serve at 0x1100, Loop at 0x1200, each 0x100 long. */
-#define WAIT 0x1000
-#define SERVE 0x1100
-#define LOOP 0x1200
-static const struct ksym syms[] = { { WAIT, 0x100, 0 }, { SERVE, 0x100, 5 }, { LOOP, 0x100, 11 } };
-static const char names[] = "Wait\0Serve\0Loop";
-static const struct symtab tab = { syms, 3, names, 0x1000, 0x2000 };
+/* The image (tests/unit/wait_serve_image.h): Wait, Serve and Loop. */
 static const struct pprof_mapping mapping = { 0x1000, 0x2000, 0x3000, "" };
 
 static struct block_table table;
@@ -171,6 +166,11 @@ static void test_over_seconds(void **state)
     assert_int_equal(live_allocations, 0);
 }
 
+static bool encode_snapshot(const void *s, uint8_t **data, size_t *len)
+{
+    return block_profile_encode(s, 1, &tab, &mapping, data, len);
+}
+
 static void test_out_of_memory_at_every_step(void **state)
 {
     (void)state;
@@ -181,23 +181,7 @@ static void test_out_of_memory_at_every_step(void **state)
     assert_false(block_snapshot_take(&table, &s));
     allocations_after = -1;
     assert_true(block_snapshot_take(&table, &s));
-    int baseline = live_allocations;
-    bool succeeded = false;
-    for (int allow = 0; !succeeded && allow < 32; allow++) {
-        allocations_after = allow;
-        uint8_t *data = (uint8_t *)1;
-        size_t len = 1;
-        succeeded = block_profile_encode(&s, 1, &tab, &mapping, &data, &len);
-        allocations_after = -1;
-        if (succeeded) {
-            kfree(data);
-        } else {
-            assert_null(data);
-            assert_int_equal(len, 0);
-        }
-        assert_int_equal(live_allocations, baseline);
-    }
-    assert_true(succeeded);
+    counting_heap_first_success(encode_snapshot, &s, 32);
     block_snapshot_free(&s);
     assert_int_equal(live_allocations, 0);
 }

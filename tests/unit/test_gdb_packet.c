@@ -25,13 +25,6 @@ static int setup(void **state)
     return 0;
 }
 
-static int teardown(void **state)
-{
-    (void)state;
-    fake_link_reset();
-    return 0;
-}
-
 static void test_hex_digits(void **state)
 {
     (void)state;
@@ -349,7 +342,7 @@ static void test_receive_oversized_packet(void **state)
     free(big);
 }
 
-UNIT_MAIN_EACH(setup, teardown, NULL, NULL,
+UNIT_MAIN_EACH(setup, fake_link_fixture, NULL, NULL,
                test_hex_digits, test_hex_encode_decode_every_byte, test_cursor_hex_numbers, test_cursor_strings,
                test_reply_builder_never_overflows, test_hex_numbers_out, test_binary_escapes,
                test_send_frames_and_overflow_becomes_an_error, test_send_sees_the_link_go, test_receive_events,

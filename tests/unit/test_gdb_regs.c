@@ -24,13 +24,6 @@ static const char *const gdb_names[] = {
     "fs_base", "gs_base",
 };
 
-static int setup(void **state)
-{
-    (void)state;
-    fake_target_reset();
-    return 0;
-}
-
 static void test_table_matches_gdb(void **state)
 {
     (void)state;
@@ -270,6 +263,6 @@ static void test_xml_read_in_parts(void **state)
     free(xml);
 }
 
-UNIT_MAIN_EACH(setup, NULL, NULL, NULL,
+UNIT_MAIN_EACH(fake_target_fixture, NULL, NULL, NULL,
                test_table_matches_gdb, test_every_target_register_exactly_once, test_encode_decode_every_register,
                test_encode_all_decode_all, test_xml_is_well_formed_with_the_registers_in_order, test_xml_read_in_parts)

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "fixed_keys.h"
 #include "gdbstub/udp_auth.h"
 #include "kernel/lib/hmac.h"
 #include "unit_main.h"
@@ -44,10 +45,7 @@ static void from_hex(const char *hex, uint8_t *out)
 
 static void setup(bool keyed)
 {
-    for (int i = 0; i < 32; i++)
-        secret[i] = (uint8_t)i;
-    for (int i = 0; i < 16; i++)
-        key[i] = (uint8_t)(0x10 + i);
+    fixed_keys_fill(secret, key);
     gdb_udp_auth_init(&auth, secret, keyed ? key : NULL, keyed ? sizeof key : 0);
     inner = NULL;
     inner_len = 0;

@@ -81,13 +81,6 @@ static int setup(void **state)
     return 0;
 }
 
-static int teardown(void **state)
-{
-    (void)state;
-    fake_link_reset();
-    return 0;
-}
-
 static void run_to_link_loss(void)
 {
     assert_int_equal(gdb_stub_session(&x86_target, &fake_transport, GDB_STOP_ATTACH, 0), GDB_END_LINK_LOST);
@@ -368,7 +361,7 @@ static void test_G_changing_a_fixed_register_is_refused_but_writes_the_rest(void
     assert_int_equal(ctxs[0].cs, cs_before);
 }
 
-UNIT_MAIN_EACH(setup, teardown, NULL, NULL,
+UNIT_MAIN_EACH(setup, fake_link_fixture, NULL, NULL,
                test_rows_agree_with_the_description_and_each_other, test_every_register_through_P_p_and_the_context,
                test_values_the_cpu_cannot_resume_with_are_refused, test_G_and_g_round_trip_every_register,
                test_G_changing_a_fixed_register_is_refused_but_writes_the_rest)

@@ -19,14 +19,9 @@
 #include "kernel/profiler/goroutine.h"
 #include "pprof_reader.h"
 #include "unit_main.h"
+#include "wait_serve_image.h"
 
-/* The image: Wait at 0x1000, Serve at 0x1100 (which calls Wait), Loop at 0x1200, each 0x100 long. */
-#define WAIT 0x1000
-#define SERVE 0x1100
-#define LOOP 0x1200
-static const struct ksym syms[] = { { WAIT, 0x100, 0 }, { SERVE, 0x100, 5 }, { LOOP, 0x100, 11 } };
-static const char names[] = "Wait\0Serve\0Loop";
-static const struct symtab tab = { syms, 3, names, 0x1000, 0x2000 };
+/* The image (tests/unit/wait_serve_image.h): Wait, Serve (which calls Wait) and Loop. */
 static const struct pprof_mapping mapping = { 0x1000, 0x2000, 0x3000, "feedc0de" };
 
 static struct task_dump_row rows[16];
@@ -76,13 +71,18 @@ static int setup(void **state)
 
 static struct profile_read profile;
 
+static bool encode_dump(const void *d, uint8_t **data, size_t *len)
+{
+    return goroutine_encode(d, &tab, &mapping, data, len);
+}
+
 static void test_pprof_counts_tasks_by_chain(void **state)
 {
     (void)state;
     a_machine();
     uint8_t *data;
     size_t len;
-    assert_true(goroutine_encode(&dump, &tab, &mapping, &data, &len));
+    assert_true(encode_dump(&dump, &data, &len));
     pprof_read(data, len, &profile);
     kfree(data);
     const struct profile_read *r = &profile;
@@ -107,11 +107,9 @@ static void test_pprof_counts_tasks_by_chain(void **state)
     assert_int_equal(s->nvalues, 1);
     assert_int_equal(s->values[0], 3);
     assert_int_equal(s->nlocs, 3);
-    assert_string_equal(pprof_function_of(r, s->locs[0]), "Wait");
+    assert_string_equal(pprof_functions_of(r, s, text, sizeof text), "Wait <- Serve <- Loop");
     assert_int_equal(pprof_location_of(r, s->locs[0])->address, WAIT + 0x2a);
     assert_int_equal(pprof_location_of(r, s->locs[0])->mapping, 1);
-    assert_string_equal(pprof_function_of(r, s->locs[1]), "Serve");
-    assert_string_equal(pprof_function_of(r, s->locs[2]), "Loop");
     assert_string_equal(pprof_labels_of(r, s, text, sizeof text),
                         "span=5 state=waiting task=work waiting_on=sleep work=serve");
 
@@ -126,8 +124,7 @@ static void test_pprof_counts_tasks_by_chain(void **state)
 
     /* the preempted task's pc is a leaf: Serve at its first byte, where a return address would be Wait's */
     s = &r->samples[3];
-    assert_string_equal(pprof_function_of(r, s->locs[0]), "Serve");
-    assert_string_equal(pprof_function_of(r, s->locs[1]), "Loop");
+    assert_string_equal(pprof_functions_of(r, s, text, sizeof text), "Serve <- Loop");
     assert_string_equal(pprof_labels_of(r, s, text, sizeof text), "job=a state=runnable task=burn");
 
     s = &r->samples[4];
@@ -197,22 +194,8 @@ static void test_out_of_memory_at_every_step(void **state)
 {
     (void)state;
     a_machine();
-    bool succeeded = false;
-    for (int allow = 0; !succeeded && allow < 32; allow++) {
-        allocations_after = allow;
-        uint8_t *data = (uint8_t *)1;
-        size_t len = 1;
-        succeeded = goroutine_encode(&dump, &tab, &mapping, &data, &len);
-        allocations_after = -1;
-        if (succeeded) {
-            kfree(data);
-        } else {
-            assert_null(data);
-            assert_int_equal(len, 0);
-        }
-        assert_int_equal(live_allocations, 0);
-    }
-    assert_true(succeeded);
+    assert_int_equal(live_allocations, 0);
+    counting_heap_first_success(encode_dump, &dump, 32);
     char buf[64];
     struct buffer_sink bs;
     buffer_sink_init(&bs, buf, sizeof buf);

@@ -277,15 +277,43 @@ static void on_every_counting_model(void (*scenario)(void))
     }
 }
 
+/* CPU cpu ticked into the run and two of its counter's periods sampled: where a scenario on one CPU begins. */
+static void counting_on(unsigned cpu)
+{
+    tick(cpu);
+    run_periods(cpu, 2);
+}
+
+/* The counter on cpu overflows once more, its PMI held: not at the CPU yet. */
+static void overflow_with_pmi_held(unsigned cpu)
+{
+    fake.hold_pmis = true;
+    run_periods(cpu, 1);
+    assert_true(fake.cpu[cpu].pmi_waiting);
+}
+
+/* The counter on cpu overflows once more, its NMI held: pending at the CPU, not taken yet. */
+static void overflow_with_nmi_held(unsigned cpu)
+{
+    fake.hold_nmis = true;
+    run_periods(cpu, 1);
+    assert_true(fake.cpu[cpu].nmi_pending);
+}
+
+/* The cmocka test name: the scenario name_on on every counting model. */
+#define ON_EVERY_COUNTING_MODEL(name)                                                                              \
+    static void name(void **state)                                                                                 \
+    {                                                                                                              \
+        (void)state;                                                                                               \
+        on_every_counting_model(name##_on);                                                                        \
+    }
+
 static void a_genuine_nmi_beside_an_overflow_on_its_way_is_genuine_on(void)
 {
-    tick(1);
-    run_periods(1, 2);
+    counting_on(1);
     assert_int_equal(ring_count(1), 2);
     /* The counter overflows; its PMI has not reached the CPU yet when a genuine NMI comes. */
-    fake.hold_pmis = true;
-    run_periods(1, 1);
-    assert_true(fake.cpu[1].pmi_waiting);
+    overflow_with_pmi_held(1);
     fake_inject_nmi();
     if (masks_on_delivery()) {
         assert_int_equal(last_owner, NMI_GENUINE); /* panic with this NMI's backtrace */
@@ -309,20 +337,13 @@ static void a_genuine_nmi_beside_an_overflow_on_its_way_is_genuine_on(void)
     assert_int_equal(genuine, 1);
 }
 
-static void a_genuine_nmi_beside_an_overflow_on_its_way_is_genuine(void **state)
-{
-    (void)state;
-    on_every_counting_model(a_genuine_nmi_beside_an_overflow_on_its_way_is_genuine_on);
-}
+ON_EVERY_COUNTING_MODEL(a_genuine_nmi_beside_an_overflow_on_its_way_is_genuine)
 
 static void a_debugger_stop_merged_with_an_overflow_stops_and_the_counter_goes_on_on(void)
 {
-    tick(2);
-    run_periods(2, 2);
+    counting_on(2);
     /* The overflow's NMI and the debugger's stop NMI raised together: one NMI. */
-    fake.hold_nmis = true;
-    run_periods(2, 1);
-    assert_true(fake.cpu[2].nmi_pending);
+    overflow_with_nmi_held(2);
     stop_request = true;
     fake_release_nmis();
     assert_int_equal(stops, 1);
@@ -338,6 +359,8 @@ static void a_debugger_stop_merged_with_an_overflow_stops_and_the_counter_goes_o
     assert_int_equal(last_owner, NMI_GENUINE);
     assert_int_equal(genuine, 1);
 }
+
+ON_EVERY_COUNTING_MODEL(a_debugger_stop_merged_with_an_overflow_stops_and_the_counter_goes_on)
 
 /* After a coincidence that left an NMI owed, and that NMI taken: a genuine NMI at once, and one a period later,
  * both panic (the owed NMI is taken once). */
@@ -355,8 +378,7 @@ static void then_a_genuine_nmi_still_panics(unsigned cpu)
 
 static void a_stop_raised_inside_a_counter_nmi_is_no_genuine_nmi_on(void)
 {
-    tick(1);
-    run_periods(1, 2);
+    counting_on(1);
     /* Another CPU stops this one while its counter NMI runs: the request is taken in that NMI (the counter is
      * asked first, then the debugger), and the stop's own NMI, latched meanwhile, finds nothing when it comes. */
     stop_inside_counter_nmi = true;
@@ -370,21 +392,14 @@ static void a_stop_raised_inside_a_counter_nmi_is_no_genuine_nmi_on(void)
     then_a_genuine_nmi_still_panics(1);
 }
 
-static void a_stop_raised_inside_a_counter_nmi_is_no_genuine_nmi(void **state)
-{
-    (void)state;
-    on_every_counting_model(a_stop_raised_inside_a_counter_nmi_is_no_genuine_nmi_on);
-}
+ON_EVERY_COUNTING_MODEL(a_stop_raised_inside_a_counter_nmi_is_no_genuine_nmi)
 
 static void a_stop_nmi_between_an_overflow_and_its_pmi_is_no_genuine_nmi_on(void)
 {
-    tick(3);
-    run_periods(3, 2);
+    counting_on(3);
     /* The counter overflows; its PMI has not reached the CPU when the debugger's stop NMI comes, and reaches it
      * while the stop is handled. */
-    fake.hold_pmis = true;
-    run_periods(3, 1);
-    assert_true(fake.cpu[3].pmi_waiting);
+    overflow_with_pmi_held(3);
     fake_cpu_index = 3;
     stop_request = pmi_inside_stop_nmi = true;
     fake_inject_nmi();
@@ -404,16 +419,11 @@ static void a_stop_nmi_between_an_overflow_and_its_pmi_is_no_genuine_nmi_on(void
     then_a_genuine_nmi_still_panics(3);
 }
 
-static void a_stop_nmi_between_an_overflow_and_its_pmi_is_no_genuine_nmi(void **state)
-{
-    (void)state;
-    on_every_counting_model(a_stop_nmi_between_an_overflow_and_its_pmi_is_no_genuine_nmi_on);
-}
+ON_EVERY_COUNTING_MODEL(a_stop_nmi_between_an_overflow_and_its_pmi_is_no_genuine_nmi)
 
 static void a_selftest_nmi_sent_after_an_overflow_took_its_mark_is_no_genuine_nmi_on(void)
 {
-    tick(2);
-    run_periods(2, 2);
+    counting_on(2);
     /* The self-test marks its first stage; the counter's NMI comes before the self-test sends its NMI, takes the
      * mark (sending the second stage's NMI, latched) -- then the self-test's own NMI comes, a few instructions
      * after the return, and finds nothing. */
@@ -430,17 +440,7 @@ static void a_selftest_nmi_sent_after_an_overflow_took_its_mark_is_no_genuine_nm
     then_a_genuine_nmi_still_panics(2);
 }
 
-static void a_selftest_nmi_sent_after_an_overflow_took_its_mark_is_no_genuine_nmi(void **state)
-{
-    (void)state;
-    on_every_counting_model(a_selftest_nmi_sent_after_an_overflow_took_its_mark_is_no_genuine_nmi_on);
-}
-
-static void a_debugger_stop_merged_with_an_overflow_stops_and_the_counter_goes_on(void **state)
-{
-    (void)state;
-    on_every_counting_model(a_debugger_stop_merged_with_an_overflow_stops_and_the_counter_goes_on_on);
-}
+ON_EVERY_COUNTING_MODEL(a_selftest_nmi_sent_after_an_overflow_took_its_mark_is_no_genuine_nmi)
 
 static void an_external_nmi_merged_with_an_overflow_is_left_to_the_tick_on(void)
 {
@@ -452,8 +452,7 @@ static void an_external_nmi_merged_with_an_overflow_is_left_to_the_tick_on(void)
     assert_int_equal(last_owner, NMI_KPROF_CHECK_LATER);
     /* An external NMI merged with the next overflow: claimed, and port 0x61 left for the tick. */
     port61_now = 0x80;
-    fake.hold_nmis = true;
-    run_periods(0, 1);
+    overflow_with_nmi_held(0);
     fake_inject_nmi();
     fake_release_nmis();
     assert_int_equal(last_owner, NMI_KPROF_CHECK_LATER);
@@ -470,11 +469,7 @@ static void an_external_nmi_merged_with_an_overflow_is_left_to_the_tick_on(void)
     assert_int_equal(port61_reads, 1);
 }
 
-static void an_external_nmi_merged_with_an_overflow_is_left_to_the_tick(void **state)
-{
-    (void)state;
-    on_every_counting_model(an_external_nmi_merged_with_an_overflow_is_left_to_the_tick_on);
-}
+ON_EVERY_COUNTING_MODEL(an_external_nmi_merged_with_an_overflow_is_left_to_the_tick)
 
 int main(void)
 {

@@ -61,6 +61,21 @@ static void expect_string_table_sound(const struct profile_read *r)
             assert_string_not_equal(r->strings[i], r->strings[j]);
 }
 
+/* Time profiles of the 10 ms tick: samples/count and what/nanoseconds, the period what/nanoseconds every 10 ms,
+ * what the default. */
+static void expect_time_types(const struct profile_read *r, const char *what)
+{
+    assert_int_equal(r->ntypes, 2);
+    assert_string_equal(pprof_str(r, r->types[0][0]), "samples");
+    assert_string_equal(pprof_str(r, r->types[0][1]), "count");
+    assert_string_equal(pprof_str(r, r->types[1][0]), what);
+    assert_string_equal(pprof_str(r, r->types[1][1]), "nanoseconds");
+    assert_string_equal(pprof_str(r, r->period_type[0]), what);
+    assert_string_equal(pprof_str(r, r->period_type[1]), "nanoseconds");
+    assert_string_equal(pprof_str(r, r->default_type), what);
+    assert_int_equal(r->period, 10000000);
+}
+
 static void test_tick_profile(void **state)
 {
     (void)state;
@@ -81,15 +96,7 @@ static void test_tick_profile(void **state)
     const struct profile_read *r = &profile;
     expect_string_table_sound(r);
 
-    assert_int_equal(r->ntypes, 2);
-    assert_string_equal(pprof_str(r, r->types[0][0]), "samples");
-    assert_string_equal(pprof_str(r, r->types[0][1]), "count");
-    assert_string_equal(pprof_str(r, r->types[1][0]), "cpu");
-    assert_string_equal(pprof_str(r, r->types[1][1]), "nanoseconds");
-    assert_string_equal(pprof_str(r, r->period_type[0]), "cpu");
-    assert_string_equal(pprof_str(r, r->period_type[1]), "nanoseconds");
-    assert_string_equal(pprof_str(r, r->default_type), "cpu");
-    assert_int_equal(r->period, 10000000);
+    expect_time_types(r, "cpu");
     assert_int_equal(r->duration, 1500000000ull);
     assert_int_equal(r->time, 0);
 
@@ -110,20 +117,18 @@ static void test_tick_profile(void **state)
     assert_int_equal(s->nvalues, 2);
     assert_int_equal(s->values[0], 3);
     assert_int_equal(s->values[1], 30000000);
-    assert_string_equal(pprof_function_of(r, s->locs[0]), "Spin");
+    assert_string_equal(pprof_functions_of(r, s, text, sizeof text), "Spin <- Main");
     assert_int_equal(pprof_location_of(r, s->locs[0])->address, SPIN + 1);
     assert_int_equal(pprof_location_of(r, s->locs[0])->mapping, 1);
-    assert_string_equal(pprof_function_of(r, s->locs[1]), "Main");
     assert_int_equal(pprof_location_of(r, s->locs[1])->address, MAIN + 0x10);
     assert_string_equal(pprof_labels_of(r, s, text, sizeof text), "job=a span=42 zone=x cpu=2 pid=7");
 
     s = &r->samples[0];
     assert_int_equal(s->values[0], 1);
     assert_int_equal(s->values[1], 1); /* period 0 weighs 1 */
-    assert_string_equal(pprof_function_of(r, s->locs[0]), "Main");
+    assert_string_equal(pprof_functions_of(r, s, text, sizeof text), "Main <- NetFrame::Copy");
     assert_int_not_equal(s->locs[0], r->samples[2].locs[1]); /* a leaf and a caller at one address */
     assert_int_equal(pprof_location_of(r, s->locs[0])->address, MAIN + 0x10);
-    assert_string_equal(pprof_function_of(r, s->locs[1]), "NetFrame::Copy");
     assert_int_equal(pprof_location_of(r, s->locs[1])->address, COPY + 0x100);
     assert_string_equal(pprof_labels_of(r, s, text, sizeof text), "context=irqs-off context=in-irq cpu=0 pid=8");
 
@@ -222,15 +227,7 @@ static void test_wall_profile(void **state)
     encode(fold, &info);
     const struct profile_read *r = &profile;
     expect_string_table_sound(r);
-    assert_int_equal(r->ntypes, 2);
-    assert_string_equal(pprof_str(r, r->types[0][0]), "samples");
-    assert_string_equal(pprof_str(r, r->types[0][1]), "count");
-    assert_string_equal(pprof_str(r, r->types[1][0]), "wall");
-    assert_string_equal(pprof_str(r, r->types[1][1]), "nanoseconds");
-    assert_string_equal(pprof_str(r, r->period_type[0]), "wall");
-    assert_string_equal(pprof_str(r, r->period_type[1]), "nanoseconds");
-    assert_string_equal(pprof_str(r, r->default_type), "wall");
-    assert_int_equal(r->period, 10000000);
+    expect_time_types(r, "wall");
     assert_int_equal(r->nmappings, 1);
     assert_string_equal(pprof_str(r, r->mapping[6]), "0123456789abcdef");
 
@@ -239,8 +236,7 @@ static void test_wall_profile(void **state)
     const struct sample_read *s = &r->samples[0];
     assert_int_equal(s->values[0], 2);
     assert_int_equal(s->values[1], 22000000);
-    assert_string_equal(pprof_function_of(r, s->locs[0]), "Spin");
-    assert_string_equal(pprof_function_of(r, s->locs[1]), "Main");
+    assert_string_equal(pprof_functions_of(r, s, text, sizeof text), "Spin <- Main");
     assert_string_equal(pprof_labels_of(r, s, text, sizeof text),
                         "span=5 work=serve state=waiting waiting_on=sleep cpu=1 pid=7");
     s = &r->samples[1];
@@ -266,6 +262,11 @@ static void test_wall_profile(void **state)
     assert_int_equal(live_allocations, 0);
 }
 
+static bool encode_tick_profile(const void *fold, uint8_t **data, size_t *len)
+{
+    return pprof_encode(fold, &tick_info, &tab, data, len);
+}
+
 /* Every allocation the encoder makes refused in turn: false, nothing handed over, nothing leaked. */
 static void test_out_of_memory_at_every_step(void **state)
 {
@@ -274,24 +275,7 @@ static void test_out_of_memory_at_every_step(void **state)
         push_full(i % NCPUS, 1, run.run, NULL, 0, 0, 0, 1, FRAMES(FILLER + 7 * i, MAIN + i, RECEIVE + i));
     struct pprof_fold *fold = pprof_fold_create();
     pprof_fold_drain(fold, &run, NULL);
-    int baseline = live_allocations;
-    bool succeeded = false;
-    for (int allow = 0; !succeeded && allow < 64; allow++) {
-        allocations_after = allow;
-        uint8_t *data = (uint8_t *)1;
-        size_t len = 1;
-        succeeded = pprof_encode(fold, &tick_info, &tab, &data, &len);
-        allocations_after = -1;
-        if (succeeded) {
-            assert_true(allow > 4); /* it did need to grow */
-            kfree(data);
-        } else {
-            assert_null(data);
-            assert_int_equal(len, 0);
-        }
-        assert_int_equal(live_allocations, baseline);
-    }
-    assert_true(succeeded);
+    assert_true(counting_heap_first_success(encode_tick_profile, fold, 64) > 4); /* it did need to grow */
     pprof_fold_destroy(fold);
 }
 

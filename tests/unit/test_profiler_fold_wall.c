@@ -95,6 +95,18 @@ static void test_a_cpu_run_has_no_split_and_no_marks(void **state)
 
 /* ---- the raw form --------------------------------------------------------------------------------------- */
 
+/* line, a wall sample, parsed and formatted back: the very same bytes. */
+static void expect_wall_round_trip(const char *line)
+{
+    struct profile_raw_sample s;
+    assert_true(profile_raw_parse_sample(line, strlen(line), &s));
+    assert_int_equal(s.flags, PROFILE_REC_WALL);
+    char back[PROFILE_RAW_LINE_MAX];
+    size_t n = profile_raw_format_sample(&s, back, sizeof back);
+    assert_int_equal(n, strlen(line));
+    assert_memory_equal(back, line, n);
+}
+
 static void test_wall_samples_round_trip_as_raw_lines(void **state)
 {
     (void)state;
@@ -107,15 +119,8 @@ static void test_wall_samples_round_trip_as_raw_lines(void **state)
         "s 2 24 5000 - 10000000 waiting=task 0x1208\n",
         "s 2 24 5000 - 10000000 waiting=device 0x1208\n",
     };
-    for (size_t i = 0; i < sizeof lines / sizeof *lines; i++) {
-        struct profile_raw_sample s;
-        assert_true(profile_raw_parse_sample(lines[i], strlen(lines[i]), &s));
-        assert_int_equal(s.flags, PROFILE_REC_WALL);
-        char back[PROFILE_RAW_LINE_MAX];
-        size_t n = profile_raw_format_sample(&s, back, sizeof back);
-        assert_int_equal(n, strlen(lines[i]));
-        assert_memory_equal(back, lines[i], n);
-    }
+    for (size_t i = 0; i < sizeof lines / sizeof *lines; i++)
+        expect_wall_round_trip(lines[i]);
     struct profile_raw_sample s;
     const char *net = lines[0];
     assert_true(profile_raw_parse_sample(net, strlen(net), &s));

@@ -90,6 +90,21 @@ static struct context start_at_a_shallow_stack(unsigned cpu)
     return ctx;
 }
 
+/* What CPU 0's task is labelled with in the deep-chain tests: a record must carry this very address. */
+static const int label_set_stand_in = 0;
+
+/* The context of a sample at pc in a twelve-deep chain built on CPU 0's stack, its task labelled with the stand-in,
+ * the run started and the clock at time_ns. */
+static struct context start_labelled_at_a_deep_stack(uintptr_t pc, int64_t time_ns)
+{
+    atomic_store(&fake_task[0].labels, (const struct label_set *)&label_set_stand_in);
+    uintptr_t rbp = build_stack(0, 12);
+    struct context ctx = fake_context(pc, rbp - 24, rbp);
+    start();
+    fake_time_ns = time_ns;
+    return ctx;
+}
+
 static const struct profile_record *only_record(unsigned cpu)
 {
     assert_int_equal(profile_ring_count(&run.rings[cpu]), 1);
@@ -211,21 +226,23 @@ static void test_counter_run_states_the_counters_period(void **state)
     fake_cycles_per_ms = 2000000;
 }
 
+/* The window a run measures, stopped elapsed_ns after its start; the profiler released after. */
+static uint32_t window_of_a_run_lasting(int64_t elapsed_ns)
+{
+    start();
+    fake_time_ns += elapsed_ns;
+    profiler_stop(&run);
+    uint32_t window_ms = run.window_ms;
+    profiler_release();
+    running = false;
+    return window_ms;
+}
+
 static void test_window_is_measured(void **state)
 {
     (void)state;
-    start();
-    fake_time_ns += 1499999;
-    profiler_stop(&run);
-    assert_int_equal(run.window_ms, 1);
-    profiler_release();
-    running = false;
-    start();
-    fake_time_ns += 2000500000;
-    profiler_stop(&run);
-    assert_int_equal(run.window_ms, 2001);
-    profiler_release();
-    running = false;
+    assert_int_equal(window_of_a_run_lasting(1499999), 1);
+    assert_int_equal(window_of_a_run_lasting(2000500000), 2001);
 }
 
 static void test_start_empties_the_rings(void **state)
@@ -248,12 +265,7 @@ static void test_start_empties_the_rings(void **state)
 static void test_record_of_a_deep_chain(void **state)
 {
     (void)state;
-    static const int label_set_stand_in = 0;
-    atomic_store(&fake_task[0].labels, (const struct label_set *)&label_set_stand_in);
-    uintptr_t rbp = build_stack(0, 12);
-    struct context ctx = fake_context(fn(0, 0x11), rbp - 24, rbp);
-    start();
-    fake_time_ns = 1234567890;
+    struct context ctx = start_labelled_at_a_deep_stack(fn(0, 0x11), 1234567890);
     profiler_sample(&ctx);
     const struct profile_record *rec = only_record(0);
     assert_int_equal(rec->nframes, PROFILE_MAX_FRAMES);
@@ -335,12 +347,7 @@ static void test_sample_on_mov_rsp_rbp_keeps_direct_caller(void **state)
 static void test_sample_and_tick_write_the_same_record(void **state)
 {
     (void)state;
-    static const int label_set_stand_in = 0;
-    atomic_store(&fake_task[0].labels, (const struct label_set *)&label_set_stand_in);
-    uintptr_t rbp = build_stack(0, 12);
-    struct context ctx = fake_context(fn(1, 0x13), rbp - 24, rbp);
-    start();
-    fake_time_ns = 777;
+    struct context ctx = start_labelled_at_a_deep_stack(fn(1, 0x13), 777);
     profiler_sample(&ctx);
     profiler_tick(&ctx);
     assert_int_equal(profile_ring_count(&run.rings[0]), 2);

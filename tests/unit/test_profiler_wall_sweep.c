@@ -57,6 +57,26 @@ static unsigned take(struct profile_record *out, unsigned max)
     return n;
 }
 
+/* A run started -- a wall run sweeping every 10 ms, or a CPU profile, which does not sweep -- and CPU 0's first
+ * tick: the records it made taken into recs (8 at most); how many. */
+static unsigned start_and_tick(bool wall, struct profile_record recs[8])
+{
+    start(wall);
+    assert_true(run.wall == wall);
+    assert_int_equal(run.wall_period_ns, wall ? 10000000 : 0);
+    tick_cpu0();
+    return take(recs, 8);
+}
+
+/* CPU 0's ring holds exactly n records (at most 16), each standing for period_ns; taken out. */
+static void expect_records_of_period(unsigned n, uint64_t period_ns)
+{
+    struct profile_record recs[16];
+    assert_int_equal(take(recs, 16), n);
+    for (unsigned i = 0; i < n; i++)
+        assert_int_equal(recs[i].period, period_ns);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -85,12 +105,8 @@ static int setup(void **state)
 static void test_a_sweep_samples_every_task_of_its_cpu(void **state)
 {
     (void)state;
-    start(true);
-    assert_true(run.wall);
-    assert_int_equal(run.wall_period_ns, 10000000);
-    tick_cpu0();
     struct profile_record recs[8];
-    assert_int_equal(take(recs, 8), 4); /* the current task and its CPU's three others; not CPU 1's */
+    assert_int_equal(start_and_tick(true, recs), 4); /* the current task and its CPU's three others; not CPU 1's */
     static const struct {
         uint32_t pid;
         uint8_t activity, waiting_on;
@@ -119,10 +135,8 @@ static void test_an_idle_current_task_is_left_out(void **state)
 {
     (void)state;
     fake_task[0].is_idle = true;
-    start(true);
-    tick_cpu0();
     struct profile_record recs[8];
-    assert_int_equal(take(recs, 8), 3);
+    assert_int_equal(start_and_tick(true, recs), 3);
     assert_int_equal(recs[0].pid, 20);
     stop();
 }
@@ -131,10 +145,8 @@ static void test_a_task_with_nothing_to_walk_still_counts(void **state)
 {
     (void)state;
     fake_chain_pc[1] = 0; /* the reader's walk finds nothing */
-    start(true);
-    tick_cpu0();
     struct profile_record recs[8];
-    assert_int_equal(take(recs, 8), 4);
+    assert_int_equal(start_and_tick(true, recs), 4);
     assert_int_equal(recs[2].pid, 21);
     assert_int_equal(recs[2].nframes, 1);
     assert_int_equal(recs[2].frames[0], 0);
@@ -148,10 +160,8 @@ static void test_a_sleeper_past_its_wake_time_still_waits(void **state)
     sleeper.wake_at_ns = fake_time_ns - 3000000;
     reader.block_has_deadline = true;
     reader.wake_at_ns = fake_time_ns - 25000000;
-    start(true);
-    tick_cpu0();
     struct profile_record recs[8];
-    assert_int_equal(take(recs, 8), 4);
+    assert_int_equal(start_and_tick(true, recs), 4);
     assert_int_equal(recs[1].wall.activity, TASK_ACT_WAITING);
     assert_int_equal(recs[1].wall.waiting_on, TASK_WAIT_TIMER);
     assert_int_equal(recs[2].wall.activity, TASK_ACT_WAITING);
@@ -169,10 +179,7 @@ static void test_the_sweep_keeps_its_period_at_a_faster_tick(void **state)
         tick_cpu0(); /* sweeps on the 1st, 11th and 21st */
         fake_time_ns += 1000000;
     }
-    struct profile_record recs[16];
-    assert_int_equal(take(recs, 16), 12);
-    for (unsigned i = 0; i < 12; i++)
-        assert_int_equal(recs[i].period, 10000000);
+    expect_records_of_period(12, 10000000);
     stop();
 }
 
@@ -217,22 +224,15 @@ static void test_a_sweep_the_ring_cannot_hold_is_put_off_whole(void **state)
     fake_time_ns += 10000000;
     profile_ring_reset(&run.rings[0]); /* drained (the reset also zeroes the drops) */
     tick_cpu0();
-    struct profile_record recs[8];
-    assert_int_equal(take(recs, 8), 4);
-    for (unsigned i = 0; i < 4; i++)
-        assert_int_equal(recs[i].period, 20000000);
+    expect_records_of_period(4, 20000000);
     stop();
 }
 
 static void test_a_cpu_profile_samples_only_the_current_task(void **state)
 {
     (void)state;
-    start(false);
-    assert_false(run.wall);
-    assert_int_equal(run.wall_period_ns, 0);
-    tick_cpu0();
     struct profile_record recs[8];
-    assert_int_equal(take(recs, 8), 1);
+    assert_int_equal(start_and_tick(false, recs), 1);
     assert_int_equal(recs[0].pid, 10);
     assert_int_equal(recs[0].flags & PROFILE_REC_WALL, 0);
     stop();

@@ -1,6 +1,7 @@
 /* tests/unit/udpsh_fixture.c: the UDP shell's admission as its unit tests drive it (udpsh_fixture.h). */
 #include <string.h>
 
+#include "fixed_keys.h"
 #include "udpsh_fixture.h"
 #include "udpsh_requests.h"
 
@@ -11,10 +12,7 @@ struct udpsh_remembered *running_request;
 
 void udpsh_fixture_init(bool keyed)
 {
-    for (int i = 0; i < 32; i++)
-        secret[i] = (uint8_t)i;
-    for (int i = 0; i < 16; i++)
-        key[i] = (uint8_t)(0x10 + i);
+    fixed_keys_fill(secret, key);
     udpsh_auth_init(&auth, secret, keyed ? key : NULL, keyed ? sizeof key : 0);
     running_request = NULL;
 }
