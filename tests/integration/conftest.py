@@ -212,26 +212,26 @@ class _Factory:
             k.kill()
 
 
-@pytest.fixture(scope="module")
-def kernel(request):
-    """A kprof with 4 CPUs and 256 MiB for the whole module."""
+def _four_cpus(request):
+    """A booted kprof with 4 CPUs and 256 MiB, killed when the fixture ends."""
     k = _new_kernel(request.node.name, smp=4, mem=256)
     try:
         k.boot()
         yield k
     finally:
         k.kill()
+
+
+@pytest.fixture(scope="module")
+def kernel(request):
+    """A kprof with 4 CPUs and 256 MiB for the whole module."""
+    yield from _four_cpus(request)
 
 
 @pytest.fixture
 def fresh_kernel(request):
     """A kprof with 4 CPUs and 256 MiB for this test alone (it may panic or power it off)."""
-    k = _new_kernel(request.node.name, smp=4, mem=256)
-    try:
-        k.boot()
-        yield k
-    finally:
-        k.kill()
+    yield from _four_cpus(request)
 
 
 @pytest.fixture
