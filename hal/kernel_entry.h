@@ -50,10 +50,6 @@ bool profiler_nmi(const struct context *ctx, uint64_t entry_cycles);
  * lets go of a stopping run here (disarms this CPU's counter and masks its LVT entry, then tells the stop), as
  * this CPU's next tick would have. Nothing to do when it already has, or no run is stopping. */
 void profiler_stop_request(void);
-/* Samples ctx into this CPU's ring if a run is active, marking interrupts-off and in-interrupt code: what
- * profiler_nmi does once the counter claimed the NMI. The same restrictions as profiler_tick, and no spinning
- * either. */
-void profiler_sample(const struct context *ctx);
 
 /* ---- the debugger (gdbstub/) -------------------------------------------------------------------------- */
 

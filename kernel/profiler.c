@@ -163,15 +163,6 @@ static inline uint8_t interrupted_flags(const struct context *ctx)
     return flags;
 }
 
-void profiler_sample(const struct context *ctx)
-{
-    /* acquire: pairs with the release in profiler_start, so the ring and kernel_text are visible */
-    uint32_t word = atomic_load_explicit(&active_word, memory_order_acquire);
-    unsigned cpu = cpu_index();
-    if (word && !(word & RUN_STOPPING) && cpu < MAX_CPUS)
-        record_sample(ctx, word, cpu, interrupted_flags(ctx), 0, SAMPLER_NMI, tick_weight);
-}
-
 /* This CPU lets go of run: its counter disarmed (and its LVT entry masked) if it is still armed, then the stop
  * told. From its tick, the stop's request, or an NMI that found the run over. */
 static NMI_TEXT void let_go_here(unsigned cpu, uint32_t run)
@@ -185,6 +176,7 @@ NMI_TEXT bool profiler_nmi(const struct context *ctx, uint64_t entry_cycles)
 {
     if (!pmu_nmi_is_mine())
         return false;
+    /* acquire: pairs with the release in profiler_start, so the ring and kernel_text are visible */
     uint32_t word = atomic_load_explicit(&active_word, memory_order_acquire);
     unsigned cpu = cpu_index();
     if (cpu >= MAX_CPUS)

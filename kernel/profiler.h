@@ -100,8 +100,7 @@ enum profiler_status {
     PROFILER_NO_MEMORY = -2, /* the rings could not be allocated */
 };
 
-/* The sample path's entry points, profiler_tick, profiler_nmi and profiler_sample, are declared in
- * hal/kernel_entry.h. */
+/* The sample path's entry points, profiler_tick and profiler_nmi, are declared in hal/kernel_entry.h. */
 
 /* Boot, before any CPU starts its tick: profile.hz= from the kernel command line (NULL when absent), the
  * tick's rate and so the tick source's sampling rate -- TICK_HZ_DEFAULT, or TICK_HZ_MIN..TICK_HZ_MAX. A bad

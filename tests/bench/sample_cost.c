@@ -1,7 +1,8 @@
 /* tests/bench/sample_cost.c: the driver that tests/bench/sample_cost.sh runs under callgrind to count the
  * instructions of the profiler's two per-sample paths, built for the host from the kernel's own sources:
- *   sample -- profiler_sample() on an interrupted context whose frame-pointer chain is 8 frames deep or more,
- *             so every sample walks the full PROFILE_MAX_FRAMES;
+ *   sample -- profiler_nmi() for each overflow of the (fake Intel v2) counter, armed on a counter run, on an
+ *             interrupted context whose frame-pointer chain is 8 frames deep or more, so every sample walks the
+ *             full PROFILE_MAX_FRAMES (sample_cost.sh takes the claim, pmu_nmi_is_mine(), out of the figure);
  *   fold   -- profile_fold_add() of such records against a symbol table the size of a real kernel's;
  *   drain  -- profile_fold_drain() taking such records out of a ring and folding them, per record (what the
  *             window's drains did before cfee67c; now the fold after the stop);
@@ -21,6 +22,8 @@
  *             drain, out of the ring into the pprof fold, per record;
  *   pprof_encode -- encode_one_profile(): one profile of N such records encoded and gzipped, as after the
  *             stop; it also prints "pprof N KEYS ENCODED GZIPPED" (records, distinct keys, bytes).
+ * Every mode that needs records in a ring (sample, drain, capture, stream_*, pprof_*) takes them as the kernel
+ * does: the counter's NMI, delivered by the fake CPU to profiler_nmi() on the context the driver chose.
  * It does the work; callgrind's --toggle-collect on the one function does the counting. Prints the number of
  * calls made, so the script can divide, and checks the work was real (every sample 8 frames, none dropped).
  * The last five also print "hw" and the hardware those calls touched in all, as the fakes count it: clock
@@ -136,26 +139,111 @@ static void print_hw(unsigned long calls, const struct hw *sum)
     printf("hw %lu %lu %lu %lu %lu\n", sum->clock, sum->mmio, sum->msr_reads, sum->msr_writes, sum->lvt);
 }
 
+/* ---- the counter ----------------------------------------------------------------------------------------- */
+
+/* A run on model (its log off, NMIs to nmi), started on the counter -- and armed by its first tick -- or on the
+ * tick, as on_counter says, over the deep stack with *ctx in it. */
+static void start_on(void (*model)(void), bool on_counter, bool (*nmi)(void), struct profile_run *run,
+                     struct context *ctx)
+{
+    model();
+    fake.log_off = true;
+    pmu_reset_for_tests();
+    pmu_select(NULL);
+    fake.nmi_handler = nmi;
+    build_stack(0);
+    make_context(ctx, 0);
+    if (profiler_start(run) != PROFILER_OK || !run->tick_reason != on_counter) {
+        fprintf(stderr, "sample_cost: the run did not start on the %s\n", on_counter ? "counter" : "tick");
+        exit(1);
+    }
+    if (!on_counter)
+        return;
+    profiler_tick(ctx); /* arms */
+    if (!pmu_armed_this_cpu())
+        exit(1);
+}
+
+/* A counter run on model, armed by its first tick; every NMI the fake delivers goes through counter_nmi, on
+ * *nmi_ctx when it is set (nmi_sample), else on a context of its own that varies with its count. */
+static struct hw nmi_hw;
+static unsigned long nmi_calls;
+static const struct context *nmi_ctx;
+
+static bool counter_nmi(void)
+{
+    struct context own;
+    const struct context *ctx = nmi_ctx;
+    if (!ctx) {
+        make_context(&own, (unsigned)nmi_calls);
+        ctx = &own;
+    }
+    struct hw before = hw_now();
+    bool mine = profiler_nmi(ctx, cycles()); /* cycles(): the entry time arch's nmi() reads */
+    hw_add_since(&nmi_hw, before);
+    nmi_calls++;
+    return mine;
+}
+
+/* One counter period on this CPU: one overflow, one NMI. */
+static void one_period(void)
+{
+    fake_advance(pmu_period_cycles());
+    fake_cycles += pmu_period_cycles();
+}
+
+/* The counter's sample of ctx, as the kernel takes it: one period of the armed counter, its overflow's NMI
+ * through profiler_nmi() on ctx. */
+static void nmi_sample(const struct context *ctx)
+{
+    unsigned long calls = nmi_calls;
+    nmi_ctx = ctx;
+    one_period();
+    nmi_ctx = NULL;
+    if (nmi_calls != calls + 1 || fake.nmis_genuine) {
+        fprintf(stderr, "sample_cost: a counter period raised %lu NMIs of the counter's\n", nmi_calls - calls);
+        exit(1);
+    }
+}
+
+/* A run on the fake Intel v2 counter, CPU 0's counter armed by its first tick, over the deep stack: the run the
+ * modes that need records take them in, with nmi_sample. */
+static void start_on_the_counter(struct profile_run *run)
+{
+    struct context ctx;
+    start_on(fake_model_intel_v2, true, counter_nmi, run, &ctx);
+}
+
+static void check_ring(struct profile_ring *ring, unsigned long expected)
+{
+    if (profile_ring_count(ring) != expected || profile_ring_drops(ring) != 0) {
+        fprintf(stderr, "sample_cost: %u records, %u drops, expected %lu\n", profile_ring_count(ring),
+                profile_ring_drops(ring), expected);
+        exit(1);
+    }
+    for (const struct profile_record *rec; (rec = profile_ring_peek(ring)); profile_ring_advance(ring))
+        if (rec->nframes != PROFILE_MAX_FRAMES) {
+            fprintf(stderr, "sample_cost: a sample of %u frames\n", rec->nframes);
+            exit(1);
+        }
+}
+
 /* ---- the two paths ---------------------------------------------------------------------------------------- */
 
-#define BATCH 1000 /* samples per run: fewer than a ring holds, so none is dropped */
+#define BATCH 1000 /* samples between two emptyings of the ring: fewer than it holds, so none is dropped */
 
+/* The counter's NMI samples, in one run on the armed counter; the ring is emptied after each batch. */
 static void run_samples(unsigned long n)
 {
     struct context ctx;
-    build_stack(0);
+    struct profile_run run = { 0 };
+    start_on_the_counter(&run);
     make_context(&ctx, 0);
     unsigned long done = 0;
     while (done < n) {
-        struct profile_run run = { 0 };
-        if (profiler_start(&run) != PROFILER_OK) {
-            fprintf(stderr, "sample_cost: profiler_start failed\n");
-            exit(1);
-        }
         unsigned long batch = n - done < BATCH ? n - done : BATCH;
         for (unsigned long i = 0; i < batch; i++)
-            profiler_sample(&ctx);
-        profiler_stop(&run);
+            nmi_sample(&ctx);
         struct profile_ring *ring = &run.rings[0];
         if (profile_ring_count(ring) != batch || profile_ring_drops(ring) != 0) {
             fprintf(stderr, "sample_cost: %u records, %u drops for %lu samples\n", profile_ring_count(ring),
@@ -169,9 +257,10 @@ static void run_samples(unsigned long n)
                 exit(1);
             }
         }
-        profiler_release();
         done += batch;
     }
+    profiler_stop(&run);
+    profiler_release();
     printf("calls %lu\n", n);
 }
 
@@ -224,13 +313,14 @@ static void run_drains(unsigned long n)
     unsigned long done = 0;
     struct profile_fold *fold = profile_fold_create();
     struct profile_run run = { 0 };
-    if (!fold || profiler_start(&run) != PROFILER_OK)
+    if (!fold)
         exit(1);
+    start_on_the_counter(&run);
     while (done < n) {
         unsigned long batch = n - done < BATCH ? n - done : BATCH;
         for (unsigned long i = 0; i < batch; i++) {
             make_context(&ctx, (unsigned)i);
-            profiler_sample(&ctx);
+            nmi_sample(&ctx);
         }
         profile_fold_drain(fold, &run, NULL, &image.tab);
         done += batch;
@@ -256,14 +346,15 @@ static void run_captures(unsigned long n)
     build_stack(0);
     struct profile_capture cap;
     struct profile_run run = { 0 };
-    if (!profile_capture_create || !profile_capture_create(&cap, 2000) || profiler_start(&run) != PROFILER_OK)
+    if (!profile_capture_create || !profile_capture_create(&cap, 2000))
         exit(1);
+    start_on_the_counter(&run);
     unsigned long done = 0;
     while (done < n) {
         unsigned long batch = n - done < BATCH ? n - done : BATCH;
         for (unsigned long i = 0; i < batch; i++) {
             make_context(&ctx, (unsigned)i);
-            profiler_sample(&ctx);
+            nmi_sample(&ctx);
         }
         profile_capture_drain(&cap, &run, NULL);
         done += batch;
@@ -278,29 +369,6 @@ static void run_captures(unsigned long n)
     profiler_release();
     profile_capture_destroy(&cap);
     printf("calls %lu\n", n);
-}
-
-/* A run on model (its log off, NMIs to nmi), started on the counter -- and armed by its first tick -- or on the
- * tick, as on_counter says, over the deep stack with *ctx in it. */
-static void start_on(void (*model)(void), bool on_counter, bool (*nmi)(void), struct profile_run *run,
-                     struct context *ctx)
-{
-    model();
-    fake.log_off = true;
-    pmu_reset_for_tests();
-    pmu_select(NULL);
-    fake.nmi_handler = nmi;
-    build_stack(0);
-    make_context(ctx, 0);
-    if (profiler_start(run) != PROFILER_OK || !run->tick_reason != on_counter) {
-        fprintf(stderr, "sample_cost: the run did not start on the %s\n", on_counter ? "counter" : "tick");
-        exit(1);
-    }
-    if (!on_counter)
-        return;
-    profiler_tick(ctx); /* arms */
-    if (!pmu_armed_this_cpu())
-        exit(1);
 }
 
 static void run_idle_ticks(unsigned long n)
@@ -322,42 +390,6 @@ static void run_idle_ticks(unsigned long n)
         exit(1);
     }
     print_hw(n, &ticks);
-}
-
-/* A counter run on model, armed by its first tick; every NMI the fake delivers goes through counter_nmi. */
-static struct hw nmi_hw;
-static unsigned long nmi_calls;
-
-static bool counter_nmi(void)
-{
-    struct context ctx;
-    make_context(&ctx, (unsigned)nmi_calls);
-    struct hw before = hw_now();
-    bool mine = profiler_nmi(&ctx, cycles()); /* cycles(): the entry time arch's nmi() reads */
-    hw_add_since(&nmi_hw, before);
-    nmi_calls++;
-    return mine;
-}
-
-/* One counter period on this CPU: one overflow, one NMI. */
-static void one_period(void)
-{
-    fake_advance(pmu_period_cycles());
-    fake_cycles += pmu_period_cycles();
-}
-
-static void check_ring(struct profile_ring *ring, unsigned long expected)
-{
-    if (profile_ring_count(ring) != expected || profile_ring_drops(ring) != 0) {
-        fprintf(stderr, "sample_cost: %u records, %u drops, expected %lu\n", profile_ring_count(ring),
-                profile_ring_drops(ring), expected);
-        exit(1);
-    }
-    for (const struct profile_record *rec; (rec = profile_ring_peek(ring)); profile_ring_advance(ring))
-        if (rec->nframes != PROFILE_MAX_FRAMES) {
-            fprintf(stderr, "sample_cost: a sample of %u frames\n", rec->nframes);
-            exit(1);
-        }
 }
 
 static void run_armed_ticks(unsigned long n, void (*model)(void))
@@ -445,8 +477,7 @@ static void run_stream(unsigned long n, unsigned per_drain)
         exit(1);
     task_set_labels(&fake_task[0], labels);
     struct profile_run run = { 0 };
-    if (profiler_start(&run) != PROFILER_OK)
-        exit(1);
+    start_on_the_counter(&run);
     static struct profile_streamer s;
     profile_streamer_init(&s, 0x1234abcd, &run, "43e78e68e5f92dac2debd9a86d0e9970aae625d5", copy_to_queue, NULL, 0);
     unsigned long done = 0;
@@ -455,7 +486,7 @@ static void run_stream(unsigned long n, unsigned per_drain)
         unsigned long batch = n - done < per_drain ? n - done : per_drain;
         for (unsigned long i = 0; i < batch; i++) {
             make_context(&ctx, (unsigned)(done + i));
-            profiler_sample(&ctx);
+            nmi_sample(&ctx);
         }
         now += (int64_t)PROFILE_DRAIN_MS * 1000000;
         profile_streamer_drain(&s, &run, NULL, now);
@@ -490,8 +521,9 @@ static struct pprof_fold *run_pprof_drains(unsigned long n, bool report)
     const struct label_set *labels = label_intern_one("job", "bench", NULL);
     struct pprof_fold *fold = pprof_fold_create ? pprof_fold_create() : NULL;
     struct profile_run run = { 0 };
-    if (!labels || !fold || profiler_start(&run) != PROFILER_OK)
+    if (!labels || !fold)
         exit(1);
+    start_on_the_counter(&run);
     task_set_labels(&fake_task[0], labels);
     unsigned long done = 0, per_drain = 4 * 1000 * PROFILE_DRAIN_MS / 1000;
     while (done < n) {
@@ -499,7 +531,7 @@ static struct pprof_fold *run_pprof_drains(unsigned long n, bool report)
         for (unsigned long i = 0; i < batch; i++) {
             build_stack((unsigned)(done + i) % 7);
             make_context(&ctx, (unsigned)(done + i));
-            profiler_sample(&ctx);
+            nmi_sample(&ctx);
         }
         pprof_fold_drain(fold, &run, NULL);
         done += batch;

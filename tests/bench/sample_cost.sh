@@ -4,8 +4,11 @@
 # exactly by callgrind. The kernel's own sample path (kernel/profiler.c, kernel/stacktrace.c), drain
 # (kernel/profiler/run.c) and fold (kernel/profiler/fold.c, kernel/symbols.c) are built for the host with the
 # kernel's compiler and flags, driven by tests/bench/sample_cost.c, and callgrind collects only inside
-# profiler_sample() or profile_fold_add() (callees included), so the driver's own work is not counted; a third
-# count inside stack_trace_from() splits the sample between the frame walk and the profiler's own code.
+# profiler_nmi() or profile_fold_add() (callees included), so the driver's own work is not counted. The sample
+# is the counter's NMI as the kernel takes it (profiler_nmi() on an armed counter run, the fake Intel v2 CPU),
+# less the claim before it: a second count inside pmu_nmi_is_mine() (the fake CPU's MSR and LVT emulation
+# included) is taken out; a third inside stack_trace_from() splits the sample between the frame walk and the
+# profiler's own code.
 #
 # Then what a tick and a counter NMI cost, in the kernel's own instructions (callgrind's self cost of the
 # functions of kernel/ and arch/, not of the fakes they call) and in the hardware they touch as the fakes count
@@ -61,10 +64,13 @@ per_call() {
   echo $(( (total + calls / 2) / calls ))
 }
 
-sample=$(per_call profiler_sample sample 20000)
+nmi=$(per_call profiler_nmi sample 20000)
+claim=$(per_call pmu_nmi_is_mine sample 20000)
+sample=$((nmi - claim))
 walk=$(per_call stack_trace_from sample 20000)
 fold=$(per_call profile_fold_add fold 20000)
 echo "profiler: $sample instructions per sample (8-frame chain)"
+echo "profiler: (the counter's NMI, profiler_nmi: $nmi instructions with its claim, pmu_nmi_is_mine, which takes $claim on the fake Intel v2 CPU, its MSR and LVT emulation included)"
 echo "profiler: $walk of them in the frame-pointer walk (stack_trace_from), $((sample - walk)) in the profiler's own code"
 drain=$(per_call profile_fold_drain drain 20000)
 idle=$(per_call profiler_tick idle 20000)

@@ -40,11 +40,12 @@ struct context busy_ctx(void)
     return fake_interrupt((uintptr_t)&text[16], 2);
 }
 
+const struct context *nmi_ctx;
 uint64_t nmi_cost;
 unsigned nmis_claimed;
 bool nmi_path(void)
 {
-    struct context ctx = busy_ctx();
+    struct context ctx = nmi_ctx ? *nmi_ctx : busy_ctx();
     fake_cycles += nmi_cost;
     bool mine = profiler_nmi(&ctx, fake_cycles - nmi_cost);
     nmis_claimed += mine;
@@ -157,6 +158,7 @@ const unsigned model_count = sizeof models / sizeof models[0];
 void boot(const struct model *m)
 {
     fake_boot(m->setup, nmi_path);
+    nmi_ctx = NULL;
     nmi_cost = 0;
     nmis_claimed = 0;
     overflow_before_disarm = false;
@@ -213,6 +215,7 @@ void stop_run(void)
 int teardown(void **state)
 {
     (void)state;
+    nmi_ctx = NULL;
     if (run_active)
         stop_run();
     profiler_release();

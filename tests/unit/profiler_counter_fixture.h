@@ -35,7 +35,10 @@ extern struct symtab tab;
 /* The interrupted context: busy code in the one function, interrupts on. */
 struct context busy_ctx(void);
 
-/* The kernel's NMI path: the counter's claim, then the sample; the NMI costs nmi_cost cycles of fake_cycles. */
+/* The kernel's NMI path: the counter's claim, then the sample of the interrupted context -- *nmi_ctx when a test
+ * sets it, else busy_ctx() (boot() and teardown() set it back to NULL); the NMI costs nmi_cost cycles of
+ * fake_cycles. */
+extern const struct context *nmi_ctx;
 extern uint64_t nmi_cost;
 extern unsigned nmis_claimed;
 bool nmi_path(void);

@@ -259,22 +259,33 @@ static void undrained_run_counts_its_drops(void **state)
     profiler_release();
 }
 
+/* What the counter's NMI knows of the code it interrupted: three overflows of CPU 0's armed counter, their NMIs
+ * through the kernel's path (profiler_nmi) on a context with interrupts off, then in an interrupt handler too,
+ * then in one with interrupts on. */
 static void interrupts_off_and_in_interrupt_are_marked(void **state)
 {
     (void)state;
     start_armed_on_intel();
+    unsigned claimed = nmis_claimed; /* the probe's own NMI among them */
     struct context ctx = busy_ctx();
+    nmi_ctx = &ctx;
     ctx.rflags = 0x2; /* interrupts off where the NMI landed */
-    fake_cpu_index = 0;
-    profiler_sample(&ctx);
+    run_periods(0, 1);
     fake_in_interrupt = true;
-    profiler_sample(&ctx);
+    run_periods(0, 1);
     ctx.rflags = 0x202;
-    profiler_sample(&ctx);
+    run_periods(0, 1);
     fake_in_interrupt = false;
+    nmi_ctx = NULL;
+    assert_int_equal(nmis_claimed - claimed, 3);
+    assert_int_equal(ring_count(0), 3);
     stop_run();
     const struct profile_record *rec = profile_ring_peek(&run.rings[0]);
     assert_int_equal(rec->flags, PROFILE_REC_IRQS_OFF);
+    /* It weighs the period its overflow ended: the counter's (pmu_period_cycles, a millisecond of the fake's
+     * 2 GHz clock), which profiler_nmi records -- not a tick's weight. */
+    assert_int_equal(rec->period, pmu_period_cycles());
+    assert_int_equal(rec->period, 2000000);
     const char *r = report_of(&run);
     expect_in(r, "fn+0x10 [irqs off]\n");
     expect_in(r, "fn+0x10 [in irq, irqs off]\n");

@@ -2,7 +2,10 @@
  * interrupted contexts over a synthetic stack and synthetic text: frame 0 is the context's instruction, the
  * callers come from its frame chain (or from the stack pointer on a first instruction or a ret), every field
  * of the record is filled, each CPU writes its own ring, a full ring counts drops, nothing is taken while no
- * run is active, and start/stop/release keep one run at a time with rings allocated once. */
+ * run is active, and start/stop/release keep one run at a time with rings allocated once. The counter's samples
+ * are taken as the kernel takes them: a counter run on the fake Intel v2 CPU (tests/unit/fake_cpu.h), the CPU's
+ * counter armed by its first tick, and each overflow's NMI delivered by the fake CPU to profiler_nmi() on the
+ * interrupted context; the tick's are profiler_tick(). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -81,6 +84,68 @@ static void stop_and_release(void)
     }
 }
 
+/* ---- the counter's NMI ------------------------------------------------------------------------------------ */
+
+/* The kernel's NMI path as arch/x86_64/interrupts.c runs it, on the context the NMI interrupted (nmi_ctx):
+ * profiler_nmi claims the NMI when it is this CPU's counter overflowing (pmu_nmi_is_mine), and samples the
+ * context when the counter is this CPU's source in the run. */
+static struct context nmi_ctx;
+static bool nmi_path(void) { return profiler_nmi(&nmi_ctx, cycles()); }
+
+/* The next run samples on the counter: the fake Intel v2 CPU (fake_reset() first: CPU 0 current), its PMU
+ * selected as at boot, its NMIs to nmi_path. */
+static void with_the_counter(void)
+{
+    fake_model_intel_v2();
+    pmu_reset_for_tests();
+    pmu_select(NULL);
+    fake.nmi_handler = nmi_path;
+}
+
+/* A counter run started, and cpu's counter armed by cpu's first tick of it (which samples nothing); cpu is the
+ * current CPU after. */
+static void start_on_the_counter(unsigned cpu)
+{
+    with_the_counter();
+    start();
+    assert_null(run.tick_reason);
+    fake_cpu_index = cpu;
+    struct context at_tick = fake_interrupt(fn(0, 4), 0xE0);
+    profiler_tick(&at_tick);
+    assert_true(pmu_armed_this_cpu());
+    assert_int_equal(run.cpu[cpu].source, PROFILER_CPU_COUNTER);
+    if (cpu < run.ncpus)
+        assert_int_equal(profile_ring_count(&run.rings[cpu]), 0);
+}
+
+/* The counter's NMI on the current CPU, interrupting ctx: a period of the armed counter passes, it overflows,
+ * and the fake CPU delivers the NMI, which the counter claims. */
+static void counter_nmi_at(const struct context *ctx)
+{
+    nmi_ctx = *ctx;
+    unsigned claimed = fake.nmis_mine;
+    fake_advance(pmu_period_cycles());
+    assert_int_equal(fake.nmis_mine, claimed + 1);
+    assert_int_equal(fake.nmis_genuine, 0);
+}
+
+/* Ticks on the current CPU, with no overflow between them, until the profiler finds its counter stopped (a few
+ * busy ticks: kernel/profiler.c's watch_counter): the tick that finds it samples ctx, as every later tick does,
+ * and the counter's NMIs record nothing more in this run. The ticks before it sample nothing. */
+static void tick_until_the_counter_is_found_stopped(const struct context *ctx)
+{
+    unsigned cpu = fake_cpu_index;
+    for (unsigned ticks = 0; run.cpu[cpu].source == PROFILER_CPU_COUNTER; ticks++) {
+        assert_true(ticks < 16);
+        profiler_tick(ctx);
+    }
+    assert_int_equal(run.cpu[cpu].source, PROFILER_CPU_TICK_STOPPED);
+}
+
+/* What a counter NMI's record weighs: the counter's period, pmu_period_cycles() -- a millisecond of the fake's
+ * 2 GHz clock -- not a tick's weight (the tick's period in cycles, 20000000, on a counter run). */
+#define COUNTER_PERIOD_CYCLES 2000000
+
 /* The context of a sample at fn(0, 8) in a two-deep chain built on cpu's stack, the run started. */
 static struct context start_at_a_shallow_stack(unsigned cpu)
 {
@@ -90,17 +155,26 @@ static struct context start_at_a_shallow_stack(unsigned cpu)
     return ctx;
 }
 
+/* The same on a counter run, cpu's counter armed by its first tick. */
+static struct context start_on_the_counter_at_a_shallow_stack(unsigned cpu)
+{
+    uintptr_t rbp = build_stack(cpu, 2);
+    struct context ctx = fake_context(fn(0, 8), rbp - 8, rbp);
+    start_on_the_counter(cpu);
+    return ctx;
+}
+
 /* What CPU 0's task is labelled with in the deep-chain tests: a record must carry this very address. */
 static const int label_set_stand_in = 0;
 
 /* The context of a sample at pc in a twelve-deep chain built on CPU 0's stack, its task labelled with the stand-in,
- * the run started and the clock at time_ns. */
+ * a counter run started with CPU 0's counter armed, and the clock at time_ns. */
 static struct context start_labelled_at_a_deep_stack(uintptr_t pc, int64_t time_ns)
 {
     atomic_store(&fake_task[0].labels, (const struct label_set *)&label_set_stand_in);
     uintptr_t rbp = build_stack(0, 12);
     struct context ctx = fake_context(pc, rbp - 24, rbp);
-    start();
+    start_on_the_counter(0);
     fake_time_ns = time_ns;
     return ctx;
 }
@@ -123,6 +197,9 @@ static int setup(void **state)
     fake_image(&tab, NULL, 0, "", text, sizeof text);
     fake_tick_pc = (uintptr_t)text;
     fake_tasks_reset(10);
+    /* No PMU (a CPU without a vendor): a run samples on the tick unless the test gives it the counter. */
+    fake_reset();
+    pmu_reset_for_tests();
     allocations_fail = false;
     fake_cpu_count = 2;
     fake_cpu_index = 0;
@@ -204,7 +281,7 @@ static void test_run_numbers_are_distinct_and_never_zero(void **state)
 }
 
 /* A counter run states the period the PMU layer armed (pmu_period_cycles) in nanoseconds: a millisecond of
- * cycles, and the floor of 10000 cycles on a slow clock. Last in the list: it leaves the PMU chosen. */
+ * cycles, and the floor of 10000 cycles on a slow clock. (It leaves the PMU chosen; the next setup forgets it.) */
 static void test_counter_run_states_the_counters_period(void **state)
 {
     (void)state;
@@ -250,9 +327,9 @@ static void test_start_empties_the_rings(void **state)
     (void)state;
     uintptr_t rbp = build_stack(0, 2);
     struct context ctx = fake_context(fn(0, 8), rbp - 16, rbp);
-    start();
+    start_on_the_counter(0);
     for (int i = 0; i < PROFILE_RING_RECORDS + 3; i++)
-        profiler_sample(&ctx);
+        counter_nmi_at(&ctx);
     assert_int_equal(profile_ring_drops(&run.rings[0]), 3);
     stop_and_release();
     start();
@@ -266,7 +343,7 @@ static void test_record_of_a_deep_chain(void **state)
 {
     (void)state;
     struct context ctx = start_labelled_at_a_deep_stack(fn(0, 0x11), 1234567890);
-    profiler_sample(&ctx);
+    counter_nmi_at(&ctx);
     const struct profile_record *rec = only_record(0);
     assert_int_equal(rec->nframes, PROFILE_MAX_FRAMES);
     assert_int_equal(rec->frames[0], fn(0, 0x11)); /* exactly the interrupted instruction */
@@ -277,6 +354,10 @@ static void test_record_of_a_deep_chain(void **state)
     assert_int_equal(rec->time_ns, 1234567890);
     assert_ptr_equal(rec->labels, &label_set_stand_in);
     assert_int_equal(rec->run, run.run);
+    /* Interrupts on, not in an interrupt handler; weighing the counter's period (what profiler_nmi records). */
+    assert_int_equal(rec->flags, 0);
+    assert_int_equal(rec->held_off_us, 0);
+    assert_int_equal(rec->period, COUNTER_PERIOD_CYCLES);
 }
 
 static void test_short_chain(void **state)
@@ -284,8 +365,8 @@ static void test_short_chain(void **state)
     (void)state;
     uintptr_t rbp = build_stack(0, 3);
     struct context ctx = fake_context(fn(2, 0x30), rbp - 8, rbp);
-    start();
-    profiler_sample(&ctx);
+    start_on_the_counter(0);
+    counter_nmi_at(&ctx);
     const struct profile_record *rec = only_record(0);
     assert_int_equal(rec->nframes, 4);
     assert_int_equal(rec->frames[0], fn(2, 0x30));
@@ -301,8 +382,8 @@ static void test_short_chain(void **state)
 static const struct profile_record *expect_direct_caller(uintptr_t pc, uintptr_t rbp, uintptr_t caller)
 {
     struct context ctx = fake_context(pc, (uintptr_t)&fake_stack[0][20], rbp);
-    start();
-    profiler_sample(&ctx);
+    start_on_the_counter(0);
+    counter_nmi_at(&ctx);
     const struct profile_record *rec = only_record(0);
     assert_int_equal(rec->nframes, 5);
     assert_int_equal(rec->frames[0], pc);
@@ -342,14 +423,15 @@ static void test_sample_on_mov_rsp_rbp_keeps_direct_caller(void **state)
     assert_int_equal(rec->frames[4], ret_addr(2));
 }
 
-/* profiler_sample (the counter's NMI) and profiler_tick take the sample through separate inlined copies of
- * one path: the records must be the same. */
+/* profiler_nmi (the counter's NMI) and profiler_tick take the sample through separate inlined copies of one
+ * path: the records must be the same. One CPU, one run: the counter's NMI samples first, then the counter is
+ * found stopped and the tick that finds it samples (a CPU's tick samples only once its counter is not armed). */
 static void test_sample_and_tick_write_the_same_record(void **state)
 {
     (void)state;
     struct context ctx = start_labelled_at_a_deep_stack(fn(1, 0x13), 777);
-    profiler_sample(&ctx);
-    profiler_tick(&ctx);
+    counter_nmi_at(&ctx);
+    tick_until_the_counter_is_found_stopped(&ctx);
     assert_int_equal(profile_ring_count(&run.rings[0]), 2);
     struct profile_record a = *profile_ring_peek(&run.rings[0]);
     profile_ring_advance(&run.rings[0]);
@@ -364,6 +446,10 @@ static void test_sample_and_tick_write_the_same_record(void **state)
     assert_int_equal(b->run, a.run);
     assert_ptr_equal(b->labels, &label_set_stand_in);
     assert_ptr_equal(a.labels, &label_set_stand_in);
+    /* What each weighs differs with the source: the NMI's record the counter's period, the tick's its period in
+     * the counter run's unit (10 ms of the fake's 2 GHz clock). */
+    assert_int_equal(a.period, COUNTER_PERIOD_CYCLES);
+    assert_int_equal(b->period, 20000000);
 }
 
 static void test_corrupt_frame_pointer_still_gives_frame_zero(void **state)
@@ -371,8 +457,8 @@ static void test_corrupt_frame_pointer_still_gives_frame_zero(void **state)
     (void)state;
     build_stack(0, 3);
     struct context ctx = fake_context(fn(0, 9), (uintptr_t)&fake_stack[0][10], 0xdeadbeef);
-    start();
-    profiler_sample(&ctx);
+    start_on_the_counter(0);
+    counter_nmi_at(&ctx);
     const struct profile_record *rec = only_record(0);
     assert_int_equal(rec->nframes, 1);
     assert_int_equal(rec->frames[0], fn(0, 9));
@@ -383,15 +469,21 @@ static void test_no_current_task(void **state)
     (void)state;
     uintptr_t rbp = build_stack(0, 3);
     struct context ctx = fake_context(fn(0, 9), rbp - 8, rbp);
-    start();
+    start_on_the_counter(0);
     fake_no_task = true;
-    profiler_sample(&ctx);
+    counter_nmi_at(&ctx);
     const struct profile_record *rec = only_record(0);
     assert_int_equal(rec->pid, 0);
     assert_int_equal(rec->nframes, 1); /* no stack to walk */
     assert_int_equal(rec->frames[0], fn(0, 9));
-    /* Even on a first instruction with a readable [sp]: without a task there is no stack to read it from. */
+    /* Even on a first instruction with a readable [sp]: without a task there is no stack to read it from. The
+     * tick's sample, on a run of the tick (no PMU): with no task to call it busy, a counter run's tick never
+     * finds the counter stopped, so it would not sample on CPU 0. */
     profile_ring_advance(&run.rings[0]);
+    stop_and_release();
+    fake_reset();
+    pmu_reset_for_tests();
+    start();
     struct context at_push = fake_context(fn(1, 0), rbp - 8, rbp);
     profiler_tick(&at_push);
     rec = only_record(0);
@@ -427,12 +519,13 @@ static void test_each_cpu_writes_its_own_ring(void **state)
 static void test_cpu_without_a_ring_takes_nothing(void **state)
 {
     (void)state;
-    struct context ctx = start_at_a_shallow_stack(5);
-    fake_cpu_index = 5; /* not online at start */
-    profiler_sample(&ctx);
-    profiler_tick(&ctx);
+    /* CPU 5, not online at start: its first tick arms its counter (and samples nothing), the counter's NMI is
+     * claimed and its sample has no ring to go to, nor has the tick's once the counter is found stopped. */
+    struct context ctx = start_on_the_counter_at_a_shallow_stack(5);
+    counter_nmi_at(&ctx);
+    tick_until_the_counter_is_found_stopped(&ctx);
     fake_cpu_index = MAX_CPUS + 3; /* nonsense index: ignored, not written out of bounds */
-    profiler_sample(&ctx);
+    assert_false(profiler_nmi(&ctx, cycles())); /* not the counter's: the claim knows no such CPU */
     fake_cpu_index = 0;
     for (unsigned i = 0; i < run.ncpus; i++)
         assert_int_equal(profile_ring_count(&run.rings[i]), 0);
@@ -441,13 +534,15 @@ static void test_cpu_without_a_ring_takes_nothing(void **state)
 static void test_full_ring_counts_drops(void **state)
 {
     (void)state;
-    struct context ctx = start_at_a_shallow_stack(0);
+    /* Filled by the counter's NMIs; then one more NMI's sample and, once the counter is found stopped, the tick's
+     * (a CPU's tick samples only once its counter is not armed) are each dropped and counted. */
+    struct context ctx = start_on_the_counter_at_a_shallow_stack(0);
     for (int i = 0; i < PROFILE_RING_RECORDS; i++)
-        profiler_tick(&ctx);
+        counter_nmi_at(&ctx);
     assert_int_equal(profile_ring_count(&run.rings[0]), PROFILE_RING_RECORDS);
     assert_int_equal(profile_ring_drops(&run.rings[0]), 0);
-    profiler_tick(&ctx);
-    profiler_sample(&ctx);
+    counter_nmi_at(&ctx);
+    tick_until_the_counter_is_found_stopped(&ctx);
     assert_int_equal(profile_ring_count(&run.rings[0]), PROFILE_RING_RECORDS);
     assert_int_equal(profile_ring_drops(&run.rings[0]), 2);
 }
@@ -455,10 +550,19 @@ static void test_full_ring_counts_drops(void **state)
 static void test_inactive_takes_nothing(void **state)
 {
     (void)state;
-    struct context ctx = start_at_a_shallow_stack(0);
+    /* The counter overflows just before the stop, and its NMI is taken only after it (held: the CPU was in
+     * another NMI): the stop's tick disarms the counter, the NMI is still the counter's to claim, and records
+     * nothing. */
+    struct context ctx = start_on_the_counter_at_a_shallow_stack(0);
+    fake.hold_nmis = true;
+    fake_advance(pmu_period_cycles());
     profiler_stop(&run);
+    assert_false(pmu_armed_this_cpu());
     profiler_tick(&ctx);
-    profiler_sample(&ctx);
+    nmi_ctx = ctx;
+    unsigned claimed = fake.nmis_mine;
+    fake_release_nmis();
+    assert_int_equal(fake.nmis_mine, claimed + 1);
     assert_int_equal(profile_ring_count(&run.rings[0]), 0);
     assert_int_equal(profile_ring_drops(&run.rings[0]), 0);
     profiler_release();
