@@ -27,8 +27,25 @@ static int irq_depth;
 
 unsigned cpu_index(void) { return fake_cpu_index; }
 unsigned cpu_count(void) { return fake_cpu_count; }
-unsigned long irq_save(void) { return (unsigned long)irq_depth++; }
-void irq_restore(unsigned long flags) { irq_depth = (int)flags; }
+uint64_t (*fake_irqs_off_clock)(void);
+uint64_t fake_irqs_off_longest;
+static uint64_t irqs_off_since;
+unsigned long irq_save(void)
+{
+    if (irq_depth == 0 && fake_irqs_off_clock)
+        irqs_off_since = fake_irqs_off_clock();
+    return (unsigned long)irq_depth++;
+}
+void irq_restore(unsigned long flags)
+{
+    bool turns_on = irq_depth > 0 && flags == 0;
+    irq_depth = (int)flags;
+    if (turns_on && fake_irqs_off_clock) {
+        uint64_t span = fake_irqs_off_clock() - irqs_off_since;
+        if (span > fake_irqs_off_longest)
+            fake_irqs_off_longest = span;
+    }
+}
 bool irq_enabled(void) { return irq_depth == 0; }
 void cpu_relax(void) {}
 /* The host has no interrupts to wait for and no scheduler to enter: both only count. */

@@ -22,6 +22,11 @@ extern unsigned long fake_clock_reads;
 extern int64_t fake_time_step_ns;
 /* cpu_send_profiler_stop() calls, where the test does not deliver them itself. */
 extern unsigned fake_profiler_stop_requests;
+/* Interrupt masking nests as irq_save/irq_restore say. With fake_irqs_off_clock set, the longest span from the
+ * outermost irq_save() to the irq_restore() that turns interrupts back on, in that clock's units, is kept in
+ * fake_irqs_off_longest (a test zeroes it). */
+extern uint64_t (*fake_irqs_off_clock)(void);
+extern uint64_t fake_irqs_off_longest;
 /* Calls of cpu_yield() and cpu_wait_for_interrupt(), which do nothing else on the host. */
 extern unsigned fake_yields, fake_waits_for_interrupt;
 
