@@ -12,6 +12,12 @@ UDPSH_PORT   ?= 5555
 NETLOAD_PORT ?= 5556
 NIC     ?= virtio-legacy
 PY      := /usr/bin/python3
+# The Python tools (scripts/udpsh, netload, profexport, prof.py's relay...) start with `#!/usr/bin/env python3`.
+# Under make they run on PY, the interpreter deps.sh gave the packages they import, not on the first python3 of
+# the caller's PATH (on this machine a pyenv shim that took a second to start each one: hundreds of tool runs
+# per `make test`). build/pybin holds only a python3 link to PY, so nothing else on PATH changes.
+PYBIN   := $(CURDIR)/$(BUILD)/pybin
+export PATH := $(PYBIN):$(PATH)
 
 # ---- kernel -----------------------------------------------------------------------------------------------
 # The kernel's C is compiled with clang: GCC 12 ignores -mno-omit-leaf-frame-pointer on x86_64, and a leaf
@@ -32,7 +38,11 @@ KGEN    := $(BUILD)/gen/font8x16.c
 KOBJS   := $(patsubst %,$(BUILD)/k/%.o,$(KSRCS) $(KGEN))
 
 # pprof's schema for Python too: scripts/profexport and scripts/prof.py work after plain `make`.
-all: $(BUILD)/kprof.elf $(BUILD)/kprof.iso $(BUILD)/pprof/profile_pb2.py
+all: $(BUILD)/kprof.elf $(BUILD)/kprof.iso $(BUILD)/pprof/profile_pb2.py $(PYBIN)/python3
+
+$(PYBIN)/python3:
+	@mkdir -p $(dir $@)
+	ln -sf $(PY) $@
 
 $(BUILD)/k/%.c.o: %.c $(BUILD)/kflags
 	@mkdir -p $(dir $@)
@@ -271,13 +281,13 @@ bench-srcs-%:
 bench-flags:
 	@echo 'kernel: $(KCC) $(BCFLAGS)'
 	@echo 'host: $(BENCH_HOST_FLAGS)'
-bench-smoke: $(BENCH_BINS)
+bench-smoke: $(BENCH_BINS) $(PYBIN)/python3
 	@scripts/bench-smoke.sh $(BENCH_BINS)
 
 # Host tests of the Python tools (prof.py's and profexport's logic), no QEMU, in HOST_WORKERS processes: most of
 # their time is a tool's own timeout running out (a silent host, a relay's resend), not the CPU.
 HOST_WORKERS ?= 3
-host: $(BUILD)/pprof/profile_pb2.py harnesses
+host: $(BUILD)/pprof/profile_pb2.py harnesses $(PYBIN)/python3
 	$(PY) -m pytest -q -p no:cacheprovider $(if $(filter-out 0 1,$(HOST_WORKERS)),-n $(HOST_WORKERS) --dist load) \
 	  tests/host
 
