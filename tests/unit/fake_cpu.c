@@ -62,7 +62,8 @@ static void record(enum fake_event kind, uint32_t msr, uint64_t value, bool faul
     }
     fake.log[fake.log_len++] = (struct fake_event_rec){
         .kind = kind, .cpu = fake_cpu_index, .msr = msr, .value = value, .faulted = faulted,
-        .armed = pmu_armed_this_cpu(), .irqs_on = irq_enabled(),
+        .armed = pmu_armed_this_cpu(), /* an NMI's gate clears IF */
+        .irqs_on = irq_enabled() && !fake.cpu[fake_cpu_index % FAKE_CPUS].in_nmi,
     };
 }
 
@@ -270,9 +271,10 @@ static void deliver(void)
         s->boundary++;
     while (s->nmi_pending && !s->in_nmi && !fake.hold_nmis) {
         s->nmi_pending = false;
-        s->in_nmi = true;
         unsigned slot = fake.log_len;
-        record(FAKE_NMI, 0, 0, false); /* logged where it arrives; what the handler said is filled in after */
+        /* logged where it arrives (irqs_on: the interrupted code's); what the handler said is filled in after */
+        record(FAKE_NMI, 0, 0, false);
+        s->in_nmi = true;
         bool mine = fake.nmi_handler ? fake.nmi_handler() : pmu_nmi_is_mine();
         s->in_nmi = false;
         if (!fake.log_off && slot < fake.log_len)

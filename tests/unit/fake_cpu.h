@@ -34,7 +34,8 @@ struct fake_event_rec {
     uint64_t value;
     bool faulted;
     bool armed;   /* pmu_armed_this_cpu() on that CPU when it happened */
-    bool irqs_on; /* irq_enabled() then */
+    bool irqs_on; /* irq_enabled() then, and not inside an NMI (whose gate clears IF); a FAKE_NMI: the code it
+                   * interrupted */
 };
 
 enum fake_pmu_kind { FAKE_PMU_NONE, FAKE_PMU_INTEL, FAKE_PMU_AMD };
