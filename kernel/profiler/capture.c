@@ -15,7 +15,7 @@ _Static_assert((PROFILE_CAPTURE_MAX_RECORDS & (PROFILE_CAPTURE_MAX_RECORDS - 1))
                "the capture is a ring: its size is a power of two");
 _Static_assert(PROFILE_CAPTURE_MAX_RECORDS >= 64u * 1000u * 2u, "64 cpus at 1 kHz for 2000 ms fit");
 
-uint32_t profile_capture_size(unsigned ncpus, unsigned tick_hz, uint64_t counter_period_cycles,
+uint64_t profile_capture_want(unsigned ncpus, unsigned tick_hz, uint64_t counter_period_cycles,
                               uint64_t cycles_per_ms, uint32_t window_ms)
 {
     /* Samples a second on one CPU: the tick never comes faster than its rate (late ticks coalesce); the
@@ -29,11 +29,25 @@ uint32_t profile_capture_size(unsigned ncpus, unsigned tick_hz, uint64_t counter
     }
     /* The window and one drain step more (the last sleep may overrun it), on every CPU. */
     uint64_t per_cpu = ((uint64_t)window_ms + PROFILE_DRAIN_MS) * hz / 1000 + 1;
-    uint64_t want = per_cpu * (ncpus > MAX_CPUS ? MAX_CPUS : ncpus);
+    return per_cpu * (ncpus > MAX_CPUS ? MAX_CPUS : ncpus);
+}
+
+uint32_t profile_capture_size(unsigned ncpus, unsigned tick_hz, uint64_t counter_period_cycles,
+                              uint64_t cycles_per_ms, uint32_t window_ms)
+{
+    uint64_t want = profile_capture_want(ncpus, tick_hz, counter_period_cycles, cycles_per_ms, window_ms);
     uint64_t size = PROFILE_RING_RECORDS;
     while (size < want && size < PROFILE_CAPTURE_MAX_RECORDS)
         size *= 2;
     return (uint32_t)size;
+}
+
+uint32_t profile_capture_keep_one_in(uint64_t want, uint32_t room)
+{
+    if (!room || want <= room)
+        return 1;
+    uint64_t n = (want + room - 1) / room;
+    return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
 }
 
 uint32_t profile_capture_size_wall(unsigned tasks, uint32_t window_ms)
@@ -67,13 +81,28 @@ static bool capture_allocate(struct profile_capture *cap, uint32_t want)
 bool profile_capture_create(struct profile_capture *cap, uint32_t window_ms)
 {
     __builtin_memset(cap, 0, sizeof *cap);
+    cap->keep_one_in = 1;
     uint64_t period = pmu_probe() == PMU_COUNTS ? pmu_period_cycles() : 0;
-    return capture_allocate(cap, profile_capture_size(cpu_count(), tick_hz(), period, cycles_per_ms(), window_ms));
+    unsigned ncpus = cpu_count();
+    if (!capture_allocate(cap, profile_capture_size(ncpus, tick_hz(), period, cycles_per_ms(), window_ms)))
+        return false;
+    uint32_t keep = profile_capture_keep_one_in(
+        profile_capture_want(ncpus, tick_hz(), period, cycles_per_ms(), window_ms), cap->ring.mask + 1);
+    if (keep > 1) {
+        /* Without its counters it keeps the window's start, as it did before it thinned: still a profile. */
+        cap->seen = kmalloc(sizeof(uint32_t) * MAX_CPUS);
+        if (cap->seen) {
+            __builtin_memset(cap->seen, 0, sizeof(uint32_t) * MAX_CPUS);
+            cap->keep_one_in = keep;
+        }
+    }
+    return true;
 }
 
 bool profile_capture_create_wall(struct profile_capture *cap, uint32_t window_ms, unsigned tasks)
 {
     __builtin_memset(cap, 0, sizeof *cap);
+    cap->keep_one_in = 1;
     return capture_allocate(cap, profile_capture_size_wall(tasks, window_ms));
 }
 
@@ -83,21 +112,38 @@ void profile_capture_destroy(struct profile_capture *cap)
         profiler_copies_release();
     kfree(cap->ring.records);
     cap->ring.records = 0;
+    kfree(cap->seen);
+    cap->seen = 0;
 }
 
 void profile_capture_take(void *arg, const struct profile_record *rec)
 {
     struct profile_capture_into *into = arg;
-    struct profile_record *slot = profile_ring_reserve(&into->cap->ring);
+    struct profile_capture *cap = into->cap;
+    uint32_t keep = cap->keep_one_in;
+    if (keep > 1) {
+        /* Counted per CPU, so each CPU keeps its share over the whole window whatever order the drains go in. */
+        uint32_t *seen = &cap->seen[rec->cpu < MAX_CPUS ? rec->cpu : 0];
+        if ((*seen)++ % keep) {
+            cap->thinned++;
+            return;
+        }
+    }
+    struct profile_record *slot = profile_ring_reserve(&cap->ring);
     if (!slot) {
         /* profile_ring_reserve counted it in the capture's own ring; the report reads the CPUs' rings */
-        into->cap->dropped++;
+        cap->dropped++;
         if (rec->cpu < into->run->ncpus)
             atomic_fetch_add_explicit(&into->run->rings[rec->cpu].drops, 1, memory_order_relaxed);
         return;
     }
     *slot = *rec;
-    profile_ring_commit(&into->cap->ring);
+    if (keep > 1) {
+        /* It stands for the keep it was kept from: weights, and so every export's totals, stay the window's. */
+        uint64_t period = (uint64_t)(rec->period ? rec->period : 1) * keep;
+        slot->period = period > UINT32_MAX ? UINT32_MAX : (uint32_t)period;
+    }
+    profile_ring_commit(&cap->ring);
 }
 
 void profile_capture_drain(struct profile_capture *cap, struct profile_run *run, const struct profile_filter *filter)

@@ -6,8 +6,12 @@
  * It is one ring of records, filled in drain order (every 50 ms, CPU by CPU) and read once after the stop,
  * through a profile_run that names it as its only ring: the fold and the raw lines take their records from
  * it with the same profiler_drain they use on the CPUs' rings, and see them in the order they would have.
- * Its room is sized before the window, from the run's source and the window's length, and bounded; a record
- * that finds it full is a drop, counted on its CPU's ring like any other and told in the report. */
+ * Its room is sized before the window, from the run's source and the window's length, and bounded. Where the
+ * window would make more records than that room holds (a machine of many CPUs on the counter), the capture
+ * thins them evenly instead of keeping the window's start: each CPU's 1st wanted record, its (N+1)th, and so on,
+ * each kept one weighing N, so the whole window and every CPU are in it and the percentages are unchanged; the
+ * report says so. A record that still finds it full is a drop, counted on its CPU's ring like any other and
+ * told in the report. */
 #ifndef KERNEL_PROFILER_CAPTURE_H
 #define KERNEL_PROFILER_CAPTURE_H
 
@@ -27,6 +31,9 @@
 struct profile_capture {
     struct profile_ring ring;   /* the copies, oldest first; a power of two of records, on the heap */
     uint64_t dropped;           /* wanted records that found it full */
+    uint32_t keep_one_in;       /* 1: every wanted record; N: each CPU's every Nth, from its first */
+    uint64_t thinned;           /* wanted records left out by that */
+    uint32_t *seen;             /* keep_one_in > 1: wanted records so far, per CPU (MAX_CPUS, on the heap) */
     struct profile_run replay;  /* the run as the consumers see it after the stop: this ring its only one */
 };
 
@@ -36,12 +43,18 @@ struct profile_capture {
  * least one ring's worth and at most PROFILE_CAPTURE_MAX_RECORDS. */
 uint32_t profile_capture_size(unsigned ncpus, unsigned tick_hz, uint64_t counter_period_cycles,
                               uint64_t cycles_per_ms, uint32_t window_ms);
+/* The records such a window would make, unbounded: what profile_capture_size rounds up and caps. */
+uint64_t profile_capture_want(unsigned ncpus, unsigned tick_hz, uint64_t counter_period_cycles,
+                              uint64_t cycles_per_ms, uint32_t window_ms);
+/* 1 when want records fit in room, else the N for which keeping every Nth of them does: want / room rounded up. */
+uint32_t profile_capture_keep_one_in(uint64_t want, uint32_t room);
 
 /* Task context, before the run starts, so that neither the allocation nor the first touch of its pages
  * (slow under a shadow-paging hypervisor) is part of the profile: room, every page touched, for a window of
  * window_ms on the CPUs online now, at the tick's rate or the counter's (asking pmu_probe(), as the run's
  * start will), as profile_capture_size() says -- or, short of memory, the largest half of it down to one
- * ring's worth; false when not even that fits. */
+ * ring's worth; false when not even that fits. Where the window wants more than the room it got, it thins
+ * (keep_one_in, profile_capture_keep_one_in). */
 bool profile_capture_create(struct profile_capture *cap, uint32_t window_ms);
 /* The records a wall run's capture makes room for: tasks each PROFILE_WALL_PERIOD_MS for the window and one drain
  * step more, rounded up as profile_capture_size() does. */
@@ -50,8 +63,9 @@ uint32_t profile_capture_size_wall(unsigned tasks, uint32_t window_ms);
 bool profile_capture_create_wall(struct profile_capture *cap, uint32_t window_ms, unsigned tasks);
 void profile_capture_destroy(struct profile_capture *cap);
 
-/* A drain's take (profiler_take_fn) into a capture: the record copied, or counted dropped in the run's ring of
- * its CPU when the capture is full. */
+/* A drain's take (profiler_take_fn) into a capture: the record copied (thinned: every keep_one_in-th of its
+ * CPU's, its period multiplied by keep_one_in), or counted dropped in the run's ring of its CPU when the capture
+ * is full. */
 struct profile_capture_into {
     struct profile_capture *cap;
     struct profile_run *run;

@@ -66,6 +66,10 @@ struct profile_fold {
     bool labelled;        /* some sample carried a set */
     uint64_t labels_dropped; /* label sets the pool refused (full) during the window: the report says so */
     uint32_t cpu_samples[MAX_CPUS]; /* samples folded per CPU */
+    /* The window's capture kept each CPU's every Nth sample (kernel/profiler/capture.h), weighing N: set by its
+     * caller for the report, as labels_dropped is. 0 or 1: it kept them all. */
+    uint32_t kept_one_in;
+    uint64_t thinned;     /* the samples that left out */
     /* A wall run's split: the weight of its samples by activity, the waiting ones by what they waited on, and
      * by task. */
     bool wall;

@@ -271,6 +271,8 @@ static void print_per_cpu(struct sink *out, const struct profile_run *run, const
     sink_puts(out, "\n");
 }
 
+static uint32_t kept_one_in(const struct profile_fold *fold) { return fold->kept_one_in > 1 ? fold->kept_one_in : 1; }
+
 /* "rate per busy second: 0:1002 1:998 2:- 3:1000": on the counter, each CPU's samples per second of its busy
  * time (the window less its idle time: the counter counts unhalted cycles), "-" for a CPU that was not on the
  * counter or never busy; wrapped as the per-CPU line is. */
@@ -286,8 +288,8 @@ static void print_rates(struct sink *out, const struct profile_run *run, const s
         uint64_t busy = run->busy_ns[cpu];
         size_t n = c && c->source == PROFILER_CPU_COUNTER && busy
                        ? ksnprintf(item, sizeof item, " %u:%llu", cpu,
-                                   (unsigned long long)(((uint64_t)fold->cpu_samples[cpu] * 1000000000 + busy / 2) /
-                                                        busy))
+                                   (unsigned long long)(((uint64_t)fold->cpu_samples[cpu] * kept_one_in(fold) *
+                                                             1000000000 + busy / 2) / busy))
                        : ksnprintf(item, sizeof item, " %u:-", cpu);
         if (column + n > 100) {
             sink_puts(out, "\n                     ");
@@ -402,6 +404,10 @@ int profile_report_print(const struct profile_run *run, const struct profile_fol
     sink_printf(out, "%llu samples on %u cpus, %llu dropped, ", (unsigned long long)fold->samples, cpus,
                 (unsigned long long)dropped);
     print_source(out, run);
+    if (kept_one_in(fold) > 1)
+        sink_printf(out, "thinned: kept 1 in %u of each cpu's samples, evenly over the window, each weighing %u "
+                    "(%llu left out: the window made more than its copy holds)\n", fold->kept_one_in,
+                    fold->kept_one_in, (unsigned long long)fold->thinned);
     print_per_cpu(out, run, fold);
     print_rates(out, run, fold);
     print_cpu_notes(out, run, tab);

@@ -71,6 +71,8 @@ static void finish(struct profile_session *s)
         return;
     }
     p->fold->labels_dropped = s->labels_dropped;
+    p->fold->kept_one_in = p->capture.keep_one_in;
+    p->fold->thinned = p->capture.thinned;
     struct profile_kept_writer kept;
     profile_kept_open(&kept, p->out);
     p->rc = profile_report_print(&s->run, p->fold, &p->req->filter, p->req->chains, kernel_symtab(), kept.sink);

@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
@@ -49,6 +50,8 @@ static size_t output_by_stop;
  * stop's wait for the CPUs to let go of the run sleeps too (task_sleep_ms): that gives each CPU one tick, and
  * is counted apart (stop_waits). */
 static int64_t sleep_extra_ns;
+static int64_t late_pc_from_ns; /* not 0: from this time on, each step's ticks interrupt late_pc */
+static uintptr_t late_pc;
 static int stop_waits;
 static char *nested_line; /* a command run from inside the window, as another console would */
 static char nested_output[256];
@@ -56,6 +59,8 @@ static const struct shell_origin console = { 0 }; /* every line here is the cons
 
 void task_sleep_until(int64_t when_ns)
 {
+    if (late_pc_from_ns && fake_time_ns >= late_pc_from_ns)
+        fake_tick_pc = late_pc;
     burn_window_sleep(when_ns);
     if (nested_line) {
         assert_int_equal(shell_line_run(cmd_profile, nested_line, nested_output, sizeof nested_output, &console),
@@ -100,6 +105,7 @@ static int setup(void **state)
     fake_sleep_hook = stop_wait;
     stop_waits = 0;
     sleep_extra_ns = 0;
+    late_pc_from_ns = 0;
     nested_line = NULL;
     return 0;
 }
@@ -296,7 +302,7 @@ static void test_the_capture_is_sized_for_the_window(void **state)
     assert_int_equal(profile_capture_size(200, 1000, 0, 2000000, 2000), PROFILE_CAPTURE_MAX_RECORDS);
     assert_int_equal(profile_capture_size(MAX_CPUS, 1000, 0, 2000000, 2000), PROFILE_CAPTURE_MAX_RECORDS);
 
-    /* 64 CPUs at 4 kHz want the most, 12 MiB; this heap has 4 MiB, so the capture takes a smaller half. */
+    /* 64 CPUs at 4 kHz want the most, 14 MiB; this heap has 8 MiB, so the capture takes a smaller half. */
     fake_cpu_count = 64;
     fake_tick_hz = TICK_HZ_MAX;
     struct profile_capture cap;
@@ -442,6 +448,68 @@ static void test_more_cpus_later_get_rings(void **state)
     assert_memory_equal(output, "profiled 1 ms\n3 samples on 3 cpus", 33);
 }
 
+/* The percentage of the report's chain whose frame 0 is name, or -1. */
+static double chain_percent(const char *name)
+{
+    for (const char *line = output; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+        double percent;
+        char frame[64];
+        if (sscanf(line, "%lf%% %*u %63s", &percent, frame) == 2 && strncmp(frame, name, strlen(name)) == 0)
+            return percent;
+    }
+    return -1;
+}
+
+/* 256 CPUs at 1 kHz for 2000 ms make 525056 records, more than the window's copy holds (here a heap of 8 MiB
+ * gives it 32768): it keeps every CPU's every Nth, over the whole window, each weighing N, and the header says
+ * so -- where it kept the window's first 130 ms on the lowest CPUs before. */
+static void test_a_window_larger_than_its_copy_is_thinned_evenly(void **state)
+{
+    (void)state;
+    assert_true(profiler_set_ring_records("64")); /* 252 more rings: 50 records a CPU a step */
+    fake_cpu_count = MAX_CPUS;
+    fake_tick_hz = 1000;
+    for (unsigned i = 0; i < MAX_CPUS; i++)
+        fake_stack[i][0] = FAKE_BURN_TASK + 0x30; /* one caller: two chains in all */
+    /* the window's last quarter is spent at BurnTask+0x80 */
+    late_pc_from_ns = fake_time_ns + 1500 * 1000000ll;
+    late_pc = FAKE_BURN_TASK + 0x80;
+    /* a first run gives the 252 new CPUs their rings, as the kernel's first run does before any capture is
+     * this large */
+    run_with_ticks("profile 1", 1);
+    run_with_ticks("profile 2000 all 2", 50);
+    unsigned keep = 0;
+    unsigned long long left_out = 0;
+    const char *thinned = strstr(output, "\nthinned: kept 1 in ");
+    assert_non_null(thinned);
+    assert_int_equal(sscanf(thinned, "\nthinned: kept 1 in %u of each cpu's samples, evenly over the window, each "
+                                     "weighing %*u (%llu left out", &keep, &left_out), 2);
+    assert_true(keep > 1);
+    /* no drops: what the copy could not hold was left out evenly, not at the window's end */
+    unsigned long long samples = 0, dropped = 1;
+    assert_int_equal(sscanf(output, "profiled 2000 ms\n%llu samples on 256 cpus, %llu dropped", &samples, &dropped), 2);
+    assert_int_equal(dropped, 0);
+    /* each CPU's 2000 window ticks, its 1st, (keep+1)th, ... kept */
+    unsigned per_cpu = (2000 + keep - 1) / keep;
+    assert_int_equal(samples, (unsigned long long)MAX_CPUS * per_cpu);
+    assert_int_equal(left_out, (unsigned long long)MAX_CPUS * (2000 - per_cpu));
+    char highest[32];
+    snprintf(highest, sizeof highest, " 255:%u\n", per_cpu);
+    assert_non_null(strstr(output, highest));
+    /* the last quarter is there, at its share of the weight */
+    double late = chain_percent("BurnTask+0x80"), early = chain_percent("BurnInner+0x10");
+    assert_true(late > 24.0 && late < 26.0);
+    assert_true(early > 74.0 && early < 76.0);
+}
+
+/* 8 MiB: room for 256 CPUs' rings and a capture that holds less than their window (the thinning test). */
+static int group_setup(void **state)
+{
+    (void)state;
+    burn_heap_init(8 << 20);
+    return 0;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -465,6 +533,8 @@ int main(void)
         cmocka_unit_test_setup(test_more_cpus_later_get_rings, setup),
         /* after the 3-CPU test: rings, once allocated, stay for every later run */
         cmocka_unit_test_setup(test_no_drops_at_the_counter_rate, setup),
+        /* last: it gives every CPU a ring */
+        cmocka_unit_test_setup(test_a_window_larger_than_its_copy_is_thinned_evenly, setup),
     };
-    return cmocka_run_group_tests(tests, burn_setup_group, NULL);
+    return cmocka_run_group_tests(tests, group_setup, NULL);
 }
