@@ -22,12 +22,10 @@
 /* The sampling period is about a millisecond of cycles, never below this: under it the NMI handler would be a
  * large share of what the CPU does. Also the probe's short period, so its overflow comes within microseconds. */
 #define PERIOD_MIN_CYCLES 10000
-/* How long the probe lets a counter take to move: cycles_per_ms() / 100, about 10 us. A duration, not a
- * number of PAUSEs (ten cycles on one part, a hundred and forty on the next): this is time spent with
- * interrupts off, and a live counter has moved by the first check anyway. */
+/* How long the probe lets a counter take to move, interrupts off: cycles_per_ms() / 100, about 10 us. A
+ * duration, not a number of PAUSEs (10 cycles on one part, 140 on the next); a live counter moves at once. */
 #define PROBE_COUNT_DIVISOR 100
-/* How long the probe waits for the overflow's NMI. */
-#define PROBE_NMI_MS 10
+#define PROBE_NMI_MS 10 /* how long the probe waits for the overflow's NMI, interrupts on */
 /* After a disarm that found the overflow already raised, how long its NMI may take to arrive and still be
  * claimed; after that a pending overflow bit is stale and an NMI is genuine. */
 #define LATE_WINDOW_MS 1
@@ -44,7 +42,7 @@ static const struct pmu_vendor *const vendors[] = { &pmu_intel_vendor, &pmu_amd_
  * the MSR writes with signal fences (same CPU, no hardware barrier needed). Other CPUs only ever look. */
 struct pmu_cpu {
     _Atomic bool armed;         /* set before the counter is enabled, cleared after it is disabled */
-    _Atomic bool probing;       /* the probe's interrupt phase runs on this CPU */
+    _Atomic bool probing;       /* the probe's interrupt phase runs on this CPU; its NMIs counted: */
     _Atomic uint32_t probe_nmis;
     _Atomic bool late_pending;  /* disarmed with an overflow raised whose NMI had not arrived yet */
     _Atomic uint64_t late_deadline; /* TSC: until when that NMI may still be claimed */
@@ -84,8 +82,7 @@ static _Atomic int verdict = PMU_NOT_PROBED;
 static char reason[160];
 static atomic_int probe_taken;  /* the first pmu_probe() caller runs it; others wait for the verdict */
 
-/* The first MSR whose access faulted since the probe began, for the verdict's reason (the clean-up after a
- * fault may fault again; the first one is the answer). */
+/* The first MSR whose access faulted since the probe began, for the verdict's reason (not the clean-up's). */
 static bool fault_seen;
 static uint32_t fault_msr;
 
@@ -289,10 +286,8 @@ void pmu_select(const char *text)
 
 /* ---- the probe (task context, interrupts off, this CPU) ---------------------------------------------- */
 
-/* Called with interrupts off; caller_flags is the interrupt state its caller had, which the NMI wait goes back
- * to: an NMI needs no IF, and the wait may last PROBE_NMI_MS, a thousand times the ~10 us the spec allows with
- * interrupts off. A task never leaves its CPU (kernel/task.h), so the wait stays on the CPU whose counter it
- * armed; what else runs there meanwhile only adds to the count. */
+/* Interrupts off, but for the NMI wait, which goes back to the caller's caller_flags: an NMI needs no IF, and
+ * PROBE_NMI_MS is a thousand times the ~10 us the spec allows with them off. A task never leaves its CPU. */
 static enum pmu_verdict run_probe(struct pmu_cpu *c, unsigned long caller_flags)
 {
     uint64_t per_ms = cycles_per_ms();
@@ -376,8 +371,7 @@ enum pmu_verdict pmu_probe(void)
         return v;
     }
 
-    /* Interrupts off but for the NMI wait: the reads bracketing the count's spin come off one CPU's counter with
-     * nothing else run between them, about 10 us (PROBE_COUNT_DIVISOR). */
+    /* The count's spin (~10 us) with nothing else run between its reads; run_probe lets them in to wait. */
     unsigned long flags = irq_save();
     fault_seen = false;
     v = run_probe(this_cpu(), flags);

@@ -9,7 +9,7 @@ BENCH_NAMES := sample_cost pmu_nmi_cost wall_cost
 bench_sample_cost_SRCS := $(PROFILER_SRCS) kernel/stacktrace.c kernel/profiler/pprof_fold.c \
                           kernel/profiler/pprof_encode.c kernel/profiler/pprof_builder.c kernel/profiler/pb_writer.c kernel/profiler/stream_codec.c \
                           kernel/profiler/stream_packer.c \
-                          kernel/profiler/capture.c $(PMU_SRCS) tests/bench/bench_image.c
+                          kernel/profiler/capture.c $(PMU_SRCS) tests/bench/bench_image.c tests/bench/bench_hw.c
 
 # The PMU's NMI claim on the fake Intel v2 and AMD Zen 2 CPUs.
 bench_pmu_nmi_cost_SRCS := $(PMU_SRCS)
