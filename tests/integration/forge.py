@@ -196,6 +196,16 @@ class Segment:
         with self.lock:
             return list(self.frames[mark:])
 
+    def wait_announced(self, ip, timeout=30.0):
+        """Waits for the kernel's one announcement of its address ip -- lwIP's gratuitous ARP (who-has ip, from
+        ip) when its link comes up, about when the prompt does, and after it on a loaded host -- so that no
+        test counts it among the frames its own request caused."""
+        deadline = time.monotonic() + timeout
+        while not any(f.kind == "arp" and f.arp_op == 1 and f.src == ip and f.dst == ip for f in self.since(0)):
+            if time.monotonic() > deadline:
+                raise AssertionError("the kernel did not announce %s in %.0f s" % (ip, timeout))
+            time.sleep(0.05)
+
     def wait_quiet(self, quiet=1.0, timeout=30.0):
         """Returns once no frame has arrived for `quiet` seconds since the call or the last frame (a bounded
         wait for anything the kernel might still send), or fails after timeout."""

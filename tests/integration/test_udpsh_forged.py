@@ -100,6 +100,7 @@ def kernel_wire(request, segment):
               name=request.node.name + "-wire")
     try:
         k.boot()
+        segment.wait_announced(KERNEL_IP)  # before any test counts the frames its forged request caused
         yield k
     finally:
         k.kill()
