@@ -687,11 +687,15 @@ def cpu_note_lines(run, symtab):
     how long the tick was held off and where it was let in, ticks late for other reasons."""
     out = []
     counter_run = run.tick_reason is None
+    on_counter = on_tick = throttled = False
     held_total = elsewhere_total = 0
     for cpu in range(run.ncpus):
         c = run.account(cpu)
         if c is None:
             continue
+        on_counter |= c.source == CPU_COUNTER
+        on_tick |= c.source not in (CPU_COUNTER, CPU_ABSENT)
+        throttled |= bool(c.throttled)
         if counter_run and c.source != CPU_COUNTER:
             out.append("cpu %d: %s" % (cpu, CPU_SOURCE_WORDS.get(c.source, "?")))
         if c.source == CPU_TICK_STOPPED:
@@ -722,6 +726,15 @@ def cpu_note_lines(run, symtab):
         parts = [" cpu %d %s" % (cpu, _ms_share(run.account(cpu).late_elsewhere_ns, run.window_ms))
                  for cpu in range(run.ncpus) if run.account(cpu) is not None and run.account(cpu).late_elsewhere_ns]
         out.append("ticks late elsewhere (the cpu was taken away, not held off):" + ",".join(parts))
+    reasons = []
+    if counter_run and on_counter and on_tick:
+        reasons.append("the counter's samples weigh core cycles, the tick's TSC cycles")
+    if throttled:
+        reasons.append("a throttled cpu's samples weigh its longer period")
+    if held_total:
+        reasons.append("a held-off tick weighs the ticks it stood for")
+    if reasons:
+        out.append("percentages are of weight, not of sample counts: " + "; ".join(reasons))
     return out
 
 
@@ -734,6 +747,8 @@ def report_lines(run, fold, max_chains, pid=None, label=None):
     dropped = sum(run.drops[:run.ncpus])
     out = ["profiled %d ms" % run.window_ms,
            "%d samples on %d cpus, %d dropped, %s" % (fold.samples, cpus, dropped, source_line(run))]
+    if dropped and (pid is not None or label is not None):
+        out.append("dropped: the %d are of every task's samples: a full ring drops before the filter" % dropped)
     out += per_cpu_lines(run, fold)
     out += rate_lines(run, fold)
     out += cpu_note_lines(run, fold.symtab)

@@ -131,10 +131,9 @@ void profile_capture_take(void *arg, const struct profile_record *rec)
     }
     struct profile_record *slot = profile_ring_reserve(&cap->ring);
     if (!slot) {
-        /* profile_ring_reserve counted it in the capture's own ring; the report reads the CPUs' rings */
+        /* Its own count, never the CPU's ring's: the header's drops are the per-CPU buffers' (the spec), and
+         * the report says these in a line of their own. */
         cap->dropped++;
-        if (rec->cpu < into->run->ncpus)
-            atomic_fetch_add_explicit(&into->run->rings[rec->cpu].drops, 1, memory_order_relaxed);
         return;
     }
     *slot = *rec;

@@ -10,8 +10,9 @@
  * window would make more records than that room holds (a machine of many CPUs on the counter), the capture
  * thins them evenly instead of keeping the window's start: each CPU's 1st wanted record, its (N+1)th, and so on,
  * each kept one weighing N, so the whole window and every CPU are in it and the percentages are unchanged; the
- * report says so. A record that still finds it full is a drop, counted on its CPU's ring like any other and
- * told in the report. */
+ * report says so. A record that still finds it full is a drop of the copy's, apart from the rings' (the
+ * header's drops are the per-CPU buffers'): the report says it in a line of its own, and the raw trailer's
+ * dropped= counts both. */
 #ifndef KERNEL_PROFILER_CAPTURE_H
 #define KERNEL_PROFILER_CAPTURE_H
 
@@ -64,8 +65,7 @@ bool profile_capture_create_wall(struct profile_capture *cap, uint32_t window_ms
 void profile_capture_destroy(struct profile_capture *cap);
 
 /* A drain's take (profiler_take_fn) into a capture: the record copied (thinned: every keep_one_in-th of its
- * CPU's, its period multiplied by keep_one_in), or counted dropped in the run's ring of its CPU when the capture
- * is full. */
+ * CPU's, its period multiplied by keep_one_in), or counted in dropped when the capture is full. */
 struct profile_capture_into {
     struct profile_capture *cap;
     struct profile_run *run;
@@ -74,7 +74,7 @@ void profile_capture_take(void *into, const struct profile_record *rec);
 
 /* Task context, in the window: copies the records now in run's rings that pass filter into the capture
  * (profiler_drain, consuming them) and nothing else -- no fold, no symbol, no output. A record that finds the
- * capture full is counted in cap->dropped and in its CPU's ring's drops, so every count of drops has it. */
+ * capture full is counted in cap->dropped. */
 void profile_capture_drain(struct profile_capture *cap, struct profile_run *run, const struct profile_filter *filter);
 
 /* After the stop: run, with the capture as its only ring, for the fold or the raw lines to drain as they drain

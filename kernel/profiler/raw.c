@@ -462,7 +462,7 @@ void profile_raw_drain(struct profile_run *run, const struct profile_filter *fil
 void profile_raw_end(const struct profile_run *run, struct profile_raw_trailer *t, struct sink *out)
 {
     char line[PROFILE_RAW_LINE_MAX];
-    t->dropped = profiler_drops(run);
+    t->dropped += profiler_drops(run);
     size_t n = profile_raw_format_trailer(t, line, sizeof line);
     sink_write(out, line, n);
 }

@@ -131,8 +131,9 @@ int profile_report_raw(struct profile_run *run, const struct profile_filter *fil
                        struct sink *out);
 
 /* The same in steps, for a window drained while it runs (the profile command): the header, the records now
- * in the rings that pass filter as lines (profiler_drain, consuming them; counted into *t), and the trailer
- * (with profiler_drops). */
+ * in the rings that pass filter as lines (profiler_drain, consuming them; counted into *t), and the trailer,
+ * whose dropped= is profiler_drops added to what t->dropped already held (the caller's own losses: the
+ * window's copy full). */
 void profile_raw_begin(const struct profile_run *run, const char *build_id, struct sink *out);
 /* A drain's take (profiler_take_fn) as raw lines: each wanted record a line into out, counted in trailer. */
 struct profile_raw_into {

@@ -348,11 +348,15 @@ static void print_snapshot(struct sink *out, const struct pmu_snapshot *snap)
 static void print_cpu_notes(struct sink *out, const struct profile_run *run, const struct symtab *tab)
 {
     bool counter_run = !run->tick_reason;
+    bool on_counter = false, on_tick = false, throttled = false;
     uint64_t held_total = 0, elsewhere_total = 0;
     for (unsigned cpu = 0; cpu < run->ncpus; cpu++) {
         const struct profiler_cpu_run *c = cpu_account(run, cpu);
         if (!c)
             continue;
+        on_counter |= c->source == PROFILER_CPU_COUNTER;
+        on_tick |= c->source != PROFILER_CPU_COUNTER && c->source != PROFILER_CPU_ABSENT;
+        throttled |= c->throttled;
         if (counter_run && c->source != PROFILER_CPU_COUNTER)
             sink_printf(out, "cpu %u: %s\n", cpu, cpu_source_words[c->source]);
         if (c->source == PROFILER_CPU_TICK_STOPPED) {
@@ -389,6 +393,24 @@ static void print_cpu_notes(struct sink *out, const struct profile_run *run, con
         print_cpu_times(out, run, late_elsewhere_of);
         sink_puts(out, "\n");
     }
+    /* The percentages are of weight, each sample its period: where that is not each chain's share of the
+     * samples, the reader is told why rather than left to divide the counts. */
+    bool mixed = counter_run && on_counter && on_tick;
+    if (mixed || throttled || held_total) {
+        sink_puts(out, "percentages are of weight, not of sample counts:");
+        const char *sep = " ";
+        if (mixed) {
+            sink_printf(out, "%sthe counter's samples weigh core cycles, the tick's TSC cycles", sep);
+            sep = "; ";
+        }
+        if (throttled) {
+            sink_printf(out, "%sa throttled cpu's samples weigh its longer period", sep);
+            sep = "; ";
+        }
+        if (held_total)
+            sink_printf(out, "%sa held-off tick weighs the ticks it stood for", sep);
+        sink_puts(out, "\n");
+    }
 }
 
 int profile_report_print(const struct profile_run *run, const struct profile_fold *fold,
@@ -404,6 +426,9 @@ int profile_report_print(const struct profile_run *run, const struct profile_fol
     sink_printf(out, "%llu samples on %u cpus, %llu dropped, ", (unsigned long long)fold->samples, cpus,
                 (unsigned long long)dropped);
     print_source(out, run);
+    if (dropped && filter && (filter->by_pid || filter->by_label))
+        sink_printf(out, "dropped: the %llu are of every task's samples: a full ring drops before the filter\n",
+                    (unsigned long long)dropped);
     if (kept_one_in(fold) > 1)
         sink_printf(out, "thinned: kept 1 in %u of each cpu's samples, evenly over the window, each weighing %u "
                     "(%llu left out: the window made more than its copy holds)\n", fold->kept_one_in,

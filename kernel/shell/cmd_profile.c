@@ -67,6 +67,7 @@ static void finish(struct profile_session *s)
 {
     struct console_profile *p = s->arg;
     if (p->req->raw) {
+        p->trailer.dropped = p->capture.dropped; /* the trailer counts every loss; the rings' are added */
         profile_raw_end(&s->run, &p->trailer, p->out);
         return;
     }

@@ -53,6 +53,8 @@ RX_HELD_OFF = re.compile(r"^tick held off by interrupts-off code:((?:,? cpu \d+ 
                          r"(?:; let in at (\S+)\+0x[0-9a-f]+ \((sti|popf|\?)\))?$")
 RX_HELD_CPU = re.compile(r"cpu (\d+) (\d+) ms \((\d+)%\)")
 RX_LATE = re.compile(r"^ticks late elsewhere \(the cpu was taken away, not held off\):(?:,? cpu \d+ \d+ ms \(\d+%\))+$")
+# Why the percentages are not the counts' shares, when they are not (a held-off tick, under QEMU).
+RX_WEIGHTED = re.compile(r"^percentages are of weight, not of sample counts: (.+)$")
 
 
 class Chain:
@@ -105,7 +107,7 @@ def _check_percent(text, shown, count, total):
 
 
 SPEC_LINES = [RX_WINDOW, RX_HEADER, RX_LABELS, RX_LEAF_SPEC, RX_LEAF_RAW, RX_CALLER_SPEC, RX_MORE, RX_TABLE_FULL,
-              RX_ASLEEP, RX_NOTHING, RX_PER_CPU, RX_PER_CPU_MORE, RX_HELD_OFF, RX_LATE]
+              RX_ASLEEP, RX_NOTHING, RX_PER_CPU, RX_PER_CPU_MORE, RX_HELD_OFF, RX_LATE, RX_WEIGHTED]
 
 
 def parse_labels(text, line, samples, weighted=False):
@@ -184,6 +186,13 @@ def parse_report(text, ms, chains, pid=None, cpus=CPUS):
         rest = rest[1:]
     if rest and RX_LATE.fullmatch(rest[0]):
         r.late_elsewhere = True
+        rest = rest[1:]
+    # said exactly when a tick was held off (no counter, so neither throttled nor mixed, under QEMU)
+    weighted = bool(rest) and RX_WEIGHTED.fullmatch(rest[0])
+    assert bool(weighted) == bool(r.held_off), "the weighted-percentages line and the held-off line disagree:\n%s" \
+        % text
+    if weighted:
+        assert weighted.group(1) == "a held-off tick weighs the ticks it stood for", text
         rest = rest[1:]
     if rest and RX_LABELS.fullmatch(rest[0]):
         r.labels = parse_labels(text, rest[0], r.samples, weighted=bool(r.held_off))

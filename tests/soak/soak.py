@@ -138,7 +138,8 @@ class Figures:
 RX_PER_CPU = re.compile(r"per cpu:((?: \d+:\d+(?:/\d+)?)+)")
 RX_PER_CPU_MORE = re.compile(r" {9}((?: \d+:\d+(?:/\d+)?)+)")
 RX_CPU_NOTE = re.compile(r"cpu \d+: .+|        counting .+|tick held off by interrupts-off code: .+|"
-                         r"ticks late elsewhere \(the cpu was taken away, not held off\): .+")
+                         r"ticks late elsewhere \(the cpu was taken away, not held off\): .+|"
+                         r"percentages are of weight, not of sample counts: .+")
 RX_MARK = re.compile(r" \[(?:irqs off|in irq|in irq, irqs off|let in after \d+\.\d ms irqs off)\]$")
 
 

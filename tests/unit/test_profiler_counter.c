@@ -117,6 +117,8 @@ static void arm_fault_leaves_that_cpu_on_the_tick_and_named(void **state)
     expect_in(r, "source mixed: pmu/nmi intel fixed-ctr1 every 2000000 cycles on 1 cpus, tick at 100 Hz on 1\n");
     expect_in(r, "per cpu: 0:2 1:2 2:0 3:0\n");
     expect_in(r, "cpu 1: tick (arm faulted)\n");
+    expect_in(r, "\npercentages are of weight, not of sample counts: the counter's samples weigh core cycles, the "
+                 "tick's TSC cycles\n");
     profiler_release();
 }
 
@@ -195,7 +197,10 @@ static void nmi_over_budget_doubles_the_period(void **state)
     assert_int_equal(nmis_claimed, after_first + 1);
     assert_true(after_first - before <= 1);
     stop_run();
-    expect_in(report_of(&run), "cpu 0: throttled: its NMIs took over 25% of the cpu, period doubled to ");
+    const char *throttled = report_of(&run);
+    expect_in(throttled, "cpu 0: throttled: its NMIs took over 25% of the cpu, period doubled to ");
+    expect_in(throttled, "\npercentages are of weight, not of sample counts: a throttled cpu's samples weigh its "
+                         "longer period\n");
     profiler_release();
 
     /* Within budget nothing changes, and the next run starts from the full rate again. */
@@ -361,6 +366,8 @@ static void held_off_ticks_are_told_from_late_ones(void **state)
     const char *r = report_of(&run);
     expect_in(r, "source tick at 100 Hz (");
     expect_in(r, "tick held off by interrupts-off code: cpu 0 24 ms (24%); let in at fn+0x10 (");
+    expect_in(r, "\npercentages are of weight, not of sample counts: a held-off tick weighs the ticks it stood "
+                 "for\n");
     expect_in(r, "fn+0x10 [let in after 8.0 ms irqs off]\n");
     expect_in(r, "fn+0x10\n");
     profiler_release();
