@@ -38,3 +38,9 @@ measure() {
 
 measure intel 2000 intel
 measure amd 2000 "amd zen2"
+
+# The probe's longest stretch with interrupts off, on a counter that counts but never interrupts (whose NMI it
+# waits 10 ms for, with interrupts on), in the fake TSC's time.
+read -r longest per_ms <<< "$("$OUT/pmu_nmi_cost" probe 20 | sed -n 's/^probe //p')"
+ns=$(( longest * 1000000 / per_ms ))
+echo "pmu: the probe holds interrupts off at most $((ns / 1000)).$((ns % 1000 / 100)) us (a counter that counts but never interrupts: its 10 ms wait for the NMI has interrupts on)"

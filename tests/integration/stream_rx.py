@@ -37,6 +37,22 @@ class StreamProblem(AssertionError):
     pass
 
 
+# Each CPU's ring (kernel/profiler_ring.h) and the window's drain step (kernel/profiler/run.h).
+RING_RECORDS, DRAIN_MS = 1024, 50
+
+
+def stream_task_cpu_behind(status, ticks_before, ticks_after):
+    """The kernel's own evidence for a stream's ring drops: how many ticks fewer the CPU its task runs on (the
+    status's `of cpu N`) took than the busiest CPU between two `cpus` readings ({cpu: ticks}). A vCPU the host
+    did not run while the others filled their rings falls behind; a stream task late on a CPU that ticked is the
+    kernel's own fault. None when the status names no CPU."""
+    m = re.search(r"task \d+\.\d% of cpu (\d+)", status)
+    if not m:
+        return None
+    took = {cpu: ticks_after[cpu] - ticks_before[cpu] for cpu in ticks_after}
+    return max(took.values()) - took[int(m.group(1))]
+
+
 class Run:
     """What arrived of one stream run."""
 

@@ -34,6 +34,7 @@ import pytest
 from kprof_pprof import go_pprof
 from kprof_net import wait_dhcp
 from kprof_qemu import ATTEMPTS, TOP, HostStarved, Kprof, cpus_table, poll, unstarved
+from stream_rx import DRAIN_MS, RING_RECORDS, stream_task_cpu_behind
 
 # Kernels this module boots (conftest.py fails a boot past BOOTS), by the test that boots them -- a module kernel
 # counts for the first test that uses it, a test named alone needs a fresh one:
@@ -46,7 +47,6 @@ UDPSH = os.path.join(TOP, "scripts", "udpsh")
 # checks are the same, and scale with the interval.
 FULL = bool(os.environ.get("KPROF_FULL"))
 HZ, CPUS = 1000, 4
-RING_RECORDS, DRAIN_MS = 1024, 50  # each CPU's ring (kernel/profiler_ring.h), the stream's drain step
 EVERY, FOR = (10, 30) if FULL else (4, 12)
 PER_INTERVAL = HZ * CPUS * EVERY            # 40,000 on paper at 10 s
 LABEL_AT = tuple(EVERY // 2 + EVERY * i for i in range(FOR // EVERY))  # the label changes, mid-interval
@@ -112,16 +112,10 @@ def test_a_stream_cut_into_three_pprof_files(kernel, tmp_path):
 
 
 def stream_starved_by_the_host(status, ticks_before, ticks_after):
-    """The kernel's own evidence for ring drops: the CPU the stream task runs on (its status's `of cpu N`) took
-    at least a ring's worth of ticks, less two drains', fewer than the busiest CPU over the run. Its vCPU was
-    not running while the others filled their rings, which no kernel can drain; a stream task that ran late on a
-    CPU that ticked is the kernel's fault, and fails."""
-    m = re.search(r"task \d+\.\d% of cpu (\d+)", status)
-    if not m:
-        return False
-    took = {cpu: ticks_after[cpu] - ticks_before[cpu] for cpu in ticks_after}
-    behind = max(took.values()) - took[int(m.group(1))]
-    return behind >= RING_RECORDS - 2 * HZ * DRAIN_MS // 1000
+    """Ring drops are the host's doing when the stream task's CPU took a ring's worth of ticks, less two drains',
+    fewer than the busiest CPU over the run (stream_rx.stream_task_cpu_behind); otherwise they fail."""
+    behind = stream_task_cpu_behind(status, ticks_before, ticks_after)
+    return behind is not None and behind >= RING_RECORDS - 2 * HZ * DRAIN_MS // 1000
 
 
 def stream_cut_into_three(kernel, outdir):
