@@ -236,9 +236,10 @@ class _Factory:
             k.kill()
 
 
-def _four_cpus(request):
-    """A booted kprof with 4 CPUs and 256 MiB, killed when the fixture ends."""
-    k = _new_kernel(request.node.name, smp=4, mem=256)
+def booted_kernel(request, **opts):
+    """A fixture's body (`yield from` it): a booted kprof, 4 CPUs and 256 MiB unless opts (Kprof's) say
+    otherwise, killed when the fixture ends."""
+    k = _new_kernel(request.node.name, **dict(dict(smp=4, mem=256), **opts))
     try:
         k.boot()
         yield k
@@ -249,13 +250,13 @@ def _four_cpus(request):
 @pytest.fixture(scope="module")
 def kernel(request):
     """A kprof with 4 CPUs and 256 MiB for the whole module."""
-    yield from _four_cpus(request)
+    yield from booted_kernel(request)
 
 
 @pytest.fixture
 def fresh_kernel(request):
     """A kprof with 4 CPUs and 256 MiB for this test alone (it may panic or power it off)."""
-    yield from _four_cpus(request)
+    yield from booted_kernel(request)
 
 
 @pytest.fixture

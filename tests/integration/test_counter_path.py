@@ -45,13 +45,8 @@ DRAIN_HZ = 2000
 
 def tick_kernel(request, hz, extra=""):
     """A 4-CPU kernel booted with profile.hz=hz (and extra) for the module's tests, killed after them."""
-    from conftest import _new_kernel
-    k = _new_kernel(request.node.name, smp=4, mem=256, cmdline=("profile.hz=%d %s" % (hz, extra)).strip())
-    try:
-        k.boot()
-        yield k
-    finally:
-        k.kill()
+    from conftest import booted_kernel
+    yield from booted_kernel(request, cmdline=("profile.hz=%d %s" % (hz, extra)).strip())
 
 
 @pytest.fixture(scope="module")
