@@ -42,7 +42,7 @@ static const struct pmu_vendor *const vendors[] = { &pmu_intel_vendor, &pmu_amd_
  * the MSR writes with signal fences (same CPU, no hardware barrier needed). Other CPUs only ever look. */
 struct pmu_cpu {
     _Atomic bool armed;         /* set before the counter is enabled, cleared after it is disabled */
-    _Atomic bool probing;       /* the probe's interrupt phase runs on this CPU; its NMIs counted: */
+    _Atomic bool probing;       /* the probe's interrupt phase runs on this CPU, its NMIs counted below */
     _Atomic uint32_t probe_nmis;
     _Atomic bool late_pending;  /* disarmed with an overflow raised whose NMI had not arrived yet */
     _Atomic uint64_t late_deadline; /* TSC: until when that NMI may still be claimed */
@@ -284,7 +284,7 @@ void pmu_select(const char *text)
     }
 }
 
-/* ---- the probe (task context, interrupts off, this CPU) ---------------------------------------------- */
+/* ---- the probe (task context, this CPU, interrupts off but for the NMI wait) ------------------------- */
 
 /* Interrupts off, but for the NMI wait, which goes back to the caller's caller_flags: an NMI needs no IF, and
  * PROBE_NMI_MS is a thousand times the ~10 us the spec allows with them off. A task never leaves its CPU. */

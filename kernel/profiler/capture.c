@@ -32,14 +32,19 @@ uint64_t profile_capture_want(unsigned ncpus, unsigned tick_hz, uint64_t counter
     return per_cpu * (ncpus > MAX_CPUS ? MAX_CPUS : ncpus);
 }
 
-uint32_t profile_capture_size(unsigned ncpus, unsigned tick_hz, uint64_t counter_period_cycles,
-                              uint64_t cycles_per_ms, uint32_t window_ms)
+/* Room for want records: a power of two, at least a ring's worth and at most PROFILE_CAPTURE_MAX_RECORDS. */
+static uint32_t room_for(uint64_t want)
 {
-    uint64_t want = profile_capture_want(ncpus, tick_hz, counter_period_cycles, cycles_per_ms, window_ms);
     uint64_t size = PROFILE_RING_RECORDS;
     while (size < want && size < PROFILE_CAPTURE_MAX_RECORDS)
         size *= 2;
     return (uint32_t)size;
+}
+
+uint32_t profile_capture_size(unsigned ncpus, unsigned tick_hz, uint64_t counter_period_cycles,
+                              uint64_t cycles_per_ms, uint32_t window_ms)
+{
+    return room_for(profile_capture_want(ncpus, tick_hz, counter_period_cycles, cycles_per_ms, window_ms));
 }
 
 uint32_t profile_capture_keep_one_in(uint64_t want, uint32_t room)
@@ -52,11 +57,7 @@ uint32_t profile_capture_keep_one_in(uint64_t want, uint32_t room)
 
 uint32_t profile_capture_size_wall(unsigned tasks, uint32_t window_ms)
 {
-    uint64_t want = ((uint64_t)window_ms + PROFILE_DRAIN_MS) / PROFILE_WALL_PERIOD_MS * tasks + tasks;
-    uint64_t size = PROFILE_RING_RECORDS;
-    while (size < want && size < PROFILE_CAPTURE_MAX_RECORDS)
-        size *= 2;
-    return (uint32_t)size;
+    return room_for(((uint64_t)window_ms + PROFILE_DRAIN_MS) / PROFILE_WALL_PERIOD_MS * tasks + tasks);
 }
 
 /* Storage for want records, or as many fewer (halving) as the heap has. */
@@ -83,11 +84,10 @@ bool profile_capture_create(struct profile_capture *cap, uint32_t window_ms)
     __builtin_memset(cap, 0, sizeof *cap);
     cap->keep_one_in = 1;
     uint64_t period = pmu_probe() == PMU_COUNTS ? pmu_period_cycles() : 0;
-    unsigned ncpus = cpu_count();
-    if (!capture_allocate(cap, profile_capture_size(ncpus, tick_hz(), period, cycles_per_ms(), window_ms)))
+    uint64_t want = profile_capture_want(cpu_count(), tick_hz(), period, cycles_per_ms(), window_ms);
+    if (!capture_allocate(cap, room_for(want)))
         return false;
-    uint32_t keep = profile_capture_keep_one_in(
-        profile_capture_want(ncpus, tick_hz(), period, cycles_per_ms(), window_ms), cap->ring.mask + 1);
+    uint32_t keep = profile_capture_keep_one_in(want, cap->ring.mask + 1);
     if (keep > 1) {
         /* Without its counters it keeps the window's start, as it did before it thinned: still a profile. */
         cap->seen = kmalloc(sizeof(uint32_t) * MAX_CPUS);
@@ -118,8 +118,7 @@ void profile_capture_destroy(struct profile_capture *cap)
 
 void profile_capture_take(void *arg, const struct profile_record *rec)
 {
-    struct profile_capture_into *into = arg;
-    struct profile_capture *cap = into->cap;
+    struct profile_capture *cap = arg;
     uint32_t keep = cap->keep_one_in;
     if (keep > 1) {
         /* Counted per CPU, so each CPU keeps its share over the whole window whatever order the drains go in. */
@@ -147,8 +146,7 @@ void profile_capture_take(void *arg, const struct profile_record *rec)
 
 void profile_capture_drain(struct profile_capture *cap, struct profile_run *run, const struct profile_filter *filter)
 {
-    struct profile_capture_into into = { cap, run };
-    profiler_drain(run, filter, profile_capture_take, &into);
+    profiler_drain(run, filter, profile_capture_take, cap);
 }
 
 struct profile_run *profile_capture_replay(struct profile_capture *cap, const struct profile_run *run)

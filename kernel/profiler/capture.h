@@ -64,13 +64,10 @@ uint32_t profile_capture_size_wall(unsigned tasks, uint32_t window_ms);
 bool profile_capture_create_wall(struct profile_capture *cap, uint32_t window_ms, unsigned tasks);
 void profile_capture_destroy(struct profile_capture *cap);
 
-/* A drain's take (profiler_take_fn) into a capture: the record copied (thinned: every keep_one_in-th of its
- * CPU's, its period multiplied by keep_one_in), or counted in dropped when the capture is full. */
-struct profile_capture_into {
-    struct profile_capture *cap;
-    struct profile_run *run;
-};
-void profile_capture_take(void *into, const struct profile_record *rec);
+/* A drain's take (profiler_take_fn) into a capture (cap, a struct profile_capture): the record copied
+ * (thinned: every keep_one_in-th of its CPU's, its period multiplied by keep_one_in), or counted in dropped when
+ * the capture is full. */
+void profile_capture_take(void *cap, const struct profile_record *rec);
 
 /* Task context, in the window: copies the records now in run's rings that pass filter into the capture
  * (profiler_drain, consuming them) and nothing else -- no fold, no symbol, no output. A record that finds the

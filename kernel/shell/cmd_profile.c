@@ -38,8 +38,7 @@ static void take(void *arg, const struct profile_record *rec)
 {
     struct console_profile *p = arg;
     if (!p->stopped) {
-        struct profile_capture_into into = { &p->capture, &p->session.run };
-        profile_capture_take(&into, rec);
+        profile_capture_take(&p->capture, rec);
     } else if (p->req->raw) {
         struct profile_raw_into into = { p->out, &p->trailer };
         profile_raw_take(&into, rec);
