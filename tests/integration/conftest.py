@@ -11,7 +11,7 @@ run ends with each module's boots and wall time. Modules run in INTEGRATION_WORK
 --dist loadgroup, each module a group: its tests stay together, in order, in one process): ports are picked
 free, variant ISOs are made under a lock, and each kernel's files are its own. The modules that mostly wait on
 the wire (WIRE_MODULES) are one group, scheduled first: one worker takes them while the others take the
-modules that keep QEMU busy, so the waits overlap the CPU's work rather than queue behind it.
+modules that keep QEMU busy (with INTEGRATION_WORKERS=3 the waits overlap the CPU's work).
 Every QEMU is killed by its pid after use. When a test fails, the serial log of every kernel it used is
 saved to build/test-logs/<module>.<test>.log. A missing or stale build/kprof.iso stops the run at once, and a
 skipped test fails the run: a suite that quietly ran less than it claims must not pass.
