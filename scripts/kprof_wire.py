@@ -480,6 +480,11 @@ def format_rx_report(stats, elapsed_ns):
         stats.lost, stats.out_of_order, stats.duplicates, stats.invalid)
 
 
+def format_socket_drops(dropped):
+    """A host receiver's line when its socket's receive queue overflowed (no newline)."""
+    return "host socket dropped %d (its receive queue was full: the receiver did not run)" % dropped
+
+
 def format_tx_report(packets, nbytes, elapsed_ns):
     """The sender's line, as the kernel prints it (no newline)."""
     return "sent packets %d (%d/s), bytes %d (%d/s)" % (
@@ -488,16 +493,21 @@ def format_tx_report(packets, nbytes, elapsed_ns):
 
 _RX_REPORT = re.compile(r"packets (\d+) \((\d+)/s\), bytes (\d+) \((\d+)/s\), lost (\d+), out of order (\d+), "
                         r"duplicates (\d+), invalid (\d+)")
+_SOCKET_DROPS = re.compile(r"^host socket dropped (\d+) ", re.M)
 _TX_REPORT = re.compile(r"sent packets (\d+) \((\d+)/s\), bytes (\d+) \((\d+)/s\)")
 
 
 def parse_rx_report(text):
-    """The figures of the first receiver line in text, as a dict, or None."""
+    """The figures of the first receiver line in text, as a dict, or None; socket_drops is the host socket's
+    drop count from the line a host receiver adds after it (0 without one)."""
     m = _RX_REPORT.search(text)
     if not m:
         return None
     keys = ("packets", "packets_per_s", "bytes", "bytes_per_s", "lost", "out_of_order", "duplicates", "invalid")
-    return dict(zip(keys, map(int, m.groups())))
+    report = dict(zip(keys, map(int, m.groups())))
+    drops = _SOCKET_DROPS.search(text, m.end())
+    report["socket_drops"] = int(drops.group(1)) if drops else 0
+    return report
 
 
 def parse_tx_report(text):

@@ -652,10 +652,14 @@ def test_netload_send_at_20000_per_second_gets_them_out_and_leaves_the_udp_shell
     if not all(t[-1] is None for t in outcomes):
         problems.append("UDP shell requests got no whole reply in three tries: the tries of each: %s" % outcomes)
     # A full transmit ring makes the sender wait (the datagram keeps its sequence number), so it is never loss:
-    # every datagram the kernel counts as sent must reach the host.
-    if host["packets"] + host["lost"] < kernel["packets"] * 99 // 100:
-        problems.append("the host saw %d of the %d datagrams the kernel sent (ring full %d times)"
-                        % (host["packets"], kernel["packets"], failed))
+    # every datagram the kernel counts as sent must reach the host. Reaching it includes the ones the host dropped
+    # at the sink's own full socket (a sink starved of CPU on a loaded host, the tail of the run included, which
+    # no gap below the highest sequence number shows); those overlap lost, so the larger of the two is counted.
+    reached = host["packets"] + max(host["lost"], host["socket_drops"])
+    if reached < kernel["packets"] * 99 // 100:
+        problems.append("the host saw %d of the %d datagrams the kernel sent, %d missing below the highest and %d "
+                        "dropped at its socket (ring full %d times)"
+                        % (host["packets"], kernel["packets"], host["lost"], host["socket_drops"], failed))
     if kernel["bytes"] != kernel["packets"] * size:
         problems.append("the kernel counts %d packets sent but %d bytes (%d packets' worth)"
                         % (kernel["packets"], kernel["bytes"], kernel["bytes"] // size))
