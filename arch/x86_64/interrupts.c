@@ -339,7 +339,8 @@ static __attribute__((noinline)) void nmi(struct context *ctx)
     p->nmi_depth++;
     const struct nmi_sources sources = {
         .panicking = panic_active, .counter = counter_source, .selftest = selftest_source,
-        .debugger = debugger_source, .port61 = port61, .boot_cpu = cpu_index() == 0, .arg = &frame,
+        .debugger = debugger_source, .port61 = port61, .boot_cpu = cpu_index() == 0, .port61_owed = &p->port61_owed,
+        .arg = &frame,
         .at = ctx->rip, .now = frame.entry, .late_window = cycles_per_ms() / NMI_LATE_WINDOWS_PER_MS,
         .history = &p->nmi_history,
     };
@@ -354,9 +355,7 @@ static __attribute__((noinline)) void nmi(struct context *ctx)
         panic_at(ctx, "NMI received: an external NMI (port 0x61 = 0x%02x: %s)", port, nmi_port61_error(port));
     case NMI_GENUINE:
         panic_at(ctx, "NMI received: a genuine NMI, not claimed by any kprof source");
-    case NMI_KPROF_CHECK_LATER:
-        atomic_store_explicit(&p->port61_owed, true, memory_order_relaxed);
-        break;
+    case NMI_KPROF_CHECK_LATER: /* port61_owed is set: the next tick reads the port */
     case NMI_KPROF:
         break;
     }
@@ -369,12 +368,8 @@ static __attribute__((noinline)) void nmi(struct context *ctx)
  * in port 0x61, read here once rather than on every counter NMI (a port read is a VM exit under a hypervisor). */
 static void external_nmi_check(const struct context *ctx)
 {
-    struct percpu *p = this_percpu();
-    if (!atomic_load_explicit(&p->port61_owed, memory_order_relaxed) ||
-        !atomic_exchange_explicit(&p->port61_owed, false, memory_order_relaxed))
-        return;
-    uint8_t port = inb(0x61);
-    const char *error = nmi_port61_error(port);
+    uint8_t port;
+    const char *error = nmi_port61_owed_check(&this_percpu()->port61_owed, port61, &port);
     if (error)
         panic_at(ctx, "NMI received: an external NMI (port 0x61 = 0x%02x: %s), merged with an NMI kprof claimed; "
                       "seen at the next tick", port, error);

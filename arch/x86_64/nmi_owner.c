@@ -30,8 +30,13 @@ enum nmi_owner nmi_owner(const struct nmi_sources *src, uint8_t *port61)
         h->owed = late ? h->owed - 1 : 0; /* outside the window: whatever was owed merged or is lost */
         h->late += late;
     }
-    if (claims || late)
-        return src->boot_cpu ? NMI_KPROF_CHECK_LATER : NMI_KPROF;
+    if (claims || late) {
+        if (!src->boot_cpu)
+            return NMI_KPROF;
+        if (src->port61_owed)
+            atomic_store_explicit(src->port61_owed, true, memory_order_relaxed);
+        return NMI_KPROF_CHECK_LATER;
+    }
     if (src->boot_cpu) {
         *port61 = src->port61();
         if (nmi_port61_error(*port61))
@@ -44,6 +49,17 @@ void nmi_returning(struct nmi_history *history, uint64_t rip, uint64_t now)
 {
     history->resumed_at = rip;
     history->resumed_cycles = now;
+}
+
+const char *nmi_port61_owed_check(atomic_bool *owed, uint8_t (*read_port61)(void), uint8_t *port61)
+{
+    *port61 = 0;
+    /* the load first: the exchange would write the line on every tick */
+    if (!atomic_load_explicit(owed, memory_order_relaxed) ||
+        !atomic_exchange_explicit(owed, false, memory_order_relaxed))
+        return NULL;
+    *port61 = read_port61();
+    return nmi_port61_error(*port61);
 }
 
 const char *nmi_port61_error(uint8_t port61)

@@ -4,6 +4,7 @@
 #ifndef ARCH_X86_64_NMI_OWNER_H
 #define ARCH_X86_64_NMI_OWNER_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -29,6 +30,7 @@ struct nmi_sources {
     bool (*debugger)(void *arg);   /* the debugger's stop request for this CPU: taken, the CPU stopped (gdb_nmi) */
     uint8_t (*port61)(void);       /* the PC's system control port B: bit 7 parity/system error, bit 6 I/O check */
     bool boot_cpu;                 /* the chipset routes an external NMI to the boot CPU alone */
+    atomic_bool *port61_owed;      /* the boot CPU's: set when it claims an NMI (nmi_port61_owed_check) */
     void *arg;
     uint64_t at;                   /* the instruction this NMI interrupted */
     uint64_t now;                  /* its entry, in cycles */
@@ -39,8 +41,8 @@ struct nmi_sources {
 enum nmi_owner {
     NMI_PANICKING, /* park for the debugger under gdb=panic, else halt */
     NMI_KPROF,     /* the counter's, the self-test's or the debugger's: nothing more to do */
-    NMI_KPROF_CHECK_LATER, /* the same, on the boot CPU: an external NMI may have merged with it, and port 0x61
-                            * is read at its next tick (nmi_port61_error) rather than on every counter NMI */
+    NMI_KPROF_CHECK_LATER, /* the same, on the boot CPU: an external NMI may have merged with it, so port 0x61
+                            * is owed a read (*port61_owed set), at its next tick rather than on every NMI */
     NMI_EXTERNAL,  /* port 0x61 reports an error: panic, naming it */
     NMI_GENUINE,   /* no source claims it: panic with a backtrace */
 };
@@ -61,5 +63,11 @@ void nmi_returning(struct nmi_history *history, uint64_t rip, uint64_t now);
 
 /* Port 0x61's verdict: NULL when it reports no error, else what it reports. */
 const char *nmi_port61_error(uint8_t port61);
+
+/* The boot CPU's tick: when an NMI was claimed since the last check (*owed), takes the mark and reads port 0x61
+ * once through read_port61; else reads nothing, so a tick with no claimed NMI since costs one load of the CPU's
+ * own line and no port access (a VM exit under a hypervisor). Returns nmi_port61_error of what it read (NULL
+ * when nothing was read); *port61 is the value read, 0 when none. */
+const char *nmi_port61_owed_check(atomic_bool *owed, uint8_t (*read_port61)(void), uint8_t *port61);
 
 #endif

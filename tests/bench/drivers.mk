@@ -11,8 +11,9 @@ bench_sample_cost_SRCS := $(PROFILER_SRCS) kernel/stacktrace.c kernel/profiler/p
                           kernel/profiler/stream_packer.c \
                           kernel/profiler/capture.c $(PMU_SRCS) tests/bench/bench_image.c tests/bench/bench_hw.c
 
-# The PMU's NMI claim on the fake Intel v2 and AMD Zen 2 CPUs.
-bench_pmu_nmi_cost_SRCS := $(PMU_SRCS)
+# The PMU's NMI claim on the fake Intel v2 and AMD Zen 2 CPUs, and the NMI's owner decision with the boot CPU's
+# port 0x61 read at the tick (arch/x86_64/nmi_owner.c, as interrupts.c runs it).
+bench_pmu_nmi_cost_SRCS := $(PMU_SRCS) arch/x86_64/nmi_owner.c
 
 # A wall run's sweep over one CPU's tasks, and what a context switch gained for it: the sweep and what a task is
 # doing, the real walk and the real scheduler (kernel/task.c: its tasks, its list, their chains, the switch, each

@@ -153,7 +153,7 @@ row() {
   fi
 }
 
-echo "profiler: per tick and per NMI, the kernel's own instructions (not the fakes' or the hardware's) and what it touched; no port is touched on either path (hal/ gives portable code no port I/O; arch's nmi() reads port 0x61 beside it on cpu 0, see pmu_nmi_cost)"
+echo "profiler: per tick and per NMI, the kernel's own instructions (not the fakes' or the hardware's) and what it touched; no port is touched on either path (hal/ gives portable code no port I/O; cpu 0's port 0x61 reads are the NMI owner's, counted by pmu_nmi_cost)"
 row "idle tick (no run, after a counter run)" profiler_tick idle 20000
 row "armed tick, busy (intel v2 fake)" profiler_tick armed_intel 5000
 row "armed tick, busy (amd zen 2 fake)" profiler_tick armed_amd 5000

@@ -39,12 +39,17 @@ static bool selftest(void *arg) { (void)arg; asked('s'); return script.selftest;
 static bool debugger(void *arg) { (void)arg; asked('d'); return script.debugger; }
 static uint8_t port61(void) { asked('6'); return script.port61; }
 
+/* Set by nmi_owner() when the boot CPU claims an NMI: port 0x61 owed a read at the tick. */
+static atomic_bool scripted_owed;
+
 static enum nmi_owner decide_with(bool boot_cpu, uint8_t *port, struct nmi_history *h, uint64_t at, uint64_t now)
 {
     memset(script.asked, 0, sizeof script.asked);
+    atomic_store(&scripted_owed, false);
     const struct nmi_sources src = { .panicking = panicking, .counter = counter, .selftest = selftest,
-                                     .debugger = debugger, .port61 = port61, .boot_cpu = boot_cpu, .at = at,
-                                     .now = now, .late_window = 100, .history = h };
+                                     .debugger = debugger, .port61 = port61, .boot_cpu = boot_cpu,
+                                     .port61_owed = &scripted_owed, .at = at, .now = now, .late_window = 100,
+                                     .history = h };
     return nmi_owner(&src, port);
 }
 
@@ -155,6 +160,8 @@ static void every_branch_of_the_decision(void **state)
         assert_int_equal(decide(cases[i].boot_cpu, &port), cases[i].owner);
         assert_string_equal(script.asked, cases[i].asked);
         assert_int_equal(port, cases[i].port_seen);
+        /* the tick owes port 0x61 a read exactly when the boot CPU claimed */
+        assert_int_equal(atomic_load(&scripted_owed), cases[i].owner == NMI_KPROF_CHECK_LATER);
     }
 }
 
@@ -166,6 +173,33 @@ static void port61_names_what_it_reports(void **state)
     assert_string_equal(nmi_port61_error(0x80), "memory parity/system error");
     assert_string_equal(nmi_port61_error(0x40), "I/O channel check");
     assert_string_equal(nmi_port61_error(0xC0), "memory parity/system error");
+}
+
+static void the_tick_reads_port61_once_per_owed_mark_and_never_without_one(void **state)
+{
+    (void)state;
+    atomic_bool owed = false;
+    uint8_t port = 0xEE;
+    memset(script.asked, 0, sizeof script.asked);
+    script.port61 = 0x80;
+    /* nothing owed: no read, whatever the port holds */
+    assert_null(nmi_port61_owed_check(&owed, port61, &port));
+    assert_int_equal(port, 0);
+    assert_string_equal(script.asked, "");
+    /* owed: one read, which names the error, and the mark is taken */
+    atomic_store(&owed, true);
+    assert_string_equal(nmi_port61_owed_check(&owed, port61, &port), "memory parity/system error");
+    assert_int_equal(port, 0x80);
+    assert_string_equal(script.asked, "6");
+    assert_false(atomic_load(&owed));
+    assert_null(nmi_port61_owed_check(&owed, port61, &port));
+    assert_string_equal(script.asked, "6");
+    /* owed with a clean port: read, no error */
+    script.port61 = 0x3F;
+    atomic_store(&owed, true);
+    assert_null(nmi_port61_owed_check(&owed, port61, &port));
+    assert_int_equal(port, 0x3F);
+    assert_string_equal(script.asked, "66");
 }
 
 /* ---- end to end on the fake CPU ----------------------------------------------------------------------- */
@@ -180,6 +214,7 @@ static enum nmi_owner last_owner;
 static unsigned genuine;
 
 static struct nmi_history histories[FAKE_CPUS];
+static atomic_bool port61_owed[FAKE_CPUS];
 /* Coincidences a scenario arms, each acted out once inside the next NMI that reaches the point: another CPU's
  * debugger stop (its request, then its NMI) while the counter's NMI runs; the held PMI reaching the local APIC
  * while the debugger's stop NMI runs. */
@@ -240,8 +275,8 @@ static bool kernel_nmi(void)
     struct nmi_history *h = &histories[fake_cpu_index];
     const struct nmi_sources src = {
         .panicking = no_panic, .counter = real_counter, .selftest = scripted_selftest, .debugger = stop_debugger,
-        .port61 = read_port61, .boot_cpu = fake_cpu_index == 0, .at = fake_nmi_at(), .now = fake_cycles,
-        .late_window = fake_cycles_per_ms / 20, .history = h,
+        .port61 = read_port61, .boot_cpu = fake_cpu_index == 0, .port61_owed = &port61_owed[fake_cpu_index],
+        .at = fake_nmi_at(), .now = fake_cycles, .late_window = fake_cycles_per_ms / 20, .history = h,
     };
     uint8_t port;
     last_owner = nmi_owner(&src, &port);
@@ -260,6 +295,8 @@ static void wire_e2e(void)
     port61_now = 0;
     selftest_stage = SELFTEST_IDLE;
     memset(histories, 0, sizeof histories);
+    for (unsigned i = 0; i < FAKE_CPUS; i++)
+        atomic_store(&port61_owed[i], false);
 }
 
 static bool masks_on_delivery(void) { return fake.lvt_automask; }
@@ -450,23 +487,32 @@ static void an_external_nmi_merged_with_an_overflow_is_left_to_the_tick_on(void)
     assert_int_equal(ring_count(0), 5);
     assert_int_equal(port61_reads, 0);
     assert_int_equal(last_owner, NMI_KPROF_CHECK_LATER);
-    /* An external NMI merged with the next overflow: claimed, and port 0x61 left for the tick. */
+    /* The tick reads it once for all five, and the next tick, with no NMI between, not at all. */
+    uint8_t port;
+    assert_null(nmi_port61_owed_check(&port61_owed[0], read_port61, &port));
+    assert_null(nmi_port61_owed_check(&port61_owed[0], read_port61, &port));
+    assert_int_equal(port61_reads, 1);
+    /* An external NMI merged with the next overflow: claimed, and port 0x61 left for the tick, which names it. */
     port61_now = 0x80;
     overflow_with_nmi_held(0);
     fake_inject_nmi();
     fake_release_nmis();
     assert_int_equal(last_owner, NMI_KPROF_CHECK_LATER);
-    assert_int_equal(port61_reads, 0);
-    assert_string_equal(nmi_port61_error(port61_now), "memory parity/system error");
+    assert_int_equal(port61_reads, 1);
+    assert_string_equal(nmi_port61_owed_check(&port61_owed[0], read_port61, &port), "memory parity/system error");
+    assert_int_equal(port, 0x80);
+    assert_int_equal(port61_reads, 2);
     /* Unclaimed on the boot CPU: the port is read in the NMI, and names the error. */
     fake_inject_nmi();
     assert_int_equal(last_owner, NMI_EXTERNAL);
-    assert_int_equal(port61_reads, 1);
-    /* Off the boot CPU the port is never read: an unclaimed NMI there is genuine. */
+    assert_int_equal(port61_reads, 3);
+    /* Off the boot CPU the port is never read, in the NMI or at its ticks: an unclaimed NMI there is genuine. */
     fake_cpu_index = 3;
+    run_periods(3, 2);
+    assert_false(atomic_load(&port61_owed[3]));
     fake_inject_nmi();
     assert_int_equal(last_owner, NMI_GENUINE);
-    assert_int_equal(port61_reads, 1);
+    assert_int_equal(port61_reads, 3);
 }
 
 ON_EVERY_COUNTING_MODEL(an_external_nmi_merged_with_an_overflow_is_left_to_the_tick)
@@ -476,6 +522,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_branch_of_the_decision),
         cmocka_unit_test(port61_names_what_it_reports),
+        cmocka_unit_test(the_tick_reads_port61_once_per_owed_mark_and_never_without_one),
         cmocka_unit_test(an_owed_nmi_is_kprofs_once_and_only_when_it_comes_in_time),
         cmocka_unit_test_teardown(a_genuine_nmi_beside_an_overflow_on_its_way_is_genuine, teardown),
         cmocka_unit_test_teardown(a_debugger_stop_merged_with_an_overflow_stops_and_the_counter_goes_on, teardown),
