@@ -1,7 +1,8 @@
 /* kernel/heap.c: the kernel heap -- a first-fit allocator over one region, with boundary tags (a header and a
  * footer on every block) so a freed block merges with free neighbours at once, an address-ordered free list,
- * and the statistics `mem` prints. Owns the region given to heap_init(), the free list, the counters and the
- * lock that guards all of them. */
+ * and the statistics `mem` prints. Owns the region given to heap_init(), the free list, the counters, the table
+ * of allocation chains (kernel/profiler/heap_sites.h: each block names its chain's site) and the lock that guards
+ * all of them. */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -10,13 +11,17 @@
 #include "kernel/heap.h"
 #include "kernel/panic.h"
 #include "kernel/lib/string.h"
+#include "kernel/profiler/heap_sites.h"
+#include "kernel/stacktrace.h"
+#include "kernel/task.h"
 
 /* Block layout: [header 16][payload ...][footer 8], sizes multiples of 16, so every payload is 16-aligned.
  * The footer repeats the header's size word: the block after it finds its predecessor from it. */
 struct block_header {
     uint64_t size_flags; /* whole block size in bytes | BLOCK_ALLOCATED */
     uint32_t magic;      /* MAGIC_USED or MAGIC_FREE: catches foreign pointers and double frees */
-    uint32_t slack;      /* allocated blocks: payload bytes beyond the caller's request */
+    uint16_t slack;      /* allocated blocks: payload bytes beyond the caller's request (under MIN_BLOCK + 16) */
+    uint16_t site;       /* allocated blocks: the allocating chain's number in heap_site_table */
 };
 
 /* A free block keeps its list links where the payload would be. */
@@ -47,6 +52,8 @@ static uintptr_t heap_end;
 static struct free_block *free_head; /* ascending addresses: first fit then prefers low memory */
 /* Running totals; largest_free is computed when asked. */
 static struct heap_stats stats;
+/* Who allocated what (kernel/profiler/heap_sites.h). Not static: gdb's `prof heap` reads it from a paused machine. */
+struct heap_sites heap_site_table;
 
 static uintptr_t align_up(uintptr_t value, uintptr_t align)
 {
@@ -73,12 +80,13 @@ static size_t block_capacity(size_t size)
     return size - HEADER_SIZE - FOOTER_SIZE;
 }
 
-static void write_block(uintptr_t at, size_t size, bool allocated, uint32_t slack)
+static void write_block(uintptr_t at, size_t size, bool allocated, uint16_t slack)
 {
     struct block_header *block = (struct block_header *)at;
     block->size_flags = (uint64_t)size | (allocated ? BLOCK_ALLOCATED : 0);
     block->magic = allocated ? MAGIC_USED : MAGIC_FREE;
     block->slack = slack;
+    block->site = HEAP_SITE_OTHER;
     *block_footer(block, size) = block->size_flags;
 }
 
@@ -115,6 +123,7 @@ void heap_init(void *base, size_t size)
     uintptr_t end = raw_end & ~(uintptr_t)(HEAP_ALIGN - 1);
 
     memset(&stats, 0, sizeof stats);
+    heap_sites_reset(&heap_site_table);
     free_head = NULL;
     if (end <= start || end - start < MIN_BLOCK) {
         /* Too small for one block: every allocation will fail, every kfree will be foreign. */
@@ -148,7 +157,7 @@ static bool fits(const struct free_block *f, size_t need, size_t align, size_t *
 
 /* Turns [f + lead, f + lead + need) into an allocated block; the lead and any tail big enough for a block
  * stay on the free list in their address order. Returns the payload. */
-static void *carve(struct free_block *f, size_t lead, size_t need, size_t requested)
+static void *carve(struct free_block *f, size_t lead, size_t need, size_t requested, uint16_t site)
 {
     struct free_block *before = f->prev, *after = f->next;
     uintptr_t at = (uintptr_t)f;
@@ -167,7 +176,9 @@ static void *carve(struct free_block *f, size_t lead, size_t need, size_t reques
         list_link((struct free_block *)(at + need), before, after);
         size = need;
     }
-    write_block(at, size, true, (uint32_t)(block_capacity(size) - requested));
+    write_block(at, size, true, (uint16_t)(block_capacity(size) - requested)); /* < MIN_BLOCK + HEAP_ALIGN */
+    ((struct block_header *)at)->site = site;
+    heap_sites_alloc(&heap_site_table, site, requested);
 
     stats.free_bytes -= size;
     stats.used_bytes += requested;
@@ -179,11 +190,27 @@ static void *carve(struct free_block *f, size_t lead, size_t need, size_t reques
     return (void *)(at + HEADER_SIZE);
 }
 
-static void *allocate(size_t size, size_t align)
+/* The chain of the allocation whose public entry has frame: that entry's caller first. Walked before the lock is
+ * taken, inside the current task's own stack (none before the first task: the boot's allocations have an empty
+ * chain). */
+static unsigned caller_chain(void *frame, uintptr_t *chain)
+{
+    struct task *self = task_current();
+    if (!self)
+        return 0;
+    struct stack_bounds stack = task_stack_bounds(self);
+    int n = stack_walk((uintptr_t)frame, &stack, chain, HEAP_SITE_FRAMES);
+    return n > 0 ? (unsigned)n : 0;
+}
+
+/* frame: the public entry's own frame (kmalloc's, kzalloc's, kmalloc_aligned's), where the caller's chain starts. */
+static void *allocate(size_t size, size_t align, void *frame)
 {
     if (size == 0)
         return NULL;
 
+    uintptr_t chain[HEAP_SITE_FRAMES];
+    unsigned depth = caller_chain(frame, chain);
     unsigned long flags = spin_lock_irqsave(&heap_lock);
     void *payload = NULL;
     /* A request this close to SIZE_MAX cannot fit anywhere; checking first keeps the rounding from wrapping. */
@@ -194,7 +221,7 @@ static void *allocate(size_t size, size_t align)
         for (struct free_block *f = free_head; f != NULL; f = f->next) {
             size_t lead;
             if (fits(f, need, align, &lead)) {
-                payload = carve(f, lead, need, size);
+                payload = carve(f, lead, need, size, heap_sites_find(&heap_site_table, chain, depth));
                 break;
             }
         }
@@ -207,12 +234,12 @@ static void *allocate(size_t size, size_t align)
 
 void *kmalloc(size_t size)
 {
-    return allocate(size, HEAP_ALIGN);
+    return allocate(size, HEAP_ALIGN, __builtin_frame_address(0));
 }
 
 void *kzalloc(size_t size)
 {
-    void *payload = allocate(size, HEAP_ALIGN);
+    void *payload = allocate(size, HEAP_ALIGN, __builtin_frame_address(0));
     if (payload != NULL)
         memset(payload, 0, size);
     return payload;
@@ -223,7 +250,7 @@ void *kmalloc_aligned(size_t size, size_t align)
     if (align == 0 || (align & (align - 1)) != 0 || align > MAX_ALIGN)
         panic("kmalloc_aligned: alignment %zu is not a power of two up to %u (caller %p)", align, MAX_ALIGN,
               __builtin_return_address(0));
-    return allocate(size, align < HEAP_ALIGN ? HEAP_ALIGN : align);
+    return allocate(size, align < HEAP_ALIGN ? HEAP_ALIGN : align, __builtin_frame_address(0));
 }
 
 /* panic() with the heap lock released first: whatever runs after the report (its own output, a test that
@@ -308,6 +335,7 @@ void kfree(void *ptr)
                          ptr, caller);
 
     size_t requested = block_capacity(size) - block->slack;
+    heap_sites_free(&heap_site_table, block->site, requested);
     stats.used_bytes -= requested;
     stats.overhead_bytes -= size - requested;
     stats.free_bytes += size;
@@ -317,6 +345,18 @@ void kfree(void *ptr)
     write_block((uintptr_t)block, size, false, 0);
     insert_and_coalesce((uintptr_t)block, size, flags);
     spin_unlock_irqrestore(&heap_lock, flags);
+}
+
+unsigned heap_sites_snapshot(struct heap_site *out, unsigned max, struct heap_site *other)
+{
+    /* out is a heap block (the snapshot's buffer): counted as freed already in the copy */
+    const struct block_header *own = (const struct block_header *)((uintptr_t)out - HEADER_SIZE);
+    unsigned long flags = spin_lock_irqsave(&heap_lock);
+    bool ours = (uintptr_t)out >= heap_start + HEADER_SIZE && (uintptr_t)out < heap_end && own->magic == MAGIC_USED;
+    unsigned n = heap_sites_copy(&heap_site_table, out, max, other, ours ? own->site : HEAP_SITE_OTHER,
+                                 ours ? block_capacity(block_size(own)) - own->slack : 0);
+    spin_unlock_irqrestore(&heap_lock, flags);
+    return n;
 }
 
 void heap_get_stats(struct heap_stats *out)
@@ -389,6 +429,14 @@ static const char *check_locked(void)
     if (free_bytes != stats.free_bytes || used_bytes != stats.used_bytes ||
         overhead_bytes != stats.overhead_bytes || live != stats.live_blocks)
         return "the statistics disagree with the blocks";
+    uint64_t site_objects = heap_site_live_objects(&heap_site_table.other);
+    uint64_t site_bytes = heap_site_live_bytes(&heap_site_table.other);
+    for (unsigned i = 0; i < HEAP_SITES; i++) {
+        site_objects += heap_site_live_objects(&heap_site_table.slot[i]);
+        site_bytes += heap_site_live_bytes(&heap_site_table.slot[i]);
+    }
+    if (site_objects != live || site_bytes != used_bytes)
+        return "the allocation sites disagree with the blocks";
     return NULL;
 }
 

@@ -1,5 +1,6 @@
 /* kernel/heap.h: the kernel heap -- kmalloc/kfree over one region handed over at boot from the multiboot2
- * memory map, with statistics for `mem`. Task context only (it takes a spinlock); never from an interrupt. */
+ * memory map, with statistics for `mem` and every allocation's chain for the heap profile. Task context only (it
+ * takes a spinlock and walks the caller's stack); never from an interrupt. */
 #ifndef KERNEL_HEAP_H
 #define KERNEL_HEAP_H
 
@@ -33,6 +34,12 @@ void *kmalloc_aligned(size_t size, size_t align);
 void kfree(void *ptr);
 
 void heap_get_stats(struct heap_stats *out);
+
+struct heap_site;
+/* Every allocation chain that ever allocated, copied at one moment (kernel/profiler/heap_sites.h): at most max
+ * into out, and the chains past a full table into *other. out, when it is a block of this heap, is counted as
+ * freed already: a snapshot does not show its own buffer. Returns the chains written. */
+unsigned heap_sites_snapshot(struct heap_site *out, unsigned max, struct heap_site *other);
 
 /* Walks every block and checks the headers and the free list; returns false and names the problem in
  * *why when the heap is corrupt. For tests and `mem check`. */

@@ -729,7 +729,7 @@ def sample_period_ns(p):
 
 class _ProfPrefix(gdb.Command):
     """The profiler of a paused kprof: prof buffers [CPU], prof report [CHAINS], prof state, prof pmu,
-prof export FILE, prof tasks. Memory only (all but prof pmu): works through QEMU's gdbstub too."""
+prof export FILE, prof tasks, prof heap [N]. Memory only (all but prof pmu): works through QEMU's gdbstub too."""
 
     def __init__(self):
         super().__init__("prof", gdb.COMMAND_DATA, gdb.COMPLETE_NONE, True)
@@ -797,3 +797,5 @@ _ProfPmu()
 _ProfExport()
 import prof_tasks  # noqa: E402  (`prof tasks`, a module of its own; it uses the readers above)
 prof_tasks.register(sys.modules[__name__])
+import prof_heap  # noqa: E402  (`prof heap`, the same)
+prof_heap.register(sys.modules[__name__])

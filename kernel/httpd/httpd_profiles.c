@@ -1,7 +1,9 @@
 /* kernel/httpd/httpd_profiles.c: the pprof.http= server's routes that take no profiler -- every task now as Go's
  * goroutine profile (/debug/pprof/goroutine: pprof, or ?debug=1 the counts as text, ?debug=2 every task as `tasks`
  * prints it) and where tasks blocked as Go's block profile (/debug/pprof/block: since boot, or ?seconds=N, the
- * difference of two snapshots N seconds apart), both the profiler's snapshots (kernel/profiler/pprof.h). Neither
+ * difference of two snapshots N seconds apart) and who holds the heap as Go's heap and allocs profiles
+ * (/debug/pprof/heap and /debug/pprof/allocs: pprof, or ?debug=1 Go's text), all the profiler's snapshots
+ * (kernel/profiler/pprof.h). None
  * claims the profiler, so neither waits for a profile nor holds one up: a goroutine dump or a block profile since
  * boot is made and answered in the worker. A block window sleeps between its two snapshots, so it runs in a task
  * of its own, one at a time (a second gets 429 with its one busy line and the seconds left), and answers its
@@ -59,6 +61,23 @@ bool httpd_goroutine(struct httpd_conn *c, struct httpd_response *out)
     answer(out, pprof_goroutine(debug, &body), &body, "goroutine", debug > 0);
     return false;
 }
+
+/* ---- /debug/pprof/heap, /debug/pprof/allocs ---------------------------------------------------------------- */
+
+/* Go's two views of one table: ?debug=1 (or 2) the legacy text; ?gc=1, which asks Go to collect first, is accepted
+ * and has nothing to do (kfree is immediate). */
+static bool heap_route(struct httpd_conn *c, struct httpd_response *out, bool allocs)
+{
+    int debug = debug_level(&c->req, out);
+    if (debug < 0)
+        return false;
+    struct pprof_body body;
+    answer(out, pprof_heap(allocs, debug, &body), &body, allocs ? "allocs" : "heap", debug > 0);
+    return false;
+}
+
+bool httpd_heap(struct httpd_conn *c, struct httpd_response *out) { return heap_route(c, out, false); }
+bool httpd_allocs(struct httpd_conn *c, struct httpd_response *out) { return heap_route(c, out, true); }
 
 /* ---- /debug/pprof/block ---------------------------------------------------------------------------------- */
 

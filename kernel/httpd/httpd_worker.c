@@ -158,6 +158,8 @@ static const struct {
     { "/debug/fgprof", wall_profile },
     { "/debug/pprof/goroutine", httpd_goroutine },
     { "/debug/pprof/block", httpd_block },
+    { "/debug/pprof/heap", httpd_heap },
+    { "/debug/pprof/allocs", httpd_allocs },
 };
 
 /* The request's answer in out, or true when a task of the route's own answers it later. */

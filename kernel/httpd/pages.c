@@ -77,6 +77,9 @@ static const struct {
                                 "prints it" },
     { "block", "block", "where tasks blocked: waits (contentions) and their time (delay) by call chain since boot, "
                         "as pprof protobuf. ?seconds=N: over the next N seconds" },
+    { "heap", "heap", "who holds the kernel heap: live objects and bytes (inuse) and every allocation since boot "
+                      "(alloc) by call chain, as pprof protobuf; <a href=\"heap?debug=1\">?debug=1</a> as text" },
+    { "allocs", "allocs", "the same as heap, alloc_space first: every allocation since boot by call chain" },
     { "lscpu", "lscpu", "the processors, the sample source and the boot, as the shell's lscpu prints them" },
     { "cpus", "cpus", "per-CPU state: APIC id, online, ticks and busy ticks, as the shell's cpus prints them" },
     { "cmdline", "cmdline", "the kernel command line (udpsh.key= redacted)" },

@@ -90,6 +90,10 @@ void pprof_kernel_mapping(struct pprof_mapping *m, char *build_id, size_t cap);
 /* Every task now (kernel/profiler/goroutine.h, task_dump.h): debug 0 the goroutine profile as pprof (gzipped when
  * that is smaller), 1 Go's text of its counts, 2 every task as `tasks` prints it (text: never gzipped). */
 int pprof_goroutine(int debug, struct pprof_body *out);
+/* Who holds the kernel heap, by allocation chain (kernel/profiler/heap_profile.h): debug 0 pprof with Go's four
+ * sample types, inuse_space first (allocs false: /debug/pprof/heap) or alloc_space first (/debug/pprof/allocs);
+ * debug 1 Go's legacy text form. */
+int pprof_heap(bool allocs, int debug, struct pprof_body *out);
 /* Where tasks blocked since boot (kernel/profiler/block_profile.h), as pprof. */
 int pprof_block(struct pprof_body *out);
 /* Where tasks blocked over a window: pprof_block_begin takes the first snapshot (earlier.taken_ns is when);

@@ -20,7 +20,7 @@
 #include "kernel/symbols.h"
 
 #define PPROF_ENCODE_LIMIT (32u << 20) /* the most a profile may take: 4096 keys come nowhere near it */
-#define PPROF_MAX_SAMPLE_TYPES 2
+#define PPROF_MAX_SAMPLE_TYPES 4 /* the heap profile's four, as Go's */
 
 /* An open-addressed table of u64 keys to ids (1..), sized once. */
 struct pprof_id_slot {

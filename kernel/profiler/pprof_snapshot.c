@@ -1,6 +1,6 @@
 /* kernel/profiler/pprof_snapshot.c: the profiles that are snapshots (kernel/profiler/pprof.h) -- every task now
- * (the task dump, as the goroutine profile or its text forms) and where tasks blocked (the block table, since
- * boot or the difference of two snapshots), each copied, then encoded against the baked symbols with the
+ * (the task dump, as the goroutine profile or its text forms), where tasks blocked (the block table, since
+ * boot or the difference of two snapshots) and who holds the heap (its chains' table), each copied, then encoded against the baked symbols with the
  * kernel's mapping. Task context; they claim no profiler, so they neither wait for a profile nor hold one up. */
 #include "kernel/profiler/pprof.h"
 
@@ -8,6 +8,7 @@
 #include "kernel/lib/sink.h"
 #include "kernel/profiler/block_profile.h"
 #include "kernel/profiler/goroutine.h"
+#include "kernel/profiler/heap_profile.h"
 #include "kernel/profiler/task_dump.h"
 #include "kernel/symbols.h"
 
@@ -114,5 +115,41 @@ int pprof_block_end(struct pprof_block_window *w, bool cancelled, struct pprof_b
         block_snapshot_free(&later);
     }
     block_snapshot_free(&w->earlier);
+    return status;
+}
+
+/* Room for the text form: the total line and, per chain, its line and a line per frame. */
+#define HEAP_TEXT_PER_ROW (96 + HEAP_SITE_FRAMES * (24 + 128))
+
+int pprof_heap(bool allocs, int debug, struct pprof_body *out)
+{
+    empty(out);
+    struct heap_snapshot s;
+    if (!heap_snapshot_take(&s))
+        return PPROF_NO_MEMORY;
+    int status;
+    if (debug) {
+        size_t cap = 128 + (size_t)(s.count + 1) * HEAP_TEXT_PER_ROW;
+        char *buf = kmalloc(cap);
+        status = PPROF_NO_MEMORY;
+        if (buf) {
+            struct buffer_sink bs;
+            buffer_sink_init(&bs, buf, cap);
+            heap_profile_text(&bs.sink, &s, kernel_symtab());
+            out->data = (uint8_t *)buf;
+            out->len = bs.len;
+            status = PPROF_OK;
+        }
+    } else {
+        char build_id[2 * PROFILE_BUILD_ID_MAX + 1];
+        struct pprof_mapping mapping;
+        pprof_kernel_mapping(&mapping, build_id, sizeof build_id);
+        uint8_t *data;
+        size_t len;
+        status = body_of(heap_profile_encode(&s, allocs ? HEAP_PROFILE_ALLOCS : HEAP_PROFILE_INUSE, kernel_symtab(),
+                                             &mapping, &data, &len),
+                         data, len, out);
+    }
+    heap_snapshot_free(&s);
     return status;
 }

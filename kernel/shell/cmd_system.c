@@ -1,10 +1,9 @@
 /* kernel/shell/cmd_system.c: the shell commands that show the machine -- help (the command table), ps, stacks, cpus,
- * mem, uptime, lscpu -- and the two that end it on purpose, panic and poweroff. Each writes only to its sink. */
+ * uptime, lscpu -- and the two that end it on purpose, panic and poweroff. Each writes only to its sink. */
 #include "hal/cpu.h"
 #include "hal/platform.h"
 #include "hal/pmu.h"
 #include "kernel/shell/commands.h"
-#include "kernel/heap.h"
 #include "kernel/labels.h"
 #include "kernel/panic.h"
 #include "kernel/lib/string.h"
@@ -79,20 +78,6 @@ int cmd_cpus(int argc, char **argv, struct sink *out, const struct shell_origin 
         sink_printf(out, "%3u %4u %-6s %llu %llu\n", i, cpu_hw_id(i), cpu_online(i) ? "yes" : "no",
                     (unsigned long long)ticks, (unsigned long long)busy);
     }
-    return 0;
-}
-
-int cmd_mem(int argc, char **argv, struct sink *out, const struct shell_origin *from)
-{
-    (void)from;
-    if (!no_arguments(argc, argv, out))
-        return 1;
-    struct heap_stats s;
-    heap_get_stats(&s);
-    sink_printf(out, "heap: used %zu bytes in %zu blocks, peak %zu, free %zu, largest free %zu, total %zu\n",
-                s.used_bytes, s.live_blocks, s.peak_used, s.free_bytes, s.largest_free, s.total_bytes);
-    sink_printf(out, "heap: allocs %llu, frees %llu, failed %llu\n", (unsigned long long)s.allocs,
-                (unsigned long long)s.frees, (unsigned long long)s.failed);
     return 0;
 }
 

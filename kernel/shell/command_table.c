@@ -26,7 +26,10 @@ const struct shell_command shell_commands[] = {
       cmd_net },
     { "netload", "netload send HOST PORT SECONDS [SIZE] [PPS] | netload sink PORT SECONDS | netload echo PORT SECONDS",
       "UDP load from this end: send, count (sink) or reflect (echo) sequence-numbered datagrams", cmd_netload },
-    { "mem", "mem", "heap statistics", cmd_mem },
+    { "mem", "mem [sites [N] | leak N BYTES | leak free] (N 1..100 sites, 1..4096 blocks; BYTES 16..1048576)",
+      "heap statistics; sites: the N call chains holding the most heap (default 10); leak: keep N blocks on purpose, "
+      "to find them in sites and /debug/pprof/heap",
+      cmd_mem },
     { "uptime", "uptime", "time since boot", cmd_uptime },
     { "burn", "burn [MS [N [irqsoff|spans]]] (MS 1..60000, N 1..16) | burn spans [FROM]",
       "start N busy tasks for MS ms (a known call chain; irqsoff: in slices with interrupts off); alone: the last run",

@@ -1,2 +1,2 @@
 fuzz_profiler_stream_SRCS := kernel/profiler/stream_codec.c kernel/profiler/run.c kernel/profiler/raw.c \
-                             kernel/profiler/fields.c kernel/labels.c kernel/heap.c kernel/symbols.c
+                             kernel/profiler/fields.c kernel/labels.c $(HEAP_SRCS) kernel/symbols.c

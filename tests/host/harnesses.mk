@@ -14,7 +14,7 @@ harness_kernel_report_SRCS := tests/host/harness_input.c kernel/profiler/report.
 # The stream's packer, whose datagrams profexport --every decodes.
 harness_kernel_stream_VARIANT := plain
 harness_kernel_stream_SRCS := tests/host/harness_input.c kernel/profiler/stream_codec.c kernel/profiler/stream_packer.c kernel/profiler/run.c \
-                              kernel/profiler/raw.c kernel/profiler/fields.c kernel/labels.c kernel/heap.c \
+                              kernel/profiler/raw.c kernel/profiler/fields.c kernel/labels.c $(HEAP_SRCS) \
                               kernel/symbols.c
 
 # The pprof fold and encoder behind /debug/pprof/profile, under the sanitizers.

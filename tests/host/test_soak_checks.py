@@ -137,3 +137,32 @@ def test_udp_answer_model():
     for _ in range(200):
         w = soak.junk_word(rng)
         assert "=" not in w and w not in ("all", "raw", "-") and not w.isdigit()
+
+
+# ---- the heap's chains, for a heap that did not come back ----------------------------------------------------
+
+SITES_BEFORE = """heap: 3 chains hold 300 bytes in 3 objects; since boot 9 allocations, 6 frees
+  live bytes  objects   allocs    frees  chain (call site first)
+         200        2        5        3  net_rx+0x10 <- net_task+0x20
+         100        1        4        3  task_spawn+0x44 <- kmain+0xe7"""
+
+SITES_AFTER = """heap: 4 chains hold 8592 bytes in 6 objects; since boot 14 allocations, 8 frees
+  live bytes  objects   allocs    frees  chain (call site first)
+        8192        2        2        0  leak_one+0x1d <- cmd_mem+0x91 <- shell_run_line+0x5e
+         200        2        6        4  net_rx+0x10 <- net_task+0x20
+         100        1        4        3  task_spawn+0x44 <- kmain+0xe7
+         100        1        2        1  [other]"""
+
+
+def test_the_chains_that_grew_are_named_biggest_first():
+    before, after = soak.parse_heap_sites(SITES_BEFORE), soak.parse_heap_sites(SITES_AFTER)
+    assert before == {"net_rx+0x10 <- net_task+0x20": (200, 2), "task_spawn+0x44 <- kmain+0xe7": (100, 1)}
+    assert soak.grown_chains(before, after) == [
+        (8192, 2, "leak_one+0x1d <- cmd_mem+0x91 <- shell_run_line+0x5e"), (100, 1, "[other]")]
+    assert soak.grown_chains(after, after) == []
+    assert soak.grown_chains(after, before) == []
+
+
+def test_heap_sites_refuses_what_is_not_mem_sites():
+    assert soak.parse_heap_sites("usage: mem [sites [N] | leak N BYTES | leak free]") is None
+    assert soak.parse_heap_sites(SITES_BEFORE + "\nmem sites: out of memory") is None

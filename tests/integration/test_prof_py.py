@@ -307,6 +307,26 @@ def test_prof_pmu_through_kprofs_stub_and_qemus(both, tmp_path):
     assert ok(qemus, "state").startswith("profiler: "), "memory-only commands work through QEMU's gdbstub"
 
 
+def test_prof_heap_reads_the_console_mem_sites_from_memory(both, tmp_path):
+    """`prof heap` through QEMU's gdbstub prints the heap's chains as `mem sites` does: a leak made on purpose is
+    the same line in both, and the console's totals line and columns are the same lines."""
+    both.cmd("mem leak free")
+    assert both.cmd("mem leak 12 3000").startswith("mem: leaked 12 blocks of 3000 bytes")
+    try:
+        console = both.cmd("mem sites 100").split("\n")
+        gdbs = ok(gdb_prof(both.qemu_gdb_port, [("heap", "prof heap 100")], tmp_path), "heap").split("\n")
+    finally:
+        both.cmd("mem leak free")
+    leak = [line for line in console if " leak_one+0x" in line]
+    assert len(leak) == 1 and leak[0].split()[:4] == ["36000", "12", "12", "0"], console
+    assert leak[0] in gdbs, "\n".join(gdbs)
+    assert gdbs[1] == console[1]
+    assert re.fullmatch(r"heap: \d+ chains hold \d+ bytes in \d+ objects; since boot \d+ allocations, \d+ frees",
+                        gdbs[0]), gdbs[0]
+    # every chain the console named holds the same in memory (the machine was idle between the two)
+    assert set(console[2:]) == set(gdbs[2:]), (console, gdbs)
+
+
 @pytest.mark.parametrize("command, message", [
     ("prof report 0", "CHAINS must be a number 1..128, not '0'"),
     ("prof report 129", "CHAINS must be a number 1..128, not '129'"),
@@ -317,6 +337,8 @@ def test_prof_pmu_through_kprofs_stub_and_qemus(both, tmp_path):
     ("prof state now", "usage: prof state"),
     ("prof pmu all", "usage: prof pmu"),
     ("prof export", "usage: prof export FILE"),
+    ("prof heap 0", "N must be a number 1..100, not '0'"),
+    ("prof heap 1 2", "usage: prof heap [N]"),
     ("prof export /nonexistent-dir/x.pb.gz", "/nonexistent-dir/x.pb.gz: No such file or directory"),
 ])
 def test_user_errors(both, tmp_path, command, message):

@@ -41,6 +41,7 @@ void fake_tasks_reset(uint32_t first_pid)
     memset(fake_other_tasks, 0, sizeof fake_other_tasks);
     memset(fake_chain_pc, 0, sizeof fake_chain_pc);
     fake_chain_hook = NULL;
+    fake_walk_frames = 0;
 }
 
 struct task *task_current(void)
@@ -174,11 +175,17 @@ const struct symtab *kernel_symtab(void) { return fake_symtab; }
 
 void (*fake_walk_hook)(void);
 
+uintptr_t fake_walk_chain[FAKE_WALK_MAX];
+unsigned fake_walk_frames;
+
 /* Weak, as stack_trace_from below: kernel/stacktrace.c's wins where it is linked. */
 __attribute__((weak)) int stack_walk(uintptr_t rbp, const struct stack_bounds *stack, uintptr_t *out, int max)
 {
-    (void)rbp, (void)stack, (void)out, (void)max;
-    return 0;
+    (void)rbp, (void)stack;
+    int n = 0;
+    for (; n < max && (unsigned)n < fake_walk_frames && n < FAKE_WALK_MAX; n++)
+        out[n] = fake_walk_chain[n];
+    return n;
 }
 
 /* Weak: the programs that test the real walk's use (the sample path over synthetic stacks, the benchmarks)

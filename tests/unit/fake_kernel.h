@@ -85,8 +85,12 @@ void fake_image(struct symtab *tab, const struct ksym *syms, uint32_t count, con
 
 /* ---- the stack walk ---- */
 
-/* stack_walk (unless the program links kernel/stacktrace.c): no frames -- no frame chain of the host's is
- * inside a fake stack. */
+/* stack_walk (unless the program links kernel/stacktrace.c): the first fake_walk_frames of fake_walk_chain (at
+ * most max), none by default -- no frame chain of the host's is inside a fake stack. A test of a caller's chain
+ * (the heap's allocation sites) sets them. */
+#define FAKE_WALK_MAX 16
+extern uintptr_t fake_walk_chain[FAKE_WALK_MAX];
+extern unsigned fake_walk_frames;
 
 /* stack_trace_from (unless the program links the real walk, kernel/stacktrace.c): frame 0 is pc, and the first
  * word of the stack is its caller when it holds one. Fails the program when asked for other than

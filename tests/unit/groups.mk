@@ -7,6 +7,9 @@
 # The fake kernel (tasks, the sleep, the symbol table, the stack walk, the console) under the kernel's own log.
 FAKE_KERNEL_SRCS := tests/unit/fake_kernel.c kernel/log.c
 
+# The kernel heap and its table of allocation chains (it walks its callers' chains through the fake kernel's tasks).
+HEAP_SRCS := kernel/heap.c kernel/profiler/heap_sites.c $(FAKE_KERNEL_SRCS)
+
 # The PMU layer: the backend choice, its report, the Intel and AMD backends and CPU identification, over the
 # stateful fake CPU and its models, which log through the fake kernel.
 PMU_SRCS := arch/x86_64/pmu.c arch/x86_64/pmu_report.c arch/x86_64/pmu_intel.c arch/x86_64/pmu_amd.c \
@@ -26,7 +29,7 @@ GDBSTUB_SRCS := gdbstub/stub.c gdbstub/commands.c gdbstub/threads.c gdbstub/moni
 CMD_PROFILE_SRCS := kernel/shell/command_table.c tests/unit/fake_commands.c kernel/shell/cmd_profile.c \
                     kernel/shell/cmd_profile_stream.c kernel/profiler/capture.c kernel/profiler/stream_codec.c \
                     kernel/profiler/stream_packer.c kernel/profiler/stream_request.c \
-                    kernel/profiler/stream_task.c kernel/profiler/session.c kernel/profiler/args.c $(PROFILER_SRCS) kernel/heap.c \
+                    kernel/profiler/stream_task.c kernel/profiler/session.c kernel/profiler/args.c $(PROFILER_SRCS) $(HEAP_SRCS) \
                     $(PMU_SRCS) tests/unit/fake_net.c
 
 # The tasks command, the task dump it prints and the symbol table its frame lines resolve through; the tasks, what

@@ -1,1 +1,1 @@
-test_heap_alloc_SRCS := kernel/heap.c tests/unit/heap_fixture.c
+test_heap_alloc_SRCS := $(HEAP_SRCS) tests/unit/heap_fixture.c

@@ -1,1 +1,1 @@
-test_heap_misuse_SRCS := kernel/heap.c tests/unit/heap_fixture.c
+test_heap_misuse_SRCS := $(HEAP_SRCS) tests/unit/heap_fixture.c
