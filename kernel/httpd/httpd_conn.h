@@ -93,9 +93,10 @@ void httpd_serve(struct httpd_conn *c);
 /* ---- kernel/httpd/httpd_profiles.c: the routes that need no profiler ---- */
 /* /debug/pprof/goroutine[?debug=1|2]: answered in out (false). */
 bool httpd_goroutine(struct httpd_conn *c, struct httpd_response *out);
-/* /debug/pprof/block[?seconds=N]: since boot, answered in out (false); over N seconds, in a task of its own that
- * answers when the N seconds are over (true). */
+/* /debug/pprof/block and /debug/pprof/mutex [?seconds=N] [?debug=1]: since boot, answered in out (false); over N
+ * seconds, in a task of its own that answers when the N seconds are over (true). */
 bool httpd_block(struct httpd_conn *c, struct httpd_response *out);
+bool httpd_mutex(struct httpd_conn *c, struct httpd_response *out);
 
 /* ---- kernel/httpd/httpd.c ---- */
 /* The worker's answer for c is ready (c->resp): tells the network task. */

@@ -158,6 +158,7 @@ static const struct {
     { "/debug/fgprof", wall_profile },
     { "/debug/pprof/goroutine", httpd_goroutine },
     { "/debug/pprof/block", httpd_block },
+    { "/debug/pprof/mutex", httpd_mutex },
 };
 
 /* The request's answer in out, or true when a task of the route's own answers it later. */

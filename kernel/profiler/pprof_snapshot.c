@@ -1,13 +1,15 @@
 /* kernel/profiler/pprof_snapshot.c: the profiles that are snapshots (kernel/profiler/pprof.h) -- every task now
- * (the task dump, as the goroutine profile or its text forms) and where tasks blocked (the block table, since
- * boot or the difference of two snapshots), each copied, then encoded against the baked symbols with the
- * kernel's mapping. Task context; they claim no profiler, so they neither wait for a profile nor hold one up. */
+ * (the task dump, as the goroutine profile or its text forms), and where tasks blocked and where CPUs spun on
+ * spinlocks (the block and lock tables, since boot or the difference of two snapshots, as pprof or text), each
+ * copied, then encoded against the baked symbols with the kernel's mapping. Task context; they claim no profiler,
+ * so they neither wait for a profile nor hold one up. */
 #include "kernel/profiler/pprof.h"
 
 #include "kernel/heap.h"
 #include "kernel/lib/sink.h"
 #include "kernel/profiler/block_profile.h"
 #include "kernel/profiler/goroutine.h"
+#include "kernel/profiler/lock_sites.h"
 #include "kernel/profiler/task_dump.h"
 #include "kernel/symbols.h"
 
@@ -72,45 +74,78 @@ int pprof_goroutine(int debug, struct pprof_body *out)
     return status;
 }
 
-/* The snapshot, covering duration_ns, as the body. */
-static int block_body(const struct block_snapshot *s, uint64_t duration_ns, struct pprof_body *out)
+/* The table and the kind of each profile of a block table. */
+static const struct {
+    struct block_table *table;
+    const struct block_profile_kind *kind;
+} delays[] = {
+    [PPROF_BLOCK] = { &block_sites, &block_profile_waits },
+    [PPROF_MUTEX] = { &lock_sites, &block_profile_spins },
+};
+
+/* The text form: its three header lines, and a line of counts and one per frame for each row, with room to spare
+ * for long names. */
+#define DELAYS_TEXT_PER_ROW (64 + BLOCK_SITE_FRAMES * (24 + 128))
+
+static int delays_text_body(struct block_snapshot *s, enum pprof_delays which, struct pprof_body *out)
 {
+    size_t cap = 128 + (size_t)(s->count + 1) * DELAYS_TEXT_PER_ROW;
+    char *buf = kmalloc(cap);
+    if (!buf)
+        return PPROF_NO_MEMORY;
+    struct buffer_sink bs;
+    buffer_sink_init(&bs, buf, cap);
+    block_profile_text(&bs.sink, s, delays[which].kind, kernel_symtab());
+    out->data = (uint8_t *)buf;
+    out->len = bs.len;
+    return PPROF_OK;
+}
+
+/* The snapshot, covering duration_ns, as the body: pprof, or text. */
+static int delays_body(struct block_snapshot *s, enum pprof_delays which, bool text, uint64_t duration_ns,
+                       struct pprof_body *out)
+{
+    if (text)
+        return delays_text_body(s, which, out);
     char build_id[2 * PROFILE_BUILD_ID_MAX + 1];
     struct pprof_mapping mapping;
     pprof_kernel_mapping(&mapping, build_id, sizeof build_id);
     uint8_t *data;
     size_t len;
-    return body_of(block_profile_encode(s, duration_ns, kernel_symtab(), &mapping, &data, &len), data, len, out);
+    return body_of(block_profile_encode(s, delays[which].kind, duration_ns, kernel_symtab(), &mapping, &data, &len),
+                   data, len, out);
 }
 
-int pprof_block(struct pprof_body *out)
+int pprof_delays(enum pprof_delays which, bool text, struct pprof_body *out)
 {
     empty(out);
     struct block_snapshot now;
-    if (!block_snapshot_take(&block_sites, &now))
+    if (!block_snapshot_take(delays[which].table, &now))
         return PPROF_NO_MEMORY;
-    int status = block_body(&now, (uint64_t)now.taken_ns, out); /* since boot: the clock starts there */
+    int status = delays_body(&now, which, text, (uint64_t)now.taken_ns, out); /* since boot: the clock starts there */
     block_snapshot_free(&now);
     return status;
 }
 
-int pprof_block_begin(struct pprof_block_window *w)
+int pprof_delays_begin(struct pprof_delays_window *w, enum pprof_delays which, bool text)
 {
-    return block_snapshot_take(&block_sites, &w->earlier) ? PPROF_OK : PPROF_NO_MEMORY;
+    w->which = which;
+    w->text = text;
+    return block_snapshot_take(delays[which].table, &w->earlier) ? PPROF_OK : PPROF_NO_MEMORY;
 }
 
-int pprof_block_end(struct pprof_block_window *w, bool cancelled, struct pprof_body *out)
+int pprof_delays_end(struct pprof_delays_window *w, bool cancelled, struct pprof_body *out)
 {
     empty(out);
     int status = PPROF_CANCELLED;
     struct block_snapshot later;
     if (cancelled) {
         /* nothing to take: the first snapshot given back below */
-    } else if (!block_snapshot_take(&block_sites, &later)) {
+    } else if (!block_snapshot_take(delays[w->which].table, &later)) {
         status = PPROF_NO_MEMORY;
     } else {
         block_snapshot_subtract(&later, &w->earlier);
-        status = block_body(&later, (uint64_t)(later.taken_ns - w->earlier.taken_ns), out);
+        status = delays_body(&later, w->which, w->text, (uint64_t)(later.taken_ns - w->earlier.taken_ns), out);
         block_snapshot_free(&later);
     }
     block_snapshot_free(&w->earlier);
