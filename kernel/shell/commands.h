@@ -61,5 +61,7 @@ int cmd_net(int argc, char **argv, struct sink *out, const struct shell_origin *
 int cmd_netload(int argc, char **argv, struct sink *out, const struct shell_origin *from);
 int cmd_label(int argc, char **argv, struct sink *out, const struct shell_origin *from);
 int cmd_tasks(int argc, char **argv, struct sink *out, const struct shell_origin *from);
+int cmd_locks(int argc, char **argv, struct sink *out, const struct shell_origin *from);
+int cmd_lockfight(int argc, char **argv, struct sink *out, const struct shell_origin *from);
 
 #endif
