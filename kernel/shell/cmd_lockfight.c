@@ -102,20 +102,10 @@ int cmd_lockfight(int argc, char **argv, struct sink *out, const struct shell_or
     atomic_store(&run.running, (unsigned)n);
     sink_printf(out, "lockfight: started %llu tasks for %llu ms on one spinlock (pids", (unsigned long long)n,
                 (unsigned long long)ms);
-    unsigned started = 0;
-    for (unsigned i = 0; i < n; i++) {
-        /* one task a CPU, round the CPUs: the fight is between CPUs, not tasks taking turns on one */
-        struct task *t = task_spawn("lockfight", lockfight_task, 0, (int)(i % cpu_count()));
-        if (!t)
-            break;
-        started++;
-        sink_printf(out, " %u", t->pid);
-    }
-    sink_puts(out, ")\n");
-    if (started < n) {
-        sink_printf(out, "lockfight: only %u of %llu tasks could be started\n", started, (unsigned long long)n);
-        if (atomic_fetch_sub(&run.running, (unsigned)n - started) == (unsigned)n - started)
-            atomic_store(&run_active, false);
-    }
+    /* round the CPUs: the fight is between CPUs, not tasks taking turns on one */
+    unsigned started = shell_start_tasks(out, "lockfight", lockfight_task, 0, (unsigned)n, true);
+    /* the ones that never started will never count down */
+    if (started < n && atomic_fetch_sub(&run.running, (unsigned)n - started) == (unsigned)n - started)
+        atomic_store(&run_active, false);
     return started ? 0 : 1;
 }
