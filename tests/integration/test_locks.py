@@ -5,7 +5,7 @@ lock table the spinlock's slow path counts into (kprof in QEMU with 4 CPUs, ppro
   called from lockfight_task): after it, `locks` puts that chain first; /debug/pprof/mutex since boot has the
   sample types contentions/count and delay/nanoseconds, the kernel's mapping, and that chain as its sample with
   the most delay, which `go tool pprof -sample_index=delay -top` puts on top; ?debug=1 is Go's text form of a
-  contention profile ("--- mutex:") with that chain first.
+  contention profile ("--- mutex:") with that chain first, which `go tool pprof` reads as a delay profile.
 - With no lockfight, a fresh window (/debug/pprof/mutex?seconds=2, after the run ended) has no lockfight chain,
   though the table since boot still has it; a second window meanwhile is refused 429 with its one busy line.
 - Bad words for `locks` and `lockfight` get the usage line and start nothing.
@@ -90,6 +90,8 @@ def fought(k, pb2, tmp_path_factory):
     r = get(k, "/debug/pprof/mutex?debug=1")
     assert_framed(r, 200)
     seen["text"] = r.text()
+    seen["text_path"] = str(path.with_name("mutex.txt"))
+    path.with_name("mutex.txt").write_text(seen["text"])
     return seen
 
 
@@ -137,6 +139,9 @@ def test_debug_1_is_gos_text_with_the_fight_first(fought):
     assert all(frames) and [f.group(1) for f in frames][:2] == FIGHT_CHAIN, first
     delays = [int(r.split(" ", 1)[0]) for r in records]
     assert delays == sorted(delays, reverse=True), delays
+    # pprof reads Go's legacy text too: a delay profile, cycles at 1 GHz being nanoseconds
+    out = go_pprof(fought["text_path"], "-top")
+    assert "Type: delay" in out, out
 
 
 def test_a_fresh_window_without_a_fight_has_no_fight_chain(k, fought, pb2):
