@@ -35,6 +35,12 @@ struct context *sched_switch(struct context *ctx);
  * idle, instead of waiting for the next tick. Returns the context to resume. */
 struct context *sched_after_irq(struct context *ctx);
 
+/* ---- a spinlock's wait (kernel/profiler/lock_sites.c) ---------------------------------------------------- */
+
+/* spin_lock_contended, declared beside the lock in hal/spinlock.h: any task-context code that takes a spinlock,
+ * arch/'s included, calls it through the inline spin_lock_irqsave when the lock is held, interrupts masked. It
+ * waits, takes the lock and counts the wait with atomics only (no lock, no allocation, no printing). */
+
 /* ---- the profiler (kernel/profiler.c) ------------------------------------------------------------------- */
 
 /* Each CPU's timer interrupt, interrupts off, before sched_tick: one atomic read when no run is active. In a

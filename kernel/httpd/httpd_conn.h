@@ -96,9 +96,10 @@ bool httpd_goroutine(struct httpd_conn *c, struct httpd_response *out);
 /* /debug/pprof/heap and /debug/pprof/allocs[?debug=1][&gc=1]: answered in out (false). */
 bool httpd_heap(struct httpd_conn *c, struct httpd_response *out);
 bool httpd_allocs(struct httpd_conn *c, struct httpd_response *out);
-/* /debug/pprof/block[?seconds=N]: since boot, answered in out (false); over N seconds, in a task of its own that
- * answers when the N seconds are over (true). */
+/* /debug/pprof/block and /debug/pprof/mutex [?seconds=N] [?debug=1]: since boot, answered in out (false); over N
+ * seconds, in a task of its own that answers when the N seconds are over (true). */
 bool httpd_block(struct httpd_conn *c, struct httpd_response *out);
+bool httpd_mutex(struct httpd_conn *c, struct httpd_response *out);
 
 /* ---- kernel/httpd/httpd.c ---- */
 /* The worker's answer for c is ready (c->resp): tells the network task. */

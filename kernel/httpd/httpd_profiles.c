@@ -1,13 +1,14 @@
 /* kernel/httpd/httpd_profiles.c: the pprof.http= server's routes that take no profiler -- every task now as Go's
  * goroutine profile (/debug/pprof/goroutine: pprof, or ?debug=1 the counts as text, ?debug=2 every task as `tasks`
- * prints it) and where tasks blocked as Go's block profile (/debug/pprof/block: since boot, or ?seconds=N, the
- * difference of two snapshots N seconds apart) and who holds the heap as Go's heap and allocs profiles
+ * prints it), where tasks blocked as Go's block profile (/debug/pprof/block) and where CPUs spun on spinlocks as
+ * Go's mutex profile (/debug/pprof/mutex) -- those two since boot, or ?seconds=N, the difference of two snapshots
+ * N seconds apart, as pprof or ?debug=1 Go's text -- and who holds the heap as Go's heap and allocs profiles
  * (/debug/pprof/heap and /debug/pprof/allocs: pprof, or ?debug=1 Go's text), all the profiler's snapshots
- * (kernel/profiler/pprof.h). None
- * claims the profiler, so neither waits for a profile nor holds one up: a goroutine dump or a block profile since
- * boot is made and answered in the worker. A block window sleeps between its two snapshots, so it runs in a task
- * of its own, one at a time (a second gets 429 with its one busy line and the seconds left), and answers its
- * request when it is done -- or sends nothing once its client has gone. */
+ * (kernel/profiler/pprof.h). None claims the profiler, so none waits for a profile nor holds one up: a goroutine
+ * dump, a heap profile or a block or mutex profile since boot is made and answered in the worker. A window sleeps
+ * between its two snapshots, so it runs in a task of its own, one at a time for each profile (a second gets 429
+ * with its one busy line and the seconds left), and answers its request when it is done -- or sends nothing once
+ * its client has gone. */
 #include "kernel/httpd/httpd_conn.h"
 
 #include <stdatomic.h>
@@ -79,74 +80,86 @@ static bool heap_route(struct httpd_conn *c, struct httpd_response *out, bool al
 bool httpd_heap(struct httpd_conn *c, struct httpd_response *out) { return heap_route(c, out, false); }
 bool httpd_allocs(struct httpd_conn *c, struct httpd_response *out) { return heap_route(c, out, true); }
 
-/* ---- /debug/pprof/block ---------------------------------------------------------------------------------- */
+/* ---- /debug/pprof/block and /debug/pprof/mutex -------------------------------------------------------------- */
 
-/* The one block window at a time: its request, its first snapshot and when it ends; in use from its start until
- * its task has answered. */
-static struct {
+/* One profile of a block table and its one window at a time: its request, its first snapshot and when it ends;
+ * in use from its start until its task has answered. Each route has its own, so a scraper's block window and its
+ * mutex window run side by side. */
+struct delays_route {
+    const char *name; /* the profile's: its file name, its window task's, its busy line's */
+    enum pprof_delays which;
     struct httpd_conn *c;
-    struct pprof_block_window w;
+    struct pprof_delays_window w;
     uint32_t seconds;
     int64_t until_ns;
-} window;
-static atomic_bool windowing;
+    atomic_bool windowing;
+};
 
-static void block_window_task(void *arg)
+static struct delays_route block_route = { .name = "block", .which = PPROF_BLOCK };
+static struct delays_route mutex_route = { .name = "mutex", .which = PPROF_MUTEX };
+
+static void delays_window_task(void *arg)
 {
-    (void)arg;
-    struct httpd_conn *c = window.c;
+    struct delays_route *route = arg;
+    struct httpd_conn *c = route->c;
     /* a second at a time, so a client that went away ends it within one */
     bool gone = false;
-    for (int64_t left; !gone && (left = window.until_ns - time_ns()) > 0;) {
+    for (int64_t left; !gone && (left = route->until_ns - time_ns()) > 0;) {
         task_sleep_ms(left > 1000000000 ? 1000 : (uint32_t)((left + 999999) / 1000000));
         gone = atomic_load(&c->gone);
     }
     struct pprof_body body;
-    int status = pprof_block_end(&window.w, gone, &body);
+    bool text = route->w.text;
+    int status = pprof_delays_end(&route->w, gone, &body);
     struct httpd_response out = { 0, 0, 0 };
     if (status != PPROF_CANCELLED)
-        answer(&out, status, &body, "block", false); /* cancelled: nothing to send */
-    atomic_store(&windowing, false);
+        answer(&out, status, &body, route->name, text); /* cancelled: nothing to send */
+    atomic_store(&route->windowing, false);
     httpd_hand_back(c, &out);
     task_exit();
 }
 
-/* 429 while another block window runs: its one busy line and the seconds it has left. */
-static void block_busy(struct httpd_response *out)
+/* 429 while another window of the same profile runs: its one busy line and the seconds it has left. */
+static void delays_busy(const struct delays_route *route, struct httpd_response *out)
 {
-    int64_t left_ns = window.until_ns - time_ns();
+    int64_t left_ns = route->until_ns - time_ns();
     uint32_t left = left_ns > 0 ? (uint32_t)((left_ns + 999999999) / 1000000000) : 0;
     char line[96];
-    ksnprintf(line, sizeof line, "block: busy: a block profile (/debug/pprof/block?seconds=%u), %u s left",
-              window.seconds, left);
+    ksnprintf(line, sizeof line, "%s: busy: a %s profile (/debug/pprof/%s?seconds=%u), %u s left", route->name,
+              route->name, route->name, route->seconds, left);
     httpd_busy(out, line, left);
 }
 
-bool httpd_block(struct httpd_conn *c, struct httpd_response *out)
+static bool delays(struct delays_route *route, struct httpd_conn *c, struct httpd_response *out)
 {
     uint32_t seconds;
     int given = httpd_query_seconds(&c->req, &seconds, out);
-    if (given < 0)
+    int debug = given < 0 ? -1 : debug_level(&c->req, out);
+    if (debug < 0)
         return false;
     struct pprof_body body;
     if (!given) {
-        answer(out, pprof_block(&body), &body, "block", false);
+        answer(out, pprof_delays(route->which, debug > 0, &body), &body, route->name, debug > 0);
         return false;
     }
     bool idle = false;
-    if (!atomic_compare_exchange_strong(&windowing, &idle, true)) {
-        block_busy(out);
+    if (!atomic_compare_exchange_strong(&route->windowing, &idle, true)) {
+        delays_busy(route, out);
         return false;
     }
-    window.c = c;
-    window.seconds = seconds;
-    if (pprof_block_begin(&window.w) == PPROF_OK) {
-        window.until_ns = window.w.earlier.taken_ns + (int64_t)seconds * 1000000000;
-        if (task_spawn("block", block_window_task, 0, -1))
+    route->c = c;
+    route->seconds = seconds;
+    if (pprof_delays_begin(&route->w, route->which, debug > 0) == PPROF_OK) {
+        route->until_ns = route->w.earlier.taken_ns + (int64_t)seconds * 1000000000;
+        if (task_spawn(route->name, delays_window_task, route, -1))
             return true;
-        pprof_block_end(&window.w, true, &body);
+        pprof_delays_end(&route->w, true, &body);
     }
-    atomic_store(&windowing, false);
+    atomic_store(&route->windowing, false);
     text(out, 503, "out of memory");
     return false;
 }
+
+bool httpd_block(struct httpd_conn *c, struct httpd_response *out) { return delays(&block_route, c, out); }
+
+bool httpd_mutex(struct httpd_conn *c, struct httpd_response *out) { return delays(&mutex_route, c, out); }

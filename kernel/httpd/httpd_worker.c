@@ -160,6 +160,7 @@ static const struct {
     { "/debug/pprof/block", httpd_block },
     { "/debug/pprof/heap", httpd_heap },
     { "/debug/pprof/allocs", httpd_allocs },
+    { "/debug/pprof/mutex", httpd_mutex },
 };
 
 /* The request's answer in out, or true when a task of the route's own answers it later. */

@@ -76,7 +76,11 @@ static const struct {
                                 "<a href=\"goroutine?debug=2\">?debug=2</a> every task as the shell's tasks "
                                 "prints it" },
     { "block", "block", "where tasks blocked: waits (contentions) and their time (delay) by call chain since boot, "
-                        "as pprof protobuf. ?seconds=N: over the next N seconds" },
+                        "as pprof protobuf; <a href=\"block?debug=1\">?debug=1</a> as text. ?seconds=N: over the "
+                        "next N seconds" },
+    { "mutex", "mutex", "where CPUs spun on spinlocks: contended acquisitions (contentions) and the time they spun "
+                        "(delay) by call chain since boot, as pprof protobuf; <a href=\"mutex?debug=1\">?debug=1</a> "
+                        "as text. ?seconds=N: over the next N seconds" },
     { "heap", "heap", "who holds the kernel heap: live objects and bytes (inuse) and every allocation since boot "
                       "(alloc) by call chain, as pprof protobuf; <a href=\"heap?debug=1\">?debug=1</a> as text" },
     { "allocs", "allocs", "the same as heap, alloc_space first: every allocation since boot by call chain" },

@@ -83,7 +83,7 @@ void pprof_body_free(struct pprof_body *body);
 void pprof_kernel_mapping(struct pprof_mapping *m, char *build_id, size_t cap);
 
 /* ---- the profiles that are snapshots (kernel/profiler/pprof_snapshot.c) --------------------------------------
- * No profiler, no window: a copy of the task table or of the block table, taken in the caller's task whatever
+ * No profiler, no window: a copy of the task table or of a block table, taken in the caller's task whatever
  * profile runs, and encoded against the baked symbols with the kernel's mapping. Each result is PPROF_OK with
  * *out filled (pprof_body_free gives it back) or PPROF_NO_MEMORY with it empty. */
 
@@ -94,15 +94,21 @@ int pprof_goroutine(int debug, struct pprof_body *out);
  * sample types, inuse_space first (allocs false: /debug/pprof/heap) or alloc_space first (/debug/pprof/allocs);
  * debug 1 Go's legacy text form. */
 int pprof_heap(bool allocs, int debug, struct pprof_body *out);
-/* Where tasks blocked since boot (kernel/profiler/block_profile.h), as pprof. */
-int pprof_block(struct pprof_body *out);
-/* Where tasks blocked over a window: pprof_block_begin takes the first snapshot (earlier.taken_ns is when);
- * pprof_block_end the second, and encodes their difference -- or, cancelled, only gives the first back and
- * answers PPROF_CANCELLED. */
-struct pprof_block_window {
+/* The profiles of a block table (kernel/profiler/block_profile.h): where tasks blocked (the block table, Go's
+ * block profile) and where CPUs spun on spinlocks (the lock table, kernel/profiler/lock_sites.h, Go's mutex
+ * profile). */
+enum pprof_delays { PPROF_BLOCK, PPROF_MUTEX };
+/* Since boot, as pprof (gzipped when that is smaller), or with text Go's debug=1 text (never gzipped). */
+int pprof_delays(enum pprof_delays which, bool text, struct pprof_body *out);
+/* Over a window: pprof_delays_begin takes the first snapshot (earlier.taken_ns is when); pprof_delays_end the
+ * second, and encodes their difference -- or, cancelled, only gives the first back and answers
+ * PPROF_CANCELLED. */
+struct pprof_delays_window {
+    enum pprof_delays which;
+    bool text;
     struct block_snapshot earlier;
 };
-int pprof_block_begin(struct pprof_block_window *w);
-int pprof_block_end(struct pprof_block_window *w, bool cancelled, struct pprof_body *out);
+int pprof_delays_begin(struct pprof_delays_window *w, enum pprof_delays which, bool text);
+int pprof_delays_end(struct pprof_delays_window *w, bool cancelled, struct pprof_body *out);
 
 #endif

@@ -181,20 +181,9 @@ int cmd_burn(int argc, char **argv, struct sink *out, const struct shell_origin 
 
     sink_printf(out, "burn: started %llu tasks for %llu ms%s (pids", (unsigned long long)n, (unsigned long long)ms,
                 irqsoff ? " with interrupts off" : spans ? " with a new span every 100 ms" : "");
-    unsigned started = 0;
-    for (unsigned i = 0; i < n; i++) {
-        struct task *t = task_spawn("burn", burn_task, &current_run, -1);
-        if (!t)
-            break;
-        started++;
-        sink_printf(out, " %u", t->pid);
-    }
-    sink_puts(out, ")\n");
-    if (started < n) {
-        sink_printf(out, "burn: only %u of %llu tasks could be started\n", started, (unsigned long long)n);
-        /* The ones that never started will never count down. */
-        if (atomic_fetch_sub(&current_run.running, (unsigned)n - started) == (unsigned)n - started)
-            atomic_store(&run_active, false);
-    }
+    unsigned started = shell_start_tasks(out, "burn", burn_task, &current_run, (unsigned)n, false);
+    /* The ones that never started will never count down. */
+    if (started < n && atomic_fetch_sub(&current_run.running, (unsigned)n - started) == (unsigned)n - started)
+        atomic_store(&run_active, false);
     return started ? 0 : 1;
 }

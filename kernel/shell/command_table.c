@@ -19,6 +19,9 @@ const struct shell_command shell_commands[] = {
       "set (up to 4 pairs, and a numeric span) or clear a task's labels; alone: the label pool", cmd_label },
     { "stacks", "stacks", "per task: stack size, deepest use, headroom", cmd_stacks },
     { "tasks", "tasks", "every task: what it does or waits on, for how long, its labels and its call chain", cmd_tasks },
+    { "locks", "locks [N] (N 1..256, default 10)",
+      "where CPUs spun on spinlocks since boot: the N call sites that spun longest, their waits and time",
+      cmd_locks },
     { "cpus", "cpus", "each CPU: APIC id, online, ticks, busy ticks", cmd_cpus },
     { "net", "net | net wedge MS",
       "the network interface: address, MAC, packets and errors in and out, the UDP shell; wedge: the network task "
@@ -40,6 +43,9 @@ const struct shell_command shell_commands[] = {
       "start N tasks serving a request every PERIOD ms (default 100), each a span computing COMPUTE% (default 30) and "
       "waiting the rest; alone: the run's own log of compute and wait per task",
       cmd_work },
+    { "lockfight", "lockfight [MS N] (MS 1..60000, N 2..16)",
+      "start N tasks on different CPUs fighting for MS ms over one spinlock (a load for `locks`); alone: the last run",
+      cmd_lockfight },
     { "selftest", "selftest nmi", "an exception inside the NMI handler must not re-open NMIs: tried on this cpu",
       cmd_selftest },
     { "panic", "panic", "panic on purpose (to see the backtrace)", cmd_panic },

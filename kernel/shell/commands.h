@@ -39,6 +39,12 @@ extern const struct shell_command shell_commands[];
 const struct shell_command *shell_find_command(const char *name);
 /* Prints "usage: <the table's usage of name>\n" to out and returns 1, what a command returns for bad words. */
 int shell_usage(struct sink *out, const char *name);
+/* Task context (kernel/shell/start_tasks.c): spawns n tasks named name running entry(arg) -- on the CPU with the
+ * fewest tasks, or with round_the_cpus task i on CPU i modulo the count -- printing " PID" for each and then ")\n"
+ * (the caller has printed the line's start, "...(pids"), and "NAME: only K of N tasks could be started" when
+ * some could not. Returns how many started. */
+unsigned shell_start_tasks(struct sink *out, const char *name, void (*entry)(void *arg), void *arg, unsigned n,
+                           bool round_the_cpus);
 
 /* Each command, in the cmd_*.c file its name says (cmd_system.c: help, ps, stacks, uptime, mem, cpus, lscpu,
  * selftest, panic, poweroff). */
@@ -61,5 +67,7 @@ int cmd_net(int argc, char **argv, struct sink *out, const struct shell_origin *
 int cmd_netload(int argc, char **argv, struct sink *out, const struct shell_origin *from);
 int cmd_label(int argc, char **argv, struct sink *out, const struct shell_origin *from);
 int cmd_tasks(int argc, char **argv, struct sink *out, const struct shell_origin *from);
+int cmd_locks(int argc, char **argv, struct sink *out, const struct shell_origin *from);
+int cmd_lockfight(int argc, char **argv, struct sink *out, const struct shell_origin *from);
 
 #endif

@@ -8,7 +8,7 @@ fuzz_shell_SRCS := kernel/shell/shell.c kernel/shell/command_table.c kernel/shel
                    $(CMD_TASKS_SRCS) kernel/net/netload_proto.c $(PMU_SRCS) kernel/udpsh/wire.c \
                    kernel/shell/cmd_profile_stream.c kernel/profiler/stream_task.c kernel/profiler/stream_codec.c \
                    kernel/profiler/stream_packer.c kernel/profiler/stream_request.c \
-                   kernel/profiler/session.c $(WORK_SRCS) \
+                   kernel/profiler/session.c $(WORK_SRCS) $(LOCKS_SRCS) \
                    tests/fuzz/fake_shell_env.c
 # fake_shell_env.c includes these itself, to empty their kernel-lifetime tables between inputs.
 fuzz_shell_INCLUDED := kernel/labels.c kernel/net/netload.c

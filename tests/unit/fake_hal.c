@@ -9,6 +9,7 @@
 #include "fake_hal.h"
 #include "hal/context.h"
 #include "hal/cpu.h"
+#include "hal/spinlock.h"
 #include "kernel/panic.h"
 #include "kernel/task.h"
 
@@ -47,7 +48,12 @@ void irq_restore(unsigned long flags)
     }
 }
 bool irq_enabled(void) { return irq_depth == 0; }
-void cpu_relax(void) {}
+void (*fake_cpu_relax_hook)(void);
+void cpu_relax(void)
+{
+    if (fake_cpu_relax_hook)
+        fake_cpu_relax_hook();
+}
 /* The host has no interrupts to wait for and no scheduler to enter: both only count. */
 void cpu_wait_for_interrupt(void) { fake_waits_for_interrupt++; }
 void cpu_yield(void) { fake_yields++; }
@@ -109,6 +115,16 @@ __attribute__((weak)) void task_sleep_until(int64_t when_ns)
 {
     if (when_ns > fake_time_ns)
         fake_time_ns = when_ns;
+}
+
+/* Weak: hal/spinlock.h's slow path is the kernel's (kernel/profiler/lock_sites.c, which also counts the wait);
+ * a program that does not link it only waits, as a spinlock did before it counted anything. */
+__attribute__((weak)) void spin_lock_contended(spinlock_t *lock)
+{
+    do {
+        while (atomic_load_explicit(&lock->locked, memory_order_relaxed))
+            cpu_relax();
+    } while (atomic_exchange_explicit(&lock->locked, 1, memory_order_acquire));
 }
 
 void panic(const char *fmt, ...)

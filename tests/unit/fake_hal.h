@@ -27,6 +27,9 @@ extern unsigned fake_profiler_stop_requests;
  * fake_irqs_off_longest (a test zeroes it). */
 extern uint64_t (*fake_irqs_off_clock)(void);
 extern uint64_t fake_irqs_off_longest;
+/* Called at each cpu_relax() when set (a spinlock's wait, for one): a test releases a lock from it, so one thread
+ * can watch a contended acquisition end. */
+extern void (*fake_cpu_relax_hook)(void);
 /* Calls of cpu_yield() and cpu_wait_for_interrupt(), which do nothing else on the host. */
 extern unsigned fake_yields, fake_waits_for_interrupt;
 

@@ -38,3 +38,10 @@ CMD_TASKS_SRCS := kernel/shell/cmd_tasks.c kernel/profiler/task_dump.c kernel/sy
 
 # `work`, the request-serving workload, with its command and the span log it shares with `burn`.
 WORK_SRCS := kernel/shell/cmd_work.c kernel/workload/work.c kernel/workload/work_log.c kernel/workload/span_log.c
+
+# `locks` and `lockfight` with what they read: the lock table and its slow path, the block table they share, the
+# block profile's snapshot and order (whose encoder needs the pprof builder), and the start of a run's tasks
+# (burn's too).
+LOCKS_SRCS := kernel/shell/cmd_locks.c kernel/shell/cmd_lockfight.c kernel/shell/start_tasks.c \
+              kernel/profiler/lock_sites.c kernel/profiler/block_sites.c kernel/profiler/block_profile.c \
+              kernel/profiler/pprof_builder.c kernel/profiler/pb_writer.c

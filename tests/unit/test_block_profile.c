@@ -1,11 +1,13 @@
-/* tests/unit/test_block_profile.c: the block profile (kernel/profiler/block_profile.c) over a block table of the
- * test's own and a small image -- a snapshot taken at the fake clock's time; the difference of two (a chain with
- * no wait between them dropped, a new one whole, "other" less its earlier count); and the pprof it encodes, read
- * back by tests/unit/pprof_reader.h: contentions/count and delay/nanoseconds, period 1 contention, delay the
- * default, the duration asked, the kernel's mapping, every frame a return address (the call site first), the
- * wait as label `waiting_on`, the chains past a full table one "[other]" sample and a chain with no frames one
- * "[no frames]" sample, the values adding up to the table's; every allocation refused in turn handled with nothing
- * leaked. */
+/* tests/unit/test_block_profile.c: the profiles of a block table (kernel/profiler/block_profile.c) over a table of
+ * the test's own and a small image -- a snapshot taken at the fake clock's time; the difference of two (a chain
+ * with no wait between them dropped, a new one whole, "other" less its earlier count); and the pprof it encodes,
+ * read back by tests/unit/pprof_reader.h: contentions/count and delay/nanoseconds, period 1 contention, delay the
+ * default, the duration asked, the kernel's mapping, every frame a return address (the call site first), for the
+ * block kind the wait as label `waiting_on` and its words in the first comment, for the lock kind (the mutex
+ * profile) no label and its own words, the chains past a full table one "[other]" sample and a chain with no
+ * frames one "[no frames]" sample, the values adding up to the table's; the rows sorted most delay first (most
+ * count among equals); Go's debug=1 text of either kind, sorted, "[other]" last; every allocation refused in turn
+ * handled with nothing leaked. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,6 +19,7 @@
 #include "counting_heap.h"
 #include "fake_hal.h"
 #include "kernel/heap.h"
+#include "kernel/lib/sink.h"
 #include "kernel/profiler/block_profile.h"
 #include "kernel/task.h"
 #include "pprof_reader.h"
@@ -44,13 +47,18 @@ static int setup(void **state)
     return 0;
 }
 
-static void encode(const struct block_snapshot *s, uint64_t duration_ns)
+static void encode_as(const struct block_snapshot *s, const struct block_profile_kind *kind, uint64_t duration_ns)
 {
     uint8_t *data;
     size_t len;
-    assert_true(block_profile_encode(s, duration_ns, &tab, &mapping, &data, &len));
+    assert_true(block_profile_encode(s, kind, duration_ns, &tab, &mapping, &data, &len));
     pprof_read(data, len, &profile);
     kfree(data);
+}
+
+static void encode(const struct block_snapshot *s, uint64_t duration_ns)
+{
+    encode_as(s, &block_profile_waits, duration_ns);
 }
 
 static void test_since_boot(void **state)
@@ -81,8 +89,9 @@ static void test_since_boot(void **state)
     assert_string_equal(pprof_str(r, r->default_type), "delay");
     assert_int_equal(r->duration, 5000000000ull);
     assert_int_equal(r->mapping[6], 0); /* no build id */
+    assert_string_equal(pprof_str(r, r->comments[0]), block_profile_waits.counted);
     assert_string_equal(pprof_str(r, r->comments[1]),
-                        "kprof kernel: chains=4 of 256, other=3 waits (chains past a full table)");
+                        "kprof kernel: chains=4 of 256, other=3 contentions (chains past a full table)");
 
     assert_int_equal(r->nsamples, 5);
     uint64_t waits = 0, delay = 0;
@@ -166,9 +175,89 @@ static void test_over_seconds(void **state)
     assert_int_equal(live_allocations, 0);
 }
 
+/* The lock table's kind: the same samples, no label, its own words. */
+static void test_the_lock_kind_labels_nothing(void **state)
+{
+    (void)state;
+    block_table_add(&table, sleep_chain, 2, TASK_WAIT_NONE, 700);
+    block_table_add(&table, sleep_chain, 2, TASK_WAIT_NONE, 300);
+    block_table_add(&table, net_chain, 1, TASK_WAIT_NONE, 5);
+    struct block_snapshot s;
+    assert_true(block_snapshot_take(&table, &s));
+    encode_as(&s, &block_profile_spins, 1000);
+    block_snapshot_free(&s);
+    const struct profile_read *r = &profile;
+    assert_string_equal(pprof_str(r, r->types[0][0]), "contentions");
+    assert_string_equal(pprof_str(r, r->types[1][1]), "nanoseconds");
+    assert_string_equal(pprof_str(r, r->comments[0]), block_profile_spins.counted);
+    assert_non_null(strstr(pprof_str(r, r->comments[0]), "spinlock"));
+    assert_int_equal(r->nsamples, 2);
+    char text[64];
+    for (unsigned i = 0; i < r->nsamples; i++) {
+        pprof_labels_of(r, &r->samples[i], text, sizeof text);
+        assert_string_equal(text, "");
+        bool serve = strcmp(pprof_function_of(r, r->samples[i].locs[0]), "Serve") == 0;
+        assert_int_equal(r->samples[i].values[0], serve ? 2 : 1);
+        assert_int_equal(r->samples[i].values[1], serve ? 1000 : 5);
+    }
+    assert_int_equal(live_allocations, 0);
+}
+
+static void test_sort_puts_most_delay_first(void **state)
+{
+    (void)state;
+    const uintptr_t a[] = { SERVE + 0x20 }, b[] = { SERVE + 0x30 }, c[] = { LOOP + 0x10 };
+    block_table_add(&table, a, 1, 0, 10);
+    block_table_add(&table, b, 1, 0, 50);
+    block_table_add(&table, c, 1, 0, 5);
+    block_table_add(&table, c, 1, 0, 5); /* c: 10 as a, in two waits: before a */
+    struct block_snapshot s;
+    assert_true(block_snapshot_take(&table, &s));
+    block_snapshot_sort(&s);
+    assert_int_equal(s.count, 3);
+    assert_int_equal(s.rows[0].frames[0], b[0]);
+    assert_int_equal(s.rows[1].frames[0], c[0]);
+    assert_int_equal(s.rows[2].frames[0], a[0]);
+    block_snapshot_free(&s);
+}
+
+static void test_text_is_gos_contention_text(void **state)
+{
+    (void)state;
+    block_table_add(&table, net_chain, 1, TASK_WAIT_NONE, 5);
+    block_table_add(&table, sleep_chain, 2, TASK_WAIT_NONE, 700);
+    block_table_add(&table, sleep_chain, 2, TASK_WAIT_NONE, 300);
+    block_table_add(&table, (const uintptr_t[]){ 0x9 }, 1, TASK_WAIT_NONE, 1); /* outside the image */
+    atomic_store(&table.other_count, 4);
+    atomic_store(&table.other_delay_ns, 44);
+    struct block_snapshot s;
+    assert_true(block_snapshot_take(&table, &s));
+    char buf[1024];
+    struct buffer_sink bs;
+    buffer_sink_init(&bs, buf, sizeof buf);
+    block_profile_text(&bs.sink, &s, &block_profile_spins, &tab);
+    buf[bs.len] = 0;
+    char want[512];
+    snprintf(want, sizeof want,
+             "--- mutex:\ncycles/second=1000000000\nsampling period=1\n"
+             "1000 2 @ %#lx %#lx\n#\t%#lx\tServe+0x20\n#\t%#lx\tLoop+0x10\n"
+             "5 1 @ %#lx\n#\t%#lx\tLoop+0x40\n"
+             "1 1 @ 0x9\n#\t0x9\n"
+             "44 4 @\n",
+             (unsigned long)sleep_chain[0], (unsigned long)sleep_chain[1], (unsigned long)sleep_chain[0],
+             (unsigned long)sleep_chain[1], (unsigned long)net_chain[0], (unsigned long)net_chain[0]);
+    assert_string_equal(buf, want);
+    buffer_sink_init(&bs, buf, sizeof buf);
+    block_profile_text(&bs.sink, &s, &block_profile_waits, &tab);
+    buf[bs.len] = 0;
+    assert_true(strncmp(buf, "--- contention:\n", 16) == 0);
+    block_snapshot_free(&s);
+    assert_int_equal(live_allocations, 0);
+}
+
 static bool encode_snapshot(const void *s, uint8_t **data, size_t *len)
 {
-    return block_profile_encode(s, 1, &tab, &mapping, data, len);
+    return block_profile_encode(s, &block_profile_waits, 1, &tab, &mapping, data, len);
 }
 
 static void test_out_of_memory_at_every_step(void **state)
@@ -186,4 +275,5 @@ static void test_out_of_memory_at_every_step(void **state)
     assert_int_equal(live_allocations, 0);
 }
 
-UNIT_MAIN_EACH(setup, NULL, NULL, NULL, test_since_boot, test_over_seconds, test_out_of_memory_at_every_step)
+UNIT_MAIN_EACH(setup, NULL, NULL, NULL, test_since_boot, test_over_seconds, test_the_lock_kind_labels_nothing,
+               test_sort_puts_most_delay_first, test_text_is_gos_contention_text, test_out_of_memory_at_every_step)

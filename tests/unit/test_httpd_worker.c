@@ -1,6 +1,6 @@
 /* tests/unit/test_httpd_worker.c: kernel/httpd/httpd_worker.c and pages.c over a fake profiler -- routing (the
  * pages, 302, 404, the profile's seconds, /debug/fgprof a wall profile sharing the CPU profile's one slot and
- * busy line, the goroutine and block routes handed to kernel/httpd/httpd_profiles.c, faked here), what each
+ * busy line, the goroutine, block, mutex, heap and allocs routes handed to kernel/httpd/httpd_profiles.c, faked here), what each
  * result of a profile becomes (200 with its headers, 429 busy with the session's one busy line and Retry-After,
  * 503, nothing when cancelled), the worker answering by itself while a profile runs in its own task (pages,
  * another profile 429 with the seconds left), the client's going away ending the profile, the bounded queue and
@@ -133,6 +133,9 @@ static bool fake_route(struct httpd_conn *c, struct httpd_response *out, const c
 }
 bool httpd_goroutine(struct httpd_conn *c, struct httpd_response *out) { return fake_route(c, out, "goroutine"); }
 bool httpd_block(struct httpd_conn *c, struct httpd_response *out) { return fake_route(c, out, "block"); }
+bool httpd_mutex(struct httpd_conn *c, struct httpd_response *out) { return fake_route(c, out, "mutex"); }
+bool httpd_heap(struct httpd_conn *c, struct httpd_response *out) { return fake_route(c, out, "heap"); }
+bool httpd_allocs(struct httpd_conn *c, struct httpd_response *out) { return fake_route(c, out, "allocs"); }
 
 /* ---- the test's side ---- */
 static struct httpd_conn conns[8];
@@ -207,6 +210,11 @@ static void test_pages_and_redirect_and_404(void **state)
     assert_non_null(strstr(body(c), "<a href=\"goroutine\">goroutine</a>"));
     assert_non_null(strstr(body(c), "<a href=\"goroutine?debug=2\">"));
     assert_non_null(strstr(body(c), "<a href=\"block\">block</a>"));
+    assert_non_null(strstr(body(c), "<a href=\"mutex\">mutex</a>"));
+    assert_non_null(strstr(body(c), "<a href=\"mutex?debug=1\">?debug=1</a>"));
+    assert_non_null(strstr(body(c), "<a href=\"heap\">heap</a>"));
+    assert_non_null(strstr(body(c), "<a href=\"heap?debug=1\">?debug=1</a>"));
+    assert_non_null(strstr(body(c), "<a href=\"allocs\">allocs</a>"));
     httpd_serve(c = get(0, "/debug/pprof/lscpu"));
     assert_status(c, 200);
     assert_string_equal(body(c), "lscpu: the console's lines\n");
@@ -216,7 +224,7 @@ static void test_pages_and_redirect_and_404(void **state)
     httpd_serve(c = get(0, "/"));
     assert_status(c, 302);
     assert_non_null(strstr(resp_text(c), "\r\nLocation: /debug/pprof/\r\n"));
-    httpd_serve(c = get(0, "/debug/pprof/heap"));
+    httpd_serve(c = get(0, "/debug/pprof/threadcreate"));
     assert_status(c, 404);
     assert_int_equal(answered_count, 5);
     assert_int_equal(begins, 0);
@@ -270,6 +278,12 @@ static void test_fgprof_is_a_wall_profile_in_the_one_slot(void **state)
     assert_string_equal(body(&conns[2]), "goroutine debug=2\n");
     httpd_serve(get(3, "/debug/pprof/block"));
     assert_string_equal(body(&conns[3]), "block debug=-\n");
+    httpd_serve(get(3, "/debug/pprof/mutex?debug=1"));
+    assert_string_equal(body(&conns[3]), "mutex debug=1\n");
+    httpd_serve(get(3, "/debug/pprof/heap?debug=1&gc=1"));
+    assert_string_equal(body(&conns[3]), "heap debug=1\n");
+    httpd_serve(get(3, "/debug/pprof/allocs"));
+    assert_string_equal(body(&conns[3]), "allocs debug=-\n");
     assert_int_equal(begins, 1);
     finish_profile(PPROF_OK);
     assert_status(c, 200);
