@@ -2,7 +2,7 @@
 # own compiler and code generation for kernel sources; the host's for the drivers and fakes) by the Makefile's
 # host_program. `make bench` measures with them under callgrind (tests/bench/NAME.sh); `make test` runs each once
 # on a small input (scripts/bench-smoke.sh), so a list that no longer links fails the suite.
-BENCH_NAMES := sample_cost pmu_nmi_cost wall_cost lock_cost
+BENCH_NAMES := sample_cost pmu_nmi_cost wall_cost lock_cost heap_cost
 
 # The sample path and its frame walk, the drain, the fold, the stream's packer and the pprof fold and encoder, on
 # the fake CPU and the fake kernel (tests/unit/fake_kernel.c, through $(PMU_SRCS); the real walk wins over its).
@@ -26,3 +26,7 @@ bench_wall_cost_SRCS := kernel/profiler.c kernel/profiler/tick_lateness.c kernel
 # A spinlock's acquisition, free and contended: the inline fast path, and the slow path that counts the wait
 # (kernel/profiler/lock_sites.c) with the real walk and the real block table; the task is the driver's thread.
 bench_lock_cost_SRCS := kernel/profiler/lock_sites.c kernel/profiler/block_sites.c kernel/stacktrace.c
+
+# The heap profile's part of an allocation and a free: the heap, its table of chains and the real walk, over this
+# thread's own stack (the driver is the current task).
+bench_heap_cost_SRCS := kernel/heap.c kernel/profiler/heap_sites.c kernel/stacktrace.c

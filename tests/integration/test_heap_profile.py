@@ -11,6 +11,10 @@
   scrape after `mem leak free` has no live bytes on it.
 - ?debug=1 is Go's legacy text form, which `go tool pprof` reads too; ?gc=1 is accepted; a bad ?debug is 400.
 - The index lists heap and allocs.
+- Grafana Alloy's pyroscope.scrape with its default profiling_config (every profile it enables by default, none
+  turned off): each path with the query Alloy sends -- process_cpu a delta profile (`?seconds=` the interval less
+  a second: 1 with `scrape_interval = "2s"`), memory (`/debug/pprof/allocs`), block, goroutine and mutex with none
+  -- answers 200 with a profile `go tool pprof` opens (Alloy itself is not installable here).
 
 Counts and content only: the leak's sizes are exact (every allocation is counted, none sampled). The module shares
 one kernel; each test that leaks frees its leak before it ends.
@@ -185,3 +189,24 @@ def test_the_index_lists_heap_and_allocs(k):
     links = Links()
     links.feed(r.text())
     assert {"heap", "heap?debug=1", "allocs"} <= set(links.hrefs), links.hrefs
+
+
+# Grafana Alloy's pyroscope.scrape defaults (its DefaultProfilingConfig): name, path, delta. A delta profile is
+# asked with seconds= the scrape interval less one second; the rest with no query at all.
+ALLOY_DEFAULTS = [("process_cpu", "/debug/pprof/profile", True), ("memory", "/debug/pprof/allocs", False),
+                  ("block", "/debug/pprof/block", False), ("goroutine", "/debug/pprof/goroutine", False),
+                  ("mutex", "/debug/pprof/mutex", False)]
+
+
+def test_every_profile_alloy_scrapes_by_default_answers(k, pb2, tmp_path):
+    interval = 2  # scrape_interval = "2s": the shortest Alloy takes with a delta profile
+    for name, path, delta in ALLOY_DEFAULTS:
+        url = path + ("?seconds=%d" % (interval - 1) if delta else "")
+        r = get(k, url, headers=["User-Agent: Alloy", "Accept-Encoding: gzip"])
+        assert_framed(r, 200)
+        prof = decode(pb2, r.body)
+        assert prof.sample_type, (name, url)
+        f = tmp_path / ("%s.pb.gz" % name)
+        f.write_bytes(r.body)
+        raw = go_pprof(str(f), "-raw")
+        assert re.search(r"(?m)^PeriodType: ", raw) and re.search(r"(?m)^Samples:$", raw), (name, url, raw[:500])
