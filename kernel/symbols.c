@@ -118,14 +118,30 @@ bool symtab_lookup_return(const struct symtab *tab, uint64_t addr, struct symbol
     return true;
 }
 
+void symbol_print_return(struct sink *out, const struct symtab *tab, uint64_t addr)
+{
+    struct symbol_hit hit;
+    if (symtab_lookup_return(tab, addr, &hit))
+        sink_printf(out, "%s+0x%llx", hit.name, (unsigned long long)hit.offset);
+    else
+        sink_printf(out, "0x%llx", (unsigned long long)addr);
+}
+
+void symbol_print_go_frame(struct sink *out, const struct symtab *tab, uint64_t addr, bool leaf)
+{
+    struct symbol_hit hit;
+    if (leaf ? symtab_lookup(tab, addr, &hit) : symtab_lookup_return(tab, addr, &hit))
+        sink_printf(out, "#\t%#llx\t%s+%#llx\n", (unsigned long long)addr, hit.name, (unsigned long long)hit.offset);
+    else
+        sink_printf(out, "#\t%#llx\n", (unsigned long long)addr);
+}
+
 void backtrace_print(struct sink *out, const uintptr_t *addrs, int count)
 {
     for (int i = 0; i < count; i++) {
-        struct symbol_hit hit;
-        if (symtab_lookup_return(kernel_symtab(), addrs[i], &hit))
-            sink_printf(out, "        <- %s+0x%llx\n", hit.name, (unsigned long long)hit.offset);
-        else
-            sink_printf(out, "        <- 0x%llx\n", (unsigned long long)addrs[i]);
+        sink_puts(out, "        <- ");
+        symbol_print_return(out, kernel_symtab(), addrs[i]);
+        sink_puts(out, "\n");
     }
 }
 

@@ -59,6 +59,12 @@ bool symtab_lookup_return(const struct symtab *tab, uint64_t addr, struct symbol
 bool symtab_find(const struct symtab *tab, const char *name, uint64_t *addr);
 
 struct sink;
+/* "Symbol+0xoff" for a return address, resolved as one (symtab_lookup_return) in tab, or "0xaddr" when it does not
+ * resolve: how every chain the kernel prints names a caller. */
+void symbol_print_return(struct sink *out, const struct symtab *tab, uint64_t addr);
+/* The frame line of Go's text profiles (goroutine, heap, block and mutex with ?debug=1): "#\t0xaddr\tSymbol+0xoff",
+ * addr resolved as code for a leaf and as a return address otherwise, or "#\t0xaddr" when it does not resolve. */
+void symbol_print_go_frame(struct sink *out, const struct symtab *tab, uint64_t addr, bool leaf);
 /* Prints one "        <- Symbol+0xoff" line per return address, resolved in the running kernel's table (a raw
  * address when it does not resolve): the lines of a panic's backtrace and of `tasks`, which read as the
  * profiler report's callers do. */

@@ -148,13 +148,8 @@ static void text_row(struct sink *out, const struct block_row *r, const struct s
     for (unsigned i = 0; i < r->nframes; i++)
         sink_printf(out, " %#lx", (unsigned long)r->frames[i]);
     sink_puts(out, "\n");
-    for (unsigned i = 0; i < r->nframes; i++) {
-        struct symbol_hit hit;
-        if (symtab_lookup_return(tab, r->frames[i], &hit))
-            sink_printf(out, "#\t%#lx\t%s+%#lx\n", (unsigned long)r->frames[i], hit.name, (unsigned long)hit.offset);
-        else
-            sink_printf(out, "#\t%#lx\n", (unsigned long)r->frames[i]);
-    }
+    for (unsigned i = 0; i < r->nframes; i++)
+        symbol_print_go_frame(out, tab, r->frames[i], false);
 }
 
 void block_profile_text(struct sink *out, struct block_snapshot *s, const struct block_profile_kind *kind,

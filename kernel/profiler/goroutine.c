@@ -183,15 +183,6 @@ bool goroutine_encode(const struct task_dump *d, const struct symtab *tab, const
 
 /* ---- debug=1 ---------------------------------------------------------------------------------------------- */
 
-static void frame_line(struct sink *out, const struct symtab *tab, uintptr_t addr, bool leaf)
-{
-    struct symbol_hit hit;
-    if (leaf ? symtab_lookup(tab, addr, &hit) : symtab_lookup_return(tab, addr, &hit))
-        sink_printf(out, "#\t%#lx\t%s+%#lx\n", (unsigned long)addr, hit.name, (unsigned long)hit.offset);
-    else
-        sink_printf(out, "#\t%#lx\n", (unsigned long)addr);
-}
-
 bool goroutine_text(struct sink *out, const struct task_dump *d, const struct symtab *tab)
 {
     unsigned ngroups;
@@ -214,7 +205,7 @@ bool goroutine_text(struct sink *out, const struct task_dump *d, const struct sy
         if (!chain)
             sink_printf(out, "#\t%s\n", no_chain_name(r));
         for (unsigned f = 0; chain && f < r->nframes; f++)
-            frame_line(out, tab, r->frames[f], f == 0 && r->chain == TASK_CHAIN_INTERRUPTED);
+            symbol_print_go_frame(out, tab, r->frames[f], f == 0 && r->chain == TASK_CHAIN_INTERRUPTED);
         sink_puts(out, "\n");
     }
     if (d->missed)

@@ -115,15 +115,6 @@ bool heap_profile_encode(const struct heap_snapshot *s, enum heap_profile_kind k
 
 /* ---- text ------------------------------------------------------------------------------------------------ */
 
-static void frame_name(struct sink *out, const struct symtab *tab, uintptr_t addr)
-{
-    struct symbol_hit hit;
-    if (symtab_lookup_return(tab, addr, &hit))
-        sink_printf(out, "%s+0x%llx", hit.name, (unsigned long long)hit.offset);
-    else
-        sink_printf(out, "0x%llx", (unsigned long long)addr);
-}
-
 static void text_row(struct sink *out, const struct heap_site *r, const struct symtab *tab)
 {
     sink_printf(out, "%llu: %llu [%llu: %llu] @", (unsigned long long)heap_site_live_objects(r),
@@ -132,11 +123,8 @@ static void text_row(struct sink *out, const struct heap_site *r, const struct s
     for (unsigned i = 0; i < r->nframes; i++)
         sink_printf(out, " 0x%llx", (unsigned long long)r->frames[i]);
     sink_puts(out, "\n");
-    for (unsigned i = 0; i < r->nframes; i++) {
-        sink_printf(out, "#\t0x%llx\t", (unsigned long long)r->frames[i]);
-        frame_name(out, tab, r->frames[i]);
-        sink_puts(out, "\n");
-    }
+    for (unsigned i = 0; i < r->nframes; i++)
+        symbol_print_go_frame(out, tab, r->frames[i], false);
     sink_puts(out, "\n");
 }
 
@@ -182,7 +170,7 @@ void heap_sites_report(struct sink *out, const struct heap_snapshot *s, unsigned
         for (unsigned f = 0; f < r->nframes; f++) {
             if (f)
                 sink_puts(out, " <- ");
-            frame_name(out, tab, r->frames[f]);
+            symbol_print_return(out, tab, r->frames[f]);
         }
         sink_puts(out, "\n");
         shown++;

@@ -25,11 +25,9 @@ static void print_percent(struct sink *out, uint64_t part, uint64_t whole)
  * line is the panic backtrace's, so the two read alike. */
 static void print_caller(struct sink *out, const struct symtab *tab, uint64_t addr)
 {
-    struct symbol_hit hit;
-    if (symtab_lookup_return(tab, addr, &hit))
-        sink_printf(out, "        <- %s+0x%llx\n", hit.name, (unsigned long long)hit.offset);
-    else
-        sink_printf(out, "        <- 0x%llx\n", (unsigned long long)addr);
+    sink_puts(out, "        <- ");
+    symbol_print_return(out, tab, addr);
+    sink_puts(out, "\n");
 }
 
 /* " [irqs off]", " [in irq]", " [in irq, irqs off]", " [let in after 9.8 ms irqs off]": what the chain's

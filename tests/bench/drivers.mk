@@ -25,8 +25,9 @@ bench_wall_cost_SRCS := kernel/profiler.c kernel/profiler/tick_lateness.c kernel
 
 # A spinlock's acquisition, free and contended: the inline fast path, and the slow path that counts the wait
 # (kernel/profiler/lock_sites.c) with the real walk and the real block table; the task is the driver's thread.
-bench_lock_cost_SRCS := kernel/profiler/lock_sites.c kernel/profiler/block_sites.c kernel/stacktrace.c
+bench_lock_cost_SRCS := kernel/profiler/lock_sites.c kernel/profiler/block_sites.c kernel/stacktrace.c \
+                        tests/bench/bench_task.c
 
 # The heap profile's part of an allocation and a free: the heap, its table of chains and the real walk, over this
 # thread's own stack (the driver is the current task).
-bench_heap_cost_SRCS := kernel/heap.c kernel/profiler/heap_sites.c kernel/stacktrace.c
+bench_heap_cost_SRCS := kernel/heap.c kernel/profiler/heap_sites.c kernel/stacktrace.c tests/bench/bench_task.c

@@ -6,31 +6,20 @@
  *            (heap_sites_find: the hash, the probe, the compare of 8 frames) and counts it (heap_sites_alloc),
  *            and each free gives the bytes back (heap_sites_free); always the same chain, as one call site is.
  * What is faked is hal/'s (tests/unit/fake_hal.c: irq_save, irq_restore, cpu_index); the current task and its
- * stack are this thread's. Prints "calls N" for the script to divide callgrind's count by, and checks the work
+ * stack are this thread's (tests/bench/bench_task.c). Prints "calls N" for the script to divide callgrind's count by, and checks the work
  * was real (one chain of 8 frames holding nothing after N allocations and N frees) and exits non-zero if not. */
-#define _GNU_SOURCE /* pthread_getattr_np: this thread's stack, the task's own */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_task.h"
 #include "kernel/heap.h"
 #include "kernel/profiler/heap_sites.h"
-#include "kernel/task.h"
 
 static void fail(const char *what)
 {
     fprintf(stderr, "heap_cost: %s\n", what);
     exit(1);
-}
-
-static struct task self;
-
-struct task *task_current(void) { return &self; }
-
-struct stack_bounds task_stack_bounds(const struct task *task)
-{
-    return (struct stack_bounds){ (uintptr_t)task->stack, (uintptr_t)task->stack + task->stack_size };
 }
 
 static _Alignas(16) unsigned char region[1 << 20];
@@ -62,10 +51,7 @@ int main(int argc, char **argv)
         return 2;
     }
     unsigned long n = (unsigned long)atol(argv[2]);
-    pthread_attr_t attr;
-    if (pthread_getattr_np(pthread_self(), &attr) || pthread_attr_getstack(&attr, &self.stack, &self.stack_size))
-        fail("no stack bounds for this thread");
-    pthread_attr_destroy(&attr);
+    bench_thread_as_task("heap_cost");
     heap_init(region, sizeof region);
     nest(10, n);
     static struct heap_site rows[HEAP_SITES_MAX];

@@ -12,30 +12,19 @@
  * kernel's own instructions apart from them. The current task and its stack are this thread's. Prints "calls N"
  * for the script to divide callgrind's count by, and checks the work was real (the lock taken every time; N
  * contentions counted under one chain of 4 frames, none uncontended) and exits non-zero if not. */
-#define _GNU_SOURCE /* pthread_getattr_np: this thread's stack, the task's own */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_task.h"
 #include "fake_hal.h"
 #include "hal/spinlock.h"
 #include "kernel/profiler/lock_sites.h"
-#include "kernel/task.h"
 
 static void fail(const char *what)
 {
     fprintf(stderr, "lock_cost: %s\n", what);
     exit(1);
-}
-
-static struct task self;
-
-struct task *task_current(void) { return &self; }
-
-struct stack_bounds task_stack_bounds(const struct task *task)
-{
-    return (struct stack_bounds){ (uintptr_t)task->stack, (uintptr_t)task->stack + task->stack_size };
 }
 
 static spinlock_t lock = SPINLOCK_INIT;
@@ -83,10 +72,7 @@ int main(int argc, char **argv)
         return 2;
     }
     unsigned long n = (unsigned long)atol(argv[2]);
-    pthread_attr_t attr;
-    if (pthread_getattr_np(pthread_self(), &attr) || pthread_attr_getstack(&attr, &self.stack, &self.stack_size))
-        fail("no stack bounds for this thread");
-    pthread_attr_destroy(&attr);
+    bench_thread_as_task("lock_cost");
     fake_time_step_ns = 100; /* each clock read 100 ns on: every spin has a length */
     run(argv[1], n);
     if (atomic_load(&lock.locked) || lock.owner_cpu != -1)

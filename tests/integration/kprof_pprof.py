@@ -44,6 +44,18 @@ def strings(prof, i):
     return prof.string_table[i]
 
 
+def sample_types(prof):
+    """[(type, unit)] of a profile's sample types, in order."""
+    return [(strings(prof, t.type), strings(prof, t.unit)) for t in prof.sample_type]
+
+
+def sample_chain(prof, s):
+    """The function names of a sample's locations, leaf (or call site) first; None for one without a line."""
+    locs = {loc.id: loc for loc in prof.location}
+    funcs = {f.id: strings(prof, f.name) for f in prof.function}
+    return [funcs[locs[i].line[0].function_id] if locs[i].line else None for i in s.location_id]
+
+
 def comment_fields(prof):
     """key=value words of the profile's comments."""
     fields = {}

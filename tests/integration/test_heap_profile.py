@@ -28,6 +28,7 @@ import pytest
 
 from kprof_httpd import GUEST_PORT, Links, assert_framed, assert_refused, get
 from kprof_net import booted_with_dhcp
+from kprof_pprof import sample_chain as chain, sample_types as types
 from kprof_pprof import decode, go_pprof, pb2, strings  # noqa: F401 -- pb2 is a fixture
 from kprof_qemu import ELF, TOP, Kprof
 
@@ -80,14 +81,6 @@ def fetch_profile(k, pb2, path, tmp_path, name):
     return decode(pb2, r.body), str(f), r
 
 
-def types(prof):
-    return [(strings(prof, t.type), strings(prof, t.unit)) for t in prof.sample_type]
-
-
-def chain(prof, s):
-    locs = {l.id: l for l in prof.location}
-    funcs = {f.id: strings(prof, f.name) for f in prof.function}
-    return [funcs[locs[i].line[0].function_id] if locs[i].line else None for i in s.location_id]
 
 
 def leak_samples(prof):

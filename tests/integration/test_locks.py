@@ -21,6 +21,7 @@ import threading
 import pytest
 
 from kprof_httpd import Links, assert_framed, boot_http, get
+from kprof_pprof import sample_chain as chain, sample_types as types
 from kprof_pprof import decode, go_pprof, pb2, strings  # noqa: F401 -- pb2 is a fixture
 from kprof_qemu import poll, ps_rows
 
@@ -41,15 +42,6 @@ def k(request):
         k.kill()
 
 
-def types(prof):
-    return [(strings(prof, t.type), strings(prof, t.unit)) for t in prof.sample_type]
-
-
-def chain(prof, s):
-    """The function names of a sample's locations, call site first; None for one without a line."""
-    locs = {l.id: l for l in prof.location}
-    funcs = {f.id: strings(prof, f.name) for f in prof.function}
-    return [funcs[locs[i].line[0].function_id] if locs[i].line else None for i in s.location_id]
 
 
 def locks_sites(out):

@@ -31,6 +31,7 @@ import pytest
 
 from kprof_httpd import GUEST_PORT, Links, assert_framed, get
 from kprof_net import UdpShell, booted_with_dhcp, console_command
+from kprof_pprof import sample_chain as chain, sample_types as types
 from kprof_pprof import comment_fields, decode, go_pprof, pb2, strings  # noqa: F401 -- pb2 is a fixture
 from kprof_qemu import ELF, TOP, Kprof, poll, ps_rows
 from work_check import start_work, wait_no_work, wait_work_done
@@ -58,9 +59,6 @@ def fetch(k, path, status=200):
     return r
 
 
-def types(prof):
-    return [(strings(prof, t.type), strings(prof, t.unit)) for t in prof.sample_type]
-
 
 def labels(prof, s):
     """{key: value} of a sample's string labels (each key once in these profiles)."""
@@ -71,12 +69,6 @@ def labels(prof, s):
         out[key] = strings(prof, lb.str)
     return out
 
-
-def chain(prof, s):
-    """The function names of a sample's locations, leaf (or call site) first; None for one without a line."""
-    locs = {l.id: l for l in prof.location}
-    funcs = {f.id: strings(prof, f.name) for f in prof.function}
-    return [funcs[locs[i].line[0].function_id] if locs[i].line else None for i in s.location_id]
 
 
 def assert_kernel_mapping(prof):
