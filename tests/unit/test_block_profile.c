@@ -203,6 +203,19 @@ static void test_the_lock_kind_labels_nothing(void **state)
     assert_int_equal(live_allocations, 0);
 }
 
+/* No acquisition waited: the mutex profile has its types and no sample at all. */
+static void test_no_contention_is_an_empty_profile(void **state)
+{
+    (void)state;
+    struct block_snapshot s;
+    assert_true(block_snapshot_take(&table, &s));
+    assert_int_equal(s.count, 0);
+    encode_as(&s, &block_profile_spins, 1000);
+    block_snapshot_free(&s);
+    assert_string_equal(pprof_str(&profile, profile.types[0][0]), "contentions");
+    assert_int_equal(profile.nsamples, 0);
+}
+
 static void test_sort_puts_most_delay_first(void **state)
 {
     (void)state;
@@ -276,4 +289,4 @@ static void test_out_of_memory_at_every_step(void **state)
 }
 
 UNIT_MAIN_EACH(setup, NULL, NULL, NULL, test_since_boot, test_over_seconds, test_the_lock_kind_labels_nothing,
-               test_sort_puts_most_delay_first, test_text_is_gos_contention_text, test_out_of_memory_at_every_step)
+               test_no_contention_is_an_empty_profile, test_sort_puts_most_delay_first, test_text_is_gos_contention_text, test_out_of_memory_at_every_step)
