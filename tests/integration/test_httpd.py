@@ -37,9 +37,11 @@ KEY = "5ec7e75ec7e75ec7e75ec7e75ec7e75e"
 http_kernel = kprof_httpd.http_kernel  # the module's kernel (a module-scoped fixture)
 
 INDEX_LINKS = {"profile", "lscpu", "cpus", "cmdline", "profile?seconds=5", "/debug/fgprof", "goroutine",
-               "goroutine?debug=1", "goroutine?debug=2", "block"}
-# pprof protobufs answered at once (a snapshot: every task now, where tasks blocked since boot)
-SNAPSHOTS = {"goroutine", "block"}
+               "goroutine?debug=1", "goroutine?debug=2", "block", "block?debug=1", "mutex", "mutex?debug=1",
+               "heap", "heap?debug=1", "allocs"}
+# pprof protobufs answered at once (a snapshot: every task now, where tasks blocked and CPUs spun since boot, who
+# holds the heap)
+SNAPSHOTS = {"goroutine", "block", "mutex", "heap", "allocs"}
 
 
 def test_the_boot_log_says_where_it_listens(http_kernel):
