@@ -72,10 +72,10 @@ HEAP_SITES_SHOWN = 100      # `mem sites N`'s most: the chains compared with the
 MAX_CALLERS = 7
 SHELL_MAX_ARGS = 16
 LINE_MAX = 255
-COMMANDS = {"help", "profile", "lscpu", "ps", "label", "stacks", "cpus", "net", "netload", "mem", "uptime",
-            "burn", "work", "panic", "poweroff"}
+COMMANDS = {"help", "profile", "lscpu", "ps", "label", "stacks", "tasks", "cpus", "net", "netload", "mem", "uptime",
+            "burn", "work", "locks", "lockfight", "selftest", "panic", "poweroff"}
 # The commands whose every wrong use gets one fixed usage line, and that line (kernel/shell/command_table.c).
-FIXED_USAGE = {name: "usage: " + name for name in ["help", "lscpu", "ps", "stacks", "cpus", "mem", "uptime"]}
+FIXED_USAGE = {name: "usage: " + name for name in ["help", "lscpu", "ps", "stacks", "cpus", "uptime"]}
 FIXED_USAGE["net"] = "usage: net | net wedge MS"
 # A small vocabulary, so the report's label filters find the sets the rounds gave (6 single pairs + 9 double
 # ones); sets never seen before, freed and reused as they go, are the stream leg's (tests/soak/stream_soak.py).
@@ -641,7 +641,7 @@ class Soak:
             if text.split()[0] in COMMANDS:
                 return self.random_line()  # junk that spells a command (`ps`) would run it
         elif kind == "junk-args":
-            name = rng.choice(sorted(FIXED_USAGE) + ["profile", "label", "burn", "netload"])
+            name = rng.choice(sorted(FIXED_USAGE) + ["profile", "label", "burn", "netload", "mem", "locks"])
             text = " ".join([name] + [junk_word(rng) for _ in range(rng.randint(1, 4))])
             return text, FIXED_USAGE.get(name, "usage: ")
         elif kind == "control":
