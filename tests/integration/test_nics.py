@@ -106,10 +106,15 @@ def test_netload_host_to_kernel(nic_kernel):
         why = short_by_the_host(kernel, tx["packets"], drops)
         if why:
             raise HostStarved("the kernel's sink took %d of %d: %s" % (kernel["packets"], tx["packets"], why))
-        assert (kernel["packets"], kernel["lost"], kernel["out_of_order"], kernel["duplicates"],
-                kernel["invalid"]) == (tx["packets"], 0, 0, 0, 0), (m.group(1), host)
         after = net_status(k)
-        assert after["rx_packets"] - before["rx_packets"] >= tx["packets"], (before, after)
+        card = after["rx_packets"] - before["rx_packets"]
+        if card < tx["packets"] <= kernel["packets"] + kernel["lost"]:
+            # frames the card never received were lost before the kernel (QEMU's user network, starved: once
+            # 15 of 996 under a loaded make test); the kernel answers only for what reached it
+            raise HostStarved("the card received %d frames for the %d datagrams sent" % (card, tx["packets"]))
+        assert (kernel["packets"], kernel["lost"], kernel["out_of_order"], kernel["duplicates"],
+                kernel["invalid"]) == (tx["packets"], 0, 0, 0, 0), (m.group(1), host, before, after)
+        assert card >= tx["packets"], (before, after)
         assert after["rx_errors"] == before["rx_errors"], (before, after)
     unstarved(k, attempt, "netload sink of 1000 datagrams from the host")
 
