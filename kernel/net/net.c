@@ -83,6 +83,10 @@ void net_kick(void)
 
 /* ---- lwIP's side of the interface ---------------------------------------------------------------------- */
 
+/* Network task: the device's ring refused a frame since the NOW-mode send that cleared it (net_udp_send). */
+static bool link_refused;
+static bool last_refused_by_ring;
+
 static err_t link_output(struct netif *nif, struct pbuf *p)
 {
     (void)nif;
@@ -90,7 +94,10 @@ static err_t link_output(struct netif *nif, struct pbuf *p)
     if (p->tot_len > sizeof frame)
         return ERR_BUF;
     pbuf_copy_partial(p, frame, p->tot_len, 0);
-    return netdev_transmit(nic, frame, p->tot_len) ? ERR_OK : ERR_MEM;
+    if (netdev_transmit(nic, frame, p->tot_len))
+        return ERR_OK;
+    link_refused = true;
+    return ERR_MEM;
 }
 
 static err_t netif_setup(struct netif *nif)
@@ -253,7 +260,9 @@ bool net_udp_send(enum net_udp_when_full when_full, uint16_t src_port, uint32_t 
         return true;
     case NET_UDP_NOW_OR_FAIL:
     case NET_UDP_NOW_OR_RETRY:
+        link_refused = false;
         if (udp_send_once(src_port, dst_ip, dst_port, data, len) != ERR_OK) {
+            last_refused_by_ring = link_refused;
             /* A caller that keeps the datagram and retries has lost nothing yet. */
             if (when_full == NET_UDP_NOW_OR_FAIL)
                 counters.udp_out_failed++;
@@ -264,6 +273,8 @@ bool net_udp_send(enum net_udp_when_full when_full, uint16_t src_port, uint32_t 
     }
     return false;
 }
+
+bool net_udp_refused_by_ring(void) { return last_refused_by_ring; }
 
 static uint64_t loop_passes; /* network-loop passes completed, each after its call of the poller */
 static unsigned wedge_ms; /* `net wedge MS`: the next pass sleeps this long first */

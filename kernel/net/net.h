@@ -47,6 +47,10 @@ enum net_udp_when_full {
  * src_port (the NOW modes), or the queue or ring was full as above. Sent datagrams count as `udp: out`. */
 bool net_udp_send(enum net_udp_when_full when_full, uint16_t src_port, uint32_t dst_ip, uint16_t dst_port,
                   const void *data, size_t len);
+/* The network task, after a NOW-mode net_udp_send that returned false: true when the device's full transmit
+ * ring refused the frame; false when lwIP did not get as far -- above all an address still being resolved whose
+ * ARP queue is full (lwIP's MEMP_NUM_ARP_QUEUE datagrams wait for the answer; the rest are refused). */
+bool net_udp_refused_by_ring(void);
 
 /* Runs in the network task for every datagram arriving on port (data valid only during the call). */
 typedef void (*net_udp_handler)(void *arg, uint32_t src_ip, uint16_t src_port, const uint8_t *data, size_t len);

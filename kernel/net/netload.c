@@ -24,7 +24,7 @@ static struct {
     uint32_t size, pps;
     int64_t start_ns, end_ns;
     bool token_cut;     /* send: end_ns is the token's expiry, before its seconds were up */
-    uint64_t sent, sent_bytes, send_failed, echoed;
+    uint64_t sent, sent_bytes, send_failed, send_held, echoed;
     struct netload_rx_stats rx;
     struct task *worker; /* the network task, labelled netload=<mode> for the session */
     const struct label_set *labelled, *labels_before;
@@ -70,9 +70,13 @@ static int64_t send_due(void *arg, int64_t now)
         netload_encode(payload, sizeof payload, session.sent, (uint64_t)now, session.size);
         if (!net_udp_send(NET_UDP_NOW_OR_RETRY, NETLOAD_SEND_PORT, session.host, session.port, payload,
                           session.size)) {
-            /* The transmit ring is full: the datagram keeps its sequence number and goes out on a later pass,
-             * so a rate the device cannot sustain shows as a lower rate, not as loss. */
-            session.send_failed++;
+            /* The transmit ring is full, or lwIP holds no more for an address it is resolving: the datagram
+             * keeps its sequence number and goes out on a later pass, so a rate the device cannot sustain shows
+             * as a lower rate, not as loss. Each counted apart: `net` counts the ring's too. */
+            if (net_udp_refused_by_ring())
+                session.send_failed++;
+            else
+                session.send_held++;
             break;
         }
         session.sent_bytes += session.size;
@@ -117,7 +121,7 @@ enum netload_start_result netload_start(const struct netload_request *req, const
     session.host = req->host;
     session.size = req->size;
     session.pps = req->pps;
-    session.sent = session.sent_bytes = session.send_failed = session.echoed = 0;
+    session.sent = session.sent_bytes = session.send_failed = session.send_held = session.echoed = 0;
     netload_rx_init(&session.rx);
     session.start_ns = time_ns();
     session.end_ns = session.start_ns + (int64_t)req->seconds * 1000000000;
@@ -151,6 +155,7 @@ void netload_finish(struct netload_result *out)
     out->sent = session.sent;
     out->sent_bytes = session.sent_bytes;
     out->send_failed = session.send_failed;
+    out->send_held = session.send_held;
     out->echoed = session.echoed;
     out->rx = session.rx;
     out->token_expired = session.token_cut;

@@ -35,6 +35,7 @@ struct netload_result {
     int64_t elapsed_ns;
     uint64_t sent, sent_bytes;
     uint64_t send_failed; /* passes that found the transmit ring full (the datagram waited, not lost) */
+    uint64_t send_held;   /* passes lwIP refused before the ring: the host's address being resolved (waited) */
     uint64_t echoed;
     struct netload_rx_stats rx; /* send: the echoes that came back; sink/echo: what arrived */
     bool token_expired;   /* send: it stopped before its seconds, when the token that allowed it expired */

@@ -62,6 +62,10 @@ int cmd_netload(int argc, char **argv, struct sink *out, const struct shell_orig
         if (r.send_failed)
             sink_printf(out, "netload: the transmit ring was full %llu times (sending waited)\n",
                         (unsigned long long)r.send_failed);
+        if (r.send_held)
+            sink_printf(out, "netload: lwIP held sending %llu times while it resolved the host's address (sending "
+                             "waited)\n",
+                        (unsigned long long)r.send_held);
         if (r.token_expired)
             sink_puts(out, "netload: stopped when the token of the unkeyed request that started it expired "
                            "(a keyed request is not cut short)\n");

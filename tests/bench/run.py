@@ -19,7 +19,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 
 from kprof_qemu import NICS, TOP, Kprof, free_port, poll  # noqa: E402
-from kprof_net import wait_dhcp  # noqa: E402
+from kprof_net import NETLOAD_SEND_WAITS, wait_dhcp  # noqa: E402
 
 BENCHES = []
 
@@ -297,7 +297,7 @@ def _udp_bound(port):
         return any(int(line.split()[1].split(":")[1], 16) == port for line in f)
 
 
-_SEND_REPORT = re.compile(r"netload send: ([^\n]*)\n(?:netload: the transmit ring was full (\d+) times \(sending waited\)\n)?> ")
+_SEND_REPORT = re.compile(r"netload send: ([^\n]*)\n" + NETLOAD_SEND_WAITS + "> ")
 
 
 @bench

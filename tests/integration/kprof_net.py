@@ -265,6 +265,17 @@ def console_command(k, line, seconds):
         raise
 
 
+# The lines a `netload send` report adds when sending waited: the ring's count (a group), then lwIP's, each optional.
+NETLOAD_RING_FULL = r"netload: the transmit ring was full (\d+) times \(sending waited\)"
+NETLOAD_HELD = r"netload: lwIP held sending \d+ times while it resolved the host's address \(sending waited\)"
+NETLOAD_SEND_WAITS = r"(?:%s\n)?(?:%s\n)?" % (NETLOAD_RING_FULL, NETLOAD_HELD)
+
+
+def netload_send_waits(lines):
+    """True when lines, those of a `netload send` report after its first, are its wait lines: the ring's, then
+    lwIP's, each at most once (none when it never waited)."""
+    return re.fullmatch(NETLOAD_SEND_WAITS, "".join(line + "\n" for line in lines)) is not None
+
 RX_TX_LINE = re.compile(r"sent packets \d+ \(\d+/s\), bytes \d+ \(\d+/s\)")
 RX_RX_LINE = re.compile(r"packets \d+ \(\d+/s\), bytes \d+ \(\d+/s\), lost \d+, out of order \d+, "
                         r"duplicates \d+, invalid \d+")
@@ -325,9 +336,9 @@ def kill_host_sink(sink):
 
 
 def expect_netload_send_report(k, seconds):
-    """The console's report of a `netload send` of `seconds` started there (and the ring-full line when the send
+    """The console's report of a `netload send` of `seconds` started there (and the lines of its waits, when it
     waited), through to the prompt: the match (group 1 the report, group 2 the ring-full count or None)."""
-    return k.expect(r"netload send: ([^\n]*)\n(?:netload: the transmit ring was full (\d+) times \(sending waited\)\n)?> ",
+    return k.expect(r"netload send: ([^\n]*)\n" + NETLOAD_SEND_WAITS + "> ",
                     timeout=seconds + 30, what="the kernel's netload send report")
 
 

@@ -58,7 +58,7 @@ import kprof_profile  # noqa: E402
 import kprof_wire as wire  # noqa: E402
 from kprof_qemu import ELF, LOG_DIR, Kprof, KprofError, free_port, parse_table, poll, ps_rows, uptime  # noqa: E402
 from kprof_gdb import Gdb, threads  # noqa: E402
-from kprof_net import (HOST_INSIDE, NETLOAD, exchange, finish_host_sink, net_status, start_host_sink,  # noqa: E402
+from kprof_net import (HOST_INSIDE, NETLOAD, NETLOAD_SEND_WAITS, exchange, finish_host_sink, net_status, start_host_sink,  # noqa: E402
                        start_request, token_for, wait_dhcp)
 from kprof_report import (RX_CALLER, RX_HEADER, RX_LABEL_SHARE, RX_LEAF, RX_MORE, RX_TABLE_FULL,  # noqa: E402
                           RX_WINDOW, burn_pids, wait_no_burn)
@@ -1025,8 +1025,8 @@ class Soak:
                 k.expect(re.escape(line) + r"\n", what="the echo of %r" % line)
                 ahead = self.type_ahead()
                 self.udp_activity(pids, stop)
-                m = k.expect(r"netload send: ([^\n]*)\n(?:netload: the transmit ring was full \d+ times "
-                             r"\(sending waited\)\n)?> ", timeout=seconds + 30, what="the kernel's send report")
+                m = k.expect(r"netload send: ([^\n]*)\n" + NETLOAD_SEND_WAITS + "> ", timeout=seconds + 30,
+                             what="the kernel's send report")
                 rx = finish_host_sink(sink, seconds + 30)
             finally:
                 if sink.poll() is None:
