@@ -75,7 +75,9 @@ def test_gdb_ctrl_c_during_a_profile_stops_and_monitor_pmu_shows_every_cpu_disar
     g = Gdb(k, [mark("continuing"), "continue", "info threads", "detach"])
     g.wait_mark("continuing")
     k.send_line("profile 2000")
-    k.expect(r"(?m)^[^\n]*profile 2000\n", what="the echo of profile 2000")
+    # the echo comes once gdb's `continue` has resumed the machine, which on a loaded host can be seconds after
+    # its mark (the line typed meanwhile waits in the UART): a wait for that event, not a bound on it
+    k.expect(r"(?m)^[^\n]*profile 2000\n", timeout=60, what="the echo of profile 2000")
     os.kill(g.gdb_pid(), signal.SIGINT)
     text = g.finish()
     assert re.search(r"Thread \d+ received signal SIGINT, Interrupt\.", text), "gdb's Ctrl-C did not stop:\n%s" % text
