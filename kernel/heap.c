@@ -12,7 +12,6 @@
 #include "kernel/panic.h"
 #include "kernel/lib/string.h"
 #include "kernel/profiler/heap_sites.h"
-#include "kernel/stacktrace.h"
 #include "kernel/task.h"
 
 /* Block layout: [header 16][payload ...][footer 8], sizes multiples of 16, so every payload is 16-aligned.
@@ -190,19 +189,6 @@ static void *carve(struct free_block *f, size_t lead, size_t need, size_t reques
     return (void *)(at + HEADER_SIZE);
 }
 
-/* The chain of the allocation whose public entry has frame: that entry's caller first. Walked before the lock is
- * taken, inside the current task's own stack (none before the first task: the boot's allocations have an empty
- * chain). */
-static unsigned caller_chain(void *frame, uintptr_t *chain)
-{
-    struct task *self = task_current();
-    if (!self)
-        return 0;
-    struct stack_bounds stack = task_stack_bounds(self);
-    int n = stack_walk((uintptr_t)frame, &stack, chain, HEAP_SITE_FRAMES);
-    return n > 0 ? (unsigned)n : 0;
-}
-
 /* frame: the public entry's own frame (kmalloc's, kzalloc's, kmalloc_aligned's), where the caller's chain starts. */
 static void *allocate(size_t size, size_t align, void *frame)
 {
@@ -210,7 +196,9 @@ static void *allocate(size_t size, size_t align, void *frame)
         return NULL;
 
     uintptr_t chain[HEAP_SITE_FRAMES];
-    unsigned depth = caller_chain(frame, chain);
+    /* The chain first, before the lock: the walk is the allocating task's time, not the heap's. Its first
+     * return address is the public entry's caller. */
+    unsigned depth = task_chain_from_frame(task_current(), frame, chain, HEAP_SITE_FRAMES);
     unsigned long flags = spin_lock_irqsave(&heap_lock);
     void *payload = NULL;
     /* A request this close to SIZE_MAX cannot fit anywhere; checking first keeps the rounding from wrapping. */

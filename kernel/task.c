@@ -315,17 +315,15 @@ void task_yield(void) { cpu_yield(); }
  * instructions, docs/profiler.md) and, as it ends, the task itself adds the wait and its length with two
  * atomic adds -- no lock, nothing another task or CPU waits for. */
 
-static void wait_begin(struct task *self, enum task_wait why, void *frame)
+__attribute__((noinline)) void task_wait_begin(struct task *self, enum task_wait why, void *frame)
 {
-    struct stack_bounds stack = task_stack_bounds(self);
-    int n = stack_walk((uintptr_t)frame, &stack, self->wait_chain, BLOCK_SITE_FRAMES);
-    self->wait_chain_frames = (uint8_t)(n > 0 ? n : 0);
+    self->wait_chain_frames = (uint8_t)task_chain_from_frame(self, frame, self->wait_chain, BLOCK_SITE_FRAMES);
     self->waiting_on = (uint8_t)why;
     self->wait_since_ns = time_ns();
     atomic_store_explicit(&self->wait_frame, (uintptr_t)frame, memory_order_release);
 }
 
-static void wait_end(struct task *self)
+__attribute__((noinline)) void task_wait_end(struct task *self)
 {
     atomic_store_explicit(&self->wait_frame, 0, memory_order_release);
     block_table_add(&block_sites, self->wait_chain, self->wait_chain_frames, self->waiting_on,
@@ -336,11 +334,11 @@ static void wait_end(struct task *self)
 static void sleep_until(int64_t when_ns, enum task_wait why, void *frame)
 {
     struct task *self = task_current();
-    wait_begin(self, why, frame);
+    task_wait_begin(self, why, frame);
     self->wake_at_ns = when_ns;
     atomic_store(&self->state, TASK_SLEEPING);
     task_yield();
-    wait_end(self);
+    task_wait_end(self);
 }
 
 __attribute__((noinline)) void task_sleep_until(int64_t when_ns)
@@ -361,7 +359,7 @@ __attribute__((noinline)) void task_wait_until(int64_t when_ns, enum task_wait w
 static void block(bool has_deadline, int64_t deadline_ns, enum task_wait why, void *frame)
 {
     struct task *self = task_current();
-    wait_begin(self, why, frame);
+    task_wait_begin(self, why, frame);
     self->wake_at_ns = deadline_ns;
     self->block_has_deadline = has_deadline;
     atomic_store(&self->state, TASK_BLOCKED);
@@ -373,7 +371,7 @@ static void block(bool has_deadline, int64_t deadline_ns, enum task_wait why, vo
         atomic_store(&self->wake_pending, 0);
     }
     self->block_has_deadline = false;
-    wait_end(self);
+    task_wait_end(self);
 }
 
 __attribute__((noinline)) void task_block_until(int64_t deadline_ns, enum task_wait why)

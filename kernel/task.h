@@ -150,6 +150,25 @@ __attribute__((noreturn)) void task_exit(void);
 /* The stack bounds of a task, for stack walks. */
 struct stack_bounds task_stack_bounds(const struct task *task);
 
+/* task's chain from frame, a frame of its own (its caller's __builtin_frame_address(0)), walked only inside its
+ * stack: at most max return addresses, the frame's own first. None without a task: a CPU's bring-up, the boot's
+ * first allocations. What a blocking call, an allocation and a contended lock each record of where they are. */
+static inline unsigned task_chain_from_frame(const struct task *task, void *frame, uintptr_t *chain, int max)
+{
+    if (!task)
+        return 0;
+    struct stack_bounds stack = task_stack_bounds(task);
+    int n = stack_walk((uintptr_t)frame, &stack, chain, max);
+    return n > 0 ? (unsigned)n : 0;
+}
+
+/* The bookkeeping every blocking call makes around its wait (kernel/task.c's sleeps and blocks, their only
+ * callers): task_wait_begin records what self waits on, since when, and its chain from frame (the blocking
+ * call's own frame) for the wall profile and `tasks`; task_wait_end adds the wait and its length to the block
+ * table. Declared here so that make bench (tests/bench/wall_cost.c) times the kernel's own, not a copy. */
+void task_wait_begin(struct task *self, enum task_wait why, void *frame);
+void task_wait_end(struct task *self);
+
 /* Calls fn for every live task, in pid order, under the task table lock (task context only). fn must not
  * sleep, spawn or exit. */
 void task_for_each(void (*fn)(struct task *task, void *arg), void *arg);

@@ -7,7 +7,6 @@
 
 #include "hal/cpu.h"
 #include "hal/spinlock.h"
-#include "kernel/stacktrace.h"
 #include "kernel/task.h"
 
 struct block_table lock_sites;
@@ -20,16 +19,11 @@ __attribute__((noinline)) void spin_lock_contended(spinlock_t *lock)
     /* The chain first, while the lock is held by another anyway: the walk costs the waiter's time, not the
      * lock's. Only inside the task's own stack; a CPU with no task yet (its bring-up) counts a chainless wait. */
     uintptr_t chain[BLOCK_SITE_FRAMES];
-    int frames = 0;
-    const struct task *self = task_current();
-    if (self) {
-        struct stack_bounds stack = task_stack_bounds(self);
-        frames = stack_walk((uintptr_t)__builtin_frame_address(0), &stack, chain, BLOCK_SITE_FRAMES);
-    }
+    unsigned frames = task_chain_from_frame(task_current(), __builtin_frame_address(0), chain, BLOCK_SITE_FRAMES);
     /* test and test-and-set: wait reading (the line stays shared), then one exchange for it */
     do {
         while (atomic_load_explicit(&lock->locked, memory_order_relaxed))
             cpu_relax();
     } while (atomic_exchange_explicit(&lock->locked, 1, memory_order_acquire));
-    block_table_add(&lock_sites, chain, frames > 0 ? (unsigned)frames : 0, TASK_WAIT_NONE, time_ns() - began);
+    block_table_add(&lock_sites, chain, frames, TASK_WAIT_NONE, time_ns() - began);
 }
