@@ -11,9 +11,11 @@
  *             kept and dropped, and which sweeps the kept records came from;
  *   switch  -- a task blocking (task_block), the switch to the next ready one (sched_switch) and its wake
  *             (task_wake): the whole path a context switch takes, 10 tasks on the CPU;
- *   added   -- what a context switch and a blocking call gained for the wall profile, alone: schedule()'s
- *             counter (a relaxed atomic add) and wait_begin/wait_end (a clock read and five stores), timed in
- *             a loop against the same loop without them.
+ *   added   -- what a context switch and a blocking call gained for the wall and block profiles, alone:
+ *             schedule()'s counter (a relaxed atomic add) and the kernel's task_wait_begin/task_wait_end (the
+ *             walk of the blocking call's chain, two clock reads, the block table's add), timed in a loop
+ *             against the same loop without them, over tasks whose stacks hold a blocking call's chain;
+ *   waits   -- task_wait_begin/task_wait_end's loop alone, once, for callgrind to count each in.
  * The tasks, the CPU's list and each task's walk are the kernel's own (kernel/task.c: task_spawn, schedule,
  * sched_for_each_other_here, task_chain_off_cpu, over kernel/stacktrace.c), and so are the sweep
  * (kernel/profiler.c) and what a task is doing (kernel/task_wait.c). Only the stacks' contents are laid out
@@ -37,6 +39,7 @@
 #include "kernel/heap.h"
 #include "kernel/labels.h"
 #include "kernel/profiler.h"
+#include "kernel/profiler/block_sites.h"
 #include "kernel/profiler/capture.h"
 #include "kernel/symbols.h"
 #include "kernel/task.h"
@@ -412,95 +415,87 @@ static void run_switches(unsigned long n, char *idle_lo, char *idle_hi)
 
 /* ---- what the wall profile added to a switch ------------------------------------------------------------- */
 
-/* arch/x86_64/time.c's time_ns, the machine's clock read that wait_begin makes: the TSC since boot, scaled by a
- * multiply and a shift (at 2 GHz here; the rate changes nothing of the cost). The host's fake clock is a load. */
-static uint64_t tsc_boot;
-static const uint64_t ns_mult = (1000000ull << 32) / 2000000;
+/* A task and the frame of the blocking call it makes: a chain laid out on its own stack, so that
+ * task_wait_begin's walk reads real frames, as it does on the machine. */
+struct waiter {
+    struct task *task;
+    void *frame;
+};
 
-static inline int64_t machine_time_ns(void)
+/* The loops' parts, inlined into each (so every loop's code is as if written out in it). The next of the k
+ * waiters ws, one after another as the switches take them: ws[*j], and *j moved on. */
+static inline __attribute__((always_inline)) struct waiter *next_waiter(struct waiter *ws, unsigned k, unsigned *j)
 {
-    int64_t delta = (int64_t)(__builtin_ia32_rdtsc() - tsc_boot);
-    if (delta < 0)
-        return 0;
-    return (int64_t)(((unsigned __int128)(uint64_t)delta * ns_mult) >> 32);
-}
-
-/* The loops' parts, inlined into each (so every loop's code is as if written out in it). The next of the k tasks
- * ts, one after another as the switches take them: ts[*j], and *j moved on. */
-static inline __attribute__((always_inline)) struct task *next_task(struct task **ts, unsigned k, unsigned *j)
-{
-    struct task *t = ts[*j];
+    struct waiter *w = &ws[*j];
     *j = *j + 1 == k ? 0 : *j + 1;
-    __asm__ volatile("" : : "r"(t) : "memory");
-    return t;
+    __asm__ volatile("" : : "r"(w) : "memory");
+    return w;
 }
 
-/* schedule()'s count of the switch to t (kernel/task.c). */
+/* schedule()'s count of the switch to t (kernel/task.c: one relaxed atomic add, inside schedule, which cannot
+ * be called alone). */
 static inline __attribute__((always_inline)) void count_switch(struct task *t)
 {
     atomic_fetch_add_explicit(&t->switches, 1, memory_order_relaxed);
 }
 
-/* t's blocking call's wait_begin and wait_end (kernel/task.c), its time away between them. */
-static inline __attribute__((always_inline)) void wait_begin_end(struct task *t, void *frame)
+/* w's blocking call's bookkeeping, the kernel's own (kernel/task.c): its chain walked and its wait begun, then
+ * the wait ended and added to the block table. */
+static inline __attribute__((always_inline)) void wait_begin_end(struct waiter *w)
 {
-    t->waiting_on = (uint8_t)TASK_WAIT_NET;
-    t->wait_since_ns = machine_time_ns();
-    atomic_store_explicit(&t->wait_frame, (uintptr_t)frame, memory_order_release);
-    __asm__ volatile("" : : : "memory");
-    atomic_store_explicit(&t->wait_frame, 0, memory_order_release);
-    t->waiting_on = TASK_WAIT_NONE;
+    task_wait_begin(w->task, TASK_WAIT_NET, w->frame);
+    task_wait_end(w->task);
 }
 
 /* The loop alone: one task after another, as the switches take them. Each loop is its own function, never
  * inlined, so the compiler cannot mix one's work into another's timing. */
-static __attribute__((noinline)) void switch_loop_bare(struct task **ts, unsigned k, unsigned long n)
+static __attribute__((noinline)) void switch_loop_bare(struct waiter *ws, unsigned k, unsigned long n)
 {
     unsigned j = 0;
     for (unsigned long i = 0; i < n; i++)
-        next_task(ts, k, &j);
+        next_waiter(ws, k, &j);
 }
 
 /* The same loop with what each switch and blocking call gained: the count of the switch to the task, and its
- * blocking call's wait_begin and wait_end. */
-static __attribute__((noinline)) void switch_loop_added(struct task **ts, unsigned k, unsigned long n, void *frame)
+ * blocking call's task_wait_begin and task_wait_end. */
+static __attribute__((noinline)) void switch_loop_added(struct waiter *ws, unsigned k, unsigned long n)
 {
     unsigned j = 0;
     for (unsigned long i = 0; i < n; i++) {
-        struct task *t = next_task(ts, k, &j);
-        count_switch(t);
-        wait_begin_end(t, frame);
+        struct waiter *w = next_waiter(ws, k, &j);
+        count_switch(w->task);
+        wait_begin_end(w);
     }
 }
 
-/* The counter alone and wait_begin/wait_end alone, to say which costs what. */
-static __attribute__((noinline)) void switch_loop_counter(struct task **ts, unsigned k, unsigned long n)
+/* The counter alone and the wait's bookkeeping alone, to say which costs what. */
+static __attribute__((noinline)) void switch_loop_counter(struct waiter *ws, unsigned k, unsigned long n)
 {
     unsigned j = 0;
     for (unsigned long i = 0; i < n; i++)
-        count_switch(next_task(ts, k, &j));
+        count_switch(next_waiter(ws, k, &j)->task);
 }
 
-static __attribute__((noinline)) void switch_loop_wait(struct task **ts, unsigned k, unsigned long n, void *frame)
+static __attribute__((noinline)) void switch_loop_wait(struct waiter *ws, unsigned k, unsigned long n)
 {
     unsigned j = 0;
     for (unsigned long i = 0; i < n; i++)
-        wait_begin_end(next_task(ts, k, &j), frame);
+        wait_begin_end(next_waiter(ws, k, &j));
 }
 
 enum { LOOP_BARE, LOOP_COUNTER, LOOP_WAIT, LOOP_ADDED, LOOPS };
 
-/* Picoseconds an iteration of loop, the fastest of 7 rounds of n. */
-static int64_t time_loop(int loop, struct task **ts, unsigned k, unsigned long n, void *frame)
+/* Picoseconds an iteration of loop, the fastest of rounds rounds of n. */
+static int64_t time_loop(int loop, struct waiter *ws, unsigned k, unsigned long n, int rounds)
 {
     int64_t best = INT64_MAX;
-    for (int round = 0; round < 7; round++) {
+    for (int round = 0; round < rounds; round++) {
         int64_t t0 = host_ns();
         switch (loop) {
-        case LOOP_BARE: switch_loop_bare(ts, k, n); break;
-        case LOOP_COUNTER: switch_loop_counter(ts, k, n); break;
-        case LOOP_WAIT: switch_loop_wait(ts, k, n, frame); break;
-        default: switch_loop_added(ts, k, n, frame); break;
+        case LOOP_BARE: switch_loop_bare(ws, k, n); break;
+        case LOOP_COUNTER: switch_loop_counter(ws, k, n); break;
+        case LOOP_WAIT: switch_loop_wait(ws, k, n); break;
+        default: switch_loop_added(ws, k, n); break;
         }
         int64_t per = (host_ns() - t0) * 1000 / (int64_t)n;
         if (per < best)
@@ -509,40 +504,65 @@ static int64_t time_loop(int loop, struct task **ts, unsigned k, unsigned long n
     return best;
 }
 
-static void run_added(unsigned long n)
+/* Every wait the kernel's block table has counted. */
+static uint64_t block_sites_total_waits(void)
 {
-    static struct task added_tasks[SWITCH_TASKS];
-    struct task *ts[SWITCH_TASKS];
-    for (unsigned i = 0; i < SWITCH_TASKS; i++)
-        ts[i] = &added_tasks[i];
-    tsc_boot = __builtin_ia32_rdtsc();
-    void *frame = __builtin_frame_address(0);
+    uint64_t n = atomic_load(&block_sites.other_count);
+    for (unsigned i = 0; i < BLOCK_SITES; i++)
+        n += atomic_load(&block_sites.sites[i].count);
+    return n;
+}
+
+/* mode "added": the four loops timed, 7 rounds each; mode "waits": the bookkeeping's loop alone, once, for
+ * callgrind to count task_wait_begin and task_wait_end in. Over SWITCH_TASKS of the kernel's tasks, each with a
+ * blocking call's chain of 6 to 8 frames on its stack. */
+static void run_added(unsigned long n, bool timed, char *idle_lo, char *idle_hi)
+{
+    struct context boot;
+    boot_cpu(SWITCH_TASKS, true, idle_lo, idle_hi, &boot);
+    struct waiter ws[SWITCH_TASKS];
+    uint64_t switches = 0;
+    for (unsigned i = 0; i < SWITCH_TASKS; i++) {
+        ws[i].task = tasks[i];
+        ws[i].frame = (void *)lay_out_chain(tasks[i], waiting_depth(i), i);
+        switches += atomic_load(&tasks[i]->switches);
+    }
     if (n == 0)
         fail("nothing to time");
-    int64_t ps[LOOPS];
-    for (int loop = 0; loop < LOOPS; loop++)
-        ps[loop] = time_loop(loop, ts, SWITCH_TASKS, n, frame);
+    uint64_t waits_before = block_sites_total_waits();
+    int rounds = timed ? 7 : 1;
+    int64_t ps[LOOPS] = { 0 };
+    for (int loop = timed ? 0 : LOOP_WAIT; loop < (timed ? LOOPS : LOOP_WAIT + 1); loop++)
+        ps[loop] = time_loop(loop, ws, SWITCH_TASKS, n, rounds);
     uint64_t counted = 0;
     for (unsigned i = 0; i < SWITCH_TASKS; i++)
-        counted += atomic_load(&added_tasks[i].switches);
-    if (counted != 2 * 7 * (uint64_t)n || added_tasks[0].wait_since_ns == 0)
+        counted += atomic_load(&tasks[i]->switches);
+    uint64_t wait_loops = timed ? 2 : 1, counter_loops = timed ? 2 : 0;
+    if (counted - switches != counter_loops * (uint64_t)rounds * n ||
+        block_sites_total_waits() - waits_before != wait_loops * (uint64_t)rounds * n)
         fail("the loops did not do their work");
-    /* picoseconds an iteration: the bare loop, the counter's, wait_begin/wait_end's, both */
-    printf("ps %lld %lld %lld %lld\n", (long long)ps[LOOP_BARE], (long long)ps[LOOP_COUNTER],
-           (long long)ps[LOOP_WAIT], (long long)ps[LOOP_ADDED]);
+    for (unsigned i = 0; i < SWITCH_TASKS; i++)
+        if (tasks[i]->wait_chain_frames != BLOCK_SITE_FRAMES ||
+            tasks[i]->wait_chain[0] != call_site(waiting_depth(i), i))
+            fail("a wait's chain was not walked from its blocking call");
+    if (timed)
+        /* picoseconds an iteration: the bare loop, the counter's, the wait's bookkeeping, both */
+        printf("ps %lld %lld %lld %lld\n", (long long)ps[LOOP_BARE], (long long)ps[LOOP_COUNTER],
+               (long long)ps[LOOP_WAIT], (long long)ps[LOOP_ADDED]);
+    printf("frames %u\n", (unsigned)BLOCK_SITE_FRAMES);
     printf("calls %lu\n", n);
 }
 
 int main(int argc, char **argv)
 {
     static const char *const modes[] = { "sweep10", "sweep100", "sweep1000", "cold10",  "cold100",
-                                         "cold1000", "ring100", "ring1000", "switch", "added" };
+                                         "cold1000", "ring100", "ring1000", "switch", "added", "waits" };
     bool known = false;
     for (size_t i = 0; argc == 3 && i < sizeof modes / sizeof modes[0]; i++)
         known |= strcmp(argv[1], modes[i]) == 0;
     if (!known) {
         fprintf(stderr, "usage: wall_cost sweep10|sweep100|sweep1000|cold10|cold100|cold1000|ring100|ring1000|"
-                        "switch|added N\n");
+                        "switch|added|waits N\n");
         return 2;
     }
     unsigned long n = strtoul(argv[2], NULL, 10);
@@ -559,6 +579,6 @@ int main(int argc, char **argv)
     else if (strcmp(mode, "switch") == 0)
         run_switches(n, lo, hi);
     else
-        run_added(n);
+        run_added(n, strcmp(mode, "added") == 0, lo, hi);
     return 0;
 }

@@ -74,25 +74,15 @@ echo "wall: the window's capture holds $capture records: with the task table ful
 
 out=$("$DRIVER" added 2000000)
 read -r bare counter wait both <<<"$(field ps "$out")"
+read -r walked <<<"$(field frames "$out")"
 out=$("$DRIVER" switch 200000)
 read -r cycle_ps <<<"$(field ps_per_cycle "$out")"
 cycles=2000
 cycle_ins=$(instructions block_switch_wake switch "$cycles")
-# The kernel's own instructions the counter and wait_begin/wait_end add, from callgrind's count of their lines
-# in kernel/task.c over the same cycles (the clock read they call is the fake's, so it is named apart).
-cg="$OUT/callgrind.wall.switch.block_switch_wake.out"
-added_ins=$(callgrind_annotate --auto=yes --show-percs=no "$cg" "$PWD/kernel/task.c" 2>/dev/null | awk '
-  / => / { next }
-  match($0, /^ *([0-9,]+|\.)  /) {
-    count = substr($0, 1, RLENGTH); gsub(/[ ,.]/, "", count); src = substr($0, RLENGTH + 1)
-    if (src ~ /^static void wait_begin\(/) inside = 1
-    if (inside || src ~ /->switches, 1, memory_order_relaxed/) sum += count
-    if (inside && src ~ /^}/ && ++closed == 2) inside = 0
-  }
-  END { print sum + 0 }')
-if [ "$added_ins" -eq 0 ]; then
-  echo "wall_cost: no count of the added lines in kernel/task.c (see $cg)" >&2
-  exit 1
-fi
+# The kernel's own task_wait_begin and task_wait_end, callees included (the walk of the blocking call's chain,
+# the block table's add; the clock read they each call is the fake's load here, rdtsc and a multiply on the
+# machine), over waits whose chains are laid out on the tasks' stacks.
+begin_ins=$(instructions task_wait_begin waits "$cycles")
+end_ins=$(instructions task_wait_end waits "$cycles")
 ns() { awk -v ps="$1" 'BEGIN { printf "%.1f", ps / 1000 }'; }
-echo "wall: added per context switch: $(ns $((both - bare))) ns (the switch counter alone $(ns $((counter - bare))) ns, wait_begin/wait_end alone $(ns $((wait - bare))) ns: they overlap), $(( (added_ins + cycles / 2) / cycles )) instructions of kernel/task.c's own and one time_ns(); a whole block, switch and wake (kernel/task.c's C, no interrupt entry or register save) $(ns "$cycle_ps") ns and $cycle_ins instructions here"
+echo "wall: added per context switch and blocking call: $(ns $((both - bare))) ns (the switch counter alone $(ns $((counter - bare))) ns, task_wait_begin/task_wait_end alone $(ns $((wait - bare))) ns: they overlap); task_wait_begin $begin_ins instructions (what the task waits on, since when, and its first $walked frames walked from the blocking call), task_wait_end $end_ins (the wait added to the block table), each with one clock read; a whole block, switch and wake (kernel/task.c's C, no interrupt entry or register save) $(ns "$cycle_ps") ns and $cycle_ins instructions here"
