@@ -278,6 +278,48 @@ static bool names_running(const struct udpsh_auth *a, uint32_t ip, uint16_t port
     return !running->keyed && p->has_id && p->id == running->id;
 }
 
+/* A request that has shown its sender: under a key, its MAC and its counter (a repeat of a remembered one, a
+ * counter taken, or a refusal), else its id if it has one (a repeat, or a new id). Judges *j and returns true
+ * when that settles it (a refusal or a repeat); false when the request runs, with j's id fields set. */
+static bool judge_request_id(struct udpsh_auth *a, uint32_t ip, uint16_t port, const uint8_t *data, size_t len,
+                             const struct udpsh_request_prefix *p, int64_t now_ns, struct udpsh_judgement *j)
+{
+    if (a->service.keyed) {
+        if (!p->has_mac) {
+            refuse(j, UDPSH_REPLY_NEEDS_MAC, &a->counts.no_mac);
+            return true;
+        }
+        if (!mac_good(a, data, len, p)) {
+            refuse(j, UDPSH_REPLY_BAD_MAC, &a->counts.bad_mac);
+            return true;
+        }
+        struct udpsh_remembered *r = remembered_for(a, ip, port, true, p->counter);
+        if (r) {
+            repeat(j, r);
+            return true;
+        }
+        const char *refusal = accept_counter(a, ip, p->counter, now_ns);
+        if (refusal) {
+            j->verdict = UDPSH_REPLY;
+            j->reply = refusal;
+            j->reply_len = strlen(refusal);
+            return true;
+        }
+        j->keyed = true;
+        j->has_id = true;
+        j->id = p->counter;
+    } else if (p->has_id) {
+        struct udpsh_remembered *r = remembered_for(a, ip, port, false, p->id);
+        if (r) {
+            repeat(j, r);
+            return true;
+        }
+        j->has_id = true;
+        j->id = p->id;
+    }
+    return false;
+}
+
 void udpsh_auth_judge(struct udpsh_auth *a, uint32_t ip, uint16_t port, const uint8_t *data, size_t len,
                       int64_t now_ns, struct udpsh_remembered *running, struct udpsh_judgement *j)
 {
@@ -321,39 +363,8 @@ void udpsh_auth_judge(struct udpsh_auth *a, uint32_t ip, uint16_t port, const ui
         refuse(j, UDPSH_REPLY_KEY_REFUSED, &a->counts.key_refused);
         return;
     }
-    if (a->service.keyed) {
-        if (!p.has_mac) {
-            refuse(j, UDPSH_REPLY_NEEDS_MAC, &a->counts.no_mac);
-            return;
-        }
-        if (!mac_good(a, data, len, &p)) {
-            refuse(j, UDPSH_REPLY_BAD_MAC, &a->counts.bad_mac);
-            return;
-        }
-        struct udpsh_remembered *r = remembered_for(a, ip, port, true, p.counter);
-        if (r) {
-            repeat(j, r);
-            return;
-        }
-        const char *refusal = accept_counter(a, ip, p.counter, now_ns);
-        if (refusal) {
-            j->verdict = UDPSH_REPLY;
-            j->reply = refusal;
-            j->reply_len = strlen(refusal);
-            return;
-        }
-        j->keyed = true;
-        j->has_id = true;
-        j->id = p.counter;
-    } else if (p.has_id) {
-        struct udpsh_remembered *r = remembered_for(a, ip, port, false, p.id);
-        if (r) {
-            repeat(j, r);
-            return;
-        }
-        j->has_id = true;
-        j->id = p.id;
-    }
+    if (judge_request_id(a, ip, port, data, len, &p, now_ns, j))
+        return;
     /* Without a key a MAC proves nothing, so a keyed client's request to an unkeyed shell runs unkeyed. */
     j->verdict = UDPSH_RUN;
     j->token_expires_ns = expires_ns;

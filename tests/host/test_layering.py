@@ -17,7 +17,7 @@ change that breaks one fails here instead of being found by the next reader:
   transport add their own lines (kernel/net/net_report.h), and kernel/shell/ includes nothing of the first three
   servers at all;
 - kernel/ keeps at most 12 modules at its root (a .c and its .h are one), and no C file in the tree, tests
-  included, is over 600 lines.
+  included, is over 600 lines, and no function of the kernel (arch/, hal/, kernel/, gdbstub/) over 80.
 """
 
 import os
@@ -171,6 +171,42 @@ def test_no_c_file_is_over_600_lines():
                 n = sum(1 for _ in f)
             if n > 600:
                 long.append("%s: %d lines" % (path, n))
+    assert long == []
+
+
+def function_lengths(path):
+    """(name, lines) of each function defined in path, as STYLE.md lays one out: its signature from column 0
+    (over one or more lines), its body between a "{" and a "}" alone at column 0; signature to brace, both
+    counted."""
+    with open(os.path.join(TOP, path), encoding="utf-8") as f:
+        lines = f.read().split("\n")
+    found, i = [], 0
+    while i < len(lines):
+        if lines[i] == "{":
+            start = i - 1
+            while start > 0 and lines[start - 1].strip() and not lines[start - 1].startswith("#") \
+                    and not lines[start - 1].rstrip().endswith((";", "}", "*/", ")")):
+                start -= 1
+            end = lines.index("}", i) if "}" in lines[i:] else len(lines) - 1
+            found.append((lines[start].split("(")[0].split()[-1].lstrip("*") if "(" in lines[start] else lines[start],
+                          end - start + 1))
+            i = end
+        i += 1
+    return found
+
+
+def test_function_lengths_are_read_from_the_layout():
+    # The check below must see functions at all: this file's own measure of a known one.
+    lengths = dict(function_lengths("kernel/udpsh/auth.c"))
+    assert 20 < lengths["udpsh_auth_judge"] <= 80
+
+
+def test_no_function_of_the_kernel_is_over_80_lines():
+    # A function a reader cannot hold in one screen hides its steps; the kernel's are named and split instead
+    # (the tests' and fuzz targets' long setups are tables of cases, not steps, and are left out).
+    long = ["%s: %s %d lines" % (path, name, n)
+            for path in tracked("arch", "hal", "kernel", "gdbstub") if path.endswith(".c")
+            for name, n in function_lengths(path) if n > 80]
     assert long == []
 
 
