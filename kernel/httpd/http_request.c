@@ -168,7 +168,12 @@ static enum http_parse header_line(struct http_request *r, const char *s, size_t
     } else if (equal_nocase(s, colon, "host")) {
         if (r->has_host)
             return refuse(r, 400, "two Host headers");
+        if (vlen > HTTP_HOST_MAX)
+            return refuse(r, 400, "Host over %u bytes", HTTP_HOST_MAX);
         r->has_host = true;
+        memcpy(r->host, v, vlen);
+        r->host[vlen] = 0;
+        r->host_len = vlen;
     } else if (equal_nocase(s, colon, "authorization")) {
         if (r->has_auth)
             return refuse(r, 400, "two Authorization headers");

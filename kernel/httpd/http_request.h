@@ -12,13 +12,16 @@
  *   400  a target not starting with '/', or with bytes outside printable ASCII, or a query whose %-escapes are
  *        bad; a header line that is not NAME: VALUE (a token, a colon, no space before it), a folded line, a
  *        control byte or a stray CR; Content-Length other than 0, any Transfer-Encoding (a GET has no body);
- *        two Authorization or Host headers; HTTP/1.1 without Host. */
+ *        two Authorization or Host headers; HTTP/1.1 without Host; a Host over HTTP_HOST_MAX bytes.
+ * Whether the Host is this server's is kernel/httpd/http_host.h's question, asked of a complete head. */
 #ifndef KERNEL_HTTPD_HTTP_REQUEST_H
 #define KERNEL_HTTPD_HTTP_REQUEST_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "kernel/httpd/http_host.h"
 
 #define HTTP_HEAD_MAX 8192   /* the request line and every header line, their line ends included */
 #define HTTP_TARGET_MAX 1024 /* the request target: path and query */
@@ -42,6 +45,8 @@ struct http_request {
     bool bearer_present;            /* Authorization: Bearer <token> was sent */
     bool bearer_too_long;
     char bearer[HTTP_BEARER_MAX + 1];
+    char host[HTTP_HOST_MAX + 1];   /* the Host header's value, trimmed, NUL-terminated; "" without one */
+    size_t host_len;
     char target[HTTP_TARGET_MAX + 1]; /* NUL-terminated */
     size_t path_len;                /* target[0 .. path_len) is the path; a query follows after '?' */
     size_t line_len;

@@ -10,6 +10,7 @@
 #include "hal/cpu.h"
 #include "kernel/cmdline.h"
 #include "kernel/heap.h"
+#include "kernel/lib/format.h"
 #include "kernel/lib/parse.h"
 #include "kernel/lib/sink.h"
 #include "kernel/lib/string.h"
@@ -24,11 +25,13 @@
 
 struct httpd_conn httpd_conns[HTTPD_CONNS];
 struct httpd_counters httpd_counters;
-const int httpd_status_codes[HTTPD_STATUS_KINDS] = { 200, 302, 400, 401, 404, 405, 408, 414, 429, 431, 503, 505, 0 };
+const int httpd_status_codes[HTTPD_STATUS_KINDS] = { 200, 302, 400, 401, 404, 405, 408, 414, 421, 429, 431, 503,
+                                                             505, 0 };
 
 static uint16_t port;          /* 0: off */
 static bool keyed;
 static char token[HTTP_TOKEN_HEX + 1];
+static struct http_host_names host_names; /* pprof.host=: the DNS names a request's Host may give */
 static struct tcp_pcb *listener;
 static bool listen_tried;
 static bool aborted; /* finish() reset a pcb: a callback that called it must return ERR_ABRT to lwIP */
@@ -118,9 +121,17 @@ void httpd_answered(struct httpd_conn *c)
     net_kick();
 }
 
-/* A complete head: the token, then the queue. */
+/* A complete head: its Host, the token, then the queue. The Host first: a rebinding page holds no token, and
+ * its requests should learn nothing, not even whether a token is asked for. */
 static void request_complete(struct httpd_conn *c)
 {
+    if (c->req.has_host && !http_host_acceptable(c->req.host, c->req.host_len, &host_names)) {
+        char line[HTTP_REASON_MAX + 40];
+        ksnprintf(line, sizeof line, "Host '%.40s' is not this server's: use its address, or a name in pprof.host=",
+                  c->req.host);
+        answer_now(c, 421, 0, line);
+        return;
+    }
     if (keyed && !(c->req.bearer_present && !c->req.bearer_too_long && http_token_matches(token, c->req.bearer))) {
         answer_now(c, 401, "WWW-Authenticate: Bearer\r\n",
                    c->req.bearer_present ? "wrong bearer token" : "a bearer token is required (udpsh.key= is set)");
@@ -293,6 +304,12 @@ void httpd_init(void)
     }
     if (!net_available()) {
         log_warn("httpd: no network interface: server off");
+        return;
+    }
+    const char *host_opt = cmdline_get("pprof.host");
+    char host_error[HTTP_HOST_ERROR_MAX];
+    if (host_opt && !http_host_names_parse(host_opt, &host_names, host_error, sizeof host_error)) {
+        log_warn("httpd: pprof.host=: %s: server off", host_error);
         return;
     }
     const char *key_opt = cmdline_get("udpsh.key");

@@ -25,6 +25,7 @@ const char *httpd_status_text(int status)
     case 405: return "Method Not Allowed";
     case 408: return "Request Timeout";
     case 414: return "URI Too Long";
+    case 421: return "Misdirected Request";
     case 429: return "Too Many Requests";
     case 431: return "Request Header Fields Too Large";
     case 503: return "Service Unavailable";

@@ -2,7 +2,8 @@
  * on any bytes, fed whole and again in pieces the input's first bytes choose: never out of bounds, the same
  * answer for both feedings, never more than HTTP_HEAD_MAX bytes taken, a refusal always with a status the
  * header names and a one-line reason, a complete head always a GET of a target starting with '/' no longer
- * than HTTP_TARGET_MAX, and every query value decodes or says it does not fit. */
+ * than HTTP_TARGET_MAX, and every query value decodes or says it does not fit; the Host check
+ * (kernel/httpd/http_host.c) then runs on whatever Host the head kept. */
 #include <stdbool.h>
 #include <string.h>
 
@@ -10,6 +11,7 @@
 #include "kernel/httpd/http_request.h"
 
 static struct http_request whole, split;
+static const struct http_host_names names = { .count = 1, .name = { "kprof.example" } };
 
 static bool known_status(int s)
 {
@@ -45,7 +47,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     CHECK(split.state == whole.state && split.status == whole.status && used_total == whole_used);
     CHECK(strcmp(split.reason, whole.reason) == 0 && strcmp(split.target, whole.target) == 0);
-    CHECK(strcmp(split.bearer, whole.bearer) == 0);
+    CHECK(strcmp(split.bearer, whole.bearer) == 0 && strcmp(split.host, whole.host) == 0);
 
     if (whole.state == HTTP_PARSE_REFUSED) {
         CHECK(known_status(whole.status));
@@ -54,6 +56,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         CHECK(whole.target[0] == '/' && strlen(whole.target) <= HTTP_TARGET_MAX);
         CHECK(whole.path_len <= strlen(whole.target));
         CHECK(strlen(whole.bearer) <= HTTP_BEARER_MAX);
+        CHECK(whole.host_len == strlen(whole.host) && whole.host_len <= HTTP_HOST_MAX);
+        /* the Host check on whatever was sent: in bounds, and a name is never taken when none was given */
+        bool taken = http_host_acceptable(whole.host, whole.host_len, &names);
+        CHECK(!taken || !strchr(whole.host, '_'));
         char value[32];
         int q = http_request_query(&whole, "seconds", value, sizeof value);
         CHECK(q == 1 ? strlen(value) < sizeof value : q == 0 || q == -1);

@@ -1,1 +1,1 @@
-fuzz_http_request_SRCS := kernel/httpd/http_request.c
+fuzz_http_request_SRCS := kernel/httpd/http_request.c kernel/httpd/http_host.c

@@ -1,7 +1,8 @@
 """The pprof.http= server in QEMU (docs/http.md), reached through a forwarded host TCP port: the index page's
 links each answer (parsed with html.parser, and loaded in headless Chromium), the text pages are the console's
 own commands, the command line is redacted, `/` redirects, unknown paths are 404, the request-line refusals have
-their statuses and one-line bodies, every response is framed the same way (HTTP/1.1, Content-Type,
+their statuses and one-line bodies, a Host that names the kernel by a name nobody gave it is 421 (DNS
+rebinding) while addresses and pprof.host='s names are answered, every response is framed the same way (HTTP/1.1, Content-Type,
 Content-Length, Connection: close, then closed), `net`'s http line counts what was sent, and with udpsh.key=
 every request needs the bearer token `scripts/udpsh pprof-token` prints.
 What the profile holds, and go tool pprof reading it, is tests/integration/test_pprof_http.py."""
@@ -27,9 +28,10 @@ import kprof_wire  # noqa: E402
 
 # Kernels this module boots (conftest.py fails a boot past BOOTS), by the test that boots them -- a module kernel
 # counts for the first test that uses it, a test named alone needs a fresh one:
-# test_a_bad_option_is_one_boot_line_and_no_server[*] 3, test_a_keyed_kernel_wants_the_token 1,
-# test_the_boot_log_says_where_it_listens 1, test_the_cmdline_page_redacts_the_key 1.
-BOOTS = 6
+# test_a_bad_option_is_one_boot_line_and_no_server[*] 4, test_a_keyed_kernel_wants_the_token 1,
+# test_the_boot_log_says_where_it_listens 1, test_the_cmdline_page_redacts_the_key 1,
+# test_a_name_given_with_pprof_host_is_answered 1.
+BOOTS = 8
 
 KEY = "5ec7e75ec7e75ec7e75ec7e75ec7e75e"
 
@@ -138,6 +140,39 @@ def test_refusals_have_their_statuses(http_kernel):
     assert_refused(Response(exchange(http_kernel, b"GET / HTTP/1.1\r\n\r\n")), 400)  # 1.1 without Host
 
 
+def named(k, host, path="/debug/pprof/"):
+    """GET path with Host: host (get() always names 127.0.0.1)."""
+    return Response(exchange(k, ("GET %s HTTP/1.1\r\nHost: %s\r\n\r\n" % (path, host)).encode()))
+
+
+def test_a_host_that_is_a_name_not_given_is_misdirected(http_kernel):
+    # A DNS rebinding page sends its own name as Host: 421, one line, whatever the path, and counted.
+    before = http_counts(http_kernel)
+    for host in ("rebind.example", "rebind.example:%d" % http_kernel.http_port, "127.0.0.1.rebind.example"):
+        r = named(http_kernel, host)
+        assert_refused(r, 421)
+        assert b"is not this server's" in r.body, r.body
+    assert_refused(named(http_kernel, "rebind.example", "/debug/pprof/profile?seconds=300"), 421)
+    assert http_counts(http_kernel).get(421, 0) - before.get(421, 0) == 4
+    # What users type: the forwarded port on the host's loopback, the kernel's own address, localhost, HTTP/1.0
+    # without a Host.
+    for host in ("127.0.0.1:%d" % http_kernel.http_port, "10.0.2.15:%d" % GUEST_PORT, "localhost:%d" % 6060,
+                 "[::1]:%d" % http_kernel.http_port):
+        assert_framed(named(http_kernel, host), 200)
+    assert_framed(Response(exchange(http_kernel, b"GET /debug/pprof/ HTTP/1.0\r\n\r\n")), 200)
+
+
+def test_a_name_given_with_pprof_host_is_answered(request):
+    k = boot_http(request, "pprof.host=kprof.lab.example,box7")
+    try:
+        assert_framed(named(k, "kprof.lab.example:%d" % k.http_port), 200)
+        assert_framed(named(k, "BOX7"), 200)
+        assert_framed(named(k, "127.0.0.1"), 200)
+        assert_refused(named(k, "lab.example"), 421)
+    finally:
+        k.kill()
+
+
 def test_net_counts_what_was_sent(http_kernel):
     before = http_counts(http_kernel)
     get(http_kernel, "/debug/pprof/cmdline")
@@ -204,6 +239,7 @@ def test_the_index_page_loads_in_headless_chromium(http_kernel):
     ("pprof.http=70000", "httpd: pprof.http=70000 is not a port 1..65535: server off"),
     ("pprof.http=0", "httpd: pprof.http=0 is not a port 1..65535: server off"),
     ("pprof.http=%d udpsh.key=abc" % GUEST_PORT, "httpd: udpsh.key: "),
+    ("pprof.http=%d pprof.host=a,,b" % GUEST_PORT, "httpd: pprof.host=: "),
 ])
 def test_a_bad_option_is_one_boot_line_and_no_server(request, cmdline, line):
     k = _new_kernel(request.node.name, cmdline=cmdline, http=GUEST_PORT)

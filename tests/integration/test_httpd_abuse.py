@@ -47,7 +47,7 @@ def refusal_or_nothing(raw, status):
 def test_garbage_is_refused(http_kernel, baseline):
     rng = random.Random(25)
     for text in (b"\x00\x01\x02garbage\r\n\r\n", b"\xff" * 300 + b"\n", b"GET\r\n\r\n", b"hello world\n\n",
-                 b"GET / HTTP/1.1\r\nHost: a\r\nbad header\r\n\r\n", bytes(rng.randrange(256) for _ in range(2000))):
+                 b"GET / HTTP/1.1\r\nHost: 10.0.2.15\r\nbad header\r\n\r\n", bytes(rng.randrange(256) for _ in range(2000))):
         raw = exchange(http_kernel, text)
         assert raw, text[:40]  # every one of these has its line end within the limit: a 400 is due
         assert_refused(Response(raw), 400)
@@ -55,7 +55,7 @@ def test_garbage_is_refused(http_kernel, baseline):
 
 
 def test_a_64k_header_gets_431_or_a_close(http_kernel, baseline):
-    big = b"GET /debug/pprof/ HTTP/1.1\r\nHost: a\r\nX-Big: " + b"x" * 65536 + b"\r\n\r\n"
+    big = b"GET /debug/pprof/ HTTP/1.1\r\nHost: 10.0.2.15\r\nX-Big: " + b"x" * 65536 + b"\r\n\r\n"
     refusal_or_nothing(exchange(http_kernel, big), 431)
     line = b"GET /" + b"a" * 65536 + b" HTTP/1.1\r\n\r\n"
     refusal_or_nothing(exchange(http_kernel, line), 414)
@@ -65,7 +65,7 @@ def test_a_64k_header_gets_431_or_a_close(http_kernel, baseline):
 def test_a_slow_drip_gets_408(http_kernel, baseline):
     before = http_counts(http_kernel)
     # One byte a second: the request line alone outlasts the 5 s limit on the whole head.
-    raw = exchange(http_kernel, b"GET /debug/pprof/ HTTP/1.1\r\nHost: a\r\n\r\n", drip=1.0)
+    raw = exchange(http_kernel, b"GET /debug/pprof/ HTTP/1.1\r\nHost: 10.0.2.15\r\n\r\n", drip=1.0)
     assert_refused(Response(raw), 408)
     after = http_counts(http_kernel)
     assert after.get(408, 0) - before.get(408, 0) == 1
@@ -96,7 +96,7 @@ def attempt(k, i):
         if kind == 1:
             s.sendall(b"GET /debug/pprof/ HTT")
         elif kind == 2:
-            s.sendall(b"GET /nowhere HTTP/1.1\r\nHost: a\r\n\r\n")
+            s.sendall(b"GET /nowhere HTTP/1.1\r\nHost: 10.0.2.15\r\n\r\n")
             s.settimeout(HTTP_TIMEOUT)
             try:
                 while s.recv(4096):
@@ -104,7 +104,7 @@ def attempt(k, i):
             except OSError:
                 pass
         elif kind == 3:
-            s.sendall(b"GET /debug/pprof/ HTTP/1.1\r\nHost: a\r\nX: ")
+            s.sendall(b"GET /debug/pprof/ HTTP/1.1\r\nHost: 10.0.2.15\r\nX: ")
     except OSError:
         pass
     finally:
@@ -153,7 +153,7 @@ def test_an_address_off_the_allowlist_gets_nothing(request):
         s = socket.create_connection(("127.0.0.1", k.http_port), timeout=HTTP_TIMEOUT)
         got = b""
         try:
-            s.sendall(b"GET /debug/pprof/ HTTP/1.1\r\nHost: a\r\n\r\n")
+            s.sendall(b"GET /debug/pprof/ HTTP/1.1\r\nHost: 10.0.2.15\r\n\r\n")
             poll("the kernel refusing the connection's SYN twice", lambda: http_counts(k)["refused_segments"] >= 2,
                  timeout=30, every=0.2)
             s.setblocking(False)

@@ -223,7 +223,24 @@ static void test_the_bearer_token_is_taken(void **state)
     assert_string_equal(req.bearer, "");
 }
 
+static void test_the_host_is_kept_for_its_check(void **state)
+{
+    (void)state;
+    assert_int_equal(feed("GET / HTTP/1.1\r\nhost: \t Rebind.Example:6060 \r\n\r\n"), HTTP_PARSE_DONE);
+    assert_string_equal(req.host, "Rebind.Example:6060");
+    assert_int_equal(req.host_len, strlen("Rebind.Example:6060"));
+    assert_int_equal(feed("GET / HTTP/1.0\r\n\r\n"), HTTP_PARSE_DONE);
+    assert_false(req.has_host);
+    assert_string_equal(req.host, "");
+    char text[400];
+    snprintf(text, sizeof text, "GET / HTTP/1.1\r\nHost: %0*d\r\n\r\n", HTTP_HOST_MAX, 0);
+    assert_int_equal(feed(text), HTTP_PARSE_DONE);
+    assert_int_equal(req.host_len, HTTP_HOST_MAX);
+    snprintf(text, sizeof text, "GET / HTTP/1.1\r\nHost: %0*d\r\n\r\n", HTTP_HOST_MAX + 1, 0);
+    refused_with(text, 400);
+}
+
 UNIT_MAIN(NULL, NULL,
           test_a_plain_get_is_done, test_an_unfinished_head_wants_more, test_each_refusal_has_its_status,
           test_limits_at_their_edges, test_every_split_gives_the_same_answer, test_the_query_is_decoded,
-          test_the_bearer_token_is_taken)
+          test_the_bearer_token_is_taken, test_the_host_is_kept_for_its_check)
