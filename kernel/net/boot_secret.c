@@ -1,6 +1,6 @@
 /* kernel/net/boot_secret.c: a keyed service's set-up at boot (kernel/net/boot_secret.h) -- udpsh.key= read,
  * the kernel's one entropy pool gathered from hal/entropy.h (kernel/net/entropy_pool.h), the service's secret
- * drawn from the pool and the key, and what is said of a weak pool. */
+ * drawn from the pool and the key, and what is said of a weak pool or a refused generator. */
 #include "kernel/net/boot_secret.h"
 
 #include <stdatomic.h>
@@ -29,11 +29,12 @@ static struct entropy_pool *boot_pool(void)
         entropy_pool_gather(&pool, &machine);
         if (!pool.hardware)
             log_warn("entropy: %s; the boot secret comes from timing, about %u bits: weak",
-                     pool.hardware_present ? "RDRAND/RDSEED failing" : "no RDRAND/RDSEED", pool.estimate_bits);
+                     entropy_pool_hardware_why(&pool), pool.estimate_bits);
         else if (entropy_pool_weak(&pool))
             log_warn("entropy: the boot secret has about %u bits: weak", pool.estimate_bits);
         else
-            log_info("entropy: the boot secret comes from RDSEED/RDRAND, about %u bits", pool.estimate_bits);
+            log_info("entropy: the boot secret comes from RDSEED/RDRAND and timing, about %u bits",
+                     pool.estimate_bits);
         atomic_store(&pool_state, 2);
     }
     while (atomic_load(&pool_state) != 2)
@@ -78,5 +79,5 @@ void boot_secret_note(struct sink *out)
     if (!atomic_load(&keyed) || atomic_load(&pool_state) != 2 || !entropy_pool_weak(&pool))
         return;
     sink_printf(out, "secret: keyed, but the boot secret is weak (%s; about %u bits from timing)\n",
-                pool.hardware_present ? "RDRAND/RDSEED failing" : "no RDRAND/RDSEED", pool.estimate_bits);
+                entropy_pool_hardware_why(&pool), pool.estimate_bits);
 }

@@ -13,9 +13,9 @@
 #include "kernel/net/keyed_service.h"
 
 /* The service's secret from the boot's entropy pool (gathered at the first call, kernel/net/entropy_pool.h: a
- * hardware generator, else timings, with a warning at boot when weak), the cycle counter now, domain (which
- * keeps two services' secrets apart) and the key (so a machine with a weak pool still has a secret nobody can
- * predict once it is keyed). Task context, once per service. */
+ * hardware generator unless it fails or is refused, and timings always; a warning at boot, saying why, when
+ * weak), the cycle counter now, domain (which keeps two services' secrets apart) and the key (so a machine with a
+ * weak pool still has a secret nobody can predict once it is keyed). Task context, once per service. */
 void boot_secret_derive(const char *domain, const uint8_t *key, size_t key_len, uint8_t secret[SHA256_DIGEST_SIZE]);
 
 /* What one service's set-up found: the key, the secret, and what the service may want to say of them. */
