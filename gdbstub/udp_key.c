@@ -1,8 +1,8 @@
 /* gdbstub/udp_key.c: the kernel's one gdb_udp_auth (gdbstub/udp_auth.h) behind the transport's seam -- keyed
  * by the UDP shell's udpsh.key=, plain KPG1 without one, raw gdb bytes only with gdb.udp.insecure; its boot
  * secret drawn from the processor's entropy, set up as the UDP shell's is (keyed_boot_draw,
- * kernel/net/boot_secret.h) but under the domain "gdb". A udpsh.key= that does not parse makes the UDP shell
- * run unkeyed (reading commands only); the debugger has no such reading-only mode, so then it takes no
+ * kernel/net/boot_secret.h) but under the domain "gdb". A udpsh.key= that cannot be used (it does not parse, or
+ * the command line naming it was cut) makes the UDP shell refuse every request; the debugger then takes no
  * datagram at all. */
 #include "gdbstub/udp_auth.h"
 
@@ -15,7 +15,7 @@
 
 static struct gdb_udp_auth auth;
 static bool started;
-static bool refuse_all; /* udpsh.key= given but unreadable */
+static bool refuse_all; /* udpsh.key= given but unusable */
 
 static void start(void)
 {
@@ -71,7 +71,7 @@ void gdb_udp_auth_report(struct sink *out)
 {
     const struct gdb_udp_auth_counts *c = &auth.counts;
     if (refuse_all) {
-        sink_puts(out, "gdb udp auth: refusing every datagram (udpsh.key= does not parse)\n");
+        sink_puts(out, "gdb udp auth: refusing every datagram (udpsh.key= cannot be used)\n");
         return;
     }
     sink_printf(out, "gdb udp auth: %s, %llu accepted, %llu hellos answered, %llu plain or malformed, "

@@ -1,6 +1,9 @@
 /* kernel/cmdline.c: parsing the kernel command line into key=value options, checking keys against the ones
- * kprof knows, so a typo is reported at boot instead of silently doing nothing. */
+ * kprof knows, so a typo is reported at boot instead of silently doing nothing; and which known keys a command
+ * line that could not be taken whole named, in the part taken or not. */
 #include "kernel/cmdline.h"
+
+#include <stdint.h>
 
 #include "kernel/lib/parse.h"
 #include "kernel/lib/string.h"
@@ -20,6 +23,10 @@ static struct {
     const char *value;
 } options[CMDLINE_MAX_OPTIONS];
 static int option_count;
+static bool cut;                /* the last line parsed: over CMDLINE_MAX - 1 characters or CMDLINE_MAX_OPTIONS words */
+static uint32_t named_anywhere; /* bit i: some word of the whole line has known_keys[i] as its key */
+
+_Static_assert(sizeof known_keys / sizeof known_keys[0] <= 32, "named_anywhere has a bit per known key");
 
 static bool known(const char *key)
 {
@@ -37,14 +44,47 @@ static void shown(const char *word, char *out, size_t cap)
     out[n] = 0;
 }
 
+static bool separator(char c) { return c == ' ' || c == '\t'; } /* as split_words splits */
+
+static int known_index(const char *key, size_t len)
+{
+    for (size_t i = 0; i < sizeof known_keys / sizeof known_keys[0]; i++)
+        if (strlen(known_keys[i]) == len && strncmp(known_keys[i], key, len) == 0)
+            return (int)i;
+    return -1;
+}
+
+/* The known keys the words of the whole of text name, however long it is: what the cut part held is read here,
+ * before anything is dropped. */
+static uint32_t keys_named(const char *text)
+{
+    uint32_t named = 0;
+    while (*text) {
+        while (separator(*text))
+            text++;
+        const char *key = text;
+        while (*text && !separator(*text) && *text != '=')
+            text++;
+        int i = known_index(key, (size_t)(text - key));
+        if (i >= 0)
+            named |= 1u << i;
+        while (*text && !separator(*text))
+            text++;
+    }
+    return named;
+}
+
 int cmdline_parse(const char *text, struct sink *report)
 {
     int problems = 0;
     char safe[48];
     option_count = 0;
+    named_anywhere = keys_named(text);
+    cut = false;
     if (strlen(text) >= sizeof storage) {
         sink_printf(report, "cmdline: longer than %d characters, ignored\n", CMDLINE_MAX - 1);
         storage[0] = 0;
+        cut = true;
         return 1;
     }
     strlcpy(storage, text, sizeof storage);
@@ -55,6 +95,7 @@ int cmdline_parse(const char *text, struct sink *report)
         sink_printf(report, "cmdline: more than %d options; the rest are ignored\n", CMDLINE_MAX_OPTIONS);
         problems++;
         n = CMDLINE_MAX_OPTIONS;
+        cut = true;
     }
     for (int i = 0; i < n; i++) {
         char *word = words[i], *eq = word;
@@ -90,4 +131,10 @@ const char *cmdline_get(const char *key)
         if (strcmp(options[i].key, key) == 0)
             return options[i].value;
     return 0;
+}
+
+bool cmdline_cut_names(const char *key)
+{
+    int i = known_index(key, strlen(key));
+    return cut && i >= 0 && (named_anywhere & (1u << i));
 }

@@ -17,4 +17,10 @@ int cmdline_parse(const char *text, struct sink *report);
 /* The value of key ("" for a bare word), or NULL when absent. */
 const char *cmdline_get(const char *key);
 
+/* Whether the command line could not be taken whole (over CMDLINE_MAX - 1 characters: all of it ignored; over
+ * CMDLINE_MAX_OPTIONS words: the rest ignored) and one of its words, taken or not, has key (a known one) as its
+ * key. A consumer whose option must not be silently lost (udpsh.key=: kernel/net/boot_secret.h) refuses rather
+ * than run as if it were absent. */
+bool cmdline_cut_names(const char *key);
+
 #endif

@@ -16,6 +16,7 @@
 #include "kernel/lib/string.h"
 #include "kernel/log.h"
 #include "kernel/net/allowlist.h"
+#include "kernel/net/boot_secret.h"
 #include "kernel/net/keyed_service.h"
 #include "kernel/net/lwip/lwip_hooks.h"
 #include "kernel/net/net.h"
@@ -312,15 +313,14 @@ void httpd_init(void)
         log_warn("httpd: pprof.host=: %s: server off", host_error);
         return;
     }
-    const char *key_opt = cmdline_get("udpsh.key");
-    if (key_opt) {
-        uint8_t key[KEYED_KEY_MAX_BYTES];
-        size_t key_len = 0;
-        char error[KEYED_KEY_ERROR_MAX];
-        if (!keyed_key_parse(key_opt, key, &key_len, error, sizeof error)) {
-            log_warn("httpd: udpsh.key: %s: server off", error);
-            return;
-        }
+    uint8_t key[KEYED_KEY_MAX_BYTES];
+    size_t key_len = 0;
+    char error[KEYED_KEY_ERROR_MAX];
+    if (!keyed_key_from_cmdline(key, &key_len, error, sizeof error)) {
+        log_warn("httpd: udpsh.key: %s: server off", error);
+        return;
+    }
+    if (key_len) {
         http_token_derive(key, key_len, token);
         memset(key, 0, sizeof key);
         keyed = true;

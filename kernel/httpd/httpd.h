@@ -6,7 +6,7 @@
 struct sink;
 
 /* From kmain after the UDP shell (whose set-up reads udpsh.allow=): reads pprof.http=; off without it, and off
- * with one boot-log line when it is not a port or udpsh.key= does not parse. */
+ * with one boot-log line when it is not a port or udpsh.key= cannot be used (kernel/net/boot_secret.h). */
 void httpd_init(void);
 
 /* One line for `net`: "http: off", or the port, the connections open, what was answered by status. */

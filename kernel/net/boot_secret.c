@@ -1,6 +1,7 @@
-/* kernel/net/boot_secret.c: a keyed service's set-up at boot (kernel/net/boot_secret.h) -- udpsh.key= read,
- * the kernel's one entropy pool gathered from hal/entropy.h (kernel/net/entropy_pool.h), the service's secret
- * drawn from the pool and the key, and what is said of a weak pool. */
+/* kernel/net/boot_secret.c: a keyed service's set-up at boot (kernel/net/boot_secret.h) -- udpsh.key= read (and
+ * refused when it does not parse or the command line naming it was cut), the kernel's one entropy pool gathered
+ * from hal/entropy.h (kernel/net/entropy_pool.h), the service's secret drawn from the pool and the key, and what
+ * is said of a weak pool or a refused generator. */
 #include "kernel/net/boot_secret.h"
 
 #include <stdatomic.h>
@@ -8,6 +9,7 @@
 #include "hal/cpu.h"
 #include "hal/entropy.h"
 #include "kernel/cmdline.h"
+#include "kernel/lib/format.h"
 #include "kernel/lib/sink.h"
 #include "kernel/lib/string.h"
 #include "kernel/log.h"
@@ -29,11 +31,12 @@ static struct entropy_pool *boot_pool(void)
         entropy_pool_gather(&pool, &machine);
         if (!pool.hardware)
             log_warn("entropy: %s; the boot secret comes from timing, about %u bits: weak",
-                     pool.hardware_present ? "RDRAND/RDSEED failing" : "no RDRAND/RDSEED", pool.estimate_bits);
+                     entropy_pool_hardware_why(&pool), pool.estimate_bits);
         else if (entropy_pool_weak(&pool))
             log_warn("entropy: the boot secret has about %u bits: weak", pool.estimate_bits);
         else
-            log_info("entropy: the boot secret comes from RDSEED/RDRAND, about %u bits", pool.estimate_bits);
+            log_info("entropy: the boot secret comes from RDSEED/RDRAND and timing, about %u bits",
+                     pool.estimate_bits);
         atomic_store(&pool_state, 2);
     }
     while (atomic_load(&pool_state) != 2)
@@ -52,14 +55,28 @@ static void secret_note_for_net(struct sink *out, bool trusted)
     boot_secret_note(out);
 }
 
+bool keyed_key_from_cmdline(uint8_t key[KEYED_KEY_MAX_BYTES], size_t *key_len, char *error, size_t error_cap)
+{
+    *key_len = 0;
+    if (cmdline_cut_names("udpsh.key")) {
+        /* Even when a udpsh.key= was taken: the line is not the one written, and a second key past the cut, or
+         * the intended one, cannot be told from it. */
+        ksnprintf(error, error_cap, "named on a command line over %d characters or %d words, not taken whole",
+                  CMDLINE_MAX - 1, CMDLINE_MAX_OPTIONS);
+        return false;
+    }
+    const char *key_opt = cmdline_get("udpsh.key");
+    if (key_opt && !keyed_key_parse(key_opt, key, key_len, error, error_cap)) {
+        *key_len = 0;
+        return false;
+    }
+    return true;
+}
+
 void keyed_boot_draw(const char *domain, struct keyed_boot *b)
 {
     memset(b, 0, sizeof *b);
-    const char *key_opt = cmdline_get("udpsh.key");
-    if (key_opt && !keyed_key_parse(key_opt, b->key, &b->key_len, b->key_error, sizeof b->key_error)) {
-        b->key_refused = true;
-        b->key_len = 0;
-    }
+    b->key_refused = !keyed_key_from_cmdline(b->key, &b->key_len, b->key_error, sizeof b->key_error);
     boot_secret_derive(domain, b->key, b->key_len, b->secret);
     if (b->key_len) {
         atomic_store(&keyed, true);
@@ -78,5 +95,5 @@ void boot_secret_note(struct sink *out)
     if (!atomic_load(&keyed) || atomic_load(&pool_state) != 2 || !entropy_pool_weak(&pool))
         return;
     sink_printf(out, "secret: keyed, but the boot secret is weak (%s; about %u bits from timing)\n",
-                pool.hardware_present ? "RDRAND/RDSEED failing" : "no RDRAND/RDSEED", pool.estimate_bits);
+                entropy_pool_hardware_why(&pool), pool.estimate_bits);
 }

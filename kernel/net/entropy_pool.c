@@ -39,27 +39,48 @@ static bool hardware_value(const struct entropy_source *src, uint64_t *out)
     return false;
 }
 
+/* A value a working generator gives once in 2^64 draws: all zeros, all ones, or one of the earlier values. */
+static enum entropy_hardware_verdict suspect(uint64_t value, const uint64_t *earlier, int n)
+{
+    if (value == 0)
+        return ENTROPY_HARDWARE_ALL_ZEROS;
+    if (value == ~(uint64_t)0)
+        return ENTROPY_HARDWARE_ALL_ONES;
+    for (int i = 0; i < n; i++)
+        if (earlier[i] == value)
+            return ENTROPY_HARDWARE_REPEATS;
+    return ENTROPY_HARDWARE_WORKING;
+}
+
+/* The generator's values into mix; its verdict. What a failing or refused generator gave stays mixed in (it
+ * can only add to the seed) but is not credited. */
+static enum entropy_hardware_verdict gather_hardware(struct sha256 *mix, const struct entropy_source *src)
+{
+    uint64_t values[ENTROPY_HARDWARE_SAMPLES];
+    for (int i = 0; i < ENTROPY_HARDWARE_SAMPLES; i++) {
+        if (!hardware_value(src, &values[i]))
+            return ENTROPY_HARDWARE_FAILING;
+        sha256_update(mix, &values[i], sizeof values[i]);
+        enum entropy_hardware_verdict verdict = suspect(values[i], values, i);
+        if (verdict != ENTROPY_HARDWARE_WORKING)
+            return verdict;
+    }
+    return ENTROPY_HARDWARE_WORKING;
+}
+
 void entropy_pool_gather(struct entropy_pool *pool, const struct entropy_source *src)
 {
     struct sha256 mix;
     sha256_init(&mix);
     sha256_update(&mix, "kprof entropy pool", 18);
     pool->hardware_present = src->hardware_present();
-    pool->hardware = pool->hardware_present;
-    pool->estimate_bits = 0;
+    pool->verdict = pool->hardware_present ? gather_hardware(&mix, src) : ENTROPY_HARDWARE_MISSING;
+    pool->hardware = pool->verdict == ENTROPY_HARDWARE_WORKING;
+    pool->estimate_bits = pool->hardware ? 64 * ENTROPY_HARDWARE_SAMPLES : 0;
     atomic_store(&pool->run_ids, 0);
-    for (int i = 0; pool->hardware && i < ENTROPY_HARDWARE_SAMPLES; i++) {
-        uint64_t value = 0;
-        if (hardware_value(src, &value)) {
-            sha256_update(&mix, &value, sizeof value);
-            pool->estimate_bits += 64;
-        } else {
-            pool->hardware = false; /* failing: what it gave stays mixed in, but is not counted on */
-            pool->estimate_bits = 0;
-        }
-    }
-    /* The timings only when the generator is missing or failing: the RTC's edge costs up to a second. */
-    for (int which = 0; !pool->hardware && which < ENTROPY_TIMINGS; which++) {
+    /* The timings always, a working generator or not: a generator can mislead in ways no check here sees (the
+     * same values every boot), and the timings keep the seed differing then. */
+    for (int which = 0; which < ENTROPY_TIMINGS; which++) {
         uint64_t readings[ENTROPY_TIMING_READINGS];
         size_t n = src->timing_read((enum entropy_timing)which, readings, ENTROPY_TIMING_READINGS);
         if (n > ENTROPY_TIMING_READINGS)
@@ -76,6 +97,18 @@ void entropy_pool_gather(struct entropy_pool *pool, const struct entropy_source 
 bool entropy_pool_weak(const struct entropy_pool *pool)
 {
     return !pool->hardware || pool->estimate_bits < ENTROPY_STRONG_BITS;
+}
+
+const char *entropy_pool_hardware_why(const struct entropy_pool *pool)
+{
+    switch (pool->verdict) {
+    case ENTROPY_HARDWARE_MISSING: return "no RDRAND/RDSEED";
+    case ENTROPY_HARDWARE_FAILING: return "RDRAND/RDSEED failing";
+    case ENTROPY_HARDWARE_ALL_ZEROS: return "RDRAND/RDSEED refused: it returned all zeros";
+    case ENTROPY_HARDWARE_ALL_ONES: return "RDRAND/RDSEED refused: it returned all ones";
+    case ENTROPY_HARDWARE_REPEATS: return "RDRAND/RDSEED refused: it returned the same value twice";
+    default: return "";
+    }
 }
 
 void entropy_pool_derive(const struct entropy_pool *pool, uint64_t fresh, const char *domain, const uint8_t *key,

@@ -26,10 +26,22 @@ struct entropy_source {
     size_t (*timing_read)(enum entropy_timing which, uint64_t *out, size_t cap);
 };
 
+/* What became of the hardware generator. A stuck one (the AMD parts that, after a resume, answer RDRAND with all
+ * ones and the carry set) reports success every time: only its values give it away. */
+enum entropy_hardware_verdict {
+    ENTROPY_HARDWARE_MISSING,   /* the processor offers none */
+    ENTROPY_HARDWARE_WORKING,   /* every value came, none of them suspect: counted on */
+    ENTROPY_HARDWARE_FAILING,   /* a value never came through the bounded retries (the carry flag stayed clear) */
+    ENTROPY_HARDWARE_ALL_ZEROS, /* refused: a value of all zero bits */
+    ENTROPY_HARDWARE_ALL_ONES,  /* refused: a value of all one bits */
+    ENTROPY_HARDWARE_REPEATS,   /* refused: a value it had given before */
+};
+
 struct entropy_pool {
     uint8_t seed[SHA256_DIGEST_SIZE];
     bool hardware_present;  /* the processor says it has a generator */
-    bool hardware;          /* ... and it gave every value asked (else the pool fell back on timings) */
+    bool hardware;          /* ... and it is counted on (verdict WORKING); else the timings alone are credited */
+    enum entropy_hardware_verdict verdict;
     unsigned estimate_bits; /* conservative: see entropy_estimate_bits */
     atomic_uint run_ids;    /* run ids handed out (entropy_pool_run_id) */
 };
@@ -42,14 +54,21 @@ struct entropy_pool {
 unsigned entropy_estimate_bits(const uint64_t *readings, size_t n);
 
 /* Gathers the pool: ENTROPY_HARDWARE_SAMPLES values from the hardware generator when present (each retried up
- * to ENTROPY_HARDWARE_RETRIES times; one that never comes makes the generator count as failing), 64 bits each;
- * otherwise, or when it failed, ENTROPY_TIMING_READINGS readings of each timing, credited by
- * entropy_estimate_bits (the wall clock earns nothing: it is not secret). Everything read is hashed into seed.
- * Task context, once. */
+ * to ENTROPY_HARDWARE_RETRIES times; one that never comes makes the generator count as failing), 64 bits each
+ * -- unless a value is all zeros, all ones or one it gave before, which refuses the generator (nothing of it
+ * credited, no more read); and always ENTROPY_TIMING_READINGS readings of each timing, credited by
+ * entropy_estimate_bits (the wall clock earns nothing: it is not secret), so a generator that misleads in a
+ * way no check here sees still leaves the seed differing from boot to boot. Everything read is hashed into
+ * seed. Task context, once: up to about a second (the RTC's edge). */
 void entropy_pool_gather(struct entropy_pool *pool, const struct entropy_source *src);
 
 /* Whether the pool is weak: no hardware generator that worked, or an estimate under ENTROPY_STRONG_BITS. */
 bool entropy_pool_weak(const struct entropy_pool *pool);
+
+/* Why the hardware generator is not counted on, for the boot's warning and `net` (no parenthesis in it):
+ * "no RDRAND/RDSEED", "RDRAND/RDSEED failing", "RDRAND/RDSEED refused: it returned all ones" (all zeros, the
+ * same value twice); "" when it is. */
+const char *entropy_pool_hardware_why(const struct entropy_pool *pool);
 
 /* A service's secret: SHA-256 of the seed, fresh (anything the caller read just now, e.g. the cycle counter),
  * domain (which keeps two services' secrets apart) and the key (so a keyed machine's secret stays unknown to

@@ -4,7 +4,7 @@
  * the secret, is kernel/net/boot_secret.h's keyed_boot_draw.
  *
  * Each service keeps its own copy: its secret is drawn under its own domain label, so neither's tokens or
- * nonces are the other's, and what it says and does about a key that does not parse is its own (the shell refuses
+ * nonces are the other's, and what it says and does about a key that cannot be used is its own (the shell refuses
  * every request with one line; the debugger takes no datagram at all). Pure: no command line, no clock, no
  * entropy, so the host tests drive it. */
 #ifndef KERNEL_NET_KEYED_SERVICE_H

@@ -23,7 +23,8 @@
  *   expiry   A request runs under a token that expires at the end of the window after the one it was made in
  *            (udpsh_judgement.token_expires_ns): unkeyed, long sends to the sender itself stop then.
  *   unkeyed  Without a key only the commands that read run (udpsh_unkeyed_allows).
- *   bad key  A udpsh.key= that does not parse: every request with a good token gets UDPSH_REPLY_KEY_REFUSED.
+ *   bad key  A udpsh.key= that cannot be used (kernel/net/boot_secret.h: it does not parse, or the command line
+ *            naming it was cut): every request with a good token gets UDPSH_REPLY_KEY_REFUSED.
  *   replies  A datagram that begins like a UDP shell's own final line ("# udpsh ", possibly after one
  *            newline) is dropped unanswered, so two shells never answer each other's answers.
  *
@@ -66,7 +67,7 @@
 #define UDPSH_REPLY_REPLAYED "# udpsh error: counter not above the last one accepted (a replay?)\n"
 #define UDPSH_REPLY_SENDERS_FULL "# udpsh error: too many keyed senders at once; try again in a minute\n"
 #define UDPSH_REPLY_NEEDS_KEY "# udpsh error: that command needs a keyed request (udpsh.key)\n"
-#define UDPSH_REPLY_KEY_REFUSED "# udpsh error: udpsh.key= does not parse; the UDP shell refuses every request\n"
+#define UDPSH_REPLY_KEY_REFUSED "# udpsh error: udpsh.key= cannot be used; the UDP shell refuses every request\n"
 #define UDPSH_REPLY_NOT_REMEMBERED "# udpsh error: a repeat of a request whose answer was too long to keep; " \
                                    "not run twice (send it again as a new request)\n"
 
@@ -117,7 +118,7 @@ struct udpsh_auth {
     struct udpsh_keyed_sender senders[UDPSH_KEYED_SENDERS];
     struct udpsh_auth_counts counts;
     struct ratelimit rate;        /* zeroed by udpsh_auth_init: no limit until ratelimit_init sets one */
-    bool key_refused;             /* udpsh.key= was given and does not parse: refuse every request */
+    bool key_refused;             /* udpsh.key= was given and cannot be used: refuse every request */
     int64_t token_window_ns;      /* UDPSH_TOKEN_WINDOW_NS unless udpsh.token_window_ms= shortened it */
     struct udpsh_remembered remembered[UDPSH_REMEMBERED];
 };

@@ -7,7 +7,7 @@
  * (net_peer_permitted, kernel/net/allowlist.h) get nothing; everything after that -- the token, the two sides
  * of the rate limit (kernel/net/ratelimit.h), the key, repeats answered from the remembered answer -- is
  * udpsh_auth_judge's, in the order kernel/udpsh/auth.h gives; without udpsh.key only the commands that read
- * run, and a udpsh.key= that does not parse refuses everything. */
+ * run, and a udpsh.key= that cannot be used (does not parse, or sits on a cut command line) refuses everything. */
 #include <stdatomic.h>
 
 #include "kernel/net/boot_secret.h"

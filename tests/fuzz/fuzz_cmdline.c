@@ -1,6 +1,7 @@
 /* tests/fuzz/fuzz_cmdline.c: the kernel command-line parser (kernel/cmdline.c) on arbitrary text, checked
  * against a small model of its rules: words split on spaces and tabs, at most CMDLINE_MAX_OPTIONS of them,
- * key=value or a bare key, the first of a known key wins, and every problem reported on one printable line. */
+ * key=value or a bare key, the first of a known key wins, every problem reported on one printable line, and a
+ * line not taken whole still known to name udpsh.key= wherever its word was. */
 #include <stdbool.h>
 #include <string.h>
 
@@ -28,6 +29,24 @@ static bool known(const char *key, size_t len)
 static bool separator(char c)
 {
     return c == ' ' || c == '\t';
+}
+
+/* Whether some word of the whole text, however long, has udpsh.key as its key. */
+static bool names_the_key(const char *s)
+{
+    static const char key[] = "udpsh.key";
+    while (*s) {
+        while (separator(*s))
+            s++;
+        const char *start = s;
+        while (*s && !separator(*s) && *s != '=')
+            s++;
+        if ((size_t)(s - start) == sizeof key - 1 && memcmp(start, key, sizeof key - 1) == 0)
+            return true;
+        while (*s && !separator(*s))
+            s++;
+    }
+    return false;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -67,6 +86,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         words[n].value_len = eq < i ? i - eq - 1 : 0;
         n++;
     }
+    bool cut = too_many || len >= CMDLINE_MAX;
     if (len >= CMDLINE_MAX) {
         n = 0;
         too_many = false;
@@ -104,6 +124,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         line = end + 1;
     }
     CHECK(lines == problems);
+    CHECK(cmdline_cut_names("udpsh.key") == (cut && names_the_key(text)));
 
     /* Every taken word's value is what cmdline_get answers for its key. */
     for (int i = 0; i < n; i++) {

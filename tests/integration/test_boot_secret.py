@@ -57,7 +57,7 @@ def test_default_cpu_unkeyed_warns_but_says_nothing_on_net(kprof_factory):
 
 def test_cpu_max_has_a_hardware_generator_and_no_warning(kprof_factory):
     k = kprof_factory(smp=2, mem=256, cmdline="udpsh.key=%s" % KEY, udp=True, extra_args=["-cpu", "max"])
-    assert re.search(r"entropy: the boot secret comes from RDSEED/RDRAND, about \d+ bits", k.boot_log), k.boot_log
+    assert re.search(r"entropy: the boot secret comes from RDSEED/RDRAND and timing, about \d+ bits", k.boot_log), k.boot_log
     assert "weak" not in k.boot_log, k.boot_log
     assert "secret:" not in k.cmd("net")
     assert "secret:" not in k.cmd("lscpu")

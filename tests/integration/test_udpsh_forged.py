@@ -379,7 +379,7 @@ def test_unkeyed_kernel_reads_but_changes_nothing(kprof_factory):
     assert k.cmd("label 1 a=b") == "pid 1 labels a=b", "the console is unaffected"
 
 
-KEY_REFUSED = "udpsh: error: udpsh.key= does not parse; the UDP shell refuses every request\n"
+KEY_REFUSED = "udpsh: error: udpsh.key= cannot be used; the UDP shell refuses every request\n"
 
 
 def test_a_bad_key_refuses_every_request(kprof_factory):

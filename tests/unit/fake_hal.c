@@ -1,6 +1,6 @@
-/* tests/unit/fake_hal.c: host fakes of hal/cpu.h and panic() for the unit tests -- a settable CPU index and
- * clock, interrupt masking, yielding and waiting that only count, a sleep that only moves the clock (for tests
- * that bring no sleep of their own), and a panic that a test can catch. */
+/* tests/unit/fake_hal.c: host fakes of hal/cpu.h, hal/entropy.h and panic() for the unit tests -- a settable CPU
+ * index and clock, interrupt masking, yielding and waiting that only count, a sleep that only moves the clock (for
+ * tests that bring no sleep of their own), a scripted hardware generator, and a panic that a test can catch. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +9,7 @@
 #include "fake_hal.h"
 #include "hal/context.h"
 #include "hal/cpu.h"
+#include "hal/entropy.h"
 #include "hal/spinlock.h"
 #include "kernel/panic.h"
 #include "kernel/task.h"
@@ -126,6 +127,47 @@ __attribute__((weak)) void spin_lock_contended(spinlock_t *lock)
             cpu_relax();
     } while (atomic_exchange_explicit(&lock->locked, 1, memory_order_acquire));
 }
+
+bool fake_entropy_present;
+const uint64_t *fake_entropy_script;
+unsigned fake_entropy_script_len;
+unsigned fake_entropy_reads;
+static uint64_t entropy_walk = 42;
+
+/* An LCG's high bits: distinct generator values, wandering timings. */
+static uint64_t entropy_next(void)
+{
+    entropy_walk = entropy_walk * 6364136223846793005ull + 1442695040888963407ull;
+    return entropy_walk >> 11;
+}
+
+bool entropy_hardware_present(void) { return fake_entropy_present; }
+
+bool entropy_hardware_read(uint64_t *out)
+{
+    unsigned at = fake_entropy_reads++;
+    if (!fake_entropy_present)
+        return false;
+    if (!fake_entropy_script_len)
+        *out = entropy_next();
+    else
+        *out = fake_entropy_script[at < fake_entropy_script_len ? at : fake_entropy_script_len - 1];
+    return true;
+}
+
+size_t entropy_timing_read(enum entropy_timing which, uint64_t *out, size_t cap)
+{
+    if (which == ENTROPY_WALLCLOCK) {
+        if (cap)
+            out[0] = 0x20261203073000ull;
+        return cap ? 1 : 0;
+    }
+    for (size_t i = 0; i < cap; i++)
+        out[i] = 100000 + (entropy_next() & 0xfff);
+    return cap;
+}
+
+void entropy_tick(void) {}
 
 void panic(const char *fmt, ...)
 {

@@ -46,6 +46,15 @@ extern uint64_t fake_idle_ns[64];
 /* irq_enable_before() answers this for every pc (arch/x86_64/irq_enable_site.c has its own test). */
 extern const char *fake_irq_enable_site;
 
+/* hal/entropy.h: entropy_hardware_present() says fake_entropy_present; each entropy_hardware_read() (counted
+ * in fake_entropy_reads) succeeds, carry set, with the next of fake_entropy_script's fake_entropy_script_len values
+ * and then the last of them again (a stuck generator is one value), or without a script with distinct ones. The
+ * timings give readings that wander, the wall clock one fixed reading; entropy_tick() does nothing. */
+extern bool fake_entropy_present;
+extern const uint64_t *fake_entropy_script;
+extern unsigned fake_entropy_script_len;
+extern unsigned fake_entropy_reads;
+
 /* panic(): with fake_panic_armed set, records the message in fake_panic_message and longjmps to
  * fake_panic_jump; otherwise prints it and aborts the test binary. Use EXPECT_PANIC. */
 extern bool fake_panic_armed;

@@ -1,8 +1,9 @@
 /* tests/unit/test_entropy_pool.c: kernel/net/entropy_pool.c over a fake source -- the estimate (nothing for
  * constant or evenly stepping readings, at most 2 bits a reading for wandering ones), the gathering (a working
- * hardware generator is strong and skips the timings; a missing one, or one whose carry flag stays clear
- * through every bounded retry, falls back on the timings and is weak; a few failures then a value are retried
- * through), the wall clock changing the seed where every other timing repeats (deterministic execution), and
+ * hardware generator is strong and the timings are mixed in as well; a missing one, or one whose carry flag
+ * stays clear through every bounded retry, is weak on the timings alone; a few failures then a value are
+ * retried through; one that reports success with all zeros, all ones or a value it gave before is refused and
+ * says why), the wall clock changing the seed where every other timing repeats (deterministic execution), and
  * run ids that come from the seed and a counter, never the clock. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,6 +21,8 @@ static bool fake_present;
 static int fake_failures_left;   /* hardware reads that clear the carry before one succeeds; <0: always fail */
 static unsigned hardware_reads, timing_reads;
 static uint64_t hardware_next;
+static const uint64_t *hardware_script; /* when set: the values the generator gives, in turn, carry set */
+static size_t hardware_script_len, hardware_script_at;
 static bool timings_vary;        /* false: every timing reading is the same value */
 static uint64_t wallclock;
 static uint64_t lcg;
@@ -34,6 +37,10 @@ static bool fake_hardware_read(uint64_t *out)
     if (fake_failures_left > 0) {
         fake_failures_left--;
         return false;
+    }
+    if (hardware_script) {
+        *out = hardware_script[hardware_script_at < hardware_script_len ? hardware_script_at++ : 0];
+        return true;
     }
     *out = hardware_next++ * 0x9e3779b97f4a7c15ull;
     return true;
@@ -66,6 +73,8 @@ static int reset(void **state)
     fake_failures_left = 0;
     hardware_reads = timing_reads = 0;
     hardware_next = 1;
+    hardware_script = NULL;
+    hardware_script_len = hardware_script_at = 0;
     timings_vary = false;
     wallclock = 0x20261203073000ull;
     lcg = 42;
@@ -117,6 +126,8 @@ static void test_no_hardware_and_constant_timings_is_weak_with_nothing_credited(
     gather(&pool);
     assert_false(pool.hardware_present);
     assert_false(pool.hardware);
+    assert_int_equal(pool.verdict, ENTROPY_HARDWARE_MISSING);
+    assert_string_equal(entropy_pool_hardware_why(&pool), "no RDRAND/RDSEED");
     assert_int_equal(pool.estimate_bits, 0);
     assert_true(entropy_pool_weak(&pool));
     assert_int_equal(hardware_reads, 0);
@@ -135,17 +146,101 @@ static void test_no_hardware_and_varied_timings_is_credited_but_still_weak(void 
     assert_true(entropy_pool_weak(&pool)); /* no hardware generator: weak whatever the timings earned */
 }
 
-static void test_working_hardware_is_strong_and_skips_the_timings(void **state)
+static void test_working_hardware_is_strong_and_the_timings_are_mixed_in_as_well(void **state)
 {
     (void)state;
     fake_present = true;
     struct entropy_pool pool;
     gather(&pool);
     assert_true(pool.hardware);
-    assert_int_equal(pool.estimate_bits, 64 * ENTROPY_HARDWARE_SAMPLES);
+    assert_int_equal(pool.verdict, ENTROPY_HARDWARE_WORKING);
+    assert_string_equal(entropy_pool_hardware_why(&pool), "");
+    assert_int_equal(pool.estimate_bits, 64 * ENTROPY_HARDWARE_SAMPLES); /* constant timings earn nothing */
     assert_false(entropy_pool_weak(&pool));
     assert_int_equal(hardware_reads, ENTROPY_HARDWARE_SAMPLES);
-    assert_int_equal(timing_reads, 0);
+    assert_int_equal(timing_reads, ENTROPY_TIMINGS);
+    /* and credited: wandering timings add to the generator's bits */
+    timings_vary = true;
+    gather(&pool);
+    assert_true(pool.estimate_bits > 64 * ENTROPY_HARDWARE_SAMPLES + 200);
+}
+
+/* A generator that gives the same values every boot is not caught by looking at one boot's values: the timings,
+ * mixed in always, still change the seed (here the wall clock). */
+static void test_a_working_generator_that_repeats_across_boots_still_gets_a_new_seed(void **state)
+{
+    (void)state;
+    fake_present = true;
+    struct entropy_pool a, b;
+    gather(&a);
+    hardware_next = 1; /* the next boot: the same eight values */
+    wallclock++;
+    gather(&b);
+    assert_true(a.hardware && b.hardware);
+    assert_memory_not_equal(a.seed, b.seed, sizeof a.seed);
+}
+
+/* The generator answers every read with value and the carry set; it is refused with verdict at its first value
+ * (or at the second, for a repeat), weak on the timings alone, and says why. */
+static void assert_stuck_generator_refused(uint64_t first, uint64_t value, enum entropy_hardware_verdict verdict,
+                                           const char *why, unsigned reads)
+{
+    uint64_t script[2] = { first, value };
+    hardware_script = script;
+    hardware_script_len = 2;
+    fake_present = true;
+    timings_vary = true;
+    struct entropy_pool pool;
+    gather(&pool);
+    assert_true(pool.hardware_present);
+    assert_false(pool.hardware);
+    assert_int_equal(pool.verdict, verdict);
+    assert_string_equal(entropy_pool_hardware_why(&pool), why);
+    assert_true(entropy_pool_weak(&pool));
+    assert_int_equal(hardware_reads, reads); /* refused at once: no more read */
+    assert_int_equal(timing_reads, ENTROPY_TIMINGS);
+    /* the timings' credit only, none of the generator's 64 bits a value */
+    assert_true(pool.estimate_bits > 0 && pool.estimate_bits <= 3 * 2 * (ENTROPY_TIMING_READINGS - 2));
+}
+
+static void test_a_generator_stuck_at_all_ones_is_refused_and_says_why(void **state)
+{
+    (void)state;
+    /* the AMD parts after a resume: 0xFFFFFFFFFFFFFFFF with the carry set, every time */
+    assert_stuck_generator_refused(~0ull, ~0ull, ENTROPY_HARDWARE_ALL_ONES,
+                                   "RDRAND/RDSEED refused: it returned all ones", 1);
+}
+
+static void test_a_generator_stuck_at_all_zeros_is_refused_and_says_why(void **state)
+{
+    (void)state;
+    assert_stuck_generator_refused(0, 0, ENTROPY_HARDWARE_ALL_ZEROS, "RDRAND/RDSEED refused: it returned all zeros",
+                                   1);
+}
+
+static void test_a_generator_that_repeats_a_value_is_refused_and_says_why(void **state)
+{
+    (void)state;
+    assert_stuck_generator_refused(0x0123456789abcdefull, 0x0123456789abcdefull, ENTROPY_HARDWARE_REPEATS,
+                                   "RDRAND/RDSEED refused: it returned the same value twice", 2);
+    /* a repeat of any earlier value, not only the last: six good values, then the second again */
+    reset(NULL);
+    uint64_t script[7] = { 11, 22, 33, 44, 55, 66, 22 };
+    hardware_script = script;
+    hardware_script_len = 7;
+    fake_present = true;
+    struct entropy_pool pool;
+    gather(&pool);
+    assert_int_equal(pool.verdict, ENTROPY_HARDWARE_REPEATS);
+    assert_int_equal(hardware_reads, 7);
+    /* a stuck value late in the run refuses it as well */
+    reset(NULL);
+    uint64_t late[4] = { 11, 22, 33, ~0ull };
+    hardware_script = late;
+    hardware_script_len = 4;
+    fake_present = true;
+    gather(&pool);
+    assert_int_equal(pool.verdict, ENTROPY_HARDWARE_ALL_ONES);
 }
 
 static void test_hardware_whose_carry_stays_clear_falls_back_on_timings(void **state)
@@ -158,6 +253,8 @@ static void test_hardware_whose_carry_stays_clear_falls_back_on_timings(void **s
     gather(&pool);
     assert_true(pool.hardware_present);
     assert_false(pool.hardware);
+    assert_int_equal(pool.verdict, ENTROPY_HARDWARE_FAILING);
+    assert_string_equal(entropy_pool_hardware_why(&pool), "RDRAND/RDSEED failing");
     assert_true(entropy_pool_weak(&pool));
     assert_int_equal(hardware_reads, ENTROPY_HARDWARE_RETRIES); /* bounded: one value's retries, then give up */
     assert_int_equal(timing_reads, ENTROPY_TIMINGS);
@@ -175,7 +272,7 @@ static void test_hardware_that_fails_a_few_times_is_retried_through(void **state
     assert_true(pool.hardware);
     assert_false(entropy_pool_weak(&pool));
     assert_int_equal(hardware_reads, ENTROPY_HARDWARE_RETRIES - 1 + ENTROPY_HARDWARE_SAMPLES);
-    assert_int_equal(timing_reads, 0);
+    assert_int_equal(timing_reads, ENTROPY_TIMINGS);
 }
 
 /* Under -icount every timing but the RTC repeats from boot to boot: the wall clock alone must change the seed,
@@ -239,7 +336,11 @@ UNIT_MAIN_EACH(reset, NULL, NULL, NULL,
                test_estimate_caps_wandering_readings_at_two_bits_each,
                test_no_hardware_and_constant_timings_is_weak_with_nothing_credited,
                test_no_hardware_and_varied_timings_is_credited_but_still_weak,
-               test_working_hardware_is_strong_and_skips_the_timings,
+               test_working_hardware_is_strong_and_the_timings_are_mixed_in_as_well,
+               test_a_working_generator_that_repeats_across_boots_still_gets_a_new_seed,
+               test_a_generator_stuck_at_all_ones_is_refused_and_says_why,
+               test_a_generator_stuck_at_all_zeros_is_refused_and_says_why,
+               test_a_generator_that_repeats_a_value_is_refused_and_says_why,
                test_hardware_whose_carry_stays_clear_falls_back_on_timings,
                test_hardware_that_fails_a_few_times_is_retried_through,
                test_the_wall_clock_changes_the_seed_when_all_else_repeats, test_derive_keeps_domains_and_keys_apart,
