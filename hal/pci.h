@@ -84,12 +84,16 @@ uint8_t pci_interrupt_line(const struct pci_device *dev);
 
 /* The offset of the function's first capability with this id (PCI_CAP_ID_*), 0 when it has none. The list is
  * device input, walked bounded: a broken one (a loop, a pointer out of 0x40..0xFC or unaligned, too many
- * entries) is one warning and counts as no capability. Task context. */
+ * entries) is one warning and counts as no capability. So is an MSI or MSI-X capability whose registers would
+ * end past the 256 bytes of configuration space (one at 0xF0..0xFC may claim them): refused, one warning, and
+ * the function goes on as if it had none -- to MSI-X, or to INTx. Each warning is said once for a function the
+ * scan found, however often it is looked up. Task context. */
 uint8_t pci_find_capability(const struct pci_device *dev, uint8_t id);
 /* Programs the function's MSI capability to send one message (Multiple Message Enable 0, per-vector mask, if
  * any, cleared), address and data as given, enables it and disables INTx (the command register's bit 10) so
  * the pin stays quiet while MSI is on. False with *why, changing nothing, when the function has no MSI
- * capability or its 32-bit variant cannot hold the address. Called by the architecture's irq_attach_msi,
+ * capability (or one refused, as above, also when its control word changes to a refused one between the lookup
+ * and the enable) or its 32-bit variant cannot hold the address. Called by the architecture's irq_attach_msi,
  * which composes the message; task context. */
 bool pci_msi_enable(const struct pci_device *dev, uint64_t address, uint16_t data, const char **why);
 /* The same through the MSI-X capability: its table's BAR mapped, entry 0 given the message and unmasked (the

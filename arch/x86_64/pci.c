@@ -359,14 +359,50 @@ uint8_t pci_interrupt_line(const struct pci_device *dev) { return pci_config_rea
 
 static uint8_t cap_read8(void *ctx, uint16_t offset) { return pci_config_read8(ctx, offset); }
 
+/* What is wrong with a function's capabilities is said once, not at every lookup (a driver's probe and the irq
+ * layer each look): one bit per kind of fault for each function the scan kept. */
+#define CAP_FAULT_LIST 1u
+#define CAP_FAULT_MSI 2u
+#define CAP_FAULT_MSIX 4u
+static atomic_uchar cap_faults_told[PCI_MAX_DEVICES];
+
+static bool first_telling(const struct pci_device *dev, unsigned fault)
+{
+    uintptr_t at = (uintptr_t)dev, first = (uintptr_t)devices;
+    if (at < first || at >= (uintptr_t)(devices + device_count))
+        return true; /* not one of the scan's functions: nowhere to remember it was said */
+    return !(atomic_fetch_or(&cap_faults_told[(at - first) / sizeof *dev], fault) & fault);
+}
+
+/* An MSI or MSI-X capability must end inside the configuration space before anything reads its registers;
+ * whatever the others hold, only their two header bytes are read here. */
+static bool cap_fits(const struct pci_device *dev, uint8_t id, uint8_t at, const char **why)
+{
+    if (id == PCI_CAP_ID_MSI)
+        return msi_fits(at, pci_config_read16(dev, (uint16_t)(at + 2)), why); /* at <= 0xFC: control <= 0xFE */
+    if (id == PCI_CAP_ID_MSIX)
+        return msix_fits(at, why);
+    return true;
+}
+
 uint8_t pci_find_capability(const struct pci_device *dev, uint8_t id)
 {
     if (!(pci_config_read16(dev, PCI_STATUS) & PCI_STATUS_CAP_LIST) || dev->header_type > 1)
         return 0; /* no list (a CardBus header keeps its pointer elsewhere, and no driver here wants one) */
     const char *why;
     uint8_t at = pci_cap_find(cap_read8, (void *)dev, id, &why);
-    if (why)
-        log_warn("pci %02x:%02x.%u: %s: its capabilities are not used", dev->bus, dev->slot, dev->func, why);
+    if (why) {
+        if (first_telling(dev, CAP_FAULT_LIST))
+            log_warn("pci %02x:%02x.%u: %s: its capabilities are not used", dev->bus, dev->slot, dev->func, why);
+        return 0;
+    }
+    if (at && !cap_fits(dev, id, at, &why)) {
+        bool msi = id == PCI_CAP_ID_MSI;
+        if (first_telling(dev, msi ? CAP_FAULT_MSI : CAP_FAULT_MSIX))
+            log_warn("pci %02x:%02x.%u: %s capability at 0x%02x refused: %s; the function goes on as if it had none",
+                     dev->bus, dev->slot, dev->func, msi ? "MSI" : "MSI-X", at, why);
+        return 0;
+    }
     return at;
 }
 
@@ -378,6 +414,11 @@ bool pci_msi_enable(const struct pci_device *dev, uint64_t address, uint16_t dat
         return false;
     }
     uint16_t control = pci_config_read16(dev, (uint16_t)(cap + 2));
+    const char *unused;
+    if (!msi_fits(cap, control, &unused)) {
+        *why = "its MSI capability's control word changed to one whose registers run past the configuration space";
+        return false;
+    }
     struct msi_layout l = msi_layout(cap, control);
     if (!l.address_high && address >> 32) {
         *why = "its MSI capability has 32-bit addresses only";

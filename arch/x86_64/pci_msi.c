@@ -1,5 +1,6 @@
 /* arch/x86_64/pci_msi.c: the capability list walk and the MSI capability's layout and message (pci_msi.h). The
- * configuration space is device input: the walk trusts no pointer it is given. */
+ * configuration space is device input: the walk trusts no pointer it is given, and an MSI or MSI-X capability
+ * is judged to fit in the space before any of its registers is touched. */
 #include "arch/x86_64/pci_msi.h"
 
 #include <stddef.h>
@@ -47,9 +48,20 @@ struct msi_layout msi_layout(uint8_t cap, uint16_t control)
         .address_high = wide ? (uint16_t)(cap + 8) : 0,
         .data = (uint16_t)(cap + (wide ? 12 : 8)),
     };
-    if (control & MSI_CONTROL_PER_VECTOR_MASK)
+    l.end = (uint16_t)(l.data + 2);
+    if (control & MSI_CONTROL_PER_VECTOR_MASK) {
         l.mask = (uint16_t)(cap + (wide ? 16 : 12));
+        l.end = (uint16_t)(l.mask + 8); /* Mask Bits, then Pending Bits: 32 bits each */
+    }
     return l;
+}
+
+bool msi_fits(uint8_t cap, uint16_t control, const char **why)
+{
+    if (msi_layout(cap, control).end <= PCI_CONFIG_SPACE_SIZE)
+        return true;
+    *why = "its registers run past the 256 bytes of configuration space";
+    return false;
 }
 
 bool msix_place(uint16_t control, uint32_t table_reg, uint64_t bar_size, struct msix_place *p, const char **why)
@@ -71,6 +83,14 @@ bool msix_place(uint16_t control, uint32_t table_reg, uint64_t bar_size, struct 
         return false;
     }
     return true;
+}
+
+bool msix_fits(uint8_t cap, const char **why)
+{
+    if (cap + MSIX_CAP_SIZE <= PCI_CONFIG_SPACE_SIZE)
+        return true;
+    *why = "its registers run past the 256 bytes of configuration space";
+    return false;
 }
 
 bool msi_compose(uint8_t vector, uint32_t apic_id, struct msi_message *msg)

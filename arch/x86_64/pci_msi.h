@@ -11,6 +11,7 @@
 #include "hal/pci.h"
 
 #define PCI_CAP_MAX_WALK 48          /* (256 - 64) / 4: more entries than that is a loop */
+#define PCI_CONFIG_SPACE_SIZE 0x100  /* what configuration mechanism #1 reaches: offsets 0..0xFF */
 
 #define MSI_CONTROL_ENABLE (1u << 0)
 #define MSI_CONTROL_MME_MASK (7u << 4) /* Multiple Message Enable: 0 asks for one message */
@@ -34,13 +35,20 @@ struct msi_layout {
     uint16_t address_high; /* Message Upper Address (32 bits); 0 for the 32-bit variant */
     uint16_t data;         /* Message Data (16 bits) */
     uint16_t mask;         /* Mask Bits (32 bits); 0 when the function has no per-vector masking */
+    uint16_t end;          /* one past the capability's last register (Pending Bits, when it masks) */
 };
 struct msi_layout msi_layout(uint8_t cap, uint16_t control);
+
+/* Whether the MSI capability at cap, with this Message Control word, ends inside the configuration space. A
+ * capability at 0xF0..0xFC can claim registers at 0x100 and beyond, which no configuration access reaches: such
+ * a capability is broken device input, to be treated as absent. False with *why then. */
+bool msi_fits(uint8_t cap, uint16_t control, const char **why);
 
 /* MSI-X: the Message Control word's fields and where the table is. */
 #define MSIX_CONTROL_TABLE_SIZE 0x07FFu /* entries minus one */
 #define MSIX_CONTROL_FUNCTION_MASK (1u << 14)
 #define MSIX_CONTROL_ENABLE (1u << 15)
+#define MSIX_CAP_SIZE 12 /* header and control, Table Offset/BIR, PBA Offset/BIR, whatever the control says */
 #define MSIX_ENTRY_SIZE 16
 #define MSIX_ENTRY_ADDRESS_LOW 0
 #define MSIX_ENTRY_ADDRESS_HIGH 4
@@ -56,6 +64,9 @@ struct msix_place {
     unsigned entries;
 };
 bool msix_place(uint16_t control, uint32_t table_reg, uint64_t bar_size, struct msix_place *p, const char **why);
+
+/* msi_fits for the MSI-X capability at cap: its MSIX_CAP_SIZE bytes must end by PCI_CONFIG_SPACE_SIZE. */
+bool msix_fits(uint8_t cap, const char **why);
 
 /* The message for a fixed, edge-triggered interrupt at vector on the local APIC with this id, physical
  * destination mode (no interrupt remapping: the id is 8 bits). False when the id is above 254 (0xFF is the

@@ -1,7 +1,8 @@
 /* tests/unit/test_pci_msi.c: arch/x86_64/pci_msi.c over fake configuration spaces -- the capability walk
  * finds what a well-formed list holds and stops, finding nothing, at a loop, a pointer below 0x40, an
  * unaligned pointer or a list longer than 256 bytes can hold; the MSI register layout of the 32- and 64-bit
- * variants, with and without per-vector masking; where an MSI-X table lies and when it cannot be used; and the
+ * variants, with and without per-vector masking, and whether a capability near the end of the space fits in it
+ * (MSI and MSI-X at 0xF0..0xFC); where an MSI-X table lies and when it cannot be used; and the
  * x86 message for a vector and an APIC id. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -184,6 +185,54 @@ static void test_layout_32_and_64_bit(void **state)
     assert_int_equal(l.mask, 0xE0);
 }
 
+/* Where an MSI capability ends: Message Data's end, or Pending Bits' when it masks. */
+static void test_layout_end(void **state)
+{
+    (void)state;
+    assert_int_equal(msi_layout(0x50, 0).end, 0x5A);
+    assert_int_equal(msi_layout(0x50, MSI_CONTROL_64BIT).end, 0x5E);
+    assert_int_equal(msi_layout(0x50, MSI_CONTROL_PER_VECTOR_MASK).end, 0x64);
+    assert_int_equal(msi_layout(0x50, MSI_CONTROL_64BIT | MSI_CONTROL_PER_VECTOR_MASK).end, 0x68);
+}
+
+/* At 0xF0..0xFC a capability fits only if its last register ends by 0x100; each variant's last offset that fits,
+ * and the next one, refused with a reason. */
+static void test_fits_at_the_end(void **state)
+{
+    (void)state;
+    static const struct {
+        uint16_t control;
+        uint8_t last_fitting;
+    } variants[] = {
+        { 0, 0xF4 },                                                   /* 10 bytes */
+        { MSI_CONTROL_64BIT, 0xF0 },                                   /* 14 */
+        { MSI_CONTROL_PER_VECTOR_MASK, 0xEC },                         /* 20 */
+        { MSI_CONTROL_64BIT | MSI_CONTROL_PER_VECTOR_MASK, 0xE8 },     /* 24 */
+    };
+    for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
+        for (unsigned at = 0x40; at <= 0xFC; at += 4) {
+            const char *why = NULL;
+            bool fits = msi_fits((uint8_t)at, variants[v].control, &why);
+            if (at <= variants[v].last_fitting) {
+                assert_true(fits);
+                continue;
+            }
+            if (fits)
+                fail_msg("MSI with control 0x%x at 0x%x taken, though it runs past 0x100", variants[v].control, at);
+            assert_non_null(strstr(why, "past the 256 bytes"));
+        }
+    }
+    const char *why = NULL;
+    assert_true(msix_fits(0xF0, &why));
+    assert_true(msix_fits(0xF4, &why)); /* 12 bytes: exactly to 0x100 */
+    assert_null(why);
+    assert_false(msix_fits(0xF8, &why));
+    assert_non_null(strstr(why, "past the 256 bytes"));
+    why = NULL;
+    assert_false(msix_fits(0xFC, &why));
+    assert_non_null(why);
+}
+
 static void test_msix_table_place(void **state)
 {
     (void)state;
@@ -243,4 +292,4 @@ static void test_message(void **state)
 UNIT_MAIN(NULL, NULL,
           test_normal_list, test_empty_list, test_loop_stops, test_pointer_below_0x40_stops,
           test_unaligned_pointer_stops, test_more_than_48_entries_stops, test_endless_list_stops_at_48,
-          test_layout_32_and_64_bit, test_msix_table_place, test_message)
+          test_layout_32_and_64_bit, test_layout_end, test_fits_at_the_end, test_msix_table_place, test_message)
