@@ -2,7 +2,7 @@
  * `-serial tcp:127.0.0.1:PORT,server=on,wait=off` after COM1's -serial). While the machine is stopped the stub
  * polls it: getc waits on the data-ready bit for at most a TSC-measured timeout (with none, it sleeps in HLT
  * until the UART interrupts), putc on the transmit-holding-register-empty bit. While the machine runs, the
- * receive interrupt (IRQ 3) is on: the first byte of a new connection ('+' or '$') or Ctrl-C asks for a stop;
+ * receive interrupt (IRQ 3) is on: a packet's '$' (a new connection's first) or Ctrl-C asks for a stop;
  * the rest stays in the FIFO for the stub, and QEMU holds back what does not fit, so nothing gdb sends is lost.
  * The debugger's set-up (gdbstub/setup.c) finds it as hal/debug.h's gdb_arch_uart; registers and line set-up:
  * arch/x86_64/uart16550.h. */
@@ -43,16 +43,18 @@ bool gdb_uart_present(void)
 static int pushback = -1;
 
 /* The receive interrupt: only ever on while the machine runs. What gdb sends to a running machine is Ctrl-C,
- * or -- a gdb connecting -- an ack '+' and a packet's '$': either stops the machine, the first reported as
- * an interrupt, the second as an attach, with the byte kept for the stub. Anything else is line noise,
- * dropped, and the machine runs on. Once a stop is requested the interrupt is off (or it would fire again at
- * once); the debugger switches it back on when the machine resumes. */
+ * or -- a gdb connecting -- a packet's '$': either stops the machine, the first reported as an interrupt, the
+ * second as an attach, with the '$' kept for the stub. Anything else is line noise, dropped, and the machine
+ * runs on -- an ack '+' too: a connecting gdb's comes just before its '$', and one on its own is lldb's for
+ * the X09 that answered its `k` after the machine was let go (gdbstub/threads.c), which must not stop it
+ * again for a debugger that has quit. Once a stop is requested the interrupt is off (or it would fire again
+ * at once); the debugger switches it back on when the machine resumes. */
 static void com2_irq(void *arg)
 {
     (void)arg;
     while (inb(COM2 + UART_LSR) & UART_LSR_DATA_READY) {
         uint8_t c = inb(COM2 + UART_DATA);
-        if (c == GDB_CTRL_C_BYTE || c == '$' || c == '+') {
+        if (c == GDB_CTRL_C_BYTE || c == '$') {
             if (c != GDB_CTRL_C_BYTE)
                 pushback = c;
             outb(COM2 + UART_IER, 0x00);
