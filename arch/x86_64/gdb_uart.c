@@ -6,6 +6,8 @@
  * the rest stays in the FIFO for the stub, and QEMU holds back what does not fit, so nothing gdb sends is lost.
  * The debugger's set-up (gdbstub/setup.c) finds it as hal/debug.h's gdb_arch_uart; registers and line set-up:
  * arch/x86_64/uart16550.h. */
+#include <stdatomic.h>
+
 #include "arch/x86_64/arch.h"
 #include "arch/x86_64/gdb.h"
 #include "arch/x86_64/uart16550.h"
@@ -39,8 +41,10 @@ bool gdb_uart_present(void)
     return presence == 1;
 }
 
-/* A byte the receive interrupt took out of the FIFO for the stub to read first; -1 when none. */
-static int pushback = -1;
+/* The receive interrupt took a packet's '$' out of the FIFO: the stub reads it first. Set by the interrupt on
+ * the CPU that took it, taken by the stub on the CPU that stopped, which may be another: atomic. (A flag, not
+ * the byte: '$' is the only one kept.) */
+static atomic_bool packet_start_taken;
 
 /* The receive interrupt: only ever on while the machine runs. What gdb sends to a running machine is Ctrl-C,
  * or -- a gdb connecting -- a packet's '$': either stops the machine, the first reported as an interrupt, the
@@ -55,8 +59,8 @@ static void com2_irq(void *arg)
     while (inb(COM2 + UART_LSR) & UART_LSR_DATA_READY) {
         uint8_t c = inb(COM2 + UART_DATA);
         if (c == GDB_CTRL_C_BYTE || c == '$') {
-            if (c != GDB_CTRL_C_BYTE)
-                pushback = c;
+            if (c == '$')
+                atomic_store(&packet_start_taken, true);
             outb(COM2 + UART_IER, 0x00);
             gdb_request_stop(&gdb_uart_transport, c == GDB_CTRL_C_BYTE);
             return;
@@ -125,10 +129,9 @@ static void wait_for_rx(void)
 static int uart_getc(void *ctx, int timeout_ms)
 {
     (void)ctx;
-    if (pushback >= 0) {
-        int c = pushback;
-        pushback = -1;
-        return c;
+    if (atomic_load(&packet_start_taken)) { /* the interrupt is off while stopped: nothing sets it meanwhile */
+        atomic_store(&packet_start_taken, false);
+        return '$';
     }
     uint64_t start = rdtsc();
     uint64_t limit = timeout_ms < 0 ? 0 : (uint64_t)timeout_ms * cycles_per_ms();

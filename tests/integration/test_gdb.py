@@ -232,12 +232,12 @@ def test_hardware_breakpoint_and_stepping_another_cpu(kprof_factory):
 def test_watchpoints_stop_after_the_access_and_refuse_the_debuggers_data(kprof_factory):
     """`watch` and `awatch` are the debug registers' (Z2, Z4): the console's reader writes input_tail as it takes
     a typed byte, and gdb shows the old and new value where it happened. A read-only watchpoint (rwatch: x86
-    has none), one on the debugger's own data (the COM2 transport's pushback byte) and one on what every trap
+    has none), one on the debugger's own data (the COM2 transport's flag for a '$' it took) and one on what every trap
     touches before the debugger runs (a CPU's interrupt depth in percpu_area: armed, the machine hung in the
     first interrupt's #DB and its #DB's; an AP's NMI stack, allocated apart from it) are refused at the continue,
     and the machine stays stopped for gdb to go on."""
     k = kprof_factory(gdb=True)
-    g = Gdb(k, ["awatch pushback", "continue", "delete", "rwatch input_head", "continue", "delete",
+    g = Gdb(k, ["awatch packet_start_taken", "continue", "delete", "rwatch input_head", "continue", "delete",
                 "watch percpu_area[1].irq_depth", "continue", "delete",
                 "watch -location *(long *)percpu_area[1].ist_stacks[0]", "continue", "delete",
                 "print input_tail", "watch input_tail", mark("resuming"), "continue", "bt 2",
