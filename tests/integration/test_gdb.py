@@ -322,8 +322,9 @@ def test_unmapped_and_noncanonical_memory_and_breakpoints_are_errors(kprof_facto
 def test_junk_bad_checksums_and_long_packets_leave_the_kernel_running_or_waiting(kprof_factory):
     k = kprof_factory(gdb=True)
     w = Wire(k)
-    # Line noise while the machine runs (no '$', '+' or Ctrl-C): dropped, the machine runs on.
-    w.send(bytes(b for b in range(256) if b not in b"$+\x03") * 4)
+    # Line noise while the machine runs (no '$' or Ctrl-C; acks '+' nothing waits for among it): dropped, the
+    # machine runs on.
+    w.send(bytes(b for b in range(256) if b not in b"$\x03") * 4)
     assert_running(k)
     # A packet start stops it; a bad checksum is refused with '-', junk between packets skipped.
     w.send(b"$qSupported#00")
@@ -387,4 +388,13 @@ def test_gdb_panic_stops_in_the_debugger_with_every_cpu(kprof_factory):
     assert len(threads(text)) == 4, text
     assert re.search(r"(?m)^#\d+ +0x[0-9a-f]+ in cmd_panic \(", text), "bt does not reach cmd_panic:\n%s" % text
     assert "received signal SIGABRT" in text, "a continue after a panic did not stop again:\n%s" % text
-    k.expect_eof(30)  # `kill` powers the machine off
+    # `kill` only detaches: a panicked machine cannot run, so it waits, stopped, for the next debugger ...
+    assert k.alive(), "QEMU exited on gdb's kill"
+    k.send("uptime\r")
+    assert k.quiet_for(1.5), "the panicked kernel ran on after gdb's kill:\n%s" % k.log[-500:]
+    # ... which finds it stopped at the panic, and `monitor poweroff` powers it off.
+    g = Gdb(k, ["info threads", "monitor poweroff"])
+    text = g.finish(check=False)  # the power goes before the command's OK: gdb sees its connection close
+    assert len(threads(text)) == 4, text
+    assert re.search(r"(?m)^poweroff: powering the machine off$", text), "monitor poweroff said nothing:\n%s" % text
+    k.expect_eof(60)
