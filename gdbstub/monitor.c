@@ -1,5 +1,6 @@
 /* gdbstub/monitor.c: the monitor (gdbstub/monitor.h) -- a small command interpreter of its own beside the
- * packet handlers, for what gdb has no packet for: the MSRs of each CPU and the PMU's state. Each command
+ * packet handlers, for what gdb has no packet for: the MSRs of each CPU, the PMU's state, and powering the
+ * machine off (gdb's `k` does not: it detaches, gdbstub/threads.c). Each command
  * writes to a struct sink like a shell command; the sink here gathers the text and sends it as `O`
  * packets (hex of the text), so a report of any length reaches gdb in pieces it shows as they come. */
 #include <stdbool.h>
@@ -60,6 +61,7 @@ static void monitor_help(struct sink *out)
                    "  wrmsr [cpu N] MSR VALUE       write an MSR on CPU N\n"
                    "  pmu                           every PMU MSR of the profiler's backend, per CPU, decoded\n"
                    "  nobreak                       where breakpoints are refused: the debugger's own code\n"
+                   "  poweroff                      power the machine off (gdb's kill only detaches)\n"
                    "numbers are decimal or 0x-prefixed hex; thread N in gdb is CPU N-1\n");
 }
 
@@ -115,6 +117,16 @@ static void monitor_nobreak(struct gdb_session *s, struct sink *out)
                 (unsigned long long)start, (unsigned long long)end);
 }
 
+/* The line goes to gdb before the power does, and gdb gets no OK: the machine is gone. Only where it could not
+ * go does the command finish, with why, and the machine stays stopped. */
+static void monitor_poweroff(struct gdb_session *s, struct sink *out)
+{
+    sink_puts(out, "poweroff: powering the machine off\n");
+    monitor_flush(&monitor);
+    const char *why = s->target->poweroff();
+    sink_printf(out, "poweroff: failed: %s\n", why ? why : "no reason given");
+}
+
 static void monitor_run(struct gdb_session *s, struct sink *out, char *line)
 {
     char *argv[SHELL_MAX_ARGS];
@@ -135,6 +147,10 @@ static void monitor_run(struct gdb_session *s, struct sink *out, char *line)
         sink_puts(out, "usage: pmu\n");
     else if (strcmp(argv[0], "nobreak") == 0)
         monitor_nobreak(s, out);
+    else if (strcmp(argv[0], "poweroff") == 0 && argc == 1)
+        monitor_poweroff(s, out);
+    else if (strcmp(argv[0], "poweroff") == 0)
+        sink_puts(out, "usage: poweroff\n");
     else
         sink_printf(out, "error: unknown command '%s'; try 'monitor help'\n", argv[0]);
 }

@@ -1,6 +1,6 @@
-/* gdbstub/monitor.h: gdb's `monitor` commands (the qRcmd packet) -- help, rdmsr, wrmsr, pmu. The commands
- * write to a struct sink (kernel/lib/sink.h), as the shell's commands do; the sink carries their text to gdb
- * in hex `O` packets. */
+/* gdbstub/monitor.h: gdb's `monitor` commands (the qRcmd packet) -- help, rdmsr, wrmsr, pmu, nobreak, poweroff.
+ * The commands write to a struct sink (kernel/lib/sink.h), as the shell's commands do; the sink carries their
+ * text to gdb in hex `O` packets. */
 #ifndef GDBSTUB_MONITOR_H
 #define GDBSTUB_MONITOR_H
 

@@ -130,6 +130,11 @@ static void transmit(struct gdb_link *link)
     flush(link);
 }
 
+void gdb_link_send_once(struct gdb_link *link)
+{
+    transmit(link);
+}
+
 bool gdb_link_send(struct gdb_link *link)
 {
     if (link->out_overflow) {

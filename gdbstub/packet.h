@@ -53,6 +53,9 @@ enum gdb_event gdb_link_receive(struct gdb_link *link);
  * ack means gdb has moved on to its next packet (our ack was lost), which gdb_link_receive then reads.
  * Returns false when the link is lost. A reply that overflowed is replaced by E07 before sending. */
 bool gdb_link_send(struct gdb_link *link);
+/* Sends link->out as a packet once and waits for no ack: for a reply the debugger may never read (k's), where
+ * waiting -- forever, on COM2 -- would keep the machine stopped for nobody. */
+void gdb_link_send_once(struct gdb_link *link);
 
 /* Building the reply in link->out. Each appends all or, when it does not fit, nothing (and marks overflow). */
 void gdb_out_reset(struct gdb_link *link);

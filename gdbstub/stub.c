@@ -1,5 +1,5 @@
 /* gdbstub/stub.c: the session (gdbstub/stub.h) -- receive a packet, let commands.c answer it, until a packet
- * resumes or kills the machine or the link goes. The buffers are static: a session runs on whatever stack
+ * resumes the machine or detaches (D, k) or the link goes. The buffers are static: a session runs on whatever stack
  * the stopped CPU had, and two packets' worth of bytes do not belong there. */
 #include <stdbool.h>
 
@@ -75,7 +75,7 @@ enum gdb_session_end gdb_stub_session(const struct gdb_target *target, const str
             break;
         }
         if (s->ended)
-            return s->end; /* the resume or kill is done, even if the link went while answering */
+            return s->end; /* the resume or detach is done, even if the link went while answering */
         if (!link_held)
             return link_lost(s);
     }

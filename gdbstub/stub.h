@@ -1,7 +1,8 @@
 /* gdbstub/stub.h: the gdb remote stub's entry point. The machine, stopped, calls gdb_stub_session on one CPU;
- * the session talks to gdb until gdb resumes, detaches or kills the machine, or the link is lost, and says
- * which it was. The session itself performs the resume (target->resume) or kill (target->kill) before it
- * returns, so the caller only has to let the CPUs go.
+ * the session talks to gdb until gdb resumes or detaches (D, or k: a debugger that quits without detaching
+ * sends k, so it is a detach too), or the link is lost, and says which it was. The session itself performs the
+ * resume (target->resume) before it returns, so the caller only has to let the CPUs go. (`monitor poweroff`
+ * does not end a session: the machine is gone, or it could not go and stays stopped.)
  *
  * One session at a time: the caller serialises entries (a second CPU that stops meanwhile waits with the
  * others). The stub keeps a little state from one session to the next -- whether gdb is waiting for a stop
@@ -40,7 +41,7 @@ enum gdb_session_end {
     GDB_END_CONTINUE,  /* c, C, vCont;c: every CPU resumes */
     GDB_END_STEP,      /* s, S, vCont;s:N[;c]: target->resume(N, others_stay) was called */
     GDB_END_DETACH,    /* D: breakpoints removed, every CPU resumes, gdb is gone */
-    GDB_END_KILL,      /* k: target->kill() was called and returned */
+    GDB_END_KILL,      /* k: as D, answered X09 unacknowledged: breakpoints removed, every CPU resumes */
     GDB_END_LINK_LOST, /* the transport reported the link gone: breakpoints removed, every CPU resumes */
 };
 

@@ -32,8 +32,8 @@ struct gdb_transport {
     /* The end of a packet or an ack (gdbstub/packet.c): what putc gathered goes out now, as one unit (a UDP
      * datagram). NULL: putc sends each byte at once (COM2). */
     void (*flush)(void *ctx);
-    /* A session on this transport begins (begin true) or ends (false; gone: gdb detached or killed the
-     * machine, or the link was lost, so whoever was attached is forgotten). NULL: nothing to do. */
+    /* A session on this transport begins (begin true) or ends (false; gone: gdb detached, with D or k, or the
+     * link was lost, so whoever was attached is forgotten). NULL: nothing to do. */
     void (*session)(void *ctx, bool begin, bool gone);
 };
 
@@ -73,8 +73,10 @@ struct gdb_target {
     bool (*msr_write)(unsigned cpu, uint32_t msr, uint64_t value);
     /* `monitor pmu`: every PMU MSR of the chosen backend, per CPU, decoded, written to out. */
     void (*pmu_report)(struct sink *out);
-    /* `k`: kill -- here, power off or halt. */
-    void (*kill)(void);
+    /* `monitor poweroff`: power the machine off. Returns only where it could not, saying why; the machine is
+     * then as it was, stopped. (gdb's `k` does not come here: a debugger that quits without detaching sends
+     * it, so it detaches -- gdbstub/threads.c.) */
+    const char *(*poweroff)(void);
 };
 
 #endif

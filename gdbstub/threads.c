@@ -1,6 +1,6 @@
 /* gdbstub/threads.c: gdb's threads, which are the CPUs (thread id N is CPU N-1), and the packets that say
  * which of them gdb looks at and which run: the stop reply, H, T, the thread list and its extra info; then the
- * packets that end a session -- c, C, s, S and vCont resume the machine, D detaches, k kills. Like every
+ * packets that end a session -- c, C, s, S and vCont resume the machine, D and k detach. Like every
  * handler (gdbstub/commands.c) each parses through a cursor bounded by the payload and checks its arguments
  * completely before touching the target; gdbstub/handlers.h holds what they share. */
 #include <stdbool.h>
@@ -266,8 +266,17 @@ bool gdb_handle_vcont(struct gdb_session *s)
     return true;
 }
 
-/* D and D;pid. gdb has normally removed its breakpoints already; any left are removed so that nothing stops
- * the machine for a debugger no longer there. */
+/* The debugger leaves: every CPU runs, and nothing may stop the machine for it any more -- gdb has normally
+ * removed its breakpoints already; any left were removed (gdb_break_remove_all) before the reply, so that a
+ * debugger told OK finds them gone. */
+static void leave(struct gdb_session *s, enum gdb_session_end end)
+{
+    s->target->resume(-1, false, false);
+    s->keep->stop_reply_owed = false;
+    end_session(s, end);
+}
+
+/* D and D;pid. */
 bool gdb_handle_detach(struct gdb_session *s)
 {
     struct gdb_cursor c = payload_from(s, 1);
@@ -278,17 +287,21 @@ bool gdb_handle_detach(struct gdb_session *s)
         return reply_error(s, ERR_MALFORMED);
     gdb_break_remove_all(s->target);
     bool link_held = reply_ok(s);
-    s->target->resume(-1, false, false);
-    s->keep->stop_reply_owed = false;
-    end_session(s, GDB_END_DETACH);
+    leave(s, GDB_END_DETACH);
     return link_held;
 }
 
+/* k is a detach, as Linux's kgdb takes it: a debugger that quits without detaching sends it (lldb's batch mode
+ * on the first command that fails, gdb's `kill`), and that must not take the machine away. Powering off is
+ * the explicit `monitor poweroff`. The protocol gives k no reply and gdb reads none, but lldb waits for one --
+ * X (the process is gone), as lldb-server answers -- and without it sends qC after a while, which the
+ * running machine takes for a debugger attaching, and stops. So X09 goes out, once: gdb would never ack it. */
 bool gdb_handle_kill(struct gdb_session *s)
 {
     gdb_break_remove_all(s->target);
-    s->keep->stop_reply_owed = false;
-    end_session(s, GDB_END_KILL);
-    s->target->kill();
+    leave(s, GDB_END_KILL);
+    gdb_out_reset(s->link);
+    gdb_out_str(s->link, "X09");
+    gdb_link_send_once(s->link);
     return true;
 }

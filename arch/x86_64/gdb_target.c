@@ -150,12 +150,11 @@ static void t_pmu_report(struct sink *out)
     }
 }
 
-/* Power off; where ACPI cannot, halt here with every other CPU parked for good. (No message: a parked CPU
- * may hold the console lock.) */
-static void t_kill(void)
+/* `monitor poweroff`: ACPI S5, as the shell's poweroff. Where ACPI cannot, the reason goes back to gdb and the
+ * machine stays stopped for it to detach. (No console message: a parked CPU may hold the console lock.) */
+static const char *t_poweroff(void)
 {
-    platform_poweroff();
-    platform_halt_forever();
+    return platform_poweroff();
 }
 
 /* The debugger's own code: arch/x86_64/linker.ld's section. */
@@ -205,7 +204,7 @@ static const struct gdb_target target = {
     .msr_read = t_msr_read,
     .msr_write = t_msr_write,
     .pmu_report = t_pmu_report,
-    .kill = t_kill,
+    .poweroff = t_poweroff,
 };
 
 /* ---- the state machine's hooks ------------------------------------------------------------------------------ */

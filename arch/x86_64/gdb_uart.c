@@ -2,10 +2,12 @@
  * `-serial tcp:127.0.0.1:PORT,server=on,wait=off` after COM1's -serial). While the machine is stopped the stub
  * polls it: getc waits on the data-ready bit for at most a TSC-measured timeout (with none, it sleeps in HLT
  * until the UART interrupts), putc on the transmit-holding-register-empty bit. While the machine runs, the
- * receive interrupt (IRQ 3) is on: the first byte of a new connection ('+' or '$') or Ctrl-C asks for a stop;
+ * receive interrupt (IRQ 3) is on: a packet's '$' (a new connection's first) or Ctrl-C asks for a stop;
  * the rest stays in the FIFO for the stub, and QEMU holds back what does not fit, so nothing gdb sends is lost.
  * The debugger's set-up (gdbstub/setup.c) finds it as hal/debug.h's gdb_arch_uart; registers and line set-up:
  * arch/x86_64/uart16550.h. */
+#include <stdatomic.h>
+
 #include "arch/x86_64/arch.h"
 #include "arch/x86_64/gdb.h"
 #include "arch/x86_64/uart16550.h"
@@ -39,22 +41,26 @@ bool gdb_uart_present(void)
     return presence == 1;
 }
 
-/* A byte the receive interrupt took out of the FIFO for the stub to read first; -1 when none. */
-static int pushback = -1;
+/* The receive interrupt took a packet's '$' out of the FIFO: the stub reads it first. Set by the interrupt on
+ * the CPU that took it, taken by the stub on the CPU that stopped, which may be another: atomic. (A flag, not
+ * the byte: '$' is the only one kept.) */
+static atomic_bool packet_start_taken;
 
 /* The receive interrupt: only ever on while the machine runs. What gdb sends to a running machine is Ctrl-C,
- * or -- a gdb connecting -- an ack '+' and a packet's '$': either stops the machine, the first reported as
- * an interrupt, the second as an attach, with the byte kept for the stub. Anything else is line noise,
- * dropped, and the machine runs on. Once a stop is requested the interrupt is off (or it would fire again at
- * once); the debugger switches it back on when the machine resumes. */
+ * or -- a gdb connecting -- a packet's '$': either stops the machine, the first reported as an interrupt, the
+ * second as an attach, with the '$' kept for the stub. Anything else is line noise, dropped, and the machine
+ * runs on -- an ack '+' too: a connecting gdb's comes just before its '$', and one on its own is lldb's for
+ * the X09 that answered its `k` after the machine was let go (gdbstub/threads.c), which must not stop it
+ * again for a debugger that has quit. Once a stop is requested the interrupt is off (or it would fire again
+ * at once); the debugger switches it back on when the machine resumes. */
 static void com2_irq(void *arg)
 {
     (void)arg;
     while (inb(COM2 + UART_LSR) & UART_LSR_DATA_READY) {
         uint8_t c = inb(COM2 + UART_DATA);
-        if (c == GDB_CTRL_C_BYTE || c == '$' || c == '+') {
-            if (c != GDB_CTRL_C_BYTE)
-                pushback = c;
+        if (c == GDB_CTRL_C_BYTE || c == '$') {
+            if (c == '$')
+                atomic_store(&packet_start_taken, true);
             outb(COM2 + UART_IER, 0x00);
             gdb_request_stop(&gdb_uart_transport, c == GDB_CTRL_C_BYTE);
             return;
@@ -123,10 +129,9 @@ static void wait_for_rx(void)
 static int uart_getc(void *ctx, int timeout_ms)
 {
     (void)ctx;
-    if (pushback >= 0) {
-        int c = pushback;
-        pushback = -1;
-        return c;
+    if (atomic_load(&packet_start_taken)) { /* the interrupt is off while stopped: nothing sets it meanwhile */
+        atomic_store(&packet_start_taken, false);
+        return '$';
     }
     uint64_t start = rdtsc();
     uint64_t limit = timeout_ms < 0 ? 0 : (uint64_t)timeout_ms * cycles_per_ms();

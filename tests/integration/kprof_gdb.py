@@ -2,7 +2,7 @@
 over COM2's TCP port or the UDP transport (`gdb.udp=`).
 
 Owns: Gdb (one `timeout -k 3 N gdb -batch -nx` run; mark() has it print and flush a marker the test waits for),
-UdpGdb (Gdb pointed at `target remote udp:`), run_gdb, threads (`info threads` parsed), assert_running (the
+UdpGdb (Gdb pointed at `target remote udp:`), Lldb (the same around `lldb --batch`), run_gdb, threads (`info threads` parsed), assert_running (the
 shell answers: the machine is not stopped); the UDP transport's insecure boot (GUEST_PORT, INSECURE_WARNING,
 boot_udp), its `net` line and counters (gdb_udp_line, counter) and raw datagram helpers (udp_socket, received);
 WRAPPER, the gdb Python that frames one command's output as `@@begin NAME ok|error ... @@end NAME` (kp_run).
@@ -70,8 +70,9 @@ class Gdb:
             if left <= 0 or not self._read(left):
                 raise KprofError("gdb did not reach @@%s within %.0f s; it said:\n%s" % (name, timeout, self.text))
 
-    def finish(self, timeout=GDB_TIMEOUT + 5):
-        """Waits for gdb to exit; returns everything it printed. Fails if it timed out or failed."""
+    def finish(self, timeout=GDB_TIMEOUT + 5, check=True):
+        """Waits for gdb to exit; returns everything it printed. Fails if it timed out, or (check) failed; its
+        exit status is kept in self.returncode either way."""
         deadline = time.monotonic() + timeout
         while self._read(deadline - time.monotonic()):
             if time.monotonic() > deadline:
@@ -82,7 +83,9 @@ class Gdb:
             self.kill()
             raise KprofError("gdb did not exit; it said:\n%s" % self.text)
         self.proc.stdin.close()
-        assert rc == 0, "gdb exited with %d (124: timed out); it said:\n%s" % (rc, self.text)
+        self.returncode = rc
+        assert rc != 124, "gdb timed out; it said:\n%s" % self.text
+        assert rc == 0 or not check, "gdb exited with %d (124: timed out); it said:\n%s" % (rc, self.text)
         return self.text
 
     def gdb_pid(self):
@@ -109,6 +112,36 @@ class Gdb:
                 self.proc.kill()
                 self.proc.wait(5)
         self.proc.stdin.close()
+
+
+LLDB_TIMEOUT = 90  # the whole lldb run, enforced by timeout(1)
+# Debian 12's lldb looks for its Python module under python3/, which holds nothing (it is under python3.11/):
+# PYTHONPATH points there, or lldb prints a traceback for every command (harmless, but noise in a failure's text).
+LLDB_PYTHON = "/usr/lib/llvm-14/lib/python3.11/dist-packages"
+
+
+class Lldb(Gdb):
+    """Gdb's reading, waiting and exit check, around `timeout -k 3 N lldb --batch --no-lldbinit` with these
+    commands after `connect` (`gdb-remote HOST:PORT`, `process connect udp://HOST:PORT`). lldb's batch mode
+    stops at the first command that fails, and quits."""
+
+    def __init__(self, connect, commands, timeout=LLDB_TIMEOUT):
+        argv = ["timeout", "-k", "3", str(timeout), "lldb", "--batch", "--no-lldbinit",
+                "-o", "settings set auto-confirm true", "-o", "target create %s" % ELF, "-o", connect]
+        for c in commands:
+            argv += ["-o", c]
+        self.argv = argv
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, env=dict(os.environ, PYTHONPATH=LLDB_PYTHON))
+        self.out = b""
+
+    def wait_for(self, pattern, timeout=60):
+        deadline = time.monotonic() + timeout
+        while not re.search(pattern, self.text):
+            left = deadline - time.monotonic()
+            if left <= 0 or not self._read(left):
+                self.kill()
+                raise KprofError("lldb did not print %r within %.0f s; it said:\n%s" % (pattern, timeout, self.text))
 
 
 def run_gdb(k, commands):

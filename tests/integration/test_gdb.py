@@ -232,12 +232,12 @@ def test_hardware_breakpoint_and_stepping_another_cpu(kprof_factory):
 def test_watchpoints_stop_after_the_access_and_refuse_the_debuggers_data(kprof_factory):
     """`watch` and `awatch` are the debug registers' (Z2, Z4): the console's reader writes input_tail as it takes
     a typed byte, and gdb shows the old and new value where it happened. A read-only watchpoint (rwatch: x86
-    has none), one on the debugger's own data (the COM2 transport's pushback byte) and one on what every trap
+    has none), one on the debugger's own data (the COM2 transport's flag for a '$' it took) and one on what every trap
     touches before the debugger runs (a CPU's interrupt depth in percpu_area: armed, the machine hung in the
     first interrupt's #DB and its #DB's; an AP's NMI stack, allocated apart from it) are refused at the continue,
     and the machine stays stopped for gdb to go on."""
     k = kprof_factory(gdb=True)
-    g = Gdb(k, ["awatch pushback", "continue", "delete", "rwatch input_head", "continue", "delete",
+    g = Gdb(k, ["awatch packet_start_taken", "continue", "delete", "rwatch input_head", "continue", "delete",
                 "watch percpu_area[1].irq_depth", "continue", "delete",
                 "watch -location *(long *)percpu_area[1].ist_stacks[0]", "continue", "delete",
                 "print input_tail", "watch input_tail", mark("resuming"), "continue", "bt 2",
@@ -322,8 +322,9 @@ def test_unmapped_and_noncanonical_memory_and_breakpoints_are_errors(kprof_facto
 def test_junk_bad_checksums_and_long_packets_leave_the_kernel_running_or_waiting(kprof_factory):
     k = kprof_factory(gdb=True)
     w = Wire(k)
-    # Line noise while the machine runs (no '$', '+' or Ctrl-C): dropped, the machine runs on.
-    w.send(bytes(b for b in range(256) if b not in b"$+\x03") * 4)
+    # Line noise while the machine runs (no '$' or Ctrl-C; acks '+' nothing waits for among it): dropped, the
+    # machine runs on.
+    w.send(bytes(b for b in range(256) if b not in b"$\x03") * 4)
     assert_running(k)
     # A packet start stops it; a bad checksum is refused with '-', junk between packets skipped.
     w.send(b"$qSupported#00")
@@ -387,4 +388,13 @@ def test_gdb_panic_stops_in_the_debugger_with_every_cpu(kprof_factory):
     assert len(threads(text)) == 4, text
     assert re.search(r"(?m)^#\d+ +0x[0-9a-f]+ in cmd_panic \(", text), "bt does not reach cmd_panic:\n%s" % text
     assert "received signal SIGABRT" in text, "a continue after a panic did not stop again:\n%s" % text
-    k.expect_eof(30)  # `kill` powers the machine off
+    # `kill` only detaches: a panicked machine cannot run, so it waits, stopped, for the next debugger ...
+    assert k.alive(), "QEMU exited on gdb's kill"
+    k.send("uptime\r")
+    assert k.quiet_for(1.5), "the panicked kernel ran on after gdb's kill:\n%s" % k.log[-500:]
+    # ... which finds it stopped at the panic, and `monitor poweroff` powers it off.
+    g = Gdb(k, ["info threads", "monitor poweroff"])
+    text = g.finish(check=False)  # the power goes before the command's OK: gdb sees its connection close
+    assert len(threads(text)) == 4, text
+    assert re.search(r"(?m)^poweroff: powering the machine off$", text), "monitor poweroff said nothing:\n%s" % text
+    k.expect_eof(60)

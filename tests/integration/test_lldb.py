@@ -6,27 +6,22 @@ cmd_uptime's code equal to the ELF's (as gdb reads them from the file alone), a 
 when the console types `uptime`, a `thread step-inst` that moves the pc, `process detach`, and the console
 finishes the command and answers after.
 
-lldb runs as `timeout -k 3 N lldb --batch --no-lldbinit`. Debian 12's lldb looks for its Python module under
-python3/, which holds nothing (it is under python3.11/): PYTHONPATH points there, or lldb prints a traceback for
-every command (harmless, but noise in a failure's text).
+lldb runs as kprof_gdb.Lldb: `timeout -k 3 N lldb --batch --no-lldbinit`.
 """
 
-import os
 import re
 import subprocess
 import time
 
-from kprof_qemu import ELF, KprofError
-from kprof_gdb import Gdb, assert_running, boot_udp
+from kprof_qemu import ELF
+from kprof_gdb import LLDB_TIMEOUT, Lldb, assert_running, boot_udp
 
 # Kernels this module boots (conftest.py fails a boot past BOOTS), by the test that boots them -- a module kernel
 # counts for the first test that uses it, a test named alone needs a fresh one: test_lldb_gdb_remote_over_com2 1,
 # test_lldb_over_udp 1.
 BOOTS = 2
 
-LLDB_TIMEOUT = 90  # the whole lldb run, enforced by timeout(1)
 CPUS = 4
-LLDB_PYTHON = "/usr/lib/llvm-14/lib/python3.11/dist-packages"
 
 
 def elf_bytes(symbol, count):
@@ -43,28 +38,6 @@ def lldb_bytes(text):
     """The bytes of `memory read -f x -s 1` lines (0xADDR: 0x.. 0x.. ...)."""
     return bytes(int(b, 16) for line in re.findall(r"(?m)^0x[0-9a-f]+: ((?:0x[0-9a-f]{2} ?)+)$", text)
                  for b in line.split())
-
-
-class Lldb(Gdb):
-    """kprof_gdb.Gdb's reading, waiting and exit check, around `lldb --batch` with these commands."""
-
-    def __init__(self, connect, commands, timeout=LLDB_TIMEOUT):
-        argv = ["timeout", "-k", "3", str(timeout), "lldb", "--batch", "--no-lldbinit",
-                "-o", "settings set auto-confirm true", "-o", "target create %s" % ELF, "-o", connect]
-        for c in commands:
-            argv += ["-o", c]
-        self.argv = argv
-        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.STDOUT, env=dict(os.environ, PYTHONPATH=LLDB_PYTHON))
-        self.out = b""
-
-    def wait_for(self, pattern, timeout=60):
-        deadline = time.monotonic() + timeout
-        while not re.search(pattern, self.text):
-            left = deadline - time.monotonic()
-            if left <= 0 or not self._read(left):
-                self.kill()
-                raise KprofError("lldb did not print %r within %.0f s; it said:\n%s" % (pattern, timeout, self.text))
 
 
 def session(k, connect):

@@ -223,13 +223,14 @@ unsigned fake_hw_break_count(void)
     return count;
 }
 
-/* ---- resume, kill ---- */
+/* ---- resume, poweroff ---- */
 
 unsigned fake_resume_calls;
 int fake_resume_step_cpu;
 bool fake_resume_step;
 bool fake_resume_others_stay;
-unsigned fake_kill_calls;
+unsigned fake_poweroff_calls;
+size_t fake_poweroff_sent;
 
 static void fake_resume(int cpu, bool step, bool others_stay)
 {
@@ -239,9 +240,12 @@ static void fake_resume(int cpu, bool step, bool others_stay)
     fake_resume_others_stay = others_stay;
 }
 
-static void fake_kill(void)
+/* The fake machine cannot be powered off: it says so, as a machine without ACPI S5 would. */
+static const char *fake_poweroff(void)
 {
-    fake_kill_calls++;
+    fake_poweroff_calls++;
+    (void)fake_link_output(&fake_poweroff_sent);
+    return "the fake machine has no power to cut";
 }
 
 /* ---- MSRs and the PMU ---- */
@@ -315,7 +319,7 @@ const struct gdb_target fake_target = {
     .msr_read = fake_msr_read,
     .msr_write = fake_msr_write,
     .pmu_report = fake_pmu_report,
-    .kill = fake_kill,
+    .poweroff = fake_poweroff,
 };
 
 void fake_target_reset(void)
@@ -335,7 +339,8 @@ void fake_target_reset(void)
     fake_resume_step_cpu = -2;
     fake_resume_step = false;
     fake_resume_others_stay = false;
-    fake_kill_calls = 0;
+    fake_poweroff_calls = 0;
+    fake_poweroff_sent = 0;
     for (unsigned cpu = 0; cpu < FAKE_CPUS; cpu++) {
         msr_a[cpu] = 1000 + cpu;
         msr_b[cpu] = 0x70000000full;

@@ -57,12 +57,14 @@ extern unsigned fake_break_insert_calls;
 #define FAKE_MSR_B 0x38fu
 uint64_t fake_msr_value(unsigned cpu, uint32_t msr);
 
-/* resume() and kill() calls, and the arguments of the last resume (its cpu, whether it steps). */
+/* resume() and poweroff() calls, the arguments of the last resume (its cpu, whether it steps), and how many bytes
+ * the stub had sent on the link when poweroff() was called (what gdb was shown before the power went). */
 extern unsigned fake_resume_calls;
 extern int fake_resume_step_cpu;
 extern bool fake_resume_step;
 extern bool fake_resume_others_stay;
-extern unsigned fake_kill_calls;
+extern unsigned fake_poweroff_calls;
+extern size_t fake_poweroff_sent;
 
 /* pmu_report writes fake_pmu_text in pieces of fake_pmu_piece characters. */
 extern const char *fake_pmu_text;

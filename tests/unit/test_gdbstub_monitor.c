@@ -1,6 +1,6 @@
 /* tests/unit/test_gdbstub_monitor.c: gdb's monitor commands through a stub session (gdbstub/monitor.c) --
  * rdmsr, wrmsr, pmu output split over several O packets, help, unknown and malformed commands, an empty line,
- * the link lost during output, and no breakpoint allowed in the debugger's own code.
+ * the link lost during output, no breakpoint allowed in the debugger's own code, and poweroff.
  * Scripts of {packet gdb sends, reply expected} against the fake machine: gdbstub_fixture.h. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -172,6 +172,7 @@ static void test_monitor_help_unknown_and_malformed(void **state)
     assert_non_null(strstr(help, "rdmsr [cpu N] MSR"));
     assert_non_null(strstr(help, "wrmsr [cpu N] MSR VALUE"));
     assert_non_null(strstr(help, "pmu"));
+    assert_non_null(strstr(help, "poweroff"));
 
     fake_link_reset();
     expect_monitor_line("frob 1", "error: unknown command 'frob'; try 'monitor help'\n");
@@ -218,7 +219,35 @@ static void test_link_lost_during_monitor_output(void **state)
     assert_int_equal(fake_resume_calls, 1);
 }
 
+/* `monitor poweroff` is what powers the machine off (gdb's `k` only detaches): the target's poweroff is called
+ * once, after its line reached gdb. The fake machine cannot be powered off, and says so, as a machine without
+ * ACPI S5 would: the command then finishes with the reason and OK, and the machine stays stopped until gdb
+ * resumes it. */
+static void test_monitor_poweroff(void **state)
+{
+    (void)state;
+    static const char said[] = "poweroff: powering the machine off\n";
+    const char *outputs[] = { said, "poweroff: failed: the fake machine has no power to cut\n" };
+    expect_monitor("poweroff", outputs, 2);
+    expect_monitor_line("poweroff now", "usage: poweroff\n");
+    play_then_continue(GDB_STOP_ATTACH, 0);
+    assert_int_equal(fake_poweroff_calls, 1);
+    assert_int_equal(fake_resume_calls, 1);
+
+    /* What the stub had written when the power was to go: the packet's ack and the line, whole, nothing after. */
+    size_t len;
+    const char *out = fake_link_output(&len);
+    static char line_packet[2 * sizeof said + 2];
+    snprintf(line_packet, sizeof line_packet, "O%s", hex_of(said));
+    size_t framed_len;
+    char *framed = fake_frame(line_packet, strlen(line_packet), &framed_len);
+    assert_true(fake_poweroff_sent == 1 + framed_len && fake_poweroff_sent <= len);
+    assert_memory_equal(out, "+", 1);
+    assert_memory_equal(out + 1, framed, framed_len);
+    free(framed);
+}
+
 UNIT_MAIN_EACH(setup, teardown, NULL, NULL,
                test_no_breakpoint_in_the_debugger_s_own_code, test_monitor_rdmsr, test_monitor_wrmsr,
                test_monitor_pmu_in_several_packets, test_monitor_help_unknown_and_malformed,
-               test_monitor_empty_line_is_help, test_link_lost_during_monitor_output)
+               test_monitor_empty_line_is_help, test_link_lost_during_monitor_output, test_monitor_poweroff)

@@ -1,6 +1,6 @@
 /* tests/unit/test_gdbstub_resume.c: how a gdb stub session ends (gdbstub/stub.c, commands.c) -- continue and
- * step, continue at an address, malformed resume packets, vCont and its refusals, detach and kill, each with
- * the session end it returns.
+ * step, continue at an address, malformed resume packets, vCont and its refusals, detach, and kill (a detach
+ * too), each with the session end it returns.
  * Scripts of {packet gdb sends, reply expected} against the fake machine: gdbstub_fixture.h. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -149,19 +149,51 @@ static void test_detach(void **state)
     assert_int_equal(fake_resume_calls, 1);
 }
 
-static void test_kill(void **state)
+/* k is a detach (a debugger that quits without detaching sends it): its ack and X09, breakpoints of both kinds
+ * removed, every CPU released, the session over -- and nothing powered off. */
+static void test_kill_detaches(void **state)
 {
     (void)state;
     fake_exchange("Z0,1000,1", "OK");
+    fake_exchange("Z1,2000,1", "OK");
     fake_exchange("kx", "E22");
     fake_send_packet("k", 1);
-    fake_expect_raw("+", 1);
+    fake_expect_ack_reply("X09");
     play(GDB_STOP_ATTACH, 0, GDB_END_KILL);
-    assert_int_equal(fake_kill_calls, 1);
-    assert_int_equal(fake_resume_calls, 0);
-    assert_int_equal(fake_sw_break_count(), 0);
+    expect_resumed_clean();
+    assert_int_equal(fake_poweroff_calls, 0);
+
+    /* The X09 is sent once and not waited on (gdb never reads it): nothing after it is read, not even its ack. */
+    fake_target_reset();
+    fake_link_reset();
+    fake_send_packet("k", 1);
+    fake_expect_ack_reply("X09");
+    fake_send_raw("+", 1);
+    assert_int_equal(run(GDB_STOP_ATTACH, 0), GDB_END_KILL);
+    const char *mismatch = fake_link_finish();
+    assert_non_null(mismatch);
+    assert_non_null(strstr(mismatch, "never played"));
+    assert_int_equal(fake_resume_calls, 1);
+}
+
+/* The debugger that sent k is gone: gdb resumed the machine, it stopped at a breakpoint and the stop reply went
+ * out, and the debugger quit with k; the next stop is not reported to anyone unasked, as after D. */
+static void test_kill_owes_no_stop_reply(void **state)
+{
+    (void)state;
+    continue_session();
+    fake_expect_reply("T05thread:2;");
+    fake_send_raw("+", 1);
+    fake_send_packet("k", 1);
+    fake_expect_ack_reply("X09");
+    play(GDB_STOP_SW_BREAK, 1, GDB_END_KILL);
+    assert_int_equal(fake_resume_calls, 2);
+    fake_link_reset();
+    fake_exchange("?", "T05thread:2;");
+    play(GDB_STOP_SW_BREAK, 1, GDB_END_LINK_LOST);
+    assert_int_equal(fake_poweroff_calls, 0);
 }
 
 UNIT_MAIN_EACH(setup, teardown, NULL, NULL,
                test_continue_and_step, test_continue_at_an_address, test_malformed_resume_packets, test_vcont,
-               test_vcont_refusals, test_detach, test_kill)
+               test_vcont_refusals, test_detach, test_kill_detaches, test_kill_owes_no_stop_reply)
