@@ -2,9 +2,9 @@
  * (kernel/net/syn_queue.h). */
 #include "kernel/net/syn_queue.h"
 
-int syn_queue_victim(const struct syn_queue_pcb *pcbs, size_t n, unsigned pending, unsigned backlog)
+int syn_queue_victim(const struct syn_queue_pcb *pcbs, size_t n, unsigned pending, unsigned backlog, bool pool_full)
 {
-    if (pending < backlog)
+    if (pending < backlog && !pool_full)
         return -1;
     int victim = -1;
     for (size_t i = 0; i < n; i++)

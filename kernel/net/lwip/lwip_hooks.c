@@ -94,7 +94,7 @@ static bool connection_exists(struct tcp_pcb *list, uint32_t src_ip, uint16_t sr
     return false;
 }
 
-/* The listener's oldest half-open connection goes, silently (its peer may be a forged address that never answers
+/* The listener's oldest half-open connection goes when its backlog or lwIP's pool is full, silently (its peer may be a forged address that never answers
  * ARP: a RST would only wait for that too), so that the SYN after this one is not dropped. */
 static void evict_half_open(struct tcp_pcb_listen *l)
 {
@@ -105,14 +105,15 @@ static void evict_half_open(struct tcp_pcb_listen *l)
         seen[n] = (struct syn_queue_pcb){ pcb->state == SYN_RCVD && pcb->listener == l, tcp_ticks - pcb->tmr };
         pcbs[n++] = pcb;
     }
-    int victim = syn_queue_victim(seen, n, l->accepts_pending, l->backlog);
+    /* lwIP would reuse a TIME_WAIT pcb for the SYN (tcp_alloc): the pool is full only when every pcb is active */
+    int victim = syn_queue_victim(seen, n, l->accepts_pending, l->backlog, n >= MEMP_NUM_TCP_PCB);
     if (victim < 0)
         return;
     tcp_abandon(pcbs[victim], 0); /* gives the listener back its backlog place (tcp_backlog_accepted) */
     evicted++;
 }
 
-/* A permitted peer's SYN (not a fragment) to one of our addresses, for a listener whose backlog is full. */
+/* A permitted peer's SYN (not a fragment) to one of our addresses, for a listener. */
 static void make_room_for_syn(const struct ip_hdr *h, const struct pbuf *p, const struct netif *inp)
 {
     uint16_t hlen = IPH_HL_BYTES(h);
@@ -124,7 +125,7 @@ static void make_room_for_syn(const struct ip_hdr *h, const struct pbuf *p, cons
         return;
     uint16_t src_port = lwip_ntohs(t->src), dst_port = lwip_ntohs(t->dest);
     struct tcp_pcb_listen *l = listener_on(dst_port);
-    if (!l || l->accepts_pending < l->backlog)
+    if (!l)
         return;
     uint32_t src_ip = ip4_addr_get_u32(&h->src);
     if (connection_exists(tcp_active_pcbs, src_ip, src_port, dst_port) ||
