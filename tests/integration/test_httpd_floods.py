@@ -144,6 +144,7 @@ def floods(request):
     try:
         f.k.boot()
         assert "httpd: pprof.http on TCP port %d" % PORT in f.k.boot_log, f.k.boot_log
+        f.segment.wait_announced(KERNEL_IP, timeout=TIMEOUT)  # its link is up: on a loaded host, after the prompt
         yield f
     finally:
         f.close()
