@@ -3,9 +3,11 @@
  * asked again), reading each connection's request head into its parser, the refusals made here (a bad head, a
  * missing or wrong token, a full queue, a head not complete within HTTPD_REQUEST_NS), handing complete requests
  * to the worker (kernel/httpd/httpd_worker.c), and sending every response from its heap buffer as the send
- * buffer allows, then closing. Every path that ends a connection frees its response. */
+ * buffer allows, then closing -- and resetting a close whose FIN the client leaves unacknowledged
+ * (kernel/httpd/http_closing.h). Every path that ends a connection frees its response. */
 #include "kernel/httpd/httpd.h"
 #include "kernel/httpd/httpd_conn.h"
+#include "kernel/httpd/http_closing.h"
 
 #include "hal/cpu.h"
 #include "kernel/cmdline.h"
@@ -22,6 +24,7 @@
 #include "kernel/net/net.h"
 #include "kernel/net/net_report.h"
 #include "kernel/profiler/session.h"
+#include "lwip/priv/tcp_priv.h"
 #include "lwip/tcp.h"
 
 struct httpd_conn httpd_conns[HTTPD_CONNS];
@@ -36,6 +39,7 @@ static struct http_host_names host_names; /* pprof.host=: the DNS names a reques
 static struct tcp_pcb *listener;
 static bool listen_tried;
 static bool aborted; /* finish() reset a pcb: a callback that called it must return ERR_ABRT to lwIP */
+static struct http_closing closing; /* the connections closed gracefully, until lwIP is done with them */
 
 static void count_status(int status)
 {
@@ -61,6 +65,8 @@ static void finish(struct httpd_conn *c, bool abort)
         if (abort || tcp_close(c->pcb) != ERR_OK) {
             tcp_abort(c->pcb);
             aborted = true;
+        } else {
+            http_closing_remember(&closing, c->pcb, c->peer_ip, c->peer_port, time_ns());
         }
         c->pcb = 0;
     }
@@ -257,13 +263,43 @@ static void start_listening(void)
     tcp_accept(listener, accepted);
 }
 
+/* Whether lwIP still holds e's pcb, for e's peer on our port, waiting for its FIN to be acknowledged. A pcb lwIP
+ * freed and gave to another connection since fails on the peer or the state, so it is never touched. */
+static bool still_closing(const struct http_closing_entry *e)
+{
+    for (const struct tcp_pcb *pcb = tcp_active_pcbs; pcb; pcb = pcb->next)
+        if (pcb == e->pcb)
+            return pcb->local_port == port && pcb->remote_port == e->peer_port &&
+                   lwip_ntohl(ip4_addr_get_u32(&pcb->remote_ip)) == e->peer_ip &&
+                   (pcb->state == FIN_WAIT_1 || pcb->state == FIN_WAIT_2 || pcb->state == CLOSING ||
+                    pcb->state == LAST_ACK);
+    return false;
+}
+
+/* Resets the closes left unacknowledged HTTP_CLOSING_NS: every byte of their answers was acknowledged before the
+ * close, so only the FIN is lost, and lwIP would otherwise keep the pcb for minutes of retransmissions. */
+static void reset_unacknowledged_closes(int64_t now)
+{
+    for (unsigned i = 0; i < HTTP_CLOSING_MAX; i++) {
+        struct http_closing_entry *e = &closing.entries[i];
+        enum http_closing_verdict verdict = http_closing_judge(e, e->pcb && still_closing(e), now);
+        if (verdict == HTTP_CLOSING_RESET) {
+            tcp_abort((struct tcp_pcb *)e->pcb); /* detached at the close: no callback of ours runs */
+            httpd_counters.close_resets++;
+        }
+        if (verdict != HTTP_CLOSING_WAIT)
+            e->pcb = 0;
+    }
+}
+
 /* Each pass of the network task: listen (once), hand answered requests to lwIP, time out the slow. */
 static int64_t httpd_pass(void *arg, int64_t now)
 {
     (void)arg;
     if (!listen_tried)
         start_listening();
-    int64_t next = 0;
+    reset_unacknowledged_closes(now);
+    int64_t next = http_closing_next_due(&closing);
     for (unsigned i = 0; i < HTTPD_CONNS; i++) {
         struct httpd_conn *c = &httpd_conns[i];
         int state = atomic_load(&c->state);
@@ -348,10 +384,11 @@ static void httpd_report(struct sink *out, bool trusted)
         open += atomic_load(&httpd_conns[i].state) != CONN_FREE;
     const struct httpd_counters *k = &httpd_counters;
     sink_printf(out, "http: port %u, %u open, %llu accepted, %llu not allowed, %llu segments refused, %llu no slot, "
-                     "%llu cancelled, %llu stalled, answered",
+                     "%llu cancelled, %llu stalled, %llu half-open evicted, %llu closes reset, answered",
                 port, open, (unsigned long long)k->accepted, (unsigned long long)k->not_allowed,
                 (unsigned long long)tcp_refused_segments(), (unsigned long long)k->no_slot,
-                (unsigned long long)k->cancelled, (unsigned long long)k->stalled);
+                (unsigned long long)k->cancelled, (unsigned long long)k->stalled,
+                (unsigned long long)tcp_half_open_evicted(), (unsigned long long)k->close_resets);
     bool any = false;
     for (unsigned i = 0; i < HTTPD_STATUS_KINDS; i++) {
         uint64_t n = __atomic_load_n(&k->by_status[i], __ATOMIC_RELAXED);

@@ -52,7 +52,7 @@ extern struct httpd_conn httpd_conns[HTTPD_CONNS];
 /* Counters, by the network task alone (read without a lock by `net`). */
 #define HTTPD_STATUS_KINDS 14
 struct httpd_counters {
-    uint64_t accepted, not_allowed, no_slot, cancelled, stalled;
+    uint64_t accepted, not_allowed, no_slot, cancelled, stalled, close_resets;
     uint64_t by_status[HTTPD_STATUS_KINDS]; /* indexed as httpd_status_codes */
 };
 extern struct httpd_counters httpd_counters;

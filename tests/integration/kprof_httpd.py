@@ -90,11 +90,13 @@ def http_counts(k):
     line = [x for x in k.cmd_lines("net") if x.startswith("http: ")]
     assert len(line) == 1, line
     m = re.match(r"http: port (\d+), (\d+) open, (\d+) accepted, (\d+) not allowed, (\d+) segments refused, "
-                 r"(\d+) no slot, (\d+) cancelled, (\d+) stalled, answered(.*)$", line[0])
+                 r"(\d+) no slot, (\d+) cancelled, (\d+) stalled, (\d+) half-open evicted, (\d+) closes reset, "
+                 r"answered(.*)$", line[0])
     assert m, line[0]
-    names = ["port", "open", "accepted", "not_allowed", "refused_segments", "no_slot", "cancelled", "stalled"]
-    counts = dict(zip(names, (int(g) for g in m.groups()[:8])))
-    for pair in m.group(9).partition(";")[0].split():  # "; running an HTTP profile ..." while one runs
+    names = ["port", "open", "accepted", "not_allowed", "refused_segments", "no_slot", "cancelled", "stalled",
+             "evicted", "closes_reset"]
+    counts = dict(zip(names, (int(g) for g in m.groups()[:10])))
+    for pair in m.group(11).partition(";")[0].split():  # "; running an HTTP profile ..." while one runs
         if pair != "none":
             status, n = pair.split(":")
             counts[int(status)] = int(n)

@@ -22,13 +22,16 @@ uint32_t lwip_hook_tcp_isn(const struct ip4_addr *local_ip, uint16_t local_port,
 signed char lwip_hook_tcp_inpacket(struct tcp_pcb *pcb, struct pbuf *p);
 
 /* Every IPv4 packet as it arrives, before lwIP reads past the version: a TCP segment from an address
- * net_peer_permitted refuses is eaten (freed, 1). The TCP hook above is asked only when some pcb matches; to a
- * port nothing listens on, lwIP itself would answer the stranger a RST (and ARP for it first). Anything else
- * goes on (0). */
+ * net_peer_permitted refuses is eaten (freed, 1); a permitted peer's SYN to a listener whose backlog is full
+ * first evicts that listener's oldest half-open connection (kernel/net/syn_queue.h). The TCP hook above is asked
+ * only when some pcb matches; to a port nothing listens on, lwIP itself would answer the stranger a RST (and ARP
+ * for it first). Anything else goes on (0). */
 int lwip_hook_ip4_input(struct pbuf *p, struct netif *inp);
 
 /* TCP segments dropped because their source is not permitted, for `net`. */
 uint64_t tcp_refused_segments(void);
+/* Half-open connections evicted for a permitted SYN to a listener whose backlog was full, for `net`. */
+uint64_t tcp_half_open_evicted(void);
 
 #define LWIP_HOOK_TCP_ISN(local_ip, local_port, remote_ip, remote_port) \
     lwip_hook_tcp_isn(local_ip, local_port, remote_ip, remote_port)

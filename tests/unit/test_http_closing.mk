@@ -1,0 +1,1 @@
+test_http_closing_SRCS := kernel/httpd/http_closing.c
