@@ -89,13 +89,15 @@ static struct tcp_pcb_listen *listener_on(uint16_t port)
 static bool connection_exists(struct tcp_pcb *list, uint32_t src_ip, uint16_t src_port, uint16_t dst_port)
 {
     for (struct tcp_pcb *pcb = list; pcb; pcb = pcb->next)
-        if (pcb->local_port == dst_port && pcb->remote_port == src_port && ip4_addr_get_u32(&pcb->remote_ip) == src_ip)
+        if (pcb->local_port == dst_port && pcb->remote_port == src_port &&
+            ip4_addr_get_u32(&pcb->remote_ip) == src_ip)
             return true;
     return false;
 }
 
-/* The listener's oldest half-open connection goes when its backlog or lwIP's pool is full, silently (its peer may be a forged address that never answers
- * ARP: a RST would only wait for that too), so that the SYN after this one is not dropped. */
+/* The listener's oldest half-open connection goes when its backlog or lwIP's pool is full, silently (its peer may
+ * be a forged address that never answers ARP: a RST would only wait for that too), so that the SYN after this one
+ * is not dropped. */
 static void evict_half_open(struct tcp_pcb_listen *l)
 {
     struct syn_queue_pcb seen[MEMP_NUM_TCP_PCB];
