@@ -173,15 +173,22 @@ class FakeKernel:
         self.ignore_hellos = 0
         self.hellos = 0
         self.stale = 0  # data datagrams under another boot's nonce, dropped as the kernel drops them
+        self.generation = 0  # the session's (gdbstub/udp_auth.h): mixed into the nonce
 
     def reboot(self, ignore_hellos=0):
         self.secret = bytes(reversed(SECRET))
         self.rx_floor = self.tx = 0
         self.ignore_hellos = ignore_hellos
 
+    def end_session(self):
+        """The peer forgotten (gdbstub/udp_auth.h): its nonce and floor go; the reply counters run on."""
+        self.generation += 1
+        self.rx_floor = 0
+
     def nonce_of(self, addr):
         ip = struct.unpack(">I", socket.inet_aton(addr[0]))[0]
-        return hmac.new(self.secret, b"gdb" + struct.pack(">IH", ip, addr[1]), hashlib.sha256).digest()[:16]
+        message = b"gdb" + struct.pack(">IHQ", ip, addr[1], self.generation)
+        return hmac.new(self.secret, message, hashlib.sha256).digest()[:16]
 
     def recv_inner(self):
         """The next genuine data datagram's gdb bytes (answering hellos on the way)."""
@@ -315,6 +322,27 @@ def test_relay_plain_without_a_key_resends_its_hello_and_rehandshakes_after_a_re
         assert k.recv_inner() == b"$m0,4#fd"
         assert k.stale >= 1 and k.hellos >= 5
         k.send(k.sealed(b"+$00000000#80"))  # counter 1 of the new boot: taken
+        assert read_exactly(p.stdout, 14, timeout=10) == b"+$00000000#80"
+    err = p.stderr.read().decode()
+    assert "asking for a nonce again" in err, err
+
+
+def test_relay_rehandshakes_when_its_session_ends_and_goes_on():
+    """The kernel forgot the relay's session (issue 40: a session's nonce and floor end with it): the relay's
+    datagrams go unanswered under the old nonce, it asks for a nonce again as after a reboot, and carries on
+    from the fresh floor with the reply counters that ran on."""
+    k = FakeKernel(key=b"")
+    with relaying(k, wait=10, key_hex=None) as (k, p):
+        gdb_sends(p, b"$g#67")
+        assert k.recv_inner() == b"$g#67"
+        k.send(k.sealed(b"+$0011#00"))
+        assert read_exactly(p.stdout, 9) == b"+$0011#00"
+        hellos = k.hellos
+        k.end_session()
+        gdb_sends(p, b"$m0,4#fd")
+        assert k.recv_inner() == b"$m0,4#fd"
+        assert k.stale >= 1 and k.hellos == hellos + 1
+        k.send(k.sealed(b"+$00000000#80"))  # reply counter 2: above what the relay took
         assert read_exactly(p.stdout, 14, timeout=10) == b"+$00000000#80"
     err = p.stderr.read().decode()
     assert "asking for a nonce again" in err, err
