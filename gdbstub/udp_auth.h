@@ -42,7 +42,7 @@
  * Keyed or plain, nothing unproven has any effect: a raw, truncated, forged, replayed or wrong-key datagram
  * is dropped unanswered (no stop, no peer claimed, no floor moved); a hello (exactly GDB_UDP_HELLO_LEN bytes)
  * gets only its nonce answer, which changes no state. Every length is checked before any MAC is computed. A
- * datagram opened but not committed changes no state either: it may open again (the same sender's own bytes,
+ * datagram opened but not committed changes no session state either: it may open again (the same sender's own bytes,
  * which the transport judges again as it did), until its session's floor or generation passes it.
  *
  * Contract, for every implementation:

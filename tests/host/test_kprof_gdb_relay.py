@@ -110,6 +110,17 @@ def test_forged_and_foreign_datagrams_rejected():
     assert s.open(good) == b"$OK#9a", "nothing above moved the reply counter"
 
 
+def test_a_floor_at_the_top_is_refused_not_a_crash():
+    """A session whose floor is 2^64-1 takes no counter at all: the answer saying so is refused (the relay then
+    asks again) rather than the next seal failing to pack its counter."""
+    s = session()
+    s.hello()
+    with pytest.raises(wire.Rejected):
+        s.take_nonce(answer(rx_floor=2**64 - 1))
+    s.take_nonce(answer(rx_floor=2**64 - 2))
+    assert struct.unpack(">Q", s.seal(b"+")[21:29])[0] == 2**64 - 1
+
+
 def test_raw_passes_bytes_as_they_are_plain_is_kpg1_under_the_empty_key():
     s = wire.Session(None, raw=True)
     assert s.ready and s.seal(b"$g#67") == b"$g#67" and s.open(b"+$OK#9a") == b"+$OK#9a"
