@@ -196,9 +196,10 @@ void gdb_udp_auth_commit(struct gdb_udp_auth *a)
 void gdb_udp_auth_end_session(struct gdb_udp_auth *a)
 {
     /* Its peer becomes a newcomer, judged under the next generation: what it sealed for the session ended
-     * here does not open again, and whoever comes next starts from a fresh floor. The generation moves when a
-     * session starts (gdb_udp_auth_commit), not here: the nonce a newcomer was told while this session ran is
-     * already the next session's, and stays good. */
+     * here does not open again, and whoever comes next starts from a fresh floor. The newcomers' generation
+     * moves on too: a datagram another sender sealed while this session ran (the transport dropped it, not the
+     * peer's, without opening it) is not replayed into the next session. A relay told that nonce asks again. */
+    a->generation++;
     a->spoken_to = false;
     a->rx_floor = 0;
     a->opened.valid = false;

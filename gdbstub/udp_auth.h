@@ -22,8 +22,8 @@
  *                  every boot and every session, so nothing recorded in an earlier boot or an ended session
  *                  opens. The session's peer is told (and judged under) its session's generation; every other
  *                  address, a newcomer, the next one -- which becomes a session's when the transport commits a
- *                  newcomer's datagram (it attaches), after which newcomers are told the one after it. So a
- *                  relay's nonce stops working when its session ends or another's begins: it asks again (the
+ *                  newcomer's datagram (it attaches), and moves on when a session ends. So a relay's nonce
+ *                  stops working whenever a session ends or begins (its own or another's): it asks again (the
  *                  relay re-hellos after unanswered tries, as after a reboot). The answer to a hello is 85
  *                  bytes against 21 (within udpsh's 3x budget, headers counted), and MACed, so the relay knows
  *                  it came from a key holder; client_nonce ties it to the hello it answers. It changes no state.
@@ -68,8 +68,8 @@
  *    to), written to out (cap bytes of room; out never overlaps inner). Returns the payload's length, 0 when
  *    it cannot (cap too small, not the session's peer): the transport then sends nothing. cap is at least
  *    len + GDB_UDP_SEAL_OVERHEAD whenever the transport calls it with len <= GDB_UDP_INNER_MAX.
- *  - gdb_udp_auth_reset(): the transport forgets its peer (the session ends): the session's floor goes, and
- *    its peer is a newcomer under the next generation (what it sealed before opens nothing any more).
+ *  - gdb_udp_auth_reset(): the transport forgets its peer (the session ends): the session's floor goes, the
+ *    newcomers' generation moves on, and its peer is a newcomer (what it sealed before opens nothing any more).
  *  - gdb_udp_auth_start(): once, at boot in task context, before the first gdb_udp_open: reads udpsh.key=
  *    and draws the boot secret (logging one line). Without it the first gdb_udp_open starts it silently.
  *  - gdb_udp_auth_report(out): `net`'s "gdb udp auth:" line (gdbstub/udp_nic.c prints it). */

@@ -500,6 +500,13 @@ static void test_ended_session_datagram_does_not_open(void **state)
         assert_drops(IP, PORT, d9, n9);
         assert_drops(IP + 1, PORT, other, no); /* its generation became IP's session's */
         assert_int_equal(auth.counts.bad_nonce, bad + 3);
+        /* another sender's datagram made while a session ran (the transport drops it unopened, not the
+         * peer's) is not replayed into the next one */
+        n5 = data_datagram(d5, k, kl, IP, PORT, 5, "$?#3f");
+        assert_accepts(d5, n5, "$?#3f");
+        no = data_datagram(other, k, kl, IP + 1, PORT, 7, "$?#3f");
+        gdb_udp_auth_end_session(&auth);
+        assert_drops(IP + 1, PORT, other, no);
     }
 }
 
@@ -520,7 +527,7 @@ static void test_keyed_replay_refused_within_and_across_sessions(void **state)
     gdb_udp_auth_end_session(&auth);
     size_t m1 = data_datagram(e1, key, sizeof key, IP, PORT, 3, "$?#3f");
     assert_accepts(e1, m1, "$?#3f");
-    assert_int_equal(auth.session_generation, 1);
+    assert_int_equal(auth.session_generation, 2); /* 0 the first session's, 1 the newcomers' while it ran */
     assert_drops(IP, PORT, d1, n1); /* the old session's, above the new floor, still refused */
     assert_drops(IP, PORT, d2, n2);
     assert_drops(IP, PORT, e1, m1);
