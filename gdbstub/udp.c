@@ -341,6 +341,7 @@ static bool repeat_handled(const uint8_t *bytes, size_t len, size_t wire_len, bo
     }
     last.repeated = true;
     counts.repeats++;
+    gdb_udp_commit(); /* answered: acted on (a repeat dropped above is not, and moves no floor) */
     for (size_t at = 0; at < last.answer_len; at += GDB_UDP_DATAGRAM_MAX) {
         size_t n = last.answer_len - at;
         send_datagram(last.answer + at, n < GDB_UDP_DATAGRAM_MAX ? n : GDB_UDP_DATAGRAM_MAX);
@@ -375,8 +376,8 @@ static void datagram_in(const struct netpoll_datagram *dg, int64_t now)
         counts.not_peer++;
         return;
     }
-    if (!from_peer)
-        gdb_udp_auth_reset(); /* a candidate: judged as a newcomer */
+    /* A candidate is judged as a newcomer by gdb_udp_open itself (its address is not the session's): nothing
+     * here ends the idle peer's session unless the candidate's datagram is acted on (gdb_udp_commit). */
     uint8_t mac[6];
     /* A hello's answer costs two HMACs and a datagram: a token first, the proven peer's own or everyone
      * else's shared one, so a flood of forged hellos neither burns the CPU nor starves the peer. */
@@ -433,6 +434,7 @@ static void datagram_in(const struct netpoll_datagram *dg, int64_t now)
         counts.rx_overflow++;
         return;
     }
+    gdb_udp_commit(); /* for the stub: its session's floor rises, a newcomer's session starts */
     note_packet(inner, inner_len);
     if (ask != GDB_UDP_NO_STOP && !in_session) {
         int none = GDB_UDP_NO_STOP;

@@ -63,8 +63,16 @@ size_t gdb_udp_seal(uint32_t ip, uint16_t port, const uint8_t *inner, size_t len
     return gdb_udp_auth_seal(&auth, ip, port, inner, len, out, cap);
 }
 
+void gdb_udp_commit(void)
+{
+    if (started && !refuse_all)
+        gdb_udp_auth_commit(&auth);
+}
+
 void gdb_udp_auth_reset(void)
 {
+    if (started)
+        gdb_udp_auth_end_session(&auth);
 }
 
 void gdb_udp_auth_report(struct sink *out)

@@ -12,7 +12,9 @@ Integers big-endian, MAC = HMAC-SHA-256(key, every byte before it):
     reply  kernel -> relay  b"KPG1r" session_nonce[16] counter u64 gdb-bytes MAC
 
 The relay's counters rise above rx_floor (it takes them from its clock, as scripts/udpsh does); the kernel's
-replies are taken only above tx_from and above each other. Standard library only.
+replies are taken only above tx_from and above each other. The session nonce and rx_floor are a session's: when
+the kernel forgets the relay's session (or reboots) its datagrams stop opening, and the relay asks again.
+Standard library only.
 """
 
 import hashlib
@@ -29,6 +31,7 @@ OVERHEAD = HEAD + MAC_BYTES
 HELLO_LEN = len(MAGIC) + 1 + NONCE_BYTES
 NONCE_LEN = len(MAGIC) + 1 + 2 * NONCE_BYTES + 16 + MAC_BYTES
 INNER_MAX = 65344  # gdbstub/udp_auth.h GDB_UDP_INNER_MAX
+COUNTER_MAX = 2**64 - 1
 
 
 def mac(key, data):
@@ -120,10 +123,14 @@ class Session:
             raise Rejected("nonce answer to another hello")
         nonce = body[5 + NONCE_BYTES:5 + 2 * NONCE_BYTES]
         rx_floor, tx_from = struct.unpack(">QQ", body[5 + 2 * NONCE_BYTES:])
+        if rx_floor >= COUNTER_MAX:
+            # Our session's floor at the top (a datagram with the last counter was acted on): nothing can rise
+            # above it until the kernel ends that session (gdbstub/udp_auth.h).
+            raise Rejected("this address's session takes no higher counter: it must end first (60 s idle)")
         if nonce != self.nonce or tx_from < self.rx:
-            # A new boot: a new session nonce (ours is the same address), or -- should its secret repeat -- a
-            # kernel whose replies so far number fewer than we took. Its reply counters start again at
-            # tx_from; the last boot's must not make every reply of this one look replayed.
+            # A new session nonce: a new boot, or a new session of this one (the kernel forgot ours). Or --
+            # should a boot's secret repeat -- a kernel whose replies so far number fewer than we took. Its
+            # reply counters go on from tx_from; the last boot's must not make every reply look replayed.
             self.rx = tx_from
         else:
             self.rx = max(self.rx, tx_from)

@@ -2,11 +2,15 @@
  * datagrams from two senders: raw bytes, or datagrams sealed as the relay seals them (under the key or under
  * another, with the sender's nonce or the other's, the counter the script picks, then possibly cut or with a
  * byte flipped). Invariants: a DROP leaves the out-parameters and every counter and nonce as they were; a
- * REPLY answers only a whole hello, at 85 bytes within 3x, MACed under the key; an ACCEPT is only ever of a
- * datagram sealed here under the key with the sender's own nonce, unaltered, and its counter above every one
- * accepted before, and its gdb bytes are exactly those sealed, inside the datagram; the replies sealed after it
- * open under the key and the sender's nonce with a counter rising by one each. Insecure, every datagram up to
- * GDB_UDP_INNER_MAX is accepted whole, as unproven (ACCEPT_RAW). */
+ * REPLY answers only a whole hello, at 85 bytes within 3x, MACed under the key, and changes no state; an ACCEPT
+ * is only ever of a datagram sealed here under the key with the sender's own nonce, unaltered, and its counter
+ * above its session's floor (the last committed counter of the sender's session; 0 for a newcomer), its gdb
+ * bytes exactly those sealed, inside the datagram, and it moves no floor until the script commits it (as the
+ * transport does with what it acts on); committed, the replies sealed after it open under the key and the
+ * sender's nonce with a counter rising by one each, and nothing is sealed for anyone else. The script also ends
+ * the session (as the transport does when it forgets its peer) and replays the last committed datagram, which
+ * never opens again, in that session or a later one. Insecure, every datagram up to GDB_UDP_INNER_MAX is
+ * accepted whole, as unproven (ACCEPT_RAW). */
 #include <stdbool.h>
 #include <string.h>
 
@@ -76,10 +80,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         CHECK(gdb_udp_auth_set_insecure(&a));
     static uint8_t d[GDB_UDP_INNER_MAX + GDB_UDP_KEYED_OVERHEAD + 64];
     static uint8_t out[GDB_UDP_INNER_MAX + GDB_UDP_SEAL_OVERHEAD];
-    uint64_t best = 0;
+    static uint8_t committed[1024 + GDB_UDP_KEYED_OVERHEAD]; /* the last datagram committed, for a replay */
+    size_t committed_len = 0;
+    int committed_sender = 0;
+    int session = -1; /* the sender whose session is open */
+    uint64_t floor = 0;
     while (c.left) {
         unsigned op = take(&c);
         int sender = op & 1;
+        if (!insecure && (op & 0x86) == 0x80) { /* not a datagram: the session ends, or a replay */
+            if (sender == 0) {
+                gdb_udp_auth_end_session(&a);
+                CHECK(!a.spoken_to && a.rx_floor == 0);
+                session = -1;
+                floor = 0;
+            } else if (committed_len) {
+                const uint8_t *in = 0;
+                size_t in_len = 0;
+                CHECK(gdb_udp_auth_open(&a, ips[committed_sender], ports[committed_sender], committed,
+                                        committed_len, &in, &in_len) == GDB_UDP_DROP);
+            }
+            continue;
+        }
         size_t len = take(&c) | (size_t)(take(&c) & 0x03) << 8; /* up to 1 KiB: the MACs dominate */
         if (len > c.left)
             len = c.left;
@@ -129,7 +151,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             CHECK(inner == sentinel && inner_len == 7777);
             CHECK(a.rx_floor == before.rx_floor && a.tx_counter == before.tx_counter);
             CHECK(a.spoken_to == before.spoken_to);
-            CHECK(!genuine || counter <= best || len > GDB_UDP_INNER_MAX);
+            CHECK(!genuine || counter <= (sender == session ? floor : 0) || len > GDB_UDP_INNER_MAX);
+            CHECK(a.generation == before.generation);
             break;
         case GDB_UDP_REPLY: {
             CHECK(n == GDB_UDP_HELLO_LEN && memcmp(d, GDB_UDP_MAGIC "h", 5) == 0);
@@ -142,10 +165,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             break;
         }
         case GDB_UDP_ACCEPT:
-            CHECK(genuine && counter > best);
+            CHECK(genuine && counter > (sender == session ? floor : 0));
             CHECK(inner == d + GDB_UDP_HEAD_LEN && inner_len == len && memcmp(inner, bytes, len) == 0);
-            best = counter;
-            CHECK(a.rx_floor == counter);
+            CHECK(a.rx_floor == before.rx_floor && a.spoken_to == before.spoken_to);
+            CHECK(a.generation == before.generation);
+            if (!(op & 128)) { /* not acted on: nothing for it, and the session's peer is as it was */
+                size_t m = gdb_udp_auth_seal(&a, ips[sender], ports[sender], bytes, len, out, sizeof out);
+                CHECK(sender == session || m == 0);
+                break;
+            }
+            gdb_udp_auth_commit(&a);
+            session = sender;
+            floor = counter;
+            CHECK(a.rx_floor == counter && a.spoken_to);
+            memcpy(committed, d, n);
+            committed_len = n;
+            committed_sender = sender;
+            /* the other sender is no session's: nothing is sealed for it */
+            CHECK(gdb_udp_auth_seal(&a, ips[!sender], ports[!sender], bytes, len, out, sizeof out) == 0);
             /* the answer goes out sealed under this sender's nonce, counting on */
             for (int r = 0; r < 2; r++) {
                 uint64_t next = a.tx_counter + 1;

@@ -110,6 +110,17 @@ def test_forged_and_foreign_datagrams_rejected():
     assert s.open(good) == b"$OK#9a", "nothing above moved the reply counter"
 
 
+def test_a_floor_at_the_top_is_refused_not_a_crash():
+    """A session whose floor is 2^64-1 takes no counter at all: the answer saying so is refused (the relay then
+    asks again) rather than the next seal failing to pack its counter."""
+    s = session()
+    s.hello()
+    with pytest.raises(wire.Rejected):
+        s.take_nonce(answer(rx_floor=2**64 - 1))
+    s.take_nonce(answer(rx_floor=2**64 - 2))
+    assert struct.unpack(">Q", s.seal(b"+")[21:29])[0] == 2**64 - 1
+
+
 def test_raw_passes_bytes_as_they_are_plain_is_kpg1_under_the_empty_key():
     s = wire.Session(None, raw=True)
     assert s.ready and s.seal(b"$g#67") == b"$g#67" and s.open(b"+$OK#9a") == b"+$OK#9a"
@@ -173,15 +184,22 @@ class FakeKernel:
         self.ignore_hellos = 0
         self.hellos = 0
         self.stale = 0  # data datagrams under another boot's nonce, dropped as the kernel drops them
+        self.generation = 0  # the session's (gdbstub/udp_auth.h): mixed into the nonce
 
     def reboot(self, ignore_hellos=0):
         self.secret = bytes(reversed(SECRET))
         self.rx_floor = self.tx = 0
         self.ignore_hellos = ignore_hellos
 
+    def end_session(self):
+        """The peer forgotten (gdbstub/udp_auth.h): its nonce and floor go; the reply counters run on."""
+        self.generation += 1
+        self.rx_floor = 0
+
     def nonce_of(self, addr):
         ip = struct.unpack(">I", socket.inet_aton(addr[0]))[0]
-        return hmac.new(self.secret, b"gdb" + struct.pack(">IH", ip, addr[1]), hashlib.sha256).digest()[:16]
+        message = b"gdb" + struct.pack(">IHQ", ip, addr[1], self.generation)
+        return hmac.new(self.secret, message, hashlib.sha256).digest()[:16]
 
     def recv_inner(self):
         """The next genuine data datagram's gdb bytes (answering hellos on the way)."""
@@ -315,6 +333,27 @@ def test_relay_plain_without_a_key_resends_its_hello_and_rehandshakes_after_a_re
         assert k.recv_inner() == b"$m0,4#fd"
         assert k.stale >= 1 and k.hellos >= 5
         k.send(k.sealed(b"+$00000000#80"))  # counter 1 of the new boot: taken
+        assert read_exactly(p.stdout, 14, timeout=10) == b"+$00000000#80"
+    err = p.stderr.read().decode()
+    assert "asking for a nonce again" in err, err
+
+
+def test_relay_rehandshakes_when_its_session_ends_and_goes_on():
+    """The kernel forgot the relay's session (issue 40: a session's nonce and floor end with it): the relay's
+    datagrams go unanswered under the old nonce, it asks for a nonce again as after a reboot, and carries on
+    from the fresh floor with the reply counters that ran on."""
+    k = FakeKernel(key=b"")
+    with relaying(k, wait=10, key_hex=None) as (k, p):
+        gdb_sends(p, b"$g#67")
+        assert k.recv_inner() == b"$g#67"
+        k.send(k.sealed(b"+$0011#00"))
+        assert read_exactly(p.stdout, 9) == b"+$0011#00"
+        hellos = k.hellos
+        k.end_session()
+        gdb_sends(p, b"$m0,4#fd")
+        assert k.recv_inner() == b"$m0,4#fd"
+        assert k.stale >= 1 and k.hellos == hellos + 1
+        k.send(k.sealed(b"+$00000000#80"))  # reply counter 2: above what the relay took
         assert read_exactly(p.stdout, 14, timeout=10) == b"+$00000000#80"
     err = p.stderr.read().decode()
     assert "asking for a nonce again" in err, err

@@ -4,7 +4,9 @@ the empty key, issue 24), in QEMU.
 - Keyed: `net` over the keyed UDP shell names the gdb peer (a keyed reader may see it).
 - Plain: real gdb through the relay without a key attaches, reads memory, continues and detaches; after the
   kernel reboots (the `reboot` command: a new boot secret, counters from nothing) the same relay, still
-  attached, says hello again and gdb works on; raw gdb bytes (`target remote udp:`) get no answer.
+  attached, says hello again and gdb works on; raw gdb bytes (`target remote udp:`) get no answer. Another
+  allowlisted host that holds its own nonce sends a valid datagram with counter 2^64-1 (issue 40): the floor
+  is a session's and moves only for what the transport acts on, so gdb then attaches through the relay.
 
 - Through scripts/kprof-gdb-relay (user networking, the kernel's gdb.udp port forwarded): gdb sees one
   thread per CPU, reads memory (the same bytes as the ELF), `bt`, prof.py's `prof state`, detaches; the
@@ -12,14 +14,16 @@ the empty key, issue 24), in QEMU.
 - On a socket segment the test owns (tests/integration/forge.py), frames injected from 10.0.2.66: a plain gdb
   packet and a plain Ctrl-C stop nothing, claim no peer and get no answer; a hello gets one 85-byte nonce
   answer (within 3x, MACed under the key); a datagram sealed with that nonce attaches and gets sealed answers,
-  and `D` lets the machine go; then that same datagram replayed, one under another key, one sent from
-  another address, and the kernel's own sealed reply reflected back each change nothing -- no stop, no peer,
-  no frame back -- and are counted on `net`'s "gdb udp auth:" line.
+  and that datagram replayed in the session is dropped, and `D` lets the machine go; then that same datagram
+  replayed (its session ended), one under another key, one sent from another address, and the kernel's own
+  sealed reply reflected back each change nothing -- no stop, no peer, no frame back -- and are counted on
+  `net`'s "gdb udp auth:" line.
 """
 
 import os
 import re
 import socket
+import struct
 import subprocess
 import sys
 import time
@@ -36,8 +40,9 @@ import kprof_gdb_wire as gw  # noqa: E402
 # Kernels this module boots (conftest.py fails a boot past BOOTS), by the test that boots them -- a module kernel
 # counts for the first test that uses it, a test named alone needs a fresh one:
 # test_forged_and_replayed_datagrams_change_nothing 1, test_gdb_through_the_keyed_relay 1,
-# test_plain_relay_attaches_reads_continues_and_survives_a_reboot 2.
-BOOTS = 4
+# test_plain_relay_attaches_reads_continues_and_survives_a_reboot 2,
+# test_a_max_counter_from_another_host_locks_no_relay_out 1.
+BOOTS = 5
 
 KEY = "6b70726f662d6764622d7564702d6b6579"  # 17 bytes
 RELAY = os.path.join(TOP, "scripts", "kprof-gdb-relay")
@@ -232,6 +237,50 @@ def test_plain_relay_attaches_reads_continues_and_survives_a_reboot(request, tmp
     assert "detached" in gdb_said, text
 
 
+def test_a_max_counter_from_another_host_locks_no_relay_out(request):
+    """Issue 40: one datagram used to lock the UDP debugger out for the boot. This test is an allowlisted host
+    (10.0.2.2, as QEMU's user networking shows it, a port of its own) that receives: it says hello, takes its
+    nonce, and sends a valid plain KPG1 datagram with counter 2^64-1 -- an ack, which a running machine does
+    not act on. The replay floor it used to raise for every sender is now a session's, raised only for what the
+    transport acts on: gdb then attaches through the relay normally."""
+    k = boot_plain(request.node.name)
+    env = dict(os.environ)
+    env.pop("KPROF_UDPSH_KEY", None)
+    try:
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s.connect(("127.0.0.1", k.gdb_udp_port))
+        s.settimeout(1.0)
+        other = gw.Session(None)
+        for _ in range(30):
+            s.send(other.hello())
+            try:
+                other.take_nonce(s.recv(65536))
+                break
+            except (socket.timeout, gw.Rejected, ConnectionRefusedError):
+                pass
+        assert other.nonce is not None, "no nonce answer"
+        before = auth_line(k)
+        other.tx = 2**64 - 2  # seal() takes the next: 2^64-1
+        top = other.seal(b"+")
+        assert struct.unpack(">Q", top[gw.HEAD - 8:gw.HEAD])[0] == 2**64 - 1
+        s.send(top)
+        a = poll("the datagram opened", lambda: (lambda a: a if a["accepted"] == before["accepted"] + 1 else None)(
+            auth_line(k)), timeout=10)
+        assert a["peer"] == "no peer" and a["stops"] == before["stops"] and a["replayed"] == before["replayed"], a
+        s.close()
+        target = "target remote | %s -v 127.0.0.1:%d --wait 60" % (RELAY, k.gdb_udp_port)
+        done = gdb_batch(["x/4xb cmd_uptime", "detach"], target=target, env=env, timeout=90)
+        out = done.stdout
+        assert done.returncode == 0, "gdb exited %d:\n%s\n%s" % (done.returncode, out, done.stderr)
+        assert re.search(r"(?m)^0x[0-9a-f]+ <cmd_uptime(?:\+\d+)?>:(\s+0x[0-9a-f]{2}){4}$", out), out + done.stderr
+        assert "[Inferior 1 (Remote target) detached]" in out, out
+        after = auth_line(k)
+        assert after["stops"] == before["stops"] + 1 and after["replayed"] == before["replayed"], after
+        assert re.fullmatch(r"up \d+\.\d+ s", k.cmd("uptime")), "the console answers after the detach"
+    finally:
+        k.kill()
+
+
 # ---- forged frames on a segment --------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
@@ -298,6 +347,7 @@ def test_forged_and_replayed_datagrams_change_nothing(on_wire, segment):
     got = b"".join(relay.open(f.payload) for f in inject(segment, attach))
     assert got.startswith(b"+$") and b"PacketSize=" in got, got
     inject(segment, relay.seal(b"+"), quiet=0.3)
+    assert inject(segment, attach, quiet=0.3) == [], "the attach replayed in its own session"
     replies = inject(segment, relay.seal(packet(b"D")))
     reflected = replies[0].payload
     assert b"".join(relay.open(f.payload) for f in replies) == b"+" + packet(b"OK")
@@ -305,21 +355,30 @@ def test_forged_and_replayed_datagrams_change_nothing(on_wire, segment):
     running(on_wire)
     a = auth_line(on_wire)
     assert a["stops"] == base["stops"] + 1 and a["accepted"] == base["accepted"] + 4, a
+    assert a["replayed"] == base["replayed"] + 1, a   # the attach replayed in its session (the console waits
+    # while the machine is stopped: counted here)
 
-    # now nothing that is not new and genuine from 10.0.2.66 has any effect
+    # now nothing that is not new and genuine from 10.0.2.66 has any effect. Its session ended with `D`: its
+    # nonce with it (the next one's is asked for, so that what follows is judged past the nonce check)
+    old_nonce = relay.nonce
+    answers = inject(segment, relay.hello())
+    assert len(answers) == 1
+    relay.take_nonce(answers[0].payload)
+    assert relay.nonce != old_nonce, "a session's nonce ends with it"
     forged_key = gw.Session(b"\x33" * 16)
     forged_key.nonce, forged_key.tx = relay.nonce, relay.tx + 10
-    tries = [("the attach replayed", attach, FORGED_IP, FORGED_MAC),
+    tries = [("the attach replayed, its session ended", attach, FORGED_IP, FORGED_MAC),
              ("another key", forged_key.seal(packet(b"qSupported:multiprocess+")), FORGED_IP, FORGED_MAC),
              ("from another address", relay.seal(packet(b"qSupported:multiprocess+")), OTHER_IP, OTHER_MAC),
              ("the kernel's reply reflected", reflected, FORGED_IP, FORGED_MAC),
-             ("a Ctrl-C replayed", attach[:gw.HEAD] + b"\x03" + attach[-32:], FORGED_IP, FORGED_MAC)]
+             ("a Ctrl-C under the attach's MAC", relay.seal(b"\x03")[:gw.HEAD] + b"\x03" + attach[-32:], FORGED_IP,
+              FORGED_MAC)]
     for what, datagram, ip, mac in tries:
         assert inject(segment, datagram, src_ip=ip, src_mac=mac) == [], what
         running(on_wire)
     a2 = auth_line(on_wire)
     assert a2["peer"] == "no peer" and a2["stops"] == a["stops"] and a2["accepted"] == a["accepted"], a2
-    assert a2["replayed"] == a["replayed"] + 1, a2
+    assert a2["replayed"] == a["replayed"], a2
     assert a2["bad_mac"] == a["bad_mac"] + 2, a2      # another key; the Ctrl-C under the attach's MAC
-    assert a2["bad_nonce"] == a["bad_nonce"] + 1, a2
+    assert a2["bad_nonce"] == a["bad_nonce"] + 2, a2  # the ended session's attach; another address
     assert a2["plain"] == a["plain"] + 1, a2          # a reply ('r') is no request

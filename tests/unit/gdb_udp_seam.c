@@ -44,8 +44,16 @@ size_t gdb_udp_seal(uint32_t ip, uint16_t port, const uint8_t *inner, size_t len
     return gdb_udp_auth_seal(&auth, ip, port, inner, len, out, cap);
 }
 
+void gdb_udp_commit(void)
+{
+    gdb_udp_auth_start();
+    gdb_udp_auth_commit(&auth);
+}
+
 void gdb_udp_auth_reset(void)
 {
+    gdb_udp_auth_start();
+    gdb_udp_auth_end_session(&auth);
 }
 
 void gdb_udp_auth_report(struct sink *out)

@@ -1,7 +1,8 @@
 /* tests/unit/test_gdb_udp_auth.c: gdbstub/udp_auth.c -- the keyed gdb datagram. The nonce, a data
  * datagram's MAC, the hello's answer and a sealed reply are pinned to bytes computed independently in Python
  * (as scripts/kprof-gdb-relay computes them); forged, replayed, reordered, truncated, wrong-key, wrong-address,
- * plain and reflected datagrams are dropped and change nothing; without a key the same format under the empty
+ * plain and reflected datagrams are dropped and change nothing; the floor is a session's, raised only by a
+ * committed datagram (one the transport acted on), and an ended session's datagrams open no more; without a key the same format under the empty
  * key (raw gdb bytes refused), the insecure mode the identity both ways (never over a key); every length is
  * checked before any HMAC is computed. */
 #include <setjmp.h>
@@ -20,14 +21,15 @@
 #define IP 0x0a000242u /* 10.0.2.66 */
 #define PORT 40000
 
-/* Python: hmac.new(bytes(range(32)), b"gdb" + struct.pack(">IH", 0x0a000242, 40000), sha256).digest()[:16] */
-#define NONCE_HEX "b98073a46e9dbd77c3fd4f4b39e1ba06"
+/* Python: hmac.new(bytes(range(32)), b"gdb" + struct.pack(">IHQ", 0x0a000242, 40000, 0), sha256).digest()[:16]
+ * (generation 0: the first session's) */
+#define NONCE_HEX "94196c00de191e571d9c3112a084afd9"
 /* hmac.new(bytes(range(16, 32)), b"KPG1d" + nonce + struct.pack(">Q", 7) + b"$g#67", sha256) */
-#define MAC_7_G_HEX "16778e7ac78595aa235cbe529185fefd3f774287af12a45e15304f231e3dfb20"
+#define MAC_7_G_HEX "a5335f7bb52d1cd2cc84a3d39fc907ac1123a3b1a3997606cb8c2ee3a26f6c84"
 /* ... over b"KPG1n" + bytes(range(0xa0, 0xb0)) + nonce + struct.pack(">QQ", 0, 0) */
-#define ANSWER_MAC_HEX "b738fc6508a8ff6091eb10202dc702aa2188e7e0dbeeb87db1945d824b94002f"
+#define ANSWER_MAC_HEX "eb691b9e49180ca1aa549bc5f62173e69f725653f4330af0dfa6b35140f79fb7"
 /* ... over b"KPG1r" + nonce + struct.pack(">Q", 1) + b"+$OK#9a" */
-#define REPLY_1_MAC_HEX "c1418e0edded9d99715eda3485f6395a542d44b27a21bc7d49ade749ca1b7620"
+#define REPLY_1_MAC_HEX "164a7afb17c533c9cd77e1543dc648d0cbca2bce313397902bcb4b3b00b77305"
 
 static struct gdb_udp_auth auth;
 static uint8_t secret[32], key[16];
@@ -73,9 +75,24 @@ static enum gdb_udp_verdict open_(uint32_t ip, uint16_t port, const uint8_t *d, 
     return gdb_udp_auth_open(&auth, ip, port, d, len, &inner, &inner_len);
 }
 
+/* Opens from ip:port, and is not committed: nothing about the session moves. */
+static void assert_opens_at(uint32_t ip, uint16_t port, const uint8_t *d, size_t len, const char *gdb)
+{
+    struct gdb_udp_auth before = auth;
+    assert_int_equal(open_(ip, port, d, len), GDB_UDP_ACCEPT);
+    assert_int_equal(inner_len, strlen(gdb));
+    assert_memory_equal(inner, gdb, inner_len);
+    assert_int_equal(auth.rx_floor, before.rx_floor);
+    assert_int_equal(auth.spoken_to, before.spoken_to);
+    assert_int_equal(auth.generation, before.generation);
+    assert_int_equal(auth.peer_ip, before.peer_ip);
+}
+
+/* Opens from IP:PORT and is acted on (committed), as the transport does with what reaches the stub. */
 static void assert_accepts(const uint8_t *d, size_t len, const char *gdb)
 {
     assert_int_equal(open_(IP, PORT, d, len), GDB_UDP_ACCEPT);
+    gdb_udp_auth_commit(&auth);
     assert_int_equal(inner_len, strlen(gdb));
     assert_memory_equal(inner, gdb, inner_len);
     assert_true(inner >= d && inner + inner_len <= d + len);
@@ -94,7 +111,13 @@ static void assert_drops(uint32_t ip, uint16_t port, const uint8_t *d, size_t le
     assert_int_equal(auth.rx_floor, before.rx_floor);
     assert_int_equal(auth.tx_counter, before.tx_counter);
     assert_int_equal(auth.spoken_to, before.spoken_to);
+    assert_int_equal(auth.generation, before.generation);
+    assert_int_equal(auth.session_generation, before.session_generation);
     assert_int_equal(auth.counts.accepted, before.counts.accepted);
+    gdb_udp_auth_commit(&auth); /* nothing opened: committing it does nothing */
+    assert_int_equal(auth.rx_floor, before.rx_floor);
+    assert_int_equal(auth.spoken_to, before.spoken_to);
+    assert_int_equal(auth.generation, before.generation);
 }
 
 static void test_insecure_is_the_identity_and_never_over_a_key(void **state)
@@ -378,10 +401,159 @@ static void test_oversized_dropped(void **state)
     assert_int_equal(inner_len, GDB_UDP_INNER_MAX);
 }
 
+/* The nonce a hello from ip:port is answered with, and the floor the answer states. */
+static uint64_t hello_answer(uint32_t ip, uint16_t port, uint8_t nonce[16])
+{
+    uint8_t hello[GDB_UDP_HELLO_LEN] = { 'K', 'P', 'G', '1', 'h' };
+    assert_int_equal(open_(ip, port, hello, sizeof hello), GDB_UDP_REPLY);
+    memcpy(nonce, inner + 21, 16);
+    uint64_t floor = 0;
+    for (int i = 0; i < 8; i++)
+        floor = floor << 8 | inner[37 + i];
+    return floor;
+}
+
+/* Issue 40: an allowlisted host that holds its own nonce (plain mode: anyone who receives at its address)
+ * sends a valid datagram with counter 2^64-1 that the transport does not act on (not the peer, or junk): it
+ * opens, and moves no floor -- the peer goes on, and with no peer a later relay attaches from a fresh floor. */
+static void test_non_peer_max_counter_moves_no_floor(void **state)
+{
+    (void)state;
+    setup(false);
+    const uint8_t *k = (const uint8_t *)"";
+    uint8_t d[128], nonce[16];
+    /* no session yet: the max-counter datagram opens but is not committed */
+    size_t n = data_datagram(d, k, 0, IP + 1, PORT, UINT64_MAX, "+");
+    assert_opens_at(IP + 1, PORT, d, n, "+");
+    assert_false(auth.spoken_to);
+    assert_int_equal(hello_answer(IP, PORT, nonce), 0); /* a later relay is told a fresh floor */
+    n = data_datagram(d, k, 0, IP, PORT, 1, "$?#3f");
+    assert_accepts(d, n, "$?#3f");
+    assert_true(auth.spoken_to);
+    assert_int_equal(auth.rx_floor, 1);
+    /* with a session: another's max-counter datagram (the transport ignores it) leaves the peer's floor */
+    n = data_datagram(d, k, 0, IP + 1, PORT, UINT64_MAX, "$?#3f");
+    assert_opens_at(IP + 1, PORT, d, n, "$?#3f");
+    assert_int_equal(auth.rx_floor, 1);
+    n = data_datagram(d, k, 0, IP, PORT, 2, "$g#67");
+    assert_accepts(d, n, "$g#67");
+    assert_int_equal(auth.rx_floor, 2);
+    /* and the peer's own, opened and not acted on (a repeat the transport dropped), moves nothing either */
+    n = data_datagram(d, k, 0, IP, PORT, UINT64_MAX, "$g#67");
+    assert_opens_at(IP, PORT, d, n, "$g#67");
+    assert_int_equal(auth.rx_floor, 2);
+}
+
+/* A peer's own max-counter datagram, acted on, locks only its session: a newcomer still opens from a fresh
+ * floor (the transport lets one attach once the peer is idle), and once the session ends a new relay at the
+ * same address hellos, is told a new nonce and floor 0, and attaches. */
+static void test_peer_max_counter_locks_only_its_session(void **state)
+{
+    (void)state;
+    for (int keyed = 0; keyed < 2; keyed++) {
+        setup(keyed);
+        const uint8_t *k = keyed ? key : (const uint8_t *)"";
+        size_t kl = keyed ? sizeof key : 0;
+        uint8_t d[128], old_nonce[16], nonce[16];
+        size_t n = data_datagram(d, k, kl, IP, PORT, UINT64_MAX, "$?#3f");
+        assert_accepts(d, n, "$?#3f");
+        assert_int_equal(hello_answer(IP, PORT, old_nonce), UINT64_MAX);
+        n = data_datagram(d, k, kl, IP, PORT, 5, "$g#67");
+        assert_drops(IP, PORT, d, n); /* its own session is locked */
+        /* a newcomer is not */
+        assert_int_equal(hello_answer(IP + 1, PORT, nonce), 0);
+        n = data_datagram(d, k, kl, IP + 1, PORT, 5, "$g#67");
+        assert_opens_at(IP + 1, PORT, d, n, "$g#67");
+        /* the session ends: the same address starts again */
+        gdb_udp_auth_end_session(&auth);
+        assert_false(auth.spoken_to);
+        assert_int_equal(hello_answer(IP, PORT, nonce), 0);
+        assert_memory_not_equal(nonce, old_nonce, 16);
+        n = data_datagram(d, k, kl, IP, PORT, 5, "$?#3f");
+        assert_memory_equal(d + 5, nonce, 16);
+        assert_accepts(d, n, "$?#3f");
+        assert_int_equal(auth.rx_floor, 5);
+        uint8_t out[128];
+        assert_int_equal(gdb_udp_auth_seal(&auth, IP, PORT, (const uint8_t *)"+", 1, out, sizeof out),
+                         1 + GDB_UDP_KEYED_OVERHEAD);
+        assert_memory_equal(out + 5, nonce, 16); /* replies under the new session's nonce */
+    }
+}
+
+/* What was sealed for an ended session does not open again, however high its counter: its nonce names that
+ * session's generation. Nor does the nonce a newcomer was told before another's session began. */
+static void test_ended_session_datagram_does_not_open(void **state)
+{
+    (void)state;
+    for (int keyed = 0; keyed < 2; keyed++) {
+        setup(keyed);
+        const uint8_t *k = keyed ? key : (const uint8_t *)"";
+        size_t kl = keyed ? sizeof key : 0;
+        uint8_t d5[128], d9[128], other[128];
+        size_t n5 = data_datagram(d5, k, kl, IP, PORT, 5, "$?#3f");
+        size_t no = data_datagram(other, k, kl, IP + 1, PORT, 7, "$?#3f"); /* a newcomer's, gen 0 */
+        assert_accepts(d5, n5, "$?#3f");
+        size_t n9 = data_datagram(d9, k, kl, IP, PORT, 9, "$g#67"); /* made, never sent in the session */
+        gdb_udp_auth_end_session(&auth);
+        uint64_t bad = auth.counts.bad_nonce;
+        assert_drops(IP, PORT, d5, n5);
+        assert_drops(IP, PORT, d9, n9);
+        assert_drops(IP + 1, PORT, other, no); /* its generation became IP's session's */
+        assert_int_equal(auth.counts.bad_nonce, bad + 3);
+        /* another sender's datagram made while a session ran (the transport drops it unopened, not the
+         * peer's) is not replayed into the next one */
+        n5 = data_datagram(d5, k, kl, IP, PORT, 5, "$?#3f");
+        assert_accepts(d5, n5, "$?#3f");
+        no = data_datagram(other, k, kl, IP + 1, PORT, 7, "$?#3f");
+        gdb_udp_auth_end_session(&auth);
+        assert_drops(IP + 1, PORT, other, no);
+    }
+}
+
+/* The keyed guarantees hold with the floor a session's: within a session a replay, duplicate or reordered
+ * datagram is refused (committed counters); across sessions at the same address too, even where the new
+ * session's counters start lower than the old one's. */
+static void test_keyed_replay_refused_within_and_across_sessions(void **state)
+{
+    (void)state;
+    setup(true);
+    uint8_t d1[128], d2[128], e1[128], e2[128];
+    size_t n1 = data_datagram(d1, key, sizeof key, IP, PORT, 1000, "$?#3f");
+    assert_accepts(d1, n1, "$?#3f");
+    size_t n2 = data_datagram(d2, key, sizeof key, IP, PORT, 1001, "$g#67");
+    assert_accepts(d2, n2, "$g#67");
+    assert_drops(IP, PORT, d1, n1);
+    assert_drops(IP, PORT, d2, n2);
+    gdb_udp_auth_end_session(&auth);
+    size_t m1 = data_datagram(e1, key, sizeof key, IP, PORT, 3, "$?#3f");
+    assert_accepts(e1, m1, "$?#3f");
+    assert_int_equal(auth.session_generation, 2); /* 0 the first session's, 1 the newcomers' while it ran */
+    assert_drops(IP, PORT, d1, n1); /* the old session's, above the new floor, still refused */
+    assert_drops(IP, PORT, d2, n2);
+    assert_drops(IP, PORT, e1, m1);
+    size_t m2 = data_datagram(e2, key, sizeof key, IP, PORT, 4, "$g#67");
+    assert_accepts(e2, m2, "$g#67");
+    gdb_udp_auth_end_session(&auth);
+    assert_drops(IP, PORT, e1, m1);
+    assert_drops(IP, PORT, e2, m2);
+    /* a newcomer taking over a session (the transport's idle peer replaced) ends the old one too */
+    size_t n = data_datagram(d1, key, sizeof key, IP, PORT, 1, "$?#3f");
+    assert_accepts(d1, n, "$?#3f");
+    n2 = data_datagram(d2, key, sizeof key, IP + 1, PORT, 1, "$?#3f");
+    assert_int_equal(open_(IP + 1, PORT, d2, n2), GDB_UDP_ACCEPT);
+    gdb_udp_auth_commit(&auth);
+    assert_int_equal(auth.peer_ip, IP + 1);
+    assert_drops(IP, PORT, d1, n);
+    uint8_t out[128];
+    assert_int_equal(gdb_udp_auth_seal(&auth, IP, PORT, (const uint8_t *)"+", 1, out, sizeof out), 0);
+}
+
 UNIT_MAIN(NULL, NULL,
           test_insecure_is_the_identity_and_never_over_a_key, test_plain_is_kpg1_under_the_empty_key,
           test_lengths_and_kinds_checked_before_any_mac, test_nonce_is_pinned_and_per_address,
           test_hello_answered_with_a_macd_nonce_and_nothing_else, test_hello_states_the_counters,
           test_data_pinned_accepted_and_reply_sealed, test_replies_sealed_under_the_nonce_of_their_address,
           test_replayed_duplicated_and_reordered_dropped, test_forged_truncated_wrong_key_wrong_address_dropped,
-          test_oversized_dropped)
+          test_oversized_dropped, test_non_peer_max_counter_moves_no_floor,
+          test_peer_max_counter_locks_only_its_session, test_ended_session_datagram_does_not_open,
+          test_keyed_replay_refused_within_and_across_sessions)

@@ -3,7 +3,8 @@
  * and replayed datagrams neither stop a running machine nor claim the peer nor get an answer; a hello gets
  * its nonce answer to the sender and nothing else, within a shared budget that the proven peer does not
  * share; a sealed packet attaches, the stub's answer goes out sealed under the peer's nonce; a relay's
- * retransmission (same packet, fresh counter) is answered again once, not run again. */
+ * retransmission (same packet, fresh counter) is answered again once, not run again; a 2^64-1 counter locks
+ * out no one but its own session. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -30,13 +31,13 @@ static void relay_sends_raw(const uint8_t *bytes, size_t len)
 /* The datagram the relay makes for gdb's bytes (counter given, or the next); kept for a replay. */
 static uint8_t last_sent[256];
 static size_t last_sent_len;
-static void relay_seals(const char *gdb, uint64_t counter, const uint8_t *with_key)
+static void seals_from(uint16_t from, const char *gdb, uint64_t counter, const uint8_t *with_key)
 {
     uint8_t *d = last_sent;
     size_t n = 0;
     memcpy(d, "KPG1d", 5);
     n = 5;
-    gdb_udp_session_nonce(gdb_udp_seam_auth(), GDB_IP, RELAY_PORT, d + n);
+    gdb_udp_session_nonce(gdb_udp_seam_auth(), GDB_IP, from, d + n);
     n += 16;
     for (int i = 0; i < 8; i++)
         d[n++] = (uint8_t)(counter >> (56 - 8 * i));
@@ -44,7 +45,12 @@ static void relay_seals(const char *gdb, uint64_t counter, const uint8_t *with_k
     n += strlen(gdb);
     hmac_sha256(with_key, with_key == key ? key_len : sizeof key, d, n, d + n);
     last_sent_len = n + 32;
-    relay_sends_raw(d, last_sent_len);
+    gdb_sends_from(GDB_IP, from, (const char *)d, last_sent_len);
+}
+
+static void relay_seals(const char *gdb, uint64_t counter, const uint8_t *with_key)
+{
+    seals_from(RELAY_PORT, gdb, counter, with_key);
 }
 
 static void relay_sends(const char *gdb)
@@ -212,6 +218,55 @@ static void test_hellos_share_a_small_budget_the_peer_has_its_own(void **state)
     assert_int_equal(count_replies(), 1);
 }
 
+/* Issue 40: another allowlisted sender holding its own nonce (here another port) sends a valid datagram with
+ * counter 2^64-1. Junk the transport does not act on moves no floor: the relay attaches after it. Acted on (it
+ * attaches), it locks only its own session: when that ends, or once it is idle, the relay attaches. */
+static void test_a_max_counter_locks_out_nobody_else(void **state)
+{
+    (void)state;
+    uint16_t other = RELAY_PORT + 1, port;
+    seals_from(other, "+", UINT64_MAX, key); /* not a request: dropped by the transport, not acted on */
+    assert_int_equal(running_delivers(), GDB_UDP_NO_STOP);
+    assert_nobody_attached();
+    relay_sends("$qSupported:multiprocess+#c6");
+    assert_int_equal(running_delivers(), GDB_UDP_STOP_ATTACH);
+    assert_int_not_equal(peer_ip(&port), 0);
+    assert_int_equal(port, RELAY_PORT);
+    gdb_udp_transport.session(0, true, false);
+    assert_string_equal(read_all(), "$qSupported:multiprocess+#c6");
+    gdb_udp_transport.session(0, false, true); /* detached: the session ends */
+
+    seals_from(other, "$?#3f", UINT64_MAX, key); /* attaches, its session's floor at the top */
+    assert_int_equal(running_delivers(), GDB_UDP_STOP_ATTACH);
+    assert_int_not_equal(peer_ip(&port), 0);
+    assert_int_equal(port, other);
+    gdb_udp_transport.session(0, true, false);
+    assert_string_equal(read_all(), "$?#3f");
+    seals_from(other, "$g#67", 7, key);
+    assert_string_equal(read_all(), ""); /* its own session is locked */
+    gdb_udp_transport.session(0, false, true);
+    relay_sends("$qSupported:multiprocess+#c6"); /* a fresh floor, and a fresh nonce */
+    assert_int_equal(running_delivers(), GDB_UDP_STOP_ATTACH);
+    assert_int_not_equal(peer_ip(&port), 0);
+    assert_int_equal(port, RELAY_PORT);
+    gdb_udp_transport.session(0, true, false);
+    assert_string_equal(read_all(), "$qSupported:multiprocess+#c6");
+    stub_writes("+");
+    assert_string_equal(next_sealed(), "+");
+
+    /* the lock holder attached again and then silent past the idle time: the relay takes over */
+    gdb_udp_transport.session(0, false, true);
+    seals_from(other, "$?#3f", UINT64_MAX, key);
+    assert_int_equal(running_delivers(), GDB_UDP_STOP_ATTACH);
+    clock_ns += GDB_UDP_PEER_IDLE_NS + 1;
+    relay_sends("$qSupported:multiprocess+#c6");
+    running_delivers(); /* the attach already waits: the stop is the lock holder's, still to be taken */
+    assert_int_not_equal(peer_ip(&port), 0);
+    assert_int_equal(port, RELAY_PORT);
+    gdb_udp_transport.session(0, true, false);
+    assert_string_equal(read_all(), "$?#3f$qSupported:multiprocess+#c6");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -219,11 +274,13 @@ int main(void)
         cmocka_unit_test_setup(test_hello_gets_its_answer_and_claims_nothing, setup_keyed),
         cmocka_unit_test_setup(test_sealed_packet_attaches_answer_sealed_replay_dropped_resend_answered, setup_keyed),
         cmocka_unit_test_setup(test_hellos_share_a_small_budget_the_peer_has_its_own, setup_keyed),
+        cmocka_unit_test_setup(test_a_max_counter_locks_out_nobody_else, setup_keyed),
         /* the plain mode (no udpsh.key=): the same, under the empty key -- raw gdb bytes are refused */
         cmocka_unit_test_setup(test_plain_and_forged_stop_nothing_and_get_nothing, setup_plain),
         cmocka_unit_test_setup(test_hello_gets_its_answer_and_claims_nothing, setup_plain),
         cmocka_unit_test_setup(test_sealed_packet_attaches_answer_sealed_replay_dropped_resend_answered, setup_plain),
         cmocka_unit_test_setup(test_hellos_share_a_small_budget_the_peer_has_its_own, setup_plain),
+        cmocka_unit_test_setup(test_a_max_counter_locks_out_nobody_else, setup_plain),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
