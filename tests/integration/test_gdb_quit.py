@@ -41,15 +41,21 @@ def lldb_quits_on_the_failing_command(connect):
     return text
 
 
+def every_cpu_then_running(k, text):
+    """A debugger's output listed every CPU as a thread, and the machine answers its console after it left."""
+    assert len(threads(text)) == CPUS, text
+    assert k.alive(), "QEMU exited when the debugger left:\n%s" % text
+    assert_running(k)
+    return text
+
+
 def test_lldb_batch_quitting_on_a_failing_command_leaves_the_console_answering(kprof_factory):
     k = kprof_factory(gdb=True, smp=CPUS)
     lldb_quits_on_the_failing_command("gdb-remote 127.0.0.1:%d" % k.gdb_port)
     assert k.alive(), "QEMU exited when lldb quit"
     assert_running(k)
     # The stub waits for the next debugger as before.
-    text = run_gdb(k, ["info threads", "detach"])
-    assert len(threads(text)) == CPUS, text
-    assert_running(k)
+    every_cpu_then_running(k, run_gdb(k, ["info threads", "detach"]))
 
 
 def test_lldb_over_udp_quitting_on_a_failing_command_ends_the_session_and_the_machine_runs(kprof_factory):
@@ -59,30 +65,18 @@ def test_lldb_over_udp_quitting_on_a_failing_command_ends_the_session_and_the_ma
     assert_running(k)
     # lldb's peer is forgotten: gdb, from another port, is taken at once (a peer kept would shut it out for 60 s,
     # past this gdb's whole run); and its `kill` over UDP ends its session the same way.
-    text = UdpGdb(k, ["info threads", "kill"]).finish()
-    assert len(threads(text)) == CPUS, text
-    assert_running(k)
-    text = UdpGdb(k, ["info threads", "detach"]).finish()
-    assert len(threads(text)) == CPUS, text
-    assert_running(k)
+    every_cpu_then_running(k, UdpGdb(k, ["info threads", "kill"]).finish())
+    every_cpu_then_running(k, UdpGdb(k, ["info threads", "detach"]).finish())
 
 
 def test_gdb_batch_without_detach_and_gdb_kill_leave_the_console_answering(kprof_factory):
     k = kprof_factory(gdb=True, smp=CPUS)
     # gdb -batch reaching the end of its commands still attached: it leaves as it sees fit.
-    text = run_gdb(k, ["info threads"])
-    assert len(threads(text)) == CPUS, text
-    assert k.alive(), "QEMU exited when gdb quit"
-    assert_running(k)
+    every_cpu_then_running(k, run_gdb(k, ["info threads"]))
     # gdb's `kill` sends `k`.
-    text = run_gdb(k, ["info threads", "kill"])
-    assert len(threads(text)) == CPUS, text
+    text = every_cpu_then_running(k, run_gdb(k, ["info threads", "kill"]))
     assert re.search(r"\[Inferior 1 \(Remote target\) killed\]", text), "gdb did not kill:\n%s" % text
-    assert k.alive(), "QEMU exited on gdb's kill"
-    assert_running(k)
-    text = run_gdb(k, ["info threads", "detach"])
-    assert len(threads(text)) == CPUS, text
-    assert_running(k)
+    every_cpu_then_running(k, run_gdb(k, ["info threads", "detach"]))
 
 
 def test_monitor_poweroff_powers_the_machine_off(kprof_factory):

@@ -180,6 +180,21 @@ static void test_a_working_generator_that_repeats_across_boots_still_gets_a_new_
     assert_memory_not_equal(a.seed, b.seed, sizeof a.seed);
 }
 
+/* pool, gathered from a generator that is present but not used (verdict, why) after reads reads of it: weak on
+ * the timings alone, every timing read, and none of the generator's 64 bits a value credited. */
+static void assert_timings_only(const struct entropy_pool *pool, enum entropy_hardware_verdict verdict,
+                                const char *why, unsigned reads)
+{
+    assert_true(pool->hardware_present);
+    assert_false(pool->hardware);
+    assert_int_equal(pool->verdict, verdict);
+    assert_string_equal(entropy_pool_hardware_why(pool), why);
+    assert_true(entropy_pool_weak(pool));
+    assert_int_equal(hardware_reads, reads);
+    assert_int_equal(timing_reads, ENTROPY_TIMINGS);
+    assert_true(pool->estimate_bits > 0 && pool->estimate_bits <= 3 * 2 * (ENTROPY_TIMING_READINGS - 2));
+}
+
 /* The generator answers every read with value and the carry set; it is refused with verdict at its first value
  * (or at the second, for a repeat), weak on the timings alone, and says why. */
 static void assert_stuck_generator_refused(uint64_t first, uint64_t value, enum entropy_hardware_verdict verdict,
@@ -192,15 +207,7 @@ static void assert_stuck_generator_refused(uint64_t first, uint64_t value, enum 
     timings_vary = true;
     struct entropy_pool pool;
     gather(&pool);
-    assert_true(pool.hardware_present);
-    assert_false(pool.hardware);
-    assert_int_equal(pool.verdict, verdict);
-    assert_string_equal(entropy_pool_hardware_why(&pool), why);
-    assert_true(entropy_pool_weak(&pool));
-    assert_int_equal(hardware_reads, reads); /* refused at once: no more read */
-    assert_int_equal(timing_reads, ENTROPY_TIMINGS);
-    /* the timings' credit only, none of the generator's 64 bits a value */
-    assert_true(pool.estimate_bits > 0 && pool.estimate_bits <= 3 * 2 * (ENTROPY_TIMING_READINGS - 2));
+    assert_timings_only(&pool, verdict, why, reads); /* refused at once: no more read */
 }
 
 static void test_a_generator_stuck_at_all_ones_is_refused_and_says_why(void **state)
@@ -251,15 +258,8 @@ static void test_hardware_whose_carry_stays_clear_falls_back_on_timings(void **s
     timings_vary = true;
     struct entropy_pool pool;
     gather(&pool);
-    assert_true(pool.hardware_present);
-    assert_false(pool.hardware);
-    assert_int_equal(pool.verdict, ENTROPY_HARDWARE_FAILING);
-    assert_string_equal(entropy_pool_hardware_why(&pool), "RDRAND/RDSEED failing");
-    assert_true(entropy_pool_weak(&pool));
-    assert_int_equal(hardware_reads, ENTROPY_HARDWARE_RETRIES); /* bounded: one value's retries, then give up */
-    assert_int_equal(timing_reads, ENTROPY_TIMINGS);
-    /* the timings' credit only */
-    assert_true(pool.estimate_bits > 0 && pool.estimate_bits <= 3 * 2 * (ENTROPY_TIMING_READINGS - 2));
+    /* bounded: one value's retries, then give up */
+    assert_timings_only(&pool, ENTROPY_HARDWARE_FAILING, "RDRAND/RDSEED failing", ENTROPY_HARDWARE_RETRIES);
 }
 
 static void test_hardware_that_fails_a_few_times_is_retried_through(void **state)

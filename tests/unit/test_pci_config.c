@@ -133,6 +133,20 @@ static const struct {
     { MSI_CONTROL_64BIT | MSI_CONTROL_PER_VECTOR_MASK, 24 },
 };
 
+/* The kind ("MSI" or "MSI-X") of capability at at was refused: not found (found_at 0), not enabled, the driver told
+ * it has none, the boot log says why, and INTx is still on. */
+static void assert_refused_at(unsigned at, const char *kind, unsigned found_at, bool enabled, const char *why)
+{
+    assert_int_equal(found_at, 0);
+    assert_false(enabled);
+    char text[96];
+    snprintf(text, sizeof text, "no %s capability", kind);
+    assert_non_null(strstr(why, text));
+    snprintf(text, sizeof text, "pci 00:03.0: %s capability at 0x%02x refused: its registers run past", kind, at);
+    expect_log_has(text);
+    assert_false(get16(PCI_COMMAND) & PCI_COMMAND_INTX_DISABLE);
+}
+
 static void test_msi_near_the_end(void **state)
 {
     (void)state;
@@ -151,15 +165,8 @@ static void test_msi_near_the_end(void **state)
                 continue;
             }
             refused++;
-            assert_int_equal(a.msi_at, 0);
-            assert_false(a.msi_enabled);
-            assert_non_null(strstr(a.msi_why, "no MSI capability"));
-            char line[96];
-            snprintf(line, sizeof line, "pci 00:03.0: MSI capability at 0x%02x refused: its registers run past", at);
-            expect_log_has(line);
-            /* nothing of it was written: not enabled, INTx still on */
-            assert_int_equal(get16(at + 2), control);
-            assert_false(get16(PCI_COMMAND) & PCI_COMMAND_INTX_DISABLE);
+            assert_refused_at(at, "MSI", a.msi_at, a.msi_enabled, a.msi_why);
+            assert_int_equal(get16(at + 2), control); /* nothing of it was written */
         }
     }
     assert_int_equal(refused, 13); /* all but 32- and 64-bit without masking at 0xF0, and 32-bit at 0xF4 */
@@ -184,14 +191,8 @@ static void test_msix_near_the_end(void **state)
             assert_true(get16(at + 2) & MSIX_CONTROL_ENABLE);
             continue;
         }
-        assert_int_equal(a.msix_at, 0);
-        assert_false(a.msix_enabled);
-        assert_non_null(strstr(a.msix_why, "no MSI-X capability"));
-        char line[96];
-        snprintf(line, sizeof line, "pci 00:03.0: MSI-X capability at 0x%02x refused: its registers run past", at);
-        expect_log_has(line);
+        assert_refused_at(at, "MSI-X", a.msix_at, a.msix_enabled, a.msix_why);
         assert_false(get16(at + 2) & MSIX_CONTROL_ENABLE);
-        assert_false(get16(PCI_COMMAND) & PCI_COMMAND_INTX_DISABLE);
     }
 }
 
