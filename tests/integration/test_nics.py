@@ -129,7 +129,12 @@ def test_netload_kernel_to_host(nic_kernel):
         assert netload_send_waits(lines[1:]), out
         assert lines[0].startswith("netload send: ") and RX_TX_LINE.fullmatch(lines[0][len("netload send: "):]), out
         kernel = wire.parse_tx_report(lines[0])
-        assert abs(kernel["packets"] - seconds * pps) <= pps // 100, out
+        assert kernel["packets"] <= seconds * pps + pps // 100, out
+        if kernel["packets"] < seconds * pps - pps // 100:
+            # the sender keeps its pace by the clock, so a vCPU left unscheduled for tens of milliseconds sends
+            # that much less (a loaded pass: 981 at 969/s): the host's, under the retry rule; short every time fails
+            raise HostStarved("the kernel sent %d of %d in its %d s: %s" % (kernel["packets"], seconds * pps,
+                                                                           seconds, out))
         if host["socket_drops"]:
             raise HostStarved("the host dropped %d datagrams at the sink's full socket" % host["socket_drops"])
         assert (host["packets"], host["lost"], host["out_of_order"], host["duplicates"], host["invalid"]) \
