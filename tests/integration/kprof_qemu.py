@@ -145,6 +145,25 @@ def host_steal_ticks():
     return int(fields[8]) if len(fields) > 8 else 0
 
 
+def run_queue_wait_ns(pid):
+    """Nanoseconds the threads of process pid have waited on this machine's run queues, runnable and not
+    running (the second figure of each thread's /proc/PID/task/TID/schedstat), summed. A QEMU whose main loop
+    and vCPU threads hand work to each other waits there whenever other processes hold both cores -- another
+    QEMU, a build -- and that, unlike steal, this machine's /proc/stat does not show as lost."""
+    total = 0
+    try:
+        tids = os.listdir("/proc/%d/task" % pid)
+    except FileNotFoundError:
+        return 0
+    for tid in tids:
+        try:
+            with open("/proc/%d/task/%s/schedstat" % (pid, tid)) as f:
+                total += int(f.read().split()[1])
+        except (FileNotFoundError, ProcessLookupError, IndexError, ValueError):
+            pass  # a thread that ended meanwhile
+    return total
+
+
 def kvm_usable():
     """None when QEMU can run a guest under KVM here (/dev/kvm opens read-write and takes KVM_CREATE_VM), else
     the reason it cannot, in a few words."""
@@ -757,15 +776,16 @@ def unstarved(k, attempt, what, hz=TICK_HZ, attempts=ATTEMPTS):
     AssertionError) is retried only when the kernel's own tick counters (`cpus`) show that some CPU ticked well
     below hz of host time meanwhile (lost_ticks: under 90% of the ticks host time gives, less 2), or when the
     attempt raised HostStarved, its own window's evidence (a starved stretch of a window is diluted in the counters
-    by the seconds a long answer takes over the console), up to attempts in all. A failure while every CPU got its ticks fails at once, and starvation on every attempt fails too
+    by the seconds a long answer takes over the console), up to attempts in all. k=None: a machine stopped under
+    a debugger, whose console cannot answer `cpus`; only HostStarved is evidence then. A failure while every CPU got its ticks fails at once, and starvation on every attempt fails too
     (KprofError, naming each attempt's loss)."""
     starved = []
     for _ in range(attempts):
-        since = cpu_ticks(k)
+        since = cpu_ticks(k) if k is not None else None
         try:
             return attempt()
         except AssertionError as e:
-            lost = lost_ticks(k, since, hz)
+            lost = lost_ticks(k, since, hz) if k is not None else {}
             if not lost and not isinstance(e, HostStarved):
                 raise
             evidence = "CPU: (ticks, expected) %s" % lost if lost else "in its own window"

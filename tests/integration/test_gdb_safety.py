@@ -31,7 +31,7 @@ import time
 
 import pytest
 
-from kprof_qemu import ELF, KprofError, host_steal_ticks, nm_symbols
+from kprof_qemu import ELF, HostStarved, KprofError, host_steal_ticks, nm_symbols, run_queue_wait_ns, unstarved
 from kprof_rsp import Rsp
 
 # Kernels this module boots (conftest.py fails a boot past BOOTS), by the test that boots them -- a module kernel
@@ -57,7 +57,8 @@ EDGE_CYCLED = None if FULL else 2   # edge callees taken through it (None: all)
 OWN_ASKED = None if FULL else 40
 HIT_WAIT = 0.6                      # how long a continue may run before Ctrl-C stops it
 RW_ROUNDS = 11                      # reads and writes interleaved, each judged at its best round
-RW_BUDGET_S = 60                    # for rounds the host steals nothing from, while it keeps stealing
+RW_BUDGET_S = 20                    # per attempt, for quiet rounds while the host keeps disturbing them
+QUIET_SHARE = 0.05                  # of a round lost to steal and run-queue waits, below which it is quiet
 
 
 # ---- what to break on ---------------------------------------------------------------------------------------
@@ -382,51 +383,75 @@ def test_a_4096_byte_write_takes_at_most_twice_a_read(kprof_factory):
     at most its trigger level (14 bytes) per main-loop turn however fast the stub drains it.
 
     A write waits on QEMU's main loop once per 14 bytes (about 300 hand-offs between QEMU's threads, by futex
-    and eventfd), a read on none, so time this machine's own host steals from it (it is a VM) slows writes far
-    more than reads: in 12 boots, quiet, the boots whose rounds lost 1-6 % of the CPUs to steal wrote at best
-    in 66-73 ms, those losing 18-27 % in 77-163 ms (a median of 154-212), with reads at 50-70 ms throughout.
-    So each round's steal is taken from /proc/stat, and the figures are judged on the RW_ROUNDS rounds the host
-    stole least from, the writes at their best against the reads at their median; rounds go on (within
-    RW_BUDGET_S) until RW_ROUNDS lost nothing.
-    (Asking for RW_ROUNDS that lost nothing, and failing without them, failed a clean-clone run: 205 of 207
-    rounds in 90 s lost some.)"""
+    and eventfd), a read on none, so anything that keeps QEMU's threads from a host CPU slows writes far more
+    than reads. Two things do, and each round measures both: time the hypervisor under this machine steals
+    (/proc/stat; in 12 quiet boots, rounds losing 1-6 % of the CPUs to it wrote at best in 66-73 ms, those
+    losing 18-27 % in 77-163 ms, reads at 50-70 ms throughout), and time QEMU's threads wait on this machine's
+    run queues while other processes hold both cores (run_queue_wait_ns: a CI run beside another worker's QEMU,
+    steal 0 throughout, wrote in 99-118 ms against reads of 41-48). A round is quiet when together they come
+    to under QUIET_SHARE of the round. The figures are judged on the RW_ROUNDS least disturbed rounds (judge());
+    judged on rounds that were not all quiet, a failure is the host's, retried under the harness's starved-QEMU
+    rule (kprof_qemu.unstarved); on quiet rounds it fails at once."""
     k = kprof_factory(gdb=True)
     rsp = Rsp(k.gdb_port)
     rsp.request("qSupported:swbreak+;hwbreak+")
     addr = scratch_page()
     assert rsp.request("X%x,0:" % addr) == b"OK", "the stub does not take X, which gdb writes with"
-    rounds = []  # (steal ticks, read, X, M)
-    first = None
-    deadline = time.monotonic() + RW_BUDGET_S
-    while sum(1 for r in rounds if r[0] == 0) < RW_ROUNDS and time.monotonic() < deadline:
-        steal = host_steal_ticks()
-        t = time.monotonic()
+    first = rsp.request("m%x,1000" % addr).decode()
+
+    def round_trip():
+        """(share of the round lost to the host, read, X, M) for one read and the two writes of what it read."""
+        steal, waited, t0 = host_steal_ticks(), run_queue_wait_ns(k.pid), time.monotonic()
         data = rsp.request("m%x,1000" % addr).decode()
-        read = time.monotonic() - t
+        t1 = time.monotonic()
         assert len(data) == 8192, "a 4096-byte read answered %d hex digits" % len(data)
-        first = first or data
-        t = time.monotonic()
         assert rsp.request(b"X%x,1000:" % addr + escape_binary(bytes.fromhex(data))) == b"OK"
-        write_x = time.monotonic() - t
-        t = time.monotonic()
+        t2 = time.monotonic()
         assert rsp.request("M%x,1000:%s" % (addr, data)) == b"OK"
-        write_m = time.monotonic() - t
-        rounds.append((host_steal_ticks() - steal, read, write_x, write_m))
+        t3 = time.monotonic()
+        lost = (host_steal_ticks() - steal) / os.sysconf("SC_CLK_TCK") + (run_queue_wait_ns(k.pid) - waited) / 1e9
+        return max(lost, 0.0) / (t3 - t0), t1 - t0, t2 - t1, t3 - t2
+
+    def verdict(rounds):
+        """None when the writes of the RW_ROUNDS least disturbed rounds keep to their bounds, else why not.
+        Writes at their best, against the read at its median: one read in a run can come back in half the time
+        of all the others (a CI run: reads 68-119 ms and one of 33, X writes 76-96), and a write held to twice
+        that one outlier fails although every write beat most reads. The median of the same rounds is the read
+        as this run's machine does it; what the ratio exists to catch, a write crawling at the FIFO's 1-byte
+        trigger level (~30x a read), still fails by far."""
+        judged = sorted(rounds, key=lambda r: r[0])[:RW_ROUNDS]
+        typical_read = statistics.median(r[1] for r in judged)
+        for name, i, bound in (("X", 2, 2), ("M", 3, 3)):
+            best = min(r[i] for r in judged)
+            if best > bound * typical_read:
+                return "a 4096-byte %s write took %.0f ms at best, a read %.0f ms (median)" % (
+                    name, best * 1e3, typical_read * 1e3)
+        return None
+
+    def judge():
+        """Rounds until the bounds hold on the least disturbed -- host disturbance only slows the writes, so a
+        pass on disturbed rounds stands -- or until RW_ROUNDS quiet rounds fail them (the stub's failure), or
+        the budget runs out on disturbed rounds that fail them (the host's, HostStarved)."""
+        rounds = []
+        deadline = time.monotonic() + RW_BUDGET_S
+        failure = "no rounds"
+        while time.monotonic() < deadline:
+            rounds.append(round_trip())
+            if len(rounds) < RW_ROUNDS:
+                continue
+            failure = verdict(rounds)
+            if failure is None or sum(1 for r in rounds if r[0] < QUIET_SHARE) >= RW_ROUNDS:
+                break
+        judged = sorted(rounds, key=lambda r: r[0])[:RW_ROUNDS]
+        print("4096 bytes over COM2, the %d least disturbed of %d rounds (%% of each lost to the host: %s): read %s "
+              "ms, X %s, M %s; %d resent on a NAK" % (
+                  len(judged), len(rounds), [round(r[0] * 100) for r in judged],
+                  *([round(r[i] * 1e3) for r in judged] for i in (1, 2, 3)), rsp.naks))
+        if failure and judged[-1][0] >= QUIET_SHARE:
+            raise HostStarved("%s, on rounds the host took up to %.0f%% of" % (failure, 100 * judged[-1][0]))
+        assert failure is None, failure
+
+    unstarved(None, judge, "the write/read timing")
     assert rsp.request("m%x,1000" % addr).decode() == first, "writing the bytes read changed them"
-    judged = sorted(rounds, key=lambda r: r[0])[:RW_ROUNDS]
-    reads, writes_x, writes_m = ([r[i] for r in judged] for i in (1, 2, 3))
-    print("4096 bytes over COM2, the %d least stolen of %d rounds (steal ticks %s): read %s ms, X %s, M %s; "
-          "%d resent on a NAK" % (len(judged), len(rounds), [r[0] for r in judged], [round(r * 1e3) for r in reads],
-                                  [round(w * 1e3) for w in writes_x], [round(w * 1e3) for w in writes_m], rsp.naks))
-    # Writes at their best, against the read at its median: one read in a run can come back in half the time
-    # of all the others (a CI run: reads 68-119 ms and one of 33, X writes 76-96), and a write held to twice
-    # that one outlier fails although every write beat most reads. The median of the same rounds is the read
-    # as this run's machine does it; what the ratio exists to catch, a write crawling at the FIFO's 1-byte
-    # trigger level (~30x a read), still fails by far.
-    typical_read, best_x, best_m = statistics.median(reads), min(writes_x), min(writes_m)
-    assert best_x <= 2 * typical_read, "a 4096-byte X write took %.0f ms at best, a read %.0f ms (median)" % (
-        best_x * 1e3, typical_read * 1e3)
-    assert best_m <= 3 * typical_read, "a 4096-byte M write took %.0f ms at best, a read %.0f ms (median)" % (
-        best_m * 1e3, typical_read * 1e3)
     assert rsp.request("D") == b"OK"
     assert_console(k)
