@@ -81,8 +81,8 @@ void gdb_udp_init(const struct gdb_udp_port *p, const uint8_t mac[6], uint16_t p
     in_session = false;
     gdb_udp_auth_reset();
     int64_t now = p->now_ns();
-    token_bucket_init(&hellos_unproven, GDB_UDP_HELLO_RATE, now);
-    token_bucket_init(&hellos_peer, GDB_UDP_HELLO_RATE, now);
+    token_bucket_init(&hellos_unproven, GDB_UDP_NEWCOMER_HELLO_RATE, now);
+    token_bucket_init(&hellos_peer, GDB_UDP_PEER_HELLO_RATE, now);
     enabled = port_number != 0;
 }
 
@@ -365,6 +365,20 @@ static void note_packet(const uint8_t *bytes, size_t len)
     last.repeated = false;
 }
 
+/* A hello's answer costs two HMACs and a datagram: a token first, the proven peer's own or everyone else's
+ * shared one, so a flood of forged hellos neither burns more CPU than the newcomers' budget nor starves the
+ * peer. True for anything that is not a hello. */
+static bool hello_admitted(const struct netpoll_datagram *dg, bool from_peer, int64_t now)
+{
+    bool peer_hello = from_peer && peer.proven;
+    if (!gdb_udp_is_hello(dg->data, dg->len) ||
+        token_bucket_take(peer_hello ? &hellos_peer : &hellos_unproven,
+                          peer_hello ? GDB_UDP_PEER_HELLO_RATE : GDB_UDP_NEWCOMER_HELLO_RATE, now))
+        return true;
+    counts.hellos_limited++;
+    return false;
+}
+
 static void datagram_in(const struct netpoll_datagram *dg, int64_t now)
 {
     if (!port->permits(dg->src_ip)) {
@@ -379,13 +393,8 @@ static void datagram_in(const struct netpoll_datagram *dg, int64_t now)
     /* A candidate is judged as a newcomer by gdb_udp_open itself (its address is not the session's): nothing
      * here ends the idle peer's session unless the candidate's datagram is acted on (gdb_udp_commit). */
     uint8_t mac[6];
-    /* A hello's answer costs two HMACs and a datagram: a token first, the proven peer's own or everyone
-     * else's shared one, so a flood of forged hellos neither burns the CPU nor starves the peer. */
-    if (gdb_udp_is_hello(dg->data, dg->len) &&
-        !token_bucket_take(from_peer && peer.proven ? &hellos_peer : &hellos_unproven, GDB_UDP_HELLO_RATE, now)) {
-        counts.hellos_limited++;
+    if (!hello_admitted(dg, from_peer, now))
         return;
-    }
     const uint8_t *inner = 0;
     size_t inner_len = 0;
     enum gdb_udp_verdict verdict = gdb_udp_open(dg->src_ip, dg->src_port, dg->data, dg->len, &inner, &inner_len);

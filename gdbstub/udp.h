@@ -11,7 +11,8 @@
  *             when its datagrams carry its session nonce (KPG1, keyed or plain); in the insecure mode
  *             (gdb.udp.insecure) nobody ever is.
  *   hellos    A KPG1 hello is answered (GDB_UDP_NONCE_LEN bytes, within 3x) only with a token: the proven
- *             peer has its own bucket, everyone else shares one; GDB_UDP_HELLO_RATE a second each.
+ *             peer has its own bucket (GDB_UDP_PEER_HELLO_RATE a second), everyone else shares one
+ *             (GDB_UDP_NEWCOMER_HELLO_RATE).
  *   unproven  From a sender nothing proves, nothing that looks like a stub's own reply is taken (a lone `-`,
  *             `$OK`, `$Enn`, `$#00`, after any acks), and a newcomer opens only as a debugger does: Ctrl-C, or a
  *             `?`, `q...` or `QStartNoAckMode` packet. Two stubs, or a stub and an echo, cannot keep
@@ -61,8 +62,14 @@
 /* How long a session's start polls for the ARP answer that tells where the peer is (udp.c,
  * await_peer_neighbour): clients that never retransmit their first packet then get its answer. */
 #define GDB_UDP_ARP_WAIT_NS 1000000000ll
-/* Hello answers a second (and the burst), per bucket. */
-#define GDB_UDP_HELLO_RATE 8
+/* Hello answers a second (and the burst). The proven peer's own bucket is small: a relay asks again only after a
+ * reboot or a lost answer. Everyone else's shared one is large, since every newcomer's first hello draws on it:
+ * a blind forger sending F hellos a second leaves a real relay's hello a chance of about RATE/F per try (at 8 a
+ * second, 100 forged hellos a second kept most relays from a nonce for 30 s). What it bounds is the CPU a flood
+ * buys (two HMACs and a datagram per answer: `make bench`, newcomer_cost) and what it reflects (3x the bytes
+ * that asked, per answer). */
+#define GDB_UDP_PEER_HELLO_RATE 8
+#define GDB_UDP_NEWCOMER_HELLO_RATE 2000
 /* Received gdb bytes waiting for the stub: two whole packets' worth. */
 #define GDB_UDP_RX_RING (2 * GDB_UDP_INNER_MAX + 64)
 

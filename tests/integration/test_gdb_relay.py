@@ -17,7 +17,8 @@ the empty key, issue 24), in QEMU.
   and that datagram replayed in the session is dropped, and `D` lets the machine go; then that same datagram
   replayed (its session ended), one under another key, one sent from another address, and the kernel's own
   sealed reply reflected back each change nothing -- no stop, no peer, no frame back -- and are counted on
-  `net`'s "gdb udp auth:" line.
+  `net`'s "gdb udp auth:" line. And on the same kernel (issue 40): ten relays, one after another, attach and
+  detach while a thousand forged hellos a second arrive from addresses nobody holds -- at least nine must.
 """
 
 import os
@@ -26,6 +27,7 @@ import socket
 import struct
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -382,3 +384,114 @@ def test_forged_and_replayed_datagrams_change_nothing(on_wire, segment):
     assert a2["bad_mac"] == a["bad_mac"] + 2, a2      # another key; the Ctrl-C under the attach's MAC
     assert a2["bad_nonce"] == a["bad_nonce"] + 2, a2  # the ended session's attach; another address
     assert a2["plain"] == a["plain"] + 1, a2          # a reply ('r') is no request
+
+
+# ---- the newcomers' hello budget under a flood (issue 40) ------------------------------------------------------
+FLOOD_HELLOS_PER_S = 1000
+FLOOD_SOURCES = 50  # 10.0.2.100-149: nobody holds them, nobody answers their ARP
+
+
+class HelloFlood:
+    """FLOOD_HELLOS_PER_S forged KPG1 hellos a second into the kernel's gdb port, from a thread: each from one of
+    FLOOD_SOURCES rotating addresses and a port of its own, a fresh client nonce each. Counts what it injected."""
+
+    def __init__(self, segment):
+        self.segment, self.sent, self.stopping = segment, 0, False
+        self.thread = threading.Thread(target=self.run, daemon=True)
+
+    def run(self):
+        start = time.monotonic()
+        while not self.stopping:
+            due = int((time.monotonic() - start) * FLOOD_HELLOS_PER_S)
+            while self.sent < due and not self.stopping:
+                n = self.sent
+                last = 100 + n % FLOOD_SOURCES
+                self.segment.forge_udp("10.0.2.%d" % last, 1024 + n % 50000, KERNEL_IP, GDB_GUEST_PORT,
+                                       gw.Session(None).hello(), forge.mac_of("02:00:00:00:02:%02x" % last))
+                self.sent += 1
+            time.sleep(0.005)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stopping = True
+        self.thread.join(10)
+
+
+def kernel_answers(segment, mark, port, relay, want, timeout):
+    """The gdb bytes the kernel's sealed answers to 10.0.2.66:port since mark opened to, once they hold want (or
+    what they hold when timeout runs out)."""
+    deadline = time.monotonic() + timeout
+    got = b""
+    seen = mark
+    while True:
+        frames = segment.since(seen)
+        seen += len(frames)
+        for f in frames:
+            if f.kind == "udp" and f.sport == GDB_GUEST_PORT and f.dst == FORGED_IP and f.dport == port:
+                try:
+                    got += relay.open(f.payload)
+                except gw.Rejected:
+                    pass
+        if want in got or time.monotonic() > deadline:
+            return got
+        time.sleep(0.02)
+
+
+def relay_attaches(segment, key, port, deadline):
+    """One relay at 10.0.2.66:port, as scripts/kprof-gdb-relay goes about it: hellos, backing off from 0.25 s
+    to 2 s, until a nonce answer comes; then gdb's first packet sealed (sent again, as gdb would, while no
+    answer comes), its ack, `D` and the ack of its OK. True when all of it was answered before deadline."""
+    relay, wait = gw.Session(key), 0.25
+    while relay.nonce is None:
+        if time.monotonic() > deadline:
+            return False
+        mark = segment.mark()
+        segment.forge_udp(FORGED_IP, port, KERNEL_IP, GDB_GUEST_PORT, relay.hello(), FORGED_MAC)
+        end = time.monotonic() + wait
+        while relay.nonce is None and time.monotonic() < end:
+            for f in segment.since(mark):
+                if f.kind == "udp" and f.sport == GDB_GUEST_PORT and f.dst == FORGED_IP and f.dport == port:
+                    try:
+                        relay.take_nonce(f.payload)
+                    except gw.Rejected:
+                        pass
+            time.sleep(0.02)
+        wait = min(2 * wait, 2.0)
+    for request, want in ((packet(b"qSupported:multiprocess+"), b"PacketSize="), (packet(b"D"), packet(b"OK"))):
+        while True:
+            if time.monotonic() > deadline:
+                return False
+            mark = segment.mark()
+            segment.forge_udp(FORGED_IP, port, KERNEL_IP, GDB_GUEST_PORT, relay.seal(request), FORGED_MAC)
+            if want in kernel_answers(segment, mark, port, relay, want, 1.0):
+                break
+        segment.forge_udp(FORGED_IP, port, KERNEL_IP, GDB_GUEST_PORT, relay.seal(b"+"), FORGED_MAC)
+    return True
+
+
+def test_ten_relays_attach_under_a_thousand_forged_hellos_a_second(on_wire, segment):
+    """Issue 40: blind forgers spent the newcomers' hello budget (8 answers a second, shared): at 100 forged hellos
+    a second 8 of 20 relays got a nonce within 30 s. Ten relays, one after another, each on a port of its own at
+    10.0.2.66 (which answers ARP), while FLOOD_HELLOS_PER_S forged hellos a second arrive from addresses nobody
+    holds: at least 9 of 10 attach, read the stub's features and detach within 30 s each; the machine runs after
+    every one, and `net` counts the forged hellos the kernel took (answered, or waiting on an ARP answer that
+    never comes) with every relay's."""
+    key = bytes.fromhex(KEY)
+    before = auth_line(on_wire)
+    attached = 0
+    with HelloFlood(segment) as flood:
+        time.sleep(1.0)  # past the first design's burst
+        for i in range(10):
+            attached += relay_attaches(segment, key, 43000 + i, time.monotonic() + 30)
+        forged = flood.sent
+    segment.wait_quiet(0.5)
+    running(on_wire)
+    after = auth_line(on_wire)
+    print("%d of 10 relays attached under %d forged hellos; hellos answered %d" % (
+        attached, forged, after["hellos"] - before["hellos"]))
+    assert attached >= 9, "%d of 10 relays attached under %d forged hellos" % (attached, forged)
+    assert after["stops"] - before["stops"] == attached, (before, after)
+    assert after["peer"] == "no peer", after

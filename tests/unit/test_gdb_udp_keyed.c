@@ -185,24 +185,50 @@ static void send_hello_from(uint16_t port, uint8_t tag)
     running_delivers();
 }
 
-/* Frames the stub sent since last asked, to anyone. */
+/* Frames the stub sent since last asked, to anyone; then forgotten, so a flood's answers never fill the fake
+ * card's queue. */
 static int count_replies(void)
 {
     int n = (int)(from_card.count - from_card.next);
-    from_card.next = from_card.count;
+    from_card.count = from_card.next = 0;
     return n;
 }
 
-/* Hellos from unproven senders share one bucket (checked before any HMAC); the proven peer's hello (the
- * relay asking again) is answered from its own, however many forged ones came first. */
-static void test_hellos_share_a_small_budget_the_peer_has_its_own(void **state)
+/* count hellos from rotating unproven ports, one every `gap` ns of the fake clock, counting the answers as they
+ * go. */
+static int hellos_answered(int count, int64_t gap)
+{
+    int answered = 0;
+    for (int i = 0; i < count; i++) {
+        clock_ns += gap;
+        send_hello_from((uint16_t)(20000 + i % 40000), (uint8_t)i);
+        answered += count_replies();
+        assert_int_equal(to_card.next, to_card.count); /* taken: the fake card's queue starts again */
+        to_card.count = to_card.next = 0;
+    }
+    return answered;
+}
+
+/* The most hellos the newcomers' bucket can have answered since the fake clock read start, full then: its burst
+ * and what it refilled since (the fake clock steps on every read). */
+static int refilled_since(int64_t start)
+{
+    return (int)((clock_ns - start) * GDB_UDP_NEWCOMER_HELLO_RATE / 1000000000);
+}
+
+static int budget_since(int64_t start) { return GDB_UDP_NEWCOMER_HELLO_RATE + refilled_since(start) + 1; }
+
+/* Hellos from unproven senders share one bucket (checked before any HMAC): a burst of three times its rate
+ * at once gets the rate answered, and the rest dropped before any MAC. The proven peer's hello (the relay
+ * asking again) is answered from its own, however many forged ones came first, and that one is small. */
+static void test_hellos_share_a_newcomers_budget_the_peer_has_its_own(void **state)
 {
     (void)state;
-    for (int i = 0; i < 3 * GDB_UDP_HELLO_RATE; i++)
-        send_hello_from((uint16_t)(50000 + i), (uint8_t)i);
-    assert_int_equal(count_replies(), GDB_UDP_HELLO_RATE);
-    assert_int_equal(udp_counts().hellos_limited, 2 * GDB_UDP_HELLO_RATE);
-    assert_int_equal(gdb_udp_seam_auth()->counts.macs, 2 * GDB_UDP_HELLO_RATE);
+    int64_t start = clock_ns;
+    int answered = hellos_answered(3 * GDB_UDP_NEWCOMER_HELLO_RATE, 0);
+    assert_in_range(answered, GDB_UDP_NEWCOMER_HELLO_RATE, budget_since(start));
+    assert_int_equal(udp_counts().hellos_limited, 3 * GDB_UDP_NEWCOMER_HELLO_RATE - answered);
+    assert_int_equal(gdb_udp_seam_auth()->counts.macs, 2 * answered);
     assert_nobody_attached();
     relay_sends("$qSupported:multiprocess+#c6");
     assert_int_equal(running_delivers(), GDB_UDP_STOP_ATTACH);
@@ -210,12 +236,46 @@ static void test_hellos_share_a_small_budget_the_peer_has_its_own(void **state)
     assert_true(next_reply());
     assert_memory_equal(got, "KPG1n", 5);
     assert_int_equal(got_len, GDB_UDP_NONCE_LEN);
+    count_replies();
+    for (int i = 1; i < 2 * GDB_UDP_PEER_HELLO_RATE; i++) /* the hellos given first are the relay's own */
+        send_hello_from(RELAY_PORT, (uint8_t)i);
+    assert_int_equal(count_replies(), GDB_UDP_PEER_HELLO_RATE - 1);
     /* the peer gone, a second later the shared bucket holds tokens again */
     gdb_udp_transport.session(0, true, false);
     gdb_udp_transport.session(0, false, true);
     clock_ns += 1000000000;
     send_hello_from(50001, 2);
     assert_int_equal(count_replies(), 1);
+}
+
+/* Issue 40: blind forgers spent the newcomers' budget -- at 100 forged hellos a second, 8 of 20 relays got a
+ * nonce within 30 s. Three seconds of a thousand forged hellos a second, a relay's hello among them every
+ * 100 ms: every hello is answered, the relay's every time, and the relay then attaches with its nonce. A
+ * flood of ten thousand a second, past the burst, is answered at the budget's rate and no faster: the CPU and
+ * the reflection a flood buys stay bounded. */
+static void test_a_thousand_forged_hellos_a_second_leave_every_relay_hello_answered(void **state)
+{
+    (void)state;
+    int relay_answered = 0;
+    for (int tenth = 0; tenth < 30; tenth++) {
+        assert_int_equal(hellos_answered(99, 1000000), 99);
+        send_hello_from(RELAY_PORT, 0xEE);
+        relay_answered += next_reply() && got_len == GDB_UDP_NONCE_LEN;
+        count_replies();
+    }
+    assert_int_equal(relay_answered, 30);
+    assert_int_equal(udp_counts().hellos_limited, 0);
+    relay_sends("$qSupported:multiprocess+#c6");
+    assert_int_equal(running_delivers(), GDB_UDP_STOP_ATTACH);
+    gdb_udp_transport.session(0, true, false);
+    gdb_udp_transport.session(0, false, true);
+    /* 10000 a second after the burst is spent: answered at the budget's rate, no more */
+    clock_ns += 1000000000;
+    int64_t drain = clock_ns;
+    assert_int_equal(hellos_answered(GDB_UDP_NEWCOMER_HELLO_RATE, 0), GDB_UDP_NEWCOMER_HELLO_RATE);
+    int64_t start = clock_ns;
+    int answered = hellos_answered(10000, 100000); /* a second, and the fake clock's own steps */
+    assert_in_range(answered, refilled_since(start) - 1, refilled_since(drain) + 1);
 }
 
 /* Issue 40: another allowlisted sender holding its own nonce (here another port) sends a valid datagram with
@@ -273,13 +333,15 @@ int main(void)
         cmocka_unit_test_setup(test_plain_and_forged_stop_nothing_and_get_nothing, setup_keyed),
         cmocka_unit_test_setup(test_hello_gets_its_answer_and_claims_nothing, setup_keyed),
         cmocka_unit_test_setup(test_sealed_packet_attaches_answer_sealed_replay_dropped_resend_answered, setup_keyed),
-        cmocka_unit_test_setup(test_hellos_share_a_small_budget_the_peer_has_its_own, setup_keyed),
+        cmocka_unit_test_setup(test_hellos_share_a_newcomers_budget_the_peer_has_its_own, setup_keyed),
+        cmocka_unit_test_setup(test_a_thousand_forged_hellos_a_second_leave_every_relay_hello_answered, setup_keyed),
         cmocka_unit_test_setup(test_a_max_counter_locks_out_nobody_else, setup_keyed),
         /* the plain mode (no udpsh.key=): the same, under the empty key -- raw gdb bytes are refused */
         cmocka_unit_test_setup(test_plain_and_forged_stop_nothing_and_get_nothing, setup_plain),
         cmocka_unit_test_setup(test_hello_gets_its_answer_and_claims_nothing, setup_plain),
         cmocka_unit_test_setup(test_sealed_packet_attaches_answer_sealed_replay_dropped_resend_answered, setup_plain),
-        cmocka_unit_test_setup(test_hellos_share_a_small_budget_the_peer_has_its_own, setup_plain),
+        cmocka_unit_test_setup(test_hellos_share_a_newcomers_budget_the_peer_has_its_own, setup_plain),
+        cmocka_unit_test_setup(test_a_thousand_forged_hellos_a_second_leave_every_relay_hello_answered, setup_plain),
         cmocka_unit_test_setup(test_a_max_counter_locks_out_nobody_else, setup_plain),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# tests/bench/newcomer_cost.sh: what the gdb UDP transport spends on one newcomer's hello, in instructions counted
+# exactly by callgrind on tests/bench/newcomer_cost.c (gdbstub/udp_auth.c and HMAC-SHA256 built for the host with
+# the kernel's compiler and flags): gdb_udp_auth_open with its callees -- the session nonce and the answer's MAC
+# -- and of that the two HMACs. The newcomers' budget (GDB_UDP_NEWCOMER_HELLO_RATE in gdbstub/udp.h) times this is
+# the most a flood of forged hellos can make the kernel compute a second; the datagram each answer costs
+# (netpoll's frame and the card) comes on top. Run from the top of the tree.
+set -euo pipefail
+
+OUT=build/bench
+mkdir -p "$OUT"
+make -s --no-print-directory "$OUT/newcomer_cost"
+N=1000
+cg="$OUT/callgrind.newcomer.out"
+calls=$(valgrind --tool=callgrind --callgrind-out-file="$cg" --toggle-collect=gdb_udp_auth_open \
+          "$OUT/newcomer_cost" hello "$N" 2>"$cg.log" | sed -n 's/^calls //p')
+if [ "$calls" != "$N" ]; then
+  echo "newcomer_cost: the driver did not answer $N hellos (see $cg.log)" >&2
+  exit 1
+fi
+
+# cost FUNCTION: FUNCTION's instructions a hello with its callees (the largest of its lines, which
+# callgrind_annotate repeats per source file its code came from).
+cost() {
+  local total
+  total=$(callgrind_annotate --threshold=100 --inclusive=yes "$cg" 2>/dev/null |
+            awk -v fn="$1" '$0 ~ ":" fn "( \\[|$)" { gsub(/,/, "", $1); n = $1 + 0; if (n > max) max = n }
+                            END { print max + 0 }')
+  echo $(( (total + N / 2) / N ))
+}
+
+answer=$(cost gdb_udp_auth_open)
+hmacs=$(cost hmac_sha256) # both calls: the count is per hello
+rate=$(sed -n 's/^#define GDB_UDP_NEWCOMER_HELLO_RATE \([0-9]*\).*/\1/p' gdbstub/udp.h)
+if [ "$answer" -eq 0 ] || [ "$hmacs" -eq 0 ] || [ -z "$rate" ]; then
+  echo "newcomer_cost: no figure (see $cg)" >&2
+  exit 1
+fi
+echo "gdb udp: a newcomer's hello answered: $answer instructions, of which the two HMAC-SHA256s $hmacs; at the newcomers' budget of $rate a second a flood of forged hellos buys at most $(( answer * rate / 1000 )) thousand instructions a second, and $rate datagrams of $(( 42 + 85 )) bytes (each within 3x of the hello that asked)"
