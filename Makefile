@@ -291,16 +291,28 @@ host: $(BUILD)/pprof/profile_pb2.py harnesses $(PYBIN)/python3
 	$(PY) -m pytest -q -p no:cacheprovider $(if $(filter-out 0 1,$(HOST_WORKERS)),-n $(HOST_WORKERS) --dist load) \
 	  tests/host
 
-# Integration modules run in INTEGRATION_WORKERS processes (pytest-xdist, a module's tests together in one), the
-# slowest named at the end; the modules that mostly wait on the wire go together to one of them
-# (tests/integration/conftest.py, WIRE_MODULES). Two on two cores: three took the suite from 580 s to 430 s, but
-# starved the tick-window tests past their retries (test_profile, 1 run in 5 here); INTEGRATION_WORKERS=3 runs
-# it so. `make test` leaves out the full_only tests and runs the scaled ones short; `make test-full` runs those
-# two kinds in their full forms (tests/integration/conftest.py says which is which).
+# Integration modules run in two lanes. The wire lane: the modules that mostly wait on the wire, not the CPU (quiet
+# windows after forged frames, where nothing may answer and nothing says "nothing"; gdb's and the clients' own
+# timeouts; floods paced by the clock), one after another in one process -- measured beside the rest, 353 s of
+# wall time for 90 s of CPU. The CPU lane: every other module, in INTEGRATION_WORKERS processes (pytest-xdist, a
+# module's tests together in one), the slowest named at the end. Two workers on two cores: three took the CPU
+# modules from 580 s to 430 s but starved the tick-window tests past their retries (test_profile, 1 run in 5
+# here); INTEGRATION_WORKERS=3 runs it so. `make test` runs the two lanes side by side (scripts/test-phases.sh),
+# so the wire's waits overlap the CPU's work; `make integration` runs them one after the other. `make test`
+# leaves out the full_only tests and runs the scaled ones short; `make test-full` runs those two kinds in their
+# full forms (tests/integration/conftest.py says which is which).
+WIRE_MODULES := $(addprefix tests/integration/,test_udpsh_forged.py test_gdb_forged.py test_httpd.py \
+                  test_gdb_relay.py test_nics.py test_httpd_abuse.py)
 INTEGRATION_WORKERS ?= 2
 PYTEST_WORKERS = $(if $(filter-out 0 1,$(INTEGRATION_WORKERS)),-n $(INTEGRATION_WORKERS) --dist loadgroup)
-integration: all $(BUILD)/pprof/profile_pb2.py
-	$(PY) -m pytest -q -p no:cacheprovider $(PYTEST_WORKERS) --durations=12 -m "not full_only" tests/integration
+INTEGRATION_PYTEST = $(PY) -m pytest -q -p no:cacheprovider --durations=12 -m "not full_only"
+integration: integration-cpu integration-wire
+
+integration-cpu: all $(BUILD)/pprof/profile_pb2.py
+	KPROF_LANE=cpu $(INTEGRATION_PYTEST) $(PYTEST_WORKERS) $(addprefix --ignore=,$(WIRE_MODULES)) tests/integration
+
+integration-wire: all $(BUILD)/pprof/profile_pb2.py
+	KPROF_LANE=wire $(INTEGRATION_PYTEST) $(WIRE_MODULES)
 
 test-full: all $(BUILD)/pprof/profile_pb2.py
 	KPROF_FULL=1 $(PY) -m pytest -q -p no:cacheprovider $(PYTEST_WORKERS) --durations=12 -m "full_only or scaled" \
@@ -369,4 +381,4 @@ help:
 	@echo "make bench      print the benchmark figures"
 	@echo "make pmu-check  the counter path end to end under KVM -cpu host (real counters only; 77 without one)"
 
-.PHONY: test-full all deps run debug unit fuzz fuzz-regress host harnesses bench-drivers bench-smoke bench-flags integration gdb-sweep soak soak-short test bench pmu-check clean help
+.PHONY: test-full all deps run debug unit fuzz fuzz-regress host harnesses bench-drivers bench-smoke bench-flags integration integration-cpu integration-wire gdb-sweep soak soak-short test bench pmu-check clean help

@@ -10,8 +10,8 @@ KPROF_BOOTS_MEASURE=1 counts without failing, to find N for a new module). The
 run ends with each module's boots and wall time. Modules run in INTEGRATION_WORKERS processes (pytest-xdist,
 --dist loadgroup, each module a group: its tests stay together, in order, in one process): ports are picked
 free, variant ISOs are made under a lock, and each kernel's files are its own. The modules that mostly wait on
-the wire (WIRE_MODULES) are one group, scheduled first: one worker takes them while the others take the
-modules that keep QEMU busy (with INTEGRATION_WORKERS=3 the waits overlap the CPU's work).
+the wire run in a lane of their own beside the rest (the Makefile's WIRE_MODULES, integration-wire), so each
+run saves and clears only its own modules' logs.
 Every QEMU is killed by its pid after use. When a test fails, the serial log of every kernel it used is
 saved to build/test-logs/<module>.<test>.log. A missing or stale build/kprof.iso stops the run at once, and a
 skipped test fails the run: a suite that quietly ran less than it claims must not pass.
@@ -64,26 +64,25 @@ def _count_boot(k):
 kprof_qemu.BOOT_LISTENERS.append(_count_boot)
 
 
-# Modules whose tests spend their time waiting on the wire, not on the CPU: quiet windows after forged frames
-# (nothing may answer them, and nothing says "nothing"), gdb's and the clients' own timeouts, boots with bad
-# options. Measured beside the rest (one run, two workers): 353 s of wall time for 90 s of CPU, where the other
-# modules used 620 s of CPU in 810 s.
-WIRE_MODULES = ("test_udpsh_forged.py", "test_gdb_forged.py", "test_httpd.py", "test_gdb_relay.py",
-                "test_nics.py", "test_httpd_abuse.py")
-
-
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     """Under --dist loadgroup (a worker's view: xdist sets config.option.loadgroup), each module is a group of
-    its own, but WIRE_MODULES are one group, collected first so that it is the first one given out."""
+    its own: its tests stay together, in order, in one process."""
     if not getattr(config.option, "loadgroup", False):
         return
-    def group(item):
-        module = os.path.basename(_module_of(item.nodeid))
-        return "wire" if module in WIRE_MODULES else module
     for item in items:
-        item.add_marker(pytest.mark.xdist_group(group(item)))
-    items.sort(key=lambda item: group(item) != "wire")  # stable: each module's tests keep their order
+        item.add_marker(pytest.mark.xdist_group(os.path.basename(_module_of(item.nodeid))))
+
+
+def pytest_collection_finish(session):
+    """The serial logs a last run of these modules saved, removed: what build/test-logs holds after a run is that
+    run's. Only these modules' -- the other lane (Makefile: integration-wire, integration-cpu) may be saving its
+    own meanwhile."""
+    modules = {item.module.__name__ for item in session.items if item.module}
+    if os.path.isdir(kprof_qemu.LOG_DIR):
+        for f in os.listdir(kprof_qemu.LOG_DIR):
+            if f.endswith(".log") and f.split(".", 1)[0] in modules:
+                os.unlink(os.path.join(kprof_qemu.LOG_DIR, f))
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -108,10 +107,6 @@ def pytest_sessionstart(session):
                     returncode=3)
     if os.path.getmtime(elf) > os.path.getmtime(iso):
         pytest.exit("%s is older than %s: run `make` to rebuild it" % (iso, elf), returncode=3)
-    if os.path.isdir(kprof_qemu.LOG_DIR):
-        for f in os.listdir(kprof_qemu.LOG_DIR):
-            if f.endswith(".log"):
-                os.unlink(os.path.join(kprof_qemu.LOG_DIR, f))
 
 
 def _log_name(item):
@@ -164,9 +159,10 @@ def pytest_runtest_logreport(report):
 
 
 def _write_boots_by_test():
-    """build/test-logs/boots.txt: each test that booted kernels, and how many, module by module -- what a module's
-    BOOTS comment names."""
-    path = os.path.join(kprof_qemu.LOG_DIR, "boots.txt")
+    """build/test-logs/boots.txt (boots-LANE.txt for a lane of `make test`, KPROF_LANE): each test that booted
+    kernels, and how many, module by module -- what a module's BOOTS comment names."""
+    lane = os.environ.get("KPROF_LANE")
+    path = os.path.join(kprof_qemu.LOG_DIR, "boots-%s.txt" % lane if lane else "boots.txt")
     os.makedirs(kprof_qemu.LOG_DIR, exist_ok=True)
     with open(path, "w") as f:
         for nodeid in sorted(_test_boot_counts):
