@@ -6,28 +6,11 @@
 # -- and a kfree, and of that heap_sites_free. The current task and its stack bounds are the driver's (two calls
 # here, a load and two adds in the kernel). Run from the top of the tree.
 set -euo pipefail
-
-OUT=build/bench
-mkdir -p "$OUT"
-make -s --no-print-directory "$OUT/heap_cost"
+. tests/bench/callgrind.bash
 N=1000
-cg="$OUT/callgrind.heap.out"
-calls=$(valgrind --tool=callgrind --callgrind-out-file="$cg" --toggle-collect=kmalloc --toggle-collect=kfree \
-          "$OUT/heap_cost" alloc "$N" 2>"$cg.log" | sed -n 's/^calls //p')
-if [ "$calls" != "$N" ]; then
-  echo "heap_cost: the driver did not run $N allocations (see $cg.log)" >&2
-  exit 1
-fi
-
-# cost FUNCTION: FUNCTION's instructions a call with its callees (the largest of its lines, which
-# callgrind_annotate repeats per source file its code came from).
-cost() {
-  local total
-  total=$(callgrind_annotate --threshold=100 --inclusive=yes "$cg" 2>/dev/null |
-            awk -v fn="$1" '$0 ~ ":" fn "( \\[|$)" { gsub(/,/, "", $1); n = $1 + 0; if (n > max) max = n }
-                            END { print max + 0 }')
-  echo $(( (total + N / 2) / N ))
-}
+cg=build/bench/callgrind.heap.out
+callgrind_run heap_cost "$cg" "$N" kmalloc kfree -- alloc "$N"
+cost() { inclusive_cost "$cg" "$N" "$1"; }
 
 alloc=$(cost kmalloc)
 walk=$(cost stack_walk)

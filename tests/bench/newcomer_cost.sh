@@ -6,28 +6,11 @@
 # the most a flood of forged hellos can make the kernel compute a second; the datagram each answer costs
 # (netpoll's frame and the card) comes on top. Run from the top of the tree.
 set -euo pipefail
-
-OUT=build/bench
-mkdir -p "$OUT"
-make -s --no-print-directory "$OUT/newcomer_cost"
+. tests/bench/callgrind.bash
 N=1000
-cg="$OUT/callgrind.newcomer.out"
-calls=$(valgrind --tool=callgrind --callgrind-out-file="$cg" --toggle-collect=gdb_udp_auth_open \
-          "$OUT/newcomer_cost" hello "$N" 2>"$cg.log" | sed -n 's/^calls //p')
-if [ "$calls" != "$N" ]; then
-  echo "newcomer_cost: the driver did not answer $N hellos (see $cg.log)" >&2
-  exit 1
-fi
-
-# cost FUNCTION: FUNCTION's instructions a hello with its callees (the largest of its lines, which
-# callgrind_annotate repeats per source file its code came from).
-cost() {
-  local total
-  total=$(callgrind_annotate --threshold=100 --inclusive=yes "$cg" 2>/dev/null |
-            awk -v fn="$1" '$0 ~ ":" fn "( \\[|$)" { gsub(/,/, "", $1); n = $1 + 0; if (n > max) max = n }
-                            END { print max + 0 }')
-  echo $(( (total + N / 2) / N ))
-}
+cg=build/bench/callgrind.newcomer.out
+callgrind_run newcomer_cost "$cg" "$N" gdb_udp_auth_open -- hello "$N"
+cost() { inclusive_cost "$cg" "$N" "$1"; }
 
 answer=$(cost gdb_udp_auth_open)
 hmacs=$(cost hmac_sha256) # both calls: the count is per hello

@@ -234,6 +234,32 @@ def answering_segment(answers):
     s.close()
 
 
+class Flood:
+    """`rate` forged frames a second into a segment's kernel, from a thread, for as long as its `with` lasts: the
+    nth injected by send(segment, n), paced by the clock. Counts what it injected (sent)."""
+
+    def __init__(self, segment, send, rate=1000):
+        self.segment, self.send, self.rate, self.sent, self.stopping = segment, send, rate, 0, False
+        self.thread = threading.Thread(target=self.run, daemon=True)
+
+    def run(self):
+        start = time.monotonic()
+        while not self.stopping:
+            due = int((time.monotonic() - start) * self.rate)
+            while self.sent < due and not self.stopping:
+                self.send(self.segment, self.sent)
+                self.sent += 1
+            time.sleep(0.005)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stopping = True
+        self.thread.join(10)
+
+
 class Relay:
     """Delivers each frame one segment's kernel sends into the other's (like one wire), counting them."""
 

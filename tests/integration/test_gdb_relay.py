@@ -27,7 +27,6 @@ import socket
 import struct
 import subprocess
 import sys
-import threading
 import time
 
 import pytest
@@ -391,33 +390,12 @@ FLOOD_HELLOS_PER_S = 1000
 FLOOD_SOURCES = 50  # 10.0.2.100-149: nobody holds them, nobody answers their ARP
 
 
-class HelloFlood:
-    """FLOOD_HELLOS_PER_S forged KPG1 hellos a second into the kernel's gdb port, from a thread: each from one of
-    FLOOD_SOURCES rotating addresses and a port of its own, a fresh client nonce each. Counts what it injected."""
-
-    def __init__(self, segment):
-        self.segment, self.sent, self.stopping = segment, 0, False
-        self.thread = threading.Thread(target=self.run, daemon=True)
-
-    def run(self):
-        start = time.monotonic()
-        while not self.stopping:
-            due = int((time.monotonic() - start) * FLOOD_HELLOS_PER_S)
-            while self.sent < due and not self.stopping:
-                n = self.sent
-                last = 100 + n % FLOOD_SOURCES
-                self.segment.forge_udp("10.0.2.%d" % last, 1024 + n % 50000, KERNEL_IP, GDB_GUEST_PORT,
-                                       gw.Session(None).hello(), forge.mac_of("02:00:00:00:02:%02x" % last))
-                self.sent += 1
-            time.sleep(0.005)
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.stopping = True
-        self.thread.join(10)
+def forged_hello(segment, n):
+    """The nth forged KPG1 hello of a flood (forge.Flood): from one of FLOOD_SOURCES rotating addresses and a port
+    of its own, a fresh client nonce each."""
+    last = 100 + n % FLOOD_SOURCES
+    segment.forge_udp("10.0.2.%d" % last, 1024 + n % 50000, KERNEL_IP, GDB_GUEST_PORT, gw.Session(None).hello(),
+                      forge.mac_of("02:00:00:00:02:%02x" % last))
 
 
 def kernel_answers(segment, mark, port, relay, want, timeout):
@@ -482,7 +460,7 @@ def test_ten_relays_attach_under_a_thousand_forged_hellos_a_second(on_wire, segm
     key = bytes.fromhex(KEY)
     before = auth_line(on_wire)
     attached = 0
-    with HelloFlood(segment) as flood:
+    with forge.Flood(segment, forged_hello, FLOOD_HELLOS_PER_S) as flood:
         time.sleep(1.0)  # past the first design's burst
         for i in range(10):
             attached += relay_attaches(segment, key, 43000 + i, time.monotonic() + 30)

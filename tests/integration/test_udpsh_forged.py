@@ -27,7 +27,6 @@ import re
 import socket
 import subprocess
 import sys
-import threading
 import time
 
 import pytest
@@ -422,41 +421,18 @@ def segment_answer(segment, mark, port, want, timeout):
     return None
 
 
-class Flood:
-    """About `rate` forged datagrams a second into the kernel's shell, from a thread: half from rotating addresses
+def forged_shell_datagram(segment, n):
+    """The nth datagram of a forged flood into the kernel's shell (forge.Flood): half from rotating addresses
     that answer nothing, half from the client's own address -- on other ports, and on its own port with a token
-    it guessed. Counts what it injected."""
-
-    def __init__(self, segment, rate=1000):
-        self.segment, self.rate, self.sent, self.stopping = segment, rate, 0, False
-        self.thread = threading.Thread(target=self.run, daemon=True)
-
-    def run(self):
-        start = time.monotonic()
-        n = 0
-        while not self.stopping:
-            due = int((time.monotonic() - start) * self.rate)
-            while n < due and not self.stopping:
-                if n % 2:
-                    last = 100 + n % 100
-                    self.segment.forge_udp("10.0.2.%d" % last, 1024 + n % 50000, KERNEL_IP, 5555, b"help\n",
-                                           forge.mac_of("02:00:00:00:01:%02x" % last))
-                elif n % 4 == 0:
-                    self.segment.forge_udp(FORGED_IP, 42000 + n % 1000, KERNEL_IP, 5555, b"uptime\n", FORGED_MAC)
-                else:
-                    self.segment.forge_udp(FORGED_IP, CLIENT_PORT, KERNEL_IP, 5555, GUESSED + b"uptime\n",
-                                           FORGED_MAC)
-                n += 1
-            self.sent = n
-            time.sleep(0.005)
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.stopping = True
-        self.thread.join(10)
+    it guessed."""
+    if n % 2:
+        last = 100 + n % 100
+        segment.forge_udp("10.0.2.%d" % last, 1024 + n % 50000, KERNEL_IP, 5555, b"help\n",
+                          forge.mac_of("02:00:00:00:01:%02x" % last))
+    elif n % 4 == 0:
+        segment.forge_udp(FORGED_IP, 42000 + n % 1000, KERNEL_IP, 5555, b"uptime\n", FORGED_MAC)
+    else:
+        segment.forge_udp(FORGED_IP, CLIENT_PORT, KERNEL_IP, 5555, GUESSED + b"uptime\n", FORGED_MAC)
 
 
 def test_a_forged_flood_leaves_a_validated_client_its_answers(kernel_wire, segment):
@@ -472,7 +448,7 @@ def test_a_forged_flood_leaves_a_validated_client_its_answers(kernel_wire, segme
     token = wire.parse_token(reply)
     before = net_auth(kernel_wire)
     answered = 0
-    with Flood(segment) as flood:
+    with forge.Flood(segment, forged_shell_datagram) as flood:
         time.sleep(1.0)  # the flood has spent the unvalidated bucket before the first request
         for i in range(40):
             # as the clients do: the same datagram again while no answer came (a repeat, never a second run) --
