@@ -24,7 +24,9 @@
  *             our reply), is not executed again: the stub's ack and reply to it are sent again instead (gdb
  *             discards a reply it already has). A duplicated `s` steps once. The answer is sent again
  *             once per packet at most, and to an unproven sender only when it keeps to the 3x budget of the
- *             datagram that asked (headers counted); otherwise the repeat is dropped.
+ *             datagram that asked (headers counted); otherwise the repeat is dropped. A packet that came in
+ *             several datagrams (the relay's pieces, below) is not remembered whole: sent again, it runs again
+ *             (such packets are memory writes, which then write the same bytes twice).
  *   replies   go to the MAC an ARP answer to our own question gave for the peer's address (off the subnet:
  *             the gateway's), never to a request's Ethernet source; unknown, the question goes out and the
  *             reply does not (gdb retransmits; a session's start first waits GDB_UDP_ARP_WAIT_NS for it).
