@@ -4,7 +4,8 @@
  * its nonce answer to the sender and nothing else, within a shared budget that the proven peer does not
  * share; a sealed packet attaches, the stub's answer goes out sealed under the peer's nonce; a relay's
  * retransmission (same packet, fresh counter) is answered again once, not run again; a 2^64-1 counter locks
- * out no one but its own session; no fragment is reassembled, not even the peer's address's. */
+ * out no one but its own session; no fragment is reassembled, not even the peer's address's, and a packet cut
+ * into pieces (as the relay sends it) arrives whole, sent again too. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -333,6 +334,52 @@ static void test_no_fragment_is_reassembled_in_a_session(void **state)
     assert_string_equal(next_sealed(), "+");
 }
 
+/* The relay's pieces of one packet (1411 gdb bytes each, sealed 1472), from piece `from` up to (not) `to`, each
+ * under a fresh counter. */
+static void relay_sends_pieces(const char *packet, size_t len, size_t from, size_t to)
+{
+    static uint8_t sealed[GDB_UDP_KEYED_OVERHEAD + 1472];
+    enum { PIECE = 1472 - GDB_UDP_KEYED_OVERHEAD };
+    for (size_t i = from; i < to && i * PIECE < len; i++) {
+        size_t n = len - i * PIECE < PIECE ? len - i * PIECE : PIECE;
+        gdb_sends_from(GDB_IP, RELAY_PORT, (const char *)sealed,
+                       seal_into(sealed, RELAY_PORT, packet + i * PIECE, n, ++relay_counter, key));
+    }
+}
+
+/* A packet in pieces whose later pieces were lost, sent again whole (fresh counters): the stub's packet layer
+ * reads it whole -- the first piece again is taken for the repeat of the copy already read (the rest completes
+ * that copy), and after a later piece the resend starts over at its `$` (the packet layer restarts there). The
+ * session's floor takes every piece, in order. */
+static void test_a_cut_packet_sent_again_reaches_the_stub_whole(void **state)
+{
+    (void)state;
+    static char packet[4001];
+    memset(packet, 'y', sizeof packet - 1);
+    packet[0] = '$';
+    memcpy(packet + sizeof packet - 4, "#00", 3);
+    const size_t len = sizeof packet - 1, piece = 1472 - GDB_UDP_KEYED_OVERHEAD;
+    relay_sends("$qSupported:multiprocess+#c6");
+    assert_int_equal(running_delivers(), GDB_UDP_STOP_ATTACH);
+    gdb_udp_transport.session(0, true, false);
+    read_all();
+
+    relay_sends_pieces(packet, len, 0, 1); /* pieces 1 and 2 lost */
+    static char got_bytes[3 * sizeof packet];
+    strcpy(got_bytes, read_all());
+    relay_sends_pieces(packet, len, 0, 3);
+    strcat(got_bytes, read_all());
+    assert_string_equal(got_bytes, packet);
+
+    relay_sends_pieces(packet, len, 0, 2); /* piece 2 lost */
+    strcpy(got_bytes, read_all());
+    assert_int_equal(strlen(got_bytes), 2 * piece);
+    relay_sends_pieces(packet, len, 0, 3);
+    strcat(got_bytes, read_all());
+    assert_string_equal(strrchr(got_bytes, '$'), packet); /* from the last `$`: the packet, whole */
+    assert_int_equal(gdb_udp_seam_auth()->counts.replayed, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -342,6 +389,7 @@ int main(void)
         cmocka_unit_test_setup(test_hellos_share_a_small_budget_the_peer_has_its_own, setup_keyed),
         cmocka_unit_test_setup(test_a_max_counter_locks_out_nobody_else, setup_keyed),
         cmocka_unit_test_setup(test_no_fragment_is_reassembled_in_a_session, setup_keyed),
+        cmocka_unit_test_setup(test_a_cut_packet_sent_again_reaches_the_stub_whole, setup_keyed),
         /* the plain mode (no udpsh.key=): the same, under the empty key -- raw gdb bytes are refused */
         cmocka_unit_test_setup(test_plain_and_forged_stop_nothing_and_get_nothing, setup_plain),
         cmocka_unit_test_setup(test_hello_gets_its_answer_and_claims_nothing, setup_plain),
@@ -349,6 +397,7 @@ int main(void)
         cmocka_unit_test_setup(test_hellos_share_a_small_budget_the_peer_has_its_own, setup_plain),
         cmocka_unit_test_setup(test_a_max_counter_locks_out_nobody_else, setup_plain),
         cmocka_unit_test_setup(test_no_fragment_is_reassembled_in_a_session, setup_plain),
+        cmocka_unit_test_setup(test_a_cut_packet_sent_again_reaches_the_stub_whole, setup_plain),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
