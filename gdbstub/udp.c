@@ -57,13 +57,17 @@ static struct {
     uint8_t answer[GDB_UDP_INNER_MAX + 16];
 } last;
 
-/* netpoll's admission: who may have fragments reassembled -- the peer, and only while the allowlist still
- * says yes. Under KPG1 a peer is attached only once it has shown its session nonce (proven); in the insecure
- * mode nothing proves anyone, and the attached peer is the best there is. */
+/* netpoll's admission: who may have fragments reassembled. Under KPG1 (every attached peer is proven) nobody:
+ * the relay sends datagrams that need no fragmentation (scripts/kprof_gdb_wire.py DATAGRAM_MAX, 1472 bytes of
+ * UDP payload), so a fragment with the peer's address is a forger's, and admitting it let one forged fragment
+ * cancel the peer's datagram in flight (issue 40; netpoll keeps one set, the newest). In the insecure mode
+ * gdb's own `target remote udp:` sends a whole packet of PacketSize (0xff00) in one datagram, which needs
+ * fragments: the attached peer, while the allowlist still says yes, has them reassembled. Nothing proves that
+ * peer, and a forger with its address can send gdb bytes outright, so cancelling its datagram is no new power. */
 static bool may_reassemble(void *arg, uint32_t src)
 {
     (void)arg;
-    return peer.attached && src == peer.ip && port->permits(src);
+    return peer.attached && !peer.proven && src == peer.ip && port->permits(src);
 }
 
 void gdb_udp_init(const struct gdb_udp_port *p, const uint8_t mac[6], uint16_t port_number)

@@ -25,12 +25,17 @@
  *             our reply), is not executed again: the stub's ack and reply to it are sent again instead (gdb
  *             discards a reply it already has). A duplicated `s` steps once. The answer is sent again
  *             once per packet at most, and to an unproven sender only when it keeps to the 3x budget of the
- *             datagram that asked (headers counted); otherwise the repeat is dropped.
+ *             datagram that asked (headers counted); otherwise the repeat is dropped. A packet that came in
+ *             several datagrams (the relay's pieces, below) is not remembered whole: sent again, it runs again
+ *             (such packets are memory writes, which then write the same bytes twice).
  *   replies   go to the MAC an ARP answer to our own question gave for the peer's address (off the subnet:
  *             the gateway's), never to a request's Ethernet source; unknown, the question goes out and the
  *             reply does not (gdb retransmits; a session's start first waits GDB_UDP_ARP_WAIT_NS for it).
- *             Fragments are reassembled only for the proven peer (netpoll's admission); broadcast,
- *             multicast and other hostile sources are dropped by netpoll.
+ *             Broadcast, multicast and other hostile sources are dropped by netpoll.
+ *   fragments Under KPG1 no fragment is reassembled (netpoll's admission says no, counted as not admitted):
+ *             the relay cuts gdb's bytes into datagrams that need none, so a forged fragment with the peer's
+ *             address cancels nothing. In the insecure mode the attached peer's are (gdb's own `udp:` sends
+ *             a packet of PacketSize in one datagram).
  *   datagrams What the stub writes is gathered and sent at each flush (the end of every packet and ack) in
  *             datagrams of at most GDB_UDP_DATAGRAM_MAX bytes of gdb data: gdb reads a UDP socket into a
  *             buffer of BUFSIZ (8192) bytes, and the rest of a longer datagram would be lost.

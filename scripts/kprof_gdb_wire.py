@@ -31,6 +31,11 @@ OVERHEAD = HEAD + MAC_BYTES
 HELLO_LEN = len(MAGIC) + 1 + NONCE_BYTES
 NONCE_LEN = len(MAGIC) + 1 + 2 * NONCE_BYTES + 16 + MAC_BYTES
 INNER_MAX = 65344  # gdbstub/udp_auth.h GDB_UDP_INNER_MAX
+# The most UDP payload a datagram carries without IPv4 fragmentation on a 1500-byte MTU: 1500 less the IPv4
+# header (20, no options) and the UDP header (8). Every sealed datagram the relay sends fits it (Session.datagrams):
+# under KPG1 the stub reassembles no fragments, for one forged fragment with the relay's address used to cancel a
+# large datagram in flight (issue 40, docs/gdb.md).
+DATAGRAM_MAX = 1472
 COUNTER_MAX = 2**64 - 1
 
 
@@ -58,6 +63,11 @@ def split_units(buf):
             units.append(bytes(c))
             i += 1
     return units, bytes(buf[i:])
+
+
+def cut(data, most):
+    """data in pieces of at most `most` bytes, in order (an empty data: one empty piece)."""
+    return [bytes(data[at:at + most]) for at in range(0, len(data), most)] or [b""]
 
 
 def unit_needs_answer(unit):
@@ -147,6 +157,18 @@ class Session:
         self.tx = max(self.tx + 1, self.clock_ns())
         body = MAGIC + b"d" + self.nonce + struct.pack(">Q", self.tx) + bytes(inner)
         return body + mac(self.mac_key, body)
+
+    def datagrams(self, unit):
+        """The datagrams that carry unit (an ack, a Ctrl-C, one packet) to the kernel. Sealed, the unit is cut so
+        that each datagram, overhead included, is at most DATAGRAM_MAX bytes: a packet spans several, each
+        under its own rising counter, in order; the stub's receive ring joins them and its packet layer reads a
+        packet to its `#` and checksum whatever datagrams brought it (a lost or reordered piece fails the
+        checksum: a nak, and the packet is sent again). Raw (the insecure mode) the unit goes whole, as gdb's
+        own `target remote udp:` sends it: the stub reassembles an insecure peer's fragments, and a piece of
+        binary data made only of `+` and `-` bytes would be dropped there as looking like a stub's reply."""
+        if self.raw:
+            return [bytes(unit)]
+        return [self.seal(piece) for piece in cut(unit, DATAGRAM_MAX - OVERHEAD)]
 
     def open(self, datagram):
         """gdb's bytes in a datagram from the kernel; Rejected when it is forged, stale or replayed."""

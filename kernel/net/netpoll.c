@@ -3,7 +3,8 @@
  * trusted, and a fragment set keeps a bit per 8-byte block so that duplicates, overlaps and every arrival
  * order are told apart (an overlap must carry the same bytes, or the whole set is dropped: two versions of
  * one datagram are an attack or a bug, never something to splice). Only a source the owner admits may start
- * or join a set, so a forger cannot cancel the peer's. Where we send is learned from ARP replies to requests
+ * or join a set, so a forger with another address cannot cancel the admitted source's; one with its address
+ * can (the newest set wins), which is why the debugger admits nobody it has proven (gdbstub/udp.c). Where we send is learned from ARP replies to requests
  * we sent, never from a received frame's source: a forged frame cannot steer our answers. */
 #include "kernel/net/netpoll.h"
 #include "kernel/lib/string.h"

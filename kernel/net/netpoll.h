@@ -51,7 +51,8 @@ struct netpoll_counts {
     uint64_t neighbours;     /* ARP replies to our requests taken (neighbours learned) */
 };
 
-/* Whether the owner lets src (host order) have fragments reassembled: the debugger's validated peer. */
+/* Whether the owner lets src (host order) have fragments reassembled (the debugger: only an insecure-mode peer,
+ * gdbstub/udp.c may_reassemble). */
 typedef bool (*netpoll_admit_fn)(void *arg, uint32_t src);
 
 struct netpoll_neighbour {

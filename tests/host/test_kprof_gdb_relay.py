@@ -2,7 +2,8 @@
 datagram; the keyed datagrams pinned to the same bytes tests/unit/test_gdb_udp_auth.c pins the kernel's side
 to; forged, replayed, other-session and other-hello datagrams rejected; and the relay itself, run as gdb runs
 it (a child on pipes), against a fake kernel on a local UDP socket: the handshake, a packet carried both ways,
-a lost datagram sent again, forged and replayed replies dropped, and a relay that gets no nonce giving up;
+a lost datagram sent again, forged and replayed replies dropped, and a relay that gets no nonce giving up; a
+64 KiB write (X and M packets) in sealed datagrams that each fit 1472 bytes (no IPv4 fragments: issue 40);
 without a key the same datagrams under the empty key (plain), raw only with --insecure; the hello sent again
 until answered; and a kernel that reboots (new nonce, counters from the start) handshaken with again."""
 
@@ -185,6 +186,7 @@ class FakeKernel:
         self.hellos = 0
         self.stale = 0  # data datagrams under another boot's nonce, dropped as the kernel drops them
         self.generation = 0  # the session's (gdbstub/udp_auth.h): mixed into the nonce
+        self.sizes = []  # the length of every genuine data datagram taken
 
     def reboot(self, ignore_hellos=0):
         self.secret = bytes(reversed(SECRET))
@@ -223,7 +225,15 @@ class FakeKernel:
             counter = struct.unpack(">Q", body[21:29])[0]
             assert counter > self.rx_floor
             self.rx_floor = counter
+            self.sizes.append(len(d))
             return body[29:]
+
+    def recv_packet(self):
+        """The gdb bytes of the next genuine data datagrams up to a packet's `#` and checksum, joined."""
+        inner = b""
+        while not (b"#" in inner and len(inner) >= inner.index(b"#") + 3):
+            inner += self.recv_inner()
+        return inner
 
     def sealed(self, inner, counter=None):
         if counter is None:
@@ -468,3 +478,78 @@ def test_a_late_answer_and_its_repeats_answer_reach_gdb_once():
         assert read_exactly(p.stdout, 8) == b"++$OK#9a"
     err = p.stderr.read().decode()
     assert err.count("dropped: the kernel's second answer") == 2, err
+
+
+# ---- no datagram needs IPv4 fragments (issue 40) -------------------------------------------------------------
+
+def escape_binary(data):
+    """X's payload escaping, as gdb does it: '#', '$', '}' and '*' go as '}' then the byte xor 0x20."""
+    out = bytearray()
+    for b in data:
+        out += bytes([0x7D, b ^ 0x20]) if b in b"#$}*" else bytes([b])
+    return bytes(out)
+
+
+def gdb_packet(body):
+    return b"$" + body + b"#%02x" % (sum(body) & 0xFF)
+
+
+def writes_of_64k():
+    """The packets of a 64 KiB memory write as gdb sends them under the stub's PacketSize (0xff00): X with
+    binary data (every byte value, the escaped ones too), then M with hex."""
+    data = bytes(range(256)) * 256
+    room = 0xFF00 - 64
+    units = []
+    at = 0
+    while at < len(data):
+        n = min(len(data) - at, room // 2)
+        units.append(gdb_packet(b"X%x,%x:" % (0x200000 + at, n) + escape_binary(data[at:at + n])))
+        at += n
+    for at in range(0, len(data), room // 2 // 2):
+        piece = data[at:at + room // 2 // 2]
+        units.append(gdb_packet(b"M%x,%x:" % (0x200000 + at, len(piece)) + piece.hex().encode()))
+    return units
+
+
+@pytest.mark.parametrize("key", [KEY, None], ids=["keyed", "plain"])
+def test_a_64k_write_goes_in_datagrams_that_need_no_fragments(key):
+    """Every sealed datagram of a 64 KiB write is at most 1472 bytes (a 1500-byte MTU less the IPv4 and UDP
+    headers), the pieces rejoin to the packet in order, and each has a counter above the last: the stub, which
+    reassembles no fragments under KPG1, takes them all."""
+    s = wire.Session(key, random_bytes=lambda n: CLIENT_NONCE[:n])
+    s.hello()
+    s.take_nonce(answer(key=key if key else b""))
+    assert wire.DATAGRAM_MAX == 1500 - 20 - 8
+    last = 0
+    sizes = []
+    for unit in writes_of_64k() + [b"+", b"\x03", gdb_packet(b"g")]:
+        joined = b""
+        for d in s.datagrams(unit):
+            sizes.append(len(d))
+            assert len(d) <= wire.DATAGRAM_MAX, "a datagram of %d bytes needs IPv4 fragments" % len(d)
+            assert d[:5] == b"KPG1d" and d[-32:] == hmac.new(key or b"", d[:-32], hashlib.sha256).digest()
+            counter = struct.unpack(">Q", d[21:29])[0]
+            assert counter > last
+            last = counter
+            joined += d[29:-32]
+        assert joined == unit
+    assert max(sizes) == wire.DATAGRAM_MAX, "full pieces fill the datagram"
+    assert len(sizes) >= 2 * 65536 // wire.DATAGRAM_MAX, "X and M both cut"
+    # the insecure mode sends a unit whole, as gdb's own `target remote udp:` does (the stub reassembles then)
+    raw = wire.Session(None, raw=True)
+    assert raw.datagrams(writes_of_64k()[0]) == [writes_of_64k()[0]]
+
+
+def test_relay_cuts_a_large_packet_and_sends_all_of_it_again():
+    """The relay itself: gdb's 64 KiB of X reach the kernel in datagrams of at most 1472 bytes, joined in order;
+    unanswered, the whole packet goes again (each piece under a fresh counter), and the answer reaches gdb."""
+    unit = writes_of_64k()[0]
+    with relaying(k=FakeKernel(key=b""), key_hex=None) as (k, p):
+        gdb_sends(p, unit)
+        assert k.recv_packet() == unit
+        first = len(k.sizes)
+        assert first >= len(unit) // wire.DATAGRAM_MAX and max(k.sizes) <= wire.DATAGRAM_MAX, k.sizes
+        assert k.recv_packet() == unit, "sent again, whole, after the retransmission time"
+        assert len(k.sizes) == 2 * first and max(k.sizes) <= wire.DATAGRAM_MAX
+        k.send(k.sealed(b"+$OK#9a"))
+        assert read_exactly(p.stdout, 7) == b"+$OK#9a"

@@ -17,8 +17,11 @@ the empty key, issue 24), in QEMU.
   and that datagram replayed in the session is dropped, and `D` lets the machine go; then that same datagram
   replayed (its session ended), one under another key, one sent from another address, and the kernel's own
   sealed reply reflected back each change nothing -- no stop, no peer, no frame back -- and are counted on
-  `net`'s "gdb udp auth:" line. And on the same kernel (issue 40): ten relays, one after another, attach and
-  detach while a thousand forged hellos a second arrive from addresses nobody holds -- at least nine must.
+  `net`'s "gdb udp auth:" line. gdb's `restore` of 64 KiB through the real relay, bridged onto the segment as
+  10.0.2.66 (issue 40): every datagram the relay sends fits 1472 bytes, the memory equals the file, and forged
+  fragments from 10.0.2.66 between its pieces change nothing and are counted as not admitted (the same kernel: no boot).
+  And on the same kernel: ten relays, one after another, attach and detach while a thousand forged hellos a
+  second arrive from addresses nobody holds -- at least nine must.
 """
 
 import os
@@ -27,6 +30,7 @@ import socket
 import struct
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -473,3 +477,142 @@ def test_ten_relays_attach_under_a_thousand_forged_hellos_a_second(on_wire, segm
     assert attached >= 9, "%d of 10 relays attached under %d forged hellos" % (attached, forged)
     assert after["stops"] - before["stops"] == attached, (before, after)
     assert after["peer"] == "no peer", after
+
+
+# ---- a 64 KiB restore through the relay, bridged onto the segment, under forged fragments (issue 40) ----------
+
+BRIDGE_PORT = FORGED_PORT + 1  # the relay's source port as the kernel sees it, at 10.0.2.66
+
+
+def frame_counts(k):
+    """`net`'s `gdb frames:` counters, by name."""
+    line = re.search(r"(?m)^gdb frames: .*$", k.cmd("net"))
+    assert line, "net has no gdb frames line"
+    return {name: int(n) for n, name in re.findall(r"(\d+) ([a-z ]+?)(?=,|$)", line.group(0))}
+
+
+class Bridge:
+    """Puts the real scripts/kprof-gdb-relay on the segment as 10.0.2.66:BRIDGE_PORT: each datagram the relay sends
+    to this local socket enters the segment as a frame to the kernel's gdb port -- in IPv4 fragments, as the host
+    would cut it, when it is longer than wire.DATAGRAM_MAX -- and each datagram the kernel sends there (its
+    fragments joined) goes back to the relay. And the forger: after each piece of a large packet (a datagram of
+    over 1000 bytes: only a write's, with the machine stopped) one forged IPv4 fragment with the relay's address
+    and port goes to the gdb port, a first fragment (a UDP header, more to come) and a last one (54 bytes on the
+    wire) in turn -- what used to cancel the peer's large datagram in flight."""
+
+    def __init__(self, segment):
+        self.segment = segment
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.bind(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.relay = None
+        self.sizes = []       # every datagram the relay sent
+        self.forged = 0       # forged fragments sent
+        self.partial = {}     # IPv4 id -> ({offset: bytes}, end or None): the kernel's fragments so far
+        self.ident = 0x7000
+        segment.forward = self.from_kernel
+        threading.Thread(target=self.from_relay, daemon=True).start()
+
+    def from_relay(self):
+        while True:
+            try:
+                d, self.relay = self.sock.recvfrom(65536)
+            except OSError:
+                return
+            self.sizes.append(len(d))
+            self.ident += 1
+            if len(d) <= gw.DATAGRAM_MAX:
+                self.segment.inject(forge.udp_frame(FORGED_MAC, forge.GUEST_MAC, FORGED_IP, KERNEL_IP, BRIDGE_PORT,
+                                                    GDB_GUEST_PORT, d, ident=self.ident))
+            else:
+                for f in forge.udp_fragments(FORGED_MAC, forge.GUEST_MAC, FORGED_IP, KERNEL_IP, BRIDGE_PORT,
+                                             GDB_GUEST_PORT, d, self.ident):
+                    self.segment.inject(f)
+            if len(d) > 1000:
+                self.forge_fragment()
+
+    def forge_fragment(self):
+        self.ident += 1
+        if self.forged % 2 == 0:
+            body = struct.pack("!HHHH", BRIDGE_PORT, GDB_GUEST_PORT, 3000, 0x1234) + b"forged!!"
+            f = forge.ipv4_frame(FORGED_MAC, forge.GUEST_MAC, FORGED_IP, KERNEL_IP, body, self.ident, 0, True)
+        else:
+            f = forge.ipv4_frame(FORGED_MAC, forge.GUEST_MAC, FORGED_IP, KERNEL_IP, b"forged" * 3 + b"!!", self.ident,
+                                 1480, False)
+        self.segment.inject(f)
+        self.forged += 1
+
+    def from_kernel(self, frame):
+        if len(frame) < 34 or frame[12:14] != b"\x08\x00" or frame[23] != forge.IP_UDP or \
+                frame[26:30] != forge.ip_bytes(KERNEL_IP) or frame[30:34] != forge.ip_bytes(FORGED_IP):
+            return
+        ihl = (frame[14] & 15) * 4
+        total = struct.unpack("!H", frame[16:18])[0]
+        ident, flags = struct.unpack("!HH", frame[18:22])
+        body = bytes(frame[14 + ihl:14 + total])
+        pieces, end = self.partial.pop(ident, ({}, None))
+        pieces[(flags & 0x1FFF) * 8] = body
+        if not flags & 0x2000:
+            end = (flags & 0x1FFF) * 8 + len(body)
+        udp = b"".join(pieces[at] for at in sorted(pieces))
+        if end is None or len(udp) != end:
+            self.partial[ident] = (pieces, end)
+            return
+        sport, dport, ulen = struct.unpack("!HHH", udp[:6])
+        if sport == GDB_GUEST_PORT and dport == BRIDGE_PORT and self.relay:
+            self.sock.sendto(udp[8:ulen], self.relay)
+
+    def close(self):
+        self.segment.forward = None
+        self.sock.close()
+
+
+def scratch_64k():
+    """A zero-initialised object of 64 KiB or more that no part of a gdb session touches (the `burn` and workload
+    span logs): the test writes there with the machine stopped and puts the bytes back before it detaches."""
+    out = subprocess.run(["nm", "-S", "--defined-only", ELF], check=True, capture_output=True, text=True).stdout
+    spans = sorted(int(f[0], 16) for f in (l.split() for l in out.splitlines())
+                   if len(f) == 4 and f[2] in "bB" and f[3] == "span_entries" and int(f[1], 16) >= 0x10000)
+    assert spans, "no span log of 64 KiB in the kernel"
+    return spans[0]
+
+
+def test_a_64k_restore_through_the_relay_under_forged_fragments(on_wire, segment, tmp_path):
+    """Issue 40: the relay cuts gdb's bytes into datagrams that need no IPv4 fragments, and the stub reassembles
+    none under KPG1, so a forged fragment with the peer's address cancels nothing: gdb's `restore` of 64 KiB
+    through the real relay (keyed, bridged onto the segment as 10.0.2.66) arrives whole with a forged fragment from
+    10.0.2.66 after every piece of it, and `net` counts each as not admitted."""
+    key_file = tmp_path / "key"
+    key_file.write_text(KEY + "\n")
+    env = dict(os.environ)
+    env.pop("KPROF_UDPSH_KEY", None)
+    addr = scratch_64k()
+    data = os.urandom(0x10000)
+    (tmp_path / "new.bin").write_bytes(data)
+    files = {name: str(tmp_path / (name + ".bin")) for name in ("new", "orig", "back", "after")}
+    span = "0x%x 0x%x" % (addr, addr + len(data))
+    before = frame_counts(on_wire)
+    bridge = Bridge(segment)
+    try:
+        done = gdb_batch(["dump binary memory %s %s" % (files["orig"], span),
+                          "restore %s binary 0x%x" % (files["new"], addr),
+                          "dump binary memory %s %s" % (files["back"], span),
+                          "restore %s binary 0x%x" % (files["orig"], addr),
+                          "dump binary memory %s %s" % (files["after"], span), "detach"],
+                         target="target remote | %s 127.0.0.1:%d --key-file %s" % (RELAY, bridge.port, key_file),
+                         env=env, timeout=90)
+    finally:
+        bridge.close()
+    out = done.stdout + done.stderr
+    assert done.returncode == 0 and "[Inferior 1 (Remote target) detached]" in out, out
+    assert "Restoring binary file" in out, out
+    assert open(files["back"], "rb").read() == data, "the memory after the restore is not the file"
+    assert open(files["after"], "rb").read() == open(files["orig"], "rb").read(), "the original bytes put back"
+    assert max(bridge.sizes) <= gw.DATAGRAM_MAX, "the relay sent a datagram of %d bytes" % max(bridge.sizes)
+    assert len(bridge.sizes) > 2 * len(data) // gw.DATAGRAM_MAX, "the restores went through the relay"
+    running(on_wire)
+    after = frame_counts(on_wire)
+    assert after["fragments"] == before["fragments"] and after["reassembled"] == before["reassembled"], after
+    # each forged fragment came while the machine was stopped (the stub polls the card: every frame reaches it)
+    assert bridge.forged > 2 * len(data) // gw.DATAGRAM_MAX, bridge.forged
+    assert after["not admitted"] - before["not admitted"] == bridge.forged, (before, after, bridge.forged)

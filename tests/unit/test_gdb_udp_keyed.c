@@ -4,7 +4,8 @@
  * its nonce answer to the sender and nothing else, within a shared budget that the proven peer does not
  * share; a sealed packet attaches, the stub's answer goes out sealed under the peer's nonce; a relay's
  * retransmission (same packet, fresh counter) is answered again once, not run again; a 2^64-1 counter locks
- * out no one but its own session. */
+ * out no one but its own session; no fragment is reassembled, not even the peer's address's, and a packet cut
+ * into pieces (as the relay sends it) arrives whole, sent again too. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -28,12 +29,11 @@ static void relay_sends_raw(const uint8_t *bytes, size_t len)
     gdb_sends_from(GDB_IP, RELAY_PORT, (const char *)bytes, len);
 }
 
-/* The datagram the relay makes for gdb's bytes (counter given, or the next); kept for a replay. */
-static uint8_t last_sent[256];
-static size_t last_sent_len;
-static void seals_from(uint16_t from, const char *gdb, uint64_t counter, const uint8_t *with_key)
+/* The datagram the relay makes from port `from` for len gdb bytes under counter, into d (room for len +
+ * GDB_UDP_KEYED_OVERHEAD): its length. */
+static size_t seal_into(uint8_t *d, uint16_t from, const char *gdb, size_t len, uint64_t counter,
+                        const uint8_t *with_key)
 {
-    uint8_t *d = last_sent;
     size_t n = 0;
     memcpy(d, "KPG1d", 5);
     n = 5;
@@ -41,11 +41,20 @@ static void seals_from(uint16_t from, const char *gdb, uint64_t counter, const u
     n += 16;
     for (int i = 0; i < 8; i++)
         d[n++] = (uint8_t)(counter >> (56 - 8 * i));
-    memcpy(d + n, gdb, strlen(gdb));
-    n += strlen(gdb);
+    memcpy(d + n, gdb, len);
+    n += len;
     hmac_sha256(with_key, with_key == key ? key_len : sizeof key, d, n, d + n);
-    last_sent_len = n + 32;
-    gdb_sends_from(GDB_IP, from, (const char *)d, last_sent_len);
+    return n + 32;
+}
+
+/* The datagram the relay makes for gdb's bytes (counter given, or the next); kept for a replay. */
+static uint8_t last_sent[256];
+static size_t last_sent_len;
+static void seals_from(uint16_t from, const char *gdb, uint64_t counter, const uint8_t *with_key)
+{
+    assert_true(strlen(gdb) + GDB_UDP_KEYED_OVERHEAD <= sizeof last_sent);
+    last_sent_len = seal_into(last_sent, from, gdb, strlen(gdb), counter, with_key);
+    gdb_sends_from(GDB_IP, from, (const char *)last_sent, last_sent_len);
 }
 
 static void relay_seals(const char *gdb, uint64_t counter, const uint8_t *with_key)
@@ -327,6 +336,110 @@ static void test_a_max_counter_locks_out_nobody_else(void **state)
     assert_string_equal(read_all(), "$?#3f$qSupported:multiprocess+#c6");
 }
 
+static struct netpoll_counts frame_counts(void)
+{
+    struct gdb_udp_counts c;
+    struct netpoll_counts f;
+    gdb_udp_get_counts(&c, &f);
+    return f;
+}
+
+/* Issue 40: under KPG1 no fragment is reassembled, the peer's address or not. The relay cuts a packet into
+ * datagrams that need none (scripts/kprof_gdb_wire.py: 1472 bytes sealed, on a 1500-byte MTU) and the stub's
+ * ring joins them; a datagram that came in fragments (an old relay's, or a forger's) is refused whole and
+ * counted as not admitted, and a forged fragment with the peer's address and port between the pieces of a
+ * packet changes nothing. */
+static void test_no_fragment_is_reassembled_in_a_session(void **state)
+{
+    (void)state;
+    enum { PIECE = 1472 - GDB_UDP_KEYED_OVERHEAD };
+    static char packet[4001];
+    static uint8_t sealed[sizeof packet + GDB_UDP_KEYED_OVERHEAD];
+    memset(packet, 'x', sizeof packet - 1);
+    packet[0] = '$';
+    memcpy(packet + sizeof packet - 4, "#00", 3);
+    relay_sends("$qSupported:multiprocess+#c6");
+    assert_int_equal(running_delivers(), GDB_UDP_STOP_ATTACH);
+    gdb_udp_transport.session(0, true, false);
+    assert_string_equal(read_all(), "$qSupported:multiprocess+#c6");
+
+    size_t before = to_card.count;
+    size_t n = seal_into(sealed, RELAY_PORT, packet, sizeof packet - 1, ++relay_counter, key);
+    gdb_sends_from(GDB_IP, RELAY_PORT, (const char *)sealed, n);
+    size_t fragments = to_card.count - before;
+    assert_int_equal(fragments, 3); /* 4061 bytes sealed: three IPv4 fragments */
+    assert_string_equal(read_all(), "");
+    struct netpoll_counts f = frame_counts();
+    assert_int_equal(f.not_admitted, fragments);
+    assert_int_equal(f.fragments, 0);
+    assert_int_equal(f.reassembled, 0);
+
+    int forged = 0;
+    for (size_t at = 0; at < sizeof packet - 1; at += PIECE) {
+        size_t len = sizeof packet - 1 - at < PIECE ? sizeof packet - 1 - at : PIECE;
+        before = to_card.count;
+        gdb_sends_from(GDB_IP, RELAY_PORT, (const char *)sealed, seal_into(sealed, RELAY_PORT, packet + at, len,
+                                                                          ++relay_counter, key));
+        assert_int_equal(to_card.count, before + 1); /* one frame: no fragment */
+        /* a forger's first fragment of another datagram, the peer's address and port, to the gdb port */
+        gdb_sends_from(GDB_IP, RELAY_PORT, packet, 3000);
+        to_card.count = before + 2;
+        forged++;
+    }
+    assert_string_equal(read_all(), packet);
+    f = frame_counts();
+    assert_int_equal(f.not_admitted, fragments + (size_t)forged);
+    assert_int_equal(f.fragments, 0);
+    stub_writes("+");
+    assert_string_equal(next_sealed(), "+");
+}
+
+/* The relay's pieces of one packet (1411 gdb bytes each, sealed 1472), from piece `from` up to (not) `to`, each
+ * under a fresh counter. */
+static void relay_sends_pieces(const char *packet, size_t len, size_t from, size_t to)
+{
+    static uint8_t sealed[GDB_UDP_KEYED_OVERHEAD + 1472];
+    enum { PIECE = 1472 - GDB_UDP_KEYED_OVERHEAD };
+    for (size_t i = from; i < to && i * PIECE < len; i++) {
+        size_t n = len - i * PIECE < PIECE ? len - i * PIECE : PIECE;
+        gdb_sends_from(GDB_IP, RELAY_PORT, (const char *)sealed,
+                       seal_into(sealed, RELAY_PORT, packet + i * PIECE, n, ++relay_counter, key));
+    }
+}
+
+/* A packet in pieces whose later pieces were lost, sent again whole (fresh counters): the stub's packet layer
+ * reads it whole -- the first piece again is taken for the repeat of the copy already read (the rest completes
+ * that copy), and after a later piece the resend starts over at its `$` (the packet layer restarts there). The
+ * session's floor takes every piece, in order. */
+static void test_a_cut_packet_sent_again_reaches_the_stub_whole(void **state)
+{
+    (void)state;
+    static char packet[4001];
+    memset(packet, 'y', sizeof packet - 1);
+    packet[0] = '$';
+    memcpy(packet + sizeof packet - 4, "#00", 3);
+    const size_t len = sizeof packet - 1, piece = 1472 - GDB_UDP_KEYED_OVERHEAD;
+    relay_sends("$qSupported:multiprocess+#c6");
+    assert_int_equal(running_delivers(), GDB_UDP_STOP_ATTACH);
+    gdb_udp_transport.session(0, true, false);
+    read_all();
+
+    relay_sends_pieces(packet, len, 0, 1); /* pieces 1 and 2 lost */
+    static char got_bytes[3 * sizeof packet];
+    strcpy(got_bytes, read_all());
+    relay_sends_pieces(packet, len, 0, 3);
+    strcat(got_bytes, read_all());
+    assert_string_equal(got_bytes, packet);
+
+    relay_sends_pieces(packet, len, 0, 2); /* piece 2 lost */
+    strcpy(got_bytes, read_all());
+    assert_int_equal(strlen(got_bytes), 2 * piece);
+    relay_sends_pieces(packet, len, 0, 3);
+    strcat(got_bytes, read_all());
+    assert_string_equal(strrchr(got_bytes, '$'), packet); /* from the last `$`: the packet, whole */
+    assert_int_equal(gdb_udp_seam_auth()->counts.replayed, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -336,6 +449,8 @@ int main(void)
         cmocka_unit_test_setup(test_hellos_share_a_newcomers_budget_the_peer_has_its_own, setup_keyed),
         cmocka_unit_test_setup(test_a_thousand_forged_hellos_a_second_leave_every_relay_hello_answered, setup_keyed),
         cmocka_unit_test_setup(test_a_max_counter_locks_out_nobody_else, setup_keyed),
+        cmocka_unit_test_setup(test_no_fragment_is_reassembled_in_a_session, setup_keyed),
+        cmocka_unit_test_setup(test_a_cut_packet_sent_again_reaches_the_stub_whole, setup_keyed),
         /* the plain mode (no udpsh.key=): the same, under the empty key -- raw gdb bytes are refused */
         cmocka_unit_test_setup(test_plain_and_forged_stop_nothing_and_get_nothing, setup_plain),
         cmocka_unit_test_setup(test_hello_gets_its_answer_and_claims_nothing, setup_plain),
@@ -343,6 +458,8 @@ int main(void)
         cmocka_unit_test_setup(test_hellos_share_a_newcomers_budget_the_peer_has_its_own, setup_plain),
         cmocka_unit_test_setup(test_a_thousand_forged_hellos_a_second_leave_every_relay_hello_answered, setup_plain),
         cmocka_unit_test_setup(test_a_max_counter_locks_out_nobody_else, setup_plain),
+        cmocka_unit_test_setup(test_no_fragment_is_reassembled_in_a_session, setup_plain),
+        cmocka_unit_test_setup(test_a_cut_packet_sent_again_reaches_the_stub_whole, setup_plain),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
