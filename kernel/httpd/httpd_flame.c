@@ -8,7 +8,6 @@
  * profile holds it, so it needs no lock. */
 #include "kernel/httpd/httpd_conn.h"
 
-#include "kernel/labels.h"
 #include "kernel/lib/format.h"
 #include "kernel/lib/parse.h"
 #include "kernel/lib/string.h"
@@ -44,20 +43,10 @@ static bool query_tag(const struct http_request *req, struct pprof_flame_ask *as
 {
     char value[sizeof ask->tag];
     int found = http_request_query(req, "tag", value, sizeof value);
-    if (found == 0)
+    if (found == 0 || (found > 0 && pprof_flame_tag(value, ask)))
         return true;
-    char *colon = NULL;
-    for (char *v = value; found > 0 && *v && !colon; v++)
-        colon = *v == ':' ? v : NULL;
-    if (colon)
-        *colon = '='; /* '=' would be the query's own: the URL says key:value */
-    if (!colon || !label_parse_pair(value, &ask->filter.label)) {
-        bad(out, "tag must be key:value, a label pair as the console's profile key=value filter takes");
-        return false;
-    }
-    ask->filter.by_label = true;
-    memcpy(ask->tag, value, sizeof ask->tag);
-    return true;
+    bad(out, "tag must be key:value, a label pair as the console's profile key=value filter takes");
+    return false;
 }
 
 bool httpd_flamegraph(struct httpd_conn *c, struct httpd_response *out)

@@ -11,6 +11,7 @@
 #include "kernel/heap.h"
 #include "kernel/labels.h"
 #include "kernel/lib/format.h"
+#include "kernel/lib/string.h"
 #include "kernel/profiler.h"
 #include "kernel/profiler/build_id.h"
 #include "kernel/profiler/flame.h"
@@ -216,6 +217,28 @@ int pprof_profile_take(struct pprof_profile *p, enum pprof_kind kind, uint32_t s
         return status;
     profile_session_run(&p->session);
     return encode(p, out);
+}
+
+bool pprof_flame_tag(const char *key_colon_value, struct pprof_flame_ask *ask)
+{
+    char pair[sizeof ask->tag];
+    size_t n = 0, colon = sizeof pair;
+    for (; key_colon_value[n] && n < sizeof pair - 1; n++) {
+        pair[n] = key_colon_value[n];
+        if (pair[n] == ':' && colon == sizeof pair)
+            colon = n;
+    }
+    pair[n] = 0;
+    if (key_colon_value[n] || colon == sizeof pair)
+        return false; /* too long for a pair, or no ':' */
+    pair[colon] = '=';
+    struct label_pair label;
+    if (!label_parse_pair(pair, &label))
+        return false;
+    ask->filter.by_label = true;
+    ask->filter.label = label;
+    memcpy(ask->tag, pair, sizeof pair);
+    return true;
 }
 
 void pprof_kernel_mapping(struct pprof_mapping *m, char *build_id, size_t cap)

@@ -55,6 +55,10 @@ struct pprof_flame_ask {
     uint32_t run;
 };
 
+/* A flame graph's label filter from the URL's words, "key:value" (a ':' where the console's filter has '=', which
+ * a query's own): ask's filter and tag set, true; false when it is not a label pair (ask untouched). */
+bool pprof_flame_tag(const char *key_colon_value, struct pprof_flame_ask *ask);
+
 /* An HTTP profile while it runs: its session (whose consumer folds the records), the fold, what the encoder says
  * about the run, and the caller's. Nothing in it is the caller's to touch until done. */
 struct pprof_fold;

@@ -105,6 +105,21 @@ int pprof_flame_begin(struct pprof_profile *p, enum pprof_kind kind, uint32_t se
     return r;
 }
 
+/* The tag's parse is the profiler's (tests/unit/test_pprof_take.c tries its forms): here "key:value" with both
+ * non-empty and no space, enough to see the route pass it on and refuse what it refuses. */
+bool pprof_flame_tag(const char *key_colon_value, struct pprof_flame_ask *ask)
+{
+    const char *colon = strchr(key_colon_value, ':');
+    if (!colon || colon == key_colon_value || !colon[1] || strchr(key_colon_value, ' '))
+        return false;
+    ask->filter.by_label = true;
+    snprintf(ask->filter.label.key, sizeof ask->filter.label.key, "%.*s", (int)(colon - key_colon_value),
+             key_colon_value);
+    snprintf(ask->filter.label.value, sizeof ask->filter.label.value, "%s", colon + 1);
+    snprintf(ask->tag, sizeof ask->tag, "%s=%s", ask->filter.label.key, ask->filter.label.value);
+    return true;
+}
+
 /* The running profile's task ends with status: done, with a body for PPROF_OK. */
 static void finish_profile(int status)
 {
