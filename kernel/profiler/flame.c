@@ -101,6 +101,10 @@ static void add_entry(struct flame_tree *t, const struct pprof_fold_entry *e, co
         if (resolved && (!c->offsets || hit.offset > c->max_off))
             c->max_off = hit.offset;
         c->offsets |= resolved;
+        if (e->span && c->span && c->span != e->span)
+            c->spans = true;
+        else if (e->span)
+            c->span = e->span;
     }
     add_weight(t, n, e->count, e->weight);
 }
@@ -153,7 +157,7 @@ static void sort_nodes(const struct flame_tree *t, uint32_t *order, uint32_t n)
 
 /* The nodes rewritten in drawing order (a parent's number is below its children's, as it was when made, so
  * sorting by parent keeps it so), parents renumbered, and each child's left edge its parent's plus the siblings'
- * before it. order and next are scratch of t->used words each. */
+ * before it. order and renumber are scratch of t->cap words each; sorted takes the nodes. */
 static void lay_out(struct flame_tree *t, uint32_t *order, uint32_t *renumber, struct flame_node *sorted)
 {
     for (uint32_t i = 0; i < t->used - 1; i++)
@@ -165,7 +169,7 @@ static void lay_out(struct flame_tree *t, uint32_t *order, uint32_t *renumber, s
         sorted[i + 1] = t->nodes[order[i]];
         renumber[order[i]] = i + 1;
     }
-    /* next reuses order: where a parent's next child starts */
+    /* where each node's next child starts: in the index's words, done with (nslots >= 2 * cap of them) */
     uint64_t *next = (uint64_t *)(void *)t->slots;
     next[0] = 0;
     for (uint32_t i = 1; i < t->used; i++) {

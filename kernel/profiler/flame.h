@@ -48,6 +48,8 @@ struct flame_node {
     uint64_t min_off, max_off; /* the offsets in the function its samples were at (leaf) or called from */
     uint64_t weight, count;
     uint64_t x;           /* its left edge, in weight from the root's */
+    uint64_t span;        /* the span its samples' tasks had (a wall run's requests), 0 none */
+    bool spans;           /* more than one span among them: span is the first's */
     uint32_t parent;
     uint16_t depth;       /* 0 the root */
     uint8_t mark;         /* enum flame_mark */

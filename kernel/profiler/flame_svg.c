@@ -11,7 +11,9 @@
 #include "kernel/lib/sink.h"
 #include "kernel/lib/string.h"
 
-#define BOX_FIXED 420 /* a box's bytes less its name, twice escaped: tags, numbers of 20 digits, colour, mark */
+/* A box's bytes less its name twice escaped: tags, numbers of 20 digits, an address for a name, offsets, span,
+ * colour, mark. */
+#define BOX_FIXED 560
 #define PX_PER_CHAR 7 /* a 12 px monospace character's advance, rounded down: how many fit a box */
 
 static const char style[] =
@@ -152,6 +154,10 @@ static void put_box(struct sink *out, const struct flame_tree *t, uint32_t i, ui
     else if (n->offsets)
         sink_printf(out, "+0x%llx..0x%llx", (unsigned long long)n->min_off, (unsigned long long)n->max_off);
     put_share(out, n, total);
+    if (n->spans)
+        sink_puts(out, " [several spans]");
+    else if (n->span)
+        sink_printf(out, " [span %llu]", (unsigned long long)n->span);
     sink_printf(out, "%s</title><rect", mark_words[n->mark] ? mark_words[n->mark] : "");
     put_px(out, "x", x);
     sink_printf(out, " y=\"%u\"", height - (n->depth + 1) * FLAME_ROW);
@@ -183,7 +189,8 @@ static void put_facts(struct sink *out, const struct pprof_fold *fold, const str
                 (unsigned long long)fold->samples, (unsigned long long)info->ring_drops);
     sink_printf(out, "<text id=\"facts2\" x=\"10\" y=\"36\">keys=%u of %u not_tracked=%llu labels_dropped=%llu "
                      "build_id=%s tag=", fold->used, PPROF_FOLD_ENTRIES, (unsigned long long)fold->not_tracked,
-                (unsigned long long)fold->labels_dropped, info->build_id && info->build_id[0] ? info->build_id : "none");
+                (unsigned long long)fold->labels_dropped,
+                info->build_id && info->build_id[0] ? info->build_id : "none");
     put_escaped(out, f->tag ? f->tag : "none", 64);
     if (f->run)
         sink_printf(out, " run=%u (its pprof: /debug/pprof/profile?run=%u)", f->run, f->run);

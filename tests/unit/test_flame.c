@@ -2,8 +2,8 @@
  * by hand and a symbol table of this file's own: each box's weight its keys' summed up the tree, children side by
  * side from their parent's left edge and their widths adding up to it, siblings in name order (unresolved
  * addresses last) after their parent, symbol names and the tag XML-escaped, the colour class of each mark, of the
- * idle loop and of a wall sample's state, the output within its bound and growing with keys, never samples,
- * boxes under a pixel left out, and the heap given back on success and on every failure. */
+ * idle loop and of a wall sample's state, a wall box's span, the output within its bound and growing with keys,
+ * never samples, boxes under a pixel left out, and the heap given back on success and on every failure. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -35,6 +35,8 @@ static const struct symtab symbols = { syms, 9, names, 0x1000, 0x10000 };
 static struct pprof_fold fold;
 
 /* One key: frames leaf first, its marks and what its samples add up to. */
+static uint64_t next_span; /* the span the next key's samples had (0: none) */
+
 static void key(const uintptr_t *frames, unsigned n, uint8_t flags, uint8_t activity, uint32_t count, uint64_t weight)
 {
     struct pprof_fold_entry *e = &fold.entries[fold.used++];
@@ -45,6 +47,7 @@ static void key(const uintptr_t *frames, unsigned n, uint8_t flags, uint8_t acti
     e->activity = activity;
     e->count = count;
     e->weight = weight;
+    e->span = next_span;
     fold.samples += count;
     fold.weight += weight;
 }
@@ -124,6 +127,7 @@ static int setup(void **state)
     counting_heap_reset();
     memset(&fold, 0, sizeof fold);
     tag = NULL;
+    next_span = 0;
     return 0;
 }
 
@@ -273,6 +277,24 @@ static void test_marks_idle_and_states_have_their_classes(void **state)
     free(svg);
 }
 
+/* A wall run's request spans: a box whose samples all had one names it, one of several says so, none says nothing. */
+static void test_a_wall_box_names_its_span(void **state)
+{
+    (void)state;
+    next_span = 42;
+    KEY(PROFILE_REC_WALL, TASK_ACT_RUNNING, 2, 20, AT(LEAF), CALL(OUTER));
+    next_span = 43;
+    KEY(PROFILE_REC_WALL, TASK_ACT_RUNNING, 1, 10, AT(BETA), CALL(OUTER));
+    next_span = 0;
+    KEY(PROFILE_REC_WALL, TASK_ACT_RUNNING, 1, 10, AT(GAMMA));
+    char *svg = render(NULL);
+    assert_non_null(strstr(svg, "<title>leaf+0x4 (2 samples, 50.00%) [span 42]</title>"));
+    assert_non_null(strstr(svg, "<title>beta+0x4 (1 samples, 25.00%) [span 43]</title>"));
+    assert_non_null(strstr(svg, "<title>outer+0x10 (3 samples, 75.00%) [several spans]</title>"));
+    assert_non_null(strstr(svg, "<title>gamma+0x4 (1 samples, 25.00%)</title>"));
+    free(svg);
+}
+
 static void fill_distinct_keys(unsigned keys, uint32_t count)
 {
     memset(&fold, 0, sizeof fold);
@@ -358,5 +380,6 @@ static void test_the_heap_is_given_back_on_every_path(void **state)
 UNIT_MAIN_EACH(setup, teardown, NULL, NULL,
                test_children_add_up_to_their_parent, test_many_children_widths_are_exact,
                test_xml_special_characters_are_escaped, test_boxes_are_in_name_order_after_their_parent,
-               test_marks_idle_and_states_have_their_classes, test_the_size_grows_with_keys_not_samples,
+               test_marks_idle_and_states_have_their_classes, test_a_wall_box_names_its_span,
+               test_the_size_grows_with_keys_not_samples,
                test_boxes_under_a_pixel_are_left_out, test_the_heap_is_given_back_on_every_path)
