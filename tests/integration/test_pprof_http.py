@@ -183,12 +183,17 @@ def chromium(*args, timeout=180):
     return r.stdout
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def flame_burn(kernel):
-    """One burn on 4 CPUs (the first task labelled job=a, the others job=b) long enough for the flame graph tests'
-    windows one after another (3 s, 2 s and 2 s) and their clients. These tests come first in the module, on its
-    fresh kernel: no earlier burn to wait out, and what is left of this one is short for burn_profile's to wait."""
-    label_jobs(kernel, burn(kernel, 12000, 4))
+    """Each flame graph test's load: a burn of 30 s on 4 CPUs (the first task labelled job=a, the others job=b),
+    longer than any of these tests takes however slow the host, so no window of theirs outlives it; stopped with
+    `burn stop` when the test is done, so the next test waits out nothing. These tests come first in the module,
+    on its fresh kernel."""
+    label_jobs(kernel, burn(kernel, 30000, 4))
+    yield
+    assert kernel.cmd("burn stop") == "burn: stopping 4 tasks"
+    poll("the burn stopped", lambda: kernel.cmd("burn").startswith("burn: last run 4 tasks"), timeout=30, every=0.1)
+    assert kernel.cmd("burn stop") == "burn: no run going"
 
 
 def test_flamegraph_is_refused_as_profiles_are(kernel, flame_burn):
