@@ -18,6 +18,7 @@
 
 #include "kernel/httpd/http_request.h"
 #include "kernel/httpd/http_token.h"
+#include "kernel/profiler/pprof.h"
 
 #define HTTPD_CONNS 8      /* as many as lwIP has TCP pcbs (MEMP_NUM_TCP_PCB, kernel/net/lwip/lwipopts.h) */
 #define HTTPD_QUEUE 4      /* complete requests waiting for the worker; one more is answered 503 */
@@ -89,6 +90,22 @@ bool httpd_queue_push(struct httpd_conn *c);
 struct httpd_conn *httpd_queue_pop(void);
 /* Answers one request taken off the queue (a profile runs here, serving the queue from its hook). */
 void httpd_serve(struct httpd_conn *c);
+
+/* A profile of kind over seconds -- a flame graph's when ask is not NULL -- started in its own task (true: it
+ * answers when done), or refused in out: 429 while the one HTTP profile runs or the profiler is held, 503. */
+bool httpd_profile_start(struct httpd_conn *c, struct httpd_response *out, enum pprof_kind kind, uint32_t seconds,
+                         const struct pprof_flame_ask *ask);
+/* True, with 429 and the busy line in out, while the one HTTP profile (of any kind) runs. */
+bool httpd_profile_held(struct httpd_response *out);
+
+/* ---- kernel/httpd/httpd_flame.c: the flame graph and the pprof of its window ---- */
+/* /debug/flamegraph[?seconds=N][&kind=cpu|wall][&tag=key:value]: started as httpd_profile_start (true) or
+ * refused in out (false). */
+bool httpd_flamegraph(struct httpd_conn *c, struct httpd_response *out);
+/* The profile's task, before it frees the slot: keeps body (taken: emptied) as run's pprof, freeing the last. */
+void httpd_flame_keep(struct pprof_body *body, uint32_t run, enum pprof_kind kind);
+/* /debug/pprof/profile?run=N: the kept pprof of flame graph N, 404 for another, 429 while a profile runs. */
+bool httpd_flame_kept(struct httpd_conn *c, struct httpd_response *out);
 
 /* ---- kernel/httpd/httpd_profiles.c: the routes that need no profiler ---- */
 /* /debug/pprof/goroutine[?debug=1|2]: answered in out (false). */

@@ -3,7 +3,8 @@
  * the heap. A profile -- the CPUs' (/debug/pprof/profile) or every task's wall time (/debug/fgprof) -- is started
  * (pprof_profile_begin) in a task of its own, which answers its request when it is done, so the worker is never
  * held by one: it goes on answering pages, and another profile of either kind gets 429 with the session's busy
- * line and the seconds its window has left. One profile runs at a time (`profiling`); otherwise one request is
+ * line and the seconds its window has left; a flame graph (/debug/flamegraph, kernel/httpd/httpd_flame.c) is
+ * one of them, started through the same door. One profile runs at a time (`profiling`); otherwise one request is
  * worked on at a time, so nothing here needs a lock but the queue's. The task dump's and the block table's
  * routes are kernel/httpd/httpd_profiles.c's. */
 #include "kernel/httpd/httpd_conn.h"
@@ -82,15 +83,21 @@ void httpd_response_profile(struct httpd_response *out, const char *name, const 
         text(out, 503, 0, "out of memory");
 }
 
-/* The profile's task, last thing: its answer, then the slot free for the next profile. */
+/* The profile's task, last thing: its answer (a flame graph's pprof kept for ?run=), then the slot free for the
+ * next profile. */
 static void profile_done(struct pprof_profile *p, int status, struct pprof_body *body)
 {
     struct httpd_conn *c = p->arg;
     struct httpd_response out = { 0, 0, 0 };
-    if (status == PPROF_OK)
+    if (status == PPROF_OK && p->flame) {
+        if (!httpd_response_make(&out, 200, "image/svg+xml; charset=utf-8", 0, body->data, body->len))
+            text(&out, 503, 0, "out of memory");
+        httpd_flame_keep(&p->kept, p->ask.run, p->kind);
+    } else if (status == PPROF_OK) {
         httpd_response_profile(&out, p->kind == PPROF_WALL ? "fgprof" : "profile", body);
-    else if (status == PPROF_NO_MEMORY)
+    } else if (status == PPROF_NO_MEMORY) {
         text(&out, 503, 0, "out of memory");
+    }
     /* PPROF_CANCELLED: the client is gone, nothing to send */
     pprof_body_free(body);
     atomic_store(&profiling, false);
@@ -116,18 +123,24 @@ static void busy(struct httpd_response *out)
     httpd_busy(out, line, left);
 }
 
-/* A profile request of kind: started in its own task (true: it answers when done), or answered now in out. */
-static bool profile(struct httpd_conn *c, struct httpd_response *out, enum pprof_kind kind)
+bool httpd_profile_held(struct httpd_response *out)
 {
-    uint32_t seconds;
-    if (httpd_query_seconds(&c->req, &seconds, out) < 0)
+    if (!atomic_load(&profiling))
         return false;
+    busy(out);
+    return true;
+}
+
+bool httpd_profile_start(struct httpd_conn *c, struct httpd_response *out, enum pprof_kind kind, uint32_t seconds,
+                         const struct pprof_flame_ask *ask)
+{
     bool idle = false;
     if (!atomic_compare_exchange_strong(&profiling, &idle, true)) {
         busy(out);
         return false;
     }
-    int r = pprof_profile_begin(&http_profile, kind, seconds, client_gone, profile_done, c, 0, 0);
+    int r = ask ? pprof_flame_begin(&http_profile, kind, seconds, ask, client_gone, profile_done, c, 0, 0)
+                : pprof_profile_begin(&http_profile, kind, seconds, client_gone, profile_done, c, 0, 0);
     if (r == PPROF_OK)
         return true;
     atomic_store(&profiling, false);
@@ -138,8 +151,20 @@ static bool profile(struct httpd_conn *c, struct httpd_response *out, enum pprof
     return false;
 }
 
+/* A profile request of kind: started in its own task (true: it answers when done), or answered now in out. */
+static bool profile(struct httpd_conn *c, struct httpd_response *out, enum pprof_kind kind)
+{
+    uint32_t seconds;
+    if (httpd_query_seconds(&c->req, &seconds, out) < 0)
+        return false;
+    return httpd_profile_start(c, out, kind, seconds, 0);
+}
+
 static bool cpu_profile(struct httpd_conn *c, struct httpd_response *out)
 {
+    char run[4];
+    if (http_request_query(&c->req, "run", run, sizeof run) != 0)
+        return httpd_flame_kept(c, out); /* a flame graph's window, no new one */
     return profile(c, out, PPROF_CPU);
 }
 
@@ -156,6 +181,7 @@ static const struct {
 } routes[] = {
     { "/debug/pprof/profile", cpu_profile },
     { "/debug/fgprof", wall_profile },
+    { "/debug/flamegraph", httpd_flamegraph },
     { "/debug/pprof/goroutine", httpd_goroutine },
     { "/debug/pprof/block", httpd_block },
     { "/debug/pprof/heap", httpd_heap },

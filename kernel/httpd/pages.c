@@ -69,6 +69,10 @@ bool httpd_response_text(struct httpd_response *out, int status, const char *ext
 static const struct {
     const char *path, *name, *what;
 } served[] = {
+    { "/debug/flamegraph?seconds=5", "flamegraph", "a flame graph of every CPU, drawn by the kernel as SVG for a "
+                                                   "browser: hover for counts, click to zoom, search. ?seconds=N "
+                                                   "(default 30), &kind=wall, &tag=key:value; its window's pprof at "
+                                                   "profile?run=N" },
     { "profile", "profile", "CPU profile of every CPU, as pprof protobuf. ?seconds=N (1..300, default 30)" },
     { "/debug/fgprof", "fgprof", "wall-clock profile of every task every 10 ms, running or waiting (labels state and "
                                  "waiting_on), as pprof protobuf. ?seconds=N (1..300, default 30)" },

@@ -11,8 +11,10 @@
 #include "kernel/heap.h"
 #include "kernel/labels.h"
 #include "kernel/lib/format.h"
+#include "kernel/lib/string.h"
 #include "kernel/profiler.h"
 #include "kernel/profiler/build_id.h"
+#include "kernel/profiler/flame.h"
 #include "kernel/profiler/pprof_encode.h"
 #include "kernel/profiler/pprof_fold.h"
 #include "kernel/profiler/raw.h"
@@ -91,6 +93,21 @@ static const struct {
     [PPROF_CPU] = { &pprof_consumer, "an HTTP profile (/debug/pprof/profile)", "pprof" },
     [PPROF_WALL] = { &pprof_wall_consumer, "an HTTP wall profile (/debug/fgprof)", "fgprof" },
 };
+static const char flame_holder[] = "an HTTP flame graph (/debug/flamegraph)";
+
+/* A flame graph's two bodies of the one fold: the SVG into out, the pprof into p->kept (gzipped when that pays). */
+static int encode_flame(struct pprof_profile *p, struct pprof_body *out)
+{
+    const struct flame_facts facts = { &p->info, p->ask.tag[0] ? p->ask.tag : NULL, p->ask.run };
+    if (!flame_render(p->fold, &facts, kernel_symtab(), &out->data, &out->len))
+        return PPROF_NO_MEMORY;
+    if (!pprof_encode(p->fold, &p->info, kernel_symtab(), &p->kept.data, &p->kept.len)) {
+        pprof_body_free(out);
+        return PPROF_NO_MEMORY;
+    }
+    p->kept.gzipped = pprof_gzip(&p->kept.data, &p->kept.len);
+    return PPROF_OK;
+}
 
 /* The profiler given back (the next profile may start while this one encodes): the body, and the fold freed. */
 static int encode(struct pprof_profile *p, struct pprof_body *out)
@@ -98,7 +115,14 @@ static int encode(struct pprof_profile *p, struct pprof_body *out)
     out->data = NULL;
     out->len = 0;
     out->gzipped = false;
+    p->kept = (struct pprof_body){ NULL, 0, false };
     int status = PPROF_CANCELLED;
+    if (!p->was_cancelled && p->flame) {
+        status = encode_flame(p, out);
+        pprof_fold_destroy(p->fold);
+        p->fold = NULL;
+        return status;
+    }
     if (!p->was_cancelled)
         status = pprof_encode(p->fold, &p->info, kernel_symtab(), &out->data, &out->len) ? PPROF_OK
                                                                                           : PPROF_NO_MEMORY;
@@ -119,9 +143,12 @@ static void session_done(struct profile_session *s)
 
 /* The fold allocated before the window opens (its first touch of the heap is not in the profile), the session
  * started. */
-static int begin(struct pprof_profile *p, enum pprof_kind kind, uint32_t seconds, bool (*cancelled)(void *arg),
-                 void *arg, char *busy_text, size_t busy_cap)
+static int begin(struct pprof_profile *p, enum pprof_kind kind, uint32_t seconds, const struct pprof_flame_ask *ask,
+                 bool (*cancelled)(void *arg), void *arg, char *busy_text, size_t busy_cap)
 {
+    p->flame = ask != NULL;
+    if (ask)
+        p->ask = *ask;
     if (busy_text && busy_cap)
         busy_text[0] = 0;
     if (seconds == 0)
@@ -134,8 +161,8 @@ static int begin(struct pprof_profile *p, enum pprof_kind kind, uint32_t seconds
     p->was_cancelled = false;
     if (!(p->fold = pprof_fold_create()))
         return PPROF_NO_MEMORY;
-    int status = profile_session_start(&p->session, kinds[p->kind].consumer, p, NULL, seconds * 1000,
-                                       kinds[p->kind].holder);
+    int status = profile_session_start(&p->session, kinds[p->kind].consumer, p, ask ? &p->ask.filter : NULL,
+                                       seconds * 1000, ask ? flame_holder : kinds[p->kind].holder);
     if (status == PROFILER_OK)
         return PPROF_OK;
     pprof_fold_destroy(p->fold);
@@ -147,11 +174,13 @@ static int begin(struct pprof_profile *p, enum pprof_kind kind, uint32_t seconds
     return PPROF_BUSY;
 }
 
-int pprof_profile_begin(struct pprof_profile *p, enum pprof_kind kind, uint32_t seconds, bool (*cancelled)(void *arg),
-                        void (*done)(struct pprof_profile *p, int status, struct pprof_body *body), void *arg,
-                        char *busy_text, size_t busy_cap)
+/* Begins either: started in its own task, done called last there. */
+static int begin_spawned(struct pprof_profile *p, enum pprof_kind kind, uint32_t seconds,
+                         const struct pprof_flame_ask *ask, bool (*cancelled)(void *arg),
+                         void (*done)(struct pprof_profile *p, int status, struct pprof_body *body), void *arg,
+                         char *busy_text, size_t busy_cap)
 {
-    int status = begin(p, kind, seconds, cancelled, arg, busy_text, busy_cap);
+    int status = begin(p, kind, seconds, ask, cancelled, arg, busy_text, busy_cap);
     if (status != PPROF_OK)
         return status;
     p->done = done;
@@ -162,17 +191,54 @@ int pprof_profile_begin(struct pprof_profile *p, enum pprof_kind kind, uint32_t 
     return PPROF_NO_MEMORY;
 }
 
+int pprof_profile_begin(struct pprof_profile *p, enum pprof_kind kind, uint32_t seconds, bool (*cancelled)(void *arg),
+                        void (*done)(struct pprof_profile *p, int status, struct pprof_body *body), void *arg,
+                        char *busy_text, size_t busy_cap)
+{
+    return begin_spawned(p, kind, seconds, NULL, cancelled, done, arg, busy_text, busy_cap);
+}
+
+int pprof_flame_begin(struct pprof_profile *p, enum pprof_kind kind, uint32_t seconds,
+                      const struct pprof_flame_ask *ask, bool (*cancelled)(void *arg),
+                      void (*done)(struct pprof_profile *p, int status, struct pprof_body *body), void *arg,
+                      char *busy_text, size_t busy_cap)
+{
+    return begin_spawned(p, kind, seconds, ask, cancelled, done, arg, busy_text, busy_cap);
+}
+
 int pprof_profile_take(struct pprof_profile *p, enum pprof_kind kind, uint32_t seconds, bool (*cancelled)(void *arg),
                        void *arg, struct pprof_body *out, char *busy_text, size_t busy_cap)
 {
     out->data = NULL;
     out->len = 0;
     out->gzipped = false;
-    int status = begin(p, kind, seconds, cancelled, arg, busy_text, busy_cap);
+    int status = begin(p, kind, seconds, NULL, cancelled, arg, busy_text, busy_cap);
     if (status != PPROF_OK)
         return status;
     profile_session_run(&p->session);
     return encode(p, out);
+}
+
+bool pprof_flame_tag(const char *key_colon_value, struct pprof_flame_ask *ask)
+{
+    char pair[sizeof ask->tag];
+    size_t n = 0, colon = sizeof pair;
+    for (; key_colon_value[n] && n < sizeof pair - 1; n++) {
+        pair[n] = key_colon_value[n];
+        if (pair[n] == ':' && colon == sizeof pair)
+            colon = n;
+    }
+    pair[n] = 0;
+    if (key_colon_value[n] || colon == sizeof pair)
+        return false; /* too long for a pair, or no ':' */
+    pair[colon] = '=';
+    struct label_pair label;
+    if (!label_parse_pair(pair, &label))
+        return false;
+    ask->filter.by_label = true;
+    ask->filter.label = label;
+    memcpy(ask->tag, pair, sizeof pair);
+    return true;
 }
 
 void pprof_kernel_mapping(struct pprof_mapping *m, char *build_id, size_t cap)

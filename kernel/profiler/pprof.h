@@ -47,6 +47,18 @@ struct pprof_body {
     bool gzipped;
 };
 
+/* What a flame graph asks of a profile besides its kind and seconds (/debug/flamegraph): the samples it keeps (a
+ * label filter, by_label false: all), the filter's words for its head, and the number its pprof is kept by. */
+struct pprof_flame_ask {
+    struct profile_filter filter;
+    char tag[LABEL_KEY_MAX + LABEL_VALUE_MAX + 2]; /* "key=value", "" for none */
+    uint32_t run;
+};
+
+/* A flame graph's label filter from the URL's words, "key:value" (a ':' where the console's filter has '=', which
+ * a query's own): ask's filter and tag set, true; false when it is not a label pair (ask untouched). */
+bool pprof_flame_tag(const char *key_colon_value, struct pprof_flame_ask *ask);
+
 /* An HTTP profile while it runs: its session (whose consumer folds the records), the fold, what the encoder says
  * about the run, and the caller's. Nothing in it is the caller's to touch until done. */
 struct pprof_fold;
@@ -60,6 +72,9 @@ struct pprof_profile {
     void (*done)(struct pprof_profile *p, int status, struct pprof_body *body);
     void *arg;
     bool was_cancelled;
+    bool flame;                    /* the body is a flame graph (kernel/profiler/flame.h), the pprof in kept */
+    struct pprof_flame_ask ask;    /* a flame graph's */
+    struct pprof_body kept;        /* a flame graph's: the pprof of the same fold, done's to take or free */
 };
 
 /* Task context. Claims the profiler for a window of seconds (1..PPROF_SECONDS_MAX; 0 is taken as 1, more as the
@@ -73,6 +88,13 @@ struct pprof_profile {
 int pprof_profile_begin(struct pprof_profile *p, enum pprof_kind kind, uint32_t seconds, bool (*cancelled)(void *arg),
                         void (*done)(struct pprof_profile *p, int status, struct pprof_body *body), void *arg,
                         char *busy_text, size_t busy_cap);
+/* The same for a flame graph of the samples ask->filter keeps: done's body is its SVG, and p->kept the pprof
+ * profile of the very same fold (done takes it, or frees it with pprof_body_free). Held as "an HTTP flame graph
+ * (/debug/flamegraph)". */
+int pprof_flame_begin(struct pprof_profile *p, enum pprof_kind kind, uint32_t seconds,
+                      const struct pprof_flame_ask *ask, bool (*cancelled)(void *arg),
+                      void (*done)(struct pprof_profile *p, int status, struct pprof_body *body), void *arg,
+                      char *busy_text, size_t busy_cap);
 /* The same, run in the caller's task: the result is PPROF_OK with *out filled, or as above with *out empty. */
 int pprof_profile_take(struct pprof_profile *p, enum pprof_kind kind, uint32_t seconds, bool (*cancelled)(void *arg),
                        void *arg, struct pprof_body *out, char *busy_text, size_t busy_cap);

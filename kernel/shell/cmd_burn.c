@@ -7,7 +7,8 @@
  * BURN_SPAN_MS it starts a new one, with a new span (kernel/labels.h's numeric label, set without interning
  * anything), and logs the span and when it began in a span log (kernel/workload/span_log.h, shared with `work`);
  * `burn spans FROM` reads that log back, so a test can check every sample's span against what was current when
- * the sample was taken. */
+ * the sample was taken. `burn stop` ends a run now (its deadline brought forward), so a test can run a load as
+ * long as it needs it and no longer, and the next test need not wait out what it did not use. */
 #include <stdatomic.h>
 
 #include "hal/compiler.h"
@@ -110,14 +111,16 @@ __attribute__((noinline)) static void burn_task(void *arg)
     struct task *self = task_current();
     uint64_t x = cpu_index(), n = 0;
     int64_t next_request = time_ns();
-    while (time_ns() - run->deadline_ns < 0) {
+    int64_t deadline;
+    /* the deadline read afresh each time round: `burn stop` brings it forward from the shell's task */
+    while (time_ns() - (deadline = __atomic_load_n(&run->deadline_ns, __ATOMIC_RELAXED)) < 0) {
         if (run->spans && time_ns() - next_request >= 0) {
             begin_request(self, false);
             next_request += (int64_t)BURN_SPAN_MS * 1000000;
         }
         if (run->irqsoff) {
             int64_t until = time_ns() + (int64_t)BURN_IRQSOFF_SLICE_MS * 1000000;
-            n += burn_irqsoff_slice(&x, until - run->deadline_ns < 0 ? until : run->deadline_ns);
+            n += burn_irqsoff_slice(&x, until - deadline < 0 ? until : deadline);
             continue;
         }
         x = burn_outer(x); /* one call site: one chain */
@@ -144,6 +147,15 @@ int cmd_burn(int argc, char **argv, struct sink *out, const struct shell_origin 
         if (argc > 3 || (argc == 3 && !parse_u64(argv[2], &start)))
             return shell_usage(out, "burn");
         span_log_print(&span_log, start, "burn", out);
+        return 0;
+    }
+    if (argc == 2 && strcmp(argv[1], "stop") == 0) {
+        if (atomic_load(&run_active)) {
+            __atomic_store_n(&current_run.deadline_ns, time_ns(), __ATOMIC_RELAXED);
+            sink_printf(out, "burn: stopping %u tasks\n", atomic_load(&current_run.running));
+        } else {
+            sink_puts(out, "burn: no run going\n");
+        }
         return 0;
     }
     if (argc == 1) {

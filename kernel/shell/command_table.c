@@ -34,7 +34,7 @@ const struct shell_command shell_commands[] = {
       "to find them in sites and /debug/pprof/heap",
       cmd_mem },
     { "uptime", "uptime", "time since boot", cmd_uptime },
-    { "burn", "burn [MS [N [irqsoff|spans]]] (MS 1..60000, N 1..16) | burn spans [FROM]",
+    { "burn", "burn [MS [N [irqsoff|spans]]] (MS 1..60000, N 1..16) | burn spans [FROM] | burn stop",
       "start N busy tasks for MS ms (a known call chain; irqsoff: in slices with interrupts off); alone: the last run",
       cmd_burn },
     { "work",

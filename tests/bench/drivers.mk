@@ -2,7 +2,7 @@
 # own compiler and code generation for kernel sources; the host's for the drivers and fakes) by the Makefile's
 # host_program. `make bench` measures with them under callgrind (tests/bench/NAME.sh); `make test` runs each once
 # on a small input (scripts/bench-smoke.sh), so a list that no longer links fails the suite.
-BENCH_NAMES := sample_cost pmu_nmi_cost wall_cost lock_cost heap_cost newcomer_cost
+BENCH_NAMES := sample_cost pmu_nmi_cost wall_cost lock_cost heap_cost newcomer_cost flame_cost
 
 # The sample path and its frame walk, the drain, the fold, the stream's packer and the pprof fold and encoder, on
 # the fake CPU and the fake kernel (tests/unit/fake_kernel.c, through $(PMU_SRCS); the real walk wins over its).
@@ -34,3 +34,8 @@ bench_heap_cost_SRCS := kernel/heap.c kernel/profiler/heap_sites.c kernel/stackt
 
 # The gdb UDP transport's answer to a newcomer's hello: the session nonce and the answer's MAC, two HMAC-SHA256s.
 bench_newcomer_cost_SRCS := gdbstub/udp_auth.c kernel/net/keyed_service.c
+
+# A flame graph of a full pprof fold: the tree and the SVG with the symbol table, linked from the unit test's very
+# list (tests/unit/test_flame.mk: its counting heap over the C library's, which needs cmocka for its checks).
+bench_flame_cost_SRCS := $(test_flame_SRCS)
+bench_flame_cost_LIBS := -lcmocka

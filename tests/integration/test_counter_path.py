@@ -127,7 +127,7 @@ def test_irqsoff_burn_holds_the_tick_off_and_says_where_it_was_let_in(fast_tick)
 
 def test_burn_refuses_a_bad_fourth_word(fast_tick):
     wait_no_burn(fast_tick)
-    usage = "usage: burn [MS [N [irqsoff|spans]]] (MS 1..60000, N 1..16) | burn spans [FROM]"
+    usage = "usage: burn [MS [N [irqsoff|spans]]] (MS 1..60000, N 1..16) | burn spans [FROM] | burn stop"
     assert fast_tick.cmd("burn 100 1 irqson") == usage
     assert fast_tick.cmd("burn 100 1 irqsoff extra") == usage
     assert "running" not in fast_tick.cmd("burn")

@@ -3,7 +3,10 @@ on the URL while `burn` runs on 4 CPUs (burn on top, the samples what the CPUs t
 sample labels, the same shape as a console `profile` of the same load), `-symbolize=force` with the ELF giving
 source lines, three kernels scraped at once by three clients while their consoles answer, a second profile while
 one runs answered 429, and headless Chromium on the index page following its link to a profile go tool pprof
-opens.
+opens. And /debug/flamegraph (issue 39): the kernel's SVG of a window, well-formed, its boxes' widths adding up,
+burn the widest tower, its chains and weights those of the pprof of the same window (profile?run=N) as
+go tool pprof -raw reads them, Chromium drawing it (a screenshot in build/test-logs/) and its search lighting
+burn_inner; refused as profiles are.
 
 Each kernel is booted with pprof.http=6060, QEMU forwarding a free host TCP port to it.
 """
@@ -16,6 +19,7 @@ import threading
 import urllib.error
 import urllib.parse
 import urllib.request
+import xml.etree.ElementTree as ET
 
 import pytest
 
@@ -28,7 +32,7 @@ import kprof_profile as kp  # noqa: E402
 
 # Kernels this module boots (conftest.py fails a boot past BOOTS), by the test that boots them -- a module kernel
 # counts for the first test that uses it, a test named alone needs a fresh one:
-# test_a_kernel_scraped_while_its_console_answers 1, test_go_tool_pprof_raw_reads_every_cpus_samples 1;
+# test_a_kernel_scraped_while_its_console_answers 1, test_flamegraph_is_refused_as_profiles_are 1;
 # test_three_kernels_scraped_at_once 3 (make test-full only).
 BOOTS = 5
 
@@ -105,6 +109,186 @@ def top_rows(text):
         if len(f) >= 6 and re.fullmatch(r"[\d.]+%", f[1] or ""):
             rows.append((f[0], f[1], f[-1]))
     return rows
+
+
+# ---- /debug/flamegraph (issue 39): the kernel's own SVG of a window, and the pprof of that very window ----------
+
+SVG_NS = "{http://www.w3.org/2000/svg}"
+FLAME_CLASSES = {"plain", "irqs-off", "in-irq", "in-irq-irqs-off", "let-in", "idle", "runnable", "waiting"}
+TITLE = re.compile(r"(.*?)(?:\+0x[0-9a-f]+(?:\.\.0x[0-9a-f]+)?)? \((\d+) samples, [\d.]+%\)")
+
+
+def flame_boxes(root):
+    """The flame graph's boxes, {id: {...}}: parent id (None for the root), depth, weight, count, name (from the
+    tooltip), classes, and the rect's x and width, from each <g class="f CLASS"> of the SVG (or of Chromium's DOM)."""
+    boxes = {}
+    for g in root.iter(SVG_NS + "g"):
+        classes = g.get("class", "").split()
+        if "f" not in classes:
+            continue
+        title = TITLE.fullmatch(g.find(SVG_NS + "title").text.split(" [")[0])
+        assert title, g.find(SVG_NS + "title").text
+        rect = g.find(SVG_NS + "rect")
+        boxes[int(g.get("data-id"))] = dict(
+            parent=int(g.get("data-p")) if g.get("data-p") else None, depth=int(g.get("data-d")),
+            weight=int(g.get("data-w")), count=int(g.get("data-n")), name=title.group(1), classes=set(classes),
+            x=float(rect.get("x")), width=float(rect.get("width")))
+        assert int(title.group(2)) == boxes[int(g.get("data-id"))]["count"]
+    return boxes
+
+
+def flame_chains(boxes):
+    """{chain of names, outermost first: [self count, self weight]} -- what each box holds less its children."""
+    chains, kids = {}, {}
+    for i, b in boxes.items():
+        if b["parent"] is not None:
+            kids.setdefault(b["parent"], []).append(i)
+    for i, b in boxes.items():
+        path, j = [], i
+        while boxes[j]["parent"] is not None:
+            path.append(boxes[j]["name"])
+            j = boxes[j]["parent"]
+        count = b["count"] - sum(boxes[c]["count"] for c in kids.get(i, []))
+        weight = b["weight"] - sum(boxes[c]["weight"] for c in kids.get(i, []))
+        if count:
+            row = chains.setdefault(tuple(reversed(path)), [0, 0])
+            row[0] += count
+            row[1] += weight
+    return chains
+
+
+def raw_chains(raw):
+    """The same of `go tool pprof -raw`'s text: each sample's locations named by their function (0xADDR when a
+    location has none), outermost first, with its two values summed."""
+    samples, _, locations = raw.partition("\nLocations\n")
+    locations = locations.partition("\nMappings\n")[0]
+    names = {}
+    for line in locations.splitlines():
+        m = re.fullmatch(r"\s*(\d+): 0x([0-9a-f]+)(?: M=\d+)?(.*)", line)
+        if m:
+            name = re.sub(r"\s*:\d+ s=\d+\s*$", "", m.group(3)).strip()
+            names[m.group(1)] = name or "0x" + m.group(2)
+    chains = {}
+    for m in re.finditer(r"(?m)^\s+(\d+)\s+(\d+): ([\d ]+?)\s*$", samples.partition("\nSamples:\n")[2]):
+        row = chains.setdefault(tuple(reversed([names[i] for i in m.group(3).split()])), [0, 0])
+        row[0] += int(m.group(1))
+        row[1] += int(m.group(2))
+    return chains
+
+
+def chromium(*args, timeout=180):
+    r = subprocess.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu"] + list(args), capture_output=True,
+                       timeout=timeout)
+    assert r.returncode == 0, r.stderr[-2000:]
+    return r.stdout
+
+
+@pytest.fixture
+def flame_burn(kernel):
+    """Each flame graph test's load: a burn of 30 s on 4 CPUs (the first task labelled job=a, the others job=b),
+    longer than any of these tests takes however slow the host, so no window of theirs outlives it; stopped with
+    `burn stop` when the test is done, so the next test waits out nothing. These tests come first in the module,
+    on its fresh kernel."""
+    label_jobs(kernel, burn(kernel, 30000, 4))
+    yield
+    assert kernel.cmd("burn stop") == "burn: stopping 4 tasks"
+    poll("the burn stopped", lambda: kernel.cmd("burn").startswith("burn: last run 4 tasks"), timeout=30, every=0.1)
+    assert kernel.cmd("burn stop") == "burn: no run going"
+
+
+def test_flamegraph_is_refused_as_profiles_are(kernel, flame_burn):
+    from kprof_httpd import Response, exchange, get
+    # the index links it; a bad parameter is one line of 400 and starts nothing; a DNS name the server was not
+    # given is 421; a run no flame graph kept is 404
+    with urllib.request.urlopen(url(kernel, "/debug/pprof/"), timeout=60) as r:
+        assert b'href="/debug/flamegraph?seconds=5"' in r.read()
+    for query, said in (("seconds=0", "seconds must be a whole number 1..300\n"),
+                        ("kind=heap", "kind must be cpu or wall\n"),
+                        ("tag=job", "tag must be key:value, a label pair as the console's profile key=value filter "
+                                    "takes\n")):
+        r = get(kernel, "/debug/flamegraph?" + query)
+        assert (r.status, r.text()) == (400, said)
+    assert "running an HTTP" not in kernel.cmd("net")
+    assert Response(exchange(kernel, b"GET /debug/flamegraph?seconds=1 HTTP/1.1\r\nHost: evil.example\r\n\r\n")).status \
+        == 421
+    assert get(kernel, "/debug/pprof/profile?run=999999").status == 404
+    # one profile at a time: a flame graph while a profile runs is 429 with the busy line, and the other way round
+    first = {}
+
+    def fetch():
+        first["r"] = get(kernel, "/debug/flamegraph?seconds=3&tag=job:a")
+    t = threading.Thread(target=fetch)
+    t.start()
+    try:
+        poll("the flame graph running", lambda: "; running an HTTP flame graph (/debug/flamegraph)" in
+             kernel.cmd("net"), timeout=60, every=0.2)
+        r = get(kernel, "/debug/pprof/profile?seconds=1")
+        assert r.status == 429 and re.fullmatch(r"profile: busy: an HTTP flame graph \(/debug/flamegraph\), \d+ s "
+                                                r"left\n", r.text()), r.raw
+        assert get(kernel, "/debug/flamegraph?seconds=1").status == 429
+    finally:
+        t.join(120)
+    r = first["r"]
+    assert r.status == 200 and b"tag=job=a" in r.body
+    # the filter kept only the samples labelled job=a: one burning task's, of the four
+    boxes = flame_boxes(ET.fromstring(r.body))
+    assert 0 < boxes[0]["count"] <= 3 * 100 + 5, boxes[0]
+
+
+def test_flamegraph_is_the_kernels_svg_of_the_window_its_pprof_has(kernel, flame_burn, tmp_path):
+    with urllib.request.urlopen(url(kernel, "/debug/flamegraph?seconds=2"), timeout=120) as r:
+        assert r.status == 200 and r.headers["Content-Type"].startswith("image/svg+xml")
+        svg = r.read()
+    root = ET.fromstring(svg)  # well-formed XML
+    assert root.tag == SVG_NS + "svg" and root.get("width") == "1200"
+    facts = " ".join(t.text or "" for t in root.iter(SVG_NS + "text") if t.get("id") in ("facts", "facts2"))
+    for fact in ("cpu profile", "source=tick", "period_ns=10000000", "cpus=4", "dropped=0", "tag=none",
+                 "build_id=" + kp.elf_build_id(ELF)):
+        assert fact in facts, facts
+    assert FLAME_CLASSES <= {r.get("class") for r in root.iter(SVG_NS + "rect")}, "the legend"
+    boxes = flame_boxes(root)
+    top = boxes[0]
+    assert top["parent"] is None and top["width"] == 1200.0
+    assert top["count"] == int(re.search(r"samples=(\d+)", facts).group(1))
+    for i, b in boxes.items():
+        kids = [c for c in boxes.values() if c["parent"] == i]
+        # side by side from the parent's left edge, their widths adding up to the parent's less its own time
+        assert sum(c["weight"] for c in kids) <= b["weight"]
+        if kids and sum(c["weight"] for c in kids) == b["weight"]:
+            assert round(sum(c["width"] for c in kids), 2) == b["width"], (b, kids)
+        assert all(b["x"] - 0.01 <= c["x"] and c["x"] + c["width"] <= b["x"] + b["width"] + 0.01 for c in kids)
+        assert all(c["depth"] == b["depth"] + 1 for c in kids)
+    # the widest tower is burn's: the widest child at every level, from the root up to its leaf
+    tower, i = [], 0
+    while any(c["parent"] == i for c in boxes.values()):
+        i = max((j for j, c in boxes.items() if c["parent"] == i), key=lambda j: boxes[j]["weight"])
+        tower.append(boxes[i]["name"])
+    assert tower[-4:] == list(reversed(BURN_CALLERS)) + [BURN_LEAF], tower
+    # its numbers are the pprof profile's of the same window, as go tool pprof reads it
+    run = re.search(r"run=(\d+)", facts).group(1)
+    raw, saved = go_pprof(url(kernel, "/debug/pprof/profile?run=" + run), "-raw", **fetch_into(tmp_path))
+    assert len(saved) == 1
+    assert flame_chains(boxes) == raw_chains(raw), (flame_chains(boxes), raw)
+
+
+def test_flamegraph_in_chromium_searches_and_draws(kernel, flame_burn):
+    from kprof_qemu import LOG_DIR
+    os.makedirs(LOG_DIR, exist_ok=True)
+    png = os.path.join(LOG_DIR, "test_pprof_http.flamegraph.png")
+    if os.path.exists(png):
+        os.unlink(png)
+    # one window: drawn (the screenshot) and its DOM once its script has run the search the URL's fragment presets
+    dom = chromium("--screenshot=" + png, "--window-size=1200,400", "--dump-dom",
+                   url(kernel, "/debug/flamegraph?seconds=2#search=" + BURN_LEAF))
+    with open(png, "rb") as f:
+        head = f.read()
+    assert head[:8] == b"\x89PNG\r\n\x1a\n" and len(head) > 2000, len(head)
+    # burn_inner's boxes, and only they, lit
+    boxes = flame_boxes(ET.fromstring(dom))
+    lit = {i for i, b in boxes.items() if "hit" in b["classes"]}
+    assert lit and lit == {i for i, b in boxes.items() if BURN_LEAF in b["name"]}, boxes
+    assert re.search(rb">matched %d boxes<" % len(lit), dom), dom[-3000:]
+    assert max(boxes[i]["weight"] for i in lit) * 2 > boxes[0]["weight"], "burn_inner is most of 4 burning CPUs"
 
 
 @pytest.fixture(scope="module")

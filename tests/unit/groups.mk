@@ -45,3 +45,7 @@ WORK_SRCS := kernel/shell/cmd_work.c kernel/workload/work.c kernel/workload/work
 LOCKS_SRCS := kernel/shell/cmd_locks.c kernel/shell/cmd_lockfight.c kernel/shell/start_tasks.c \
               kernel/profiler/lock_sites.c kernel/profiler/block_sites.c kernel/profiler/block_profile.c \
               kernel/profiler/pprof_builder.c kernel/profiler/pb_writer.c
+
+# The flame graph: its tree of a pprof fold and its SVG, with the symbol table it resolves through (the heap is the
+# program's: the unit test's counting heap, the bench's kernel heap).
+FLAME_SRCS := kernel/profiler/flame.c kernel/profiler/flame_svg.c kernel/symbols.c

@@ -4,7 +4,10 @@
  * result of a profile becomes (200 with its headers, 429 busy with the session's one busy line and Retry-After,
  * 503, nothing when cancelled), the worker answering by itself while a profile runs in its own task (pages,
  * another profile 429 with the seconds left), the client's going away ending the profile, the bounded queue and
- * the wait limit, the command line page redacting udpsh.key=. */
+ * the wait limit, the command line page redacting udpsh.key=; and kernel/httpd/httpd_flame.c's flame graph: its
+ * query into the fake profiler's ask (kind, tag, the run's number), the same slot and busy line, 400 for a bad
+ * query with nothing started, the SVG answered and its window's pprof kept for profile?run=N (404 for another
+ * number, 429 while a profile runs). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -76,6 +79,7 @@ int pprof_profile_begin(struct pprof_profile *p, enum pprof_kind kind, uint32_t 
         return result;
     }
     p->kind = kind;
+    p->flame = false;
     p->cancelled = cancelled;
     p->done = done;
     p->arg = arg;
@@ -84,6 +88,36 @@ int pprof_profile_begin(struct pprof_profile *p, enum pprof_kind kind, uint32_t 
         kind == PPROF_WALL ? "an HTTP wall profile (/debug/fgprof)" : "an HTTP profile (/debug/pprof/profile)";
     holder_left = seconds;
     return PPROF_OK;
+}
+
+/* A flame graph is the same fake profile, asked with ask, holding as the real one does; its pprof is "PPROFKEPT". */
+int pprof_flame_begin(struct pprof_profile *p, enum pprof_kind kind, uint32_t seconds,
+                      const struct pprof_flame_ask *ask, bool (*cancelled)(void *arg),
+                      void (*done)(struct pprof_profile *p, int status, struct pprof_body *body), void *arg,
+                      char *busy_text, size_t busy_cap)
+{
+    int r = pprof_profile_begin(p, kind, seconds, cancelled, done, arg, busy_text, busy_cap);
+    if (r == PPROF_OK) {
+        p->flame = true;
+        p->ask = *ask;
+        holder_text = "an HTTP flame graph (/debug/flamegraph)";
+    }
+    return r;
+}
+
+/* The tag's parse is the profiler's (tests/unit/test_pprof_take.c tries its forms): here "key:value" with both
+ * non-empty and no space, enough to see the route pass it on and refuse what it refuses. */
+bool pprof_flame_tag(const char *key_colon_value, struct pprof_flame_ask *ask)
+{
+    const char *colon = strchr(key_colon_value, ':');
+    if (!colon || colon == key_colon_value || !colon[1] || strchr(key_colon_value, ' '))
+        return false;
+    ask->filter.by_label = true;
+    snprintf(ask->filter.label.key, sizeof ask->filter.label.key, "%.*s", (int)(colon - key_colon_value),
+             key_colon_value);
+    snprintf(ask->filter.label.value, sizeof ask->filter.label.value, "%s", colon + 1);
+    snprintf(ask->tag, sizeof ask->tag, "%s=%s", ask->filter.label.key, ask->filter.label.value);
+    return true;
 }
 
 /* The running profile's task ends with status: done, with a body for PPROF_OK. */
@@ -97,6 +131,8 @@ static void finish_profile(int status)
     if (status == PPROF_OK) {
         body.data = (uint8_t *)strdup("PPROFDATA");
         body.len = 9;
+        if (p->flame)
+            p->kept = (struct pprof_body){ (uint8_t *)strdup("PPROFKEPT"), 9, false };
     }
     p->done(p, status, &body);
 }
@@ -215,6 +251,7 @@ static void test_pages_and_redirect_and_404(void **state)
     assert_non_null(strstr(body(c), "<a href=\"heap\">heap</a>"));
     assert_non_null(strstr(body(c), "<a href=\"heap?debug=1\">?debug=1</a>"));
     assert_non_null(strstr(body(c), "<a href=\"allocs\">allocs</a>"));
+    assert_non_null(strstr(body(c), "<a href=\"/debug/flamegraph?seconds=5\">flamegraph</a>"));
     httpd_serve(c = get(0, "/debug/pprof/lscpu"));
     assert_status(c, 200);
     assert_string_equal(body(c), "lscpu: the console's lines\n");
@@ -424,9 +461,94 @@ static int teardown(void **state)
     return 0;
 }
 
+/* /debug/flamegraph: a flame graph of the kind and tag asked in the one profile slot, numbered; answered as SVG,
+ * and its window's pprof served by that number until the next flame graph replaces it. */
+static void test_the_flamegraph_is_svg_and_keeps_its_window(void **state)
+{
+    (void)state;
+    struct httpd_conn *c = get(0, "/debug/flamegraph?seconds=2&kind=wall&tag=job:a");
+    serve_profile(c, 2);
+    assert_true(running->flame);
+    assert_int_equal(kind_asked, PPROF_WALL);
+    assert_true(running->ask.filter.by_label);
+    assert_string_equal(running->ask.filter.label.key, "job");
+    assert_string_equal(running->ask.filter.label.value, "a");
+    assert_string_equal(running->ask.tag, "job=a");
+    uint32_t run = running->ask.run;
+    assert_true(run >= 1);
+    holder_left = 2;
+    httpd_serve(get(1, "/debug/pprof/profile?seconds=1"));
+    assert_status(&conns[1], 429);
+    assert_string_equal(body(&conns[1]), "profile: busy: an HTTP flame graph (/debug/flamegraph), 2 s left\n");
+    char path[64];
+    snprintf(path, sizeof path, "/debug/pprof/profile?run=%u", run);
+    httpd_serve(get(1, path));
+    assert_status(&conns[1], 429); /* the kept body is the running profile's to replace */
+    finish_profile(PPROF_OK);
+    assert_status(c, 200);
+    assert_non_null(strstr(resp_text(c), "Content-Type: image/svg+xml; charset=utf-8\r\n"));
+    assert_string_equal(body(c), "PPROFDATA");
+    httpd_serve(c = get(1, path));
+    assert_status(c, 200);
+    assert_non_null(strstr(resp_text(c), "filename=\"fgprof\""));
+    assert_string_equal(body(c), "PPROFKEPT");
+    /* a refusal does not use a number up; the next flame graph takes the next and replaces the kept pprof */
+    result = PPROF_BUSY;
+    httpd_serve(c = get(0, "/debug/flamegraph"));
+    assert_status(c, 429);
+    result = PPROF_OK;
+    serve_profile(get(0, "/debug/flamegraph"), PPROF_SECONDS_DEFAULT);
+    assert_int_equal(running->ask.run, run + 1);
+    assert_int_equal(kind_asked, PPROF_CPU);
+    assert_false(running->ask.filter.by_label);
+    assert_string_equal(running->ask.tag, "");
+    finish_profile(PPROF_OK);
+    httpd_serve(c = get(1, path));
+    assert_status(c, 404);
+    char line[96];
+    snprintf(line, sizeof line, "run %u is not kept: only the last flame graph's pprof is (run %u)\n", run, run + 1);
+    assert_string_equal(body(c), line);
+    snprintf(path, sizeof path, "/debug/pprof/profile?run=%u", run + 1);
+    httpd_serve(c = get(1, path));
+    assert_status(c, 200);
+    assert_non_null(strstr(resp_text(c), "filename=\"profile\""));
+    assert_int_equal(begins, 3);
+}
+
+/* Every bad query is one line of 400, and starts nothing. */
+static void test_bad_flamegraph_queries_are_400_and_start_nothing(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *path, *line;
+    } bad[] = {
+        { "/debug/flamegraph?seconds=0", "seconds must be a whole number 1..300\n" },
+        { "/debug/flamegraph?kind=heap", "kind must be cpu or wall\n" },
+        { "/debug/flamegraph?kind=cpuwall", "kind must be cpu or wall\n" },
+        { "/debug/flamegraph?tag=job", "tag must be key:value, a label pair as the console's profile key=value "
+                                       "filter takes\n" },
+        { "/debug/flamegraph?tag=job:a%20b", "tag must be key:value, a label pair as the console's profile "
+                                             "key=value filter takes\n" },
+        { "/debug/flamegraph?tag=:a", "tag must be key:value, a label pair as the console's profile key=value "
+                                      "filter takes\n" },
+        { "/debug/pprof/profile?run=x", "run must be a flame graph's number 1..4294967295\n" },
+        { "/debug/pprof/profile?run=0", "run must be a flame graph's number 1..4294967295\n" },
+        { "/debug/pprof/profile?run=99999999999", "run must be a flame graph's number 1..4294967295\n" },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        struct httpd_conn *c = get(0, bad[i].path);
+        httpd_serve(c);
+        assert_status(c, 400);
+        assert_string_equal(body(c), bad[i].line);
+    }
+    assert_int_equal(begins, 0);
+    assert_null(running);
+}
+
 UNIT_MAIN_EACH(setup, teardown, NULL, NULL,
                test_pages_and_redirect_and_404, test_the_profile_answers_as_go_does,
                test_fgprof_is_a_wall_profile_in_the_one_slot,
                test_bad_seconds_are_400_without_a_profile, test_each_result_has_its_answer,
                test_the_worker_answers_while_a_profile_runs, test_a_client_that_goes_ends_its_profile,
-               test_the_queue_holds_four, test_a_request_that_waited_too_long_is_503)
+               test_the_queue_holds_four, test_a_request_that_waited_too_long_is_503,
+               test_the_flamegraph_is_svg_and_keeps_its_window, test_bad_flamegraph_queries_are_400_and_start_nothing)

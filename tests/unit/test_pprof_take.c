@@ -2,7 +2,8 @@
  * the window of N seconds drained every PROFILE_DRAIN_MS with the caller's hook after each drain and no symbol
  * looked up until the stop, a body that is the profile (gzipped only when smaller) naming the sampled
  * functions and counting every sample; busy with the line saying what holds the profiler, cancelled by the
- * hook with no body, out of memory before and after the window -- each giving the profiler and the heap back.
+ * hook with no body, out of memory before and after the window -- each giving the profiler and the heap back;
+ * a flame graph (pprof_flame_begin) whose SVG and kept pprof are of one fold, and its tag's parse.
  * Tasks, the sleep and the stack walk are the fake kernel's, as in test_cmd_profile.c
  * (profiler_burn_fixture.h); the heap is the kernel's own. */
 #include <setjmp.h>
@@ -315,6 +316,86 @@ static void test_out_of_memory(void **state)
     expect_all_given_back();
 }
 
+/* A flame graph is the same window: its SVG (done's body) and the pprof kept beside it are of one fold -- the same
+ * samples -- and the filter the tag made keeps only what it names. */
+static void test_a_flame_graph_and_its_pprof_are_one_fold(void **state)
+{
+    (void)state;
+    burn_ticks_per_sleep = 2;
+    done_calls = 0;
+    struct pprof_flame_ask ask;
+    memset(&ask, 0, sizeof ask);
+    ask.run = 3;
+    assert_int_equal(pprof_flame_begin(&profile, PPROF_CPU, 1, &ask, NULL, done, &done_calls, NULL, 0), PPROF_OK);
+    char holder[128];
+    assert_true(profile_session_holder(holder, sizeof holder, NULL));
+    assert_string_equal(holder, "an HTTP flame graph (/debug/flamegraph), 1 s left");
+    spawned_task_run();
+    assert_int_equal(done_status, PPROF_OK);
+    static char svg[1 << 16];
+    assert_true(done_body.len < sizeof svg);
+    memcpy(svg, done_body.data, done_body.len);
+    svg[done_body.len] = 0;
+    unsigned samples = (unsigned)(burn_sleeps * burn_ticks_per_sleep * fake_cpu_count);
+    char fact[64];
+    snprintf(fact, sizeof fact, "cpus=2 samples=%u dropped=0", samples);
+    assert_non_null(strstr(svg, fact));
+    assert_non_null(strstr(svg, "<title>BurnInner+0x"));
+    assert_non_null(strstr(svg, "run=3 (its pprof: /debug/pprof/profile?run=3)"));
+    snprintf(fact, sizeof fact, "data-n=\"%u\"><title>all (%u samples, 100.00%%)", samples, samples);
+    assert_non_null(strstr(svg, fact));
+    assert_non_null(profile.kept.data);
+    size_t n = body_bytes(&profile.kept, bytes, sizeof bytes);
+    snprintf(fact, sizeof fact, "window_ms=1000 cpus=2 samples=%u dropped=0", samples);
+    assert_true(contains(bytes, n, fact));
+    assert_true(contains(bytes, n, "BurnInner"));
+    pprof_body_free(&done_body);
+    pprof_body_free(&profile.kept);
+    expect_all_given_back();
+
+    /* tag=job:a, which no burning task carries: nothing of theirs in either */
+    assert_true(pprof_flame_tag("job:a", &ask));
+    assert_int_equal(pprof_flame_begin(&profile, PPROF_CPU, 1, &ask, NULL, done, &done_calls, NULL, 0), PPROF_OK);
+    spawned_task_run();
+    assert_int_equal(done_status, PPROF_OK);
+    memcpy(svg, done_body.data, done_body.len);
+    svg[done_body.len] = 0;
+    assert_non_null(strstr(svg, "samples=0 dropped=0"));
+    assert_non_null(strstr(svg, "tag=job=a run=3"));
+    assert_null(strstr(svg, "BurnInner"));
+    n = body_bytes(&profile.kept, bytes, sizeof bytes);
+    assert_false(contains(bytes, n, "BurnInner"));
+    pprof_body_free(&done_body);
+    pprof_body_free(&profile.kept);
+    expect_all_given_back();
+}
+
+/* The URL's key:value is the console's key=value: a label pair, or span:N; anything else refused, ask untouched. */
+static void test_the_flame_tag_is_a_label_pair(void **state)
+{
+    (void)state;
+    struct pprof_flame_ask ask;
+    memset(&ask, 0, sizeof ask);
+    assert_true(pprof_flame_tag("job:a", &ask));
+    assert_true(ask.filter.by_label);
+    assert_string_equal(ask.filter.label.key, "job");
+    assert_string_equal(ask.filter.label.value, "a");
+    assert_string_equal(ask.tag, "job=a");
+    assert_true(pprof_flame_tag("span:42", &ask));
+    assert_string_equal(ask.tag, "span=42");
+    assert_true(pprof_flame_tag("url:/a:b", &ask)); /* the first ':' splits; a value may hold one */
+    assert_string_equal(ask.filter.label.value, "/a:b");
+    static const char *const bad[] = { "job", "job=a", ":a", "job:", "job:a b", "Job:a", "job:a,b",
+                                       "averyveryverylongkey:a", "job:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa" };
+    memset(&ask, 0, sizeof ask);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_false(pprof_flame_tag(bad[i], &ask));
+        assert_false(ask.filter.by_label);
+        assert_string_equal(ask.tag, "");
+    }
+}
+
 UNIT_MAIN_EACH(setup, NULL, setup_group, NULL,
                test_a_profile_of_two_seconds, test_seconds_clamped, test_busy_says_what_holds_it,
-               test_begin_runs_it_in_its_own_task, test_hook_cancels, test_out_of_memory)
+               test_begin_runs_it_in_its_own_task, test_hook_cancels, test_out_of_memory,
+               test_a_flame_graph_and_its_pprof_are_one_fold, test_the_flame_tag_is_a_label_pair)
