@@ -7,15 +7,17 @@ assert_refused); `net`'s http line (http_counts); the kernel booted with the ser
 fixture http_kernel); Links, the index page's <a href> collector.
 """
 
+import contextlib
 import re
 import select
 import socket
+import threading
 from html.parser import HTMLParser
 
 import pytest
 
 from conftest import _new_kernel
-from kprof_qemu import boot_kernel
+from kprof_qemu import boot_kernel, poll
 
 GUEST_PORT = 6060
 HTTP_TIMEOUT = 120.0  # generous: three helpers share two cores under TCG
@@ -68,6 +70,22 @@ def exchange(k, data, timeout=HTTP_TIMEOUT, drip=None):
 def get(k, path, headers=(), timeout=HTTP_TIMEOUT, method="GET", version="HTTP/1.1"):
     lines = ["%s %s %s" % (method, path, version), "Host: 127.0.0.1"] + list(headers)
     return Response(exchange(k, ("\r\n".join(lines) + "\r\n\r\n").encode(), timeout))
+
+
+@contextlib.contextmanager
+def fetching(k, path, running):
+    """GET path in a thread of its own, entered once `net` says the server is running an HTTP `running` (its
+    busy line's words, say "flame graph (/debug/flamegraph)"); the response is the yielded dict's "r" once the
+    with has ended."""
+    got = {}
+    t = threading.Thread(target=lambda: got.update(r=get(k, path)))
+    t.start()
+    try:
+        poll("the %s running" % running, lambda: "; running an HTTP %s" % running in k.cmd("net"), timeout=60,
+             every=0.2)
+        yield got
+    finally:
+        t.join(300)
 
 
 def assert_framed(r, status):

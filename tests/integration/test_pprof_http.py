@@ -197,7 +197,7 @@ def flame_burn(kernel):
 
 
 def test_flamegraph_is_refused_as_profiles_are(kernel, flame_burn):
-    from kprof_httpd import Response, exchange, get
+    from kprof_httpd import Response, exchange, fetching, get
     # the index links it; a bad parameter is one line of 400 and starts nothing; a DNS name the server was not
     # given is 421; a run no flame graph kept is 404
     with urllib.request.urlopen(url(kernel, "/debug/pprof/"), timeout=60) as r:
@@ -213,21 +213,11 @@ def test_flamegraph_is_refused_as_profiles_are(kernel, flame_burn):
         == 421
     assert get(kernel, "/debug/pprof/profile?run=999999").status == 404
     # one profile at a time: a flame graph while a profile runs is 429 with the busy line, and the other way round
-    first = {}
-
-    def fetch():
-        first["r"] = get(kernel, "/debug/flamegraph?seconds=3&tag=job:a")
-    t = threading.Thread(target=fetch)
-    t.start()
-    try:
-        poll("the flame graph running", lambda: "; running an HTTP flame graph (/debug/flamegraph)" in
-             kernel.cmd("net"), timeout=60, every=0.2)
+    with fetching(kernel, "/debug/flamegraph?seconds=3&tag=job:a", "flame graph (/debug/flamegraph)") as first:
         r = get(kernel, "/debug/pprof/profile?seconds=1")
         assert r.status == 429 and re.fullmatch(r"profile: busy: an HTTP flame graph \(/debug/flamegraph\), \d+ s "
                                                 r"left\n", r.text()), r.raw
         assert get(kernel, "/debug/flamegraph?seconds=1").status == 429
-    finally:
-        t.join(120)
     r = first["r"]
     assert r.status == 200 and b"tag=job=a" in r.body
     # the filter kept only the samples labelled job=a: one burning task's, of the four

@@ -29,7 +29,7 @@ import threading
 
 import pytest
 
-from kprof_httpd import GUEST_PORT, Links, assert_framed, get
+from kprof_httpd import GUEST_PORT, Links, assert_framed, fetching, get
 from kprof_net import UdpShell, booted_with_dhcp, console_command
 from kprof_pprof import sample_chain as chain, sample_types as types
 from kprof_pprof import comment_fields, decode, go_pprof, pb2, strings  # noqa: F401 -- pb2 is a fixture
@@ -84,19 +84,10 @@ def work_wall(k, pb2, tmp_path_factory):
     it ran."""
     wait_no_work(k)
     start_work(k, 4000, 4)
-    got = {}
-
-    def profile():
-        got["r"] = get(k, "/debug/fgprof?seconds=2")
-
-    t = threading.Thread(target=profile)
-    t.start()
     try:
-        poll("the wall profile running", lambda: "; running an HTTP wall profile (/debug/fgprof)" in k.cmd("net"),
-             timeout=60, every=0.2)
-        busy = get(k, "/debug/pprof/profile?seconds=1")
+        with fetching(k, "/debug/fgprof?seconds=2", "wall profile (/debug/fgprof)") as got:
+            busy = get(k, "/debug/pprof/profile?seconds=1")
     finally:
-        t.join(300)
         wait_work_done(k)
     r = got["r"]
     assert_framed(r, 200)
