@@ -35,7 +35,7 @@ static void console_sink_write(struct sink *sink, const char *text, size_t len)
     console_write(text, len);
 }
 
-struct sink console_sink = { console_sink_write };
+struct sink console_sink = { .write = console_sink_write };
 
 bool console_input_has_room(void)
 {

@@ -188,7 +188,7 @@ static void console_sink_write(struct sink *sink, const char *text, size_t len)
 {
     (void)sink, (void)text, (void)len;
 }
-struct sink console_sink = { console_sink_write };
+struct sink console_sink = { .write = console_sink_write };
 /* console_write is the fake kernel's (what the log writes is kept, cut at its buffer's end). */
 char console_read_char(void)
 {
