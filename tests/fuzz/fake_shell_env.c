@@ -195,6 +195,19 @@ char console_read_char(void)
     CHECK(!"the fuzz target never runs the console shell task");
     return 0;
 }
+/* The console shell's prompt and lock (shell.c links them; the fuzz target never runs its task). */
+static void held_write(struct sink *sink, const char *text, size_t len)
+{
+    (void)sink, (void)text, (void)len;
+}
+struct sink console_held_sink = { .write = held_write };
+unsigned long console_hold(void) { return 0; }
+void console_release(unsigned long flags) { (void)flags; }
+void console_prompt_hide_held(void) {}
+void console_prompt_show(const char *prompt, console_redraw_fn redraw, void *arg)
+{
+    (void)prompt, (void)redraw, (void)arg;
+}
 
 const char *platform_poweroff(void) { return "the fuzz target cannot power off"; }
 const char *platform_nmi_selftest(void) { return "ok: the fuzz target has no NMIs to inject"; }

@@ -105,5 +105,7 @@ extern void (*fake_walk_hook)(void);
 extern char fake_log_text[2048];
 extern unsigned fake_log_lines;
 void fake_log_reset(void);
+/* Keys pressed and not yet read: console_input_pending says so, console_read_char takes one ('q'). */
+extern unsigned fake_console_keys;
 
 #endif
