@@ -597,6 +597,153 @@ class Kprof:
         return text if text else "(nothing)"
 
 
+class TerminalKprof(Kprof):
+    """kprof as `make run` starts it -- scripts/qemu.sh with make run's options, its console (COM1 and the QEMU
+    monitor multiplexed) on a terminal -- inside a tmux session of its own (a private socket), so a test sees what a
+    user sees: screen() is `tmux capture-pane -p` (the screen as the terminal drew it, control sequences already
+    acted on), raw() every byte the pane received (tmux pipe-pane), type() keys as typed. QEMU starts paused
+    (-S) with a second monitor on a unix socket, so a test can change the machine (`set_link`) before the kernel
+    runs; start() then lets it go. Kill by QEMU's pid (the pane's: qemu.sh execs QEMU), then the tmux server by
+    its own socket."""
+
+    def __init__(self, cols=100, rows=40, name="kprof-terminal", before_start=()):
+        super().__init__(smp=4, mem=256, udp=True, netload=True, monitor=True, name=name)
+        self.cols, self.rows = cols, rows
+        self.before_start = list(before_start)  # monitor commands run while QEMU is paused
+        self.tmux_socket = os.path.join(self._tmpdir, "tmux.sock")
+        self.raw_path = os.path.join(self._tmpdir, "pane.raw")
+        self.tmux_pid = None
+
+    def _tmux(self, *args, timeout=CMD_TIMEOUT):
+        return subprocess.run(["tmux", "-S", self.tmux_socket] + list(args), check=True, capture_output=True,
+                              text=True, timeout=timeout).stdout
+
+    def argv(self):
+        """make run's command line (the Makefile's `run` target), less make, plus the test's monitor and -S."""
+        return [os.path.join(TOP, "scripts", "qemu.sh"), "--smp", "4", "--mem", "256", "--cmdline", "",
+                "--udp-port", str(self.udp_port), "--netload-port", str(self.netload_port),
+                "--nic", "virtio-legacy", "--firmware", "bios", "--accel", "tcg",
+                "--monitor", self.monitor_path, "--", "-S"]
+
+    def start(self):
+        if shutil.which("tmux") is None:
+            raise KprofError("tmux is missing (scripts/deps.sh installs it)")
+        argv = self.argv()
+        for listener in BOOT_LISTENERS:
+            listener(self)
+        self.command_line = " ".join(argv)
+        self.t_spawn = time.monotonic()
+        # -x/-y: the terminal's size; TERM inside is tmux's own, as a user's make run would have
+        self._tmux("new-session", "-d", "-x", str(self.cols), "-y", str(self.rows), "-c", TOP,
+                   "exec " + " ".join(_shell_quote(a) for a in argv))  # exec: the pane's pid is QEMU's
+        self._tmux("set-option", "-t", "0", "remain-on-exit", "on")
+        self.tmux_pid = int(self._tmux("display-message", "-p", "#{pid}").strip())
+        self.pid = int(self._tmux("display-message", "-p", "-t", "0", "#{pane_pid}").strip())
+        self._tmux("pipe-pane", "-o", "-t", "0", "cat >> %s" % _shell_quote(self.raw_path))
+        for command in self.before_start:
+            self.monitor(command)
+        self.monitor("cont")
+        return self
+
+    def wait_ready(self, timeout=BOOT_TIMEOUT):
+        m = self.wait_screen(r"(?m)^ready:[^\n]*$", timeout, what="the ready: line on the screen")
+        self.t_ready = time.monotonic()
+        self.ready_line = m.group(0)
+        self.wait_screen(lambda scr: last_line(scr) == PROMPT.rstrip(), CMD_TIMEOUT, what="the first prompt")
+        return self.ready_line
+
+    def screen(self):
+        """The pane as plain text (what is on the screen now), trailing blanks of each line dropped."""
+        return "\n".join(l.rstrip() for l in self._tmux("capture-pane", "-p", "-t", "0").split("\n"))
+
+    def raw(self):
+        """Every byte the pane received since start(), as the kernel and QEMU wrote them (latin-1)."""
+        try:
+            with open(self.raw_path, "rb") as f:
+                return f.read().decode(ENCODING)
+        except FileNotFoundError:
+            return ""
+
+    def type(self, text):
+        """Types text as keys (literally: no key names), "\r" for Enter."""
+        for i, part in enumerate(text.split("\r")):
+            if part:
+                self._tmux("send-keys", "-t", "0", "-l", part)
+            if i < text.count("\r"):
+                self._tmux("send-keys", "-t", "0", "Enter")
+
+    def _wait(self, source, test, timeout, what):
+        rx = re.compile(test) if isinstance(test, str) else None
+        def check():
+            text = source()
+            if rx is not None:
+                return rx.search(text)
+            return text if test(text) else None
+        try:
+            return poll(what or repr(test), check, timeout=timeout, every=0.05)
+        except KprofError as e:
+            raise KprofTimeout("%s; the screen:\n%s" % (e, self.screen())) from None
+
+    def wait_screen(self, test, timeout=CMD_TIMEOUT, what=None):
+        """Until the screen matches test (a regex: the match; or a predicate of the text: the text)."""
+        return self._wait(self.screen, test, timeout, what)
+
+    def wait_raw(self, test, timeout=CMD_TIMEOUT, what=None):
+        """Until the bytes received match test (as wait_screen)."""
+        return self._wait(self.raw, test, timeout, what)
+
+    def alive(self):
+        try:
+            os.kill(self.pid, 0)
+            return True
+        except (ProcessLookupError, TypeError):
+            return False
+
+    def kill(self):
+        """QEMU by its pid, then the tmux server by its pid; both were started here."""
+        for pid in (self.pid, self.tmux_pid):
+            if pid is None:
+                continue
+            for sig in (signal.SIGTERM, signal.SIGKILL):
+                try:
+                    os.kill(pid, sig)
+                except ProcessLookupError:
+                    break
+                deadline = time.monotonic() + 5.0
+                while time.monotonic() < deadline and self._exists(pid):
+                    select.select([], [], [], 0.02)
+                if not self._exists(pid):
+                    break
+        self._raw = [self.raw()]
+        self._remove_tmpdir()
+
+    @staticmethod
+    def _exists(pid):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        try:  # a zombie of ours (tmux's server is a daemon, QEMU tmux's child): gone as far as we care
+            with open("/proc/%d/stat" % pid) as f:
+                return f.read().split(")")[-1].split()[0] != "Z"
+        except OSError:
+            return False
+
+    @property
+    def log(self):
+        return self.raw() if self._tmpdir else "".join(self._raw)
+
+
+def _shell_quote(arg):
+    return "'" + arg.replace("'", "'\\''") + "'" if arg == "" or re.search(r"[^\w@%+=:,./-]", arg) else arg
+
+
+def last_line(screen):
+    """The last line of a screen capture that is not blank (a prompt "> " is ">" once trailing blanks go)."""
+    lines = [l for l in screen.split("\n") if l.strip()]
+    return lines[-1] if lines else ""
+
+
 class _Match:
     """A re.Match plus the text before it."""
 
