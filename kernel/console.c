@@ -85,8 +85,15 @@ struct sink console_sink = { .write = console_sink_write };
 
 bool console_input_pending(void)
 {
-    return atomic_load_explicit(&input_head, memory_order_acquire) !=
-           atomic_load_explicit(&input_tail, memory_order_relaxed);
+    return console_input_peek() >= 0;
+}
+
+int console_input_peek(void)
+{
+    unsigned tail = atomic_load_explicit(&input_tail, memory_order_relaxed);
+    if (atomic_load_explicit(&input_head, memory_order_acquire) == tail)
+        return -1;
+    return (unsigned char)input_ring[tail % INPUT_RING];
 }
 
 bool console_input_has_room(void)

@@ -35,6 +35,8 @@ void console_prompt_hide_held(void);
 
 /* True when an input character waits (a key pressed while a command runs: `profile top` stops on it). */
 bool console_input_pending(void);
+/* The next input character (0..255) without taking it, or -1 when none waits. The console shell's reader only. */
+int console_input_peek(void);
 
 /* Reads one input character, blocking the calling task until there is one. Only the console shell reads. */
 char console_read_char(void);

@@ -90,6 +90,10 @@ int cmd_profile_top(int argc, char **argv, struct sink *out, const struct shell_
     char holder[PROFILE_HOLDER_MAX];
     ksnprintf(holder, sizeof holder, "profile top %u ms from %s", req.ms, udp ? "the UDP shell" : "the console");
     struct top_interval t = { .watch_keys = !udp };
+    /* A terminal that sends CR LF for Enter leaves the LF of this very line waiting (the line editor takes it
+     * as part of the Enter, kernel/shell/lineedit.c): it is no key pressed to stop top. */
+    if (!udp && console_input_peek() == '\n')
+        console_read_char();
     int status = PROFILER_OK;
     while (req.intervals == 0 || top->intervals < req.intervals) {
         status = one_interval(&t, top, holder, req.ms, out);

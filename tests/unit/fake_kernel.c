@@ -231,9 +231,16 @@ void console_write_log(const char *text, size_t len)
 /* No key is ever pressed here unless a test says so (`profile top` stops on one). */
 unsigned fake_console_keys;
 
+char fake_console_key = 'q';
+
 bool console_input_pending(void)
 {
     return fake_console_keys > 0;
+}
+
+int console_input_peek(void)
+{
+    return fake_console_keys > 0 ? (unsigned char)fake_console_key : -1;
 }
 
 /* Weak: a program with a console reader of its own (the shell's fuzz target) keeps its own. */
@@ -241,7 +248,7 @@ __attribute__((weak)) char console_read_char(void)
 {
     if (fake_console_keys > 0)
         fake_console_keys--;
-    return 'q';
+    return fake_console_key;
 }
 
 void console_write(const char *text, size_t len)

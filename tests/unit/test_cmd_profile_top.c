@@ -101,6 +101,7 @@ static int setup(void **state)
     claim_after_frame = false;
     other_started = false;
     fake_console_keys = 0;
+    fake_console_key = 'q';
     return 0;
 }
 
@@ -167,6 +168,18 @@ static void test_a_key_stops(void **state)
     burn_expect_profiler_free();
 }
 
+/* The LF of a CR LF Enter, waiting when top starts, is taken and is no key: top runs its N intervals. */
+static void test_the_lf_of_crlf_is_no_key(void **state)
+{
+    (void)state;
+    fake_console_keys = 1;
+    fake_console_key = '\n';
+    assert_int_equal(run("profile top 100 2", false), 0);
+    assert_int_equal(fake_console_keys, 0);
+    assert_int_equal(count("\033[H\033[J"), 2);
+    assert_non_null(strstr(output, "top 2/2:"));
+}
+
 /* Between intervals the profiler is free: another user claims it after the first frame, and the next interval
  * says who holds it, as every start does, and top ends. */
 static void test_free_between_intervals_then_busy(void **state)
@@ -209,5 +222,5 @@ static void test_bad_words_start_nothing(void **state)
 }
 
 UNIT_MAIN_EACH(setup, NULL, burn_setup_group, NULL, test_one_frame, test_udp_frames_each_flushed,
-               test_udp_default_count, test_console_redraws, test_a_key_stops,
+               test_udp_default_count, test_console_redraws, test_a_key_stops, test_the_lf_of_crlf_is_no_key,
                test_free_between_intervals_then_busy, test_busy_from_the_start, test_bad_words_start_nothing)
