@@ -12,7 +12,8 @@ monitor is off, or on a unix socket when asked for, so every byte a test sends r
 Every wait has a deadline and raises KprofTimeout (or KprofEOF when QEMU is gone) naming what it waited for
 and the last output seen; nothing sleeps for a fixed time. The whole serial stream is kept (`k.log`) so
 conftest.py can save it when a test fails. Output is matched with carriage returns removed (the kernel may
-end lines with "\\r\\n", and the pty adds its own); `k.log` keeps the raw bytes.
+end lines with "\\r\\n", and the pty adds its own), and a log line the console drew over the waiting prompt
+read as a line of its own (REDRAW); `k.log` keeps the raw bytes, and as_screen() renders them as a terminal would.
 """
 
 import bisect
@@ -74,6 +75,22 @@ MEDIA = {
     "ide-disk": ["-drive", "if=none,id=disk0,format=raw,file=IMAGE",  # IDE takes no read-only disk: a copy
                  "-device", "ide-hd,drive=disk0,bootindex=0"],
 }
+
+# The console's redraw when a log line arrives while the prompt waits (kernel/shell/lineedit.c): back to the
+# prompt's row and erase it, then the log line, the prompt and the half-typed line again.
+REDRAW = "\r\x1b[K"
+
+
+def as_screen(text):
+    """The console's text as a terminal leaves it on screen after each REDRAW: the erased row's text gone (the
+    log line takes its place). Carriage returns elsewhere are dropped, as the waits drop them."""
+    out = ""
+    for i, part in enumerate(text.split(REDRAW)):
+        if i:
+            out = out[:out.rfind("\n") + 1]
+        out += part.replace("\r", "")
+    return out
+
 
 # Everything written to the serial port is latin-1 on our side: each byte is one character, both ways, so
 # binary garbage goes out and comes back unchanged.
@@ -223,6 +240,7 @@ class Kprof:
         self.before_prompt = ""   # logged after `ready:`, before the first prompt
         self._raw = []            # the serial stream as read, for the log
         self._buf = ""            # read, carriage returns removed, not yet consumed by a wait
+        self._held = ""           # the start of a REDRAW cut by a read's end, put before the next read
         self._eof = False
         self.exit_status = None
 
@@ -335,8 +353,21 @@ class Kprof:
             self._reap(5.0)
             raise KprofEOF("QEMU exited (%s)" % self._status_text())
         self._raw.append(data)
-        self._buf += data.replace("\r", "")
+        self._buf += self._lines_of(data)
         return True
+
+    def _lines_of(self, data):
+        """data as the waits read it: carriage returns removed, and the console's redraw of a log line over a
+        waiting prompt (REDRAW) read as a line break -- the prompt's line ends there, the log line is a line of
+        its own, then the prompt again -- so a log line still begins a line (`^net: address`), and a prompt
+        already shown is still there for a wait that wants it. A REDRAW cut by the read's end waits for the rest."""
+        data = self._held + data
+        self._held = ""
+        for n in range(len(REDRAW) - 1, 0, -1):
+            if data.endswith(REDRAW[:n]):
+                data, self._held = data[:-n], data[-n:]
+                break
+        return data.replace(REDRAW, "\n").replace("\r", "")
 
     def drain(self):
         """Reads whatever is waiting now, without waiting, into the unconsumed output."""
