@@ -696,12 +696,9 @@ class TerminalKprof(Kprof):
             return ""
 
     def type(self, text):
-        """Types text as keys (literally: no key names), "\r" for Enter."""
-        for i, part in enumerate(text.split("\r")):
-            if part:
-                self._tmux("send-keys", "-t", "0", "-l", part)
-            if i < text.count("\r"):
-                self._tmux("send-keys", "-t", "0", "Enter")
+        """Types text as keys, literally ("\\r" is Enter), in one tmux command: the terminal gets it in one piece,
+        so two lines typed at once reach the kernel back to back however slow the host is to start a process."""
+        self._tmux("send-keys", "-t", "0", "-l", text)
 
     def _wait(self, source, test, timeout, what):
         rx = re.compile(test) if isinstance(test, str) else None
