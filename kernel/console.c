@@ -1,7 +1,10 @@
 /* kernel/console.c: the console. Output goes to every console device (hal's console_hw_write: COM1 and the
  * VGA or framebuffer mirror) under one lock so lines from different CPUs do not interleave mid-line; input
  * characters arrive from interrupt handlers into a single-producer ring, and the one task reading them (the
- * console shell) blocks until there is one. */
+ * console shell) blocks until there is one. While the shell's prompt waits, a log line is not written after
+ * it: the shell's redraw (kernel/shell/lineedit.h) puts the line above, then the prompt and the half-typed line
+ * below, all under the lock, so no keystroke's echo lands between. Task context only (log lines are never
+ * printed from interrupts), so the lock is the only guard the prompt's state needs. */
 #include "kernel/console.h"
 
 #include <stdatomic.h>
@@ -9,6 +12,7 @@
 #include "hal/kernel_entry.h"
 #include "hal/platform.h"
 #include "hal/spinlock.h"
+#include "kernel/lib/string.h"
 #include "kernel/task.h"
 
 #define INPUT_RING 256
@@ -29,13 +33,68 @@ void console_write(const char *text, size_t len)
 
 void console_write_unlocked(const char *text, size_t len) { console_hw_write(text, len); }
 
+/* ---- the prompt and the log lines that arrive while it waits ----------------------------------------- */
+
+static console_redraw_fn prompt_redraw; /* set while the shell's prompt waits; under console_lock */
+static void *prompt_arg;
+
+static void held_write(struct sink *sink, const char *text, size_t len)
+{
+    (void)sink;
+    console_hw_write(text, len);
+}
+
+struct sink console_held_sink = { .write = held_write };
+
+unsigned long console_hold(void) { return spin_lock_irqsave(&console_lock); }
+
+void console_release(unsigned long flags) { spin_unlock_irqrestore(&console_lock, flags); }
+
+void console_prompt_show(const char *prompt, console_redraw_fn redraw, void *arg)
+{
+    unsigned long flags = spin_lock_irqsave(&console_lock);
+    console_hw_write(prompt, strlen(prompt));
+    prompt_redraw = redraw;
+    prompt_arg = arg;
+    spin_unlock_irqrestore(&console_lock, flags);
+}
+
+void console_prompt_hide_held(void)
+{
+    prompt_redraw = 0;
+    prompt_arg = 0;
+}
+
+void console_write_log(const char *text, size_t len)
+{
+    unsigned long flags = spin_lock_irqsave(&console_lock);
+    if (prompt_redraw)
+        prompt_redraw(prompt_arg, &console_held_sink, text, len);
+    else
+        console_hw_write(text, len);
+    spin_unlock_irqrestore(&console_lock, flags);
+}
+
 static void console_sink_write(struct sink *sink, const char *text, size_t len)
 {
     (void)sink;
     console_write(text, len);
 }
 
-struct sink console_sink = { console_sink_write };
+struct sink console_sink = { .write = console_sink_write };
+
+bool console_input_pending(void)
+{
+    return console_input_peek() >= 0;
+}
+
+int console_input_peek(void)
+{
+    unsigned tail = atomic_load_explicit(&input_tail, memory_order_relaxed);
+    if (atomic_load_explicit(&input_head, memory_order_acquire) == tail)
+        return -1;
+    return (unsigned char)input_ring[tail % INPUT_RING];
+}
 
 bool console_input_has_room(void)
 {

@@ -1,5 +1,5 @@
 /* kernel/log.c: log_info and log_warn (kernel/log.h) -- one formatted line each, written to the console in one
- * piece. */
+ * piece, above the shell's prompt when one waits (console_write_log). */
 #include "kernel/log.h"
 
 #include <stdarg.h>
@@ -17,7 +17,7 @@ static void log_line(const char *prefix, const char *fmt, va_list ap)
     if (len > sizeof line - 2)
         len = sizeof line - 2;
     line[len++] = '\n';
-    console_write(line, len);
+    console_write_log(line, len);
 }
 
 void log_info(const char *fmt, ...)

@@ -29,7 +29,7 @@ static void raw_write(struct sink *sink, const char *text, size_t len)
     (void)sink;
     console_write_unlocked(text, len);
 }
-static struct sink panic_sink = { raw_write };
+static struct sink panic_sink = { .write = raw_write };
 
 /* Claims the panic for this CPU and stops the others; a CPU that loses the race (or panics again while
  * printing) halts quietly, so one report comes out whole. */

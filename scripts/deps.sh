@@ -9,6 +9,8 @@ set -euo pipefail
 # (tests/integration/test_lldb.py); python3-lldb-14 quiets the traceback lldb prints without its module.
 # python3-pytest-xdist runs the integration modules in two processes (make integration).
 # zlib1g-dev: zlib is the reference the gzip unit test and fuzz target check kernel/lib/gzip.c against.
+# tmux is the terminal tests/integration/test_console_screen.py runs `make run`'s QEMU in: its capture-pane shows
+# the screen as a user's terminal draws it (cursor moves and erases acted on), which a byte stream cannot.
 packages=(
   gcc clang make binutils python3 dpkg-dev
   grub-pc-bin grub-efi-amd64-bin grub-common xorriso mtools
@@ -16,7 +18,7 @@ packages=(
   python3-pytest python3-pytest-xdist python3-pexpect
   libcmocka-dev zlib1g-dev valgrind libclang-rt-14-dev
   protobuf-compiler python3-protobuf golang-go golang-github-google-pprof-dev
-  chromium
+  chromium tmux
 )
 
 missing=()

@@ -80,6 +80,7 @@ static void buffer_sink_write(struct sink *sink, const char *text, size_t len)
 void buffer_sink_init(struct buffer_sink *bs, char *buf, size_t cap)
 {
     bs->sink.write = buffer_sink_write;
+    bs->sink.flush = 0;
     bs->buf = buf;
     bs->cap = cap;
     bs->len = 0;
@@ -95,9 +96,17 @@ static void tee_sink_write(struct sink *sink, const char *text, size_t len)
     sink_write(tee->second, text, len);
 }
 
+static void tee_sink_flush(struct sink *sink)
+{
+    struct tee_sink *tee = (struct tee_sink *)sink;
+    sink_flush(tee->first);
+    sink_flush(tee->second);
+}
+
 void tee_sink_init(struct tee_sink *tee, struct sink *first, struct sink *second)
 {
     tee->sink.write = tee_sink_write;
+    tee->sink.flush = tee_sink_flush;
     tee->first = first;
     tee->second = second;
 }
@@ -131,9 +140,17 @@ static void line_sink_write(struct sink *sink, const char *text, size_t len)
     }
 }
 
+static void line_sink_flush_all(struct sink *sink)
+{
+    struct line_sink *ls = (struct line_sink *)sink;
+    line_sink_flush(ls);
+    sink_flush(ls->target);
+}
+
 void line_sink_init(struct line_sink *ls, struct sink *target)
 {
     ls->sink.write = line_sink_write;
+    ls->sink.flush = line_sink_flush_all;
     ls->target = target;
     ls->used = 0;
 }

@@ -9,11 +9,20 @@
 
 struct sink {
     void (*write)(struct sink *sink, const char *text, size_t len);
+    /* Hands on now what the sink holds back, and ends a piece there: a UDP reply sends its datagram, so what
+     * was written so far arrives as one (`profile top` sends each interval so). NULL: nothing is held back. */
+    void (*flush)(struct sink *sink);
 };
 
 static inline void sink_write(struct sink *sink, const char *text, size_t len)
 {
     sink->write(sink, text, len);
+}
+
+static inline void sink_flush(struct sink *sink)
+{
+    if (sink->flush)
+        sink->flush(sink);
 }
 
 void sink_puts(struct sink *sink, const char *text);
@@ -40,7 +49,7 @@ void tee_sink_init(struct tee_sink *tee, struct sink *first, struct sink *second
 /* A sink that hands its target whole lines, each in one write: a line printed in pieces (a sink_printf, then
  * the rest) reaches a shared console at once, so another task's log line can only land between lines, never
  * inside one. A line longer than LINE_SINK_MAX goes on in LINE_SINK_MAX pieces; line_sink_flush hands on
- * what is held of an unfinished line. */
+ * what is held of an unfinished line; sink_flush on it does that and then flushes its target. */
 #define LINE_SINK_MAX 256
 struct line_sink {
     struct sink sink;

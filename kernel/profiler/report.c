@@ -14,7 +14,7 @@
 /* ---- printing ---------------------------------------------------------------------------------------- */
 
 /* part/whole in tenths of a percent, rounded half up, without floating point (the kernel has none). */
-static void print_percent(struct sink *out, uint64_t part, uint64_t whole)
+void profile_report_print_percent(struct sink *out, uint64_t part, uint64_t whole)
 {
     uint64_t tenths = whole ? (part * 1000 + whole / 2) / whole : 0;
     sink_printf(out, "%llu.%llu%%", (unsigned long long)(tenths / 10), (unsigned long long)(tenths % 10));
@@ -57,7 +57,7 @@ static void print_marks(struct sink *out, const struct profile_chain *c)
 
 static void print_chain(struct sink *out, const struct symtab *tab, const struct profile_chain *c, uint64_t total)
 {
-    print_percent(out, c->weight, total);
+    profile_report_print_percent(out, c->weight, total);
     sink_printf(out, " %u ", c->count);
     if (!c->name)
         sink_printf(out, "0x%llx", (unsigned long long)c->leaf);
@@ -104,7 +104,7 @@ static void print_chains(struct sink *out, const struct symtab *tab, const struc
             rest_weight += fold->chains[order[i]].weight;
         }
         sink_printf(out, "... %u more chains, %llu samples (", fold->used - shown, (unsigned long long)rest);
-        print_percent(out, rest_weight, fold->weight);
+        profile_report_print_percent(out, rest_weight, fold->weight);
         sink_puts(out, ")\n");
     }
     if (fold->not_tracked)
@@ -131,7 +131,7 @@ static void print_label_shares(struct sink *out, const struct profile_fold *fold
         const struct profile_label_share *share = &fold->shares[order[i]];
         if (i)
             sink_puts(out, ", ");
-        print_percent(out, share->weight, fold->weight);
+        profile_report_print_percent(out, share->weight, fold->weight);
         label_set_format(share->set, text, sizeof text);
         sink_printf(out, " (%u) %s", share->count, text);
     }
@@ -149,7 +149,7 @@ static void print_wall_split(struct sink *out, const struct profile_run *run, co
     sink_printf(out, "wall: %u tasks x %u ms every %llu ms: ", fold->ntasks, run->window_ms,
                 (unsigned long long)(run->wall_period_ns / 1000000));
     for (unsigned act = TASK_ACT_RUNNING; act <= TASK_ACT_WAITING; act++) {
-        print_percent(out, fold->activity_weight[act], fold->weight);
+        profile_report_print_percent(out, fold->activity_weight[act], fold->weight);
         sink_printf(out, " %s%s", task_activity_name((enum task_activity)act), act < TASK_ACT_WAITING ? ", " : "");
     }
     bool done[TASK_WAIT_KINDS] = { false };
@@ -164,7 +164,7 @@ static void print_wall_split(struct sink *out, const struct profile_run *run, co
             break;
         done[best] = true;
         sink_printf(out, "%s%s ", first ? " (" : ", ", task_wait_name((enum task_wait)best));
-        print_percent(out, fold->waiting_weight[best], fold->weight);
+        profile_report_print_percent(out, fold->waiting_weight[best], fold->weight);
         first = false;
     }
     sink_puts(out, first ? "\n" : ")\n");
@@ -189,7 +189,7 @@ static void print_wall_tasks(struct sink *out, const struct profile_fold *fold)
             whole += next->weight[act];
         sink_printf(out, "task %u: ", next->pid);
         for (unsigned act = TASK_ACT_RUNNING; act <= TASK_ACT_WAITING; act++) {
-            print_percent(out, next->weight[act], whole);
+            profile_report_print_percent(out, next->weight[act], whole);
             sink_printf(out, " %s%s", task_activity_name((enum task_activity)act),
                         act < TASK_ACT_WAITING ? ", " : "\n");
         }
@@ -215,8 +215,8 @@ static const struct profiler_cpu_run *cpu_account(const struct profile_run *run,
 }
 
 /* "source pmu/nmi intel fixed-ctr1 every 2100000 cycles (~1000 Hz)", "source tick at 100 Hz (reason)", or a
- * mixed one naming how many CPUs each source had. */
-static void print_source(struct sink *out, const struct profile_run *run)
+ * mixed one naming how many CPUs each source had. `profile top` prints the same line (report.h). */
+void profile_report_print_source(struct sink *out, const struct profile_run *run)
 {
     unsigned on_counter = 0, on_tick = 0;
     for (unsigned cpu = 0; cpu < run->ncpus; cpu++) {
@@ -423,7 +423,7 @@ int profile_report_print(const struct profile_run *run, const struct profile_fol
     sink_printf(out, "profiled %u ms\n", run->window_ms);
     sink_printf(out, "%llu samples on %u cpus, %llu dropped, ", (unsigned long long)fold->samples, cpus,
                 (unsigned long long)dropped);
-    print_source(out, run);
+    profile_report_print_source(out, run);
     if (dropped && filter && (filter->by_pid || filter->by_label))
         sink_printf(out, "dropped: the %llu are of every task's samples: a full ring drops before the filter\n",
                     (unsigned long long)dropped);

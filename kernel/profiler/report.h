@@ -29,6 +29,13 @@ int profile_report_print(const struct profile_run *run, const struct profile_fol
                          const struct profile_filter *filter, unsigned max_chains, const struct symtab *tab,
                          struct sink *out);
 
+/* part/whole as the report prints a share, "62.5%": tenths of a percent, rounded half up. */
+void profile_report_print_percent(struct sink *out, uint64_t part, uint64_t whole);
+
+/* The report's line naming the run's sample source, "source tick at 100 Hz (why not the counter)\n" or
+ * "source pmu/nmi ... every N cycles\n": `profile top` names its source with the same words. */
+void profile_report_print_source(struct sink *out, const struct profile_run *run);
+
 /* The last report the profile command printed, kept word for word for the debugger (scripts/prof.py's
  * `prof report` prints it, so gdb shows exactly what the console showed): its text (NUL-terminated, the first
  * PROFILE_KEPT_REPORT_MAX - 1 bytes of a longer one), its length before truncation, and its run -- 0 while a

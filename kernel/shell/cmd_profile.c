@@ -1,5 +1,6 @@
-/* kernel/shell/cmd_profile.c: the `profile [ms] [pid|all] [chains|raw] [key=value] [wall]` shell command (`profile stream`
- * goes on to kernel/shell/cmd_profile_stream.c): parse the words (kernel/profiler/args.c), then a session
+/* kernel/shell/cmd_profile.c: the `profile [ms] [pid|all] [chains|raw] [key=value] [wall]` shell command
+ * (`profile stream` goes on to kernel/shell/cmd_profile_stream.c, `profile top` to
+ * kernel/shell/cmd_profile_top.c): parse the words (kernel/profiler/args.c), then a session
  * (kernel/profiler/session.h) run in the shell's task, whose consumer copies the rings' records into the
  * window's capture (kernel/profiler/capture.c) while the window runs and, once stopped, folds them
  * (kernel/profiler/fold.c) and prints the report -- or prints them as raw lines (kernel/profiler/raw.c) -- and
@@ -106,6 +107,8 @@ int cmd_profile(int argc, char **argv, struct sink *out, const struct shell_orig
 {
     if (argc >= 2 && strcmp(argv[1], "stream") == 0)
         return cmd_profile_stream(argc, argv, out, from);
+    if (argc >= 2 && strcmp(argv[1], "top") == 0)
+        return cmd_profile_top(argc, argv, out, from);
     struct profile_request req;
     if (!profile_parse_args(argc, argv, &req))
         return shell_usage(out, "profile");

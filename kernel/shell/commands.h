@@ -62,6 +62,8 @@ int cmd_poweroff(int argc, char **argv, struct sink *out, const struct shell_ori
 int cmd_profile(int argc, char **argv, struct sink *out, const struct shell_origin *from);
 /* `profile stream ...`, from cmd_profile (argv[0] "profile", argv[1] "stream") */
 int cmd_profile_stream(int argc, char **argv, struct sink *out, const struct shell_origin *from);
+/* `profile top ...`, from cmd_profile (argv[0] "profile", argv[1] "top") */
+int cmd_profile_top(int argc, char **argv, struct sink *out, const struct shell_origin *from);
 int cmd_lscpu(int argc, char **argv, struct sink *out, const struct shell_origin *from);
 int cmd_net(int argc, char **argv, struct sink *out, const struct shell_origin *from);
 int cmd_netload(int argc, char **argv, struct sink *out, const struct shell_origin *from);

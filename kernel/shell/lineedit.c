@@ -1,6 +1,7 @@
 /* kernel/shell/lineedit.c: the console line editor (kernel/shell/lineedit.h). It owns one line being typed: it stores
  * and echoes printable characters, performs erase, kill-line and cancel, and decides on Enter whether the line is
- * delivered or refused as too long. It never writes past buf, whatever arrives. */
+ * delivered or refused as too long. It never writes past buf, whatever arrives. It also draws a line that
+ * arrived from elsewhere (a log line) above the prompt and the line being typed, as line editors do. */
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -96,4 +97,21 @@ enum line_event line_editor_feed(struct line_editor *ed, char c, struct sink *ec
     ed->buf[ed->len] = '\0';
     sink_write(echo, &c, 1);
     return LINE_NONE;
+}
+
+/* The cursor is always at the end of the line (the editor has no cursor keys), so the prompt's row is left by
+ * a carriage return and erased to its end; the log line takes that row, and the prompt and the line typed so
+ * far are drawn after it as they were. A line just delivered is not shown: the shell is past it. */
+void line_editor_redraw_above(const struct line_editor *ed, const char *prompt, const char *text, size_t len,
+                              struct sink *out)
+{
+    sink_write(out, "\r\033[K", 4);
+    if (len > 0) {
+        sink_write(out, text, len);
+        if (text[len - 1] != '\n')
+            sink_write(out, "\n", 1);
+    }
+    sink_puts(out, prompt);
+    if (!ed->delivered && ed->len > 0)
+        sink_write(out, ed->buf, ed->len);
 }

@@ -33,4 +33,11 @@ void line_editor_init(struct line_editor *ed);
  * is ignored. After LINE_READY the caller uses buf/len, and the next character starts a new line. */
 enum line_event line_editor_feed(struct line_editor *ed, char c, struct sink *echo);
 
+/* A line from elsewhere (text, len: a log line, its newline included or added) shown while the prompt waits:
+ * writes "\r\033[K" (back to the start of the prompt's row and erase it), the text, then prompt and the line
+ * typed so far, so the prompt stays the last line and typing goes on where it was. The cursor is always at the
+ * end of the line (no cursor keys), so nothing moves it back into the line. */
+void line_editor_redraw_above(const struct line_editor *ed, const char *prompt, const char *text, size_t len,
+                              struct sink *out);
+
 #endif

@@ -57,25 +57,39 @@ int shell_run_line(char *line, const struct shell_origin *from, struct sink *out
     return result;
 }
 
-static void echo_write(struct sink *sink, const char *text, size_t len)
+#define PROMPT "> "
+
+/* While the prompt waits, a log line (console_write_log) goes above it, and the prompt and the half-typed line
+ * are drawn again below. Under the console lock. */
+static void redraw_above(void *arg, struct sink *screen, const char *text, size_t len)
 {
-    (void)sink;
-    console_write(text, len);
+    line_editor_redraw_above(arg, PROMPT, text, len, screen);
+}
+
+/* One key into the editor, its echo and (when it ends the line) the end of the prompt's redraw in one piece
+ * under the console lock, so a log line sees the line either before the key or after it, never between. */
+static enum line_event feed_key(struct line_editor *editor, char c)
+{
+    unsigned long flags = console_hold();
+    enum line_event event = line_editor_feed(editor, c, &console_held_sink);
+    if (event != LINE_NONE)
+        console_prompt_hide_held();
+    console_release(flags);
+    return event;
 }
 
 static void console_shell(void *arg)
 {
     (void)arg;
     static struct line_editor editor;
-    struct sink echo = { echo_write };
 
     line_editor_init(&editor);
     sink_printf(&console_sink, "ready: %u cpus, %llu MiB, boot %lld ms\n", cpu_count(),
                 (unsigned long long)(platform_ram_bytes() >> 20), (long long)(time_ns() / 1000000));
-    sink_puts(&console_sink, "> ");
+    console_prompt_show(PROMPT, redraw_above, &editor);
     for (;;) {
         char c = console_read_char();
-        switch (line_editor_feed(&editor, c, &echo)) {
+        switch (feed_key(&editor, c)) {
         case LINE_READY:
             shell_run_line(editor.buf, &shell_console_origin, &console_sink);
             break;
@@ -87,7 +101,7 @@ static void console_shell(void *arg)
         case LINE_NONE:
             continue;
         }
-        sink_puts(&console_sink, "> ");
+        console_prompt_show(PROMPT, redraw_above, &editor);
     }
 }
 

@@ -68,9 +68,23 @@ static void chunker_sink_write(struct sink *sink, const char *text, size_t len)
     chunker_write((struct reply_chunker *)sink, text, len);
 }
 
+static void chunker_emit(struct reply_chunker *c, size_t len);
+
+/* What is held goes out now as a datagram of its own: a command that wants its pieces apart (`profile top`, an
+ * interval each) flushes after each. */
+static void chunker_sink_flush(struct sink *sink)
+{
+    struct reply_chunker *c = (struct reply_chunker *)sink;
+    if (c->finished || c->used == 0)
+        return;
+    chunker_emit(c, c->used);
+    c->used = 0;
+}
+
 void chunker_init(struct reply_chunker *c, uint64_t seq, udpsh_emit_fn emit, void *emit_arg)
 {
     c->sink.write = chunker_sink_write;
+    c->sink.flush = chunker_sink_flush;
     c->emit = emit;
     c->emit_arg = emit_arg;
     c->seq = seq;

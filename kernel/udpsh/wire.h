@@ -3,7 +3,8 @@
  *
  *   request  one datagram holding one command line; one trailing "\n" or "\r\n" is optional.
  *   reply    the command's text output, cut into datagrams of at most UDPSH_DATAGRAM_MAX bytes (at the last
- *            newline that fits, so each datagram holds whole lines unless a single line is longer), then
+ *            newline that fits, so each datagram holds whole lines unless a single line is longer; and wherever
+ *            the command flushed its sink, so a piece it wants apart -- a `profile top` frame -- is one), then
  *            exactly one final datagram, always a line of its own beginning "# udpsh ":
  *
  *     # udpsh end seq=<n> datagrams=<d> bytes=<b> crc32=<8 hex digits> status=<0|1>\n
@@ -80,7 +81,7 @@ void chunker_init(struct reply_chunker *c, uint64_t seq, udpsh_emit_fn emit, voi
 /* Appends text; each time the buffer fills, emits up to and including its last newline (all of it when it
  * holds none) and keeps the rest for the next datagram. */
 void chunker_write(struct reply_chunker *c, const char *text, size_t len);
-/* The chunker as an output sink, for shell_run_line. */
+/* The chunker as an output sink, for shell_run_line; sink_flush on it sends what is held as a datagram. */
 struct sink *chunker_sink(struct reply_chunker *c);
 /* Emits what is left as the last text datagram, then the trailer; result is the command's return value
  * (0 is status=0, anything else status=1). Later writes and finishes are dropped (counted in late_bytes). */

@@ -60,6 +60,7 @@ void kfree(void *ptr) { free(ptr); }
 
 /* kernel/log.c's lines (the fake CPU's PMU report) are read by no one here. */
 void console_write(const char *text, size_t len) { (void)text, (void)len; }
+void console_write_log(const char *text, size_t len) { (void)text, (void)len; }
 /* tests/unit/fake_cpu.c resets the fake kernel's console with its machine; this program links the real
  * scheduler in the fake kernel's place, and has no console to reset. */
 void fake_log_reset(void) {}

@@ -188,12 +188,25 @@ static void console_sink_write(struct sink *sink, const char *text, size_t len)
 {
     (void)sink, (void)text, (void)len;
 }
-struct sink console_sink = { console_sink_write };
+struct sink console_sink = { .write = console_sink_write };
 /* console_write is the fake kernel's (what the log writes is kept, cut at its buffer's end). */
 char console_read_char(void)
 {
     CHECK(!"the fuzz target never runs the console shell task");
     return 0;
+}
+/* The console shell's prompt and lock (shell.c links them; the fuzz target never runs its task). */
+static void held_write(struct sink *sink, const char *text, size_t len)
+{
+    (void)sink, (void)text, (void)len;
+}
+struct sink console_held_sink = { .write = held_write };
+unsigned long console_hold(void) { return 0; }
+void console_release(unsigned long flags) { (void)flags; }
+void console_prompt_hide_held(void) {}
+void console_prompt_show(const char *prompt, console_redraw_fn redraw, void *arg)
+{
+    (void)prompt, (void)redraw, (void)arg;
 }
 
 const char *platform_poweroff(void) { return "the fuzz target cannot power off"; }

@@ -41,7 +41,7 @@ static void term_write(struct sink *sink, const char *text, size_t len)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static struct line_editor ed;
-    struct sink echo = { term_write };
+    struct sink echo = { .write = term_write };
     memset(&term, 0, sizeof term);
     memset(&ed, 0x5a, sizeof ed);
     line_editor_init(&ed);

@@ -6,7 +6,8 @@ fuzz_shell_SRCS := kernel/shell/shell.c kernel/shell/command_table.c kernel/shel
                    kernel/shell/cmd_burn.c kernel/profiler.c kernel/profiler/tick_lateness.c kernel/profiler/wall.c kernel/profiler/options.c kernel/profiler/run.c kernel/profiler/fold.c \
                    kernel/profiler/report.c kernel/profiler/raw.c kernel/profiler/fields.c $(HEAP_SRCS) \
                    $(CMD_TASKS_SRCS) kernel/net/netload_proto.c $(PMU_SRCS) kernel/udpsh/wire.c \
-                   kernel/shell/cmd_profile_stream.c kernel/profiler/stream_task.c kernel/profiler/stream_codec.c \
+                   kernel/shell/cmd_profile_stream.c kernel/shell/cmd_profile_top.c kernel/profiler/top.c \
+                   kernel/profiler/stream_task.c kernel/profiler/stream_codec.c \
                    kernel/profiler/stream_packer.c kernel/profiler/stream_request.c \
                    kernel/profiler/session.c $(WORK_SRCS) $(LOCKS_SRCS) \
                    tests/fuzz/fake_shell_env.c

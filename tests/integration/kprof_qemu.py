@@ -12,7 +12,8 @@ monitor is off, or on a unix socket when asked for, so every byte a test sends r
 Every wait has a deadline and raises KprofTimeout (or KprofEOF when QEMU is gone) naming what it waited for
 and the last output seen; nothing sleeps for a fixed time. The whole serial stream is kept (`k.log`) so
 conftest.py can save it when a test fails. Output is matched with carriage returns removed (the kernel may
-end lines with "\\r\\n", and the pty adds its own); `k.log` keeps the raw bytes.
+end lines with "\\r\\n", and the pty adds its own), and a log line the console drew over the waiting prompt
+read as a line of its own (REDRAW); `k.log` keeps the raw bytes, and as_screen() renders them as a terminal would.
 """
 
 import bisect
@@ -74,6 +75,22 @@ MEDIA = {
     "ide-disk": ["-drive", "if=none,id=disk0,format=raw,file=IMAGE",  # IDE takes no read-only disk: a copy
                  "-device", "ide-hd,drive=disk0,bootindex=0"],
 }
+
+# The console's redraw when a log line arrives while the prompt waits (kernel/shell/lineedit.c): back to the
+# prompt's row and erase it, then the log line, the prompt and the half-typed line again.
+REDRAW = "\r\x1b[K"
+
+
+def as_screen(text):
+    """The console's text as a terminal leaves it on screen after each REDRAW: the erased row's text gone (the
+    log line takes its place). Carriage returns elsewhere are dropped, as the waits drop them."""
+    out = ""
+    for i, part in enumerate(text.split(REDRAW)):
+        if i:
+            out = out[:out.rfind("\n") + 1]
+        out += part.replace("\r", "")
+    return out
+
 
 # Everything written to the serial port is latin-1 on our side: each byte is one character, both ways, so
 # binary garbage goes out and comes back unchanged.
@@ -242,6 +259,7 @@ class Kprof:
         self.before_prompt = ""   # logged after `ready:`, before the first prompt
         self._raw = []            # the serial stream as read, for the log
         self._buf = ""            # read, carriage returns removed, not yet consumed by a wait
+        self._held = ""           # the start of a REDRAW cut by a read's end, put before the next read
         self._eof = False
         self.exit_status = None
 
@@ -354,8 +372,21 @@ class Kprof:
             self._reap(5.0)
             raise KprofEOF("QEMU exited (%s)" % self._status_text())
         self._raw.append(data)
-        self._buf += data.replace("\r", "")
+        self._buf += self._lines_of(data)
         return True
+
+    def _lines_of(self, data):
+        """data as the waits read it: carriage returns removed, and the console's redraw of a log line over a
+        waiting prompt (REDRAW) read as a line break -- the prompt's line ends there, the log line is a line of
+        its own, then the prompt again -- so a log line still begins a line (`^net: address`), and a prompt
+        already shown is still there for a wait that wants it. A REDRAW cut by the read's end waits for the rest."""
+        data = self._held + data
+        self._held = ""
+        for n in range(len(REDRAW) - 1, 0, -1):
+            if data.endswith(REDRAW[:n]):
+                data, self._held = data[:-n], data[-n:]
+                break
+        return data.replace(REDRAW, "\n").replace("\r", "")
 
     def drain(self):
         """Reads whatever is waiting now, without waiting, into the unconsumed output."""
@@ -614,6 +645,150 @@ class Kprof:
     def _tail(self, n=1200):
         text = self._buf[-n:] if self._buf else "".join(self._raw)[-n:].replace("\r", "")
         return text if text else "(nothing)"
+
+
+class TerminalKprof(Kprof):
+    """kprof as `make run` starts it -- scripts/qemu.sh with make run's options, its console (COM1 and the QEMU
+    monitor multiplexed) on a terminal -- inside a tmux session of its own (a private socket), so a test sees what a
+    user sees: screen() is `tmux capture-pane -p` (the screen as the terminal drew it, control sequences already
+    acted on), raw() every byte the pane received (tmux pipe-pane), type() keys as typed. QEMU starts paused
+    (-S) with a second monitor on a unix socket, so a test can change the machine (`set_link`) before the kernel
+    runs; start() then lets it go. Kill by QEMU's pid (the pane's: qemu.sh execs QEMU), then the tmux server by
+    its own socket."""
+
+    def __init__(self, cols=100, rows=40, name="kprof-terminal", before_start=()):
+        super().__init__(smp=4, mem=256, udp=True, netload=True, monitor=True, name=name)
+        self.cols, self.rows = cols, rows
+        self.before_start = list(before_start)  # monitor commands run while QEMU is paused
+        self.tmux_socket = os.path.join(self._tmpdir, "tmux.sock")
+        self.raw_path = os.path.join(self._tmpdir, "pane.raw")
+        self.tmux_pid = None
+
+    def _tmux(self, *args, timeout=CMD_TIMEOUT):
+        return subprocess.run(["tmux", "-S", self.tmux_socket] + list(args), check=True, capture_output=True,
+                              text=True, timeout=timeout).stdout
+
+    def argv(self):
+        """make run's command line (the Makefile's `run` target), less make, plus the test's monitor and -S."""
+        return [os.path.join(TOP, "scripts", "qemu.sh"), "--smp", "4", "--mem", "256", "--cmdline", "",
+                "--udp-port", str(self.udp_port), "--netload-port", str(self.netload_port),
+                "--nic", "virtio-legacy", "--firmware", "bios", "--accel", "tcg",
+                "--monitor", self.monitor_path, "--", "-S"]
+
+    def start(self):
+        if shutil.which("tmux") is None:
+            raise KprofError("tmux is missing (scripts/deps.sh installs it)")
+        argv = self.argv()
+        for listener in BOOT_LISTENERS:
+            listener(self)
+        self.command_line = " ".join(argv)
+        self.t_spawn = time.monotonic()
+        # -x/-y: the terminal's size; TERM inside is tmux's own, as a user's make run would have
+        self._tmux("new-session", "-d", "-x", str(self.cols), "-y", str(self.rows), "-c", TOP,
+                   "exec " + " ".join(_shell_quote(a) for a in argv))  # exec: the pane's pid is QEMU's
+        self._tmux("set-option", "-t", "0", "remain-on-exit", "on")
+        self.tmux_pid = int(self._tmux("display-message", "-p", "#{pid}").strip())
+        self.pid = int(self._tmux("display-message", "-p", "-t", "0", "#{pane_pid}").strip())
+        self._tmux("pipe-pane", "-o", "-t", "0", "cat >> %s" % _shell_quote(self.raw_path))
+        for command in self.before_start:
+            self.monitor(command)
+        self.monitor("cont")
+        return self
+
+    def wait_ready(self, timeout=BOOT_TIMEOUT):
+        m = self.wait_screen(r"(?m)^ready:[^\n]*$", timeout, what="the ready: line on the screen")
+        self.t_ready = time.monotonic()
+        self.ready_line = m.group(0)
+        self.wait_screen(lambda scr: last_line(scr) == PROMPT.rstrip(), CMD_TIMEOUT, what="the first prompt")
+        return self.ready_line
+
+    def screen(self):
+        """The pane as plain text (what is on the screen now), trailing blanks of each line dropped."""
+        return "\n".join(l.rstrip() for l in self._tmux("capture-pane", "-p", "-t", "0").split("\n"))
+
+    def raw(self):
+        """Every byte the pane received since start(), as the kernel and QEMU wrote them (latin-1)."""
+        try:
+            with open(self.raw_path, "rb") as f:
+                return f.read().decode(ENCODING)
+        except FileNotFoundError:
+            return ""
+
+    def type(self, text):
+        """Types text as keys, literally ("\\r" is Enter), in one tmux command: the terminal gets it in one piece,
+        so two lines typed at once reach the kernel back to back however slow the host is to start a process."""
+        self._tmux("send-keys", "-t", "0", "-l", text)
+
+    def _wait(self, source, test, timeout, what):
+        rx = re.compile(test) if isinstance(test, str) else None
+        def check():
+            text = source()
+            if rx is not None:
+                return rx.search(text)
+            return text if test(text) else None
+        try:
+            return poll(what or repr(test), check, timeout=timeout, every=0.05)
+        except KprofError as e:
+            raise KprofTimeout("%s; the screen:\n%s" % (e, self.screen())) from None
+
+    def wait_screen(self, test, timeout=CMD_TIMEOUT, what=None):
+        """Until the screen matches test (a regex: the match; or a predicate of the text: the text)."""
+        return self._wait(self.screen, test, timeout, what)
+
+    def wait_raw(self, test, timeout=CMD_TIMEOUT, what=None):
+        """Until the bytes received match test (as wait_screen)."""
+        return self._wait(self.raw, test, timeout, what)
+
+    def alive(self):
+        try:
+            os.kill(self.pid, 0)
+            return True
+        except (ProcessLookupError, TypeError):
+            return False
+
+    def kill(self):
+        """QEMU by its pid, then the tmux server by its pid; both were started here."""
+        for pid in (self.pid, self.tmux_pid):
+            if pid is None:
+                continue
+            for sig in (signal.SIGTERM, signal.SIGKILL):
+                try:
+                    os.kill(pid, sig)
+                except ProcessLookupError:
+                    break
+                deadline = time.monotonic() + 5.0
+                while time.monotonic() < deadline and self._exists(pid):
+                    select.select([], [], [], 0.02)
+                if not self._exists(pid):
+                    break
+        self._raw = [self.raw()]
+        self._remove_tmpdir()
+
+    @staticmethod
+    def _exists(pid):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        try:  # a zombie of ours (tmux's server is a daemon, QEMU tmux's child): gone as far as we care
+            with open("/proc/%d/stat" % pid) as f:
+                return f.read().split(")")[-1].split()[0] != "Z"
+        except OSError:
+            return False
+
+    @property
+    def log(self):
+        return self.raw() if self._tmpdir else "".join(self._raw)
+
+
+def _shell_quote(arg):
+    return "'" + arg.replace("'", "'\\''") + "'" if arg == "" or re.search(r"[^\w@%+=:,./-]", arg) else arg
+
+
+def last_line(screen):
+    """The last line of a screen capture that is not blank (a prompt "> " is ">" once trailing blanks go)."""
+    lines = [l for l in screen.split("\n") if l.strip()]
+    return lines[-1] if lines else ""
 
 
 class _Match:

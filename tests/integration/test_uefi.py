@@ -16,7 +16,7 @@ import tempfile
 
 import pytest
 
-from kprof_qemu import BUILD, TOP, Kprof, KprofError, assert_poweroff_ends_qemu, cpus_table, poll
+from kprof_qemu import BUILD, TOP, Kprof, KprofError, as_screen, assert_poweroff_ends_qemu, cpus_table, poll
 from kprof_gdb import assert_running, run_gdb, threads
 from kprof_net import DHCP_ADDRESS, booted_with_dhcp, net_status, udp_cmd
 from kprof_report import parse_report
@@ -103,7 +103,7 @@ def screen_text(k, font):
 def console_since_boot_line(k, cols):
     """The console's lines from the kernel's `boot:` line on (the first the framebuffer shows), as COM1 carried
     them, each cut into screen rows of cols characters."""
-    text = k.log.replace("\r", "")
+    text = as_screen(k.log)  # a log line drawn over the waiting prompt took the prompt's row
     text = text[text.index("\nboot: ") + 1:]
     rows = []
     for line in text.split("\n"):

@@ -221,7 +221,36 @@ void fake_log_reset(void)
     fake_log_lines = 0;
 }
 
-/* kernel/log.c writes each line in one piece, newline included. */
+/* kernel/log.c writes each line in one piece, newline included (through console_write_log, which draws it
+ * above a waiting prompt in the kernel: the fake has no prompt). */
+void console_write_log(const char *text, size_t len)
+{
+    console_write(text, len);
+}
+
+/* No key is ever pressed here unless a test says so (`profile top` stops on one). */
+unsigned fake_console_keys;
+
+char fake_console_key = 'q';
+
+bool console_input_pending(void)
+{
+    return fake_console_keys > 0;
+}
+
+int console_input_peek(void)
+{
+    return fake_console_keys > 0 ? (unsigned char)fake_console_key : -1;
+}
+
+/* Weak: a program with a console reader of its own (the shell's fuzz target) keeps its own. */
+__attribute__((weak)) char console_read_char(void)
+{
+    if (fake_console_keys > 0)
+        fake_console_keys--;
+    return fake_console_key;
+}
+
 void console_write(const char *text, size_t len)
 {
     size_t used = strlen(fake_log_text);

@@ -105,5 +105,9 @@ extern void (*fake_walk_hook)(void);
 extern char fake_log_text[2048];
 extern unsigned fake_log_lines;
 void fake_log_reset(void);
+/* Keys pressed and not yet read, each fake_console_key ('q' unless a test says otherwise): console_input_pending
+ * and console_input_peek see them, console_read_char takes one. */
+extern unsigned fake_console_keys;
+extern char fake_console_key;
 
 #endif

@@ -27,7 +27,7 @@ GDBSTUB_SRCS := gdbstub/stub.c gdbstub/commands.c gdbstub/threads.c gdbstub/moni
 # The profile command with its stream form and their tasks, over the real profiler (tick source on the fake CPU),
 # with the network and the rest of the command table faked.
 CMD_PROFILE_SRCS := kernel/shell/command_table.c tests/unit/fake_commands.c kernel/shell/cmd_profile.c \
-                    kernel/shell/cmd_profile_stream.c kernel/profiler/capture.c kernel/profiler/stream_codec.c \
+                    kernel/shell/cmd_profile_stream.c kernel/shell/cmd_profile_top.c kernel/profiler/top.c kernel/profiler/capture.c kernel/profiler/stream_codec.c \
                     kernel/profiler/stream_packer.c kernel/profiler/stream_request.c \
                     kernel/profiler/stream_task.c kernel/profiler/session.c kernel/profiler/args.c $(PROFILER_SRCS) $(HEAP_SRCS) \
                     $(PMU_SRCS) tests/unit/fake_net.c

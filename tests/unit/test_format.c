@@ -479,6 +479,7 @@ static struct recording_sink *new_recording_sink(void)
     struct recording_sink *rs = calloc(1, sizeof *rs);
     assert_non_null(rs);
     rs->sink.write = recording_sink_write;
+    rs->sink.flush = 0;
     return rs;
 }
 

@@ -274,6 +274,59 @@ static void test_zeroed_editor_works_like_an_initialised_one(void **state)
     expect_line(fx, "hi");
 }
 
+/* ---- a log line drawn above the prompt ---------------------------------------------------------------- */
+
+/* What the redraw writes for a log line of text, with the editor as it is now. */
+static const char *redraw(struct fixture *fx, const char *text)
+{
+    clear_echo(fx);
+    line_editor_redraw_above(&fx->ed, "> ", text, strlen(text), &fx->echo.sink);
+    return fx->echo_buf;
+}
+
+/* Nothing typed: back to the prompt's row, erase it, the line, the prompt again. */
+static void test_redraw_with_an_empty_line(void **state)
+{
+    struct fixture *fx = *state;
+    assert_string_equal(redraw(fx, "net: address 10.0.2.15/24 (dhcp)\n"),
+                        "\r\033[Knet: address 10.0.2.15/24 (dhcp)\n> ");
+}
+
+/* Half a line typed (with an erase on the way): the prompt and what the buffer holds, cursor at its end. */
+static void test_redraw_with_a_half_typed_line(void **state)
+{
+    struct fixture *fx = *state;
+    feed(fx, "uptx\bi");
+    assert_string_equal(redraw(fx, "usb: keyboard on port 3\n"), "\r\033[Kusb: keyboard on port 3\n> upti");
+    /* typing goes on after it, and Enter delivers the whole line */
+    assert_int_equal(feed(fx, "me\r"), LINE_READY);
+    assert_string_equal(fx->ed.buf, "uptime");
+}
+
+/* The editor has no cursor keys, so the cursor is always at the line's end and the redraw leaves it there:
+ * there is no "cursor in the middle" to restore. A text without its newline gets one. */
+static void test_redraw_adds_a_missing_newline(void **state)
+{
+    struct fixture *fx = *state;
+    feed(fx, "ps");
+    assert_string_equal(redraw(fx, "stream: ended"), "\r\033[Kstream: ended\n> ps");
+}
+
+/* A line just delivered (Enter) is not drawn again: the shell is past it, its prompt not yet shown. */
+static void test_redraw_after_enter_shows_no_old_line(void **state)
+{
+    struct fixture *fx = *state;
+    assert_int_equal(feed(fx, "cpus\r"), LINE_READY);
+    assert_string_equal(redraw(fx, "x\n"), "\r\033[Kx\n> ");
+    /* and a line past LINE_MAX shows what was stored */
+    line_editor_init(&fx->ed);
+    for (int i = 0; i < LINE_MAX + 5; i++)
+        line_editor_feed(&fx->ed, 'a', &fx->echo.sink);
+    const char *drawn = redraw(fx, "x\n");
+    assert_int_equal(strlen(drawn), strlen("\r\033[Kx\n> ") + LINE_MAX);
+}
+
+
 UNIT_MAIN_EACH(setup, teardown, NULL, NULL,
                test_printable_is_stored_and_echoed, test_newline_alone_is_enter, test_empty_line_is_ready_and_empty,
                test_backspace_and_delete_erase_one, test_backspace_on_empty_line_echoes_nothing,
@@ -283,4 +336,6 @@ UNIT_MAIN_EACH(setup, teardown, NULL, NULL,
                test_other_bytes_are_ignored, test_exactly_line_max_is_accepted,
                test_ten_thousand_chars_refused_then_next_line_works, test_too_long_is_the_event_on_enter,
                test_backspace_does_not_rescue_an_overlong_line, test_ctrl_u_clears_an_overlong_line,
-               test_ctrl_c_clears_an_overlong_line, test_zeroed_editor_works_like_an_initialised_one)
+               test_ctrl_c_clears_an_overlong_line, test_zeroed_editor_works_like_an_initialised_one,
+               test_redraw_with_an_empty_line, test_redraw_with_a_half_typed_line, test_redraw_adds_a_missing_newline,
+               test_redraw_after_enter_shows_no_old_line)

@@ -41,6 +41,7 @@ static int setup(void **state)
     (void)state;
     memset(&target, 0, sizeof target);
     target.sink.write = record_write;
+    target.sink.flush = 0;
     line_sink_init(&lines, &target.sink);
     return 0;
 }

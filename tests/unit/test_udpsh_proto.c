@@ -278,6 +278,26 @@ static void test_sink_adapter(void **state)
     assert_non_null(strstr(trailer(), " datagrams=1 bytes=14 "));
 }
 
+/* A flush sends what is held as a datagram of its own (`profile top`: a frame each), through a line sink as the
+ * shell wraps the chunker; a flush with nothing held, or after the finish, sends nothing. */
+static void test_flush_ends_a_datagram(void **state)
+{
+    (void)state;
+    struct line_sink lines;
+    line_sink_init(&lines, chunker_sink(&chunker));
+    sink_puts(&lines.sink, "top 1/2\nrow a\n");
+    sink_flush(&lines.sink);
+    sink_flush(&lines.sink);
+    sink_puts(&lines.sink, "top 2/2\nrow");
+    sink_flush(&lines.sink); /* the unfinished line too */
+    chunker_finish(&chunker, 0);
+    sink_flush(chunker_sink(&chunker));
+    assert_int_equal(cap.count, 3);
+    assert_string_equal(datagram(0), "top 1/2\nrow a\n");
+    assert_string_equal(datagram(1), "top 2/2\nrow");
+    assert_non_null(strstr(trailer(), "\n# udpsh end seq=7 datagrams=2 bytes=25 "));
+}
+
 static void test_writes_after_finish_are_dropped(void **state)
 {
     (void)state;
@@ -416,6 +436,7 @@ int main(void)
         cmocka_unit_test_setup(test_line_longer_than_a_datagram_without_newline, setup),
         cmocka_unit_test_setup(test_small_writes_cut_like_one_write, setup),
         cmocka_unit_test_setup(test_sink_adapter, setup),
+        cmocka_unit_test_setup(test_flush_ends_a_datagram, setup),
         cmocka_unit_test_setup(test_writes_after_finish_are_dropped, setup),
         cmocka_unit_test_setup(test_largest_trailer_fits, setup),
         cmocka_unit_test(test_crc32),
