@@ -14,6 +14,7 @@
 #include "kernel/heap.h"
 #include "kernel/profiler.h"
 #include "kernel/profiler/build_id.h"
+#include "kernel/profiler/session.h"
 #include "kernel/symbols.h"
 #include "kernel/task.h"
 
@@ -74,6 +75,14 @@ void burn_expect_profiler_free(void)
     assert_int_equal(profiler_start(&run), PROFILER_OK);
     profiler_stop(&run);
     profiler_release();
+}
+
+static void drop_record(void *arg, const struct profile_record *rec) { (void)arg, (void)rec; }
+
+void burn_hold_profiler(struct profile_session *held, uint32_t window_ms, const char *holder)
+{
+    static const struct profile_consumer dropping = { .take = drop_record };
+    assert_int_equal(profile_session_start(held, &dropping, NULL, NULL, window_ms, holder), PROFILER_OK);
 }
 
 static _Alignas(16) unsigned char heap_region[8 << 20];

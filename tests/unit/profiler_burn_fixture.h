@@ -33,6 +33,11 @@ int burn_setup_group(void **state);
 /* The profiler is free: a run starts, and stops and is released at once. */
 void burn_expect_profiler_free(void);
 
+/* The profiler held by a session of holder's (as an HTTP profile or a stream holds it) with a window of window_ms
+ * (0: none), its records dropped; asserted started. The test stops and releases it. */
+struct profile_session;
+void burn_hold_profiler(struct profile_session *held, uint32_t window_ms, const char *holder);
+
 /* Each test's machine: CPUs 0 and 1 online, on CPU 0, the clock at 5 s, the tick at 10 Hz; the tasks reset
  * (fake_tasks_reset(100)) and each CPU's task called from BurnTask+0x30 + cpu * caller_step; the counters above,
  * the fake kernel's sleeps and ticks zeroed, no hooks. */

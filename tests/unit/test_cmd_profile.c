@@ -80,18 +80,7 @@ static void stop_wait(uint32_t ms)
 }
 
 /* `profile stream` is linked in (cmd_profile hands it its words) and tested in test_cmd_profile_stream.c;
- * here no stream ever gets a task. */
-struct task *task_spawn(const char *name, void (*entry)(void *arg), void *arg, int cpu)
-{
-    (void)name, (void)entry, (void)arg, (void)cpu;
-    return NULL;
-}
-void task_exit(void) { fail_msg("task_exit without a task"); abort(); }
-void sched_cpu_ticks(unsigned cpu, uint64_t *ticks, uint64_t *busy)
-{
-    (void)cpu;
-    *ticks = *busy = 0;
-}
+ * here no stream ever gets a task (tests/unit/no_tasks.c). */
 
 /* The steps a window of ms takes. */
 static int drains(uint32_t ms) { return (int)((ms + PROFILE_DRAIN_MS - 1) / PROFILE_DRAIN_MS); }
@@ -177,14 +166,11 @@ static void test_busy(void **state)
 
 /* A session holding the profiler (here, as an HTTP profile does) is named, with the seconds its window has
  * left; a run started outside a session, plain busy. */
-static void ignore_record(void *arg, const struct profile_record *rec) { (void)arg, (void)rec; }
 static void test_busy_names_the_holder(void **state)
 {
     (void)state;
-    static const struct profile_consumer ignoring = { .take = ignore_record };
     struct profile_session held;
-    assert_int_equal(profile_session_start(&held, &ignoring, NULL, NULL, 4500, "an HTTP profile (/debug/pprof/profile)"),
-                     PROFILER_OK);
+    burn_hold_profiler(&held, 4500, "an HTTP profile (/debug/pprof/profile)");
     assert_int_equal(run_line("profile 10"), 1);
     assert_string_equal(output, "profile: busy: an HTTP profile (/debug/pprof/profile), 5 s left\n");
     fake_time_ns += 2000000000;

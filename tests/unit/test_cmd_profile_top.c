@@ -30,19 +30,6 @@ static bool claim_after_frame;  /* another user claims the profiler when the fir
 static struct profile_run other; /* its run */
 static bool other_started;
 
-/* No stream gets a task here. */
-struct task *task_spawn(const char *name, void (*entry)(void *arg), void *arg, int cpu)
-{
-    (void)name, (void)entry, (void)arg, (void)cpu;
-    return NULL;
-}
-void task_exit(void) { fail_msg("task_exit without a task"); abort(); }
-void sched_cpu_ticks(unsigned cpu, uint64_t *ticks, uint64_t *busy)
-{
-    (void)cpu;
-    *ticks = *busy = 0;
-}
-
 void task_sleep_until(int64_t when_ns)
 {
     burn_window_sleep(when_ns);
@@ -199,10 +186,8 @@ static void test_free_between_intervals_then_busy(void **state)
 static void test_busy_from_the_start(void **state)
 {
     (void)state;
-    static const struct profile_consumer none = { .take = NULL };
     struct profile_session held;
-    assert_int_equal(profile_session_start(&held, &none, NULL, NULL, 0, "a stream to 10.0.2.2:9000"),
-                     PROFILER_OK);
+    burn_hold_profiler(&held, 0, "a stream to 10.0.2.2:9000");
     assert_int_equal(run("profile top 100 3", false), 1);
     assert_string_equal(output, "profile top: busy: a stream to 10.0.2.2:9000\n");
     assert_int_equal(burn_sleeps, 0);

@@ -33,6 +33,24 @@ static void add(struct profile_fold *fold, uintptr_t leaf, uintptr_t caller, uns
         profile_fold_add(fold, &tab, &rec);
 }
 
+struct samples {
+    uintptr_t leaf, caller;
+    unsigned n;
+};
+
+/* One interval of top: a fold of count sample sets, added and destroyed. */
+static void interval(const struct samples *sets, size_t count)
+{
+    struct profile_fold *fold = profile_fold_create();
+    for (size_t i = 0; i < count; i++)
+        add(fold, sets[i].leaf, sets[i].caller, sets[i].n);
+    profile_top_add(&top, fold);
+    profile_fold_destroy(fold);
+}
+#define INTERVAL(...) \
+    interval((const struct samples[]){ __VA_ARGS__ }, \
+             sizeof((const struct samples[]){ __VA_ARGS__ }) / sizeof(struct samples))
+
 static const char *print(uint32_t of, unsigned rows)
 {
     struct buffer_sink b;
@@ -53,13 +71,10 @@ static int top_setup(void **state)
 static void test_one_interval_sums_by_leaf_symbol(void **state)
 {
     (void)state;
-    struct profile_fold *fold = profile_fold_create();
-    add(fold, MEMCPY + 0x10, MAIN + 4, 30);
-    add(fold, MEMCPY + 0x20, COPY + 8, 20); /* another chain, the same function */
-    add(fold, SPIN + 4, MAIN + 8, 40);
-    add(fold, 0x1950, MAIN + 8, 10);        /* in the gap: no symbol */
-    profile_top_add(&top, fold);
-    profile_fold_destroy(fold);
+    INTERVAL({ MEMCPY + 0x10, MAIN + 4, 30 },
+             { MEMCPY + 0x20, COPY + 8, 20 }, /* another chain, the same function */
+             { SPIN + 4, MAIN + 8, 40 },
+             { 0x1950, MAIN + 8, 10 });       /* in the gap: no symbol */
     assert_string_equal(print(5, 10),
                         "top 1/5: 500 ms, 100 samples (100 since start)\n"
                         "source tick at 100 Hz (a synthetic run)\n"
@@ -74,18 +89,8 @@ static void test_one_interval_sums_by_leaf_symbol(void **state)
 static void test_order_and_shares_across_intervals(void **state)
 {
     (void)state;
-    struct profile_fold *first = profile_fold_create();
-    add(first, COPY + 1, MAIN + 4, 60);
-    add(first, RECEIVE + 1, MAIN + 4, 20);
-    add(first, SPIN + 1, MAIN + 4, 20);
-    profile_top_add(&top, first);
-    profile_fold_destroy(first);
-    struct profile_fold *second = profile_fold_create();
-    add(second, MAIN + 0x10, FILLER + 4, 50);
-    add(second, SPIN + 1, MAIN + 4, 25);
-    add(second, RECEIVE + 1, MAIN + 4, 25);
-    profile_top_add(&top, second);
-    profile_fold_destroy(second);
+    INTERVAL({ COPY + 1, MAIN + 4, 60 }, { RECEIVE + 1, MAIN + 4, 20 }, { SPIN + 1, MAIN + 4, 20 });
+    INTERVAL({ MAIN + 0x10, FILLER + 4, 50 }, { SPIN + 1, MAIN + 4, 25 }, { RECEIVE + 1, MAIN + 4, 25 });
     /* Spin and Receive tie at 25.0% last and 22.5% since: first seen (Receive) first */
     assert_string_equal(print(0, 10),
                         "top 2: 500 ms, 100 samples (200 since start)\n"
@@ -101,13 +106,7 @@ static void test_order_and_shares_across_intervals(void **state)
 static void test_rows_limit(void **state)
 {
     (void)state;
-    struct profile_fold *fold = profile_fold_create();
-    add(fold, MEMCPY, MAIN + 4, 1);
-    add(fold, COPY, MAIN + 4, 4);
-    add(fold, RECEIVE, MAIN + 4, 3);
-    add(fold, SPIN, MAIN + 4, 2);
-    profile_top_add(&top, fold);
-    profile_fold_destroy(fold);
+    INTERVAL({ MEMCPY, MAIN + 4, 1 }, { COPY, MAIN + 4, 4 }, { RECEIVE, MAIN + 4, 3 }, { SPIN, MAIN + 4, 2 });
     assert_string_equal(print(1, 2),
                         "top 1/1: 500 ms, 10 samples (10 since start)\n"
                         "source tick at 100 Hz (a synthetic run)\n"
@@ -120,12 +119,8 @@ static void test_rows_limit(void **state)
 static void test_a_full_table_sums_the_rest(void **state)
 {
     (void)state;
-    for (unsigned i = 0; i < PROFILE_TOP_FUNCS + 4; i++) {
-        struct profile_fold *fold = profile_fold_create();
-        add(fold, 0x1900 + i, MAIN + 4, i < PROFILE_TOP_FUNCS ? 1 : 2); /* unresolved: one leaf each */
-        profile_top_add(&top, fold);
-        profile_fold_destroy(fold);
-    }
+    for (unsigned i = 0; i < PROFILE_TOP_FUNCS + 4; i++)
+        INTERVAL({ 0x1900 + i, MAIN + 4, i < PROFILE_TOP_FUNCS ? 1 : 2 }); /* unresolved: one leaf each */
     assert_int_equal(top.used, PROFILE_TOP_FUNCS);
     const char *text = print(0, 1);
     assert_non_null(strstr(text, " 100.0%   3.0%  (the rest: more functions than the table holds)\n"));
@@ -135,9 +130,7 @@ static void test_a_full_table_sums_the_rest(void **state)
 static void test_no_samples(void **state)
 {
     (void)state;
-    struct profile_fold *fold = profile_fold_create();
-    profile_top_add(&top, fold);
-    profile_fold_destroy(fold);
+    interval(NULL, 0);
     assert_string_equal(print(3, 10), "top 1/3: 500 ms, 0 samples (0 since start)\n"
                                       "source tick at 100 Hz (a synthetic run)\n"
                                       "   last  since  function\n"
