@@ -11,9 +11,21 @@
 
 /* ---- the words ------------------------------------------------------------------------------------- */
 
+/* word as a refusal may quote it: its first 20 bytes, each byte that is not printable ASCII shown as '?' (a
+ * UDP datagram or a fuzzer's line may hold any byte, and a reply must stay text). */
+static const char *quoted(const char *word, char shown[21])
+{
+    size_t n = 0;
+    for (; word[n] && n < 20; n++)
+        shown[n] = word[n] >= 0x20 && word[n] < 0x7f ? word[n] : '?';
+    shown[n] = '\0';
+    return shown;
+}
+
 bool profile_top_parse_args(int argc, char **argv, bool udp, struct profile_top_request *req, char *why,
                             size_t cap)
 {
+    char shown[21];
     req->ms = PROFILE_TOP_MS_DEFAULT;
     req->intervals = udp ? PROFILE_TOP_UDP_INTERVALS : 0;
     if (argc > 4) {
@@ -23,16 +35,16 @@ bool profile_top_parse_args(int argc, char **argv, bool udp, struct profile_top_
     uint64_t v;
     if (argc > 2) {
         if (!parse_u64_range(argv[2], PROFILE_TOP_MS_MIN, PROFILE_TOP_MS_MAX, &v)) {
-            ksnprintf(why, cap, "profile top: the interval must be %u..%u ms, not %.20s", PROFILE_TOP_MS_MIN,
-                      PROFILE_TOP_MS_MAX, argv[2]);
+            ksnprintf(why, cap, "profile top: the interval must be %u..%u ms, not %s", PROFILE_TOP_MS_MIN,
+                      PROFILE_TOP_MS_MAX, quoted(argv[2], shown));
             return false;
         }
         req->ms = (uint32_t)v;
     }
     if (argc > 3) {
         if (!parse_u64_range(argv[3], 1, PROFILE_TOP_INTERVALS_MAX, &v)) {
-            ksnprintf(why, cap, "profile top: the number of intervals must be 1..%u, not %.20s",
-                      PROFILE_TOP_INTERVALS_MAX, argv[3]);
+            ksnprintf(why, cap, "profile top: the number of intervals must be 1..%u, not %s",
+                      PROFILE_TOP_INTERVALS_MAX, quoted(argv[3], shown));
             return false;
         }
         req->intervals = (uint32_t)v;

@@ -22,6 +22,9 @@
 #define PROFILE_TOP_UDP_MS_MAX 30000 /* over UDP, ms x N at most: a token lives at least 30 s */
 #define PROFILE_TOP_ROWS 10         /* functions a redraw shows: with its 4 other lines, one 25-line screen */
 #define PROFILE_TOP_FUNCS 256       /* distinct leaves kept since the start; more are summed as the rest */
+/* What starts each frame on a console (not over UDP): cursor home, then erase everything below it. The only
+ * control bytes a command writes to the shell's output. */
+#define PROFILE_TOP_CLEAR "\033[H\033[J"
 
 struct profile_top_request {
     uint32_t ms;        /* each interval's window */

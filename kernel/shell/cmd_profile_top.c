@@ -16,7 +16,6 @@
 #include "kernel/shell/commands.h"
 #include "kernel/symbols.h"
 
-#define CLEAR_SCREEN "\033[H\033[J" /* cursor home, then erase everything below it */
 #define FRAME_MAX 4096              /* a frame: ten rows, the header and the source line, with room to spare */
 
 struct top_interval {
@@ -121,7 +120,7 @@ int cmd_profile_top(int argc, char **argv, struct sink *out, const struct shell_
         if (status != PROFILER_OK)
             break;
         if (!udp)
-            sink_puts(out, CLEAR_SCREEN);
+            sink_puts(out, PROFILE_TOP_CLEAR);
         sink_write(out, t->frame.buf, t->frame.len);
         if (!udp && !t->key && (req.intervals == 0 || top->intervals < req.intervals))
             sink_puts(out, "(any key stops)\n");

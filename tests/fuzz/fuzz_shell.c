@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "fake_hal.h"
+#include "fake_kernel.h"
 #include "fake_shell_env.h"
 #include "fuzz.h"
 #include "kernel/shell/commands.h"
@@ -21,6 +22,7 @@
 #include "kernel/udpsh/wire.h"
 #include "kernel/lib/parse.h"
 #include "kernel/profiler.h"
+#include "kernel/profiler/top.h"
 #include "kernel/lib/string.h"
 #include "kernel/lib/sink.h"
 
@@ -126,7 +128,9 @@ static void run_line(char *line, bool udp)
             CHECK(strcmp(request, line) == 0);
             result = run_over_udp(request, ++next_seq, &bs.len);
         } else {
+            fake_console_keys = 1; /* a key waits: `profile top` on the console ends after its first frame */
             result = shell_run_line(line, &shell_console_origin, &bs.sink);
+            fake_console_keys = 0;
         }
         fake_panic_armed = false;
     } else {
@@ -138,8 +142,15 @@ static void run_line(char *line, bool udp)
 
     CHECK(result == -1 || result == 0 || result == 1);
     CHECK(bs.truncated == 0 && output[bs.len] == '\0' && strlen(output) == bs.len);
-    for (size_t i = 0; i < bs.len; i++)
+    /* Text only, but for the one control sequence a command writes on purpose: `profile top`'s frame start, on
+     * the console (its bad words are quoted with '?' for a byte that is not text). */
+    for (size_t i = 0; i < bs.len; i++) {
+        if (!udp && strncmp(output + i, PROFILE_TOP_CLEAR, sizeof PROFILE_TOP_CLEAR - 1) == 0) {
+            i += sizeof PROFILE_TOP_CLEAR - 2;
+            continue;
+        }
         CHECK((output[i] >= 0x20 && output[i] < 0x7f) || output[i] == '\n');
+    }
     CHECK(bs.len == 0 || output[bs.len - 1] == '\n');
     if (strncmp(output, "usage: ", 7) == 0)
         CHECK(result != 0 && strchr(output, '\n') == output + bs.len - 1);

@@ -40,7 +40,7 @@ http_kernel = kprof_httpd.http_kernel  # the module's kernel (a module-scoped fi
 
 INDEX_LINKS = {"profile", "lscpu", "cpus", "cmdline", "profile?seconds=5", "/debug/fgprof", "goroutine",
                "goroutine?debug=1", "goroutine?debug=2", "block", "block?debug=1", "mutex", "mutex?debug=1",
-               "heap", "heap?debug=1", "allocs"}
+               "heap", "heap?debug=1", "allocs", "/debug/flamegraph?seconds=5"}
 # pprof protobufs answered at once (a snapshot: every task now, where tasks blocked and CPUs spun since boot, who
 # holds the heap)
 SNAPSHOTS = {"goroutine", "block", "mutex", "heap", "allocs"}
@@ -58,8 +58,8 @@ def test_the_index_page_links_each_answer(http_kernel):
     parser.feed(r.text())
     assert set(parser.hrefs) == INDEX_LINKS
     # The bare `profile` link is Go's default, 30 s: what it starts, and its client leaving, are the next test's;
-    # /debug/fgprof's (30 s too) are test_pprof_wall_http's.
-    for href in sorted(set(parser.hrefs) - {"profile", "/debug/fgprof"}):
+    # /debug/fgprof's (30 s too) are test_pprof_wall_http's, the flame graph's test_pprof_http's.
+    for href in sorted(set(parser.hrefs) - {"profile", "/debug/fgprof", "/debug/flamegraph?seconds=5"}):
         url = urljoin("/debug/pprof/", href)
         page = get(http_kernel, url)
         if href in SNAPSHOTS:

@@ -173,6 +173,11 @@ static void test_arguments(void **state)
         { "profile top 500 0", false, "profile top: the number of intervals must be 1..1000, not 0" },
         { "profile top 500 1001", false, "profile top: the number of intervals must be 1..1000, not 1001" },
         { "profile top 500 five", false, "profile top: the number of intervals must be 1..1000, not five" },
+        /* a byte that is not text is quoted as '?' (a datagram or the fuzzer's line may hold any), and a long
+         * word cut at 20 */
+        { "profile top al\x90\x1b", false, "profile top: the interval must be 100..10000 ms, not al??" },
+        { "profile top 500 123456789012345678901234", false,
+          "profile top: the number of intervals must be 1..1000, not 12345678901234567890" },
         { "profile top 500 5 5", false, "usage: profile top [ms] [N]" },
         { "profile top 10000 4", true, "profile top: over UDP at most 30000 ms in all (ms x N), not 40000" },
         { "profile top 7000", true, "profile top: over UDP at most 30000 ms in all (ms x N), not 35000" },
