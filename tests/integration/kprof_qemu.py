@@ -1026,7 +1026,12 @@ def booted(k):
 
 def assert_uptime_keeps_pace(k, cpus):
     """Over a rise of `uptime` by 1 s, the guest's clock keeps pace with the host's (bounded by each command's round
-    trip) and each of CPUs 0..cpus-1 ticks at 100 Hz (75..125)."""
+    trip) and each of CPUs 0..cpus-1 ticks at 100 Hz (75..125) -- under the starved-QEMU rule (unstarved): a loaded
+    pass saw uptime rise 1.05 s while 1.38 s passed on a host that had QEMU's CPUs elsewhere."""
+    unstarved(k, lambda: _uptime_keeps_pace(k, cpus), "uptime keeping pace with the host")
+
+
+def _uptime_keeps_pace(k, cpus):
     t0 = time.monotonic()
     u0 = uptime(k)
     t1 = time.monotonic()
