@@ -5,7 +5,6 @@
 #include "arch/x86_64/arch.h"
 #include "arch/x86_64/uart16550.h"
 #include "arch/x86_64/x86.h"
-#include "hal/cpu.h"
 #include "hal/irq.h"
 #include "hal/kernel_entry.h"
 #include "hal/platform.h"
@@ -50,27 +49,10 @@ void serial_enable_input(void)
     serial_irq(0);               /* bytes that arrived before the IRQ was routed */
 }
 
-/* How long a byte waits for the transmit register before it is written anyway. A UART at 115200 baud empties
- * it in 87 us; QEMU's empties it once the host side has taken the byte, which on a loaded host can take far
- * longer. A wait bounded by 100,000 spins alone (0.1-0.5 s under TCG) lost 23 bytes in the middle of a raw
- * profile line under two busy loops and three QEMUs: what the console says must not be cut. Bounded still, so
- * a UART that never drains cannot hold the console for good; before the TSC is calibrated, spins bound it. */
-#define PUTC_WAIT_MS 2000
-#define PUTC_WAIT_SPINS 100000
-
-static bool transmit_ready(void) { return inb(COM1 + UART_LSR) & UART_LSR_THR_EMPTY; }
-
 static void serial_putc(char c)
 {
-    uint64_t per_ms = cycles_per_ms();
-    if (per_ms) {
-        uint64_t start = rdtsc();
-        while (!transmit_ready() && rdtsc() - start < PUTC_WAIT_MS * per_ms)
-            pause();
-    } else {
-        for (int spins = 0; spins < PUTC_WAIT_SPINS && !transmit_ready(); spins++)
-            pause();
-    }
+    for (int spins = 0; spins < 100000 && !(inb(COM1 + UART_LSR) & UART_LSR_THR_EMPTY); spins++)
+        pause();
     outb(COM1 + UART_DATA, (uint8_t)c);
 }
 
