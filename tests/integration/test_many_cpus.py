@@ -6,6 +6,7 @@ x2APIC), so CPUs left over MAX_CPUS cannot be booted here: that account is teste
 started and profiled, the per-CPU line wrapped at 100 columns; and the apic= option's refusal of a bad value.
 """
 
+from kprof_qemu import unstarved
 from kprof_report import parse_report
 
 # Kernels this module boots (conftest.py fails a boot past BOOTS), by the test that boots them -- a module kernel
@@ -33,9 +34,15 @@ def test_255_cpus_all_start_and_all_are_profiled(kprof_factory):
     assert k.cpus == TCG_MAX_CPUS, k.ready_line
     assert "smp: the firmware listed 255 cpus; all 255 started" in smp_lines(k), smp_lines(k)
     assert "apic: xAPIC (no x2APIC in CPUID)" in log_lines(k), k.boot_log
-    r = parse_report(k.cmd("profile 500 all 2", timeout=BIG_CMD_TIMEOUT), 500, 2, cpus=TCG_MAX_CPUS)
-    assert r.cpus == TCG_MAX_CPUS and sorted(r.per_cpu) == list(range(TCG_MAX_CPUS)), r.text
-    assert all(n > 0 for n, _ in r.per_cpu.values()), r.text
+    def attempt():
+        # every one of 255 vCPUs ticks in a 500 ms window only while the host gives QEMU's threads their time:
+        # a CI run beside the wire lane's QEMU saw 198 of 255 CPUs sample (the starved-QEMU rule retries that)
+        got = parse_report(k.cmd("profile 500 all 2", timeout=BIG_CMD_TIMEOUT), 500, 2, cpus=TCG_MAX_CPUS)
+        assert got.cpus == TCG_MAX_CPUS and sorted(got.per_cpu) == list(range(TCG_MAX_CPUS)), got.text
+        assert all(n > 0 for n, _ in got.per_cpu.values()), got.text
+        return got
+
+    r = unstarved(k, attempt, "profile 500 all 2 on 255 CPUs")
     per_cpu_lines = [l for l in r.text.split("\n") if l.startswith(("per cpu:", "         "))]
     assert 1 < len(per_cpu_lines) <= 30 and all(len(l) <= 100 for l in per_cpu_lines), r.text
     assert k.cmd("uptime", timeout=BIG_CMD_TIMEOUT).startswith("up ")
