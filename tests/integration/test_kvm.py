@@ -19,7 +19,7 @@ import re
 import pytest
 
 from conftest import KVM_SKIP
-from kprof_qemu import kvm_usable, cpus_table
+from kprof_qemu import HostStarved, cpus_table, kvm_usable, unstarved
 from kprof_report import burn_pids, parse_report, wait_no_burn
 from kprof_net import udp_cmd, wait_dhcp
 from kprof_gdb import run_gdb, threads
@@ -69,11 +69,18 @@ def test_x2apic_wakes_apic_id_256_and_lscpu_names_it(kvm_kernel):
 
 
 def test_profile_of_burn(kvm_kernel):
-    wait_no_burn(kvm_kernel)
-    # long enough to outlast the console's round trips, which are slow here (every byte is an exit)
-    assert len(burn_pids(kvm_kernel.cmd("burn 6000 2"))) == 2
-    r = parse_report(kvm_kernel.cmd("profile 1000 all 3", timeout=30), 1000, 3, cpus=2)
-    assert r.samples > 100, r.text
+    def window():
+        wait_no_burn(kvm_kernel)
+        # long enough to outlast the console's round trips, which are slow here (every byte is an exit)
+        assert len(burn_pids(kvm_kernel.cmd("burn 6000 2"))) == 2
+        got = parse_report(kvm_kernel.cmd("profile 1000 all 3", timeout=30), 1000, 3, cpus=2)
+        # a PVM guest whose host is busy (a CI run: ticks late elsewhere 81% and 74%, 61 samples) is the host's,
+        # under the starved-QEMU rule on the report's own evidence (`cpus` is slow here: every byte is an exit)
+        if got.samples <= 100:
+            raise (HostStarved if got.late_elsewhere else AssertionError)(got.text)
+        return got
+
+    r = unstarved(None, window, "profile 1000 all 3 under KVM")
     assert sorted(r.per_cpu) == [0, 1] and all(n > 0 for n, _ in r.per_cpu.values()), r.text  # APIC id 256 too
     hot = r.chains[0]
     assert hot.leaf == "burn_inner" and hot.caller_names()[:3] == ["burn_middle", "burn_outer", "burn_task"], r.text
