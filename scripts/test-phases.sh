@@ -69,6 +69,8 @@ names+=(integration-wire); times+=("$(cat "$logs/integration-wire.seconds")")
 if [ "$(cat "$logs/integration-wire.rc")" -eq 0 ]; then states+=("ok (beside integration)")
 else states+=("FAILED (exit $(cat "$logs/integration-wire.rc"); beside integration)"); failed=1; fi
 summaries+=("$(grep -E "$pytest_summary" "$wire_log" | tail -n 3)")
+# test_kvm's PVM boots keep a host CPU busy for minutes: alone, after both lanes, so no tick window shares the host.
+phase integration-kvm "$pytest_summary" $make_ integration-kvm
 phase soak '^(stream )?soak: (PASS|FAIL)' $make_ soak-short
 
 echo

@@ -10,8 +10,8 @@ KPROF_BOOTS_MEASURE=1 counts without failing, to find N for a new module). The
 run ends with each module's boots and wall time. Modules run in INTEGRATION_WORKERS processes (pytest-xdist,
 --dist loadgroup, each module a group: its tests stay together, in order, in one process): ports are picked
 free, variant ISOs are made under a lock, and each kernel's files are its own. The modules that mostly wait on
-the wire run in a lane of their own beside the rest (the Makefile's WIRE_MODULES, integration-wire), so each
-run saves and clears only its own modules' logs.
+the wire run in a lane of their own beside the rest (the Makefile's WIRE_MODULES, integration-wire), and the KVM
+module in one of its own after both (integration-kvm), so each run saves and clears only its own modules' logs.
 Every QEMU is killed by its pid after use. When a test fails, the serial log of every kernel it used is
 saved to build/test-logs/<module>.<test>.log. A missing or stale build/kprof.iso stops the run at once, and a
 skipped test fails the run: a suite that quietly ran less than it claims must not pass.
@@ -76,8 +76,8 @@ def pytest_collection_modifyitems(config, items):
 
 def pytest_collection_finish(session):
     """The serial logs a last run of these modules saved, removed: what build/test-logs holds after a run is that
-    run's. Only these modules' -- the other lane (Makefile: integration-wire, integration-cpu) may be saving its
-    own meanwhile."""
+    run's. Only these modules' -- another lane (Makefile: integration-wire, integration-cpu, integration-kvm) may
+    be saving its own meanwhile."""
     modules = {item.module.__name__ for item in session.items if item.module}
     if os.path.isdir(kprof_qemu.LOG_DIR):
         for f in os.listdir(kprof_qemu.LOG_DIR):
