@@ -26,6 +26,13 @@ bool cpu_online(unsigned index);
 /* Console hardware: every output device (COM1, and VGA text or a framebuffer text console). Takes no lock:
  * the console layer serialises. */
 void console_hw_write(const char *text, size_t len);
+/* Bytes the console hardware takes now without its writer waiting (COM1's transmit ring), and a count that
+ * grows as it sends: where the line is slow, the console layer waits for room beforehand, as a task with
+ * interrupts on, not in console_hw_write under its lock. */
+size_t console_hw_room(void);
+uint64_t console_hw_sent(void);
+/* Sends everything queued before returning: a panic, the other CPUs stopped. */
+void console_hw_flush_panic(void);
 
 /* Total usable RAM found in the memory map, in bytes. */
 uint64_t platform_ram_bytes(void);

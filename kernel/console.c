@@ -4,11 +4,13 @@
  * console shell) blocks until there is one. While the shell's prompt waits, a log line is not written after
  * it: the shell's redraw (kernel/shell/lineedit.h) puts the line above, then the prompt and the half-typed line
  * below, all under the lock, so no keystroke's echo lands between. Task context only (log lines are never
- * printed from interrupts), so the lock is the only guard the prompt's state needs. */
+ * printed from interrupts), so the lock is the only guard the prompt's state needs. A slow serial line is waited
+ * for before the lock, as a task with interrupts on (console_hw_room), never under it. */
 #include "kernel/console.h"
 
 #include <stdatomic.h>
 
+#include "hal/cpu.h"
 #include "hal/kernel_entry.h"
 #include "hal/platform.h"
 #include "hal/spinlock.h"
@@ -24,14 +26,64 @@ static atomic_uint input_tail; /* written by the reader */
 static atomic_uint input_dropped;
 static struct task *_Atomic input_reader;
 
-void console_write(const char *text, size_t len)
+/* Output is written CONSOLE_CHUNK bytes at a time, each after waiting for room for it: a long report does not
+ * hold the lock, with interrupts off, while the line drains. Room asked for: twice the bytes (a newline goes
+ * out as two), plus a prompt's redraw and a note of bytes lost. */
+#define CONSOLE_CHUNK 1024
+#define CONSOLE_ROOM(len) (2 * (len) + 1024)
+/* A line that moved no byte for this long is given up on until it moves again: writers then no longer wait
+ * (what does not fit is lost, and the console says how much), so a console nobody reads slows a task once. */
+#define CONSOLE_STALL_NS (10000 * 1000000LL)
+#define CONSOLE_POLL_NS (2 * 1000000LL)
+
+static atomic_bool line_stalled;
+static _Atomic uint64_t stalled_at_sent;
+
+/* Sleeps, waiting on the device, until the hardware can take len bytes without its writer spinning. Only a
+ * task with interrupts on waits (boot, panics and spinlock holders write as before). */
+static void wait_for_room(size_t len)
 {
-    unsigned long flags = spin_lock_irqsave(&console_lock);
-    console_hw_write(text, len);
-    spin_unlock_irqrestore(&console_lock, flags);
+    if (!irq_enabled() || !task_current())
+        return;
+    uint64_t sent = console_hw_sent();
+    if (atomic_load(&line_stalled)) {
+        if (sent == atomic_load(&stalled_at_sent))
+            return;
+        atomic_store(&line_stalled, false);
+    }
+    int64_t deadline = time_ns() + CONSOLE_STALL_NS;
+    while (console_hw_room() < CONSOLE_ROOM(len)) {
+        task_wait_until(time_ns() + CONSOLE_POLL_NS, TASK_WAIT_DEVICE);
+        uint64_t now_sent = console_hw_sent();
+        if (now_sent != sent) {
+            sent = now_sent;
+            deadline = time_ns() + CONSOLE_STALL_NS;
+        } else if (time_ns() - deadline > 0) {
+            atomic_store(&stalled_at_sent, sent);
+            atomic_store(&line_stalled, true);
+            return;
+        }
+    }
 }
 
-void console_write_unlocked(const char *text, size_t len) { console_hw_write(text, len); }
+void console_write(const char *text, size_t len)
+{
+    do {
+        size_t n = len < CONSOLE_CHUNK ? len : CONSOLE_CHUNK;
+        wait_for_room(n);
+        unsigned long flags = spin_lock_irqsave(&console_lock);
+        console_hw_write(text, n);
+        spin_unlock_irqrestore(&console_lock, flags);
+        text += n;
+        len -= n;
+    } while (len);
+}
+
+void console_write_unlocked(const char *text, size_t len)
+{
+    console_hw_write(text, len);
+    console_hw_flush_panic();
+}
 
 /* ---- the prompt and the log lines that arrive while it waits ----------------------------------------- */
 
@@ -52,6 +104,7 @@ void console_release(unsigned long flags) { spin_unlock_irqrestore(&console_lock
 
 void console_prompt_show(const char *prompt, console_redraw_fn redraw, void *arg)
 {
+    wait_for_room(strlen(prompt));
     unsigned long flags = spin_lock_irqsave(&console_lock);
     console_hw_write(prompt, strlen(prompt));
     prompt_redraw = redraw;
@@ -67,6 +120,7 @@ void console_prompt_hide_held(void)
 
 void console_write_log(const char *text, size_t len)
 {
+    wait_for_room(len);
     unsigned long flags = spin_lock_irqsave(&console_lock);
     if (prompt_redraw)
         prompt_redraw(prompt_arg, &console_held_sink, text, len);

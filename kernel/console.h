@@ -11,7 +11,7 @@
 extern struct sink console_sink;
 
 void console_write(const char *text, size_t len);
-/* For panics: no lock (the CPU that held it may be stopped for good). */
+/* For panics: no lock (the CPU that held it may be stopped for good), and sent before it returns. */
 void console_write_unlocked(const char *text, size_t len);
 
 /* A log line (kernel/log.c), whole, newline included: written as console_write does, or, while the shell's

@@ -138,6 +138,12 @@ void smp_start_aps(void);
 void serial_init(void);
 void serial_enable_input(void);
 void serial_write(const char *text, size_t len);
+/* Sends what the transmit ring holds before returning, unless the line moves nothing for a while;
+ * others_stopped: a panic, whose stopped CPUs will never finish a drain they began. */
+void serial_flush(bool others_stopped);
+/* Bytes the transmit ring can take now, and bytes handed to the UART since boot (progress, for a waiter). */
+size_t serial_tx_room(void);
+uint64_t serial_tx_sent(void);
 void vga_init(void);
 void vga_write(const char *text, size_t len);
 /* fbcon.c: false (and why) when the framebuffer in boot_info cannot carry text. */

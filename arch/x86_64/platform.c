@@ -149,7 +149,11 @@ void platform_halt_forever(void)
     }
 }
 
-const char *platform_poweroff(void) { return acpi_poweroff(); }
+const char *platform_poweroff(void)
+{
+    serial_flush(false); /* the console's last lines, before QEMU (or the machine) goes away */
+    return acpi_poweroff();
+}
 
 void console_hw_write(const char *text, size_t len)
 {
@@ -159,6 +163,12 @@ void console_hw_write(const char *text, size_t len)
     if (fb_ready)
         fbcon_write(text, len);
 }
+
+size_t console_hw_room(void) { return serial_tx_room(); }
+
+uint64_t console_hw_sent(void) { return serial_tx_sent(); }
+
+void console_hw_flush_panic(void) { serial_flush(true); }
 
 bool platform_interrupt_stack_bounds(uintptr_t sp, uintptr_t *lo, uintptr_t *hi)
 {

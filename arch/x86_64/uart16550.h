@@ -12,6 +12,7 @@
  * set. */
 #define UART_DATA 0
 #define UART_IER 1
+#define UART_IIR 2 /* read; FCR when written */
 #define UART_FCR 2
 #define UART_LCR 3
 #define UART_MCR 4
@@ -19,6 +20,8 @@
 #define UART_SCRATCH 7
 
 #define UART_IER_RX_AVAILABLE 0x01 /* interrupt when received data is available */
+#define UART_IER_THR_EMPTY 0x02    /* interrupt when the transmit FIFO has emptied */
+#define UART_IIR_NONE 0x01         /* IIR: no interrupt pending (reading IIR clears a THR-empty one) */
 /* FCR: FIFOs on, both cleared, and the receive FIFO's trigger level -- 1 byte or 14 (bits 6-7). */
 #define UART_FCR_ENABLE 0x01
 #define UART_FCR_CLEAR_BOTH 0x06

@@ -3,12 +3,14 @@ lines refused without harm, line editing. One kernel for the module; after each 
 answer, and at the end the heap must be back where it started (nothing leaked, nothing overflowed).
 """
 
+import os
 import random
 import re
+import time
 
 import pytest
 
-from kprof_qemu import KprofError, heap_used, poll, ps_table
+from kprof_qemu import PROMPT, KprofError, heap_used, poll, ps_table
 
 # Kernels this module boots (conftest.py fails a boot past BOOTS), by the test that boots them -- a module kernel
 # counts for the first test that uses it, a test named alone needs a fresh one:
@@ -157,4 +159,27 @@ def test_10000_character_line_is_refused(kernel, baseline):
             "the overlong line ran:\n%s" % m.before[-500:]
         kernel.sync()
     assert kernel.cmd("burn") == "burn: no run finished yet", "the padded burn line ran"
+    assert_answering(kernel, baseline)
+
+
+# ---- output a slow reader holds back: delayed, never lost -------------------------------------------------------
+HELD_BACK_COMMANDS = 100   # `help` is ~2.6 KB: ~260 KB, past the pty's buffer and COM1's 64 KiB transmit ring
+HELD_BACK_SECONDS = 4      # the host reads nothing meanwhile: longer than a polled writer's wait per byte
+
+
+def test_output_a_slow_reader_holds_back_is_delayed_not_lost(kernel, baseline):
+    """A host that stops reading the console (a loaded machine, a paused terminal) fills QEMU's side of the line;
+    QEMU then keeps COM1's transmitter busy, and the kernel must wait for it: every byte arrives, in order. A
+    writer that gave up waiting after a bound overwrote the FIFO and lost bytes mid-line (seen under load as a raw
+    profile's line with five bytes missing)."""
+    reference = kernel.cmd("help")
+    os.write(kernel.child.child_fd, b"help\r" * HELD_BACK_COMMANDS)  # the whole burst, then no reading at all
+    time.sleep(HELD_BACK_SECONDS)
+    for i in range(HELD_BACK_COMMANDS):
+        m = kernel.expect(r"\n%s" % re.escape(PROMPT), timeout=60, what="the prompt after help %d" % (i + 1))
+        echo, _, out = m.before.partition("\n")
+        assert echo.endswith("help") and out == reference, \
+            "help %d of %d came back different (a byte lost or out of order):\n%r\nwant:\n%r" \
+            % (i + 1, HELD_BACK_COMMANDS, m.before, reference)
+    assert "bytes lost" not in kernel.log, "the console said it lost bytes:\n%s" % kernel.log[-2000:]
     assert_answering(kernel, baseline)
