@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from kprof_qemu import PROMPT, KprofError, heap_used, poll, ps_table
+from kprof_qemu import PROMPT, HostStarved, KprofError, heap_used, poll, ps_table, unstarved
 
 # Kernels this module boots (conftest.py fails a boot past BOOTS), by the test that boots them -- a module kernel
 # counts for the first test that uses it, a test named alone needs a fresh one:
@@ -182,4 +182,51 @@ def test_output_a_slow_reader_holds_back_is_delayed_not_lost(kernel, baseline):
             "help %d of %d came back different (a byte lost or out of order):\n%r\nwant:\n%r" \
             % (i + 1, HELD_BACK_COMMANDS, m.before, reference)
     assert "bytes lost" not in kernel.log, "the console said it lost bytes:\n%s" % kernel.log[-2000:]
+    assert_answering(kernel, baseline)
+
+
+STALLED_SECONDS = 15       # past the 10 s a writer waits on a line that moves nothing (kernel/console.c)
+# The pty QEMU writes to turns each "\n" into "\r\n" (ONLCR): the kernel's "\r\n" arrives as "\r\r\n".
+LOST_NOTE = re.compile(r"\r+\n\[console: (\d+) bytes lost: the serial line did not drain\]\r+\n")
+
+
+def sent_bytes(text):
+    """The bytes the kernel sent for text as read from the pty: less the carriage return the pty added to each
+    line feed it passed on."""
+    return len(text) - text.count("\n")
+
+
+def test_a_console_nobody_reads_stops_holding_writers_and_counts_what_it_lost(kernel, baseline):
+    """A console nobody reads must not hold the kernel's writers for ever: after 10 s without a byte moving they
+    stop waiting, and what does not fit is dropped -- and counted, in a line of its own once the line moves
+    again. The count is checked to the byte: what arrived, less that line, plus the count is exactly what the
+    burst of commands wrote (each help's echo, output and prompt, the same bytes every time)."""
+    kernel.cmd("help")
+    mark = len(kernel.log)
+    kernel.cmd("help")
+    cycle = sent_bytes(kernel.log[mark:])  # what one help writes: its echo, its output and the next prompt
+    assert kernel.log.endswith("\r\n" + PROMPT), "help's output did not end at the prompt:\n%r" % kernel.log[mark:]
+
+    def attempt():
+        kernel.sync()
+        start = len(kernel.log)
+        os.write(kernel.child.child_fd, b"help\r" * HELD_BACK_COMMANDS)
+        time.sleep(STALLED_SECONDS)
+        kernel.send("uptime\r")  # its echo comes after the burst's last prompt, and the lost line before it
+        kernel.expect(r"\nuptime\nup \d+\.\d{3} s\n%s" % re.escape(PROMPT), timeout=60, what="uptime after the burst")
+        got = kernel.log[start:]
+        notes = LOST_NOTE.findall(got)
+        if not notes:
+            raise HostStarved("no line of lost bytes after %d s of a console nobody read (%d bytes arrived)"
+                              % (STALLED_SECONDS, len(got)))
+        assert len(notes) == 1, "the lost bytes were counted in %d lines:\n%s" % (len(notes), notes)
+        burst = LOST_NOTE.sub("", got)
+        burst = burst[:burst.rindex("uptime\r")]
+        lost = int(notes[0])
+        assert sent_bytes(burst) + lost == HELD_BACK_COMMANDS * cycle, \
+            "%d bytes arrived and %d were counted lost, want %d (%d helps of %d bytes)" \
+            % (sent_bytes(burst), lost, HELD_BACK_COMMANDS * cycle, HELD_BACK_COMMANDS, cycle)
+        assert lost > 0
+
+    unstarved(kernel, attempt, "a burst of helps, the console unread for %d s" % STALLED_SECONDS)
     assert_answering(kernel, baseline)
