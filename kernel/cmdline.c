@@ -13,7 +13,7 @@ static const char *const known_keys[] = {
     "pmu", "apic", "gdb", "gdb.udp", "ip", "gw", "udpsh.port", "udpsh.allow", "udpsh.rate", "udpsh.key", "netload.port",
     "udpsh.token_window_ms", /* a test knob: tokens that expire in seconds (kernel/udpsh/auth.h) */
     "quiet", "profile.hz", "profile.stream_slow_ms", "profile.ring_records", "pprof.http",
-    "pprof.host",
+    "pprof.host", "console.stall_ms", /* a test knob: how long writers wait on a stalled console */
     "gdb.udp.insecure", /* a bare flag: raw gdb datagrams (gdbstub/udp_key.c) */
 };
 

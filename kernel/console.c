@@ -14,6 +14,7 @@
 #include "hal/kernel_entry.h"
 #include "hal/platform.h"
 #include "hal/spinlock.h"
+#include "kernel/lib/parse.h"
 #include "kernel/lib/string.h"
 #include "kernel/task.h"
 
@@ -31,11 +32,15 @@ static struct task *_Atomic input_reader;
  * out as two), plus a prompt's redraw and a note of bytes lost. */
 #define CONSOLE_CHUNK 1024
 #define CONSOLE_ROOM(len) (2 * (len) + 1024)
-/* A line that moved no byte for this long is given up on until it moves again: writers then no longer wait
- * (what does not fit is lost, and the console says how much), so a console nobody reads slows a task once. */
-#define CONSOLE_STALL_NS (10000 * 1000000LL)
+/* A line that moved no byte for this long (console.stall_ms=, a test knob) is given up on until it moves again:
+ * writers then no longer wait (what does not fit is lost, and the console says how much), so a console nobody
+ * reads slows a task once. */
+#define CONSOLE_STALL_MS_DEFAULT 10000
+#define CONSOLE_STALL_MS_MIN 100
+#define CONSOLE_STALL_MS_MAX 60000
 #define CONSOLE_POLL_NS (2 * 1000000LL)
 
+static int64_t stall_ns = CONSOLE_STALL_MS_DEFAULT * 1000000LL;
 static atomic_bool line_stalled;
 static _Atomic uint64_t stalled_at_sent;
 
@@ -51,19 +56,33 @@ static void wait_for_room(size_t len)
             return;
         atomic_store(&line_stalled, false);
     }
-    int64_t deadline = time_ns() + CONSOLE_STALL_NS;
+    int64_t deadline = time_ns() + stall_ns;
     while (console_hw_room() < CONSOLE_ROOM(len)) {
         task_wait_until(time_ns() + CONSOLE_POLL_NS, TASK_WAIT_DEVICE);
         uint64_t now_sent = console_hw_sent();
         if (now_sent != sent) {
             sent = now_sent;
-            deadline = time_ns() + CONSOLE_STALL_NS;
+            deadline = time_ns() + stall_ns;
         } else if (time_ns() - deadline > 0) {
             atomic_store(&stalled_at_sent, sent);
             atomic_store(&line_stalled, true);
             return;
         }
     }
+}
+
+void console_set_stall(const char *ms_option, struct sink *out)
+{
+    uint64_t ms;
+    if (!ms_option)
+        return;
+    if (!parse_u64_range(ms_option, CONSOLE_STALL_MS_MIN, CONSOLE_STALL_MS_MAX, &ms)) {
+        sink_printf(out, "warning: console: console.stall_ms=%s is not %u..%u ms; writers wait %u ms on a stalled "
+                    "line\n", ms_option, CONSOLE_STALL_MS_MIN, CONSOLE_STALL_MS_MAX, CONSOLE_STALL_MS_DEFAULT);
+        return;
+    }
+    stall_ns = (int64_t)ms * 1000000LL;
+    sink_printf(out, "console: writers wait %u ms on a stalled line (console.stall_ms=, a test knob)\n", (unsigned)ms);
 }
 
 void console_write(const char *text, size_t len)

@@ -11,6 +11,9 @@
 extern struct sink console_sink;
 
 void console_write(const char *text, size_t len);
+/* console.stall_ms= (NULL: absent): how long a task waits on a serial line that moves nothing before writers stop
+ * waiting (100..60000 ms, default 10000). A bad value keeps the default; either way one line to out. At boot. */
+void console_set_stall(const char *ms_option, struct sink *out);
 /* For panics: no lock (the CPU that held it may be stopped for good), and sent before it returns. */
 void console_write_unlocked(const char *text, size_t len);
 

@@ -35,6 +35,7 @@ __attribute__((noreturn)) void kmain(uintptr_t boot_info)
     profiler_set_tick_rate(cmdline_get("profile.hz")); /* the tick's rate, before any CPU starts its tick */
     profile_stream_set_slow(cmdline_get("profile.stream_slow_ms")); /* a test knob: a slowed stream sender */
     profiler_set_ring_records(cmdline_get("profile.ring_records")); /* a test knob: smaller rings */
+    console_set_stall(cmdline_get("console.stall_ms"), &console_sink); /* a test knob: a shorter wait */
     arch_start_cpus();                          /* INIT-SIPI-SIPI each AP into its idle loop */
     log_info("smp: %u cpus online", cpu_count());
     task_start_reaper();                        /* frees the stacks of tasks that exited */

@@ -10,12 +10,14 @@ import time
 
 import pytest
 
-from kprof_qemu import PROMPT, HostStarved, KprofError, heap_used, poll, ps_table, unstarved
+from kprof_qemu import PROMPT, KprofError, boot_kernel, heap_used, poll, ps_table, unstarved
 
 # Kernels this module boots (conftest.py fails a boot past BOOTS), by the test that boots them -- a module kernel
 # counts for the first test that uses it, a test named alone needs a fresh one:
-# test_bad_arguments_to_panic_and_poweroff 1, test_help_lists_every_command 1.
-BOOTS = 2
+# test_bad_arguments_to_panic_and_poweroff 1, test_help_lists_every_command 1,
+# test_a_console_nobody_reads_stops_holding_writers_and_counts_what_it_lost 1,
+# test_a_bad_console_stall_option_is_one_line_and_the_default 1.
+BOOTS = 4
 
 COMMANDS = ["help", "ps", "stacks", "uptime", "mem", "cpus", "burn", "panic", "poweroff"]
 
@@ -163,7 +165,7 @@ def test_10000_character_line_is_refused(kernel, baseline):
 
 
 # ---- output a slow reader holds back: delayed, never lost -------------------------------------------------------
-HELD_BACK_COMMANDS = 100   # `help` is ~2.6 KB: ~260 KB, past the pty's buffer and COM1's 64 KiB transmit ring
+HELD_BACK_COMMANDS = 40    # `help` is ~2.8 KB: ~115 KB, past the pty's buffer and COM1's 64 KiB ring (~85 KB)
 HELD_BACK_SECONDS = 4      # the host reads nothing meanwhile: longer than a polled writer's wait per byte
 
 
@@ -185,7 +187,8 @@ def test_output_a_slow_reader_holds_back_is_delayed_not_lost(kernel, baseline):
     assert_answering(kernel, baseline)
 
 
-STALLED_SECONDS = 15       # past the 10 s a writer waits on a line that moves nothing (kernel/console.c)
+STALL_MS = 1000            # console.stall_ms=: writers stop waiting after 1 s of a line that moves nothing
+STALLED_SECONDS = 6        # the host reads nothing for this long: the ring and the pty fill, then STALL_MS passes
 # The pty QEMU writes to turns each "\n" into "\r\n" (ONLCR): the kernel's "\r\n" arrives as "\r\r\n".
 LOST_NOTE = re.compile(r"\r+\n\[console: (\d+) bytes lost: the serial line did not drain\]\r+\n")
 
@@ -196,37 +199,50 @@ def sent_bytes(text):
     return len(text) - text.count("\n")
 
 
-def test_a_console_nobody_reads_stops_holding_writers_and_counts_what_it_lost(kernel, baseline):
-    """A console nobody reads must not hold the kernel's writers for ever: after 10 s without a byte moving they
-    stop waiting, and what does not fit is dropped -- and counted, in a line of its own once the line moves
-    again. The count is checked to the byte: what arrived, less that line, plus the count is exactly what the
-    burst of commands wrote (each help's echo, output and prompt, the same bytes every time)."""
-    kernel.cmd("help")
-    mark = len(kernel.log)
-    kernel.cmd("help")
-    cycle = sent_bytes(kernel.log[mark:])  # what one help writes: its echo, its output and the next prompt
-    assert kernel.log.endswith("\r\n" + PROMPT), "help's output did not end at the prompt:\n%r" % kernel.log[mark:]
+def test_a_console_nobody_reads_stops_holding_writers_and_counts_what_it_lost(kprof_factory):
+    """A console nobody reads must not hold the kernel's writers for ever: after console.stall_ms= (default 10 s;
+    1 s here) without a byte moving they stop waiting, and what does not fit is dropped -- and counted, in a line
+    of its own once the line moves again. The count is checked to the byte: what arrived, less that line, plus
+    the count is exactly what the burst of commands wrote (each help's echo, output and prompt, the same bytes
+    every time). A burst that lost nothing is retried only if the host starved QEMU meanwhile (unstarved)."""
+    k = boot_kernel("console.stall_ms=%d" % STALL_MS, make=kprof_factory,
+                    boot_log_has="console: writers wait %d ms on a stalled line (console.stall_ms=, a test knob)"
+                    % STALL_MS)
+    k.cmd("help")
+    mark = len(k.log)
+    k.cmd("help")
+    cycle = sent_bytes(k.log[mark:])  # what one help writes: its echo, its output and the next prompt
+    assert k.log.endswith("\r\n" + PROMPT), "help's output did not end at the prompt:\n%r" % k.log[mark:]
 
     def attempt():
-        kernel.sync()
-        start = len(kernel.log)
-        os.write(kernel.child.child_fd, b"help\r" * HELD_BACK_COMMANDS)
+        k.sync()
+        start = len(k.log)
+        os.write(k.child.child_fd, b"help\r" * HELD_BACK_COMMANDS)
         time.sleep(STALLED_SECONDS)
-        kernel.send("uptime\r")  # its echo comes after the burst's last prompt, and the lost line before it
-        kernel.expect(r"\nuptime\nup \d+\.\d{3} s\n%s" % re.escape(PROMPT), timeout=60, what="uptime after the burst")
-        got = kernel.log[start:]
+        k.send("uptime\r")  # its echo comes after the burst's last prompt, and the lost line before it
+        # read prompt by prompt, so that no wait searches the whole burst again at every read
+        while not re.search(r"(^|\n)uptime\nup \d+\.\d{3} s$",
+                            k.expect(r"\n%s" % re.escape(PROMPT), timeout=60, what="a prompt after the burst").before):
+            pass
+        got = k.log[start:]
         notes = LOST_NOTE.findall(got)
-        if not notes:
-            raise HostStarved("no line of lost bytes after %d s of a console nobody read (%d bytes arrived)"
-                              % (STALLED_SECONDS, len(got)))
+        assert notes, "no line of lost bytes after %d s of a console nobody read (%d bytes arrived)" \
+            % (STALLED_SECONDS, len(got))
         assert len(notes) == 1, "the lost bytes were counted in %d lines:\n%s" % (len(notes), notes)
         burst = LOST_NOTE.sub("", got)
         burst = burst[:burst.rindex("uptime\r")]
         lost = int(notes[0])
-        assert sent_bytes(burst) + lost == HELD_BACK_COMMANDS * cycle, \
+        assert lost > 0 and sent_bytes(burst) + lost == HELD_BACK_COMMANDS * cycle, \
             "%d bytes arrived and %d were counted lost, want %d (%d helps of %d bytes)" \
             % (sent_bytes(burst), lost, HELD_BACK_COMMANDS * cycle, HELD_BACK_COMMANDS, cycle)
-        assert lost > 0
 
-    unstarved(kernel, attempt, "a burst of helps, the console unread for %d s" % STALLED_SECONDS)
-    assert_answering(kernel, baseline)
+    unstarved(k, attempt, "a burst of helps, the console unread for %d s" % STALLED_SECONDS)
+    assert_answering(k)
+
+
+def test_a_bad_console_stall_option_is_one_line_and_the_default(kprof_factory):
+    k = boot_kernel("console.stall_ms=5", make=kprof_factory,
+                    boot_log_has="warning: console: console.stall_ms=5 is not 100..60000 ms; writers wait 10000 ms "
+                                 "on a stalled line")
+    assert "writers wait 5 ms" not in k.boot_log
+    assert_answering(k)
