@@ -161,12 +161,16 @@ static void serial_receive(void)
 }
 
 /* IRQ 4 is edge-triggered through the IOAPIC: the handler goes on until IIR says nothing is pending, so the
- * line falls and the next cause raises a new edge. Reading IIR clears a THR-empty cause; the FIFO is then
- * refilled from the ring. Bounded, for a UART that never says "none". */
+ * line falls and the next cause raises a new edge -- one left pending would raise none, and input and output
+ * would wait for ever. Reading IIR clears a THR-empty cause; the FIFO is then refilled from the ring, and a
+ * round with nothing to send or receive leaves nothing pending. The bound, far past what the ring holds (each
+ * round moves at least a byte), is only for a UART that never says "none". */
+#define SERIAL_IRQ_ROUNDS (1u << 20)
+
 static void serial_irq(void *arg)
 {
     (void)arg;
-    for (unsigned rounds = 0; rounds < 64 && !(inb(COM1 + UART_IIR) & UART_IIR_NONE); rounds++) {
+    for (unsigned rounds = 0; rounds < SERIAL_IRQ_ROUNDS && !(inb(COM1 + UART_IIR) & UART_IIR_NONE); rounds++) {
         serial_receive();
         tx_drain();
     }
