@@ -485,21 +485,27 @@ class Kprof:
             self.unsolicited.append(self._buf)
             self._buf = ""
         self.send_line(line, timeout)
-        try:
-            m = self.expect(r"\n%s" % re.escape(PROMPT), timeout, what="the prompt after %r" % _short(line))
-        except KprofTimeout as e:
-            raise KprofTimeout("%s\n%s" % (e, self.whereabouts())) from None
-        echo, _, out = m.before.partition("\n")
-        if _printable(line) and line.strip() and len(line) <= LINE_MAX and line not in echo:
+        deadline = time.monotonic() + timeout
+        checks_echo = _printable(line) and line.strip() and len(line) <= LINE_MAX
+        while True:
+            try:
+                m = self.expect(r"\n%s" % re.escape(PROMPT), deadline - time.monotonic(),
+                                what="the prompt after %r" % _short(line))
+            except KprofTimeout as e:
+                raise KprofTimeout("%s\n%s" % (e, self.whereabouts())) from None
+            echo, _, out = m.before.partition("\n")
+            if not checks_echo or line in echo:
+                return out
             # A log line a task printed as the line was sent (a device found late, a first interrupt) comes before
-            # the echo: whole lines before it are unsolicited output, kept as such; anything else is a bad echo.
+            # the echo: whole lines before it are unsolicited output, kept as such. Drawn above a prompt that had
+            # not echoed the line yet, it is followed by that prompt again, which is not the command's: until the
+            # echo comes, what came is unsolicited and the wait goes on (a wrong echo runs into the timeout).
             lines = m.before.split("\n")
             at = next((i for i, text in enumerate(lines[:-1]) if text.endswith(line)), None)
-            if at is None:
-                raise KprofError("the kernel echoed %r for the line %r" % (echo, line))
-            self.unsolicited.append("\n".join(lines[:at]) + "\n")
-            out = "\n".join(lines[at + 1:])
-        return out
+            if at is not None:
+                self.unsolicited.append("\n".join(lines[:at]) + "\n")
+                return "\n".join(lines[at + 1:])
+            self.unsolicited.append(m.before + "\n" + PROMPT)
 
     def cmd_lines(self, line, timeout=CMD_TIMEOUT):
         out = self.cmd(line, timeout)
