@@ -88,9 +88,13 @@ def keyed(request):
         k.kill()
 
 
-def gdb_batch(commands, target=None, env=None, timeout=60):
+def gdb_batch(commands, target=None, env=None, timeout=60, remotetimeout=None):
+    """gdb -batch running commands after target; remotetimeout: gdb's wait for each reply (default 2 s), for
+    transfers a loaded host's relay and forged traffic may slow past that."""
     argv = ["timeout", "-k", "3", str(timeout), "gdb", "-batch", "-nx", "-ex", "set pagination off",
             "-ex", "set width 0"]
+    if remotetimeout:
+        argv += ["-ex", "set remotetimeout %d" % remotetimeout]
     if target:
         argv += ["-ex", target]
     for c in commands:
@@ -600,12 +604,14 @@ def test_a_64k_restore_through_the_relay_under_forged_fragments(on_wire, segment
                           "restore %s binary 0x%x" % (files["orig"], addr),
                           "dump binary memory %s %s" % (files["after"], span), "detach"],
                          target="target remote | %s 127.0.0.1:%d --key-file %s" % (RELAY, bridge.port, key_file),
-                         env=env, timeout=90)
+                         env=env, timeout=90, remotetimeout=30)
     finally:
         bridge.close()
     out = done.stdout + done.stderr
     assert done.returncode == 0 and "[Inferior 1 (Remote target) detached]" in out, out
     assert "Restoring binary file" in out, out
+    missing = [f for f in files.values() if not os.path.exists(f)]
+    assert not missing, "gdb wrote no %s:\n%s" % (", ".join(missing), out)
     assert open(files["back"], "rb").read() == data, "the memory after the restore is not the file"
     assert open(files["after"], "rb").read() == open(files["orig"], "rb").read(), "the original bytes put back"
     assert max(bridge.sizes) <= gw.DATAGRAM_MAX, "the relay sent a datagram of %d bytes" % max(bridge.sizes)
