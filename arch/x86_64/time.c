@@ -2,9 +2,9 @@
  * shortest of five 20 ms windows of a reference clock: PIT channel 2 (a gate-driven one-shot at 1.193182 MHz,
  * the one fixed frequency every PC had); where it is not there or never runs out (a board with the 8254's clock
  * gated off, QEMU's pit=off), the ACPI PM timer the FADT names (3.579545 MHz); where neither is, the rate
- * CPUID 0x15/0x16 states, with the LAPIC timer measured against the TSC. Every wait is bounded: a dead clock is one boot line,
- * never a hang. Then time_ns() is a multiply and a shift of the TSC, and every CPU runs its LAPIC timer
- * periodically at tick_hz() (TICK_HZ_DEFAULT, or profile.hz= from the command line). */
+ * CPUID 0x15/0x16 states, with the LAPIC timer measured against the TSC. Every wait is bounded: a dead clock is
+ * one boot line, never a hang. Then time_ns() is a multiply and a shift of the TSC, and every CPU runs its LAPIC
+ * timer periodically at tick_hz() (TICK_HZ_DEFAULT, or profile.hz= from the command line). */
 #include "hal/compiler.h"
 #include "arch/x86_64/arch.h"
 #include "arch/x86_64/time_ref.h"
