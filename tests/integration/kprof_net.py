@@ -5,7 +5,7 @@ parse_net, net_status), the DHCP wait (DHCP_LOGGED, wait_dhcp: the kernel's own 
 meanwhile, then one `net` to confirm) and booted_with_dhcp for module fixtures. Also the host's side of the UDP
 shell (UDPSH; udpsh, run_udpsh, udp_cmd, UdpShell; exchange, token_for, drain_late_tokens, start_request for raw datagrams,
 TOKENED_PREFIX/TOKENED_MAX) and of netload (NETLOAD; host_netload, start_host_sink, finish_host_sink,
-kernel_send_to_host_sink, udp_port_bound, RX_TX_LINE/RX_RX_LINE) and a console command left running
+kernel_send_to_host_sink, host_send_into_kernel_sink, judge_kernel_send, udp_port_bound, RX_TX_LINE/RX_RX_LINE) and a console command left running
 (start_console, console_command). tests/integration/test_net.py tests the network with these.
 """
 
@@ -18,7 +18,7 @@ import subprocess
 import sys
 import time
 
-from kprof_qemu import TOP, KprofError, free_port, poll
+from kprof_qemu import TOP, HostStarved, KprofError, free_port, poll
 
 SCRIPTS = os.path.join(TOP, "scripts")
 sys.path.insert(0, SCRIPTS)
@@ -370,3 +370,52 @@ def kernel_send_to_host_sink(k, seconds, size, pps):
     finally:
         kill_host_sink(sink)
     return out, host
+
+
+def host_send_into_kernel_sink(k, port, sink_seconds, send_seconds, size, pps):
+    """The host's `netload send` (send_seconds at pps datagrams of size bytes to 127.0.0.1:port, QEMU's forward)
+    into the kernel's `netload sink` on port for sink_seconds, with the host's part judged: (the kernel's report
+    parsed, its line, the host's report parsed). The host's sender is a Python process paced by the host's clock:
+    it catches up after a delay but stops at its end, so a host that takes its CPU away sends fewer (a CI pass:
+    727 of 1000 in its second, while the other lane's QEMUs ran). Fewer than half raises HostStarved (the retry
+    rule, kprof_qemu.unstarved), any count from there is what the kernel is judged against, more than the pace
+    allows fails. A kernel short by the host's doing (short_by_the_host) raises HostStarved too."""
+    drops = host_udp_drops()
+    with console_command(k, "netload sink %d %d" % (port, sink_seconds), sink_seconds):
+        k.expect(r"netload: sink on UDP port %d for %d s\n" % (port, sink_seconds), timeout=5)
+        host = host_netload("send", "127.0.0.1", port, send_seconds, size, pps)
+        m = k.expect(r"netload sink: ([^\n]*)\n> ", timeout=sink_seconds + 15, what="the sink's report")
+    assert RX_TX_LINE.fullmatch(host.rstrip("\n")) and host.count("\n") == 1, "host netload send said:\n%s" % host
+    assert RX_RX_LINE.fullmatch(m.group(1)), "the kernel's sink said %r" % m.group(1)
+    kernel, tx = wire.parse_rx_report(m.group(1)), wire.parse_tx_report(host)
+    paced = send_seconds * pps
+    assert tx["packets"] <= paced + pps // 100 and tx["bytes"] == tx["packets"] * size, host
+    if tx["packets"] < paced // 2:
+        raise HostStarved("the host's sender sent %d of %d in its %d s: %s" % (tx["packets"], paced, send_seconds,
+                                                                               host.rstrip("\n")))
+    why = short_by_the_host(kernel, tx["packets"], drops)
+    if why:
+        raise HostStarved("the host sent %d, the kernel's sink took %d: %s" % (tx["packets"], kernel["packets"], why))
+    return kernel, m.group(1), tx
+
+
+def judge_kernel_send(k, seconds, size, pps):
+    """The kernel's `netload send` to a host sink (kernel_send_to_host_sink), judged: its report's lines (a full
+    transmit ring is a wait, not a loss: said on a line of its own), no more than its pace allows, and every
+    datagram it counts as sent at the host, in order, once. The kernel paces itself by its clock, so a vCPU left
+    unscheduled for tens of milliseconds sends that much less (a loaded pass: 981 at 969/s), and a starved sink
+    drops datagrams at its full socket: both raise HostStarved (the retry rule; short every time fails).
+    Returns (the kernel's answer, its report parsed, the sink's report)."""
+    out, host = kernel_send_to_host_sink(k, seconds, size, pps)
+    lines = out.split("\n")
+    assert lines[0].startswith("netload send: ") and RX_TX_LINE.fullmatch(lines[0][len("netload send: "):]) and \
+        netload_send_waits(lines[1:]), "the kernel's netload send said:\n%s" % out
+    kernel = wire.parse_tx_report(lines[0])
+    assert kernel["packets"] <= seconds * pps + pps // 100 and kernel["bytes"] == kernel["packets"] * size, out
+    if kernel["packets"] < seconds * pps - pps // 100:
+        raise HostStarved("the kernel sent %d of %d in its %d s: %s" % (kernel["packets"], seconds * pps, seconds, out))
+    if host["socket_drops"]:
+        raise HostStarved("the host dropped %d datagrams at the sink's full socket" % host["socket_drops"])
+    assert (host["packets"], host["bytes"], host["lost"], host["out_of_order"], host["duplicates"], host["invalid"]) \
+        == (kernel["packets"], kernel["bytes"], 0, 0, 0, 0), "the kernel sent %s, the host took %s" % (out, host)
+    return out, kernel, host

@@ -13,11 +13,10 @@ import re
 
 import pytest
 
-from kprof_net import DHCP_ADDRESS, net_status, netload_send_waits, wait_dhcp
+from kprof_net import (DHCP_ADDRESS, host_send_into_kernel_sink, judge_kernel_send, net_status, udp_cmd, udpsh,
+                       wait_dhcp)
 from kprof_qemu import NIC_DRIVERS, NICS, HostStarved, Kprof, unstarved
 from kprof_report import parse_report
-from kprof_net import (RX_RX_LINE, RX_TX_LINE, console_command, host_netload, host_udp_drops, short_by_the_host, kernel_send_to_host_sink, udp_cmd, udpsh,
-                       wire)
 
 # Kernels this module boots (conftest.py fails a boot past BOOTS), by the test that boots them -- a module kernel
 # counts for the first test that uses it, a test named alone needs a fresh one:
@@ -89,22 +88,12 @@ def test_netload_host_to_kernel(nic_kernel):
     # binding (kept for the kernel's life), so no datagram of the measured run can come before it (once, on
     # e1000e with 2 CPUs, a sink started cold counted none of the 1000 sent)
     assert k.cmd("netload sink %d 1" % port, timeout=15).startswith("netload: sink on UDP port %d" % port)
+
     def attempt():
         # every datagram inside the sink's 4 s of kernel time: a host that starves QEMU can hold the last ones
-        # past it, which the retry rule tells apart (kprof_qemu.unstarved)
+        # past it, or starve the host's own sender, which the retry rule tells apart (host_send_into_kernel_sink)
         before = net_status(k)
-        drops = host_udp_drops()
-        with console_command(k, "netload sink %d %d" % (port, seconds), seconds):
-            k.expect(r"netload: sink on UDP port %d for %d s\n" % (port, seconds), timeout=5)
-            host = host_netload("send", "127.0.0.1", port, 1, size, pps)
-            m = k.expect(r"netload sink: ([^\n]*)\n> ", timeout=seconds + 15, what="the sink's report")
-        assert RX_TX_LINE.fullmatch(host.rstrip("\n")), host
-        assert RX_RX_LINE.fullmatch(m.group(1)), m.group(1)
-        kernel, tx = wire.parse_rx_report(m.group(1)), wire.parse_tx_report(host)
-        assert tx["packets"] >= pps * 0.9, host
-        why = short_by_the_host(kernel, tx["packets"], drops)
-        if why:
-            raise HostStarved("the kernel's sink took %d of %d: %s" % (kernel["packets"], tx["packets"], why))
+        kernel, line, tx = host_send_into_kernel_sink(k, port, seconds, 1, size, pps)
         after = net_status(k)
         card = after["rx_packets"] - before["rx_packets"]
         if card < tx["packets"] <= kernel["packets"] + kernel["lost"]:
@@ -112,7 +101,7 @@ def test_netload_host_to_kernel(nic_kernel):
             # 15 of 996 under a loaded make test); the kernel answers only for what reached it
             raise HostStarved("the card received %d frames for the %d datagrams sent" % (card, tx["packets"]))
         assert (kernel["packets"], kernel["lost"], kernel["out_of_order"], kernel["duplicates"],
-                kernel["invalid"]) == (tx["packets"], 0, 0, 0, 0), (m.group(1), host, before, after)
+                kernel["invalid"]) == (tx["packets"], 0, 0, 0, 0), (line, tx, before, after)
         assert card >= tx["packets"], (before, after)
         assert after["rx_errors"] == before["rx_errors"], (before, after)
     unstarved(k, attempt, "netload sink of 1000 datagrams from the host")
@@ -121,22 +110,4 @@ def test_netload_host_to_kernel(nic_kernel):
 def test_netload_kernel_to_host(nic_kernel):
     k = nic_kernel
     seconds, size, pps = 1, 512, 1000
-
-    def attempt():
-        out, host = kernel_send_to_host_sink(k, seconds, size, pps)
-        # a full transmit ring is a wait, not a loss: the report says so on a line of its own
-        lines = out.split("\n")
-        assert netload_send_waits(lines[1:]), out
-        assert lines[0].startswith("netload send: ") and RX_TX_LINE.fullmatch(lines[0][len("netload send: "):]), out
-        kernel = wire.parse_tx_report(lines[0])
-        assert kernel["packets"] <= seconds * pps + pps // 100, out
-        if kernel["packets"] < seconds * pps - pps // 100:
-            # the sender keeps its pace by the clock, so a vCPU left unscheduled for tens of milliseconds sends
-            # that much less (a loaded pass: 981 at 969/s): the host's, under the retry rule; short every time fails
-            raise HostStarved("the kernel sent %d of %d in its %d s: %s" % (kernel["packets"], seconds * pps,
-                                                                           seconds, out))
-        if host["socket_drops"]:
-            raise HostStarved("the host dropped %d datagrams at the sink's full socket" % host["socket_drops"])
-        assert (host["packets"], host["lost"], host["out_of_order"], host["duplicates"], host["invalid"]) \
-            == (kernel["packets"], 0, 0, 0, 0), (out, host)
-    unstarved(k, attempt, "netload send of 1000 datagrams to the host")
+    unstarved(k, lambda: judge_kernel_send(k, seconds, size, pps), "netload send of 1000 datagrams to the host")
