@@ -15,11 +15,19 @@ import select
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 
 from kprof_qemu import ELF, KprofError, boot_kernel, poll
 
 GDB_TIMEOUT = 60          # the whole gdb run, enforced by timeout(1)
+# How long gdb and lldb wait for one reply (gdb's remotetimeout, 2 s by default; lldb's packet-timeout, 5 s) before
+# they give up on it: stopping four vCPUs on a host busy with other QEMUs has taken longer, and then gdb goes on
+# out of step with the stub's replies and lldb, failing to resync, drops the connection -- without the `k` it
+# sends on quitting, so the machine stays stopped (the likely reading of a CI pass where test_gdb_quit's lldb quit
+# and all four CPUs stayed parked; the test now shows lldb's packet log when that happens). A hang is still
+# bounded by the whole run's timeout. A test's own `pre` commands may set less; gdb over UDP keeps its 2 s (see Gdb).
+REPLY_WAIT_S = 30
 MARK_TIMEOUT = 45.0       # gdb start and attach, to a marker
 RX_THREAD = re.compile(r"(?m)^[* ] +(\d+) +Thread (\d+) \(cpu (\d+)(?:, task (\S+) \(pid (\d+)\))?\)")
 
@@ -35,10 +43,11 @@ class Gdb:
     def __init__(self, k, commands, timeout=GDB_TIMEOUT, pre=(), target=None):
         """pre: commands run before `target remote` (gdb then reads memory from the ELF itself); target: what
         `target remote` is given, COM2's TCP port by default."""
-        if target is None:
-            target = "127.0.0.1:%d" % k.gdb_port
         argv = ["timeout", "-k", "3", str(timeout), "gdb", "-batch", "-nx",
                 "-ex", "set pagination off", "-ex", "set confirm off", "-ex", "set width 0"]
+        if target is None:  # COM2's TCP loses nothing: a reply is only ever late (over UDP, gdb's resend after
+            target = "127.0.0.1:%d" % k.gdb_port  # its default 2 s is how a lost datagram is recovered)
+            argv += ["-ex", "set remotetimeout %d" % REPLY_WAIT_S]
         for c in pre:
             argv += ["-ex", c]
         argv += ["-ex", "target remote %s" % target]
@@ -126,14 +135,35 @@ class Lldb(Gdb):
     stops at the first command that fails, and quits."""
 
     def __init__(self, connect, commands, timeout=LLDB_TIMEOUT):
+        # lldb's packet log (its own, timestamped), for a failure's message: packets_tail()
+        fd, self.packet_log = tempfile.mkstemp(prefix="kprof-lldb-", suffix=".packets")
+        os.close(fd)
         argv = ["timeout", "-k", "3", str(timeout), "lldb", "--batch", "--no-lldbinit",
-                "-o", "settings set auto-confirm true", "-o", "target create %s" % ELF, "-o", connect]
+                "-o", "settings set auto-confirm true",
+                "-o", "settings set plugin.process.gdb-remote.packet-timeout %d" % REPLY_WAIT_S,
+                "-o", "log enable -T -f %s gdb-remote packets process" % self.packet_log,
+                "-o", "target create %s" % ELF, "-o", connect]
         for c in commands:
             argv += ["-o", c]
         self.argv = argv
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT, env=dict(os.environ, PYTHONPATH=LLDB_PYTHON))
         self.out = b""
+
+    def finish(self, timeout=LLDB_TIMEOUT + 5, check=True):
+        """Gdb.finish, and lldb's packet log read (self.packets, the text a failure's message shows) and removed."""
+        try:
+            return super().finish(timeout, check)
+        finally:
+            try:
+                with open(self.packet_log, errors="replace") as f:
+                    self.packets = f.read()
+                os.unlink(self.packet_log)
+            except OSError as e:
+                self.packets = "(no packet log: %s)" % e
+
+    def packets_tail(self, lines=40):
+        return "lldb's packet log ends with:\n" + "\n".join(self.packets.splitlines()[-lines:])
 
     def wait_for(self, pattern, timeout=60):
         deadline = time.monotonic() + timeout

@@ -15,6 +15,7 @@ the next must not depend on.
 import re
 
 from kprof_gdb import Gdb, Lldb, UdpGdb, assert_running, boot_udp, run_gdb, threads
+from kprof_qemu import KprofError
 
 # Kernels this module boots (conftest.py fails a boot past BOOTS), by the test that boots them -- a test named
 # alone needs a fresh one: test_lldb_batch_quitting_on_a_failing_command_leaves_the_console_answering 1,
@@ -29,8 +30,9 @@ FAILING = "memory read &no_such_symbol_in_kprof"
 NEVER_RUN = "register read rip"
 
 
-def lldb_quits_on_the_failing_command(connect):
-    """lldb --batch: attach, list the threads, run FAILING, and (never) NEVER_RUN; returns what it printed."""
+def lldb_quits_on_the_failing_command(k, connect):
+    """lldb --batch: attach, list the threads, run FAILING, and (never) NEVER_RUN; then QEMU runs on and the
+    console answers (a failure names the packets lldb sent last: did its `k` go?). Returns what lldb printed."""
     s = Lldb(connect, ["thread list", FAILING, NEVER_RUN])
     text = s.finish(check=False)
     assert s.returncode != 0, "lldb did not fail on %r:\n%s" % (FAILING, text)
@@ -38,6 +40,11 @@ def lldb_quits_on_the_failing_command(connect):
     assert len(listed) == CPUS, "lldb lists %d threads, not one per CPU:\n%s" % (len(listed), text)
     assert re.search(r"(?m)^error: .*no_such_symbol_in_kprof", text), "no error for %r:\n%s" % (FAILING, text)
     assert "(lldb) %s" % NEVER_RUN not in text, "lldb went on after the failing command:\n%s" % text
+    assert k.alive(), "QEMU exited when lldb quit"
+    try:
+        assert_running(k)
+    except KprofError as e:
+        raise KprofError("%s\n%s" % (e, s.packets_tail())) from None
     return text
 
 
@@ -51,18 +58,14 @@ def every_cpu_then_running(k, text):
 
 def test_lldb_batch_quitting_on_a_failing_command_leaves_the_console_answering(kprof_factory):
     k = kprof_factory(gdb=True, smp=CPUS)
-    lldb_quits_on_the_failing_command("gdb-remote 127.0.0.1:%d" % k.gdb_port)
-    assert k.alive(), "QEMU exited when lldb quit"
-    assert_running(k)
+    lldb_quits_on_the_failing_command(k, "gdb-remote 127.0.0.1:%d" % k.gdb_port)
     # The stub waits for the next debugger as before.
     every_cpu_then_running(k, run_gdb(k, ["info threads", "detach"]))
 
 
 def test_lldb_over_udp_quitting_on_a_failing_command_ends_the_session_and_the_machine_runs(kprof_factory):
     k = boot_udp(kprof_factory, smp=CPUS)
-    lldb_quits_on_the_failing_command("process connect udp://127.0.0.1:%d" % k.gdb_udp_port)
-    assert k.alive(), "QEMU exited when lldb quit"
-    assert_running(k)
+    lldb_quits_on_the_failing_command(k, "process connect udp://127.0.0.1:%d" % k.gdb_udp_port)
     # lldb's peer is forgotten: gdb, from another port, is taken at once (a peer kept would shut it out for 60 s,
     # past this gdb's whole run); and its `kill` over UDP ends its session the same way.
     every_cpu_then_running(k, UdpGdb(k, ["info threads", "kill"]).finish())

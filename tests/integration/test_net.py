@@ -601,23 +601,24 @@ def test_netload_send_at_20000_per_second_gets_them_out_and_leaves_the_udp_shell
         # the kernel starts sending as it takes the line: the requests go out at once (5 s at most)
         with console_command(k, "netload send %s %d %d %d %d" % (HOST_INSIDE, host_port, seconds, size, pps),
                              seconds):
-            t0 = time.monotonic()
-            for _ in range(4):
+            # requests one after another while at least 3 s of the send are left (a request's three tries of
+            # 1 s fit): each try waits long enough that a QEMU the host did not run for a second still answers
+            # it (0.4 s once was the whole budget), and how many requests fit is the host's business
+            last_start = time.monotonic() + seconds - 3  # every request starts while the kernel sends
+            while time.monotonic() < last_start or not outcomes:
                 tries = []
                 for _ in range(3):
-                    reply = exchange(k.udp_port, b"help", timeout=0.4)
+                    reply = exchange(k.udp_port, b"help", timeout=1.0)
                     tries.append(reply.problem())
                     if reply.problem() is None:
                         assert reply.text.decode("ascii") == console_help + "\n"
                         break
                 outcomes.append(tries)
-            elapsed = time.monotonic() - t0
             m = expect_netload_send_report(k, seconds)
         host = finish_host_sink(sink, seconds + 30)
     finally:
         kill_host_sink(sink)
     print("tries of each UDP request during netload send: %s" % outcomes)
-    assert elapsed < seconds, "the requests outlasted the netload run (%.1f s), so they tested nothing" % elapsed
     n = net_status(k)
     kernel = wire.parse_tx_report(m.group(1))
     failed = int(m.group(2) or 0)

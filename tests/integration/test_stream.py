@@ -136,7 +136,7 @@ def test_heartbeat_while_nothing_is_sampled(k):
             assert len(beats) >= 3, beats
             gaps = [b - a for a, b in zip(beats, beats[1:])]
             assert max(gaps) < 1.8, gaps  # one a second, give or take the drain
-    unstarved(k, attempt, "a 4 s stream of heartbeats")
+    unstarved(k, attempt, "a 4 s stream of heartbeats", hz=HZ)
 
 
 def test_stop_ends_it_and_the_status_says_so(k):

@@ -415,56 +415,62 @@ def free_udp_port():
         return s.getsockname()[1]
 
 
+def host_netload_pair(mode, seconds, send_args):
+    """scripts/netload MODE (sink or echo) on a free loopback port for `seconds`, fed by `netload send` with
+    send_args once the receiver's socket is bound (not after a guess), then sent one datagram that is not
+    netload's: (the sender's output, the receiver's)."""
+    port = free_udp_port()
+    receiver = subprocess.Popen([NETLOAD, mode, str(port), str(seconds)], stdout=subprocess.PIPE, text=True)
+    try:
+        poll("the host %s bound" % mode, lambda: udp_port_bound(port), timeout=30, every=0.05)
+        send = subprocess.run([NETLOAD, "send", "127.0.0.1", str(port)] + [str(a) for a in send_args],
+                              capture_output=True, text=True, timeout=30)
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            s.sendto(b"not netload", ("127.0.0.1", port))
+        out, _ = receiver.communicate(timeout=30)
+    finally:
+        if receiver.poll() is None:
+            receiver.kill()
+    return send.stdout, out
+
+
 def test_netload_send_to_sink():
-    # The sink runs 6 s and the send starts once the sink's socket is bound (not after a guess): a second of
-    # sending and a loaded host's slow start of the sender both fit inside it. A sink that comes up short because
-    # the host dropped datagrams at its full socket buffer (a sink script the host did not run for a while) is
-    # the host's doing: tried again, three times in all.
+    # The sink runs 6 s: a second of sending and a loaded host's slow start of the sender both fit inside it.
+    # Both ends are Python processes the host may not run for a while, which is the host's doing, tried again
+    # (three times in all): a sender that sent under half its 2000 (it paces by the clock and stops at its end:
+    # a loaded CI pass's sent 727 of 1000), or a sink short by the host (short_by_the_host: datagrams dropped at
+    # its full socket buffer).
     for attempt in range(3):
         drops = host_udp_drops()
-        port = free_udp_port()
-        sink = subprocess.Popen([NETLOAD, "sink", str(port), "6"], stdout=subprocess.PIPE, text=True)
-        try:
-            poll("the host sink bound", lambda: udp_port_bound(port), timeout=30, every=0.05)
-            send = subprocess.run([NETLOAD, "send", "127.0.0.1", str(port), "1", "512", "2000"],
-                                  capture_output=True, text=True, timeout=30)
-            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-                s.sendto(b"not netload", ("127.0.0.1", port))
-            out, _ = sink.communicate(timeout=30)
-        finally:
-            if sink.poll() is None:
-                sink.kill()
-        tx = w.parse_tx_report(send.stdout)
-        rx = w.parse_rx_report(out)
-        assert tx and rx, (send.stdout, out)
-        why = short_by_the_host(rx, tx["packets"], drops)
+        sent, out = host_netload_pair("sink", 6, [1, 512, 2000])
+        tx, rx = w.parse_tx_report(sent), w.parse_rx_report(out)
+        assert tx and rx, (sent, out)
+        why = "the sender was not run" if tx["packets"] < 1000 else short_by_the_host(rx, tx["packets"], drops)
         if not why:
             break
-        print("attempt %d: the sink took %d of %d: %s" % (attempt + 1, rx["packets"], tx["packets"], why))
-    assert 1500 <= tx["packets"] <= 2100 and tx["bytes"] == 512 * tx["packets"]
-    assert rx["packets"] == tx["packets"] and rx["bytes"] == tx["bytes"]
-    assert rx["lost"] == 0 and rx["out_of_order"] == 0 and rx["duplicates"] == 0 and rx["invalid"] == 1
-    # Rates are over the receiver's whole run, 6 s.
-    assert rx["packets"] // 7 <= rx["packets_per_s"] <= rx["packets"] // 6
+        print("attempt %d: the sink took %d of %d sent: %s" % (attempt + 1, rx["packets"], tx["packets"], why))
+    assert 1000 <= tx["packets"] <= 2020 and tx["bytes"] == 512 * tx["packets"], sent
+    assert rx["packets"] == tx["packets"] and rx["bytes"] == tx["bytes"], (sent, out)
+    assert rx["lost"] == 0 and rx["out_of_order"] == 0 and rx["duplicates"] == 0 and rx["invalid"] == 1, out
+    # Rates are over the receiver's whole run, 6 s (7 s: it ends after its time, on its next wake).
+    assert rx["packets"] // 7 <= rx["packets_per_s"] <= rx["packets"] // 6, out
 
 
 def test_netload_send_to_echo():
-    port = free_udp_port()
-    echo = subprocess.Popen([NETLOAD, "echo", str(port), "5"], stdout=subprocess.PIPE, text=True)
-    try:
-        poll("the host echo bound", lambda: udp_port_bound(port), timeout=30, every=0.05)
-        send = subprocess.run([NETLOAD, "send", "127.0.0.1", str(port), "1", "100", "1000"],
-                              capture_output=True, text=True, timeout=30)
-        out, _ = echo.communicate(timeout=30)
-    finally:
-        if echo.poll() is None:
-            echo.kill()
-    tx = w.parse_tx_report(send.stdout)
-    echoes = [l for l in send.stdout.splitlines() if l.startswith("echoes: ")]
-    assert tx and echoes and "round trip min" in send.stdout, send.stdout
-    back = w.parse_rx_report(echoes[0])
-    assert back["packets"] == tx["packets"] and back["lost"] == 0
-    assert w.parse_rx_report(out)["packets"] == tx["packets"]
+    # The sender waits half a second after its last datagram for the echoes: an echo (or a sender) the host did
+    # not run for that long gets them back late -- the echo counts every one, the sender fewer -- the host's
+    # doing, tried again (three times in all).
+    for attempt in range(3):
+        sent, out = host_netload_pair("echo", 5, [1, 100, 1000])
+        tx = w.parse_tx_report(sent)
+        echoes = [l for l in sent.splitlines() if l.startswith("echoes: ")]
+        assert tx and echoes and "round trip min" in sent, sent
+        back, echoed = w.parse_rx_report(echoes[0]), w.parse_rx_report(out)
+        if not (back["packets"] < tx["packets"] == echoed["packets"] and back["lost"] == 0):
+            break
+        print("attempt %d: %d echoed, %d back in time" % (attempt + 1, echoed["packets"], back["packets"]))
+    assert back["packets"] == tx["packets"] and back["lost"] == 0, sent
+    assert echoed["packets"] == tx["packets"] and echoed["invalid"] == 1, out
 
 
 def test_netload_refuses_bad_arguments():
