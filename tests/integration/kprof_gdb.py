@@ -1,12 +1,13 @@
 """The gdb driver the integration tests (and tests/soak) share: real gdb 13 in batch mode against a kernel's stub,
 over COM2's TCP port or the UDP transport (`gdb.udp=`).
 
-Owns: Gdb (one `timeout -k 3 N gdb -batch -nx` run; mark() has it print and flush a marker the test waits for),
-UdpGdb (Gdb pointed at `target remote udp:`), Lldb (the same around `lldb --batch`), run_gdb, threads (`info threads` parsed), assert_running (the
+Owns: Gdb (one `timeout -k 3 N gdb -batch -nx` run; mark() has it print and flush a marker the test waits for,
+gate() also holds it there until Gdb.release), UdpGdb (Gdb pointed at `target remote udp:`), Lldb (the same around
+`lldb --batch`, with its packet log), REPLY_WAIT_S, run_gdb, threads (`info threads` parsed), assert_running (the
 shell answers: the machine is not stopped); the UDP transport's insecure boot (GUEST_PORT, INSECURE_WARNING,
-boot_udp), its `net` line and counters (gdb_udp_line, counter) and raw datagram helpers (udp_socket, received);
-WRAPPER, the gdb Python that frames one command's output as `@@begin NAME ok|error ... @@end NAME` (kp_run).
-The raw remote protocol (checksums, packets, Rsp) is kprof_rsp.py's.
+boot_udp), its `net` line and counters (gdb_udp_line, counter) and raw datagram helpers (udp_socket, received,
+received_until); WRAPPER, the gdb Python that frames one command's output as `@@begin NAME ok|error ... @@end
+NAME` (kp_run). The raw remote protocol (checksums, packets, Rsp) is kprof_rsp.py's.
 """
 
 import os
@@ -37,6 +38,12 @@ def mark(name):
     return "python import sys; sys.stdout.write('@@%s\\n'); sys.stdout.flush()" % name
 
 
+def gate(name):
+    """mark(name), then gdb waits for a line on its stdin (Gdb.release) before its next command: the machine
+    stays stopped as long as the test needs, however late it read the mark."""
+    return mark(name) + "; sys.stdin.readline()"
+
+
 class Gdb:
     """One `gdb -batch` run against a kernel's COM2: the commands run in order after `target remote`."""
 
@@ -58,6 +65,11 @@ class Gdb:
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT)
         self.out = b""
+
+    def release(self):
+        """Lets gdb go on past a gate()."""
+        self.proc.stdin.write(b"\n")
+        self.proc.stdin.flush()
 
     def _read(self, timeout):
         r, _, _ = select.select([self.proc.stdout], [], [], max(0.0, timeout))
@@ -239,6 +251,20 @@ def received(s, seconds):
             got += s.recv(65536)
         except socket.timeout:
             pass
+    return got
+
+
+def received_until(s, pattern, timeout, what):
+    """Every datagram s gets until what they hold, joined, matches the bytes regex pattern (the stub's `+` goes
+    out as a datagram of its own, ahead of a reply that may come a while later), at most timeout seconds:
+    KprofError then, naming what came."""
+    got = b""
+    deadline = time.monotonic() + timeout
+    while not re.search(pattern, got):
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise KprofError("no %s within %.0f s; got %r" % (what, timeout, got))
+        got += received(s, min(0.5, left))
     return got
 
 

@@ -13,7 +13,7 @@ is kprof_qemu's.
 import re
 import subprocess
 
-from kprof_qemu import ELF, TICK_HZ, KprofError, poll, ps_table
+from kprof_qemu import ELF, TICK_HZ, HostStarved, KprofError, poll, ps_table
 
 CPUS = 4
 TICK_MS = 1000 // TICK_HZ  # 100 Hz per CPU
@@ -155,6 +155,13 @@ def parse_report(text, ms, chains, pid=None, cpus=CPUS):
     if not m:
         _fail(text, "the first line is not `profiled N ms`")
     r.window = int(m.group(1))
+    over = r.window - ms - WINDOW_SLACK_MS
+    late = [int(taken) for line in lines if RX_LATE.fullmatch(line) for _, taken, _ in RX_HELD_CPU.findall(line)]
+    if over > 0 and late and max(late) >= over:
+        # the report itself says the host took a CPU away for longer than the overshoot: the shell's wake at
+        # the window's end may have waited on it (the retry rule's evidence, kprof_qemu.unstarved)
+        raise HostStarved("window %d ms for a %d ms request, and the host took a CPU away for %d ms in it:\n%s"
+                          % (r.window, ms, max(late), text))
     assert ms <= r.window <= ms + WINDOW_SLACK_MS, "window %d ms for a %d ms request (want %d..%d):\n%s" \
         % (r.window, ms, ms, ms + WINDOW_SLACK_MS, text)
     m = RX_HEADER.fullmatch(lines[1])

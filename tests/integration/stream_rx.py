@@ -39,6 +39,7 @@ class StreamProblem(AssertionError):
 
 # Each CPU's ring (kernel/profiler_ring.h) and the window's drain step (kernel/profiler/run.h).
 RING_RECORDS, DRAIN_MS = 1024, 50
+END_COPIES = 3  # a run's end line, sent this many times
 
 
 def stream_task_cpu_behind(status, ticks_before, ticks_after):
@@ -51,6 +52,14 @@ def stream_task_cpu_behind(status, ticks_before, ticks_after):
         return None
     took = {cpu: ticks_after[cpu] - ticks_before[cpu] for cpu in ticks_after}
     return max(took.values()) - took[int(m.group(1))]
+
+
+def stream_starved_by_the_host(status, ticks_before, ticks_after, hz, slowed_ms=0):
+    """Whether a stream's ring drops are the host's doing: the stream task's CPU took a ring's worth of ticks, less
+    two drains' (and the drains deliberately slowed by slowed_ms), fewer than the busiest CPU between the two
+    `cpus` readings (stream_task_cpu_behind). Otherwise they are the kernel's and fail."""
+    behind = stream_task_cpu_behind(status, ticks_before, ticks_after)
+    return behind is not None and behind >= RING_RECORDS - (slowed_ms + 2 * DRAIN_MS) * hz // 1000
 
 
 class Run:
@@ -199,7 +208,8 @@ class Receiver:
             return self.runs.get(run_id)
 
     def wait_end(self, run_id, timeout):
-        """The run once its end line arrived (and a moment for the copies); StreamProblem at the deadline."""
+        """The run once its end line arrived, and its copies (the kernel sends three: END_COPIES) or 5 s more for
+        them (a lost copy is UDP's); StreamProblem at the deadline."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             with self._lock:
@@ -210,7 +220,12 @@ class Receiver:
         else:
             raise StreamProblem("no end line of run %s within %.0f s (runs seen: %s)"
                                 % (run_id, timeout, sorted(self.runs)))
-        time.sleep(0.3)
+        copies_by = time.monotonic() + 5
+        while time.monotonic() < copies_by:
+            with self._lock:
+                if run.end_copies >= END_COPIES:
+                    break
+            time.sleep(0.05)
         return run
 
     def check_accounted(self, run):

@@ -24,7 +24,7 @@ import re
 
 import pytest
 
-from kprof_qemu import cpu_ticks, poll, unstarved, uptime
+from kprof_qemu import cpu_ticks, unstarved, uptime
 from kprof_report import burn_pids, parse_report, wait_no_burn
 
 # Kernels this module boots (conftest.py fails a boot past BOOTS), by the test that boots them -- a module kernel
@@ -139,5 +139,5 @@ def test_bad_profile_hz_is_one_warning_and_the_default(kprof_factory, value):
     warned = [l for l in k.boot_log.replace("\r", "").split("\n") if "profile.hz" in l]
     assert warned == ["warning: profile: profile.hz=%s is not a rate 10..4000 Hz; the tick stays at 100 Hz" % value], \
         k.boot_log
-    r = parse_report(k.cmd("profile 200", timeout=30), 200, 8)
+    r = unstarved(k, lambda: parse_report(k.cmd("profile 200", timeout=30), 200, 8), "profile 200")
     assert r.hz == 100, r.text

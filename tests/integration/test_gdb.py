@@ -22,7 +22,7 @@ import time
 
 from kprof_qemu import KprofError, poll
 from kprof_rsp import checksum, packet
-from kprof_gdb import Gdb, assert_running, mark, run_gdb, threads
+from kprof_gdb import Gdb, assert_running, gate, mark, run_gdb, threads
 
 # Kernels this module boots (conftest.py fails a boot past BOOTS), by the test that boots them -- a module kernel
 # counts for the first test that uses it, a test named alone needs a fresh one:
@@ -82,12 +82,12 @@ class Wire:
 
 def test_attach_stops_every_cpu_shows_4_threads_and_a_symbolised_backtrace(kprof_factory):
     k = kprof_factory(gdb=True)
-    g = Gdb(k, ["info threads", "bt", "thread 3", "bt 2", mark("stopped"),
-                "python import time; time.sleep(2)", "detach"])
+    g = Gdb(k, ["info threads", "bt", "thread 3", "bt 2", gate("stopped"), "detach"])
     g.wait_mark("stopped")
     # Attached: no CPU runs, so the shell does not even echo a line until gdb detaches.
     k.send("uptime\r")
     assert k.quiet_for(1.0), "the kernel answered while gdb had it stopped:\n%s" % k.log[-500:]
+    g.release()
     text = g.finish()
     k.expect(r"up \d+\.\d{3} s\n", what="the uptime typed while stopped, answered after detach")
     ts = threads(text)

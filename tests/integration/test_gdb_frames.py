@@ -27,7 +27,8 @@ import pytest
 import forge
 from kprof_qemu import ELF, boot_kernel, poll
 from kprof_rsp import packet
-from kprof_gdb import UdpGdb, assert_running, boot_udp, counter, gdb_udp_line, received, threads, udp_socket
+from kprof_gdb import (UdpGdb, assert_running, boot_udp, counter, gdb_udp_line, received_until, threads,
+                       udp_socket)
 
 # Kernels this module boots (conftest.py fails a boot past BOOTS), by the test that boots them -- a module kernel
 # counts for the first test that uses it, a test named alone needs a fresh one:
@@ -231,11 +232,11 @@ def test_a_first_packet_sent_once_is_answered_over_the_user_network(kprof_factor
     k = boot_udp(kprof_factory, smp=2)
     s = udp_socket()
     s.sendto(packet("?"), ("127.0.0.1", k.gdb_udp_port))  # once: like a client that never retransmits
-    got = poll("the stop reply to the one packet", lambda: received(s, 0.5) or None, timeout=WAIT)
-    assert got.startswith(b"+") and re.search(rb"\$[ST]05", got), got
+    got = received_until(s, rb"\$[ST]05", WAIT, "stop reply to the one packet")
+    assert got.startswith(b"+"), got
     s.sendto(b"+", ("127.0.0.1", k.gdb_udp_port))
     s.sendto(packet("D"), ("127.0.0.1", k.gdb_udp_port))
-    assert re.search(rb"\$OK#9a", received(s, 2.0)), "no OK to D"
+    received_until(s, rb"\$OK#9a", WAIT, "OK to D")
     s.sendto(b"+", ("127.0.0.1", k.gdb_udp_port))
     poll("the machine running again", lambda: k.cmd("uptime").startswith("up "), timeout=WAIT)
     assert "no peer" in gdb_udp_line(k)

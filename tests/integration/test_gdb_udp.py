@@ -27,8 +27,8 @@ import pytest
 
 from kprof_qemu import NICS, TOP, poll
 from kprof_rsp import packet
-from kprof_gdb import (WRAPPER, UdpGdb, assert_running, boot_udp, counter, gdb_udp_line, mark, received, run_gdb,
-                       threads, udp_socket)
+from kprof_gdb import (WRAPPER, UdpGdb, assert_running, boot_udp, counter, gdb_udp_line, gate, mark, received,
+                       received_until, run_gdb, threads, udp_socket)
 from kprof_report import burn_labelled, console_report, wait_no_burn
 
 # Kernels this module boots (conftest.py fails a boot past BOOTS), by the test that boots them -- a module kernel
@@ -105,21 +105,22 @@ def test_net_wedge_refuses_bad_times(kprof_factory):
 
 def test_a_second_peer_is_ignored_while_the_first_is_attached(kprof_factory):
     k = boot_udp(kprof_factory)
-    g = UdpGdb(k, ["info threads", mark("attached"), "python import time; time.sleep(4)", "detach"])
+    g = UdpGdb(k, ["info threads", gate("attached"), "detach"])
     g.wait_mark("attached")
     other = udp_socket()
     other.sendto(packet("?"), ("127.0.0.1", k.gdb_udp_port))
     assert received(other, 2.0) == b"", "the second sender was answered while gdb was attached"
+    g.release()
     text = g.finish()
     assert len(threads(text)) == 4, text
     assert_running(k)
     # gdb detached: the other sender may attach now, and detach in turn
     other.sendto(packet("?"), ("127.0.0.1", k.gdb_udp_port))
-    got = poll("the second sender's stop reply", lambda: received(other, 0.5) or None, timeout=20)
-    assert got.startswith(b"+") and re.search(rb"\$[ST]05", got), got
+    got = received_until(other, rb"\$[ST]05", 20, "stop reply to the second sender")
+    assert got.startswith(b"+"), got
     other.sendto(b"+", ("127.0.0.1", k.gdb_udp_port))
     other.sendto(packet("D"), ("127.0.0.1", k.gdb_udp_port))
-    assert re.search(rb"\$OK#9a", received(other, 2.0)), "no OK to D"
+    received_until(other, rb"\$OK#9a", 20, "OK to D")
     other.sendto(b"+", ("127.0.0.1", k.gdb_udp_port))  # as gdb acks it: the stub waits for that
     assert_running(k)
     assert "no peer" in gdb_udp_line(k)
@@ -130,7 +131,7 @@ def test_net_hides_the_peer_from_unkeyed_udp_readers(kprof_factory):
     s = udp_socket()
     to = ("127.0.0.1", k.gdb_udp_port)
     s.sendto(packet("?"), to)
-    poll("the stop reply", lambda: received(s, 0.5) or None, timeout=20)
+    received_until(s, rb"\$[ST]05", 20, "stop reply")
     s.sendto(b"+", to)
     s.sendto(packet("c"), to)  # running again; the peer stays until it detaches or goes quiet for 60 s
     poll("the machine running", lambda: re.fullmatch(r"up \d+\.\d+ s", k.cmd("uptime")) is not None, timeout=20)

@@ -75,7 +75,8 @@ def test_udp_shell_help_and_profile(nic_kernel):
     r = udpsh(k.udp_port, "help")
     assert r.returncode == 0 and r.stderr == "", "exit %d: %s" % (r.returncode, r.stderr)
     assert r.stdout.decode("ascii") == console + "\n", r.stdout
-    report = parse_report(udp_cmd(k.udp_port, "profile 300 all 3", timeout=30), 300, 3)
+    report = unstarved(k, lambda: parse_report(udp_cmd(k.udp_port, "profile 300 all 3", timeout=30), 300, 3),
+                       "profile 300 over UDP")
     assert report.samples > 0, report.text
 
 

@@ -34,7 +34,7 @@ import pytest
 from kprof_pprof import go_pprof
 from kprof_net import wait_dhcp
 from kprof_qemu import ATTEMPTS, TOP, HostStarved, Kprof, cpus_table, poll, unstarved
-from stream_rx import DRAIN_MS, RING_RECORDS, stream_task_cpu_behind
+from stream_rx import stream_starved_by_the_host
 
 # Kernels this module boots (conftest.py fails a boot past BOOTS), by the test that boots them -- a module kernel
 # counts for the first test that uses it, a test named alone needs a fresh one:
@@ -99,7 +99,7 @@ def raw_profile(path):
 @pytest.mark.scaled
 def test_a_stream_cut_into_three_pprof_files(kernel, tmp_path):
     """Under the starved-QEMU retry rule (kprof_qemu.unstarved): ring drops are judged host starvation only on
-    the kernel's own counts (stream_starved_by_the_host)."""
+    the kernel's own counts (stream_rx.stream_starved_by_the_host)."""
     tries = iter(range(ATTEMPTS))
 
     def attempt():
@@ -109,13 +109,6 @@ def test_a_stream_cut_into_three_pprof_files(kernel, tmp_path):
                  every=0.5)
         stream_cut_into_three(kernel, tmp_path / ("attempt%d" % n))
     unstarved(kernel, attempt, "a %d s stream of %d busy CPUs at %d Hz" % (FOR, CPUS, HZ), hz=HZ)
-
-
-def stream_starved_by_the_host(status, ticks_before, ticks_after):
-    """Ring drops are the host's doing when the stream task's CPU took a ring's worth of ticks, less two drains',
-    fewer than the busiest CPU over the run (stream_rx.stream_task_cpu_behind); otherwise they fail."""
-    behind = stream_task_cpu_behind(status, ticks_before, ticks_after)
-    return behind is not None and behind >= RING_RECORDS - 2 * HZ * DRAIN_MS // 1000
 
 
 def stream_cut_into_three(kernel, outdir):
@@ -174,7 +167,7 @@ def stream_cut_into_three(kernel, outdir):
     produced, received, lost, unsent, ring = (int(x) for x in m.groups()[1:])
     status = k.cmd("profile stream")
     print(status)
-    if ring and stream_starved_by_the_host(status, ticks_before_by_cpu, ticks_after_by_cpu):
+    if ring and stream_starved_by_the_host(status, ticks_before_by_cpu, ticks_after_by_cpu, HZ):
         raise HostStarved("%d ring drops while the stream task's CPU ticked a ring's worth behind the busiest: %s"
                           % (ring, status))
     assert (lost, unsent, ring) == (0, 0, 0), err

@@ -16,7 +16,8 @@ import tempfile
 
 import pytest
 
-from kprof_qemu import BUILD, TOP, Kprof, KprofError, as_screen, assert_poweroff_ends_qemu, cpus_table, poll
+from kprof_qemu import (BUILD, Kprof, KprofError, as_screen, assert_poweroff_ends_qemu, cpus_table, poll,
+                        unstarved)
 from kprof_gdb import assert_running, run_gdb, threads
 from kprof_net import DHCP_ADDRESS, booted_with_dhcp, net_status, udp_cmd
 from kprof_report import parse_report
@@ -165,7 +166,7 @@ def test_uefi_help_and_cpus_all_online_and_ticking(uefi):
 def test_uefi_profile_500_reports_samples(uefi):
     # The tick was calibrated against the PIT under OVMF too: parse_report checks the window and that the
     # sample count fits 100 Hz per CPU.
-    r = parse_report(uefi.cmd("profile 500"), 500, 8)
+    r = unstarved(uefi, lambda: parse_report(uefi.cmd("profile 500"), 500, 8), "profile 500")
     assert r.samples > 0, "profile 500 under UEFI has no samples"
 
 

@@ -16,7 +16,7 @@ import re
 
 import pytest
 
-from kprof_qemu import Kprof
+from kprof_qemu import Kprof, unstarved
 from kprof_usb import WAIT, key_event, type_line
 from kprof_report import parse_report
 
@@ -42,6 +42,12 @@ def usb(request):
         k.kill()
 
 
+def typed_report(k):
+    """`profile 300 all 3` typed on the USB keyboard, its report parsed (a window's checks: under the retry
+    rule)."""
+    return parse_report(type_line(k, "profile 300 all 3").strip("\n"), 300, 3, cpus=CPUS)
+
+
 def test_usb_keyboard_types_a_profile_that_runs(usb):
     assert "ps2kbd: no i8042 controller" in usb.boot_log, usb.boot_log
     # the controller's line says how its event ring is served: its interrupt, or a poll and why (in the boot
@@ -50,9 +56,8 @@ def test_usb_keyboard_types_a_profile_that_runs(usb):
     # qemu-xhci offers MSI-X alone (test_msi.py covers MSI, INTx and the poll)
     assert re.search(r"usb: xHCI 1b36:000d: 8 ports, \d+ slots, event ring interrupt on MSI-X vector 0x[0-9a-f]+\n",
                      log), log
-    out = type_line(usb, "profile 300 all 3")
-    r = parse_report(out.strip("\n"), 300, 3, cpus=CPUS)
-    assert r.samples > 0, out
+    r = unstarved(usb, lambda: typed_report(usb), "profile 300 typed")
+    assert r.samples > 0, r.text
     # COM1 is still the console beside it
     assert usb.cmd("uptime").startswith("up")
 
@@ -142,9 +147,8 @@ def plug_behind_hub_and_type(k, kid, port):
 
 def test_keyboard_behind_a_hub_types_a_profile_that_runs(hubbed):
     assert re.search(RX_HUB_KEYBOARD, hubbed.usb_log).groups()[:2] == (hubbed.root, "1"), hubbed.usb_log
-    out = type_line(hubbed, "profile 300 all 3")
-    r = parse_report(out.strip("\n"), 300, 3, cpus=CPUS)
-    assert r.samples > 0, out
+    r = unstarved(hubbed, lambda: typed_report(hubbed), "profile 300 typed behind a hub")
+    assert r.samples > 0, r.text
     # the tablet on a root port is still one line and left alone
     assert re.search(RX_TABLET, hubbed.usb_log), hubbed.usb_log
     assert hubbed.cmd("uptime").startswith("up")
