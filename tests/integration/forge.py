@@ -206,6 +206,21 @@ class Segment:
                 raise AssertionError("the kernel did not announce %s in %.0f s" % (ip, timeout))
             time.sleep(0.05)
 
+    def wait_until(self, mark, done, what, timeout=30.0):
+        """Waits until done(the frames since mark) holds -- for the answers a test knows are coming: a quiet
+        window alone ends early when the host has not run QEMU for that long, and the answer then lands in the
+        next step's frames -- or fails after timeout."""
+        deadline = time.monotonic() + timeout
+        while not done(self.since(mark)):
+            if time.monotonic() > deadline:
+                raise AssertionError("no %s within %.0f s: %s" % (what, timeout, self.since(mark)))
+            time.sleep(0.05)
+
+    def wait_for_ip(self, mark, ip, count, timeout=30.0):
+        """wait_until `count` IP frames to ip have arrived since mark."""
+        self.wait_until(mark, lambda frames: len([f for f in frames if f.kind in ("udp", "ip") and f.dst == ip])
+                        >= count, "%d frames to %s" % (count, ip), timeout)
+
     def wait_quiet(self, quiet=1.0, timeout=30.0):
         """Returns once no frame has arrived for `quiet` seconds since the call or the last frame (a bounded
         wait for anything the kernel might still send), or fails after timeout."""

@@ -17,12 +17,11 @@ segments the test owns (tests/integration/forge.py), in the plain (no key) and k
 
 import re
 import struct
-import time
 
 import pytest
 
 import forge
-from kprof_qemu import ELF, Kprof, poll
+from kprof_qemu import ELF, Kprof
 from kprof_rsp import packet
 
 # Kernels this module boots (conftest.py fails a boot past BOOTS), by the test that boots them -- a module kernel
@@ -90,12 +89,29 @@ def wire(request):
         segment.close()
 
 
-def forge_and_count(segment, payload, src_ip=FORGED_IP, src_mac=FORGED_MAC, quiet=1.0):
-    """One forged datagram to the gdb port; the gdb port's UDP frames until the wire is quiet."""
+def gdb_frames(frames):
+    return [f for f in frames if f.kind == "udp" and f.sport == GDB_PORT]
+
+
+def any_answer(frames):
+    """The gdb port has sent something since: for what must be answered (a whole hello's reply)."""
+    return bool(gdb_frames(frames))
+
+
+def replied(frames):
+    """A whole remote-protocol reply has come from the gdb port since (its `+` goes out on its own, ahead)."""
+    return re.search(rb"\$[^#]*#[0-9a-f]{2}", b"".join(f.payload for f in gdb_frames(frames))) is not None
+
+
+def forge_and_count(segment, payload, src_ip=FORGED_IP, src_mac=FORGED_MAC, quiet=1.0, until=None):
+    """One forged datagram to the gdb port; the gdb port's UDP frames until (until(frames) held, for an answer
+    that must come, and then) the wire is quiet."""
     mark = segment.mark()
     segment.forge_udp(src_ip, FORGED_PORT, KERNEL_IP, GDB_PORT, payload, src_mac)
+    if until:
+        segment.wait_until(mark, until, "answer to %r" % payload[:40])
     segment.wait_quiet(quiet)
-    return [f for f in segment.since(mark) if f.kind == "udp" and f.sport == GDB_PORT]
+    return gdb_frames(segment.since(mark))
 
 
 def learn_neighbour(segment, src_ip, src_mac, src_port=FORGED_PORT):
@@ -133,7 +149,8 @@ def test_worst_answer_to_an_unvalidated_sender_is_within_3x(wire):
     bytes_in = bytes_out = 0
     answered = 0
     for payload in tries:
-        frames = forge_and_count(segment, payload)
+        whole_hello = payload.startswith(b"KPG1h") and len(payload) == 21
+        frames = forge_and_count(segment, payload, until=any_answer if whole_hello else None)
         out = sum(f.ip_len for f in frames)
         assert out <= 3 * (len(payload) + HEADERS), (payload, out)
         bytes_in += len(payload) + HEADERS
@@ -154,11 +171,11 @@ def test_insecure_repeats_answered_once_and_within_3x(request, kprof_factory):
         segment.answers_arp.update({FORGED_IP: FORGED_MAC})
         k = kprof_factory(smp=1, mem=256, cmdline="ip=%s/24 gw=10.0.2.2 gdb.udp=%d gdb.udp.insecure" % (
             KERNEL_IP, GDB_PORT), extra_args=segment.netdev_args(), name=request.node.name)
-        assert forge_and_count(segment, packet(b"?")), "the insecure mode takes gdb's opener from anyone"
+        assert forge_and_count(segment, packet(b"?"), until=replied), "the insecure mode takes gdb's opener from anyone"
         forge_and_count(segment, b"+", quiet=0.5)
         fmt = rodata_address(b"up %lld.%03lld s\n")
         read = packet(b"m%x,200" % fmt)
-        first = forge_and_count(segment, read)
+        first = forge_and_count(segment, read, until=replied)
         assert sum(len(f.payload) for f in first) > 1024, first
         bytes_in = bytes_out = 0
         for _ in range(100):
@@ -169,11 +186,17 @@ def test_insecure_repeats_answered_once_and_within_3x(request, kprof_factory):
         assert bytes_out == 0, "%d bytes out for %d in" % (bytes_out, bytes_in)
         forge_and_count(segment, b"+", quiet=0.5)
         small = packet(b"qC")
-        forge_and_count(segment, small)
-        again = sum(len(forge_and_count(segment, small, quiet=0.3)) for _ in range(5))
+        forge_and_count(segment, small, until=replied)
+        # five repeats, one answer (waited for, however late the host lets it come), then nothing more
+        repeats = segment.mark()
+        for _ in range(5):
+            forge_and_count(segment, small, quiet=0.3)
+        segment.wait_until(repeats, any_answer, "answer to the repeated qC")
+        segment.wait_quiet(1.0)
+        again = len(gdb_frames(segment.since(repeats)))
         assert again == 1, "the repeat of qC was answered %d times" % again
         forge_and_count(segment, b"+", quiet=0.5)
-        forge_and_count(segment, packet(b"D"))
+        forge_and_count(segment, packet(b"D"), until=replied)
         forge_and_count(segment, b"+", quiet=0.5)
         uptime_says_up(k)
         net = k.cmd("net")

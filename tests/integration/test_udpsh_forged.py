@@ -110,11 +110,12 @@ def kernel_wire(request, segment):
                 f.write("%s: %s\n" % (name, line))
 
 
-def forge_and_count(segment, payload, src_ip=FORGED_IP, src_mac=FORGED_MAC, src_port=40000, quiet=1.0):
+def forge_and_count(segment, payload, src_ip=FORGED_IP, src_mac=FORGED_MAC, src_port=40000, quiet=1.0, answers=1):
     """Injects one forged request to the kernel's shell; returns (the frame sent, every frame the kernel sent
-    until it had been quiet for `quiet` seconds)."""
+    until `answers` datagrams had gone back to src_ip and it had then been quiet for `quiet` seconds)."""
     mark = segment.mark()
     frame = segment.forge_udp(src_ip, src_port, KERNEL_IP, 5555, payload, src_mac)
+    segment.wait_for_ip(mark, src_ip, answers)
     segment.wait_quiet(quiet)
     return frame, segment.since(mark)
 
@@ -159,7 +160,8 @@ def test_a_forged_request_gets_at_most_3x_and_only_a_token(kernel_wire, segment,
 
 
 def test_an_address_nobody_holds_costs_only_arp(kernel_wire, segment):
-    frame, frames = forge_and_count(segment, b"help\n", src_ip=NOBODY_IP, src_mac=NOBODY_MAC, quiet=6.0)
+    frame, frames = forge_and_count(segment, b"help\n", src_ip=NOBODY_IP, src_mac=NOBODY_MAC, quiet=6.0,
+                                    answers=0)
     assert to(frames, NOBODY_IP) == [], "an IP datagram went out to an address that never answered ARP"
     arp = [f for f in frames if f.kind == "arp" and f.dst == NOBODY_IP]
     assert all(f.kind == "arp" for f in frames), frames
@@ -176,6 +178,7 @@ def test_a_forged_netload_send_starts_nothing(kernel_wire, segment):
     for payload in (b"netload send 10.0.2.77 9999 3 1024 5000", GUESSED + b"netload send 10.0.2.77 9999 3 1472 0",
                     b"netload send 198.51.100.7 9999 3 1472 0"):
         segment.forge_udp(FORGED_IP, 40001, KERNEL_IP, 5555, payload, FORGED_MAC)
+    segment.wait_for_ip(mark, FORGED_IP, 3)  # a token each
     segment.wait_quiet(2.0)
     frames = segment.since(mark)
     assert to(frames, VICTIM_IP) == [] and to(frames, "198.51.100.7") == [], "frames went to the target"
@@ -243,6 +246,7 @@ def test_two_kernels_exchange_at_most_one_reply(request, kprof_factory):
             mark_a, mark_b = seg_a.mark(), seg_b.mark()
             seg_b.forge_udp(KERNEL_IP, 5555, KERNEL_B_IP, 5555, payload, forge.GUEST_MAC,
                             dst_mac=forge.mac_of(KERNEL_B_MAC))
+            seg_b.wait_for_ip(mark_b, KERNEL_IP, 1)  # B's token to the address the datagram claimed
             seg_b.wait_quiet(2.0)
             seg_a.wait_quiet(1.0)
             shell = [f for f in seg_a.since(mark_a) + seg_b.since(mark_b)
