@@ -119,6 +119,11 @@ class KprofEOF(KprofError):
     pass
 
 
+# What QEMU says when a host port it was given is taken (a hostfwd's, or a socket chardev's listening port).
+PORT_CLASH = re.compile(r"Could not set up host forwarding rule|Failed to bind socket|Address already in use")
+PORT_CLASH_RETRIES = 3
+
+
 def free_port(kind=socket.SOCK_STREAM):
     """A port on 127.0.0.1 that nothing listens on now: bind to port 0 and let the kernel choose."""
     with socket.socket(socket.AF_INET, kind) as s:
@@ -319,15 +324,33 @@ class Kprof:
         return [a.replace("IMAGE", image) for a in MEDIA[self.media]]
 
     def start(self):
-        argv = self.argv()
         for listener in BOOT_LISTENERS:
             listener(self)
+        self._spawn()
+        return self
+
+    def _spawn(self):
+        argv = self.argv()
         self.command_line = " ".join(argv)
         self.t_spawn = time.monotonic()
         self.child = pexpect.spawn(argv[0], argv[1:], cwd=TOP, encoding=ENCODING, echo=False,
                                    timeout=None, maxread=65536, dimensions=(50, 200))
         self.pid = self.child.pid
-        return self
+
+    def _respawned_after_a_port_clash(self):
+        """True when QEMU exited because a host port picked free was taken before it could bind it -- free_port
+        is a guess: any process's socket (another lane's client, its ephemeral port) can take the port in
+        between -- and QEMU has been started again on ports picked anew (the same boot: counted once)."""
+        if not (self._eof and PORT_CLASH.search("".join(self._raw))):
+            return False
+        for attr, kind in (("gdb_port", socket.SOCK_STREAM), ("http_port", socket.SOCK_STREAM),
+                           ("udp_port", socket.SOCK_DGRAM), ("gdb_udp_port", socket.SOCK_DGRAM),
+                           ("netload_port", socket.SOCK_DGRAM)):
+            if getattr(self, attr):
+                setattr(self, attr, free_port(kind))
+        self._raw, self._buf, self._held, self._eof, self.exit_status = [], "", "", False, None
+        self._spawn()
+        return True
 
     def boot(self, timeout=BOOT_TIMEOUT):
         self.start()
@@ -335,8 +358,15 @@ class Kprof:
         return self
 
     def wait_ready(self, timeout=BOOT_TIMEOUT):
-        """Waits for the `ready:` line and the first prompt; returns the ready line."""
-        m = self.expect(r"(?m)^ready:[^\n]*\n", timeout, what="the ready: line")
+        """Waits for the `ready:` line and the first prompt; returns the ready line. QEMU that could not bind a
+        host port is started again on other ports (PORT_CLASH_RETRIES times)."""
+        for clashes in range(PORT_CLASH_RETRIES + 1):
+            try:
+                m = self.expect(r"(?m)^ready:[^\n]*\n", timeout, what="the ready: line")
+                break
+            except KprofEOF:
+                if clashes == PORT_CLASH_RETRIES or not self._respawned_after_a_port_clash():
+                    raise
         self.t_ready = time.monotonic()
         self.boot_log = m.before
         self.ready_line = m.group(0).strip()

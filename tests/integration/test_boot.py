@@ -6,14 +6,16 @@ against fixed host timings.
 """
 
 import re
+import socket
 
 from kprof_qemu import (HostStarved, assert_poweroff_ends_qemu, assert_uptime_keeps_pace, cpus_table, nm_symbols, poll,
                         ps_table, unstarved)
 
 # Kernels this module boots (conftest.py fails a boot past BOOTS), by the test that boots them -- a module kernel
 # counts for the first test that uses it, a test named alone needs a fresh one: test_boot_reaches_ready_with_4_cpus
-# 1, test_panic_prints_a_symbolised_backtrace_and_stops 1, test_poweroff_ends_qemu 1.
-BOOTS = 3
+# 1, test_panic_prints_a_symbolised_backtrace_and_stops 1, test_poweroff_ends_qemu 1,
+# test_a_host_port_taken_before_qemu_binds_it_is_picked_again 1.
+BOOTS = 4
 
 CPUS = 4
 
@@ -171,3 +173,19 @@ def test_panic_prints_a_symbolised_backtrace_and_stops(fresh_kernel):
 def test_poweroff_ends_qemu(fresh_kernel):
     # ACPI S5 makes QEMU exit 0; the debug-exit device would give an odd status.
     assert_poweroff_ends_qemu(fresh_kernel)
+
+
+def test_a_host_port_taken_before_qemu_binds_it_is_picked_again(kprof_factory):
+    """The harness's own free ports are a guess (another lane's socket can take one between the pick and QEMU's
+    bind, as a loaded run saw): a QEMU that could not bind its forwards is started again on new ones, and the
+    boot is counted once (conftest's BOOTS)."""
+    k = kprof_factory(smp=1, mem=128, udp=True, gdb=True, boot=False)
+    taken = (k.udp_port, k.gdb_port)
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp, socket.socket() as tcp:
+        udp.bind(("127.0.0.1", k.udp_port))
+        tcp.bind(("127.0.0.1", k.gdb_port))
+        tcp.listen()
+        k.start()
+        k.wait_ready()
+    assert k.udp_port not in taken and k.gdb_port not in taken, (taken, k.udp_port, k.gdb_port)
+    assert re.fullmatch(r"up \d+\.\d{3} s", k.cmd("uptime"))
