@@ -430,9 +430,11 @@ static void network_task(void *arg)
         unsigned wedge = __atomic_exchange_n(&wedge_ms, 0, __ATOMIC_ACQ_REL);
         if (wedge)
             task_sleep_ms(wedge); /* on purpose: frames pile up on the card, lwIP's timers stand still */
+        /* Ports asked for are bound before the card's frames are taken: a service logs that it listens when it
+         * asks, and a datagram that came in meanwhile is its, not refused with port unreachable. */
+        bind_pending();
         int work = nic->ops->poll(nic, deliver_frame, 0, RX_BUDGET);
         gdb_udp_nic_task_polled();
-        bind_pending();
         bool queue_empty = drain_tx_queue();
         int64_t now = time_ns();
         net_poll_fn fn = __atomic_load_n(&poller, __ATOMIC_ACQUIRE);

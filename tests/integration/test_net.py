@@ -26,11 +26,12 @@ import time
 
 import pytest
 
-from kprof_qemu import BUILD, TOP, HostStarved, Kprof, KprofError, booted, free_port, poll, unstarved, uptime
+from kprof_qemu import (BUILD, TOP, HostStarved, Kprof, KprofError, boot_kernel, booted, free_port, poll, unstarved,
+                        uptime)
 from kprof_report import WINDOW_SLACK_MS, mem_used_blocks, parse_report
 from kprof_net import (DHCP_ADDRESS, HOST_INSIDE, NETLOAD_SEND_WAITS, RX_TX_LINE, TOKENED_MAX, TOKENED_PREFIX,
                        UdpShell, booted_with_dhcp, console_command, exchange, expect_netload_send_report,
-                       finish_host_sink, host_send_into_kernel_sink, judge_kernel_send, kill_host_sink, net_status,
+                       finish_host_sink, host_netload, host_send_into_kernel_sink, judge_kernel_send, kill_host_sink, net_status,
                        parse_net, start_host_sink, start_request, token_for, udp_cmd, udpsh)
 
 SCRIPTS = os.path.join(TOP, "scripts")
@@ -40,8 +41,9 @@ import kprof_wire as wire  # noqa: E402
 # Kernels this module boots (conftest.py fails a boot past BOOTS), by the test that boots them -- a module kernel
 # counts for the first test that uses it, a test named alone needs a fresh one:
 # test_dhcp_gives_the_user_network_address 1, test_over_the_rate_gets_nothing_until_the_bucket_refills 1,
-# test_rate_option_zero_is_no_limit_and_a_bad_one_keeps_the_default 2, test_static_address_from_the_command_line 1.
-BOOTS = 5
+# test_rate_option_zero_is_no_limit_and_a_bad_one_keeps_the_default 2, test_static_address_from_the_command_line 1,
+# test_datagrams_waiting_on_the_card_when_a_port_is_asked_for_are_the_ports 1.
+BOOTS = 6
 
 
 STATIC_ADDRESS = "10.0.2.20"
@@ -465,6 +467,24 @@ def test_bad_netload_arguments_get_the_usage_line(kernel_net):
     out = k.cmd("netload sink %d 1" % k.netload_port, timeout=15)
     assert out == ("netload: sink on UDP port %d for 1 s\nnetload sink: packets 0 (0/s), bytes 0 (0/s), lost 0, "
                    "out of order 0, duplicates 0, invalid 0" % k.netload_port), out
+
+
+def test_datagrams_waiting_on_the_card_when_a_port_is_asked_for_are_the_ports(kprof_factory):
+    """A service says it listens when it asks the network task for its port (`udpsh: listening`, `netload: sink
+    on`), so the task binds what was asked before it takes the card's frames: a datagram that came meanwhile is
+    the service's, not refused with port unreachable. With the task wedged on purpose (`net wedge`: frames pile
+    up on the card), a sink asks for a port never bound and the host sends 50 datagrams to it; when the task
+    runs again the sink takes all 50. (Binding after the frames were taken, as before, it took none.)"""
+    k = boot_kernel(make=kprof_factory, smp=2, udp=True, netload=True, dhcp=True)
+    port, wedge_ms, seconds = k.netload_port, 5000, 12
+    assert k.cmd("net wedge %d" % wedge_ms) == "net: the network task sleeps %d ms without polling the card" % wedge_ms
+    with console_command(k, "netload sink %d %d" % (port, seconds), seconds):
+        k.expect(r"netload: sink on UDP port %d for %d s\n" % (port, seconds), timeout=5)
+        host = host_netload("send", "127.0.0.1", port, 1, 64, 50)
+        m = k.expect(r"netload sink: ([^\n]*)\n> ", timeout=seconds + 15, what="the sink's report")
+    tx, rx = wire.parse_tx_report(host), wire.parse_rx_report(m.group(1))
+    assert tx["packets"] == 50, host
+    assert (rx["packets"], rx["lost"], rx["out_of_order"], rx["duplicates"]) == (50, 0, 0, 0), (m.group(1), host)
 
 
 def test_kernel_sink_fed_by_host_send(kernel_net):
