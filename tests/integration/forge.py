@@ -200,11 +200,8 @@ class Segment:
         """Waits for the kernel's one announcement of its address ip -- lwIP's gratuitous ARP (who-has ip, from
         ip) when its link comes up, about when the prompt does, and after it on a loaded host -- so that no
         test counts it among the frames its own request caused."""
-        deadline = time.monotonic() + timeout
-        while not any(f.kind == "arp" and f.arp_op == 1 and f.src == ip and f.dst == ip for f in self.since(0)):
-            if time.monotonic() > deadline:
-                raise AssertionError("the kernel did not announce %s in %.0f s" % (ip, timeout))
-            time.sleep(0.05)
+        self.wait_until(0, lambda frames: any(f.kind == "arp" and f.arp_op == 1 and f.src == ip and f.dst == ip
+                                              for f in frames), "announcement of %s" % ip, timeout)
 
     def wait_until(self, mark, done, what, timeout=30.0):
         """Waits until done(the frames since mark) holds -- for the answers a test knows are coming: a quiet

@@ -27,7 +27,8 @@ GDB_TIMEOUT = 60          # the whole gdb run, enforced by timeout(1)
 # out of step with the stub's replies and lldb, failing to resync, drops the connection -- without the `k` it
 # sends on quitting, so the machine stays stopped (the likely reading of a CI pass where test_gdb_quit's lldb quit
 # and all four CPUs stayed parked; the test now shows lldb's packet log when that happens). A hang is still
-# bounded by the whole run's timeout. A test's own `pre` commands may set less; gdb over UDP keeps its 2 s (see Gdb).
+# bounded by the whole run's timeout. A test's own `pre` commands may set less. gdb over UDP keeps its 2 s (see
+# Gdb); lldb, which resends nothing after a timeout, waits this long over either.
 REPLY_WAIT_S = 30
 MARK_TIMEOUT = 45.0       # gdb start and attach, to a marker
 RX_THREAD = re.compile(r"(?m)^[* ] +(\d+) +Thread (\d+) \(cpu (\d+)(?:, task (\S+) \(pid (\d+)\))?\)")

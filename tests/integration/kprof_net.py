@@ -3,9 +3,10 @@
 Owns: the addresses of QEMU's user network (DHCP_ADDRESS, HOST_INSIDE), `net`'s lines (NET_LINES, WEAK_SECRET;
 parse_net, net_status), the DHCP wait (DHCP_LOGGED, wait_dhcp: the kernel's own log line, no command polled
 meanwhile, then one `net` to confirm) and booted_with_dhcp for module fixtures. Also the host's side of the UDP
-shell (UDPSH; udpsh, run_udpsh, udp_cmd, UdpShell; exchange, token_for, drain_late_tokens, start_request for raw datagrams,
-TOKENED_PREFIX/TOKENED_MAX) and of netload (NETLOAD; host_netload, start_host_sink, finish_host_sink,
-kernel_send_to_host_sink, host_send_into_kernel_sink, judge_kernel_send, udp_port_bound, RX_TX_LINE/RX_RX_LINE) and a console command left running
+shell (UDPSH; udpsh, run_udpsh, udp_cmd, UdpShell; exchange, token_for, drain_late_tokens, start_request for raw
+datagrams, TOKENED_PREFIX/TOKENED_MAX) and of netload (NETLOAD; host_netload, start_host_sink, finish_host_sink,
+kernel_send_to_host_sink, and the two judged with the host's part told apart: host_send_into_kernel_sink,
+judge_kernel_send; udp_port_bound, RX_TX_LINE/RX_RX_LINE) and a console command left running
 (start_console, console_command). tests/integration/test_net.py tests the network with these.
 """
 

@@ -36,6 +36,7 @@ import time
 import pytest
 
 import forge
+from kprof_gdb import REPLY_WAIT_S
 from kprof_qemu import ELF, TOP, Kprof, boot_kernel, poll
 from kprof_rsp import packet
 
@@ -604,7 +605,7 @@ def test_a_64k_restore_through_the_relay_under_forged_fragments(on_wire, segment
                           "restore %s binary 0x%x" % (files["orig"], addr),
                           "dump binary memory %s %s" % (files["after"], span), "detach"],
                          target="target remote | %s 127.0.0.1:%d --key-file %s" % (RELAY, bridge.port, key_file),
-                         env=env, timeout=90, remotetimeout=30)
+                         env=env, timeout=90, remotetimeout=REPLY_WAIT_S)
     finally:
         bridge.close()
     out = done.stdout + done.stderr

@@ -31,8 +31,8 @@ from kprof_qemu import (BUILD, TOP, HostStarved, Kprof, KprofError, boot_kernel,
 from kprof_report import WINDOW_SLACK_MS, mem_used_blocks, parse_report
 from kprof_net import (DHCP_ADDRESS, HOST_INSIDE, NETLOAD_SEND_WAITS, RX_TX_LINE, TOKENED_MAX, TOKENED_PREFIX,
                        UdpShell, booted_with_dhcp, console_command, exchange, expect_netload_send_report,
-                       finish_host_sink, host_netload, host_send_into_kernel_sink, judge_kernel_send, kill_host_sink, net_status,
-                       parse_net, start_host_sink, start_request, token_for, udp_cmd, udpsh)
+                       finish_host_sink, host_netload, host_send_into_kernel_sink, judge_kernel_send, kill_host_sink,
+                       net_status, parse_net, start_host_sink, start_request, token_for, udp_cmd, udpsh)
 
 SCRIPTS = os.path.join(TOP, "scripts")
 sys.path.insert(0, SCRIPTS)

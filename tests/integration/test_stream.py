@@ -16,7 +16,7 @@ import pytest
 
 from kprof_qemu import ELF, TOP, HostStarved, Kprof, cpu_ticks, elf_build_id, poll, ps_rows, unstarved, uptime
 from kprof_report import burn_pids, wait_no_burn
-from stream_rx import Receiver, stream_starved_by_the_host
+from stream_rx import END_COPIES, Receiver, stream_starved_by_the_host
 from kprof_net import HOST_INSIDE, udp_cmd, udpsh, wait_dhcp
 
 sys.path.insert(0, os.path.join(TOP, "scripts"))
@@ -94,7 +94,7 @@ def busy_stream_accounted(k):
             raise HostStarved("%d ring drops while the stream task's CPU ticked a ring's worth behind the busiest"
                               % dropped)
         assert run.end["reason"] == "time"
-        assert run.end_copies == 3
+        assert run.end_copies == END_COPIES
         assert run.seqs == set(range(run.end["seq"] + 1)), "datagrams missing"
         assert run.gaps() == 0 and dropped == 0 and unsent == 0, (received, dropped, unsent, produced)
         assert run.header == dict(source="tick", period=1000000000 // HZ, unit="ns", cpus=CPUS,
